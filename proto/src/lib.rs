@@ -7,10 +7,26 @@
 /// `openclaw.prompt.v1`: the stateless prompt renderer.
 pub mod prompt {
     /// Version 1 of the prompt API.
-    #[allow(missing_docs, reason = "generated code; the .proto comments document the API")]
-    #[expect(clippy::all, reason = "generated code")]
+    #[allow(
+        missing_docs,
+        reason = "generated code; the .proto comments document the API"
+    )]
+    #[allow(clippy::all, reason = "generated code: lints do not apply to it")]
     pub mod v1 {
         tonic::include_proto!("openclaw.prompt.v1");
+    }
+}
+
+/// `openclaw.bench.v1`: the echo baseline of the load generator.
+pub mod bench {
+    /// Version 1 of the bench API.
+    #[allow(
+        missing_docs,
+        reason = "generated code; the .proto comments document the API"
+    )]
+    #[allow(clippy::all, reason = "generated code: lints do not apply to it")]
+    pub mod v1 {
+        tonic::include_proto!("openclaw.bench.v1");
     }
 }
 

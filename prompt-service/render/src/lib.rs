@@ -1,1 +1,58 @@
-//! placeholder
+//! Renders OpenClaw agent system prompts from explicit inputs.
+//!
+//! This crate is the pure core of prompt-service: a [`RenderInput`] goes in,
+//! a [`Rendered`] prompt comes out, with the cache-boundary split, a SHA-256
+//! per section and the context, skills and tools reports. It reads no config,
+//! files, environment or clock, and holds no state, so the same input always
+//! gives byte-identical output (SPEC P-1, lesson L1).
+//!
+//! It is not the place for config parsing, gRPC conversions or filesystem
+//! access: those live in the server and in agent-service, which gather the
+//! live facts and pass them in.
+
+mod bootstrap;
+mod boundary;
+mod error;
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
+mod gpt5;
+mod input;
+mod memo;
+mod mode;
+mod owners;
+mod paths;
+mod render;
+mod sections;
+mod skills;
+mod text;
+mod tools;
+mod truncate;
+mod voice;
+
+pub use bootstrap::{
+    DEFAULT_MAX_CHARS_PER_FILE, DEFAULT_TOTAL_MAX_CHARS, FileReport, FileStatus, TruncationCause,
+};
+pub use boundary::{CACHE_BOUNDARY_MARKER, split as split_at_boundary, strip as strip_boundary};
+pub use error::RenderError;
+pub use gpt5::{
+    Personality as Gpt5Personality, applies as gpt5_applies, contribution as gpt5_contribution,
+    is_gpt5_model,
+};
+pub use input::{
+    BootstrapLimits, ChannelInfo, ChatType, CitationsMode, ContextFile, Contribution,
+    DelegationMode, HeartbeatInfo, ModelAlias, OwnerDisplay, PromptMode, ReactionLevel,
+    ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, SandboxInfo, SessionKind, Skill,
+    SkillVersionSource, SkillsLimits, ThinkLevel, Tool, WorkspaceAccess,
+};
+pub use memo::{CacheStats, DEFAULT_CACHE_ENTRIES, Renderer};
+pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
+pub use render::{
+    ContextReport, Rendered, SectionReport, SkillEntry, SkillsReport, ToolEntry, ToolsReport,
+    render,
+};
+pub use sections::{HEARTBEAT_OK, NO_REPLY};
+pub use skills::{
+    DEFAULT_MAX_CHARS as DEFAULT_MAX_SKILLS_CHARS, DEFAULT_MAX_SKILLS, version_tag as skill_version,
+};
+pub use text::sha256_hex;
+pub use voice::{DEFAULT_HEARTBEAT_PROMPT, TtsMode, tts_hint};

@@ -1,0 +1,284 @@
+//! Rules the schema cannot express: cross-field and cross-entry constraints, and string formats
+//! (durations, model references, agent ids).
+//!
+//! They read the JSON document rather than the typed config so that they run even when the
+//! schema found problems elsewhere: every error is reported in one pass. A value of the wrong
+//! type is skipped here, since the schema already reports it.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::duration::parse_duration;
+use crate::error::{ConfigError, ErrorKind};
+use crate::locate::Target;
+use crate::model_ref::{ModelRef, normalize_provider, split_auth_profile};
+use crate::path::Segment;
+use crate::validate::Finding;
+
+/// Longest agent id accepted; ids become directory names.
+const MAX_AGENT_ID_LEN: usize = 64;
+
+/// Every rule violation in `document`.
+pub(crate) fn check(document: &Value) -> Vec<Finding> {
+    let mut out = Findings::default();
+    let defaults = Node::root(document).at(&["agents", "defaults"]);
+    out.duration(&defaults.at(&["heartbeat", "every"]));
+    for field in [&["model"][..], &["imageModel"], &["subagents", "model"]] {
+        out.model_selection(&defaults.at(field));
+    }
+    out.min_max(
+        &defaults.at(&["blockStreamingChunk"]),
+        "minChars",
+        "maxChars",
+    );
+    out.min_max(
+        &defaults.at(&["blockStreamingCoalesce"]),
+        "minChars",
+        "maxChars",
+    );
+    out.min_max(&defaults.at(&["humanDelay"]), "minMs", "maxMs");
+    out.model_entries(&defaults.at(&["models"]));
+
+    let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, agent) in Node::root(document).at(&["agents", "list"]).elements() {
+        out.agent_id(&agent.at(&["id"]), i, &mut seen_ids);
+        out.duration(&agent.at(&["heartbeat", "every"]));
+        out.model_selection(&agent.at(&["model"]));
+        out.model_selection(&agent.at(&["subagents", "model"]));
+        let runtime = agent.at(&["runtime"]);
+        let codex = runtime.at(&["codex"]);
+        if codex.value.is_some()
+            && runtime.at(&["type"]).value.and_then(Value::as_str) == Some("embedded")
+        {
+            out.push(
+                &codex,
+                ErrorKind::InvalidValue,
+                "codex settings need runtime type \"codex\"".to_owned(),
+            );
+        }
+    }
+
+    out.duration(&Node::root(document).at(&["session", "maintenance", "pruneAfter"]));
+    for (_, channel) in Node::root(document).at(&["channels"]).entries() {
+        out.min_max(
+            &channel.at(&["streaming", "block", "coalesce"]),
+            "minChars",
+            "maxChars",
+        );
+    }
+    out.providers(&Node::root(document).at(&["models", "providers"]));
+    out.0
+}
+
+/// A position in the document: its path, and the value there if it exists.
+#[derive(Clone)]
+struct Node<'a> {
+    path: Vec<Segment>,
+    value: Option<&'a Value>,
+}
+
+impl<'a> Node<'a> {
+    fn root(document: &'a Value) -> Self {
+        Self {
+            path: Vec::new(),
+            value: Some(document),
+        }
+    }
+
+    fn at(&self, keys: &[&str]) -> Node<'a> {
+        let mut node = self.clone();
+        for key in keys {
+            node.value = node.value.and_then(|v| v.get(key));
+            node.path.push(Segment::Key((*key).to_owned()));
+        }
+        node
+    }
+
+    fn str(&self) -> Option<&'a str> {
+        self.value.and_then(Value::as_str)
+    }
+
+    fn elements(&self) -> Vec<(usize, Node<'a>)> {
+        let items = self
+            .value
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let mut path = self.path.clone();
+                path.push(Segment::Index(i));
+                (
+                    i,
+                    Node {
+                        path,
+                        value: Some(item),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn entries(&self) -> Vec<(&'a str, Node<'a>)> {
+        let Some(map) = self.value.and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        map.iter()
+            .map(|(key, item)| {
+                let mut path = self.path.clone();
+                path.push(Segment::Key(key.clone()));
+                (
+                    key.as_str(),
+                    Node {
+                        path,
+                        value: Some(item),
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    fn push(&mut self, node: &Node<'_>, kind: ErrorKind, message: String) {
+        self.0.push(Finding {
+            path: node.path.clone(),
+            target: Target::Value,
+            kind,
+            message,
+        });
+    }
+
+    fn duration(&mut self, node: &Node<'_>) {
+        let Some(text) = node.str() else { return };
+        if let Err(ConfigError::Duration { reason, .. }) = parse_duration(text) {
+            let message = format!(
+                "invalid duration \"{text}\": {reason} (examples: \"30m\", \"1h30m\", \"45s\", \"500ms\")"
+            );
+            self.push(node, ErrorKind::InvalidValue, message);
+        }
+    }
+
+    /// A string, or `{primary, fallbacks}`.
+    fn model_selection(&mut self, node: &Node<'_>) {
+        if node.str().is_some() {
+            self.model_reference(node);
+        }
+        self.model_reference(&node.at(&["primary"]));
+        for (_, fallback) in node.at(&["fallbacks"]).elements() {
+            self.model_reference(&fallback);
+        }
+    }
+
+    /// A bare id or alias is fine (resolved later); text with `/` must parse.
+    fn model_reference(&mut self, node: &Node<'_>) {
+        let Some(reference) = node.str() else { return };
+        let (base, _) = split_auth_profile(reference.trim());
+        let problem = if base.is_empty() {
+            Some("empty model reference".to_owned())
+        } else if base.contains('/') {
+            ModelRef::parse(reference).err().map(|e| e.to_string())
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            self.push(node, ErrorKind::InvalidValue, message);
+        }
+    }
+
+    fn min_max(&mut self, node: &Node<'_>, min_key: &str, max_key: &str) {
+        let (min, max) = (node.at(&[min_key]), node.at(&[max_key]));
+        if let (Some(low), Some(high)) = (
+            min.value.and_then(Value::as_u64),
+            max.value.and_then(Value::as_u64),
+        ) && low > high
+        {
+            self.push(
+                &min,
+                ErrorKind::InvalidValue,
+                format!("{min_key} ({low}) is larger than {max_key} ({high})"),
+            );
+        }
+    }
+
+    /// `agents.defaults.models`: keys are full references and aliases are unique.
+    fn model_entries(&mut self, models: &Node<'_>) {
+        let mut aliases: BTreeMap<String, String> = BTreeMap::new();
+        for (key, entry) in models.entries() {
+            if let Err(ConfigError::ModelRef { reason, .. }) = ModelRef::parse(key) {
+                let message = format!("model keys must be \"provider/model\"; \"{key}\": {reason}");
+                self.push(&entry, ErrorKind::InvalidValue, message);
+            }
+            let alias = entry.at(&["alias"]);
+            if let Some(name) = alias.str()
+                && let Some(other) = aliases.insert(name.trim().to_lowercase(), key.to_owned())
+            {
+                self.push(
+                    &alias,
+                    ErrorKind::InvalidValue,
+                    format!("alias \"{name}\" is already used by \"{other}\""),
+                );
+            }
+        }
+    }
+
+    /// Agent ids become directory names and session-key parts: a safe charset, unique
+    /// case-insensitively.
+    fn agent_id(&mut self, node: &Node<'_>, index: usize, seen: &mut BTreeMap<String, usize>) {
+        let Some(id) = node.str() else { return };
+        let mut chars = id.chars();
+        let valid = id.len() <= MAX_AGENT_ID_LEN
+            && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            let message = format!(
+                "agent id must be 1-{MAX_AGENT_ID_LEN} letters, digits, '-' or '_', starting with a letter or digit; found \"{id}\""
+            );
+            self.push(node, ErrorKind::InvalidValue, message);
+        } else if let Some(first) = seen.insert(id.to_lowercase(), index) {
+            self.push(
+                node,
+                ErrorKind::InvalidValue,
+                format!("duplicate agent id \"{id}\" (first used at agents.list[{first}])"),
+            );
+        }
+    }
+
+    fn providers(&mut self, providers: &Node<'_>) {
+        let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+        for (id, provider) in providers.entries() {
+            if let Some(other) = seen.insert(normalize_provider(id), id) {
+                let message =
+                    format!("provider ids are case-insensitive: \"{id}\" repeats \"{other}\"");
+                self.push(&provider, ErrorKind::InvalidValue, message);
+            }
+            let api = provider.at(&["api"]);
+            let has = |key: &str| provider.at(&[key]).value.is_some();
+            match api.str() {
+                Some("scripted") if !has("script") => {
+                    self.push(
+                        &api,
+                        ErrorKind::MissingKey,
+                        "the scripted api needs a \"script\" file".to_owned(),
+                    );
+                }
+                Some(name @ ("openai-responses" | "openai-completions" | "anthropic-messages"))
+                    if !has("baseUrl") =>
+                {
+                    self.push(
+                        &api,
+                        ErrorKind::MissingKey,
+                        format!("api \"{name}\" needs a \"baseUrl\""),
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+}

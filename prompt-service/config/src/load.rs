@@ -1,0 +1,170 @@
+//! Text to validated [`Config`]: decode JSON5, substitute `${VAR}`, validate against the schema,
+//! decode into the raw types, check cross-field rules; on failure, locate every problem.
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::checks;
+use crate::error::{ConfigError, ConfigErrors, ErrorKind, LocatedError};
+use crate::locate::{Locator, Target, position_at};
+use crate::path::{Segment, dotted};
+use crate::raw::RawConfig;
+use crate::schema::json_schema;
+use crate::substitute::{EnvSource, UnresolvedVars, substitute_all};
+use crate::validate::{self, Finding};
+
+/// How [`load`] treats the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoadOptions {
+    /// What to do with `${VAR}` references whose variable is unset or empty.
+    pub unresolved_vars: UnresolvedVars,
+}
+
+/// A validated config: the typed raw shape plus the substituted JSON it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub(crate) raw: RawConfig,
+    pub(crate) value: Value,
+}
+
+impl Config {
+    /// The typed config, exactly as written (no defaults applied).
+    pub fn raw(&self) -> &RawConfig {
+        &self.raw
+    }
+
+    /// The config as JSON after `${VAR}` substitution, keys in file order.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
+/// Parses and validates the JSON5 text of `openclaw.json`, reporting every problem at once.
+///
+/// `env` supplies `${VAR}` values; pass [`crate::NoEnv`] with [`UnresolvedVars::Keep`] to leave
+/// references untouched. Builds the schema validator on each call (a few milliseconds); a
+/// service that loads often keeps a [`Loader`] instead.
+pub fn load(text: &str, env: &dyn EnvSource, options: &LoadOptions) -> Result<Config, ConfigError> {
+    Loader::new()?.load(text, env, options)
+}
+
+/// A reusable loader: the generated schema and its compiled validator, built once.
+pub struct Loader {
+    schema: Value,
+    validator: Validator,
+}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loader").finish_non_exhaustive()
+    }
+}
+
+impl Loader {
+    /// Generates the schema and compiles its validator.
+    pub fn new() -> Result<Self, ConfigError> {
+        let schema = json_schema();
+        let validator = validate::validator(&schema)?;
+        Ok(Self { schema, validator })
+    }
+
+    /// Same as [`load`], reusing the compiled validator.
+    pub fn load(
+        &self,
+        text: &str,
+        env: &dyn EnvSource,
+        options: &LoadOptions,
+    ) -> Result<Config, ConfigError> {
+        // Editors do not show a byte-order mark, so columns are counted without it.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut document: Value = json5::from_str(text).map_err(|e| syntax_error(text, &e))?;
+        let unresolved = substitute_all(&mut document, env, options.unresolved_vars);
+
+        let mut findings = validate::findings(&self.validator, &self.schema, &document);
+        findings.extend(checks::check(&document));
+        let mut raw = None;
+        if findings.is_empty() {
+            // The schema is generated from the same types, so decoding is expected to succeed;
+            // the few gaps (an integer written as 20000.0, a number too large for u64) still get
+            // a path.
+            match serde_path_to_error::deserialize::<_, RawConfig>(&document) {
+                Ok(decoded) => raw = Some(decoded),
+                Err(error) => findings.push(Finding {
+                    path: serde_path(error.path()),
+                    target: Target::Value,
+                    kind: ErrorKind::WrongType,
+                    message: error.inner().to_string(),
+                }),
+            }
+        }
+        findings.extend(unresolved.into_iter().map(|u| Finding {
+            path: u.path,
+            target: Target::Value,
+            kind: ErrorKind::UnresolvedVariable,
+            message: format!(
+                "environment variable {} is unset or empty (written as ${{{}}})",
+                u.name, u.name
+            ),
+        }));
+
+        match raw {
+            Some(raw) if findings.is_empty() => Ok(Config {
+                raw,
+                value: document,
+            }),
+            _ => Err(ConfigError::Invalid(locate_all(text, findings))),
+        }
+    }
+}
+
+fn locate_all(text: &str, findings: Vec<Finding>) -> ConfigErrors {
+    let locator = Locator::new(text);
+    ConfigErrors::new(
+        findings
+            .into_iter()
+            .map(|f| LocatedError {
+                position: locator.locate(&f.path, f.target),
+                path: dotted(&f.path),
+                kind: f.kind,
+                message: f.message,
+            })
+            .collect(),
+    )
+}
+
+fn syntax_error(text: &str, error: &json5::Error) -> ConfigError {
+    let position = error.position().map(|p| {
+        // json5 positions are 0-based; ours are 1-based.
+        crate::error::Position {
+            line: p.line + 1,
+            column: p.column + 1,
+        }
+    });
+    let detail = match (error.code(), error.position()) {
+        (Some(code), _) => code.to_string(),
+        (None, Some(p)) => {
+            let full = error.to_string();
+            full.strip_suffix(&format!(" at {p}"))
+                .map_or(full.clone(), str::to_owned)
+        }
+        (None, None) => error.to_string(),
+    };
+    ConfigError::Invalid(ConfigErrors::new(vec![LocatedError {
+        path: String::new(),
+        position: position.or_else(|| Some(position_at(text, text.len()))),
+        kind: ErrorKind::Syntax,
+        message: format!("invalid JSON5: {detail}"),
+    }]))
+}
+
+fn serde_path(path: &serde_path_to_error::Path) -> Vec<Segment> {
+    path.iter()
+        .filter_map(|segment| match segment {
+            serde_path_to_error::Segment::Seq { index } => Some(Segment::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
+            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {
+                None
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,153 @@
+//! Maps JSON paths back to line and column in the original JSON5 text.
+//!
+//! The `json5` decoder that produces our values keeps no positions, so on the error path only we
+//! re-parse the text with `jsonc-parser` (which accepts the full JSON5 grammar and records byte
+//! ranges) and walk its syntax tree. Valid configs never pay for this second parse.
+
+use jsonc_parser::ast::{ObjectPropName, Value as Ast};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
+
+use crate::error::Position;
+use crate::path::Segment;
+
+/// Which end of a path to point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The value stored at the path.
+    Value,
+    /// The key naming the last segment (used for unknown keys).
+    Key,
+}
+
+/// Converts a byte offset in `text` into a 1-based position, with the same line and column rules
+/// as the `json5` decoder's syntax errors (characters, CRLF counts once, JSON5 line terminators).
+pub(crate) fn position_at(text: &str, offset: usize) -> Position {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let zero_based = json5::Position::from_offset(offset, text);
+    Position {
+        line: zero_based.line + 1,
+        column: zero_based.column + 1,
+    }
+}
+
+/// A parsed syntax tree of one config text, ready to answer position queries.
+pub(crate) struct Locator<'a> {
+    text: &'a str,
+    root: Option<Ast<'a>>,
+}
+
+impl<'a> Locator<'a> {
+    /// Parses `text`; when even this parser fails (it should not after `json5` accepted the text)
+    /// every query answers `None` instead of failing the whole report.
+    pub(crate) fn new(text: &'a str) -> Self {
+        let options = ParseOptions {
+            // Match json5's grammar: commas are required there.
+            allow_missing_commas: false,
+            ..ParseOptions::default()
+        };
+        let root = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
+            .ok()
+            .and_then(|parsed| parsed.value);
+        Self { text, root }
+    }
+
+    /// Where the value (or key) at `path` starts. For a path that runs past the tree (a missing
+    /// required key, say) the deepest existing node is used.
+    pub(crate) fn locate(&self, path: &[Segment], target: Target) -> Option<Position> {
+        let mut node = self.root.as_ref()?;
+        let mut key_offset = None;
+        for segment in path {
+            let next = match (node, segment) {
+                (Ast::Object(object), Segment::Key(key)) => object
+                    .properties
+                    .iter()
+                    // JSON5 lets a key repeat; the decoder keeps the last one, so do we.
+                    .rfind(|prop| prop_name(&prop.name) == key.as_str())
+                    .map(|prop| (&prop.value, Some(prop.name.start()))),
+                (Ast::Array(array), Segment::Index(i)) => array.elements.get(*i).map(|v| (v, None)),
+                _ => None,
+            };
+            match next {
+                Some((value, key_start)) => {
+                    node = value;
+                    key_offset = key_start;
+                }
+                None => return Some(position_at(self.text, node.start())),
+            }
+        }
+        let offset = match target {
+            Target::Key => key_offset.unwrap_or_else(|| node.start()),
+            Target::Value => node.start(),
+        };
+        Some(position_at(self.text, offset))
+    }
+}
+
+fn prop_name<'b>(name: &'b ObjectPropName<'_>) -> &'b str {
+    match name {
+        ObjectPropName::String(lit) => lit.value.as_ref(),
+        ObjectPropName::Word(lit) => lit.value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(k: &str) -> Segment {
+        Segment::Key(k.to_owned())
+    }
+
+    #[test]
+    fn finds_values_keys_and_elements() {
+        let text = "{\n  // note\n  a: { 'b-c': [1, \"two\"], },\n}\n";
+        let locator = Locator::new(text);
+        let pos = |line, column| Some(Position { line, column });
+        assert_eq!(locator.locate(&[key("a")], Target::Value), pos(3, 6));
+        assert_eq!(locator.locate(&[key("a")], Target::Key), pos(3, 3));
+        assert_eq!(
+            locator.locate(&[key("a"), key("b-c")], Target::Key),
+            pos(3, 8)
+        );
+        assert_eq!(
+            locator.locate(&[key("a"), key("b-c"), Segment::Index(1)], Target::Value),
+            pos(3, 19)
+        );
+        // Missing key: the deepest existing node.
+        assert_eq!(
+            locator.locate(&[key("a"), key("zz")], Target::Value),
+            pos(3, 6)
+        );
+        assert_eq!(locator.locate(&[], Target::Value), pos(1, 1));
+    }
+
+    #[test]
+    fn columns_count_characters_and_crlf_is_one_line_end() {
+        let text = "{\r\n  \"é€\": 1, x: 2\r\n}";
+        let locator = Locator::new(text);
+        assert_eq!(
+            locator.locate(&[key("x")], Target::Value),
+            Some(Position {
+                line: 2,
+                column: 15
+            })
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_point_at_the_last_one() {
+        let text = "{a: 1, a: 2}";
+        let locator = Locator::new(text);
+        assert_eq!(
+            locator.locate(&[key("a")], Target::Value),
+            Some(Position {
+                line: 1,
+                column: 11
+            })
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! The crate's one integration test binary; the cases live in `suite/`.
+
+mod suite;

@@ -1,0 +1,6 @@
+mod load;
+mod model_ref;
+mod properties;
+mod resolve;
+mod schema;
+mod support;

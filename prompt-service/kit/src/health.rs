@@ -1,0 +1,59 @@
+//! grpc.health.v1 and server reflection, plus the health probe client.
+
+use std::time::Duration;
+
+use tonic::{codec::CompressionEncoding, service::Routes};
+use tonic_health::{
+    pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient},
+    server::HealthReporter,
+};
+
+/// Health and reflection, as routes to add to a server.
+pub struct HealthServices {
+    /// Flip serving status here (NOT_SERVING on shutdown).
+    pub reporter: HealthReporter,
+    /// grpc.health.v1.Health plus grpc.reflection v1 and v1alpha (grpcurl
+    /// 1.8 speaks only v1alpha).
+    pub routes: Routes,
+}
+
+/// Builds health and reflection over our descriptor set plus the health
+/// service's own. Compression is accepted per service in tonic, so health
+/// accepts gzip like our services do.
+pub fn health_services() -> Result<HealthServices, tonic_reflection::server::Error> {
+    let (reporter, health) = tonic_health::server::health_reporter();
+    let health = health
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip);
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(openclaw_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(openclaw_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+    let routes = Routes::new(health)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha);
+    Ok(HealthServices { reporter, routes })
+}
+
+/// Asks a server's health service about `service` ("" for the whole
+/// server). Ok(true) when SERVING. Used by the `healthcheck` subcommands.
+pub async fn probe(endpoint: &str, service: &str, timeout: Duration) -> Result<bool, String> {
+    let channel = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
+        .map_err(|e| format!("invalid endpoint {endpoint:?}: {e}"))?
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .connect()
+        .await
+        .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
+    let reply = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: service.to_owned(),
+        })
+        .await
+        .map_err(|s| format!("health check failed: {} {}", s.code(), s.message()))?;
+    Ok(reply.into_inner().status() == ServingStatus::Serving)
+}

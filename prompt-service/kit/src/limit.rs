@@ -1,0 +1,154 @@
+//! Request size limit that answers RESOURCE_EXHAUSTED.
+//!
+//! tonic's own `max_decoding_message_size` rejects oversize messages with
+//! OUT_OF_RANGE after buffering them. This layer reads only the 5-byte gRPC
+//! length prefix of the first message and refuses an oversize request before
+//! its body is read, with the status code our API promises. tonic's limit
+//! stays configured as a second guard for later messages of a stream.
+
+use std::{
+    collections::VecDeque,
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use bytes::{Buf, Bytes};
+use http_body::{Body as HttpBody, Frame};
+use tonic::{Status, body::Body};
+use tower::{Layer, Service};
+
+/// Bytes of the gRPC message prefix: a compression flag and a u32 length.
+const PREFIX_LEN: usize = 5;
+
+/// Tower layer adding [`RequestSizeLimit`].
+#[derive(Debug, Clone, Copy)]
+pub struct RequestSizeLimitLayer {
+    max_bytes: usize,
+}
+
+impl RequestSizeLimitLayer {
+    /// Refuses request messages larger than `max_bytes`.
+    pub fn new(max_bytes: usize) -> Self {
+        Self { max_bytes }
+    }
+}
+
+impl<S> Layer<S> for RequestSizeLimitLayer {
+    type Service = RequestSizeLimit<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        RequestSizeLimit {
+            inner,
+            max_bytes: self.max_bytes,
+        }
+    }
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct RequestSizeLimit<S> {
+    inner: S,
+    max_bytes: usize,
+}
+
+type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
+
+impl<S> Service<http::Request<Body>> for RequestSizeLimit<S>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+        // Take the service that was driven to readiness; leave a fresh clone.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let max_bytes = self.max_bytes;
+        Box::pin(async move {
+            let (parts, body) = req.into_parts();
+            let (body, declared) = peek_length(body).await;
+            if let Some(len) = declared.filter(|&len| len > max_bytes) {
+                tracing::warn!(len, max_bytes, "request refused: message too large");
+                return Ok(Status::resource_exhausted(format!(
+                    "request message is {len} bytes; the limit is {max_bytes} bytes"
+                ))
+                .into_http());
+            }
+            inner.call(http::Request::from_parts(parts, body)).await
+        })
+    }
+}
+
+/// Reads frames until the 5-byte prefix is known, then returns a body that
+/// replays what was read followed by the rest, and the declared length.
+async fn peek_length(mut body: Body) -> (Body, Option<usize>) {
+    let mut buffered: VecDeque<Bytes> = VecDeque::new();
+    let mut seen = 0usize;
+    let mut trailers = None;
+    while seen < PREFIX_LEN {
+        match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => {
+                    seen += data.len();
+                    buffered.push_back(data);
+                }
+                Err(frame) => {
+                    trailers = Some(frame);
+                    break;
+                }
+            },
+            // End of body or a transport error: let tonic report it.
+            Some(Err(_)) | None => break,
+        }
+    }
+    let len = (seen >= PREFIX_LEN).then(|| {
+        let mut prefix = [0u8; PREFIX_LEN];
+        let mut filled = 0;
+        for chunk in &buffered {
+            let mut c = chunk.clone();
+            while filled < PREFIX_LEN && c.has_remaining() {
+                prefix[filled] = c.get_u8();
+                filled += 1;
+            }
+        }
+        u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize
+    });
+    let replay = Replay {
+        buffered,
+        trailers,
+        inner: body,
+    };
+    (Body::new(replay), len)
+}
+
+/// A body that yields already-read frames before the rest of `inner`.
+struct Replay {
+    buffered: VecDeque<Bytes>,
+    trailers: Option<Frame<Bytes>>,
+    inner: Body,
+}
+
+impl HttpBody for Replay {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        if let Some(data) = self.buffered.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(data))));
+        }
+        if let Some(frame) = self.trailers.take() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+}

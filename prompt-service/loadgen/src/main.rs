@@ -1,0 +1,247 @@
+//! `prompt-loadgen`: drives RenderSystemPrompt over loopback at several
+//! concurrencies and, in the same run, a trivial echo RPC whose request and
+//! response have the same sizes, so the ratio shows the service's own cost.
+//!
+//! By default it starts `prompt-service --bench-echo` (the binary next to
+//! itself) on a free loopback port; `--addr` targets a running server instead.
+
+use std::{
+    io::Write,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use openclaw_proto::{
+    bench::v1::{EchoRequest, echo_client::EchoClient},
+    prompt::v1::prompt_service_client::PromptServiceClient,
+};
+use prost::Message;
+use tonic::transport::Channel;
+
+/// Measure RenderSystemPrompt against a same-size echo baseline.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Target an already running server (started with --bench-echo) instead of spawning one.
+    #[arg(long)]
+    addr: Option<String>,
+    /// Path of the prompt-service binary to spawn (default: next to this binary).
+    #[arg(long)]
+    server_bin: Option<std::path::PathBuf>,
+    /// Concurrency levels to run.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    concurrency: Vec<usize>,
+    /// Seconds of measurement per (RPC, concurrency) pair.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Seconds of warm-up per pair (not measured).
+    #[arg(long, default_value_t = 1)]
+    warmup: u64,
+}
+
+struct Spawned(Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Rpc {
+    Render,
+    Echo,
+}
+
+struct Figures {
+    rps: f64,
+    p50_us: u64,
+    p99_us: u64,
+    errors: usize,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let (endpoint, _server) = match &args.addr {
+        Some(addr) => (format!("http://{addr}"), None),
+        None => {
+            let (endpoint, child) = spawn_server(args.server_bin.clone())?;
+            (endpoint, Some(child))
+        }
+    };
+    wait_healthy(&endpoint).await?;
+    let channel = Channel::from_shared(endpoint.clone())?.connect().await?;
+
+    let request = prompt_server::request_from_input(&prompt_render::fixtures::realistic());
+    let response = PromptServiceClient::new(channel.clone())
+        .render_system_prompt(request.clone())
+        .await?
+        .into_inner();
+    let echo = EchoRequest {
+        payload: vec![b'x'; request.encoded_len()],
+        response_bytes: u32::try_from(response.encoded_len())?,
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "prompt-service load test against {endpoint}")?;
+    writeln!(
+        out,
+        "render request {} B, response {} B ({} prompt chars); echo sized the same; {} s per point after {} s warm-up",
+        request.encoded_len(),
+        response.encoded_len(),
+        response.chars,
+        args.seconds,
+        args.warmup
+    )?;
+    writeln!(
+        out,
+        "{:>4} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>9}",
+        "conc", "render/s", "p50 µs", "p99 µs", "echo/s", "p50 µs", "p99 µs", "p50 ratio"
+    )?;
+    for &conc in &args.concurrency {
+        let render = run(
+            Rpc::Render,
+            &channel,
+            &request,
+            &echo,
+            conc,
+            args.warmup,
+            args.seconds,
+        )
+        .await;
+        let baseline = run(
+            Rpc::Echo,
+            &channel,
+            &request,
+            &echo,
+            conc,
+            args.warmup,
+            args.seconds,
+        )
+        .await;
+        let ratio = render.p50_us as f64 / baseline.p50_us.max(1) as f64;
+        writeln!(
+            out,
+            "{conc:>4} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {ratio:>9.2}",
+            render.rps,
+            render.p50_us,
+            render.p99_us,
+            baseline.rps,
+            baseline.p50_us,
+            baseline.p99_us
+        )?;
+        if render.errors + baseline.errors > 0 {
+            writeln!(
+                out,
+                "     errors: render {}, echo {}",
+                render.errors, baseline.errors
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn spawn_server(bin: Option<std::path::PathBuf>) -> anyhow::Result<(String, Spawned)> {
+    let bin = match bin {
+        Some(bin) => bin,
+        None => std::env::current_exe()?.with_file_name("prompt-service"),
+    };
+    if !bin.exists() {
+        bail!(
+            "{} not found; build it (cargo build --release -p prompt-server) or pass --server-bin/--addr",
+            bin.display()
+        );
+    }
+    // Reserve a free port, release it, hand it to the server.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(&bin)
+        .args(["--listen", &addr, "--bench-echo"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .with_context(|| format!("spawning {}", bin.display()))?;
+    Ok((format!("http://{addr}"), Spawned(child)))
+}
+
+async fn wait_healthy(endpoint: &str) -> anyhow::Result<()> {
+    let start = Instant::now();
+    loop {
+        if service_kit::probe(endpoint, "", Duration::from_secs(1)).await == Ok(true) {
+            return Ok(());
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            bail!("server at {endpoint} did not become healthy within 20 s");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn run(
+    rpc: Rpc,
+    channel: &Channel,
+    request: &openclaw_proto::prompt::v1::RenderSystemPromptRequest,
+    echo: &EchoRequest,
+    conc: usize,
+    warmup: u64,
+    seconds: u64,
+) -> Figures {
+    let warm_until = Instant::now() + Duration::from_secs(warmup);
+    let stop_at = warm_until + Duration::from_secs(seconds);
+    let mut tasks = Vec::with_capacity(conc);
+    for _ in 0..conc {
+        let mut render = PromptServiceClient::new(channel.clone());
+        let mut echoer = EchoClient::new(channel.clone());
+        let (request, echo) = (request.clone(), echo.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut errors = 0usize;
+            loop {
+                let now = Instant::now();
+                if now >= stop_at {
+                    break;
+                }
+                let ok = match rpc {
+                    Rpc::Render => render.render_system_prompt(request.clone()).await.is_ok(),
+                    Rpc::Echo => echoer.echo(echo.clone()).await.is_ok(),
+                };
+                let done = Instant::now();
+                if now >= warm_until {
+                    if ok {
+                        latencies.push(
+                            u64::try_from(done.duration_since(now).as_micros()).unwrap_or(u64::MAX),
+                        );
+                    } else {
+                        errors += 1;
+                    }
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        if let Ok((mut l, e)) = task.await {
+            all.append(&mut l);
+            errors += e;
+        }
+    }
+    all.sort_unstable();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
+    Figures {
+        rps: all.len() as f64 / seconds as f64,
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+        errors,
+    }
+}

@@ -1,0 +1,332 @@
+//! [`Renderer`]: the same output as [`crate::render`], with the stable block
+//! memoised across turns.
+//!
+//! The stable block is a pure function of the stable inputs, and those are
+//! the same on every turn of a session, so rendering it once per session
+//! instead of once per turn is what makes per-turn rendering nearly free.
+//! Entries are found by a fast fingerprint and then compared field by field,
+//! so a fingerprint collision can never return someone else's prompt. The
+//! output is identical to the uncached path (property-tested).
+
+use std::{
+    hash::{Hash, Hasher},
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use crate::{
+    bootstrap,
+    error::RenderError,
+    input::{
+        BootstrapLimits, CitationsMode, ContextFile, DelegationMode, ModelAlias, OwnerDisplay,
+        PromptMode, RenderInput, SandboxInfo, SessionKind, Skill, SkillsLimits, Tool,
+    },
+    render::{self, Rendered, StableBlock},
+};
+
+/// Stable blocks kept by default.
+pub const DEFAULT_CACHE_ENTRIES: usize = 64;
+
+/// Cache counters, for metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Renders that reused a stable block.
+    pub hits: u64,
+    /// Renders that built one.
+    pub misses: u64,
+    /// Blocks held.
+    pub entries: usize,
+}
+
+/// A renderer with a bounded least-recently-used memo of stable blocks.
+#[derive(Debug)]
+pub struct Renderer {
+    capacity: usize,
+    inner: Mutex<Lru>,
+}
+
+#[derive(Debug, Default)]
+struct Lru {
+    entries: Vec<Entry>,
+    tick: u64,
+    stats: CacheStats,
+}
+
+#[derive(Debug)]
+struct Entry {
+    fingerprint: u64,
+    /// The stable inputs this block was built from (per-turn fields cleared).
+    key: RenderInput,
+    block: Arc<StableBlock>,
+    last_used: u64,
+}
+
+impl Default for Renderer {
+    fn default() -> Self {
+        Self::new(DEFAULT_CACHE_ENTRIES)
+    }
+}
+
+impl Renderer {
+    /// A renderer keeping at most `capacity` stable blocks (0 disables the memo).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            inner: Mutex::new(Lru::default()),
+        }
+    }
+
+    /// Renders `input`; byte-identical to [`crate::render`].
+    pub fn render(&self, input: &RenderInput) -> Result<Rendered, RenderError> {
+        if self.capacity == 0 {
+            return render::render(input);
+        }
+        let key = StableKey::of(input);
+        let fingerprint = key.fingerprint();
+        if let Some(block) = self.lookup(fingerprint, &key) {
+            return render::finish(input, &block);
+        }
+        let block = Arc::new(render::stable_block(input)?);
+        self.insert(fingerprint, stable_copy(input), Arc::clone(&block));
+        render::finish(input, &block)
+    }
+
+    /// Hit/miss counters and the number of cached blocks.
+    pub fn stats(&self) -> CacheStats {
+        let lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        CacheStats {
+            entries: lru.entries.len(),
+            ..lru.stats
+        }
+    }
+
+    fn lookup(&self, fingerprint: u64, key: &StableKey<'_>) -> Option<Arc<StableBlock>> {
+        // A poisoned lock only means another render panicked mid-update of
+        // the counters; the entries themselves are always whole.
+        let mut lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        lru.tick += 1;
+        let tick = lru.tick;
+        let found = lru
+            .entries
+            .iter_mut()
+            .find(|e| e.fingerprint == fingerprint && StableKey::of(&e.key) == *key)
+            .map(|e| {
+                e.last_used = tick;
+                Arc::clone(&e.block)
+            });
+        if found.is_some() {
+            lru.stats.hits += 1;
+        } else {
+            lru.stats.misses += 1;
+        }
+        found
+    }
+
+    fn insert(&self, fingerprint: u64, key: RenderInput, block: Arc<StableBlock>) {
+        let mut lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        lru.tick += 1;
+        let tick = lru.tick;
+        let new_key = StableKey::of(&key);
+        if lru
+            .entries
+            .iter()
+            .any(|e| e.fingerprint == fingerprint && StableKey::of(&e.key) == new_key)
+        {
+            return; // Built concurrently by another request.
+        }
+        let full = lru.entries.len() >= self.capacity;
+        let oldest = lru
+            .entries
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, e)| e.last_used)
+            .map(|(i, _)| i);
+        if let (true, Some(oldest)) = (full, oldest) {
+            lru.entries.swap_remove(oldest);
+        }
+        lru.entries.push(Entry {
+            fingerprint,
+            key,
+            block,
+            last_used: tick,
+        });
+    }
+}
+
+/// The inputs the stable block depends on, borrowed. Built by one exhaustive
+/// destructuring: adding a field to [`RenderInput`] breaks the build here
+/// until it is classified as stable or per-turn.
+#[derive(Debug, PartialEq, Hash)]
+struct StableKey<'a> {
+    mode: PromptMode,
+    session_kind: SessionKind,
+    agent_name: &'a str,
+    workspace_dir: &'a str,
+    workspace_notes: &'a [String],
+    fs_workspace_only: bool,
+    tools: &'a [Tool],
+    skills: &'a [Skill],
+    skills_limits: SkillsLimits,
+    stable_files: Vec<&'a ContextFile>,
+    bootstrap_limits: BootstrapLimits,
+    sandbox: &'a SandboxInfo,
+    user_timezone: &'a str,
+    reasoning_tag_hint: bool,
+    owner_ids: &'a [String],
+    owner_display: OwnerDisplay,
+    owner_display_secret: &'a str,
+    model_aliases: &'a [ModelAlias],
+    delegation_mode: DelegationMode,
+    docs_path: &'a str,
+    source_path: &'a str,
+    memory_include_section: bool,
+    memory_citations: CitationsMode,
+    stable_prefix: &'a str,
+    interaction_style: &'a str,
+    tool_call_style: &'a str,
+    execution_bias: &'a str,
+    truncation_notice: bool,
+    include_safety: bool,
+}
+
+impl<'a> StableKey<'a> {
+    fn of(input: &'a RenderInput) -> Self {
+        let RenderInput {
+            prompt_mode: _,
+            session_kind,
+            agent_id: _,
+            agent_name,
+            workspace_dir,
+            workspace_notes,
+            fs_workspace_only,
+            tools,
+            skills,
+            skills_limits,
+            context_files,
+            bootstrap_limits,
+            sandbox,
+            user_timezone,
+            channel: _,
+            extra_system_prompt: _,
+            heartbeat: _,
+            runtime: _,
+            think_level: _,
+            reasoning_level: _,
+            reasoning_tag_hint,
+            owner_ids,
+            owner_display,
+            owner_display_secret,
+            model_aliases,
+            delegation_mode,
+            tts_hint: _,
+            docs_path,
+            source_path,
+            memory_include_section,
+            memory_citations,
+            contribution,
+            reaction_level: _,
+            truncation_notice,
+            include_safety,
+        } = input;
+        Self {
+            mode: input.resolved_mode(),
+            // Heartbeat runs share the main session's stable block.
+            session_kind: match session_kind {
+                SessionKind::Heartbeat => SessionKind::Main,
+                other => *other,
+            },
+            agent_name,
+            workspace_dir,
+            workspace_notes,
+            fs_workspace_only: *fs_workspace_only,
+            tools,
+            skills,
+            skills_limits: *skills_limits,
+            stable_files: context_files
+                .iter()
+                .filter(|f| !bootstrap::is_dynamic(&f.path))
+                .collect(),
+            bootstrap_limits: *bootstrap_limits,
+            sandbox,
+            user_timezone,
+            reasoning_tag_hint: *reasoning_tag_hint,
+            owner_ids,
+            owner_display: *owner_display,
+            owner_display_secret,
+            model_aliases,
+            delegation_mode: *delegation_mode,
+            docs_path,
+            source_path,
+            memory_include_section: *memory_include_section,
+            memory_citations: *memory_citations,
+            stable_prefix: &contribution.stable_prefix,
+            interaction_style: &contribution.interaction_style,
+            tool_call_style: &contribution.tool_call_style,
+            execution_bias: &contribution.execution_bias,
+            truncation_notice: *truncation_notice,
+            include_safety: *include_safety,
+        }
+    }
+
+    fn fingerprint(&self) -> u64 {
+        let mut hasher = rustc_hash::FxHasher::default();
+        self.hash(&mut hasher);
+        hasher.finish()
+    }
+}
+
+/// A copy of the stable inputs only, kept as the cache entry's key.
+fn stable_copy(input: &RenderInput) -> RenderInput {
+    let mut copy = input.clone();
+    copy.context_files
+        .retain(|f| !bootstrap::is_dynamic(&f.path));
+    copy.channel = Default::default();
+    copy.extra_system_prompt.clear();
+    copy.heartbeat = Default::default();
+    copy.runtime = Default::default();
+    copy.tts_hint.clear();
+    copy.contribution.dynamic_suffix.clear();
+    copy.agent_id.clear();
+    copy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    #[test]
+    fn hits_reuse_the_block_and_give_the_same_bytes() {
+        let renderer = Renderer::new(4);
+        let mut input = fixtures::realistic();
+        let first = renderer.render(&input);
+        input.channel.name = "discord".into();
+        input.runtime.host = "other".into();
+        input.session_kind = SessionKind::Heartbeat;
+        let second = renderer.render(&input);
+        assert_eq!(second, render::render(&input));
+        assert_eq!(
+            renderer.stats(),
+            CacheStats {
+                hits: 1,
+                misses: 1,
+                entries: 1
+            }
+        );
+        assert_eq!(
+            first.map(|r| r.stable_prefix),
+            second.map(|r| r.stable_prefix)
+        );
+    }
+
+    #[test]
+    fn a_stable_change_misses_and_the_lru_is_bounded() {
+        let renderer = Renderer::new(2);
+        let mut input = fixtures::realistic();
+        for name in ["a", "b", "c"] {
+            input.agent_name = name.into();
+            assert_eq!(renderer.render(&input), render::render(&input));
+        }
+        let stats = renderer.stats();
+        assert_eq!((stats.misses, stats.entries), (3, 2));
+    }
+}

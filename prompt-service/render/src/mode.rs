@@ -1,0 +1,359 @@
+//! The section table: every section in its fixed output order, the side of
+//! the cache boundary it sits on, and whether each prompt mode carries it
+//! (SPEC P-7 to P-28). One table decides membership; builders only decide
+//! whether their data is present.
+
+use crate::input::PromptMode;
+
+/// Which side of the cache boundary a section sits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layer {
+    /// Above the boundary; a pure function of stable inputs.
+    Stable,
+    /// Below the boundary; rebuilt every turn.
+    Dynamic,
+}
+
+impl Layer {
+    /// Lowercase name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stable => "stable",
+            Self::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// Every kind of section, declared in output order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SectionKind {
+    /// The base identity line (no heading).
+    Identity,
+    /// `## Tooling`.
+    Tooling,
+    /// `## Sub-Agent Delegation`.
+    Delegation,
+    /// Provider `interaction_style` override.
+    InteractionStyle,
+    /// `## Tool Call Style` (built-in text).
+    ToolCallStyle,
+    /// Provider `tool_call_style` override.
+    ProviderToolCallStyle,
+    /// `## Execution Bias` (built-in text).
+    ExecutionBias,
+    /// Provider `execution_bias` override.
+    ProviderExecutionBias,
+    /// Provider stable prefix.
+    ProviderStablePrefix,
+    /// `## Safety`.
+    Safety,
+    /// `## OpenClaw Control`.
+    Control,
+    /// `## Skills`.
+    Skills,
+    /// `## Memory Recall`.
+    Memory,
+    /// `## OpenClaw Self-Update`.
+    SelfUpdate,
+    /// `## Model Aliases`.
+    ModelAliases,
+    /// `## Workspace`.
+    Workspace,
+    /// `## Documentation`.
+    Documentation,
+    /// `## Sandbox`.
+    Sandbox,
+    /// `## Authorized Senders`.
+    AuthorizedSenders,
+    /// `## Current Date & Time`.
+    DateTime,
+    /// `## Bootstrap Pending`.
+    BootstrapPending,
+    /// `## Bootstrap Context Notice`.
+    BootstrapNotice,
+    /// `## Workspace Files (injected)`.
+    WorkspaceFiles,
+    /// `## Reasoning Format`.
+    ReasoningFormat,
+    /// `# Project Context` and one section per stable file.
+    ProjectContext,
+    /// `# Dynamic Project Context` and one section per dynamic file.
+    DynamicProjectContext,
+    /// `## Control UI Embed`.
+    ControlUiEmbed,
+    /// `## Messaging`.
+    Messaging,
+    /// `## Assistant Output Directives`.
+    OutputDirectives,
+    /// `## Silent Replies`.
+    SilentReplies,
+    /// `## Voice (TTS)`.
+    Voice,
+    /// `## Group Chat Context` / `## Subagent Context`.
+    ExtraContext,
+    /// `## Reactions`.
+    Reactions,
+    /// `## Approvals`.
+    Approvals,
+    /// Provider dynamic suffix.
+    ProviderDynamicSuffix,
+    /// `## Heartbeats`.
+    Heartbeats,
+    /// `## Runtime`.
+    Runtime,
+}
+
+/// One row of the section table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The section.
+    pub kind: SectionKind,
+    /// Stable machine id used in reports.
+    pub id: &'static str,
+    /// Side of the boundary.
+    pub layer: Layer,
+    /// Carried in full mode.
+    pub full: bool,
+    /// Carried in minimal mode.
+    pub minimal: bool,
+    /// Carried in none mode.
+    pub none: bool,
+}
+
+impl Row {
+    /// Whether `mode` carries this section.
+    pub fn in_mode(&self, mode: PromptMode) -> bool {
+        match mode {
+            PromptMode::Full => self.full,
+            PromptMode::Minimal => self.minimal,
+            PromptMode::None => self.none,
+        }
+    }
+}
+
+const fn row(
+    kind: SectionKind,
+    id: &'static str,
+    layer: Layer,
+    full: bool,
+    minimal: bool,
+    none: bool,
+) -> Row {
+    Row {
+        kind,
+        id,
+        layer,
+        full,
+        minimal,
+        none,
+    }
+}
+
+use Layer::{Dynamic as D, Stable as S};
+use SectionKind as K;
+
+/// The section table, in output order. Minimal mode (subagents, cron) drops
+/// delegation, the built-in execution bias, memory recall, self-update, model
+/// aliases, documentation, authorized senders, output directives, messaging,
+/// silent replies, voice, the Control UI embed and heartbeats (SPEC P-26).
+/// `none` keeps only the identity line (SPEC P-27).
+pub const SECTIONS: &[Row] = &[
+    //   kind                          id                          layer full   min    none
+    row(K::Identity, "identity", S, true, true, true),
+    row(K::Tooling, "tooling", S, true, true, false),
+    row(K::Delegation, "delegation", S, true, false, false),
+    row(
+        K::InteractionStyle,
+        "provider:interaction_style",
+        S,
+        true,
+        true,
+        false,
+    ),
+    row(K::ToolCallStyle, "tool_call_style", S, true, true, false),
+    row(
+        K::ProviderToolCallStyle,
+        "provider:tool_call_style",
+        S,
+        true,
+        true,
+        false,
+    ),
+    row(K::ExecutionBias, "execution_bias", S, true, false, false),
+    row(
+        K::ProviderExecutionBias,
+        "provider:execution_bias",
+        S,
+        true,
+        true,
+        false,
+    ),
+    row(
+        K::ProviderStablePrefix,
+        "provider:stable_prefix",
+        S,
+        true,
+        true,
+        false,
+    ),
+    row(K::Safety, "safety", S, true, true, false),
+    row(K::Control, "control", S, true, true, false),
+    row(K::Skills, "skills", S, true, true, false),
+    row(K::Memory, "memory", S, true, false, false),
+    row(K::SelfUpdate, "self_update", S, true, false, false),
+    row(K::ModelAliases, "model_aliases", S, true, false, false),
+    row(K::Workspace, "workspace", S, true, true, false),
+    row(K::Documentation, "documentation", S, true, false, false),
+    row(K::Sandbox, "sandbox", S, true, true, false),
+    row(
+        K::AuthorizedSenders,
+        "authorized_senders",
+        S,
+        true,
+        false,
+        false,
+    ),
+    row(K::DateTime, "date_time", S, true, true, false),
+    row(
+        K::BootstrapPending,
+        "bootstrap_pending",
+        S,
+        true,
+        true,
+        false,
+    ),
+    row(K::BootstrapNotice, "bootstrap_notice", S, true, true, false),
+    row(K::WorkspaceFiles, "workspace_files", S, true, true, false),
+    row(K::ReasoningFormat, "reasoning_format", S, true, true, false),
+    row(K::ProjectContext, "project_context", S, true, true, false),
+    row(
+        K::DynamicProjectContext,
+        "dynamic_project_context",
+        D,
+        true,
+        true,
+        false,
+    ),
+    row(K::ControlUiEmbed, "control_ui_embed", D, true, false, false),
+    row(K::Messaging, "messaging", D, true, false, false),
+    row(
+        K::OutputDirectives,
+        "output_directives",
+        D,
+        true,
+        false,
+        false,
+    ),
+    row(K::SilentReplies, "silent_replies", D, true, false, false),
+    row(K::Voice, "voice", D, true, false, false),
+    row(K::ExtraContext, "extra_context", D, true, true, false),
+    row(K::Reactions, "reactions", D, true, true, false),
+    row(K::Approvals, "approvals", D, true, true, false),
+    row(
+        K::ProviderDynamicSuffix,
+        "provider:dynamic_suffix",
+        D,
+        true,
+        true,
+        false,
+    ),
+    row(K::Heartbeats, "heartbeats", D, true, false, false),
+    row(K::Runtime, "runtime", D, true, true, false),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_in_declaration_order_and_stable_rows_come_first() {
+        for pair in SECTIONS.windows(2) {
+            assert!(
+                pair[0].kind < pair[1].kind,
+                "{:?} out of order",
+                pair[1].kind
+            );
+            assert!(
+                !(pair[0].layer == Layer::Dynamic && pair[1].layer == Layer::Stable),
+                "stable section {:?} after a dynamic one",
+                pair[1].kind
+            );
+        }
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        let mut ids: Vec<_> = SECTIONS.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), SECTIONS.len());
+    }
+
+    /// SPEC P-25 to P-27, row by row: (id, full, minimal, none).
+    #[test]
+    fn membership_per_mode_row_by_row() {
+        let expected: &[(&str, bool, bool, bool)] = &[
+            ("identity", true, true, true),
+            ("tooling", true, true, false),
+            ("delegation", true, false, false),
+            ("provider:interaction_style", true, true, false),
+            ("tool_call_style", true, true, false),
+            ("provider:tool_call_style", true, true, false),
+            ("execution_bias", true, false, false),
+            ("provider:execution_bias", true, true, false),
+            ("provider:stable_prefix", true, true, false),
+            ("safety", true, true, false),
+            ("control", true, true, false),
+            ("skills", true, true, false),
+            ("memory", true, false, false),
+            ("self_update", true, false, false),
+            ("model_aliases", true, false, false),
+            ("workspace", true, true, false),
+            ("documentation", true, false, false),
+            ("sandbox", true, true, false),
+            ("authorized_senders", true, false, false),
+            ("date_time", true, true, false),
+            ("bootstrap_pending", true, true, false),
+            ("bootstrap_notice", true, true, false),
+            ("workspace_files", true, true, false),
+            ("reasoning_format", true, true, false),
+            ("project_context", true, true, false),
+            ("dynamic_project_context", true, true, false),
+            ("control_ui_embed", true, false, false),
+            ("messaging", true, false, false),
+            ("output_directives", true, false, false),
+            ("silent_replies", true, false, false),
+            ("voice", true, false, false),
+            ("extra_context", true, true, false),
+            ("reactions", true, true, false),
+            ("approvals", true, true, false),
+            ("provider:dynamic_suffix", true, true, false),
+            ("heartbeats", true, false, false),
+            ("runtime", true, true, false),
+        ];
+        assert_eq!(expected.len(), SECTIONS.len());
+        for (row, (id, full, minimal, none)) in SECTIONS.iter().zip(expected) {
+            assert_eq!(row.id, *id);
+            assert_eq!(row.in_mode(PromptMode::Full), *full, "{id} full");
+            assert_eq!(row.in_mode(PromptMode::Minimal), *minimal, "{id} minimal");
+            assert_eq!(row.in_mode(PromptMode::None), *none, "{id} none");
+        }
+    }
+
+    /// SPEC P-24: the per-turn sections sit below the boundary.
+    #[test]
+    fn per_turn_sections_are_dynamic() {
+        for id in [
+            "control_ui_embed",
+            "messaging",
+            "voice",
+            "extra_context",
+            "reactions",
+            "heartbeats",
+            "runtime",
+        ] {
+            let row = SECTIONS.iter().find(|r| r.id == id);
+            assert_eq!(row.map(|r| r.layer), Some(Layer::Dynamic), "{id}");
+        }
+    }
+}

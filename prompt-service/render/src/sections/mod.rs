@@ -1,0 +1,181 @@
+//! Section builders. Each builder turns the prepared render context into the
+//! text of one section, or nothing when its data is absent. Whether a mode
+//! carries a section at all is decided by the table in [`crate::mode`].
+
+mod policy;
+mod turn;
+mod workspace;
+
+pub use turn::{HEARTBEAT_OK, NO_REPLY};
+
+use crate::{
+    bootstrap::{Bootstrap, DynamicFiles},
+    input::{
+        ChannelInfo, CitationsMode, Contribution, DelegationMode, HeartbeatInfo, ModelAlias,
+        OwnerDisplay, PromptMode, ReactionLevel, ReasoningLevel, RuntimeInfo, SandboxInfo,
+        ThinkLevel,
+    },
+    mode::SectionKind,
+    skills::Listing,
+    tools::ToolSet,
+};
+
+/// What the stable sections read: validated, normalised and sorted inputs
+/// that do not change from turn to turn. The per-turn sections read it too
+/// (tool names, mode, workspace).
+#[derive(Debug, Clone)]
+pub struct StableCtx {
+    pub(crate) mode: PromptMode,
+    pub(crate) agent_name: String,
+    pub(crate) workspace: String,
+    pub(crate) workspace_notes: Vec<String>,
+    pub(crate) fs_workspace_only: bool,
+    pub(crate) tools: ToolSet,
+    pub(crate) skills: Listing,
+    pub(crate) bootstrap: Bootstrap,
+    pub(crate) sandbox: SandboxInfo,
+    pub(crate) timezone: String,
+    pub(crate) reasoning_tag_hint: bool,
+    pub(crate) owners: Vec<String>,
+    pub(crate) owner_display: OwnerDisplay,
+    pub(crate) aliases: Vec<ModelAlias>,
+    pub(crate) delegation: DelegationMode,
+    pub(crate) docs_path: String,
+    pub(crate) source_path: String,
+    pub(crate) memory_include: bool,
+    pub(crate) citations: CitationsMode,
+    pub(crate) contribution: Contribution,
+    pub(crate) truncation_notice: bool,
+    pub(crate) include_safety: bool,
+}
+
+/// What only the per-turn sections read.
+#[derive(Debug, Clone)]
+pub struct TurnCtx {
+    pub(crate) agent_id: String,
+    pub(crate) channel: ChannelInfo,
+    pub(crate) extra_system_prompt: String,
+    pub(crate) heartbeat: HeartbeatInfo,
+    pub(crate) runtime: RuntimeInfo,
+    pub(crate) think_level: ThinkLevel,
+    pub(crate) reasoning_level: ReasoningLevel,
+    pub(crate) tts_hint: String,
+    pub(crate) reaction_level: ReactionLevel,
+    pub(crate) dynamic_suffix: String,
+    pub(crate) files: DynamicFiles,
+}
+
+/// One rendered piece: a section, or one file of a Project Context section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// Stable id.
+    pub id: String,
+    /// Text, no trailing newline.
+    pub text: String,
+}
+
+impl Piece {
+    pub(crate) fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// Joins the lines of a section.
+pub(crate) fn lines<I, S>(items: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut out = String::new();
+    for (i, line) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(line.as_ref());
+    }
+    out
+}
+
+fn one(id: &str, text: Option<String>) -> Vec<Piece> {
+    text.filter(|t| !t.is_empty())
+        .map(|t| Piece::new(id, t))
+        .into_iter()
+        .collect()
+}
+
+/// Builds the pieces of one stable section kind (`id` is the table's id).
+/// Dynamic kinds yield nothing here.
+pub(crate) fn build_stable(kind: SectionKind, id: &str, ctx: &StableCtx) -> Vec<Piece> {
+    use SectionKind as K;
+    let c = &ctx.contribution;
+    let provided = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    match kind {
+        K::Identity => one(id, Some(policy::identity(ctx))),
+        K::Tooling => one(id, Some(policy::tooling(ctx))),
+        K::Delegation => one(id, policy::delegation(ctx)),
+        K::InteractionStyle => one(id, provided(&c.interaction_style)),
+        K::ToolCallStyle => one(
+            id,
+            c.tool_call_style
+                .is_empty()
+                .then(|| policy::tool_call_style(ctx)),
+        ),
+        K::ProviderToolCallStyle => one(id, provided(&c.tool_call_style)),
+        K::ExecutionBias => one(
+            id,
+            c.execution_bias
+                .is_empty()
+                .then(|| policy::execution_bias(ctx)),
+        ),
+        K::ProviderExecutionBias => one(id, provided(&c.execution_bias)),
+        K::ProviderStablePrefix => one(id, provided(&c.stable_prefix)),
+        K::Safety => one(id, policy::safety(ctx)),
+        K::Control => one(id, Some(policy::control(ctx))),
+        K::Skills => one(id, policy::skills(ctx)),
+        K::Memory => one(id, policy::memory(ctx)),
+        K::SelfUpdate => one(id, policy::self_update(ctx)),
+        K::ModelAliases => one(id, policy::model_aliases(ctx)),
+        K::Workspace => one(id, Some(workspace::workspace(ctx))),
+        K::Documentation => one(id, Some(workspace::documentation(ctx))),
+        K::Sandbox => one(id, workspace::sandbox(ctx)),
+        K::AuthorizedSenders => one(id, workspace::authorized_senders(ctx)),
+        K::DateTime => one(id, workspace::date_time(ctx)),
+        K::BootstrapPending => one(id, workspace::bootstrap_pending(ctx)),
+        K::BootstrapNotice => one(id, workspace::bootstrap_notice(ctx)),
+        K::WorkspaceFiles => one(id, Some(workspace::workspace_files(ctx))),
+        K::ReasoningFormat => one(id, workspace::reasoning_format(ctx)),
+        K::ProjectContext => workspace::project_context(ctx),
+        _ => Vec::new(),
+    }
+}
+
+/// Builds the pieces of one per-turn section kind. Stable kinds yield nothing.
+pub(crate) fn build_dynamic(
+    kind: SectionKind,
+    id: &str,
+    ctx: &StableCtx,
+    turn: &TurnCtx,
+) -> Vec<Piece> {
+    use SectionKind as K;
+    match kind {
+        K::DynamicProjectContext => turn::dynamic_project_context(ctx, turn),
+        K::ControlUiEmbed => one(id, turn::control_ui_embed(turn)),
+        K::Messaging => one(id, Some(turn::messaging(ctx, turn))),
+        K::OutputDirectives => one(id, Some(turn::output_directives(ctx, turn))),
+        K::SilentReplies => one(id, turn::silent_replies(turn)),
+        K::Voice => one(id, turn::voice(turn)),
+        K::ExtraContext => one(id, turn::extra_context(ctx, turn)),
+        K::Reactions => one(id, turn::reactions(turn)),
+        K::Approvals => one(id, turn::approvals(turn)),
+        K::ProviderDynamicSuffix => one(
+            id,
+            (!turn.dynamic_suffix.is_empty()).then(|| turn.dynamic_suffix.clone()),
+        ),
+        K::Heartbeats => one(id, turn::heartbeats(turn)),
+        K::Runtime => one(id, Some(turn::runtime(turn))),
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,116 @@
+//! Text normalisation and measurement shared by every section.
+//!
+//! Lengths are counted in Unicode scalar values (`char`s) everywhere: in the
+//! truncation cut, in the budgets and in every report (lesson L4).
+
+use sha2::{Digest, Sha256};
+
+use crate::boundary::strip_markers;
+
+/// Number of Unicode scalar values in `s`.
+pub fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `chars` as a `u32` for reports (saturating; prompts are far below 4G chars).
+pub fn chars_u32(s: &str) -> u32 {
+    u32::try_from(chars(s)).unwrap_or(u32::MAX)
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Normalises caller-supplied free text before it enters the prompt:
+/// CRLF/CR become LF, trailing spaces and tabs are stripped from each line,
+/// embedded cache-boundary markers are removed (so no input can move the
+/// boundary), and the result is trimmed.
+pub fn normalize_block(s: &str) -> String {
+    let unified = s.replace("\r\n", "\n").replace('\r', "\n");
+    let without_markers = strip_markers(&unified);
+    let mut out = String::with_capacity(without_markers.len());
+    for (i, line) in without_markers.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(line.trim_end_matches([' ', '\t']));
+    }
+    out.trim().to_owned()
+}
+
+/// Normalises a single-line value: control characters (newlines included)
+/// become spaces and the result is trimmed, so a value can never start a new
+/// heading or line of its own.
+pub fn one_line(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    strip_markers(&cleaned).trim().to_owned()
+}
+
+/// Escapes the five XML special characters.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The first `n` chars of `s`.
+pub fn take_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((idx, _)) => &s[..idx],
+        None => s,
+    }
+}
+
+/// The last `n` chars of `s`.
+pub fn last_chars(s: &str, n: usize) -> &str {
+    if n == 0 {
+        return "";
+    }
+    match s.char_indices().rev().nth(n - 1) {
+        Some((idx, _)) => &s[idx..],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_unifies_newlines_and_trims_line_ends() {
+        assert_eq!(normalize_block("  a  \r\nb\t\rc \n\n"), "a\nb\nc");
+    }
+
+    #[test]
+    fn one_line_flattens_newlines() {
+        assert_eq!(one_line("a\nb\r\n## c"), "a b  ## c");
+    }
+
+    #[test]
+    fn char_slicing_respects_scalar_values() {
+        let s = "héllo wörld";
+        assert_eq!(take_chars(s, 2), "hé");
+        assert_eq!(last_chars(s, 3), "rld");
+        assert_eq!(last_chars(s, 0), "");
+        assert_eq!(last_chars(s, 100), s);
+        assert_eq!(take_chars(s, 100), s);
+    }
+
+    #[test]
+    fn xml_escape_covers_all_five() {
+        assert_eq!(xml_escape(r#"<a&'b">"#), "&lt;a&amp;&apos;b&quot;&gt;");
+    }
+}

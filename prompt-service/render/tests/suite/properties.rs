@@ -1,0 +1,295 @@
+//! Property tests (lesson L1): no panics, determinism, order independence
+//! and a stable prefix that per-turn inputs never touch.
+
+use std::collections::BTreeSet;
+
+use prompt_render::{
+    ChannelInfo, ChatType, ContextFile, HeartbeatInfo, ReactionLevel, ReasoningLevel, RenderInput,
+    Renderer, ReplyDelivery, RuntimeInfo, SessionKind, Skill, SkillVersionSource, ThinkLevel, Tool,
+    render,
+};
+use proptest::prelude::*;
+
+const KNOWN_FILES: &[&str] = &[
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+    "MEMORY.md",
+];
+
+fn text(max: usize) -> impl Strategy<Value = String> {
+    proptest::collection::vec(any::<char>(), 0..max).prop_map(|v| v.into_iter().collect())
+}
+
+fn tools() -> impl Strategy<Value = Vec<Tool>> {
+    let names = proptest::collection::btree_set("[a-z_]{1,12}", 0..24);
+    names.prop_flat_map(|names: BTreeSet<String>| {
+        let n = names.len();
+        (
+            Just(names),
+            proptest::collection::vec((text(60), prop::bool::ANY), n),
+        )
+            .prop_map(|(names, extra)| {
+                names
+                    .into_iter()
+                    .zip(extra)
+                    .map(|(name, (summary, with_schema))| Tool {
+                        json_schema: if with_schema {
+                            format!(r#"{{"type":"object","properties":{{"{name}":{{}}}}}}"#)
+                        } else {
+                            String::new()
+                        },
+                        name,
+                        summary,
+                    })
+                    .collect()
+            })
+    })
+}
+
+fn skills() -> impl Strategy<Value = Vec<Skill>> {
+    proptest::collection::btree_map("[a-z][a-z-]{0,10}", (text(80), text(200)), 0..8).prop_map(
+        |m| {
+            m.into_iter()
+                .map(|(name, (description, content))| Skill {
+                    location: format!("/skills/{name}/SKILL.md"),
+                    name,
+                    description,
+                    version_source: SkillVersionSource::Content(content.into_bytes()),
+                })
+                .collect()
+        },
+    )
+}
+
+fn files() -> impl Strategy<Value = Vec<ContextFile>> {
+    let known = proptest::sample::subsequence(KNOWN_FILES, 0..=KNOWN_FILES.len());
+    let extra = proptest::collection::btree_set("[a-z]{1,8}", 0..3);
+    (known, extra).prop_flat_map(|(known, extra)| {
+        let paths: Vec<String> = known
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(extra.into_iter().map(|e| format!("notes/{e}.md")))
+            .collect();
+        let n = paths.len();
+        (
+            Just(paths),
+            proptest::collection::vec((text(3_000), prop::bool::weighted(0.15)), n),
+        )
+            .prop_map(|(paths, bodies)| {
+                paths
+                    .into_iter()
+                    .zip(bodies)
+                    .map(|(path, (content, missing))| ContextFile {
+                        path,
+                        content,
+                        missing,
+                    })
+                    .collect()
+            })
+    })
+}
+
+prop_compose! {
+    fn per_turn()(
+        channel in prop::sample::select(vec!["", "telegram", "discord", "webchat", "slack"]),
+        chat in prop::sample::select(vec![ChatType::Unspecified, ChatType::Direct, ChatType::Group, ChatType::Channel]),
+        caps in proptest::collection::vec("[a-zA-Z]{1,10}", 0..4),
+        native in any::<bool>(),
+        tool_only in any::<bool>(),
+        hb_enabled in any::<bool>(),
+        hb_section in any::<bool>(),
+        hb_prompt in text(80),
+        kind in prop::sample::select(vec![SessionKind::Main, SessionKind::Heartbeat]),
+        extra in text(120),
+        tts in text(60),
+        host in "[a-z]{0,8}",
+        model in "[a-z/.-]{0,16}",
+        reaction in prop::sample::select(vec![ReactionLevel::Unspecified, ReactionLevel::Minimal, ReactionLevel::Extensive]),
+        think in prop::sample::select(vec![ThinkLevel::Off, ThinkLevel::High]),
+        reasoning in prop::sample::select(vec![ReasoningLevel::Off, ReasoningLevel::Stream]),
+    ) -> PerTurn {
+        PerTurn {
+            channel: ChannelInfo {
+                name: channel.into(),
+                chat_type: chat,
+                capabilities: caps,
+                native_approvals: native,
+                reply_delivery: if tool_only { ReplyDelivery::MessageToolOnly } else { ReplyDelivery::Automatic },
+                message_tool_hints: Vec::new(),
+            },
+            heartbeat: HeartbeatInfo { enabled: hb_enabled, prompt: hb_prompt, include_system_prompt_section: hb_section },
+            kind,
+            extra,
+            tts,
+            runtime: RuntimeInfo { host, model, ..RuntimeInfo::default() },
+            reaction,
+            think,
+            reasoning,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct PerTurn {
+    channel: ChannelInfo,
+    heartbeat: HeartbeatInfo,
+    kind: SessionKind,
+    extra: String,
+    tts: String,
+    runtime: RuntimeInfo,
+    reaction: ReactionLevel,
+    think: ThinkLevel,
+    reasoning: ReasoningLevel,
+}
+
+impl PerTurn {
+    fn apply(self, input: &mut RenderInput) {
+        input.channel = self.channel;
+        input.heartbeat = self.heartbeat;
+        input.session_kind = self.kind;
+        input.extra_system_prompt = self.extra;
+        input.tts_hint = self.tts;
+        input.runtime = self.runtime;
+        input.reaction_level = self.reaction;
+        input.think_level = self.think;
+        input.reasoning_level = self.reasoning;
+    }
+}
+
+prop_compose! {
+    fn stable_input()(
+        tools in tools(),
+        skills in skills(),
+        files in files(),
+        name in text(20),
+        owners in proptest::collection::vec(text(16), 0..3),
+        tz in prop::sample::select(vec!["", "UTC", "Asia/Tokyo", "America/New_York"]),
+        per_file in prop::sample::select(vec![0u32, 200, 2_000]),
+        total in prop::sample::select(vec![0u32, 500, 5_000]),
+    ) -> RenderInput {
+        let mut input = RenderInput::new("/home/user/ws");
+        input.agent_id = "main".into();
+        input.agent_name = name;
+        input.tools = tools;
+        input.skills = skills;
+        input.context_files = files;
+        input.owner_ids = owners;
+        input.user_timezone = tz.into();
+        input.bootstrap_limits.max_chars_per_file = per_file;
+        input.bootstrap_limits.total_max_chars = total;
+        input
+    }
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 256,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Any valid input renders (no panic, no error), twice identically.
+    #[test]
+    fn renders_and_is_deterministic(input in stable_input(), turn in per_turn()) {
+        let mut input = input;
+        turn.apply(&mut input);
+        let a = render(&input);
+        prop_assert!(a.is_ok(), "{:?}", a.err());
+        let b = render(&input);
+        prop_assert_eq!(a, b);
+    }
+
+    /// Shuffling tools, skills or context files changes nothing at all.
+    #[test]
+    fn request_order_never_matters(
+        input in stable_input(),
+        seed in any::<u64>(),
+    ) {
+        let base = render(&input);
+        let mut shuffled = input.clone();
+        let mut rng = seed;
+        shuffle(&mut shuffled.tools, &mut rng);
+        shuffle(&mut shuffled.skills, &mut rng);
+        shuffle(&mut shuffled.context_files, &mut rng);
+        let other = render(&shuffled);
+        prop_assert!(base.is_ok());
+        prop_assert_eq!(base.map(|r| r.text), other.map(|r| r.text));
+    }
+
+    /// SPEC P-24, lesson L2: per-turn inputs (channel, reactions, heartbeat,
+    /// runtime line, extra context, reasoning, heartbeat runs) never change
+    /// the stable prefix hash.
+    #[test]
+    fn per_turn_inputs_never_change_the_stable_prefix(
+        input in stable_input(),
+        a in per_turn(),
+        b in per_turn(),
+    ) {
+        let mut first = input.clone();
+        a.apply(&mut first);
+        let mut second = input;
+        b.apply(&mut second);
+        let (first, second) = (render(&first), render(&second));
+        prop_assert!(first.is_ok() && second.is_ok());
+        prop_assert_eq!(
+            first.map(|r| r.stable_prefix_sha256),
+            second.map(|r| r.stable_prefix_sha256)
+        );
+    }
+
+    /// The memoised renderer gives exactly the pure function's output, for
+    /// sequences mixing repeated stable inputs and varying per-turn inputs,
+    /// with a cache small enough to evict.
+    #[test]
+    fn memoised_render_equals_pure_render(
+        inputs in proptest::collection::vec(stable_input(), 1..4),
+        turns in proptest::collection::vec((0usize..4, per_turn()), 1..8),
+    ) {
+        let renderer = Renderer::new(2);
+        for (pick, turn) in turns {
+            let mut input = inputs[pick % inputs.len()].clone();
+            turn.apply(&mut input);
+            prop_assert_eq!(renderer.render(&input), render(&input));
+        }
+    }
+
+    /// Arbitrary (possibly invalid) inputs never panic: they render or are
+    /// refused with a named field.
+    #[test]
+    fn arbitrary_input_never_panics(
+        workspace in text(30),
+        tz in text(20),
+        paths in proptest::collection::vec(text(20), 0..4),
+        tool_names in proptest::collection::vec(text(10), 0..4),
+        schema in text(40),
+    ) {
+        let mut input = RenderInput::new(workspace);
+        input.user_timezone = tz;
+        input.context_files = paths.into_iter().map(|path| ContextFile { path, content: "x".into(), missing: false }).collect();
+        input.tools = tool_names.into_iter().map(|name| Tool { name, summary: String::new(), json_schema: schema.clone() }).collect();
+        if let Err(e) = render(&input) {
+            prop_assert!(!e.field().is_empty());
+        }
+    }
+}
+
+/// Deterministic Fisher-Yates driven by a splitmix64 seed.
+fn shuffle<T>(items: &mut [T], state: &mut u64) {
+    for i in (1..items.len()).rev() {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let j = usize::try_from(z % (i as u64 + 1)).unwrap_or(0);
+        items.swap(i, j);
+    }
+}

@@ -1,0 +1,496 @@
+//! Conversions between `openclaw.prompt.v1` messages and the renderer's
+//! types. Requests are destructured field by field, so adding a proto field
+//! breaks the build here until it is handled.
+
+use openclaw_proto::prompt::v1 as pb;
+use prompt_render as render;
+
+use crate::error::ServerError;
+
+/// Decodes a proto enum value, naming the field when it is out of range.
+pub(crate) fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> Result<E, ServerError> {
+    E::try_from(value)
+        .map_err(|_| ServerError::invalid(field, format!("unknown enum value {value}")))
+}
+
+/// Converts a request into the renderer's input, validating every enum and
+/// naming the field of any bad value. (A function rather than `TryFrom`:
+/// both types live in other crates.)
+pub fn input_from_request(
+    req: pb::RenderSystemPromptRequest,
+) -> Result<render::RenderInput, ServerError> {
+    {
+        let pb::RenderSystemPromptRequest {
+            prompt_mode,
+            session_kind,
+            identity,
+            workspace_dir,
+            workspace_notes,
+            fs_workspace_only,
+            tools,
+            skills,
+            skills_limits,
+            context_files,
+            bootstrap_limits,
+            sandbox,
+            user_time,
+            channel,
+            extra_system_prompt,
+            heartbeat,
+            runtime,
+            think_level,
+            reasoning_level,
+            reasoning_tag_hint,
+            owner_ids,
+            owner_display,
+            owner_display_secret,
+            model_aliases,
+            delegation_mode,
+            tts_hint,
+            docs,
+            memory,
+            provider_contribution,
+            reaction_level,
+            bootstrap_truncation_notice,
+            include_safety_section,
+        } = req;
+
+        if workspace_dir.trim().is_empty() {
+            return Err(ServerError::invalid("workspace_dir", "is required"));
+        }
+        let identity = identity.unwrap_or_default();
+        let user_time = user_time.unwrap_or_default();
+        // The clock format is accepted for completeness but never rendered
+        // (SPEC P-17); validate it all the same.
+        let _: pb::TimeFormat = enum_value("user_time.time_format", user_time.time_format)?;
+        let heartbeat = heartbeat.unwrap_or_default();
+        let memory = memory.unwrap_or_default();
+        let docs = docs.unwrap_or_default();
+        let skills_limits = skills_limits.unwrap_or_default();
+        let bootstrap_limits = bootstrap_limits.unwrap_or_default();
+
+        Ok(render::RenderInput {
+            prompt_mode: prompt_mode_of(enum_value("prompt_mode", prompt_mode)?),
+            session_kind: session_kind_of(enum_value("session_kind", session_kind)?),
+            agent_id: identity.agent_id,
+            agent_name: identity.name,
+            workspace_dir,
+            workspace_notes,
+            fs_workspace_only,
+            tools: tools.into_iter().map(tool_of).collect(),
+            skills: skills.into_iter().map(skill_of).collect(),
+            skills_limits: render::SkillsLimits {
+                max_skills: skills_limits.max_skills,
+                max_chars: skills_limits.max_chars,
+            },
+            context_files: context_files.into_iter().map(context_file_of).collect(),
+            bootstrap_limits: render::BootstrapLimits {
+                max_chars_per_file: bootstrap_limits.max_chars_per_file,
+                total_max_chars: bootstrap_limits.total_max_chars,
+            },
+            sandbox: sandbox_of(sandbox.unwrap_or_default())?,
+            user_timezone: user_time.timezone,
+            channel: channel_of(channel.unwrap_or_default())?,
+            extra_system_prompt,
+            heartbeat: render::HeartbeatInfo {
+                enabled: heartbeat.enabled,
+                prompt: heartbeat.prompt,
+                include_system_prompt_section: heartbeat
+                    .include_system_prompt_section
+                    .unwrap_or(true),
+            },
+            runtime: runtime_of(runtime.unwrap_or_default()),
+            think_level: think_level_of(enum_value("think_level", think_level)?),
+            reasoning_level: reasoning_level_of(enum_value("reasoning_level", reasoning_level)?),
+            reasoning_tag_hint,
+            owner_ids,
+            owner_display: owner_display_of(enum_value("owner_display", owner_display)?),
+            owner_display_secret,
+            model_aliases: model_aliases.into_iter().map(alias_of).collect(),
+            delegation_mode: delegation_of(enum_value("delegation_mode", delegation_mode)?),
+            tts_hint,
+            docs_path: docs.docs_path,
+            source_path: docs.source_path,
+            memory_include_section: memory.include_section.unwrap_or(true),
+            memory_citations: citations_of(enum_value(
+                "memory.citations_mode",
+                memory.citations_mode,
+            )?),
+            contribution: contribution_of(provider_contribution.unwrap_or_default()),
+            reaction_level: reaction_of(enum_value("reaction_level", reaction_level)?),
+            truncation_notice: bootstrap_truncation_notice.unwrap_or(true),
+            include_safety: include_safety_section.unwrap_or(true),
+        })
+    }
+}
+
+fn prompt_mode_of(mode: pb::PromptMode) -> Option<render::PromptMode> {
+    match mode {
+        pb::PromptMode::Unspecified => None,
+        pb::PromptMode::Full => Some(render::PromptMode::Full),
+        pb::PromptMode::Minimal => Some(render::PromptMode::Minimal),
+        pb::PromptMode::None => Some(render::PromptMode::None),
+    }
+}
+
+fn session_kind_of(kind: pb::SessionKind) -> render::SessionKind {
+    match kind {
+        pb::SessionKind::Unspecified | pb::SessionKind::Main => render::SessionKind::Main,
+        pb::SessionKind::Subagent => render::SessionKind::Subagent,
+        pb::SessionKind::Cron => render::SessionKind::Cron,
+        pb::SessionKind::Heartbeat => render::SessionKind::Heartbeat,
+    }
+}
+
+fn tool_of(tool: pb::Tool) -> render::Tool {
+    let pb::Tool {
+        name,
+        summary,
+        json_schema,
+    } = tool;
+    render::Tool {
+        name,
+        summary,
+        json_schema,
+    }
+}
+
+fn skill_of(skill: pb::Skill) -> render::Skill {
+    let pb::Skill {
+        name,
+        description,
+        location,
+        content,
+        content_sha256,
+    } = skill;
+    render::Skill {
+        name,
+        description,
+        location,
+        version_source: if content_sha256.trim().is_empty() {
+            render::SkillVersionSource::Content(content)
+        } else {
+            render::SkillVersionSource::Sha256(content_sha256.trim().to_owned())
+        },
+    }
+}
+
+fn context_file_of(file: pb::ContextFile) -> render::ContextFile {
+    let pb::ContextFile {
+        path,
+        content,
+        missing,
+    } = file;
+    render::ContextFile {
+        path,
+        content,
+        missing,
+    }
+}
+
+fn sandbox_of(sandbox: pb::SandboxInfo) -> Result<render::SandboxInfo, ServerError> {
+    let pb::SandboxInfo {
+        enabled,
+        container_workspace_dir,
+        workspace_access,
+        agent_workspace_mount,
+        elevated_available,
+    } = sandbox;
+    let access =
+        match enum_value::<pb::WorkspaceAccess>("sandbox.workspace_access", workspace_access)? {
+            pb::WorkspaceAccess::Unspecified | pb::WorkspaceAccess::None => {
+                render::WorkspaceAccess::None
+            }
+            pb::WorkspaceAccess::ReadOnly => render::WorkspaceAccess::ReadOnly,
+            pb::WorkspaceAccess::ReadWrite => render::WorkspaceAccess::ReadWrite,
+        };
+    Ok(render::SandboxInfo {
+        enabled,
+        container_workspace_dir,
+        workspace_access: access,
+        agent_workspace_mount,
+        elevated_available,
+    })
+}
+
+fn channel_of(channel: pb::ChannelInfo) -> Result<render::ChannelInfo, ServerError> {
+    let pb::ChannelInfo {
+        name,
+        chat_type,
+        capabilities,
+        native_approvals,
+        reply_delivery_mode,
+        message_tool_hints,
+    } = channel;
+    let chat_type = match enum_value::<pb::ChatType>("channel.chat_type", chat_type)? {
+        pb::ChatType::Unspecified => render::ChatType::Unspecified,
+        pb::ChatType::Direct => render::ChatType::Direct,
+        pb::ChatType::Group => render::ChatType::Group,
+        pb::ChatType::Channel => render::ChatType::Channel,
+    };
+    let reply_delivery = match enum_value::<pb::ReplyDeliveryMode>(
+        "channel.reply_delivery_mode",
+        reply_delivery_mode,
+    )? {
+        pb::ReplyDeliveryMode::Unspecified | pb::ReplyDeliveryMode::Automatic => {
+            render::ReplyDelivery::Automatic
+        }
+        pb::ReplyDeliveryMode::MessageToolOnly => render::ReplyDelivery::MessageToolOnly,
+    };
+    Ok(render::ChannelInfo {
+        name,
+        chat_type,
+        capabilities,
+        native_approvals,
+        reply_delivery,
+        message_tool_hints,
+    })
+}
+
+fn runtime_of(runtime: pb::RuntimeInfo) -> render::RuntimeInfo {
+    let pb::RuntimeInfo {
+        host,
+        os,
+        arch,
+        runtime_version,
+        model,
+        default_model,
+        shell,
+        repo_root,
+        active_processes,
+    } = runtime;
+    render::RuntimeInfo {
+        host,
+        os,
+        arch,
+        runtime_version,
+        model,
+        default_model,
+        shell,
+        repo_root,
+        active_processes,
+    }
+}
+
+fn think_level_of(level: pb::ThinkLevel) -> render::ThinkLevel {
+    match level {
+        pb::ThinkLevel::Unspecified | pb::ThinkLevel::Off => render::ThinkLevel::Off,
+        pb::ThinkLevel::Minimal => render::ThinkLevel::Minimal,
+        pb::ThinkLevel::Low => render::ThinkLevel::Low,
+        pb::ThinkLevel::Medium => render::ThinkLevel::Medium,
+        pb::ThinkLevel::High => render::ThinkLevel::High,
+        pb::ThinkLevel::Xhigh => render::ThinkLevel::XHigh,
+    }
+}
+
+fn reasoning_level_of(level: pb::ReasoningLevel) -> render::ReasoningLevel {
+    match level {
+        pb::ReasoningLevel::Unspecified | pb::ReasoningLevel::Off => render::ReasoningLevel::Off,
+        pb::ReasoningLevel::On => render::ReasoningLevel::On,
+        pb::ReasoningLevel::Stream => render::ReasoningLevel::Stream,
+    }
+}
+
+/// Proto owner display to the renderer's.
+pub fn owner_display_of(display: pb::OwnerDisplay) -> render::OwnerDisplay {
+    match display {
+        pb::OwnerDisplay::Unspecified | pb::OwnerDisplay::Raw => render::OwnerDisplay::Raw,
+        pb::OwnerDisplay::Hash => render::OwnerDisplay::Hash,
+    }
+}
+
+fn alias_of(alias: pb::ModelAlias) -> render::ModelAlias {
+    let pb::ModelAlias { alias, model } = alias;
+    render::ModelAlias { alias, model }
+}
+
+fn delegation_of(mode: pb::DelegationMode) -> render::DelegationMode {
+    match mode {
+        pb::DelegationMode::Unspecified | pb::DelegationMode::Suggest => {
+            render::DelegationMode::Suggest
+        }
+        pb::DelegationMode::Prefer => render::DelegationMode::Prefer,
+    }
+}
+
+fn citations_of(mode: pb::MemoryCitationsMode) -> render::CitationsMode {
+    match mode {
+        pb::MemoryCitationsMode::Unspecified | pb::MemoryCitationsMode::Auto => {
+            render::CitationsMode::Auto
+        }
+        pb::MemoryCitationsMode::On => render::CitationsMode::On,
+        pb::MemoryCitationsMode::Off => render::CitationsMode::Off,
+    }
+}
+
+fn reaction_of(level: pb::ReactionLevel) -> render::ReactionLevel {
+    match level {
+        pb::ReactionLevel::Unspecified => render::ReactionLevel::Unspecified,
+        pb::ReactionLevel::Minimal => render::ReactionLevel::Minimal,
+        pb::ReactionLevel::Extensive => render::ReactionLevel::Extensive,
+    }
+}
+
+/// Proto contribution to the renderer's.
+pub fn contribution_of(c: pb::ProviderContribution) -> render::Contribution {
+    let pb::ProviderContribution {
+        stable_prefix,
+        dynamic_suffix,
+        section_overrides,
+    } = c;
+    let pb::SectionOverrides {
+        interaction_style,
+        tool_call_style,
+        execution_bias,
+    } = section_overrides.unwrap_or_default();
+    render::Contribution {
+        stable_prefix,
+        dynamic_suffix,
+        interaction_style,
+        tool_call_style,
+        execution_bias,
+    }
+}
+
+/// The renderer's contribution to proto.
+pub fn contribution_to_pb(c: render::Contribution) -> pb::ProviderContribution {
+    let render::Contribution {
+        stable_prefix,
+        dynamic_suffix,
+        interaction_style,
+        tool_call_style,
+        execution_bias,
+    } = c;
+    pb::ProviderContribution {
+        stable_prefix,
+        dynamic_suffix,
+        section_overrides: Some(pb::SectionOverrides {
+            interaction_style,
+            tool_call_style,
+            execution_bias,
+        }),
+    }
+}
+
+fn layer_to_pb(layer: render::Layer) -> pb::Layer {
+    match layer {
+        render::Layer::Stable => pb::Layer::Stable,
+        render::Layer::Dynamic => pb::Layer::Dynamic,
+    }
+}
+
+fn mode_to_pb(mode: render::PromptMode) -> pb::PromptMode {
+    match mode {
+        render::PromptMode::Full => pb::PromptMode::Full,
+        render::PromptMode::Minimal => pb::PromptMode::Minimal,
+        render::PromptMode::None => pb::PromptMode::None,
+    }
+}
+
+fn status_to_pb(status: render::FileStatus) -> pb::FileStatus {
+    match status {
+        render::FileStatus::Injected => pb::FileStatus::Injected,
+        render::FileStatus::Truncated => pb::FileStatus::Truncated,
+        render::FileStatus::Missing => pb::FileStatus::Missing,
+        render::FileStatus::Empty => pb::FileStatus::Empty,
+        render::FileStatus::Omitted => pb::FileStatus::Omitted,
+        render::FileStatus::Filtered => pb::FileStatus::Filtered,
+    }
+}
+
+fn cause_to_pb(cause: render::TruncationCause) -> pb::TruncationCause {
+    match cause {
+        render::TruncationCause::None => pb::TruncationCause::None,
+        render::TruncationCause::PerFileLimit => pb::TruncationCause::PerFileLimit,
+        render::TruncationCause::TotalLimit => pb::TruncationCause::TotalLimit,
+    }
+}
+
+/// Converts a rendered prompt into the RPC response.
+pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResponse {
+    {
+        let render::Rendered {
+            text,
+            stable_prefix,
+            dynamic_suffix,
+            boundary_offset,
+            stable_prefix_sha256,
+            mode,
+            sections,
+            context,
+            skills,
+            tools,
+            chars,
+            approx_tokens,
+        } = r;
+        pb::RenderSystemPromptResponse {
+            text,
+            stable_prefix,
+            dynamic_suffix,
+            boundary_offset: u32::try_from(boundary_offset).unwrap_or(u32::MAX),
+            boundary_marker: render::CACHE_BOUNDARY_MARKER.to_owned(),
+            stable_prefix_sha256,
+            resolved_mode: mode_to_pb(mode) as i32,
+            sections: sections
+                .into_iter()
+                .map(|s| pb::RenderedSection {
+                    id: s.id,
+                    heading: s.heading,
+                    layer: layer_to_pb(s.layer) as i32,
+                    chars: s.chars,
+                    sha256: s.sha256,
+                })
+                .collect(),
+            context: Some(pb::ContextReport {
+                max_chars_per_file: context.max_chars_per_file,
+                total_max_chars: context.total_max_chars,
+                files: context
+                    .files
+                    .into_iter()
+                    .map(|f| pb::InjectedFile {
+                        path: f.path,
+                        status: status_to_pb(f.status) as i32,
+                        raw_chars: f.raw_chars,
+                        injected_chars: f.injected_chars,
+                        cause: cause_to_pb(f.cause) as i32,
+                        layer: layer_to_pb(f.layer) as i32,
+                    })
+                    .collect(),
+                project_context_chars: context.project_context_chars,
+                truncation_notice_shown: context.truncation_notice_shown,
+            }),
+            skills: Some(pb::SkillsReport {
+                offered: skills.offered,
+                listed: skills.listed,
+                omitted: skills.omitted,
+                chars: skills.chars,
+                compact: skills.compact,
+                entries: skills
+                    .entries
+                    .into_iter()
+                    .map(|e| pb::SkillEntry {
+                        name: e.name,
+                        version: e.version,
+                        block_chars: e.block_chars,
+                    })
+                    .collect(),
+            }),
+            tools: Some(pb::ToolsReport {
+                list_chars: tools.list_chars,
+                schema_chars: tools.schema_chars,
+                entries: tools
+                    .entries
+                    .into_iter()
+                    .map(|e| pb::ToolEntry {
+                        name: e.name,
+                        summary_chars: e.summary_chars,
+                        schema_chars: e.schema_chars,
+                        properties_count: e.properties_count,
+                    })
+                    .collect(),
+            }),
+            chars,
+            approx_tokens,
+        }
+    }
+}

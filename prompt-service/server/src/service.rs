@@ -1,0 +1,85 @@
+//! The PromptService implementation: validate, convert, call the pure core.
+
+use openclaw_config::Loader;
+use openclaw_proto::prompt::v1 as pb;
+use pb::prompt_service_server::PromptService;
+use prompt_render::Renderer;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+
+use crate::{
+    contribution,
+    convert::{input_from_request, response_from_rendered},
+    error::ServerError,
+    knobs,
+};
+
+/// Renders a request exactly as the RPC does. The CLI preview calls this too,
+/// so what it prints is byte-for-byte what the RPC returns (SPEC P-3).
+pub fn render_request(
+    renderer: &Renderer,
+    req: pb::RenderSystemPromptRequest,
+) -> Result<pb::RenderSystemPromptResponse, ServerError> {
+    let input = input_from_request(req)?;
+    let rendered = renderer.render(&input)?;
+    Ok(response_from_rendered(rendered))
+}
+
+/// The prompt service. Its only state is the memo of stable prompt blocks,
+/// which never changes what a request returns, and the compiled config
+/// schema validator.
+#[derive(Debug, Clone)]
+pub struct PromptServiceImpl {
+    renderer: Arc<Renderer>,
+    loader: Arc<Loader>,
+}
+
+impl PromptServiceImpl {
+    /// A service sharing `renderer` (for example with metrics). Compiles the
+    /// config schema validator once.
+    pub fn new(renderer: Arc<Renderer>) -> Result<Self, openclaw_config::ConfigError> {
+        Ok(Self {
+            renderer,
+            loader: Arc::new(Loader::new()?),
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl PromptService for PromptServiceImpl {
+    async fn render_system_prompt(
+        &self,
+        request: Request<pb::RenderSystemPromptRequest>,
+    ) -> Result<Response<pb::RenderSystemPromptResponse>, Status> {
+        let response = render_request(&self.renderer, request.into_inner()).inspect_err(|e| {
+            tracing::info!(error = %e, "render refused");
+        })?;
+        tracing::debug!(
+            chars = response.chars,
+            sections = response.sections.len(),
+            stable_prefix_sha256 = %response.stable_prefix_sha256,
+            "rendered"
+        );
+        Ok(Response::new(response))
+    }
+
+    async fn resolve_prompt_config(
+        &self,
+        request: Request<pb::ResolvePromptConfigRequest>,
+    ) -> Result<Response<pb::ResolvePromptConfigResponse>, Status> {
+        Ok(Response::new(knobs::resolve(
+            &self.loader,
+            request.into_inner(),
+        )?))
+    }
+
+    async fn resolve_provider_contribution(
+        &self,
+        request: Request<pb::ResolveProviderContributionRequest>,
+    ) -> Result<Response<pb::ResolveProviderContributionResponse>, Status> {
+        Ok(Response::new(contribution::resolve(
+            &self.loader,
+            request.into_inner(),
+        )?))
+    }
+}

@@ -1,0 +1,3 @@
+mod config_rpcs;
+mod harness;
+mod render_rpc;

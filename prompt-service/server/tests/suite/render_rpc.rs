@@ -1,0 +1,264 @@
+//! RenderSystemPrompt over a real socket: happy path, health, reflection,
+//! the CLI preview's equality with the RPC, and every bad-input rule.
+
+use openclaw_proto::prompt::v1 as pb;
+use tonic::Code;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+use super::harness::Server;
+
+const EXAMPLE: &str = include_str!("../../examples/render-request.json5");
+
+fn example() -> pb::RenderSystemPromptRequest {
+    prompt_server::parse_request(EXAMPLE).expect("example parses")
+}
+
+async fn status_of(server: &Server, req: pb::RenderSystemPromptRequest) -> tonic::Status {
+    match server.client().await.render_system_prompt(req).await {
+        Ok(_) => panic!("expected an error"),
+        Err(status) => status,
+    }
+}
+
+#[tokio::test]
+async fn health_reports_serving_for_the_server_and_the_service() {
+    let server = Server::start().await;
+    let mut health = HealthClient::new(server.channel().await);
+    for service in ["", "openclaw.prompt.v1.PromptService"] {
+        let reply = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("check");
+        assert_eq!(
+            reply.into_inner().status(),
+            ServingStatus::Serving,
+            "{service:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reflection_lists_the_service() {
+    use tonic_reflection::pb::v1::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let server = Server::start().await;
+    let mut client = ServerReflectionClient::new(server.channel().await);
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut stream = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .expect("reflect")
+        .into_inner();
+    let reply = stream.message().await.expect("message").expect("one reply");
+    let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else {
+        panic!("unexpected reply")
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"openclaw.prompt.v1.PromptService".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"grpc.health.v1.Health".to_owned()),
+        "{names:?}"
+    );
+}
+
+/// SPEC P-3: the preview prints exactly what the RPC returns.
+#[tokio::test]
+async fn render_over_grpc_matches_the_cli_preview() {
+    let server = Server::start().await;
+    let reply = server
+        .client()
+        .await
+        .render_system_prompt(example())
+        .await
+        .expect("render")
+        .into_inner();
+    let preview =
+        prompt_server::preview(EXAMPLE, prompt_server::PreviewFormat::Text).expect("preview");
+    assert_eq!(reply.text, preview);
+    let json = prompt_server::preview(EXAMPLE, prompt_server::PreviewFormat::Json).expect("json");
+    assert_eq!(
+        json,
+        prompt_server::response_json(&reply).expect("json of reply")
+    );
+    assert_eq!(reply.resolved_mode(), pb::PromptMode::Full);
+    assert!(reply.text.contains("## SOUL.md"));
+    assert!(
+        reply
+            .text
+            .contains("[missing file: expected at /home/ada/.openclaw/workspace/IDENTITY.md]")
+    );
+    assert_eq!(
+        &reply.text[reply.boundary_offset as usize..][..reply.boundary_marker.len()],
+        reply.boundary_marker
+    );
+    let skills = reply.skills.expect("skills report");
+    assert_eq!(skills.entries.len(), 1);
+    assert!(skills.entries[0].version.starts_with("sha256:"));
+}
+
+#[tokio::test]
+async fn gzip_requests_are_accepted() {
+    let server = Server::start().await;
+    let mut client = server
+        .client()
+        .await
+        .send_compressed(tonic::codec::CompressionEncoding::Gzip)
+        .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let reply = client
+        .render_system_prompt(example())
+        .await
+        .expect("render");
+    assert!(reply.into_inner().chars > 1000);
+}
+
+#[tokio::test]
+async fn unknown_mode_is_invalid_argument() {
+    let server = Server::start().await;
+    let mut req = example();
+    req.prompt_mode = 42;
+    let status = status_of(&server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("prompt_mode:"),
+        "{}",
+        status.message()
+    );
+}
+
+#[tokio::test]
+async fn invalid_timezone_is_invalid_argument() {
+    let server = Server::start().await;
+    let mut req = example();
+    req.user_time = Some(pb::UserTime {
+        timezone: "Europe/Atlantis".into(),
+        time_format: 0,
+    });
+    let status = status_of(&server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().contains("user_time.timezone"),
+        "{}",
+        status.message()
+    );
+}
+
+#[tokio::test]
+async fn relative_workspace_is_invalid_argument() {
+    let server = Server::start().await;
+    let mut req = example();
+    req.workspace_dir = "workspace".into();
+    let status = status_of(&server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("workspace_dir:"),
+        "{}",
+        status.message()
+    );
+}
+
+#[tokio::test]
+async fn missing_workspace_is_invalid_argument() {
+    let server = Server::start().await;
+    let mut req = example();
+    req.workspace_dir.clear();
+    let status = status_of(&server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(status.message(), "workspace_dir: is required");
+}
+
+#[tokio::test]
+async fn context_file_outside_the_workspace_is_invalid_argument() {
+    let server = Server::start().await;
+    let mut req = example();
+    req.context_files.push(pb::ContextFile {
+        path: "/etc/shadow".into(),
+        content: "x".into(),
+        missing: false,
+    });
+    let status = status_of(&server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("context_files[5].path:"),
+        "{}",
+        status.message()
+    );
+    assert!(
+        status.message().contains("outside the workspace"),
+        "{}",
+        status.message()
+    );
+}
+
+#[tokio::test]
+async fn duplicate_tool_names_are_invalid_argument() {
+    let server = Server::start().await;
+    let mut req = example();
+    req.tools.push(pb::Tool {
+        name: "Read".into(),
+        ..Default::default()
+    });
+    let status = status_of(&server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("tools[6].name:"),
+        "{}",
+        status.message()
+    );
+}
+
+#[tokio::test]
+async fn oversized_request_is_resource_exhausted() {
+    let server = Server::start_with(prompt_server::ServeConfig {
+        max_request_bytes: 64 * 1024,
+        ..Default::default()
+    })
+    .await;
+    let mut req = example();
+    req.context_files.push(pb::ContextFile {
+        path: "big.md".into(),
+        content: "x".repeat(100 * 1024),
+        missing: false,
+    });
+    let status = status_of(&server, req).await;
+    assert_eq!(
+        status.code(),
+        Code::ResourceExhausted,
+        "{}",
+        status.message()
+    );
+    assert!(
+        status.message().contains("limit is 65536 bytes"),
+        "{}",
+        status.message()
+    );
+    // The server is still healthy and serves normal requests afterwards.
+    let ok = server.client().await.render_system_prompt(example()).await;
+    assert!(ok.is_ok());
+}
+
+#[tokio::test]
+async fn shutdown_returns_cleanly() {
+    let server = Server::start().await;
+    let _ = server
+        .client()
+        .await
+        .render_system_prompt(example())
+        .await
+        .expect("render");
+    server
+        .stop()
+        .await
+        .expect("serve returns Ok after the shutdown signal");
+}
