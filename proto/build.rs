@@ -6,6 +6,7 @@ use std::{env, fs, path::PathBuf};
 
 const PROTOS: &[&str] = &[
     "openclaw/prompt/v1/prompt.proto",
+    "openclaw/agent/v1/agent.proto",
     "openclaw/bench/v1/echo.proto",
 ];
 

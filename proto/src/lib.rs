@@ -17,6 +17,19 @@ pub mod prompt {
     }
 }
 
+/// `openclaw.agent.v1`: the stateful agent service.
+pub mod agent {
+    /// Version 1 of the agent API.
+    #[allow(
+        missing_docs,
+        reason = "generated code; the .proto comments document the API"
+    )]
+    #[allow(clippy::all, reason = "generated code: lints do not apply to it")]
+    pub mod v1 {
+        tonic::include_proto!("openclaw.agent.v1");
+    }
+}
+
 /// `openclaw.bench.v1`: the echo baseline of the load generator.
 pub mod bench {
     /// Version 1 of the bench API.

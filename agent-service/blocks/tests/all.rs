@@ -1,0 +1,3 @@
+//! Integration tests of `openclaw-blocks`, one binary (see `suite/`).
+
+mod suite;

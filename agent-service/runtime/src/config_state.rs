@@ -1,0 +1,203 @@
+//! Loading `openclaw.json` into the agents the runtime serves.
+//!
+//! A missing file means OpenClaw's defaults (one `main` agent). An invalid
+//! file does not crash the service: it keeps serving health checks and
+//! answers every agent call with FAILED_PRECONDITION listing every problem
+//! with its path, line and column, until the file is fixed.
+
+use std::sync::Arc;
+
+use openclaw_config::{
+    Config, ConfigError, LoadOptions, Loader, UnresolvedVars,
+    resolve::{AgentView, Dirs},
+};
+
+use crate::{
+    env::{ConfigEnv, Env},
+    error::RuntimeError,
+    settings::Settings,
+};
+
+/// A loaded, valid configuration and the agents it defines.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The config.
+    pub config: Config,
+    /// Every configured agent, in config order.
+    pub agents: Vec<AgentView>,
+    /// Id of the default agent.
+    pub default_agent: String,
+    /// False when no file existed and defaults are in use.
+    pub from_file: bool,
+}
+
+impl Loaded {
+    /// The agent with this id (case-insensitive), or the default for "".
+    pub fn agent(&self, id: &str) -> Result<&AgentView, RuntimeError> {
+        let wanted = id.trim();
+        let wanted = if wanted.is_empty() {
+            self.default_agent.as_str()
+        } else {
+            wanted
+        };
+        self.agents
+            .iter()
+            .find(|a| a.id.eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| RuntimeError::UnknownAgent(wanted.to_owned()))
+    }
+}
+
+/// The config as the runtime sees it.
+#[derive(Debug, Clone)]
+pub enum ConfigState {
+    /// Valid.
+    Ready(Arc<Loaded>),
+    /// Invalid; the message lists every problem.
+    Invalid(String),
+}
+
+impl ConfigState {
+    /// The loaded config, or FAILED_PRECONDITION with every problem listed.
+    pub fn ready(&self) -> Result<&Arc<Loaded>, RuntimeError> {
+        match self {
+            Self::Ready(loaded) => Ok(loaded),
+            Self::Invalid(message) => Err(RuntimeError::FailedPrecondition(message.clone())),
+        }
+    }
+}
+
+/// Reads and validates the config file (every error reported at once).
+pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState {
+    let path = &settings.config_path;
+    let (text, from_file) = match std::fs::read_to_string(path) {
+        Ok(text) => (text, true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ("{}".to_owned(), false),
+        Err(e) => return ConfigState::Invalid(format!("cannot read {}: {e}", path.display())),
+    };
+    let options = LoadOptions {
+        unresolved_vars: UnresolvedVars::Error,
+    };
+    let config = match loader.load(&text, &ConfigEnv(env), &options) {
+        Ok(config) => config,
+        Err(error) => return ConfigState::Invalid(describe(path, &error)),
+    };
+    let dirs = Dirs {
+        state_dir: settings.state_dir.clone(),
+        home_dir: settings.home_dir.clone(),
+    };
+    let mut agents = Vec::new();
+    let mut problems = Vec::new();
+    for id in config.agent_ids() {
+        match config.agent(id, &dirs) {
+            Ok(view) => agents.push(view),
+            Err(error) => problems.push(format!("agent {id:?}: {error}")),
+        }
+    }
+    if !problems.is_empty() {
+        return ConfigState::Invalid(format!(
+            "{} is invalid:\n{}",
+            path.display(),
+            problems.join("\n")
+        ));
+    }
+    let default_agent = config.default_agent_id().to_owned();
+    ConfigState::Ready(Arc::new(Loaded {
+        config,
+        agents,
+        default_agent,
+        from_file,
+    }))
+}
+
+fn describe(path: &std::path::Path, error: &ConfigError) -> String {
+    match error {
+        ConfigError::Invalid(errors) => format!(
+            "{} is invalid ({} problem{}):\n{errors}",
+            path.display(),
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        other => format!("{} is invalid: {other}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::MapEnv;
+
+    fn settings(dir: &std::path::Path) -> Settings {
+        Settings {
+            state_dir: dir.join("state"),
+            config_path: dir.join("openclaw.json"),
+            home_dir: dir.to_path_buf(),
+        }
+    }
+
+    #[test]
+    fn missing_file_means_one_default_agent() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let s = settings(dir.path());
+        let state = load(&s, &MapEnv::default(), &Loader::new()?);
+        let loaded = state.ready()?;
+        assert!(!loaded.from_file);
+        assert_eq!(loaded.default_agent, "main");
+        assert_eq!(
+            loaded.agent("")?.workspace,
+            dir.path().join("state/workspace")
+        );
+        assert!(matches!(
+            loaded.agent("nope"),
+            Err(RuntimeError::UnknownAgent(_))
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn invalid_file_lists_every_problem() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let s = settings(dir.path());
+        std::fs::write(
+            &s.config_path,
+            "{\n  agents: { defaults: { bootstrapMaxChars: 'x', workspac: 1 } },\n  tools: { profle: 'full' },\n}",
+        )?;
+        let state = load(&s, &MapEnv::default(), &Loader::new()?);
+        let err = state
+            .ready()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("3 problems"), "{err}");
+        assert!(
+            err.contains("agents.defaults.bootstrapMaxChars (line 2"),
+            "{err}"
+        );
+        assert!(err.contains("agents.defaults.workspac"), "{err}");
+        assert!(err.contains("tools.profle"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn env_references_are_substituted_or_reported() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let s = settings(dir.path());
+        std::fs::write(
+            &s.config_path,
+            "{ agents: { defaults: { workspace: '${WS}' } } }",
+        )?;
+        let loader = Loader::new()?;
+        let state = load(&s, &MapEnv::of([("WS", "/srv/ws")]), &loader);
+        assert_eq!(
+            state.ready()?.agent("main")?.workspace,
+            std::path::PathBuf::from("/srv/ws")
+        );
+        let missing = load(&s, &MapEnv::default(), &loader);
+        assert!(
+            missing
+                .ready()
+                .err()
+                .is_some_and(|e| e.to_string().contains("WS"))
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,21 @@
+//! The agent runtime: configuration, agents, workspaces, skills and sessions,
+//! and (as later pieces land) the agent loop, tools and model providers.
+//!
+//! IO sits behind small traits (environment, clock, prompt source, model
+//! provider) so tests drive it deterministically. It is not a gRPC crate:
+//! the server crate converts protobuf messages and maps [`RuntimeError`]
+//! onto status codes.
+
+mod config_state;
+mod env;
+mod error;
+mod runtime;
+pub mod sessions;
+mod settings;
+
+pub use config_state::{ConfigState, Loaded};
+pub use env::{Env, MapEnv, ProcessEnv};
+pub use error::RuntimeError;
+pub use openclaw_config as config;
+pub use runtime::{Runtime, RuntimeOptions, TranscriptItem, TranscriptStream};
+pub use settings::{Flags, Settings};

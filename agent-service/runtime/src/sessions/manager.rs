@@ -1,0 +1,292 @@
+//! The sessions of every agent: the index per agent (through the transcript
+//! crate's store, which locks and rewrites it atomically) and the registry of
+//! running session actors.
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use openclaw_config::resolve::AgentView;
+use openclaw_transcript::{
+    AgentId, Clock, SessionEntry, SessionId, SessionKey, SessionStore, unix_millis,
+};
+
+use super::{
+    actor::{self, SessionHandle, TranscriptSpec},
+    key,
+};
+use crate::error::RuntimeError;
+
+/// Which session a request names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionTarget {
+    /// By key (normalised against the agent).
+    Key(String),
+    /// By current session id.
+    Id(String),
+}
+
+/// Metadata recorded when a session is created.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewSession {
+    /// Channel id.
+    pub channel: Option<String>,
+    /// `direct`, `group` or `channel`.
+    pub chat_type: Option<String>,
+    /// Display name.
+    pub display_name: Option<String>,
+}
+
+/// A session as listed in the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    /// Owning agent id.
+    pub agent_id: String,
+    /// Full session key.
+    pub key: SessionKey,
+    /// Index entry (current id, timestamps, counters, overrides).
+    pub entry: SessionEntry,
+}
+
+/// Sessions of all agents.
+pub struct SessionManager {
+    state_dir: PathBuf,
+    clock: Arc<dyn Clock>,
+    actors: Mutex<HashMap<(String, SessionId), SessionHandle>>,
+}
+
+impl std::fmt::Debug for SessionManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionManager")
+            .field("state_dir", &self.state_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs blocking store work off the async workers.
+async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
+where
+    F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
+}
+
+impl SessionManager {
+    /// Sessions under `state_dir`, timestamps from `clock`.
+    pub fn new(state_dir: PathBuf, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            state_dir,
+            clock,
+            actors: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn store(&self, agent: &AgentView) -> Result<SessionStore, RuntimeError> {
+        let id = AgentId::new(agent.id.clone())
+            .map_err(|e| RuntimeError::invalid("agent_id", e.to_string()))?;
+        Ok(SessionStore::new(
+            &self.state_dir,
+            &id,
+            Arc::clone(&self.clock),
+        ))
+    }
+
+    /// Path of a session's transcript.
+    pub fn transcript_path(
+        &self,
+        agent: &AgentView,
+        id: &SessionId,
+    ) -> Result<PathBuf, RuntimeError> {
+        Ok(self.store(agent)?.dir().transcript(id))
+    }
+
+    /// Creates the session for `key` (and its transcript header), or returns
+    /// the existing one. The bool is true when it was created.
+    pub async fn create(
+        &self,
+        agent: &AgentView,
+        key: &str,
+        meta: NewSession,
+    ) -> Result<(SessionInfo, bool), RuntimeError> {
+        let key = key::normalize(&agent.id, key)?;
+        let store = self.store(agent)?;
+        let now = unix_millis(self.clock.now());
+        let k = key.clone();
+        let (entry, created) = blocking(move || {
+            Ok(store.update(|index| match index.get(&k) {
+                Some(existing) => (existing.clone(), false),
+                None => {
+                    let mut entry = SessionEntry::new(SessionId::new_v4(), now);
+                    entry.channel = meta.channel;
+                    entry.chat_type = meta.chat_type;
+                    entry.display_name = meta.display_name;
+                    index.insert(k.clone(), entry.clone());
+                    (entry, true)
+                }
+            })?)
+        })
+        .await?;
+        let info = SessionInfo {
+            agent_id: agent.id.clone(),
+            key,
+            entry,
+        };
+        if created {
+            // Write the header now so the session's file and cwd exist from the start.
+            self.handle(agent, &info)?.append(Vec::new(), true).await?;
+            tracing::info!(agent = %agent.id, key = %info.key.as_str(), session_id = %info.entry.session_id, "session created");
+        }
+        Ok((info, created))
+    }
+
+    /// Every session of the agent, most recently updated first. Reads only the index.
+    pub async fn list(&self, agent: &AgentView) -> Result<Vec<SessionInfo>, RuntimeError> {
+        let store = self.store(agent)?;
+        let mut all = blocking(move || Ok(store.list()?)).await?;
+        all.sort_by(|a, b| {
+            b.1.updated_at
+                .cmp(&a.1.updated_at)
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        Ok(all
+            .into_iter()
+            .map(|(key, entry)| SessionInfo {
+                agent_id: agent.id.clone(),
+                key,
+                entry,
+            })
+            .collect())
+    }
+
+    /// One session, by key or id.
+    pub async fn get(
+        &self,
+        agent: &AgentView,
+        target: &SessionTarget,
+    ) -> Result<SessionInfo, RuntimeError> {
+        let store = self.store(agent)?;
+        let found = match target {
+            SessionTarget::Key(k) => {
+                let key = key::normalize(&agent.id, k)?;
+                let lookup = key.clone();
+                blocking(move || Ok(store.load_index()?.get(&lookup).cloned()))
+                    .await?
+                    .map(|entry| (key, entry))
+            }
+            SessionTarget::Id(id) => {
+                let id = SessionId::parse(id.trim())
+                    .map_err(|e| RuntimeError::invalid("session_id", e.to_string()))?;
+                blocking(move || Ok(store.list()?.into_iter().find(|(_, e)| e.session_id == id)))
+                    .await?
+            }
+        };
+        let (key, entry) = found.ok_or_else(|| {
+            RuntimeError::SessionNotFound(format!(
+                "no session {} for agent {:?}",
+                describe(target),
+                agent.id
+            ))
+        })?;
+        Ok(SessionInfo {
+            agent_id: agent.id.clone(),
+            key,
+            entry,
+        })
+    }
+
+    /// The actor of a session, started on first use.
+    pub fn handle(
+        &self,
+        agent: &AgentView,
+        info: &SessionInfo,
+    ) -> Result<SessionHandle, RuntimeError> {
+        let path = self.transcript_path(agent, &info.entry.session_id)?;
+        let mut actors = self.actors.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = (agent.id.clone(), info.entry.session_id);
+        if let Some(handle) = actors.get(&slot).filter(|h| !h.is_closed()) {
+            return Ok(handle.clone());
+        }
+        let spec = TranscriptSpec {
+            path,
+            id: info.entry.session_id,
+            key: info.key.clone(),
+            cwd: agent.workspace.display().to_string(),
+        };
+        let handle = actor::spawn(spec, Arc::clone(&self.clock));
+        actors.insert(slot, handle.clone());
+        Ok(handle)
+    }
+
+    /// Stops the session's actor, if running, releasing its file lock.
+    async fn close_actor(&self, agent: &AgentView, id: &SessionId) {
+        let handle = self
+            .actors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(agent.id.clone(), *id));
+        if let Some(handle) = handle {
+            handle.close().await;
+        }
+    }
+
+    /// Archives the transcript and points the key at a new session id.
+    pub async fn reset(
+        &self,
+        agent: &AgentView,
+        target: &SessionTarget,
+    ) -> Result<SessionInfo, RuntimeError> {
+        let info = self.get(agent, target).await?;
+        self.close_actor(agent, &info.entry.session_id).await;
+        let store = self.store(agent)?;
+        let key = info.key.clone();
+        let reset = blocking(move || Ok(store.reset(&key)?)).await?;
+        tracing::info!(agent = %agent.id, key = %info.key.as_str(), old = %info.entry.session_id, new = %reset.session_id, "session reset");
+        let new = self
+            .get(agent, &SessionTarget::Key(info.key.as_str().to_owned()))
+            .await?;
+        self.handle(agent, &new)?.append(Vec::new(), true).await?;
+        Ok(new)
+    }
+
+    /// Removes the key from the index and archives the transcript. Returns
+    /// where the transcript went.
+    pub async fn delete(
+        &self,
+        agent: &AgentView,
+        target: &SessionTarget,
+    ) -> Result<Option<PathBuf>, RuntimeError> {
+        let info = self.get(agent, target).await?;
+        self.close_actor(agent, &info.entry.session_id).await;
+        let store = self.store(agent)?;
+        let key = info.key.clone();
+        let deleted = blocking(move || Ok(store.delete(&key)?)).await?;
+        tracing::info!(agent = %agent.id, key = %info.key.as_str(), "session deleted");
+        Ok(deleted.and_then(|d| d.archived))
+    }
+
+    /// Flushes and stops every actor (graceful shutdown).
+    pub async fn close_all(&self) {
+        let handles: Vec<SessionHandle> = self
+            .actors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(_, h)| h)
+            .collect();
+        for handle in handles {
+            handle.close().await;
+        }
+    }
+}
+
+fn describe(target: &SessionTarget) -> String {
+    match target {
+        SessionTarget::Key(k) => format!("with key {k:?}"),
+        SessionTarget::Id(id) => format!("with id {id:?}"),
+    }
+}

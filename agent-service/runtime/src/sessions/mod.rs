@@ -1,0 +1,9 @@
+//! Sessions: keys and kinds, the per-session actor, and the manager.
+
+mod actor;
+pub mod key;
+mod manager;
+
+pub use actor::SessionHandle;
+pub use key::SessionKind;
+pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};

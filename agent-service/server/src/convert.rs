@@ -1,0 +1,160 @@
+//! Conversions between `openclaw.agent.v1` messages and runtime types.
+
+use agent_runtime::{
+    RuntimeError,
+    sessions::{NewSession, SessionInfo, SessionTarget},
+};
+use openclaw_proto::agent::v1 as pb;
+use openclaw_transcript::{BadLineReason, Entry, EntryBody, LoadReport, Message, SessionHeader};
+
+/// Milliseconds since the epoch to a protobuf timestamp.
+pub fn timestamp_ms(ms: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: i32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0),
+    }
+}
+
+/// An RFC 3339 string to a protobuf timestamp (None when it does not parse).
+fn timestamp_rfc3339(text: &str) -> Option<prost_types::Timestamp> {
+    text.parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| timestamp_ms(t.as_millisecond()))
+}
+
+/// The agent and target a `SessionRef` names.
+pub fn target_of(session: Option<pb::SessionRef>) -> Result<(String, SessionTarget), RuntimeError> {
+    let pb::SessionRef { agent_id, target } =
+        session.ok_or_else(|| RuntimeError::invalid("session", "is required"))?;
+    let target = match target {
+        Some(pb::session_ref::Target::SessionKey(key)) => SessionTarget::Key(key),
+        Some(pb::session_ref::Target::SessionId(id)) => SessionTarget::Id(id),
+        None => {
+            return Err(RuntimeError::invalid(
+                "session",
+                "set session_key or session_id",
+            ));
+        }
+    };
+    Ok((agent_id, target))
+}
+
+/// Chat type as stored in the index.
+pub fn chat_type_name(chat_type: i32) -> Result<Option<String>, RuntimeError> {
+    let kind = pb::ChatType::try_from(chat_type).map_err(|_| {
+        RuntimeError::invalid("chat_type", format!("unknown enum value {chat_type}"))
+    })?;
+    Ok(match kind {
+        pb::ChatType::Unspecified => None,
+        pb::ChatType::Direct => Some("direct".to_owned()),
+        pb::ChatType::Group => Some("group".to_owned()),
+        pb::ChatType::Channel => Some("channel".to_owned()),
+    })
+}
+
+fn chat_type_of(stored: Option<&str>) -> pb::ChatType {
+    match stored {
+        Some("direct") => pb::ChatType::Direct,
+        Some("group") => pb::ChatType::Group,
+        Some("channel" | "room") => pb::ChatType::Channel,
+        _ => pb::ChatType::Unspecified,
+    }
+}
+
+/// Metadata of a CreateSession request.
+pub fn new_session(req: &pb::CreateSessionRequest) -> Result<NewSession, RuntimeError> {
+    let non_empty = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_owned());
+    Ok(NewSession {
+        channel: non_empty(&req.channel),
+        chat_type: chat_type_name(req.chat_type)?,
+        display_name: non_empty(&req.display_name),
+    })
+}
+
+/// A session for the API.
+pub fn session_to_pb(info: SessionInfo) -> pb::Session {
+    let SessionInfo {
+        agent_id,
+        key,
+        entry,
+    } = info;
+    pb::Session {
+        agent_id,
+        session_key: key.as_str().to_owned(),
+        session_id: entry.session_id.to_string(),
+        created_at: Some(timestamp_ms(entry.created_at)),
+        updated_at: Some(timestamp_ms(entry.updated_at)),
+        channel: entry.channel.clone().unwrap_or_default(),
+        chat_type: chat_type_of(entry.chat_type.as_deref()) as i32,
+        display_name: entry.display_name.clone().unwrap_or_default(),
+        model_override: entry.model_override.clone().unwrap_or_default(),
+        usage: Some(pb::TokenUsage {
+            input: entry.input_tokens,
+            output: entry.output_tokens,
+            total: entry.total_tokens,
+        }),
+    }
+}
+
+/// A transcript header as the first stream entry.
+pub fn header_to_pb(header: &SessionHeader) -> pb::TranscriptEntry {
+    pb::TranscriptEntry {
+        seq: 1,
+        r#type: "session".to_owned(),
+        id: String::new(),
+        parent_id: String::new(),
+        timestamp: timestamp_rfc3339(&header.timestamp),
+        role: String::new(),
+        json: serde_json::to_string(header).unwrap_or_default(),
+    }
+}
+
+/// A transcript entry for the stream.
+pub fn entry_to_pb(seq: u64, entry: &Entry) -> pb::TranscriptEntry {
+    let role = match &entry.body {
+        EntryBody::Message { message } => match message {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+            Message::Other(_) => "other",
+        },
+        _ => "",
+    };
+    pb::TranscriptEntry {
+        seq,
+        r#type: entry.body.type_name().to_owned(),
+        id: entry.id.to_string(),
+        parent_id: entry
+            .parent_id
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        timestamp: timestamp_rfc3339(&entry.timestamp),
+        role: role.to_owned(),
+        json: serde_json::to_string(entry).unwrap_or_default(),
+    }
+}
+
+/// The load report that ends a transcript stream.
+pub fn report_to_pb(report: &LoadReport) -> pb::LoadReport {
+    pb::LoadReport {
+        entries: report.entries + u64::from(report.header.is_some()),
+        torn_tail_dropped: report.torn_tail.is_some(),
+        bad_lines: report
+            .bad_lines
+            .iter()
+            .map(|b| pb::BadLine {
+                line: b.line_no,
+                offset: b.offset,
+                reason: match &b.reason {
+                    BadLineReason::TooLong => "line too long".to_owned(),
+                    BadLineReason::NulBytes => "NUL bytes".to_owned(),
+                    BadLineReason::InvalidUtf8 => "invalid UTF-8".to_owned(),
+                    BadLineReason::InvalidJson(m) => format!("invalid JSON: {m}"),
+                    BadLineReason::NotARecord(m) => format!("not a transcript record: {m}"),
+                    BadLineReason::MisplacedHeader => "a session header after line 1".to_owned(),
+                },
+            })
+            .collect(),
+    }
+}

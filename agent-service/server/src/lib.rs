@@ -1,0 +1,14 @@
+//! gRPC shell of agent-service: converts `openclaw.agent.v1` messages to
+//! runtime calls, maps runtime errors onto status codes, and serves the
+//! service with health, reflection, limits and a graceful drain.
+//!
+//! It holds no agent logic (that is `agent-runtime`).
+
+mod convert;
+mod error;
+mod serve;
+mod service;
+
+pub use error::status_of;
+pub use serve::{ServeConfig, ServeError, serve};
+pub use service::AgentServiceImpl;

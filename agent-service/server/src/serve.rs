@@ -1,0 +1,96 @@
+//! `serve`: AgentService plus health and reflection on a bound listener.
+
+use std::{future::Future, sync::Arc, time::Duration};
+
+use agent_runtime::Runtime;
+use openclaw_proto::agent::v1::agent_service_server::AgentServiceServer;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::{codec::CompressionEncoding, transport::Server};
+use tower::ServiceBuilder;
+use tower_http::trace::TraceLayer;
+
+use crate::service::AgentServiceImpl;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Largest accepted request message, in bytes.
+    pub max_request_bytes: usize,
+    /// How long in-flight calls may run after a shutdown signal.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            max_request_bytes: service_kit::DEFAULT_MAX_REQUEST_BYTES,
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Errors that stop the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Reflection could not be built from the descriptor set.
+    #[error("cannot build reflection: {0}")]
+    Reflection(#[from] service_kit::ReflectionError),
+    /// The transport failed.
+    #[error("transport error: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves until `shutdown` resolves, drains in-flight calls, then flushes and
+/// closes every session.
+pub async fn serve(
+    listener: TcpListener,
+    config: ServeConfig,
+    runtime: Arc<Runtime>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let health = service_kit::health_services()?;
+    let reporter = health.reporter.clone();
+    // With an invalid config the process stays up (health, clear errors) but
+    // the agent service reports NOT_SERVING until the config is fixed.
+    if runtime.config().ready().is_ok() {
+        reporter
+            .set_serving::<AgentServiceServer<AgentServiceImpl>>()
+            .await;
+    } else {
+        reporter
+            .set_not_serving::<AgentServiceServer<AgentServiceImpl>>()
+            .await;
+    }
+    let service = AgentServiceServer::new(AgentServiceImpl::new(Arc::clone(&runtime)))
+        .max_decoding_message_size(config.max_request_bytes)
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip);
+    // Outermost first: the request span wraps the size check.
+    let layers = ServiceBuilder::new()
+        .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::RequestSizeLimitLayer::new(
+            config.max_request_bytes,
+        ));
+
+    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel();
+    let signal = async move {
+        shutdown.await;
+        reporter
+            .set_not_serving::<AgentServiceServer<AgentServiceImpl>>()
+            .await;
+        tracing::info!("stopped accepting; draining in-flight calls");
+        let _ = drain_tx.send(());
+    };
+    tracing::info!(addr = ?listener.local_addr().ok(), state_dir = %runtime.settings().state_dir.display(), "agent-service listening");
+    let server = Server::builder()
+        .layer(layers)
+        .add_routes(health.routes)
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+    let result = service_kit::drain(server, drain_rx, config.drain_timeout).await;
+    runtime.shutdown().await;
+    result?;
+    tracing::info!("agent-service stopped");
+    Ok(())
+}

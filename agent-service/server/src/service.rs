@@ -1,0 +1,181 @@
+//! AgentService: validate, convert, forward to the runtime, stream results.
+
+use std::{pin::Pin, sync::Arc};
+
+use agent_runtime::{Runtime, TranscriptItem, config::resolve::AgentRuntime};
+use openclaw_proto::agent::v1 as pb;
+use pb::agent_service_server::AgentService;
+use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
+use tonic::{Request, Response, Status};
+
+use crate::{convert, error::status_of};
+
+/// The gRPC service over one runtime.
+#[derive(Debug, Clone)]
+pub struct AgentServiceImpl {
+    runtime: Arc<Runtime>,
+}
+
+impl AgentServiceImpl {
+    /// Serves `runtime`.
+    pub fn new(runtime: Arc<Runtime>) -> Self {
+        Self { runtime }
+    }
+}
+
+type TranscriptStream = Pin<Box<dyn Stream<Item = Result<pb::TranscriptItem, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl AgentService for AgentServiceImpl {
+    async fn setup(
+        &self,
+        _request: Request<pb::SetupRequest>,
+    ) -> Result<Response<pb::SetupResponse>, Status> {
+        Err(Status::unimplemented(
+            "Setup lands with the workspace crate",
+        ))
+    }
+
+    async fn list_agents(
+        &self,
+        _request: Request<pb::ListAgentsRequest>,
+    ) -> Result<Response<pb::ListAgentsResponse>, Status> {
+        let (agents, default_id) = self.runtime.agents().map_err(status_of)?;
+        let agents = agents
+            .into_iter()
+            .map(|a| pb::Agent {
+                is_default: a.id == default_id,
+                name: a.name.clone().unwrap_or_default(),
+                workspace: a.workspace.display().to_string(),
+                model: a.model.clone().unwrap_or_default(),
+                runtime: match a.runtime {
+                    AgentRuntime::Embedded => "embedded".to_owned(),
+                    AgentRuntime::Codex(_) => "codex".to_owned(),
+                },
+                id: a.id,
+            })
+            .collect();
+        Ok(Response::new(pb::ListAgentsResponse { agents }))
+    }
+
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> Result<Response<pb::CreateSessionResponse>, Status> {
+        let req = request.into_inner();
+        let meta = convert::new_session(&req).map_err(status_of)?;
+        let (info, created) = self
+            .runtime
+            .create_session(&req.agent_id, &req.session_key, meta)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::CreateSessionResponse {
+            session: Some(convert::session_to_pb(info)),
+            created,
+        }))
+    }
+
+    async fn list_sessions(
+        &self,
+        request: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        let req = request.into_inner();
+        let sessions = self
+            .runtime
+            .list_sessions(&req.agent_id)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::ListSessionsResponse {
+            sessions: sessions.into_iter().map(convert::session_to_pb).collect(),
+        }))
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        let (agent, target) =
+            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let info = self
+            .runtime
+            .get_session(&agent, &target)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(convert::session_to_pb(info)))
+    }
+
+    async fn reset_session(
+        &self,
+        request: Request<pb::ResetSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        let (agent, target) =
+            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let info = self
+            .runtime
+            .reset_session(&agent, &target)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(convert::session_to_pb(info)))
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
+        let (agent, target) =
+            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let archived = self
+            .runtime
+            .delete_session(&agent, &target)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::DeleteSessionResponse {
+            archived_transcript: archived
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        }))
+    }
+
+    type GetTranscriptStream = TranscriptStream;
+
+    async fn get_transcript(
+        &self,
+        request: Request<pb::GetTranscriptRequest>,
+    ) -> Result<Response<Self::GetTranscriptStream>, Status> {
+        let (agent, target) =
+            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let rx = self
+            .runtime
+            .transcript(&agent, &target)
+            .await
+            .map_err(status_of)?;
+        let mut seq = 0u64;
+        let stream = ReceiverStream::new(rx).map(move |item| {
+            let item = item.map_err(status_of)?;
+            let out = match item {
+                TranscriptItem::Header(header) => {
+                    seq += 1;
+                    pb::transcript_item::Item::Entry(convert::header_to_pb(&header))
+                }
+                TranscriptItem::Entry(entry) => {
+                    seq += 1;
+                    pb::transcript_item::Item::Entry(convert::entry_to_pb(seq, &entry))
+                }
+                TranscriptItem::Report(report) => {
+                    pb::transcript_item::Item::Report(convert::report_to_pb(&report))
+                }
+            };
+            Ok(pb::TranscriptItem { item: Some(out) })
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Request<pb::ListSkillsRequest>,
+    ) -> Result<Response<pb::ListSkillsResponse>, Status> {
+        Err(Status::unimplemented(
+            "ListSkills lands with the skills crate",
+        ))
+    }
+}

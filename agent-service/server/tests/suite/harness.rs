@@ -1,0 +1,100 @@
+//! Starts agent-service in-process on 127.0.0.1:0 over a temporary state dir.
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use agent_runtime::{MapEnv, Runtime, RuntimeOptions, Settings};
+use openclaw_proto::agent::v1::agent_service_client::AgentServiceClient;
+use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
+use tonic::transport::Channel;
+
+pub struct Service {
+    dir: Option<tempfile::TempDir>,
+    pub runtime: Arc<Runtime>,
+    pub endpoint: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), agent_server::ServeError>>>,
+}
+
+impl Service {
+    /// A service whose config file holds `config` (None: no file).
+    pub async fn start(config: Option<&str>) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Self::start_in(dir, config).await
+    }
+
+    pub async fn start_in(dir: tempfile::TempDir, config: Option<&str>) -> Self {
+        let settings = Settings {
+            state_dir: dir.path().join("state"),
+            config_path: dir.path().join("openclaw.json"),
+            home_dir: dir.path().to_path_buf(),
+        };
+        if let Some(text) = config {
+            std::fs::write(&settings.config_path, text).expect("write config");
+        }
+        let runtime = Runtime::start(RuntimeOptions {
+            settings,
+            env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
+            clock: Arc::new(openclaw_transcript::SystemClock),
+        })
+        .expect("runtime");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(agent_server::serve(
+            listener,
+            agent_server::ServeConfig::default(),
+            Arc::clone(&runtime),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        Self {
+            dir: Some(dir),
+            runtime,
+            endpoint,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(self.endpoint.clone())
+            .expect("endpoint")
+            .connect_timeout(Duration::from_secs(5))
+            .connect()
+            .await
+            .expect("connect")
+    }
+
+    pub async fn client(&self) -> AgentServiceClient<Channel> {
+        AgentServiceClient::new(self.channel().await)
+    }
+
+    /// SIGTERM equivalent: stop accepting, drain, flush sessions.
+    pub async fn stop(mut self) -> tempfile::TempDir {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("serve task").expect("serve result");
+        }
+        self.dir.take().expect("dir")
+    }
+
+    /// The temporary root (home dir; state under `state/`).
+    pub fn root(&self) -> &std::path::Path {
+        self.dir.as_ref().expect("dir").path()
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,558 @@
+//! Agents, sessions and transcripts over gRPC (issue 4; SPEC R-1, R-10).
+
+use std::io::Write;
+
+use agent_runtime::sessions::SessionTarget;
+use openclaw_proto::agent::v1 as pb;
+use openclaw_transcript::{EntryBody, Message, UserContent, UserMessage};
+use tonic::Code;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+use super::harness::Service;
+
+const TWO_AGENTS: &str = r#"{
+  // JSON5: comments and trailing commas are fine.
+  agents: {
+    list: [
+      { id: "main", name: "Clawd" },
+      { id: "work", default: true, workspace: "~/work-ws" },
+    ],
+  },
+}"#;
+
+fn key_ref(agent: &str, key: &str) -> Option<pb::SessionRef> {
+    Some(pb::SessionRef {
+        agent_id: agent.into(),
+        target: Some(pb::session_ref::Target::SessionKey(key.into())),
+    })
+}
+
+fn id_ref(agent: &str, id: &str) -> Option<pb::SessionRef> {
+    Some(pb::SessionRef {
+        agent_id: agent.into(),
+        target: Some(pb::session_ref::Target::SessionId(id.into())),
+    })
+}
+
+fn user(text: &str) -> EntryBody {
+    EntryBody::Message {
+        message: Message::User(UserMessage {
+            content: UserContent::Text(text.into()),
+            timestamp: 0,
+        }),
+    }
+}
+
+async fn transcript(
+    service: &Service,
+    session: Option<pb::SessionRef>,
+) -> (Vec<pb::TranscriptEntry>, pb::LoadReport) {
+    let mut stream = service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest { session })
+        .await
+        .expect("transcript")
+        .into_inner();
+    let mut entries = Vec::new();
+    let mut report = None;
+    while let Some(item) = stream.message().await.expect("stream") {
+        match item.item.expect("item") {
+            pb::transcript_item::Item::Entry(e) => entries.push(e),
+            pb::transcript_item::Item::Report(r) => report = Some(r),
+        }
+    }
+    (entries, report.expect("a report ends the stream"))
+}
+
+/// R-1: each configured agent with its own workspace; the default is the one marked default.
+#[tokio::test]
+async fn lists_agents_with_the_default_marked() {
+    let service = Service::start(Some(TWO_AGENTS)).await;
+    let agents = service
+        .client()
+        .await
+        .list_agents(pb::ListAgentsRequest {})
+        .await
+        .expect("list")
+        .into_inner()
+        .agents;
+    let summary: Vec<(String, bool, String)> = agents
+        .iter()
+        .map(|a| (a.id.clone(), a.is_default, a.workspace.clone()))
+        .collect();
+    let home = service.root().display().to_string();
+    assert_eq!(
+        summary,
+        [
+            (
+                "main".to_owned(),
+                false,
+                format!("{home}/state/workspace-main")
+            ),
+            ("work".to_owned(), true, format!("{home}/work-ws")),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn session_lifecycle_create_get_list_reset_delete() {
+    let service = Service::start(Some(TWO_AGENTS)).await;
+    let mut client = service.client().await;
+    let created = client
+        .create_session(pb::CreateSessionRequest {
+            agent_id: "main".into(),
+            session_key: "telegram:direct:42".into(),
+            channel: "telegram".into(),
+            chat_type: pb::ChatType::Direct as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    assert!(created.created);
+    let session = created.session.expect("session");
+    assert_eq!(session.session_key, "agent:main:telegram:direct:42");
+    assert_eq!(session.chat_type(), pb::ChatType::Direct);
+    // R-10: the transcript exists at <stateDir>/agents/<agentId>/sessions/<id>.jsonl with a header.
+    let file = service.path(&format!(
+        "state/agents/main/sessions/{}.jsonl",
+        session.session_id
+    ));
+    assert!(file.exists(), "{}", file.display());
+
+    let again = client
+        .create_session(pb::CreateSessionRequest {
+            agent_id: "main".into(),
+            session_key: "agent:main:telegram:direct:42".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("again")
+        .into_inner();
+    assert!(!again.created);
+    assert_eq!(
+        again.session.map(|s| s.session_id),
+        Some(session.session_id.clone())
+    );
+
+    let by_id = client
+        .get_session(pb::GetSessionRequest {
+            session: id_ref("main", &session.session_id),
+        })
+        .await
+        .expect("by id")
+        .into_inner();
+    assert_eq!(by_id.session_key, session.session_key);
+
+    let listed = client
+        .list_sessions(pb::ListSessionsRequest {
+            agent_id: "main".into(),
+        })
+        .await
+        .expect("list")
+        .into_inner()
+        .sessions;
+    assert_eq!(listed.len(), 1);
+
+    let reset = client
+        .reset_session(pb::ResetSessionRequest {
+            session: key_ref("main", "telegram:direct:42"),
+        })
+        .await
+        .expect("reset")
+        .into_inner();
+    assert_ne!(reset.session_id, session.session_id);
+    assert!(!file.exists(), "old transcript archived");
+    let archived = std::fs::read_dir(service.path("state/agents/main/sessions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().contains(".jsonl.reset."));
+    assert!(archived);
+
+    let deleted = client
+        .delete_session(pb::DeleteSessionRequest {
+            session: key_ref("main", "telegram:direct:42"),
+        })
+        .await
+        .expect("delete")
+        .into_inner();
+    assert!(
+        deleted.archived_transcript.contains(".deleted."),
+        "{}",
+        deleted.archived_transcript
+    );
+    let gone = client
+        .get_session(pb::GetSessionRequest {
+            session: key_ref("main", "telegram:direct:42"),
+        })
+        .await
+        .expect_err("deleted");
+    assert_eq!(gone.code(), Code::NotFound);
+}
+
+/// The main key is the default; the default agent is used when none is named.
+#[tokio::test]
+async fn defaults_to_the_default_agents_main_session() {
+    let service = Service::start(Some(TWO_AGENTS)).await;
+    let created = service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create")
+        .into_inner();
+    let session = created.session.expect("session");
+    assert_eq!(
+        (session.agent_id.as_str(), session.session_key.as_str()),
+        ("work", "agent:work:main")
+    );
+}
+
+#[tokio::test]
+async fn transcript_streams_entries_then_a_clean_report() {
+    let service = Service::start(None).await;
+    let created = service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create")
+        .into_inner();
+    let session = created.session.expect("session");
+    let agent = service.runtime.agent_view("").expect("agent");
+    let info = service
+        .runtime
+        .get_session("", &SessionTarget::Key(String::new()))
+        .await
+        .expect("info");
+    let handle = service
+        .runtime
+        .sessions()
+        .handle(&agent, &info)
+        .expect("handle");
+    handle
+        .append(vec![user("hello"), user("again")], true)
+        .await
+        .expect("append");
+    let (entries, report) = transcript(&service, key_ref("", "")).await;
+    let kinds: Vec<(u64, &str, &str)> = entries
+        .iter()
+        .map(|e| (e.seq, e.r#type.as_str(), e.role.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (1, "session", ""),
+            (2, "message", "user"),
+            (3, "message", "user")
+        ]
+    );
+    assert!(entries[2].json.contains("\"again\""));
+    assert_eq!(
+        entries[2].parent_id, entries[1].id,
+        "entries chain by parent id"
+    );
+    assert_eq!(report.entries, 3);
+    assert!(!report.torn_tail_dropped && report.bad_lines.is_empty());
+    assert!(!session.session_id.is_empty());
+}
+
+/// Lesson L7: a torn final line is dropped and reported; a bad middle line is
+/// quarantined and reported; the session still loads.
+#[tokio::test]
+async fn damaged_transcripts_still_load_with_a_report() {
+    let service = Service::start(None).await;
+    let created = service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create")
+        .into_inner();
+    let id = created.session.expect("session").session_id;
+    let path = service.path(&format!("state/agents/main/sessions/{id}.jsonl"));
+    let agent = service.runtime.agent_view("").expect("agent");
+    let info = service
+        .runtime
+        .get_session("", &SessionTarget::Id(id.clone()))
+        .await
+        .expect("info");
+    service
+        .runtime
+        .sessions()
+        .handle(&agent, &info)
+        .expect("handle")
+        .append(vec![user("one")], true)
+        .await
+        .expect("append");
+    // Damage the file behind the writer's back: a garbage middle line, a good line, a torn tail.
+    service.runtime.shutdown().await;
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(b"{not json\n").unwrap();
+        f.write_all(br#"{"type":"custom","id":"deadbeef","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"note"}"#).unwrap();
+        f.write_all(b"\n{\"type\":\"message\",\"id\":\"torn")
+            .unwrap();
+    }
+    let (entries, report) = transcript(&service, id_ref("", &id)).await;
+    assert_eq!(
+        entries.len(),
+        3,
+        "header, the good message, the good custom line"
+    );
+    assert!(report.torn_tail_dropped);
+    assert_eq!(report.bad_lines.len(), 1);
+    assert_eq!(report.bad_lines[0].line, 3);
+    assert!(
+        report.bad_lines[0].reason.starts_with("invalid JSON"),
+        "{}",
+        report.bad_lines[0].reason
+    );
+    // The next append repairs the torn tail first and the file loads cleanly after it.
+    let info = service
+        .runtime
+        .get_session("", &SessionTarget::Id(id.clone()))
+        .await
+        .expect("info");
+    service
+        .runtime
+        .sessions()
+        .handle(&agent, &info)
+        .expect("handle")
+        .append(vec![user("after repair")], true)
+        .await
+        .expect("append");
+    let (entries, report) = transcript(&service, id_ref("", &id)).await;
+    assert!(!report.torn_tail_dropped);
+    assert!(
+        entries
+            .last()
+            .is_some_and(|e| e.json.contains("after repair"))
+    );
+}
+
+// ---- bad input: status code and field ---------------------------------------
+
+#[tokio::test]
+async fn unknown_agent_is_not_found() {
+    let service = Service::start(Some(TWO_AGENTS)).await;
+    let status = service
+        .client()
+        .await
+        .list_sessions(pb::ListSessionsRequest {
+            agent_id: "ghost".into(),
+        })
+        .await
+        .expect_err("unknown");
+    assert_eq!(status.code(), Code::NotFound);
+    assert!(
+        status.message().contains("\"ghost\""),
+        "{}",
+        status.message()
+    );
+}
+
+#[tokio::test]
+async fn bad_session_keys_and_refs_are_invalid_argument() {
+    let service = Service::start(None).await;
+    let mut client = service.client().await;
+    let foreign = client
+        .create_session(pb::CreateSessionRequest {
+            session_key: "agent:other:main".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("foreign");
+    assert_eq!(foreign.code(), Code::InvalidArgument);
+    assert!(
+        foreign.message().starts_with("session_key:"),
+        "{}",
+        foreign.message()
+    );
+    let traversal = client
+        .create_session(pb::CreateSessionRequest {
+            session_key: "../../etc/passwd".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("traversal");
+    assert_eq!(traversal.code(), Code::InvalidArgument);
+    let no_target = client
+        .get_session(pb::GetSessionRequest {
+            session: Some(pb::SessionRef::default()),
+        })
+        .await
+        .expect_err("no target");
+    assert_eq!(no_target.code(), Code::InvalidArgument);
+    assert!(
+        no_target.message().starts_with("session:"),
+        "{}",
+        no_target.message()
+    );
+    let bad_id = client
+        .get_session(pb::GetSessionRequest {
+            session: id_ref("", "not-a-uuid"),
+        })
+        .await
+        .expect_err("bad id");
+    assert_eq!(bad_id.code(), Code::InvalidArgument);
+    assert!(
+        bad_id.message().starts_with("session_id:"),
+        "{}",
+        bad_id.message()
+    );
+    let bad_enum = client
+        .create_session(pb::CreateSessionRequest {
+            chat_type: 77,
+            ..Default::default()
+        })
+        .await
+        .expect_err("enum");
+    assert!(
+        bad_enum.message().starts_with("chat_type:"),
+        "{}",
+        bad_enum.message()
+    );
+}
+
+#[tokio::test]
+async fn unknown_session_is_not_found() {
+    let service = Service::start(None).await;
+    let status = service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest {
+            session: key_ref("", "slack:channel:nope"),
+        })
+        .await
+        .expect_err("missing");
+    assert_eq!(status.code(), Code::NotFound);
+}
+
+/// A bad config: the process keeps serving health, the agent service is
+/// NOT_SERVING, and every call answers FAILED_PRECONDITION listing every
+/// problem with its path and line.
+#[tokio::test]
+async fn invalid_config_is_failed_precondition_listing_every_error() {
+    let bad = "{\n  agents: { defaults: { bootstrapMaxChars: 'many' } },\n  tools: { profle: 'full' },\n}\n";
+    let service = Service::start(Some(bad)).await;
+    let status = service
+        .client()
+        .await
+        .list_agents(pb::ListAgentsRequest {})
+        .await
+        .expect_err("invalid config");
+    assert_eq!(status.code(), Code::FailedPrecondition);
+    let msg = status.message();
+    assert!(msg.contains("2 problems"), "{msg}");
+    assert!(
+        msg.contains("agents.defaults.bootstrapMaxChars (line 2"),
+        "{msg}"
+    );
+    assert!(msg.contains("tools.profle (line 3"), "{msg}");
+    let mut health = HealthClient::new(service.channel().await);
+    let overall = health
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .expect("overall")
+        .into_inner();
+    assert_eq!(overall.status(), ServingStatus::Serving);
+    let agent = health
+        .check(HealthCheckRequest {
+            service: "openclaw.agent.v1.AgentService".into(),
+        })
+        .await
+        .expect("agent")
+        .into_inner();
+    assert_eq!(agent.status(), ServingStatus::NotServing);
+}
+
+/// Lesson L8: a second process cannot write a session the first one holds.
+#[tokio::test]
+async fn a_second_writer_on_the_same_state_dir_is_refused() {
+    let service = Service::start(None).await;
+    service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create");
+    let agent = service.runtime.agent_view("").expect("agent");
+    let info = service
+        .runtime
+        .get_session("", &SessionTarget::Key(String::new()))
+        .await
+        .expect("info");
+    service
+        .runtime
+        .sessions()
+        .handle(&agent, &info)
+        .expect("handle")
+        .append(vec![user("held")], true)
+        .await
+        .expect("append");
+    // Another runtime over the same state dir (as another process would be).
+    let other = agent_runtime::Runtime::start(agent_runtime::RuntimeOptions {
+        settings: service.runtime.settings().clone(),
+        env: std::sync::Arc::new(agent_runtime::MapEnv::of([(
+            "HOME",
+            service.root().display().to_string(),
+        )])),
+        clock: std::sync::Arc::new(openclaw_transcript::SystemClock),
+    })
+    .expect("second runtime");
+    let err = other
+        .sessions()
+        .handle(&agent, &info)
+        .expect("handle")
+        .append(vec![user("intruder")], true)
+        .await
+        .expect_err("locked");
+    assert!(
+        matches!(err, agent_runtime::RuntimeError::FailedPrecondition(_)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("locked"), "{err}");
+}
+
+/// Graceful stop flushes and closes sessions; the transcript keeps every line.
+#[tokio::test]
+async fn shutdown_flushes_sessions() {
+    let service = Service::start(None).await;
+    service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create");
+    let agent = service.runtime.agent_view("").expect("agent");
+    let info = service
+        .runtime
+        .get_session("", &SessionTarget::Key(String::new()))
+        .await
+        .expect("info");
+    service
+        .runtime
+        .sessions()
+        .handle(&agent, &info)
+        .expect("handle")
+        .append(vec![user("last words")], false)
+        .await
+        .expect("append");
+    let path = service.path(&format!(
+        "state/agents/main/sessions/{}.jsonl",
+        info.entry.session_id
+    ));
+    let dir = service.stop().await;
+    let text = std::fs::read_to_string(&path).expect("transcript");
+    assert!(text.ends_with('\n') && text.contains("last words"));
+    drop(dir);
+}

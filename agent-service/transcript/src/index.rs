@@ -1,0 +1,222 @@
+//! `sessions.json`: the map from session key to [`SessionEntry`].
+//!
+//! It is only ever replaced whole (temp file, fsync, rename, fsync dir), never truncated in
+//! place, so a crash leaves the old index or the new one. Entries that fail validation are
+//! kept verbatim and written back unchanged, so loading and saving never loses data.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::durable::write_atomic;
+use crate::error::{Error, Result, io_at};
+use crate::paths::{SessionId, SessionKey};
+
+/// One session key's record. Times are milliseconds since the Unix epoch, as OpenClaw writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    /// The session the key currently points at.
+    pub session_id: SessionId,
+    /// When this session id was assigned.
+    #[serde(default)]
+    pub created_at: i64,
+    /// Last change to the session.
+    pub updated_at: i64,
+    /// Last inbound message or reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_interaction_at: Option<i64>,
+    /// `direct`, `group` or `room`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_type: Option<String>,
+    /// Delivery channel, e.g. `telegram`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Per-session model override.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+    /// Per-session provider override.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_override: Option<String>,
+    /// Per-session thinking level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
+    /// Per-session queue mode (`steer`, `followup`, `collect`, `interrupt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_mode: Option<String>,
+    /// The bound Codex app-server thread, a cache of this session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codex_thread_id: Option<String>,
+    /// Compactions so far.
+    #[serde(default)]
+    pub compaction_count: u64,
+    /// Cumulative input tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Cumulative output tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Cumulative total tokens.
+    #[serde(default)]
+    pub total_tokens: u64,
+    /// Every other field, kept as read and written back unchanged.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionEntry {
+    /// A fresh record for `session_id` created at `at_ms`.
+    pub fn new(session_id: SessionId, at_ms: i64) -> Self {
+        Self {
+            session_id,
+            created_at: at_ms,
+            updated_at: at_ms,
+            last_interaction_at: None,
+            chat_type: None,
+            channel: None,
+            display_name: None,
+            model_override: None,
+            provider_override: None,
+            thinking_level: None,
+            queue_mode: None,
+            codex_thread_id: None,
+            compaction_count: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            total_tokens: 0,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// An index value that failed validation, kept so that saving writes it back unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidIndexEntry {
+    /// The value as read.
+    pub value: Value,
+    /// Why it was not accepted.
+    pub reason: String,
+}
+
+/// The parsed index.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionIndex {
+    entries: BTreeMap<SessionKey, SessionEntry>,
+    invalid: BTreeMap<String, InvalidIndexEntry>,
+}
+
+impl SessionIndex {
+    /// Loads `path`; a missing file is an empty index. A file that is not a JSON object is
+    /// [`Error::CorruptIndex`]; single bad entries are kept aside (see [`SessionIndex::invalid`]).
+    pub fn load(path: &Path) -> Result<Self> {
+        match fs::read(path) {
+            Ok(bytes) => Self::parse(&bytes, path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(io_at(path)(e)),
+        }
+    }
+
+    fn parse(bytes: &[u8], path: &Path) -> Result<Self> {
+        let corrupt = |reason: String| Error::CorruptIndex {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let object: Map<String, Value> =
+            serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+        let mut index = Self::default();
+        for (key, value) in object {
+            let parsed = SessionKey::new(key.as_str())
+                .map_err(|e| e.to_string())
+                .and_then(|k| {
+                    SessionEntry::deserialize(&value)
+                        .map(|entry| (k, entry))
+                        .map_err(|e| e.to_string())
+                });
+            match parsed {
+                Ok((key, entry)) => {
+                    index.entries.insert(key, entry);
+                }
+                Err(reason) => {
+                    index
+                        .invalid
+                        .insert(key, InvalidIndexEntry { value, reason });
+                }
+            }
+        }
+        Ok(index)
+    }
+
+    /// Writes the index durably (temp file, fsync, rename, fsync dir), keys in sorted order.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(Error::Encode)?;
+        write_atomic(path, &bytes)
+    }
+
+    /// The record for `key`.
+    pub fn get(&self, key: &SessionKey) -> Option<&SessionEntry> {
+        self.entries.get(key)
+    }
+
+    /// The record for `key`, mutably.
+    pub fn get_mut(&mut self, key: &SessionKey) -> Option<&mut SessionEntry> {
+        self.entries.get_mut(key)
+    }
+
+    /// Sets `key`'s record, returning the previous one.
+    pub fn insert(&mut self, key: SessionKey, entry: SessionEntry) -> Option<SessionEntry> {
+        self.invalid.remove(key.as_str());
+        self.entries.insert(key, entry)
+    }
+
+    /// Removes `key`, returning its record.
+    pub fn remove(&mut self, key: &SessionKey) -> Option<SessionEntry> {
+        self.invalid.remove(key.as_str());
+        self.entries.remove(key)
+    }
+
+    /// Valid records in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&SessionKey, &SessionEntry)> {
+        self.entries.iter()
+    }
+
+    /// Number of valid records.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No valid records.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Values that failed validation, by raw key.
+    pub fn invalid(&self) -> &BTreeMap<String, InvalidIndexEntry> {
+        &self.invalid
+    }
+
+    /// The valid records, in key order.
+    pub fn into_entries(self) -> Vec<(SessionKey, SessionEntry)> {
+        self.entries.into_iter().collect()
+    }
+}
+
+impl Serialize for SessionIndex {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len() + self.invalid.len()))?;
+        for (key, entry) in &self.entries {
+            map.serialize_entry(key.as_str(), entry)?;
+        }
+        for (key, invalid) in &self.invalid {
+            map.serialize_entry(key, &invalid.value)?;
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,307 @@
+//! One agent's session store: the index plus the transcripts beside it, and the operations
+//! that touch both (reset, delete, rebuild).
+//!
+//! Read-modify-write of `sessions.json` happens under an exclusive lock on the sidecar
+//! `sessions.json.lock` (held only for the update itself), so two processes never lose each
+//! other's changes. Listing takes no lock: the index is replaced atomically.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+
+use crate::clock::{Clock, file_stamp, unix_millis};
+use crate::durable::sync_dir;
+use crate::error::{Error, Result, io_at};
+use crate::index::{SessionEntry, SessionIndex};
+use crate::paths::{
+    AgentId, ArchiveKind, INDEX_FILE, SessionId, SessionKey, SessionsDir, TRANSCRIPT_EXT,
+    with_suffix,
+};
+use crate::reader::{ReadOptions, TranscriptReader};
+use crate::tail::read_leaf;
+use crate::writer::{DEFAULT_LOCK_WAIT, lock_exclusive};
+
+/// Result of [`SessionStore::reset`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reset {
+    /// The session the key pointed at before, if any.
+    pub previous: Option<SessionId>,
+    /// Where its transcript was archived, if it had one.
+    pub archived: Option<PathBuf>,
+    /// The new session id the key now points at. Its transcript does not exist yet: create it
+    /// with [`crate::TranscriptWriter::create`].
+    pub session_id: SessionId,
+}
+
+/// Result of [`SessionStore::delete`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deleted {
+    /// The session the key pointed at.
+    pub session_id: SessionId,
+    /// Where its transcript was archived, if it had one.
+    pub archived: Option<PathBuf>,
+}
+
+/// Result of [`SessionStore::rebuild_index`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RebuildReport {
+    /// Keys in the rebuilt index.
+    pub sessions: usize,
+    /// Keys added from transcript headers.
+    pub added: usize,
+    /// Where the previous index was moved because it was corrupt.
+    pub corrupt_index_moved_to: Option<PathBuf>,
+    /// Transcripts whose header has no session key (or no valid header): left in place,
+    /// not indexed.
+    pub orphans: Vec<SessionId>,
+    /// Unindexed transcripts whose key is already taken (by the index or a newer transcript):
+    /// left in place, not indexed.
+    pub superseded: Vec<SessionId>,
+}
+
+/// An agent's sessions directory with its index.
+pub struct SessionStore {
+    dir: SessionsDir,
+    clock: Arc<dyn Clock>,
+    read: ReadOptions,
+}
+
+impl SessionStore {
+    /// The store of `agent` under `state_dir`.
+    pub fn new(state_dir: impl AsRef<Path>, agent: &AgentId, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            dir: SessionsDir::new(state_dir, agent),
+            clock,
+            read: ReadOptions::default(),
+        }
+    }
+
+    /// The directory layout.
+    pub fn dir(&self) -> &SessionsDir {
+        &self.dir
+    }
+
+    /// Loads the index (missing: empty; unparseable: [`Error::CorruptIndex`]).
+    pub fn load_index(&self) -> Result<SessionIndex> {
+        SessionIndex::load(&self.dir.index())
+    }
+
+    /// Every valid `(key, entry)` in key order. Reads only `sessions.json`, never a transcript.
+    pub fn list(&self) -> Result<Vec<(SessionKey, SessionEntry)>> {
+        Ok(self.load_index()?.into_entries())
+    }
+
+    /// Applies `change` to the index and saves it, under the index lock.
+    pub fn update<R>(&self, change: impl FnOnce(&mut SessionIndex) -> R) -> Result<R> {
+        let _lock = self.lock_index()?;
+        let mut index = self.load_index()?;
+        let result = change(&mut index);
+        index.save(&self.dir.index())?;
+        Ok(result)
+    }
+
+    /// Points `key` at a fresh session id and archives the old transcript as
+    /// `<old>.jsonl.reset.<timestamp>`. Routing and preference fields carry over; counters,
+    /// the Codex thread binding and unknown fields belong to the old conversation and do not.
+    ///
+    /// The old transcript's writer must be dropped first: [`Error::Locked`] otherwise (after
+    /// [`crate::DEFAULT_LOCK_WAIT`]).
+    pub fn reset(&self, key: &SessionKey) -> Result<Reset> {
+        let _lock = self.lock_index()?;
+        let mut index = self.load_index()?;
+        let now = self.clock.now();
+        let session_id = SessionId::new_v4();
+        let mut entry = SessionEntry::new(session_id, unix_millis(now));
+        let previous = index.get(key).cloned();
+        let held = match &previous {
+            Some(old) => self.lock_transcript(&old.session_id)?,
+            None => None,
+        };
+        if let Some(old) = &previous {
+            entry.chat_type.clone_from(&old.chat_type);
+            entry.channel.clone_from(&old.channel);
+            entry.display_name.clone_from(&old.display_name);
+            entry.model_override.clone_from(&old.model_override);
+            entry.provider_override.clone_from(&old.provider_override);
+            entry.thinking_level.clone_from(&old.thinking_level);
+            entry.queue_mode.clone_from(&old.queue_mode);
+        }
+        index.insert(key.clone(), entry);
+        // Index first: a crash before the archive step leaves the old file unreferenced but
+        // intact, never a key pointing at a session that was moved away.
+        index.save(&self.dir.index())?;
+        let archived = match (previous.as_ref(), held) {
+            (Some(old), Some(_held)) => {
+                Some(self.archive(&old.session_id, ArchiveKind::Reset, now)?)
+            }
+            _ => None,
+        };
+        Ok(Reset {
+            previous: previous.map(|old| old.session_id),
+            archived,
+            session_id,
+        })
+    }
+
+    /// Removes `key` and archives its transcript as `<id>.jsonl.deleted.<timestamp>`.
+    /// `None` if the key was not in the index.
+    pub fn delete(&self, key: &SessionKey) -> Result<Option<Deleted>> {
+        let _lock = self.lock_index()?;
+        let mut index = self.load_index()?;
+        let Some(entry) = index.get(key).cloned() else {
+            return Ok(None);
+        };
+        let held = self.lock_transcript(&entry.session_id)?;
+        index.remove(key);
+        index.save(&self.dir.index())?;
+        let archived = match held {
+            Some(_held) => {
+                Some(self.archive(&entry.session_id, ArchiveKind::Deleted, self.clock.now())?)
+            }
+            None => None,
+        };
+        Ok(Some(Deleted {
+            session_id: entry.session_id,
+            archived,
+        }))
+    }
+
+    /// Rebuilds `sessions.json` from the transcript headers (their `sessionKey`), e.g. after
+    /// [`Error::CorruptIndex`]. A corrupt index is first moved to
+    /// `sessions.json.corrupt.<timestamp>` and the index is built from scratch; a readable
+    /// index stays authoritative and only gains keys it lacks. When several unindexed
+    /// transcripts claim one key, the newest header wins.
+    pub fn rebuild_index(&self) -> Result<RebuildReport> {
+        let _lock = self.lock_index()?;
+        let index_path = self.dir.index();
+        let mut report = RebuildReport::default();
+        let mut index = match SessionIndex::load(&index_path) {
+            Ok(index) => index,
+            Err(Error::CorruptIndex { .. }) => {
+                let aside = self.dir.path().join(format!(
+                    "{INDEX_FILE}.corrupt.{}",
+                    file_stamp(self.clock.now())
+                ));
+                fs::rename(&index_path, &aside).map_err(io_at(&index_path))?;
+                report.corrupt_index_moved_to = Some(aside);
+                SessionIndex::default()
+            }
+            Err(e) => return Err(e),
+        };
+        let indexed: HashSet<SessionId> = index.iter().map(|(_, e)| e.session_id).collect();
+        let mut newest: BTreeMap<SessionKey, (Timestamp, SessionEntry)> = BTreeMap::new();
+        for (session_id, path) in self.transcripts()? {
+            if indexed.contains(&session_id) {
+                continue;
+            }
+            let header = match TranscriptReader::open(&path, self.read) {
+                Ok(reader) => reader.header().cloned(),
+                Err(Error::NotFound { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            let Some((key, header)) = header.and_then(|h| Some((h.session_key.clone()?, h))) else {
+                report.orphans.push(session_id);
+                continue;
+            };
+            let created = match header.timestamp.parse::<Timestamp>() {
+                Ok(created) => created,
+                Err(_) => modified(&path)?,
+            };
+            let updated = read_leaf(&path, self.read)?
+                .and_then(|leaf| leaf.timestamp.parse::<Timestamp>().ok())
+                .unwrap_or(created);
+            let mut entry = SessionEntry::new(session_id, unix_millis(created));
+            entry.updated_at = unix_millis(updated);
+            if index.get(&key).is_some() {
+                report.superseded.push(session_id);
+                continue;
+            }
+            match newest.get(&key) {
+                Some((other, _)) if *other >= created => report.superseded.push(session_id),
+                _ => {
+                    if let Some((_, lost)) = newest.insert(key, (created, entry)) {
+                        report.superseded.push(lost.session_id);
+                    }
+                }
+            }
+        }
+        report.added = newest.len();
+        for (key, (_, entry)) in newest {
+            index.insert(key, entry);
+        }
+        report.sessions = index.len();
+        report.orphans.sort();
+        report.superseded.sort();
+        index.save(&index_path)?;
+        Ok(report)
+    }
+
+    /// Live transcripts (`<uuid>.jsonl`) in the directory, sorted by id.
+    fn transcripts(&self) -> Result<Vec<(SessionId, PathBuf)>> {
+        let dir = self.dir.path();
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_at(dir)(e)),
+        };
+        let mut found = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(io_at(dir))?.path();
+            if path.extension().is_some_and(|ext| ext == TRANSCRIPT_EXT)
+                && let Some(id) = path.file_stem().and_then(|s| s.to_str())
+                && let Ok(id) = SessionId::parse(id)
+            {
+                found.push((id, path));
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    fn lock_index(&self) -> Result<File> {
+        let dir = self.dir.path();
+        fs::create_dir_all(dir).map_err(io_at(dir))?;
+        let path = with_suffix(&self.dir.index(), ".lock");
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_at(&path))?;
+        // Held for one read-modify-write of a small file, so blocking is short.
+        file.lock().map_err(io_at(&path))?;
+        Ok(file)
+    }
+
+    /// Takes the transcript's writer lock so no writer appends while it is archived.
+    /// `None` if there is no transcript.
+    fn lock_transcript(&self, id: &SessionId) -> Result<Option<File>> {
+        let path = self.dir.transcript(id);
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_at(&path)(e)),
+        };
+        lock_exclusive(&file, &path, DEFAULT_LOCK_WAIT)?;
+        Ok(Some(file))
+    }
+
+    fn archive(&self, id: &SessionId, kind: ArchiveKind, at: Timestamp) -> Result<PathBuf> {
+        let from = self.dir.transcript(id);
+        let to = self.dir.archive(id, kind, at);
+        fs::rename(&from, &to).map_err(io_at(&from))?;
+        sync_dir(self.dir.path())?;
+        Ok(to)
+    }
+}
+
+fn modified(path: &Path) -> Result<Timestamp> {
+    let modified = fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map_err(io_at(path))?;
+    Timestamp::try_from(modified).map_err(|e| io_at(path)(io::Error::other(e)))
+}
