@@ -12,10 +12,13 @@ mod error;
 mod runtime;
 pub mod sessions;
 mod settings;
+mod workspaces;
 
 pub use config_state::{ConfigState, Loaded};
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::RuntimeError;
 pub use openclaw_config as config;
-pub use runtime::{Runtime, RuntimeOptions, TranscriptItem, TranscriptStream};
+pub use openclaw_skills as skills;
+pub use runtime::{Runtime, RuntimeOptions, SetupOutcome, TranscriptItem, TranscriptStream};
 pub use settings::{Flags, Settings};
+pub use workspaces::WorkspaceSetup;

@@ -1,20 +1,31 @@
 //! The runtime facade: one method per operation of the agent API.
 
-use std::{path::PathBuf, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    path::PathBuf,
+    sync::{Arc, PoisonError, RwLock},
+};
 
-use openclaw_config::{Loader, resolve::AgentView};
-use openclaw_transcript::{Clock, Entry, LoadReport, ReadOptions, SessionHeader, TranscriptReader};
+use openclaw_config::{
+    Loader,
+    resolve::{AgentView, Dirs},
+};
+use openclaw_skills::Discovery;
+use openclaw_transcript::{
+    Clock, Entry, LoadReport, ReadOptions, SessionHeader, SessionKey, TranscriptReader,
+};
 use tokio::sync::mpsc;
 
 use crate::{
     config_state::{self, ConfigState, Loaded},
     env::Env,
     error::RuntimeError,
-    sessions::{NewSession, SessionInfo, SessionManager, SessionTarget},
+    sessions::{NewSession, SessionInfo, SessionManager, SessionTarget, key},
     settings::Settings,
+    workspaces::{self, WorkspaceSetup},
 };
 
-/// Items a transcript read sends before it stops.
+/// Items a transcript read sends before it waits for the consumer.
 const TRANSCRIPT_BUFFER: usize = 64;
 
 /// Everything the runtime needs from its host.
@@ -22,7 +33,7 @@ const TRANSCRIPT_BUFFER: usize = 64;
 pub struct RuntimeOptions {
     /// Where state and config live.
     pub settings: Settings,
-    /// Environment variables (for `${VAR}` in the config).
+    /// Environment variables (for `${VAR}` in the config, skill gates).
     pub env: Arc<dyn Env>,
     /// Wall clock for timestamps.
     pub clock: Arc<dyn Clock>,
@@ -50,10 +61,26 @@ pub enum TranscriptItem {
 /// Transcript items as they are read (bounded: the reader waits for the consumer).
 pub type TranscriptStream = mpsc::Receiver<Result<TranscriptItem, RuntimeError>>;
 
+/// What `Setup` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupOutcome {
+    /// `openclaw.json` was created by this call.
+    pub config_created: bool,
+    /// Path of `openclaw.json`.
+    pub config_path: PathBuf,
+    /// One entry per agent set up.
+    pub workspaces: Vec<WorkspaceSetup>,
+}
+
 /// The agent runtime.
 pub struct Runtime {
     options: RuntimeOptions,
-    config: ConfigState,
+    loader: Loader,
+    /// Swapped whole on reload; never held across an await.
+    config: RwLock<ConfigState>,
+    /// Agents whose workspace may not be used, with the reason (a vanished
+    /// proven workspace, SPEC R-6).
+    blocked: RwLock<BTreeMap<String, String>>,
     sessions: SessionManager,
 }
 
@@ -66,37 +93,62 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Loads the config and prepares the runtime. An invalid config does not
-    /// fail here: see [`Runtime::config`].
+    /// Loads the config, seeds or checks every agent workspace, and prepares
+    /// the runtime. An invalid config does not fail here: see [`Runtime::config`].
     pub fn start(options: RuntimeOptions) -> Result<Arc<Self>, RuntimeError> {
         let loader = Loader::new().map_err(|e| RuntimeError::Internal(e.to_string()))?;
         let config = config_state::load(&options.settings, options.env.as_ref(), &loader);
-        match &config {
-            ConfigState::Ready(loaded) => tracing::info!(
-                config = %options.settings.config_path.display(),
-                from_file = loaded.from_file,
-                agents = loaded.agents.len(),
-                default_agent = %loaded.default_agent,
-                "config loaded"
-            ),
-            ConfigState::Invalid(message) => {
-                tracing::error!(%message, "config invalid; agent calls answer FAILED_PRECONDITION until it is fixed")
-            }
-        }
+        log_config(&options, &config);
         let sessions = SessionManager::new(
             options.settings.state_dir.clone(),
             Arc::clone(&options.clock),
         );
-        Ok(Arc::new(Self {
+        let runtime = Arc::new(Self {
             options,
-            config,
+            loader,
+            config: RwLock::new(config),
+            blocked: RwLock::new(BTreeMap::new()),
             sessions,
-        }))
+        });
+        runtime.check_workspaces();
+        Ok(runtime)
     }
 
-    /// The config state (invalid configs list every problem).
-    pub fn config(&self) -> &ConfigState {
-        &self.config
+    /// Seeds or checks every agent's workspace. A recently proven workspace
+    /// that vanished is not reseeded: the agent is blocked with a message
+    /// telling the user to restore it or run a full reset (SPEC R-6).
+    fn check_workspaces(&self) {
+        let Ok(loaded) = self.loaded() else { return };
+        let options = workspaces::setup_options(&loaded.config);
+        let mut blocked = BTreeMap::new();
+        for agent in &loaded.agents {
+            if let Err(error) =
+                workspaces::ensure(agent, &self.options.settings.state_dir, options, false)
+            {
+                tracing::error!(agent = %agent.id, %error, "workspace unusable");
+                blocked.insert(agent.id.clone(), error.to_string());
+            }
+        }
+        *self.blocked.write().unwrap_or_else(PoisonError::into_inner) = blocked;
+    }
+
+    /// The config state (an invalid config lists every problem).
+    pub fn config(&self) -> ConfigState {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Re-reads the config file.
+    pub fn reload(&self) {
+        let config = config_state::load(
+            &self.options.settings,
+            self.options.env.as_ref(),
+            &self.loader,
+        );
+        log_config(&self.options, &config);
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
     }
 
     /// Resolved locations.
@@ -104,12 +156,37 @@ impl Runtime {
         &self.options.settings
     }
 
-    fn loaded(&self) -> Result<&Arc<Loaded>, RuntimeError> {
-        self.config.ready()
+    fn dirs(&self) -> Dirs {
+        Dirs {
+            state_dir: self.options.settings.state_dir.clone(),
+            home_dir: self.options.settings.home_dir.clone(),
+        }
     }
 
-    fn agent(&self, id: &str) -> Result<&AgentView, RuntimeError> {
-        self.loaded()?.agent(id)
+    fn loaded(&self) -> Result<Arc<Loaded>, RuntimeError> {
+        self.config().ready().cloned()
+    }
+
+    /// The agent view for an id ("" for the default).
+    pub fn agent_view(&self, id: &str) -> Result<AgentView, RuntimeError> {
+        self.loaded()?.agent(id).cloned()
+    }
+
+    /// The agent, refused when its workspace is unusable.
+    fn usable_agent(&self, id: &str) -> Result<AgentView, RuntimeError> {
+        let agent = self.agent_view(id)?;
+        match self
+            .blocked
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&agent.id)
+        {
+            Some(reason) => Err(RuntimeError::FailedPrecondition(format!(
+                "agent {:?}: {reason}",
+                agent.id
+            ))),
+            None => Ok(agent),
+        }
     }
 
     /// The configured agents, in config order, with the default id.
@@ -118,21 +195,99 @@ impl Runtime {
         Ok((loaded.agents.clone(), loaded.default_agent.clone()))
     }
 
+    /// Creates `openclaw.json` when missing and seeds the workspace of one
+    /// agent ("" for all). `full_reset` clears the proof marker and setup
+    /// state first (user files are kept).
+    pub async fn setup(
+        &self,
+        agent_id: &str,
+        full_reset: bool,
+    ) -> Result<SetupOutcome, RuntimeError> {
+        let loaded = self.loaded()?;
+        let agents: Vec<AgentView> = if agent_id.trim().is_empty() {
+            loaded.agents.clone()
+        } else {
+            vec![loaded.agent(agent_id)?.clone()]
+        };
+        let default_ws = loaded.agent("")?.workspace.display().to_string();
+        let config_path = self.options.settings.config_path.clone();
+        let state_dir = self.options.settings.state_dir.clone();
+        let options = workspaces::setup_options(&loaded.config);
+        let (config_created, results) = blocking(move || {
+            let file = openclaw_workspace::ensure_config_file(&config_path, &default_ws)
+                .map_err(workspaces::workspace_error)?;
+            let mut results = Vec::new();
+            for agent in &agents {
+                results.push(workspaces::ensure(agent, &state_dir, options, full_reset)?);
+            }
+            Ok((file.created, results))
+        })
+        .await?;
+        if config_created {
+            tracing::info!(path = %self.options.settings.config_path.display(), "config file created");
+            self.reload();
+        }
+        let mut blocked = self.blocked.write().unwrap_or_else(PoisonError::into_inner);
+        for r in &results {
+            blocked.remove(&r.agent_id);
+        }
+        drop(blocked);
+        Ok(SetupOutcome {
+            config_created,
+            config_path: self.options.settings.config_path.clone(),
+            workspaces: results,
+        })
+    }
+
+    /// The skills of one agent (R-9, P-39).
+    pub async fn list_skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
+        let loaded = self.loaded()?;
+        let agent = loaded.agent(agent_id)?.clone();
+        let dirs = self.dirs();
+        let env = Arc::clone(&self.options.env);
+        blocking(move || workspaces::discover_skills(&agent, &loaded.config, &dirs, env)).await
+    }
+
+    /// The working directory of a session, created if it is a sandbox
+    /// workspace (SPEC R-3).
+    pub async fn session_workspace(
+        &self,
+        agent: &AgentView,
+        key: &SessionKey,
+    ) -> Result<PathBuf, RuntimeError> {
+        let (agent, key) = (agent.clone(), key.clone());
+        blocking(move || workspaces::ensure_session_workspace(&agent, &key)).await
+    }
+
+    /// The working directory of a session, computed only.
+    pub fn session_workspace_path(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+    ) -> Result<PathBuf, RuntimeError> {
+        Ok(workspaces::session_workspace_path(
+            &self.agent_view(agent_id)?,
+            key,
+        ))
+    }
+
     /// Creates (or returns) the session for a key.
     pub async fn create_session(
         &self,
         agent_id: &str,
-        key: &str,
+        session_key: &str,
         meta: NewSession,
     ) -> Result<(SessionInfo, bool), RuntimeError> {
-        let agent = self.agent(agent_id)?;
-        self.sessions.create(agent, key, meta).await
+        let agent = self.usable_agent(agent_id)?;
+        let key = key::normalize(&agent.id, session_key)?;
+        let cwd = self.session_workspace(&agent, &key).await?;
+        self.sessions.create(&agent, &key, &cwd, meta).await
     }
 
     /// Sessions of an agent.
     pub async fn list_sessions(&self, agent_id: &str) -> Result<Vec<SessionInfo>, RuntimeError> {
-        let agent = self.agent(agent_id)?;
-        self.sessions.list(agent).await
+        let agent = self.agent_view(agent_id)?;
+        self.sessions.list(&agent).await
     }
 
     /// One session.
@@ -141,8 +296,8 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<SessionInfo, RuntimeError> {
-        let agent = self.agent(agent_id)?;
-        self.sessions.get(agent, target).await
+        let agent = self.agent_view(agent_id)?;
+        self.sessions.get(&agent, target).await
     }
 
     /// Resets a session (new id, old transcript archived).
@@ -151,8 +306,10 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<SessionInfo, RuntimeError> {
-        let agent = self.agent(agent_id)?;
-        self.sessions.reset(agent, target).await
+        let agent = self.usable_agent(agent_id)?;
+        let info = self.sessions.get(&agent, target).await?;
+        let cwd = self.session_workspace(&agent, &info.key).await?;
+        self.sessions.reset(&agent, target, &cwd).await
     }
 
     /// Deletes a session (transcript archived); returns the archive path.
@@ -161,8 +318,8 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<Option<PathBuf>, RuntimeError> {
-        let agent = self.agent(agent_id)?;
-        self.sessions.delete(agent, target).await
+        let agent = self.agent_view(agent_id)?;
+        self.sessions.delete(&agent, target).await
     }
 
     /// Streams a session's transcript: header, entries, then the load report.
@@ -172,11 +329,11 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<TranscriptStream, RuntimeError> {
-        let agent = self.agent(agent_id)?;
-        let info = self.sessions.get(agent, target).await?;
+        let agent = self.agent_view(agent_id)?;
+        let info = self.sessions.get(&agent, target).await?;
         let path = self
             .sessions
-            .transcript_path(agent, &info.entry.session_id)?;
+            .transcript_path(&agent, &info.entry.session_id)?;
         let (tx, rx) = mpsc::channel(TRANSCRIPT_BUFFER);
         tokio::task::spawn_blocking(move || stream_transcript(&path, &tx));
         Ok(rx)
@@ -192,11 +349,32 @@ impl Runtime {
     pub fn sessions(&self) -> &SessionManager {
         &self.sessions
     }
+}
 
-    /// The agent view for an id ("" for the default).
-    pub fn agent_view(&self, id: &str) -> Result<AgentView, RuntimeError> {
-        self.agent(id).cloned()
+fn log_config(options: &RuntimeOptions, config: &ConfigState) {
+    match config {
+        ConfigState::Ready(loaded) => tracing::info!(
+            config = %options.settings.config_path.display(),
+            from_file = loaded.from_file,
+            agents = loaded.agents.len(),
+            default_agent = %loaded.default_agent,
+            "config loaded"
+        ),
+        ConfigState::Invalid(message) => {
+            tracing::error!(%message, "config invalid; agent calls answer FAILED_PRECONDITION until it is fixed");
+        }
     }
+}
+
+/// Runs blocking filesystem work off the async workers.
+async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
+where
+    F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
 }
 
 fn stream_transcript(

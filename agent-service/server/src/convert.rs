@@ -1,5 +1,6 @@
 //! Conversions between `openclaw.agent.v1` messages and runtime types.
 
+use agent_runtime::skills::Discovery;
 use agent_runtime::{
     RuntimeError,
     sessions::{NewSession, SessionInfo, SessionTarget},
@@ -72,7 +73,7 @@ pub fn new_session(req: &pb::CreateSessionRequest) -> Result<NewSession, Runtime
 }
 
 /// A session for the API.
-pub fn session_to_pb(info: SessionInfo) -> pb::Session {
+pub fn session_to_pb(info: SessionInfo, workspace: String) -> pb::Session {
     let SessionInfo {
         agent_id,
         key,
@@ -93,6 +94,7 @@ pub fn session_to_pb(info: SessionInfo) -> pb::Session {
             output: entry.output_tokens,
             total: entry.total_tokens,
         }),
+        workspace,
     }
 }
 
@@ -154,6 +156,41 @@ pub fn report_to_pb(report: &LoadReport) -> pb::LoadReport {
                     BadLineReason::NotARecord(m) => format!("not a transcript record: {m}"),
                     BadLineReason::MisplacedHeader => "a session header after line 1".to_owned(),
                 },
+            })
+            .collect(),
+    }
+}
+
+/// Discovered skills for the API.
+pub fn skills_to_pb(discovery: &Discovery) -> pb::ListSkillsResponse {
+    pb::ListSkillsResponse {
+        skills: discovery
+            .skills
+            .iter()
+            .map(|s| pb::SkillInfo {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                location: s.display_location.clone(),
+                version: s.version.clone(),
+                source: s.root.kind.source().to_owned(),
+                model_invocable: s.model_invocable,
+            })
+            .collect(),
+        collisions: discovery
+            .collisions
+            .iter()
+            .map(|c| pb::SkillCollision {
+                name: c.name.clone(),
+                kept: c.kept.location.display().to_string(),
+                shadowed: c.shadowed.location.display().to_string(),
+            })
+            .collect(),
+        skipped: discovery
+            .skipped
+            .iter()
+            .map(|s| pb::SkippedSkill {
+                path: s.path.display().to_string(),
+                reason: s.reason.to_string(),
             })
             .collect(),
     }

@@ -21,6 +21,16 @@ impl AgentServiceImpl {
     pub fn new(runtime: Arc<Runtime>) -> Self {
         Self { runtime }
     }
+
+    /// A session for the API, with its working directory.
+    fn session(&self, info: agent_runtime::sessions::SessionInfo) -> pb::Session {
+        let workspace = self
+            .runtime
+            .session_workspace_path(&info.agent_id, &info.key)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        convert::session_to_pb(info, workspace)
+    }
 }
 
 type TranscriptStream = Pin<Box<dyn Stream<Item = Result<pb::TranscriptItem, Status>> + Send>>;
@@ -29,11 +39,32 @@ type TranscriptStream = Pin<Box<dyn Stream<Item = Result<pb::TranscriptItem, Sta
 impl AgentService for AgentServiceImpl {
     async fn setup(
         &self,
-        _request: Request<pb::SetupRequest>,
+        request: Request<pb::SetupRequest>,
     ) -> Result<Response<pb::SetupResponse>, Status> {
-        Err(Status::unimplemented(
-            "Setup lands with the workspace crate",
-        ))
+        let pb::SetupRequest {
+            agent_id,
+            full_reset,
+        } = request.into_inner();
+        let outcome = self
+            .runtime
+            .setup(&agent_id, full_reset)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::SetupResponse {
+            config_created: outcome.config_created,
+            config_path: outcome.config_path.display().to_string(),
+            workspaces: outcome
+                .workspaces
+                .into_iter()
+                .map(|w| pb::WorkspaceSetup {
+                    agent_id: w.agent_id,
+                    workspace: w.workspace.display().to_string(),
+                    created_files: w.created_files,
+                    bootstrap_seeded: w.bootstrap_seeded,
+                    skipped_bootstrap: w.skipped_bootstrap,
+                })
+                .collect(),
+        }))
     }
 
     async fn list_agents(
@@ -70,7 +101,7 @@ impl AgentService for AgentServiceImpl {
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::CreateSessionResponse {
-            session: Some(convert::session_to_pb(info)),
+            session: Some(self.session(info)),
             created,
         }))
     }
@@ -86,7 +117,7 @@ impl AgentService for AgentServiceImpl {
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::ListSessionsResponse {
-            sessions: sessions.into_iter().map(convert::session_to_pb).collect(),
+            sessions: sessions.into_iter().map(|s| self.session(s)).collect(),
         }))
     }
 
@@ -101,7 +132,7 @@ impl AgentService for AgentServiceImpl {
             .get_session(&agent, &target)
             .await
             .map_err(status_of)?;
-        Ok(Response::new(convert::session_to_pb(info)))
+        Ok(Response::new(self.session(info)))
     }
 
     async fn reset_session(
@@ -115,7 +146,7 @@ impl AgentService for AgentServiceImpl {
             .reset_session(&agent, &target)
             .await
             .map_err(status_of)?;
-        Ok(Response::new(convert::session_to_pb(info)))
+        Ok(Response::new(self.session(info)))
     }
 
     async fn delete_session(
@@ -172,10 +203,13 @@ impl AgentService for AgentServiceImpl {
 
     async fn list_skills(
         &self,
-        _request: Request<pb::ListSkillsRequest>,
+        request: Request<pb::ListSkillsRequest>,
     ) -> Result<Response<pb::ListSkillsResponse>, Status> {
-        Err(Status::unimplemented(
-            "ListSkills lands with the skills crate",
-        ))
+        let discovery = self
+            .runtime
+            .list_skills(&request.into_inner().agent_id)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(convert::skills_to_pb(&discovery)))
     }
 }

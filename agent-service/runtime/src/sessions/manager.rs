@@ -4,7 +4,7 @@
 
 use std::{
     collections::HashMap,
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex, PoisonError},
 };
 
@@ -110,10 +110,11 @@ impl SessionManager {
     pub async fn create(
         &self,
         agent: &AgentView,
-        key: &str,
+        key: &SessionKey,
+        cwd: &Path,
         meta: NewSession,
     ) -> Result<(SessionInfo, bool), RuntimeError> {
-        let key = key::normalize(&agent.id, key)?;
+        let key = key.clone();
         let store = self.store(agent)?;
         let now = unix_millis(self.clock.now());
         let k = key.clone();
@@ -138,7 +139,9 @@ impl SessionManager {
         };
         if created {
             // Write the header now so the session's file and cwd exist from the start.
-            self.handle(agent, &info)?.append(Vec::new(), true).await?;
+            self.handle(agent, &info, cwd)?
+                .append(Vec::new(), true)
+                .await?;
             tracing::info!(agent = %agent.id, key = %info.key.as_str(), session_id = %info.entry.session_id, "session created");
         }
         Ok((info, created))
@@ -204,6 +207,7 @@ impl SessionManager {
         &self,
         agent: &AgentView,
         info: &SessionInfo,
+        cwd: &Path,
     ) -> Result<SessionHandle, RuntimeError> {
         let path = self.transcript_path(agent, &info.entry.session_id)?;
         let mut actors = self.actors.lock().unwrap_or_else(PoisonError::into_inner);
@@ -215,7 +219,7 @@ impl SessionManager {
             path,
             id: info.entry.session_id,
             key: info.key.clone(),
-            cwd: agent.workspace.display().to_string(),
+            cwd: cwd.display().to_string(),
         };
         let handle = actor::spawn(spec, Arc::clone(&self.clock));
         actors.insert(slot, handle.clone());
@@ -239,6 +243,7 @@ impl SessionManager {
         &self,
         agent: &AgentView,
         target: &SessionTarget,
+        cwd: &Path,
     ) -> Result<SessionInfo, RuntimeError> {
         let info = self.get(agent, target).await?;
         self.close_actor(agent, &info.entry.session_id).await;
@@ -249,7 +254,9 @@ impl SessionManager {
         let new = self
             .get(agent, &SessionTarget::Key(info.key.as_str().to_owned()))
             .await?;
-        self.handle(agent, &new)?.append(Vec::new(), true).await?;
+        self.handle(agent, &new, cwd)?
+            .append(Vec::new(), true)
+            .await?;
         Ok(new)
     }
 

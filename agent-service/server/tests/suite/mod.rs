@@ -1,2 +1,3 @@
 mod harness;
 mod sessions;
+mod workspaces;

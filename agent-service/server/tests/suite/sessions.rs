@@ -231,7 +231,7 @@ async fn transcript_streams_entries_then_a_clean_report() {
     let handle = service
         .runtime
         .sessions()
-        .handle(&agent, &info)
+        .handle(&agent, &info, &agent.workspace)
         .expect("handle");
     handle
         .append(vec![user("hello"), user("again")], true)
@@ -283,7 +283,7 @@ async fn damaged_transcripts_still_load_with_a_report() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info)
+        .handle(&agent, &info, &agent.workspace)
         .expect("handle")
         .append(vec![user("one")], true)
         .await
@@ -323,7 +323,7 @@ async fn damaged_transcripts_still_load_with_a_report() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info)
+        .handle(&agent, &info, &agent.workspace)
         .expect("handle")
         .append(vec![user("after repair")], true)
         .await
@@ -494,7 +494,7 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info)
+        .handle(&agent, &info, &agent.workspace)
         .expect("handle")
         .append(vec![user("held")], true)
         .await
@@ -511,7 +511,7 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
     .expect("second runtime");
     let err = other
         .sessions()
-        .handle(&agent, &info)
+        .handle(&agent, &info, &agent.workspace)
         .expect("handle")
         .append(vec![user("intruder")], true)
         .await
@@ -542,7 +542,7 @@ async fn shutdown_flushes_sessions() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info)
+        .handle(&agent, &info, &agent.workspace)
         .expect("handle")
         .append(vec![user("last words")], false)
         .await

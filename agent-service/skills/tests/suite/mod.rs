@@ -1,0 +1,11 @@
+mod config;
+mod fixture;
+mod frontmatter;
+mod gates;
+mod limits;
+mod merge;
+mod output;
+mod properties;
+mod roots;
+mod scan;
+mod symlinks;

@@ -1,0 +1,370 @@
+//! Path confinement for file access in a workspace (lesson L15c).
+//!
+//! Every path is judged twice, and both judgements must land inside the workspace:
+//! 1. lexically: `~` handled, the path joined to the root when relative, `.` and `..` applied
+//!    as text. This refuses `../` climbs and absolute paths elsewhere before anything outside is
+//!    even looked at;
+//! 2. really: the path is walked from `/` one component at a time like the kernel does,
+//!    following every symbolic link (parents and the final component) and applying `..` after
+//!    each link. The real target must lie inside the canonical root.
+//!
+//! Writes may name a file that does not exist yet: the walk resolves the existing ancestors and
+//! keeps the missing rest as written. A write that would go through a dangling symbolic link
+//! (the link exists, its target does not) is refused wherever the link sits, because creating
+//! the file would create the link's target. A write through a final-component link whose target
+//! exists inside the workspace is allowed: the returned path is the real target, so the caller
+//! writes that file rather than the link.
+//!
+//! TOCTOU caveat: checking a path and then using it is two steps, and a process that can modify
+//! the workspace between them (the agent's own exec tool, say) could swap a checked directory
+//! for a symlink. The returned path is fully resolved, which narrows the window to a swap of a
+//! component of that exact path. [`Confined::open_read`] closes it for reads: it opens the file
+//! and then requires the opened file to be the very inode (device and inode number) that was
+//! checked, so a swapped final component or parent directory is detected. Writers should
+//! create a temporary file in the returned path's directory and rename it into place (a rename
+//! never follows a symlink at the destination). The complete fix is `openat2` with
+//! `RESOLVE_BENEATH`, which needs a syscall binding this crate does not take on. Hard links are
+//! invisible to any path check: a hard link inside the workspace to a file outside it is read
+//! as a workspace file (Linux's `protected_hardlinks` stops users linking files they do not own).
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{DenyReason, Error, Result, io_at};
+
+/// Symbolic links followed in one resolution before giving up (Linux's own limit).
+const MAX_SYMLINKS: usize = 40;
+
+/// A workspace root that file access is confined to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confined {
+    /// The canonical root: absolute, no symlinks, no `..`.
+    root: PathBuf,
+    /// The root as configured, normalised lexically, so that absolute paths written with the
+    /// configured spelling (a symlinked parent, say) pass the lexical check too.
+    alias: PathBuf,
+    /// The home directory `~` expands to, if `~` is allowed at all.
+    home: Option<PathBuf>,
+}
+
+/// Whether a path is resolved for reading or for writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+impl Confined {
+    /// Confines access to `root`, which must be an existing directory. The root is
+    /// canonicalised once, here. `~` is refused until [`Confined::with_home`] allows it.
+    pub fn new(root: &Path) -> Result<Self> {
+        let canonical = fs::canonicalize(root).map_err(io_at(root))?;
+        if !canonical.is_dir() {
+            return Err(Error::Io {
+                path: root.to_path_buf(),
+                source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        let alias = if root.is_absolute() {
+            normalize_lexically(root)
+        } else {
+            canonical.clone()
+        };
+        Ok(Self {
+            root: canonical,
+            alias,
+            home: None,
+        })
+    }
+
+    /// Lets `~` and `~/...` expand to `home` (the current user's home directory); the expanded
+    /// path is then checked like any other absolute path. `~user` stays refused.
+    #[must_use]
+    pub fn with_home(mut self, home: PathBuf) -> Self {
+        self.home = Some(home);
+        self
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The real absolute path of an existing file or directory to read.
+    ///
+    /// Errors: [`Error::InvalidPath`] (empty, NUL byte), [`Error::PathDenied`] (outside the
+    /// workspace lexically or really, `~user`), [`Error::NotFound`].
+    pub fn resolve_read(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
+        self.resolve(path.as_ref(), Access::Read)
+    }
+
+    /// The real absolute path to write, which need not exist yet (its parents need not
+    /// either: the caller creates them at the returned location).
+    ///
+    /// Errors: as [`Confined::resolve_read`], plus [`DenyReason::DanglingSymlink`] when a
+    /// dangling symbolic link is on the way; never [`Error::NotFound`].
+    pub fn resolve_write(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
+        self.resolve(path.as_ref(), Access::Write)
+    }
+
+    /// Opens a regular file for reading, refusing the open if the file opened is not the one
+    /// that was checked (see the module's TOCTOU note). Returns the file and its real path.
+    ///
+    /// Errors: as [`Confined::resolve_read`], plus [`Error::NotAFile`] for directories, FIFOs
+    /// and devices (checked before opening, so a FIFO cannot block the caller) and
+    /// [`DenyReason::ChangedDuringOpen`].
+    pub fn open_read(&self, path: impl AsRef<Path>) -> Result<(File, PathBuf)> {
+        let requested = path.as_ref();
+        let real = self.resolve_read(requested)?;
+        let checked = fs::symlink_metadata(&real).map_err(io_at(&real))?;
+        if !checked.file_type().is_file() {
+            return Err(Error::NotAFile {
+                path: requested.to_path_buf(),
+            });
+        }
+        let file = File::open(&real).map_err(io_at(&real))?;
+        let opened = file.metadata().map_err(io_at(&real))?;
+        if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
+            return Err(denied(requested, DenyReason::ChangedDuringOpen));
+        }
+        Ok((file, real))
+    }
+
+    fn resolve(&self, requested: &Path, access: Access) -> Result<PathBuf> {
+        check_text(requested)?;
+        let expanded = self.expand_home(requested)?;
+        let absolute = if expanded.is_absolute() {
+            expanded.into_owned()
+        } else {
+            self.root.join(expanded)
+        };
+        let lexical = normalize_lexically(&absolute);
+        if !lexical.starts_with(&self.root) && !lexical.starts_with(&self.alias) {
+            let reason = if requested.is_absolute() || expanded_from_home(requested) {
+                DenyReason::OutsideWorkspace
+            } else {
+                DenyReason::ParentEscape
+            };
+            return Err(denied(requested, reason));
+        }
+        let walk = walk(&absolute, requested)?;
+        if !walk.real.starts_with(&self.root) {
+            return Err(denied(requested, DenyReason::SymlinkEscape));
+        }
+        // Writes never go through a final-component symlink, even one that
+        // points inside (lesson L15c): the link could be re-pointed between
+        // the check and the write, so the caller must name the real file.
+        if access == Access::Write
+            && let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name())
+        {
+            let real_parent = walk_parent(parent, requested)?;
+            if fs::symlink_metadata(real_parent.join(name))
+                .is_ok_and(|m| m.file_type().is_symlink())
+            {
+                return Err(denied(requested, DenyReason::FinalSymlink));
+            }
+        }
+        match access {
+            Access::Read if !walk.exists => Err(Error::NotFound {
+                path: requested.to_path_buf(),
+            }),
+            Access::Write if walk.dangling => Err(denied(requested, DenyReason::DanglingSymlink)),
+            Access::Read | Access::Write => Ok(walk.real),
+        }
+    }
+
+    /// `~` and `~/rest` become the home directory when one is configured; any other leading
+    /// `~` component (`~user`, `~+`, or `~` without a home) is refused, never looked up.
+    fn expand_home<'p>(&self, requested: &'p Path) -> Result<Cow<'p, Path>> {
+        let mut components = requested.components();
+        match components.next() {
+            Some(Component::Normal(first)) if first.as_bytes().starts_with(b"~") => {
+                match (&self.home, first.as_bytes()) {
+                    (Some(home), b"~") => Ok(Cow::Owned(home.join(components.as_path()))),
+                    _ => Err(denied(requested, DenyReason::HomeExpansion)),
+                }
+            }
+            _ => Ok(Cow::Borrowed(requested)),
+        }
+    }
+}
+
+fn expanded_from_home(requested: &Path) -> bool {
+    requested.as_os_str().as_bytes().starts_with(b"~")
+}
+
+fn denied(path: &Path, reason: DenyReason) -> Error {
+    Error::PathDenied {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// Refuses paths no filesystem call should see: empty ones, and ones with a NUL byte (which
+/// C APIs would silently cut short, `allowed.md\0../../secret` style).
+fn check_text(path: &Path) -> Result<()> {
+    let bytes = path.as_os_str().as_bytes();
+    let reason = if bytes.is_empty() {
+        "the path is empty"
+    } else if bytes.contains(&0) {
+        "the path contains a NUL byte"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidPath {
+        path: path.to_string_lossy().into_owned(),
+        reason,
+    })
+}
+
+/// `.` dropped and `..` applied as text; `..` at the root stays at the root, as in the kernel.
+pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// What a real walk found.
+/// The real path of a parent directory (the final-symlink check looks at the
+/// last component inside it).
+fn walk_parent(parent: &Path, requested: &Path) -> Result<PathBuf> {
+    Ok(walk(parent, requested)?.real)
+}
+
+#[derive(Debug)]
+struct Walk {
+    /// Every symlink followed, `.` and `..` applied; the missing tail kept as written.
+    real: PathBuf,
+    /// Whether the whole path exists.
+    exists: bool,
+    /// Whether a followed symbolic link's target (or part of it) does not exist.
+    dangling: bool,
+}
+
+/// One pending step of a walk.
+#[derive(Debug)]
+enum Step {
+    Name(OsString),
+    Parent,
+    /// The end of a symbolic link's expansion.
+    LinkEnd,
+}
+
+fn steps(path: &Path) -> impl DoubleEndedIterator<Item = Step> + '_ {
+    path.components().filter_map(|component| match component {
+        Component::Normal(name) => Some(Step::Name(name.to_os_string())),
+        Component::ParentDir => Some(Step::Parent),
+        Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+    })
+}
+
+/// Resolves an absolute path the way the kernel would, one component at a time, following
+/// every symbolic link, and tolerating a missing tail (for writes). `requested` names the path
+/// in errors.
+fn walk(absolute: &Path, requested: &Path) -> Result<Walk> {
+    let mut pending: VecDeque<Step> = steps(absolute).collect();
+    let mut real = PathBuf::from("/");
+    let mut open_links = 0_usize;
+    let mut followed = 0_usize;
+    let mut missing = false;
+    let mut dangling = false;
+    while let Some(step) = pending.pop_front() {
+        let name = match step {
+            Step::LinkEnd => {
+                open_links = open_links.saturating_sub(1);
+                continue;
+            }
+            Step::Parent => {
+                real.pop();
+                // `missing/..` leads back to where things may exist again.
+                if missing {
+                    missing = !exists_no_follow(&real).map_err(io_at(&real))?;
+                }
+                continue;
+            }
+            Step::Name(name) => name,
+        };
+        let candidate = real.join(&name);
+        if missing {
+            real = candidate;
+            continue;
+        }
+        match fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                followed += 1;
+                if followed > MAX_SYMLINKS {
+                    return Err(denied(requested, DenyReason::TooManySymlinks));
+                }
+                let target = fs::read_link(&candidate).map_err(io_at(&candidate))?;
+                if target.is_absolute() {
+                    real = PathBuf::from("/");
+                }
+                // A relative target continues from the link's directory, which `real` still is.
+                pending.push_front(Step::LinkEnd);
+                let expansion: Vec<Step> = steps(&target).collect();
+                for step in expansion.into_iter().rev() {
+                    pending.push_front(step);
+                }
+                open_links += 1;
+            }
+            Ok(_) => real = candidate,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                missing = true;
+                dangling |= open_links > 0;
+                real = candidate;
+            }
+            Err(e) => return Err(io_at(&candidate)(e)),
+        }
+    }
+    Ok(Walk {
+        real,
+        exists: !missing,
+        dangling,
+    })
+}
+
+fn exists_no_follow(path: &Path) -> io::Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The real location a workspace path has or will have once created: the same walk,
+/// following dangling links too, so a workspace keeps the same proof-marker key whether or not
+/// it exists right now. `path` must be absolute.
+pub(crate) fn resolve_lenient(path: &Path) -> Result<PathBuf> {
+    walk(path, path).map(|w| w.real)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_normalisation_applies_dots_and_stops_at_the_root() {
+        assert_eq!(
+            normalize_lexically(Path::new("/a/./b/../c")),
+            PathBuf::from("/a/c")
+        );
+        assert_eq!(
+            normalize_lexically(Path::new("/../../x")),
+            PathBuf::from("/x")
+        );
+    }
+}
