@@ -7,8 +7,10 @@
 //! onto status codes.
 
 mod config_state;
+pub mod context;
 mod env;
 mod error;
+pub mod prompt_input;
 mod runtime;
 pub mod sessions;
 mod settings;

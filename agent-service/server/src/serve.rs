@@ -5,7 +5,6 @@ use std::{future::Future, sync::Arc, time::Duration};
 use agent_runtime::Runtime;
 use openclaw_proto::agent::v1::agent_service_server::AgentServiceServer;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{codec::CompressionEncoding, transport::Server};
 use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
@@ -87,7 +86,7 @@ pub async fn serve(
         .layer(layers)
         .add_routes(health.routes)
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+        .serve_with_incoming_shutdown(service_kit::incoming(listener), signal);
     let result = service_kit::drain(server, drain_rx, config.drain_timeout).await;
     runtime.shutdown().await;
     result?;

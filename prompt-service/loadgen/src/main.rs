@@ -74,7 +74,10 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     wait_healthy(&endpoint).await?;
-    let channel = Channel::from_shared(endpoint.clone())?.connect().await?;
+    let channel = Channel::from_shared(endpoint.clone())?
+        .tcp_nodelay(true)
+        .connect()
+        .await?;
 
     let request = prompt_server::request_from_input(&prompt_render::fixtures::realistic());
     let response = PromptServiceClient::new(channel.clone())

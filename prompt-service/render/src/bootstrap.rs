@@ -154,7 +154,7 @@ pub fn is_dynamic(path: &str) -> bool {
 }
 
 /// Whether a file is offered to this kind of run (SPEC P-33, P-35).
-fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool {
+pub fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool {
     let base = paths::basename(path).to_lowercase();
     let kind_allows = match kind {
         SessionKind::Subagent => SUBAGENT_FILES.contains(&base.as_str()),

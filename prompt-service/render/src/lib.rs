@@ -30,7 +30,9 @@ mod truncate;
 mod voice;
 
 pub use bootstrap::{
-    DEFAULT_MAX_CHARS_PER_FILE, DEFAULT_TOTAL_MAX_CHARS, FileReport, FileStatus, TruncationCause,
+    Bootstrap, DEFAULT_MAX_CHARS_PER_FILE, DEFAULT_TOTAL_MAX_CHARS, FileReport, FileStatus,
+    Injected, TruncationCause, allowed as bootstrap_file_allowed,
+    prepare_stable as budget_bootstrap_files,
 };
 pub use boundary::{CACHE_BOUNDARY_MARKER, split as split_at_boundary, strip as strip_boundary};
 pub use error::RenderError;
@@ -46,13 +48,16 @@ pub use input::{
 };
 pub use memo::{CacheStats, DEFAULT_CACHE_ENTRIES, Renderer};
 pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
+pub use paths::{normalize_absolute, relative_in_workspace};
 pub use render::{
     ContextReport, Rendered, SectionReport, SkillEntry, SkillsReport, ToolEntry, ToolsReport,
     render,
 };
 pub use sections::{HEARTBEAT_OK, NO_REPLY};
 pub use skills::{
-    DEFAULT_MAX_CHARS as DEFAULT_MAX_SKILLS_CHARS, DEFAULT_MAX_SKILLS, version_tag as skill_version,
+    DEFAULT_MAX_CHARS as DEFAULT_MAX_SKILLS_CHARS, DEFAULT_MAX_SKILLS, Listing as SkillsListing,
+    PreparedSkill, listing as skills_listing, prepare as prepare_skills,
+    version_tag as skill_version,
 };
-pub use text::sha256_hex;
+pub use text::{chars_u32, normalize_block, one_line, sha256_hex};
 pub use voice::{DEFAULT_HEARTBEAT_PROMPT, TtsMode, tts_hint};

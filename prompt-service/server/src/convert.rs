@@ -387,7 +387,8 @@ fn mode_to_pb(mode: render::PromptMode) -> pb::PromptMode {
     }
 }
 
-fn status_to_pb(status: render::FileStatus) -> pb::FileStatus {
+/// The renderer's file status to proto.
+pub(crate) fn status_to_pb(status: render::FileStatus) -> pb::FileStatus {
     match status {
         render::FileStatus::Injected => pb::FileStatus::Injected,
         render::FileStatus::Truncated => pb::FileStatus::Truncated,

@@ -1,5 +1,6 @@
 //! The server's error type and its one mapping onto gRPC status codes.
 
+use prompt_codex::CodexError;
 use prompt_render::RenderError;
 use tonic::Status;
 
@@ -23,6 +24,9 @@ pub enum ServerError {
     /// The requested agent is not configured.
     #[error("agent_id: no agent {0:?} in the config")]
     UnknownAgent(String),
+    /// The Codex mapping refused the request.
+    #[error(transparent)]
+    Codex(#[from] CodexError),
 }
 
 impl ServerError {
@@ -31,6 +35,21 @@ impl ServerError {
         Self::InvalidArgument {
             field: field.into(),
             reason: reason.into(),
+        }
+    }
+
+    /// The same error with the field path placed under `parent` (for
+    /// messages converted as part of a larger request).
+    pub fn within(self, parent: &str) -> Self {
+        match self {
+            Self::InvalidArgument { field, reason } => Self::InvalidArgument {
+                field: format!("{parent}.{field}"),
+                reason,
+            },
+            // These name their own fields (or none); listed so that a new
+            // variant has to decide.
+            other
+            @ (Self::Render(_) | Self::Config(_) | Self::UnknownAgent(_) | Self::Codex(_)) => other,
         }
     }
 }
@@ -52,6 +71,15 @@ impl From<ServerError> for Status {
             ServerError::Config(C::Schema(detail)) => {
                 tracing::error!(%detail, "config schema unusable");
                 Status::internal("internal error while validating the config")
+            }
+            ServerError::Codex(CodexError::InvalidArgument { .. } | CodexError::Base(_)) => {
+                Status::invalid_argument(message)
+            }
+            // Only the snapshot tool reads model catalogs; a catalog error
+            // here would be a bug.
+            ServerError::Codex(CodexError::Catalog(detail)) => {
+                tracing::error!(%detail, "unexpected model catalog error");
+                Status::internal("internal error while mapping the Codex turn")
             }
         }
     }

@@ -2,8 +2,10 @@
 //! pure renderer's inputs and back, maps errors onto status codes, and serves
 //! the service with health, reflection, limits and a graceful drain.
 //!
-//! It holds no prompt logic (that is `prompt-render`) and no state.
+//! It holds no prompt logic (that is `prompt-render`, and `prompt-codex` for
+//! the Codex app-server mapping) and no state.
 
+mod codex;
 mod contribution;
 mod convert;
 mod error;
@@ -13,6 +15,8 @@ mod serve;
 mod service;
 mod to_proto;
 
+pub use codex::{codex_input_from_request, render_codex_request, response_from_turn};
+pub use contribution::resolve as resolve_provider_contribution;
 pub use convert::{input_from_request, response_from_rendered};
 pub use error::ServerError;
 pub use preview::{PreviewError, PreviewFormat, parse_request, preview, response_json};

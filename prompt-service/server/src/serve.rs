@@ -7,7 +7,6 @@ use openclaw_proto::{
     prompt::v1::prompt_service_server::PromptServiceServer,
 };
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, codec::CompressionEncoding, transport::Server};
 use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
@@ -100,7 +99,7 @@ pub async fn serve(
         .add_routes(health.routes)
         .add_service(prompt)
         .add_optional_service(echo)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+        .serve_with_incoming_shutdown(service_kit::incoming(listener), signal);
     service_kit::drain(server, drain_rx, config.drain_timeout).await?;
     tracing::info!("prompt-service stopped");
     Ok(())

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 use crate::{
+    codex::render_codex_request,
     contribution,
     convert::{input_from_request, response_from_rendered},
     error::ServerError,
@@ -81,5 +82,20 @@ impl PromptService for PromptServiceImpl {
             &self.loader,
             request.into_inner(),
         )?))
+    }
+
+    async fn render_codex_turn(
+        &self,
+        request: Request<pb::RenderCodexTurnRequest>,
+    ) -> Result<Response<pb::RenderCodexTurnResponse>, Status> {
+        let response = render_codex_request(request.into_inner()).inspect_err(|e| {
+            tracing::info!(error = %e, "codex turn refused");
+        })?;
+        tracing::debug!(
+            layers = response.layers.len(),
+            files = response.files.len(),
+            "codex turn mapped"
+        );
+        Ok(Response::new(response))
     }
 }

@@ -1,16 +1,22 @@
 //! One task per open session. It owns the transcript writer (and with it the
-//! cross-process file lock) and applies appends strictly in arrival order.
-//! Callers talk to it over a bounded channel and get a oneshot ack per
-//! command; nobody else ever writes the session's file (lesson L8).
+//! cross-process file lock) and the session's conversation, and applies
+//! appends strictly in arrival order. Callers talk to it over a bounded
+//! channel with a oneshot ack per command; nobody else writes the session's
+//! file (lesson L8).
+//!
+//! The conversation is replayed from the transcript once, when the actor
+//! first opens it, and then kept up to date by the appends, so the cost of a
+//! turn does not grow with the transcript's age (lesson L9).
 
 use std::{path::PathBuf, sync::Arc};
 
 use openclaw_transcript::{
-    Clock, Entry, EntryBody, SessionHeader, SessionId, SessionKey, TranscriptWriter, WriterOptions,
+    Clock, Entry, EntryBody, Message, ReadOptions, SessionHeader, SessionId, SessionKey,
+    TranscriptWriter, WriterOptions,
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::RuntimeError;
+use crate::{context::Conversation, error::RuntimeError};
 
 /// Commands an actor queues before senders wait.
 const MAILBOX: usize = 64;
@@ -30,16 +36,12 @@ enum Command {
         sync: bool,
         ack: oneshot::Sender<Result<Vec<Entry>, RuntimeError>>,
     },
+    Messages {
+        ack: oneshot::Sender<Result<Vec<Message>, RuntimeError>>,
+    },
     Close {
         ack: oneshot::Sender<()>,
     },
-}
-
-/// A cheap, cloneable handle to a session's actor.
-#[derive(Debug, Clone)]
-pub struct SessionHandle {
-    tx: mpsc::Sender<Command>,
-    id: SessionId,
 }
 
 impl std::fmt::Debug for Command {
@@ -50,15 +52,36 @@ impl std::fmt::Debug for Command {
                 .field("entries", &bodies.len())
                 .field("sync", sync)
                 .finish(),
+            Self::Messages { .. } => f.write_str("Messages"),
             Self::Close { .. } => f.write_str("Close"),
         }
     }
+}
+
+/// A cheap, cloneable handle to a session's actor.
+#[derive(Debug, Clone)]
+pub struct SessionHandle {
+    tx: mpsc::Sender<Command>,
+    id: SessionId,
 }
 
 impl SessionHandle {
     /// The session id this actor writes.
     pub fn id(&self) -> &SessionId {
         &self.id
+    }
+
+    async fn request<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Command,
+    ) -> Result<T, RuntimeError> {
+        let (ack, done) = oneshot::channel();
+        self.tx
+            .send(make(ack))
+            .await
+            .map_err(|_| RuntimeError::Internal("session actor stopped".into()))?;
+        done.await
+            .map_err(|_| RuntimeError::Internal("session actor dropped the request".into()))
     }
 
     /// Appends entries in order, one whole line each; with `sync` the file is
@@ -68,21 +91,18 @@ impl SessionHandle {
         bodies: Vec<EntryBody>,
         sync: bool,
     ) -> Result<Vec<Entry>, RuntimeError> {
-        let (ack, done) = oneshot::channel();
-        self.tx
-            .send(Command::Append { bodies, sync, ack })
-            .await
-            .map_err(|_| RuntimeError::Internal("session actor stopped".into()))?;
-        done.await
-            .map_err(|_| RuntimeError::Internal("session actor dropped the append".into()))?
+        self.request(|ack| Command::Append { bodies, sync, ack })
+            .await?
+    }
+
+    /// The conversation so far (compactions applied).
+    pub async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
+        self.request(|ack| Command::Messages { ack }).await?
     }
 
     /// Flushes, releases the file lock and stops the actor.
     pub async fn close(&self) {
-        let (ack, done) = oneshot::channel();
-        if self.tx.send(Command::Close { ack }).await.is_ok() {
-            let _ = done.await;
-        }
+        let _ = self.request(|ack| Command::Close { ack }).await;
     }
 
     /// True once the actor has stopped.
@@ -99,47 +119,45 @@ pub(crate) fn spawn(spec: TranscriptSpec, clock: Arc<dyn Clock>) -> SessionHandl
     SessionHandle { tx, id }
 }
 
+/// The writer and the conversation, moved together into blocking work.
+struct Open {
+    writer: TranscriptWriter,
+    conversation: Conversation,
+}
+
 #[tracing::instrument(skip_all, fields(session_id = %spec.id))]
 async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver<Command>) {
-    let mut writer: Option<TranscriptWriter> = None;
+    let mut open: Option<Open> = None;
     while let Some(command) = rx.recv().await {
         match command {
             Command::Append { bodies, sync, ack } => {
-                let spec = spec.clone();
-                let clock = Arc::clone(&clock);
-                let taken = writer.take();
-                // Blocking file I/O runs off the async workers; the writer
-                // moves into the closure and back.
-                let outcome = tokio::task::spawn_blocking(move || {
-                    let mut w = match taken {
-                        Some(w) => w,
-                        None => match open_or_create(&spec, clock) {
-                            Ok(w) => w,
-                            Err(e) => return (None, Err(e)),
-                        },
-                    };
-                    let result = append_all(&mut w, bodies, sync);
-                    (Some(w), result)
+                let result = with_open(&mut open, &spec, &clock, move |o| {
+                    let mut written = Vec::with_capacity(bodies.len());
+                    for body in bodies {
+                        let entry = o.writer.append(body)?;
+                        o.conversation.apply(&entry);
+                        written.push(entry);
+                    }
+                    if sync {
+                        o.writer.sync()?;
+                    }
+                    Ok(written)
                 })
                 .await;
-                let result = match outcome {
-                    Ok((w, result)) => {
-                        writer = w;
-                        result
-                    }
-                    Err(join) => Err(RuntimeError::Internal(format!(
-                        "transcript write task failed: {join}"
-                    ))),
-                };
                 if let Err(error) = &result {
                     tracing::error!(%error, "transcript append failed");
                 }
                 let _ = ack.send(result);
             }
+            Command::Messages { ack } => {
+                let result =
+                    with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.messages())).await;
+                let _ = ack.send(result);
+            }
             Command::Close { ack } => {
-                if let Some(mut w) = writer.take() {
+                if let Some(mut o) = open.take() {
                     let _ = tokio::task::spawn_blocking(move || {
-                        if let Err(error) = w.sync() {
+                        if let Err(error) = o.writer.sync() {
                             tracing::warn!(%error, "final transcript sync failed");
                         }
                     })
@@ -153,38 +171,64 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
     tracing::debug!("session actor stopped");
 }
 
-fn open_or_create(
+/// Runs `work` on the open session in a blocking task (opening it first if
+/// needed); the state moves into the task and back.
+async fn with_open<T, F>(
+    open: &mut Option<Open>,
     spec: &TranscriptSpec,
-    clock: Arc<dyn Clock>,
-) -> Result<TranscriptWriter, RuntimeError> {
-    if spec.path.exists() {
-        let opened = TranscriptWriter::open(&spec.path, clock, WriterOptions::default())?;
-        if let Some(repair) = &opened.repair {
-            tracing::warn!(?repair, path = %spec.path.display(), "repaired a torn transcript tail before appending");
+    clock: &Arc<dyn Clock>,
+    work: F,
+) -> Result<T, RuntimeError>
+where
+    F: FnOnce(&mut Open) -> Result<T, RuntimeError> + Send + 'static,
+    T: Send + 'static,
+{
+    let taken = open.take();
+    let spec = spec.clone();
+    let clock = Arc::clone(clock);
+    let outcome = tokio::task::spawn_blocking(move || {
+        let mut state = match taken {
+            Some(state) => state,
+            None => match open_or_create(&spec, clock) {
+                Ok(state) => state,
+                Err(e) => return (None, Err(e)),
+            },
+        };
+        let result = work(&mut state);
+        (Some(state), result)
+    })
+    .await;
+    match outcome {
+        Ok((state, result)) => {
+            *open = state;
+            result
         }
-        Ok(opened.writer)
-    } else {
-        let header = SessionHeader::new(spec.id, spec.key.clone(), spec.cwd.clone(), clock.now());
-        Ok(TranscriptWriter::create(
-            &spec.path,
-            &header,
-            clock,
-            WriterOptions::default(),
-        )?)
+        Err(join) => Err(RuntimeError::Internal(format!(
+            "transcript task failed: {join}"
+        ))),
     }
 }
 
-fn append_all(
-    w: &mut TranscriptWriter,
-    bodies: Vec<EntryBody>,
-    sync: bool,
-) -> Result<Vec<Entry>, RuntimeError> {
-    let mut written = Vec::with_capacity(bodies.len());
-    for body in bodies {
-        written.push(w.append(body)?);
-    }
-    if sync {
-        w.sync()?;
-    }
-    Ok(written)
+fn open_or_create(spec: &TranscriptSpec, clock: Arc<dyn Clock>) -> Result<Open, RuntimeError> {
+    let mut conversation = Conversation::default();
+    let writer = if spec.path.exists() {
+        let mut opened = TranscriptWriter::open(&spec.path, clock, WriterOptions::default())?;
+        if let Some(repair) = &opened.repair {
+            tracing::warn!(?repair, path = %spec.path.display(), "repaired a torn transcript tail before appending");
+        }
+        let report = opened
+            .writer
+            .replay(ReadOptions::default(), |entry| conversation.apply(&entry))?;
+        if !report.is_clean() {
+            tracing::warn!(bad_lines = report.bad_line_count, torn_tail = report.torn_tail.is_some(), path = %spec.path.display(), "transcript had damaged lines; they were skipped");
+        }
+        opened.writer
+    } else {
+        let header = SessionHeader::new(spec.id, spec.key.clone(), spec.cwd.clone(), clock.now());
+        TranscriptWriter::create(&spec.path, &header, clock, WriterOptions::default())?
+    };
+    Ok(Open {
+        writer,
+        conversation,
+    })
 }

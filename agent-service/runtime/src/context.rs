@@ -1,0 +1,282 @@
+//! The conversation a model sees: rebuilt from transcript entries, and kept
+//! well-formed by one pairing check run before every model request
+//! (lesson L10).
+
+use std::collections::BTreeSet;
+
+use openclaw_transcript::{
+    ContentBlock, Entry, EntryBody, EntryId, Message, ToolResultMessage, UserContent, UserMessage,
+};
+
+/// Text of the error result filled in for a tool call that never got one.
+pub const INTERRUPTED: &str = "Tool call interrupted: no result was recorded (the run was stopped or crashed before the tool finished).";
+
+/// Messages in conversation order, rebuilt from transcript entries.
+///
+/// A `compaction` entry replaces everything before its first kept entry
+/// with its summary (as a user message), keeping the later entries whole.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    entries: Vec<(EntryId, Message)>,
+}
+
+impl Conversation {
+    /// Applies one transcript entry.
+    pub fn apply(&mut self, entry: &Entry) {
+        match &entry.body {
+            EntryBody::Message { message } => {
+                self.entries.push((entry.id.clone(), message.clone()))
+            }
+            EntryBody::Compaction {
+                summary,
+                first_kept_entry_id,
+                ..
+            } => {
+                let kept_from = self
+                    .entries
+                    .iter()
+                    .position(|(id, _)| id == first_kept_entry_id)
+                    .unwrap_or(self.entries.len());
+                let kept: Vec<(EntryId, Message)> = self.entries.drain(kept_from..).collect();
+                self.entries.clear();
+                self.entries
+                    .push((entry.id.clone(), summary_message(summary)));
+                self.entries.extend(kept);
+            }
+            _ => {}
+        }
+    }
+
+    /// The messages, in order.
+    pub fn messages(&self) -> Vec<Message> {
+        self.entries.iter().map(|(_, m)| m.clone()).collect()
+    }
+
+    /// Entry ids and messages, in order (for compaction cut points).
+    pub fn entries(&self) -> &[(EntryId, Message)] {
+        &self.entries
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there is no message yet.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+fn summary_message(summary: &str) -> Message {
+    Message::User(UserMessage {
+        content: UserContent::Text(format!(
+            "[Summary of the earlier conversation, written when it was compacted]\n{summary}"
+        )),
+        timestamp: 0,
+    })
+}
+
+/// Tool call ids of an assistant message, in order.
+pub fn tool_call_ids(message: &Message) -> Vec<(String, String)> {
+    match message {
+        Message::Assistant(a) => a
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolCall(call) => Some((call.id.clone(), call.name.clone())),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What [`repair_pairing`] changed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PairingRepair {
+    /// Tool results whose call is not in the preceding assistant message: dropped.
+    pub orphans_dropped: Vec<String>,
+    /// Results filled in for calls that had none; persist these.
+    pub filled: Vec<ToolResultMessage>,
+}
+
+impl PairingRepair {
+    /// True when nothing was wrong.
+    pub fn is_clean(&self) -> bool {
+        self.orphans_dropped.is_empty() && self.filled.is_empty()
+    }
+}
+
+/// Ensures every assistant tool call is followed at once by exactly one
+/// result, before a model request (lesson L10). Orphaned and duplicate
+/// results are dropped; calls without a result get an "interrupted" error
+/// result, returned so the caller persists it (the next load is then clean).
+/// `now_ms` stamps filled results.
+pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
+    let mut repair = PairingRepair::default();
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut iter = std::mem::take(messages).into_iter().peekable();
+    while let Some(message) = iter.next() {
+        let calls = tool_call_ids(&message);
+        let is_result = matches!(message, Message::ToolResult(_));
+        if is_result {
+            // A result not directly after its call (handled below) is an orphan.
+            if let Message::ToolResult(r) = &message {
+                repair.orphans_dropped.push(r.tool_call_id.clone());
+            }
+            continue;
+        }
+        out.push(message);
+        if calls.is_empty() {
+            continue;
+        }
+        let mut answered: BTreeSet<String> = BTreeSet::new();
+        while let Some(Message::ToolResult(r)) = iter.peek() {
+            let known = calls.iter().any(|(id, _)| *id == r.tool_call_id);
+            let fresh = !answered.contains(&r.tool_call_id);
+            if let Some(Message::ToolResult(r)) = iter.next() {
+                if known && fresh {
+                    answered.insert(r.tool_call_id.clone());
+                    out.push(Message::ToolResult(r));
+                } else {
+                    repair.orphans_dropped.push(r.tool_call_id);
+                }
+            }
+        }
+        for (id, name) in calls {
+            if !answered.contains(&id) {
+                let filled = ToolResultMessage {
+                    tool_call_id: id,
+                    tool_name: name,
+                    content: vec![ContentBlock::text(INTERRUPTED)],
+                    details: None,
+                    is_error: true,
+                    timestamp: now_ms,
+                };
+                out.push(Message::ToolResult(filled.clone()));
+                repair.filled.push(filled);
+            }
+        }
+    }
+    *messages = out;
+    repair
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openclaw_transcript::{AssistantMessage, StopReason, ToolCall};
+
+    fn user(text: &str) -> Message {
+        Message::User(UserMessage {
+            content: UserContent::Text(text.into()),
+            timestamp: 0,
+        })
+    }
+
+    fn call(ids: &[&str]) -> Message {
+        Message::Assistant(AssistantMessage {
+            content: ids
+                .iter()
+                .map(|id| {
+                    ContentBlock::ToolCall(ToolCall {
+                        id: (*id).into(),
+                        name: "read".into(),
+                        arguments: serde_json::json!({}),
+                    })
+                })
+                .collect(),
+            provider: "p".into(),
+            model: "m".into(),
+            api: None,
+            usage: None,
+            stop_reason: StopReason::ToolUse,
+            error_message: None,
+            timestamp: 0,
+        })
+    }
+
+    fn result(id: &str) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "read".into(),
+            content: vec![ContentBlock::text("ok")],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        })
+    }
+
+    fn shape(messages: &[Message]) -> Vec<String> {
+        messages
+            .iter()
+            .map(|m| match m {
+                Message::User(_) => "user".to_owned(),
+                Message::Assistant(_) => format!(
+                    "call{:?}",
+                    tool_call_ids(m)
+                        .into_iter()
+                        .map(|(i, _)| i)
+                        .collect::<Vec<_>>()
+                ),
+                Message::ToolResult(r) => format!(
+                    "result:{}{}",
+                    r.tool_call_id,
+                    if r.is_error { "!" } else { "" }
+                ),
+                Message::Other(_) => "other".to_owned(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn complete_pairs_are_untouched() {
+        let mut m = vec![
+            user("hi"),
+            call(&["a", "b"]),
+            result("b"),
+            result("a"),
+            user("next"),
+        ];
+        let before = m.clone();
+        assert!(repair_pairing(&mut m, 1).is_clean());
+        assert_eq!(m, before);
+    }
+
+    #[test]
+    fn missing_results_are_filled_and_orphans_dropped() {
+        let mut m = vec![
+            user("hi"),
+            result("zz"),
+            call(&["a", "b"]),
+            result("a"),
+            result("a"),
+            user("next"),
+        ];
+        let repair = repair_pairing(&mut m, 7);
+        assert_eq!(
+            shape(&m),
+            [
+                "user",
+                "call[\"a\", \"b\"]",
+                "result:a",
+                "result:b!",
+                "user"
+            ]
+        );
+        assert_eq!(repair.orphans_dropped, ["zz", "a"]);
+        assert_eq!(repair.filled.len(), 1);
+        assert_eq!(repair.filled[0].timestamp, 7);
+        // Repairing again changes nothing: the result is idempotent.
+        assert!(repair_pairing(&mut m, 8).is_clean());
+    }
+
+    #[test]
+    fn a_trailing_call_without_results_is_closed() {
+        let mut m = vec![user("hi"), call(&["x"])];
+        let repair = repair_pairing(&mut m, 0);
+        assert_eq!(shape(&m), ["user", "call[\"x\"]", "result:x!"]);
+        assert_eq!(repair.filled.len(), 1);
+    }
+}

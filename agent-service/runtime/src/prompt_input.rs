@@ -1,0 +1,311 @@
+//! Gathering the live facts of a turn into the renderer's explicit input
+//! (SPEC P-3): tools after policy, sandbox state, channel capabilities,
+//! workspace files, skills, config knobs and the provider contribution.
+//! Everything here is read fresh each turn; the renderer decides what goes
+//! above the cache boundary.
+
+use std::path::Path;
+
+use openclaw_config::{
+    Config,
+    raw::{
+        ContextInjection, DelegationMode, MemoryCitations, OwnerDisplay,
+        ReasoningLevel as CfgReasoning, ThinkingLevel, TtsAuto,
+    },
+    resolve::AgentView,
+};
+use openclaw_proto::prompt::v1 as pb;
+use openclaw_skills::Discovery;
+use openclaw_workspace::BootstrapFile;
+use prompt_render as render;
+
+use crate::sessions::SessionKind;
+
+/// The channel a turn arrived on, as the runtime sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnChannel {
+    /// Channel id ("" for none).
+    pub channel: String,
+    /// "direct", "group", "channel" or "".
+    pub chat_type: String,
+    /// Capabilities.
+    pub capabilities: Vec<String>,
+    /// Native approval UI.
+    pub native_approvals: bool,
+    /// Replies only through the message tool.
+    pub message_tool_only: bool,
+    /// Group chat context for this turn.
+    pub group_context: String,
+}
+
+/// A tool as the model will see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDescriptor {
+    /// Name.
+    pub name: String,
+    /// Description (its first line is the Tooling summary).
+    pub description: String,
+    /// JSON Schema of the parameters.
+    pub parameters: serde_json::Value,
+}
+
+/// Everything one turn's prompt is built from.
+#[derive(Debug)]
+pub struct TurnFacts<'a> {
+    /// The agent.
+    pub agent: &'a AgentView,
+    /// The loaded config.
+    pub config: &'a Config,
+    /// The session's kind (decides the prompt mode and file filter).
+    pub kind: SessionKind,
+    /// True on heartbeat turns.
+    pub heartbeat_turn: bool,
+    /// The session's working directory.
+    pub cwd: &'a Path,
+    /// The channel.
+    pub channel: &'a TurnChannel,
+    /// Tools after policy.
+    pub tools: &'a [ToolDescriptor],
+    /// Skills of the agent.
+    pub skills: Option<&'a Discovery>,
+    /// Workspace bootstrap files (already loaded).
+    pub files: &'a [BootstrapFile],
+    /// True when an earlier turn of the session already had the files.
+    pub continuation: bool,
+    /// provider/model in use.
+    pub model: &'a str,
+    /// provider/model configured as the default.
+    pub default_model: &'a str,
+    /// The provider's contribution.
+    pub contribution: Option<&'a pb::ProviderContribution>,
+}
+
+/// Builds the renderer input for one turn.
+pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
+    let settings = f.config.prompt_settings(&f.agent.id);
+    let mut input = render::RenderInput::new(f.cwd.display().to_string());
+    input.session_kind = match (f.kind, f.heartbeat_turn) {
+        (SessionKind::Subagent, _) => render::SessionKind::Subagent,
+        (SessionKind::Cron, _) => render::SessionKind::Cron,
+        (_, true) => render::SessionKind::Heartbeat,
+        _ => render::SessionKind::Main,
+    };
+    input.agent_id = f.agent.id.clone();
+    input.agent_name = f
+        .agent
+        .identity
+        .as_ref()
+        .and_then(|i| i.name.clone())
+        .or_else(|| f.agent.name.clone())
+        .unwrap_or_default();
+    input.fs_workspace_only = settings.fs_workspace_only;
+    input.tools = f
+        .tools
+        .iter()
+        .map(|t| render::Tool {
+            name: t.name.clone(),
+            summary: t.description.lines().next().unwrap_or("").to_owned(),
+            json_schema: t.parameters.to_string(),
+        })
+        .collect();
+    if let Some(discovery) = f.skills {
+        input.skills = discovery
+            .model_visible()
+            .map(|s| render::Skill {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                location: s.display_location.clone(),
+                version_source: render::SkillVersionSource::Sha256(s.sha256.clone()),
+            })
+            .collect();
+    }
+    input.skills_limits = render::SkillsLimits {
+        max_skills: clamp(f.agent.skills_limits.max_skills_in_prompt),
+        max_chars: clamp(f.agent.skills_limits.max_skills_prompt_chars),
+    };
+    input.context_files = context_files(f);
+    input.bootstrap_limits = render::BootstrapLimits {
+        max_chars_per_file: clamp(f.agent.bootstrap.max_chars),
+        total_max_chars: clamp(f.agent.bootstrap.total_max_chars),
+    };
+    if f.cwd != f.agent.workspace {
+        input.sandbox = render::SandboxInfo {
+            enabled: true,
+            container_workspace_dir: String::new(),
+            workspace_access: match f.agent.sandbox.workspace_access {
+                openclaw_config::raw::WorkspaceAccess::None => render::WorkspaceAccess::None,
+                openclaw_config::raw::WorkspaceAccess::Ro => render::WorkspaceAccess::ReadOnly,
+                openclaw_config::raw::WorkspaceAccess::Rw => render::WorkspaceAccess::ReadWrite,
+            },
+            agent_workspace_mount: String::new(),
+            elevated_available: f.agent.tools.elevated_enabled,
+        };
+    }
+    // An invalid configured zone is dropped with a warning rather than
+    // failing every render.
+    input.user_timezone = settings
+        .user_timezone
+        .clone()
+        .filter(|tz| {
+            let ok = jiff::tz::db().get(tz).is_ok();
+            if !ok {
+                tracing::warn!(timezone = %tz, "agents.defaults.userTimezone is not a valid IANA zone; ignored");
+            }
+            ok
+        })
+        .unwrap_or_default();
+    input.channel = render::ChannelInfo {
+        name: f.channel.channel.clone(),
+        chat_type: match f.channel.chat_type.as_str() {
+            "direct" => render::ChatType::Direct,
+            "group" => render::ChatType::Group,
+            "channel" | "room" => render::ChatType::Channel,
+            _ => render::ChatType::Unspecified,
+        },
+        capabilities: f.channel.capabilities.clone(),
+        native_approvals: f.channel.native_approvals,
+        reply_delivery: if f.channel.message_tool_only {
+            render::ReplyDelivery::MessageToolOnly
+        } else {
+            render::ReplyDelivery::Automatic
+        },
+        message_tool_hints: Vec::new(),
+    };
+    input.extra_system_prompt = f.channel.group_context.clone();
+    let hb = &f.agent.heartbeat;
+    input.heartbeat = render::HeartbeatInfo {
+        enabled: hb.enabled,
+        prompt: hb
+            .prompt
+            .clone()
+            .unwrap_or_else(|| render::DEFAULT_HEARTBEAT_PROMPT.to_owned()),
+        include_system_prompt_section: hb.include_system_prompt_section,
+    };
+    input.runtime = runtime_info(f);
+    input.think_level = match f.agent.thinking_default {
+        None | Some(ThinkingLevel::Off) => render::ThinkLevel::Off,
+        Some(ThinkingLevel::Minimal) => render::ThinkLevel::Minimal,
+        Some(ThinkingLevel::Low) => render::ThinkLevel::Low,
+        Some(ThinkingLevel::Medium | ThinkingLevel::Adaptive) => render::ThinkLevel::Medium,
+        Some(ThinkingLevel::High) => render::ThinkLevel::High,
+        Some(ThinkingLevel::Xhigh) => render::ThinkLevel::XHigh,
+    };
+    input.reasoning_level = match f.agent.reasoning_default {
+        None | Some(CfgReasoning::Off) => render::ReasoningLevel::Off,
+        Some(CfgReasoning::On) => render::ReasoningLevel::On,
+        Some(CfgReasoning::Stream) => render::ReasoningLevel::Stream,
+    };
+    input.owner_ids = settings.owner_allow_from.clone();
+    input.owner_display = match settings.owner_display {
+        OwnerDisplay::Raw => render::OwnerDisplay::Raw,
+        OwnerDisplay::Hash => render::OwnerDisplay::Hash,
+    };
+    input.owner_display_secret = settings.owner_display_secret.clone().unwrap_or_default();
+    input.model_aliases = settings
+        .model_aliases
+        .iter()
+        .map(|a| render::ModelAlias {
+            alias: a.alias.clone(),
+            model: a.target.clone(),
+        })
+        .collect();
+    input.delegation_mode = match f.agent.delegation_mode {
+        DelegationMode::Suggest => render::DelegationMode::Suggest,
+        DelegationMode::Prefer => render::DelegationMode::Prefer,
+    };
+    input.tts_hint = match settings.tts.auto {
+        TtsAuto::Off => String::new(),
+        TtsAuto::Always => render::tts_hint(
+            render::TtsMode::Always,
+            settings.tts.max_text_length,
+            settings.tts.summarize,
+        ),
+        TtsAuto::Inbound => render::tts_hint(
+            render::TtsMode::Inbound,
+            settings.tts.max_text_length,
+            settings.tts.summarize,
+        ),
+        TtsAuto::Tagged => render::tts_hint(
+            render::TtsMode::Tagged,
+            settings.tts.max_text_length,
+            settings.tts.summarize,
+        ),
+    };
+    input.memory_citations = match settings.memory_citations {
+        None | Some(MemoryCitations::Auto) => render::CitationsMode::Auto,
+        Some(MemoryCitations::On) => render::CitationsMode::On,
+        Some(MemoryCitations::Off) => render::CitationsMode::Off,
+    };
+    input.truncation_notice = !matches!(
+        settings.bootstrap_truncation_warning,
+        openclaw_config::raw::TruncationWarning::Off
+    );
+    if let Some(c) = f.contribution {
+        let overrides = c.section_overrides.clone().unwrap_or_default();
+        input.contribution = render::Contribution {
+            stable_prefix: c.stable_prefix.clone(),
+            dynamic_suffix: c.dynamic_suffix.clone(),
+            interaction_style: overrides.interaction_style,
+            tool_call_style: overrides.tool_call_style,
+            execution_bias: overrides.execution_bias,
+        };
+    }
+    input
+}
+
+fn clamp(value: u64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+/// The workspace files for this turn. MEMORY.md reaches only the agent's
+/// private main session (lesson L5: fail closed); the renderer applies the
+/// subagent and cron filters. `contextInjection` decides continuation turns.
+fn context_files(f: &TurnFacts<'_>) -> Vec<render::ContextFile> {
+    let injection = f.agent.context_injection;
+    let skip = match injection {
+        ContextInjection::Always => false,
+        ContextInjection::ContinuationSkip => f.continuation,
+        ContextInjection::Never => true,
+    };
+    if skip {
+        return Vec::new();
+    }
+    f.files
+        .iter()
+        .filter(|file| {
+            file.name != openclaw_workspace::BootstrapName::Memory || f.kind == SessionKind::Main
+        })
+        .map(|file| render::ContextFile {
+            path: file.name.file_name().to_owned(),
+            content: file.content.clone(),
+            missing: file.is_missing(),
+        })
+        .collect()
+}
+
+fn runtime_info(f: &TurnFacts<'_>) -> render::RuntimeInfo {
+    render::RuntimeInfo {
+        host: host_name(),
+        os: std::env::consts::OS.to_owned(),
+        arch: std::env::consts::ARCH.to_owned(),
+        runtime_version: format!("agent-service {}", env!("CARGO_PKG_VERSION")),
+        model: f.model.to_owned(),
+        default_model: f.default_model.to_owned(),
+        shell: std::env::var("SHELL").unwrap_or_default(),
+        repo_root: f
+            .config
+            .raw()
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.repo_root.clone())
+            .unwrap_or_default(),
+        active_processes: Vec::new(),
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}

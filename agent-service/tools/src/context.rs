@@ -1,0 +1,207 @@
+//! What a tool call runs in: the workspace, limits, the session's background processes, and
+//! the small traits through which tools reach runtime state (session, config file, clock).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use openclaw_workspace::Confined;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::plan::Plan;
+use crate::process::ProcessRegistry;
+
+/// Everything a tool call may use. Cheap to clone (shared parts are `Arc`s).
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The workspace every file access is confined to; also the cwd of `exec`.
+    pub workspace: Arc<Confined>,
+    /// The agent running the turn.
+    pub agent_id: String,
+    /// The session the turn belongs to.
+    pub session_key: String,
+    /// Cancelled when the run is aborted; long tool work stops and kills what it started.
+    pub cancel: CancellationToken,
+    /// Timeouts and output budgets.
+    pub limits: ToolLimits,
+    /// Background commands started by `exec` (shared by the runs of one session).
+    pub processes: Arc<ProcessRegistry>,
+    /// Session state: the status card and the per-session model override.
+    pub session: Arc<dyn SessionControl>,
+    /// The runtime's `openclaw.json`, for the gateway tool.
+    pub config: Arc<dyn ConfigControl>,
+    /// The clock `session_status` reads.
+    pub clock: Arc<dyn Clock>,
+    /// The user's IANA time zone (`agents.defaults.userTimezone`, already resolved by the
+    /// runtime); `None` shows UTC.
+    pub timezone: Option<String>,
+    /// The current model as `provider/model`.
+    pub model: String,
+}
+
+impl ToolContext {
+    /// A context with default limits, a fresh process registry and cancellation token, the
+    /// system clock, UTC, agent `main` and empty session key and model.
+    pub fn new(
+        workspace: Arc<Confined>,
+        session: Arc<dyn SessionControl>,
+        config: Arc<dyn ConfigControl>,
+    ) -> Self {
+        Self {
+            workspace,
+            agent_id: "main".to_owned(),
+            session_key: String::new(),
+            cancel: CancellationToken::new(),
+            limits: ToolLimits::default(),
+            processes: Arc::new(ProcessRegistry::new()),
+            session,
+            config,
+            clock: Arc::new(SystemClock),
+            timezone: None,
+            model: String::new(),
+        }
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace.root())
+            .field("agent_id", &self.agent_id)
+            .field("session_key", &self.session_key)
+            .field("limits", &self.limits)
+            .field("timezone", &self.timezone)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Timeouts and output budgets for tool calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Default `exec` timeout (`tools.exec.timeoutSec`).
+    pub exec_timeout: Duration,
+    /// The longest timeout a model may ask `exec` for.
+    pub exec_max_timeout: Duration,
+    /// Bytes of `exec` output kept (head and tail; the middle is elided with a marker).
+    pub exec_output_bytes: usize,
+    /// After a command exits, how long to keep reading output that children still write
+    /// before the rest of its process group is killed.
+    pub exec_drain_grace: Duration,
+    /// The runtime excerpt budget (P-40), in characters: bounds what `read`, `process log`
+    /// and `config.schema.lookup` return in one result.
+    pub excerpt_chars: usize,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        Self {
+            exec_timeout: Duration::from_secs(120),
+            exec_max_timeout: Duration::from_secs(30 * 60),
+            exec_output_bytes: 32 * 1024,
+            exec_drain_grace: Duration::from_millis(250),
+            excerpt_chars: 20_000,
+        }
+    }
+}
+
+/// Session state the tools may read or change; implemented by the runtime.
+#[async_trait]
+pub trait SessionControl: Send + Sync {
+    /// The session's current status.
+    async fn status(&self) -> StatusCard;
+    /// Sets (`Some`) or clears (`None`) the per-session model override. Returns the
+    /// model now in effect as `provider/model`, or a message for the model (an unknown
+    /// model, say).
+    async fn set_model_override(&self, model: Option<String>) -> Result<String, String>;
+    /// Remembers the plan `update_plan` accepted (for events and the UI). Default: nothing.
+    async fn record_plan(&self, _plan: &Plan) {}
+}
+
+/// The runtime's `openclaw.json`, read and written as text.
+pub trait ConfigControl: Send + Sync {
+    /// The current file text (JSON5); an empty string when the file does not exist.
+    fn read(&self) -> Result<String, String>;
+    /// Replaces the file with `text` (already validated by the caller).
+    fn write(&self, text: &str) -> Result<(), String>;
+}
+
+/// Where "now" comes from.
+pub trait Clock: Send + Sync {
+    /// The current instant.
+    fn now(&self) -> jiff::Timestamp;
+}
+
+/// The operating system's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> jiff::Timestamp {
+        jiff::Timestamp::now()
+    }
+}
+
+/// A stand-in for sessions without session control or config access (a sub-agent, a test):
+/// every operation is refused with a plain message.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unavailable;
+
+#[async_trait]
+impl SessionControl for Unavailable {
+    async fn status(&self) -> StatusCard {
+        StatusCard::default()
+    }
+
+    async fn set_model_override(&self, _model: Option<String>) -> Result<String, String> {
+        Err("this session cannot change its model".to_owned())
+    }
+}
+
+impl ConfigControl for Unavailable {
+    fn read(&self) -> Result<String, String> {
+        Err("this session has no access to the config file".to_owned())
+    }
+
+    fn write(&self, _text: &str) -> Result<(), String> {
+        Err("this session has no access to the config file".to_owned())
+    }
+}
+
+/// What `session_status` shows about a session; filled in by the runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct StatusCard {
+    /// The model in effect, `provider/model`.
+    pub model: String,
+    /// The agent's configured model, when it differs or for reference.
+    pub default_model: Option<String>,
+    /// The per-session override, when one is set.
+    pub model_override: Option<String>,
+    /// Token usage of the session so far.
+    pub usage: Usage,
+    /// Tokens currently in the context window, if known.
+    pub context_tokens: Option<u64>,
+    /// The model's context window, if known.
+    pub context_window: Option<u64>,
+    /// Compactions so far.
+    pub compactions: u64,
+    /// Thinking level, if set.
+    pub thinking: Option<String>,
+    /// Queue mode (`steer`, `followup`, ...), if known.
+    pub queue_mode: Option<String>,
+    /// Further `label: value` lines the runtime wants shown, in order.
+    pub extra: Vec<(String, String)>,
+}
+
+/// Token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Usage {
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens served from the provider's prompt cache.
+    pub cache_read_tokens: u64,
+}

@@ -1,0 +1,274 @@
+//! gateway: schema lookup, config.patch and config.apply, validation, and the refusal to
+//! touch exec approval/security settings (P-12, L15e).
+
+use openclaw_tools::GatewayTool;
+use serde_json::json;
+
+use super::{Fixture, error_text, ok_text};
+
+const CONFIG: &str = "// my config
+{
+  agents: { defaults: { workspace: '~/ws' } },
+  tools: { exec: { ask: 'always', security: 'allowlist' } },
+}
+";
+
+fn fixture() -> Fixture {
+    let f = Fixture::new();
+    *f.config.text.lock().unwrap() = CONFIG.to_owned();
+    f
+}
+
+#[tokio::test]
+async fn schema_lookup_returns_the_sub_schema() {
+    let f = fixture();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.schema.lookup", "path": "tools.exec.applyPatch" }),
+        )
+        .await;
+    let text = ok_text(&outcome);
+    assert!(
+        text.starts_with("Schema of tools.exec.applyPatch:\n{"),
+        "{text}"
+    );
+    assert!(text.contains("\"allowModels\""), "{text}");
+    let unknown = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.schema.lookup", "path": "tools.nope" }),
+        )
+        .await;
+    assert!(error_text(&unknown).starts_with("the config has no key tools.nope"));
+    let missing = f
+        .call(&GatewayTool, json!({ "action": "config.schema.lookup" }))
+        .await;
+    assert!(error_text(&missing).starts_with("invalid arguments for gateway: path: required"));
+}
+
+#[tokio::test]
+async fn an_unrelated_patch_is_validated_and_written() {
+    let f = fixture();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": { "agents": { "defaults": { "userTimezone": "Europe/Berlin" } } } }),
+        )
+        .await;
+    assert_eq!(
+        ok_text(&outcome),
+        "Config updated. Changed: agents.defaults.userTimezone. The file was rewritten as \
+         formatted JSON: its comments and formatting were not kept."
+    );
+    let written: serde_json::Value = serde_json::from_str(&f.config.text()).unwrap();
+    assert_eq!(
+        written,
+        json!({
+            "agents": { "defaults": { "workspace": "~/ws", "userTimezone": "Europe/Berlin" } },
+            "tools": { "exec": { "ask": "always", "security": "allowlist" } }
+        })
+    );
+    assert_eq!(f.config.writes(), 1);
+}
+
+#[tokio::test]
+async fn a_patch_given_as_json5_text_works_too() {
+    let f = fixture();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "raw": "{ tools: { exec: { timeoutSec: 60 } } }" }),
+        )
+        .await;
+    assert!(ok_text(&outcome).starts_with("Config updated. Changed: tools.exec.timeoutSec."));
+    assert!(f.config.text().contains("\"timeoutSec\": 60"));
+}
+
+#[tokio::test]
+async fn patches_touching_exec_approval_or_security_are_refused() {
+    let cases = [
+        (
+            json!({ "tools": { "exec": { "ask": "off" } } }),
+            "tools.exec.ask",
+        ),
+        (
+            json!({ "tools": { "exec": { "security": "full" } } }),
+            "tools.exec.security",
+        ),
+        (
+            json!({ "tools": { "exec": { "ask": null } } }),
+            "tools.exec.ask",
+        ),
+        (
+            json!({ "tools": null }),
+            "tools.exec.ask, tools.exec.security",
+        ),
+        (
+            json!({ "tools": { "exec": { "safeBins": ["rm"] } } }),
+            "tools.exec.safeBins",
+        ),
+        (json!({ "gateway": { "bind": "0.0.0.0" } }), "gateway.bind"),
+    ];
+    for (patch, keys) in cases {
+        let f = fixture();
+        let outcome = f
+            .call(
+                &GatewayTool,
+                json!({ "action": "config.patch", "patch": patch.clone() }),
+            )
+            .await;
+        let text = error_text(&outcome);
+        assert!(
+            text.starts_with(&format!(
+                "refused: this change would modify {keys}, which the agent may not change"
+            )),
+            "{patch}: {text}"
+        );
+        assert!(text.ends_with("Nothing was written."), "{text}");
+        assert_eq!(f.config.writes(), 0);
+        assert_eq!(f.config.text(), CONFIG);
+    }
+}
+
+#[tokio::test]
+async fn legacy_bash_aliases_count_as_the_exec_settings() {
+    // Without tools.exec.ask, a tools.bash.ask would become the effective value.
+    let f = Fixture::new();
+    *f.config.text.lock().unwrap() = "{ tools: { bash: { ask: 'always' } } }".to_owned();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": { "tools": { "bash": { "ask": "off" } } } }),
+        )
+        .await;
+    assert!(error_text(&outcome).contains("would modify tools.exec.ask"));
+    // Deleting tools.exec.ask so that a different tools.bash.ask takes over is a change.
+    *f.config.text.lock().unwrap() =
+        "{ tools: { exec: { ask: 'always' }, bash: { ask: 'off' } } }".to_owned();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": { "tools": { "exec": { "ask": null } } } }),
+        )
+        .await;
+    assert!(error_text(&outcome).contains("would modify tools.exec.ask"));
+    // Moving the same value from the legacy spelling to the canonical one is not.
+    *f.config.text.lock().unwrap() = "{ tools: { bash: { ask: 'always' } } }".to_owned();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": { "tools": { "bash": null, "exec": { "ask": "always" } } } }),
+        )
+        .await;
+    ok_text(&outcome);
+    assert_eq!(f.config.writes(), 1);
+}
+
+#[tokio::test]
+async fn apply_is_refused_for_exec_settings_and_accepted_otherwise() {
+    let refused = [
+        "{ agents: { defaults: { workspace: '~/ws' } }, tools: { exec: { ask: 'off', security: 'allowlist' } } }",
+        "{ agents: { defaults: { workspace: '~/ws' } }, tools: { exec: { security: 'allowlist' }, bash: { ask: 'off' } } }",
+        "{ agents: { defaults: { workspace: '~/ws' } } }",
+    ];
+    for raw in refused {
+        let f = fixture();
+        let outcome = f
+            .call(
+                &GatewayTool,
+                json!({ "action": "config.apply", "raw": raw }),
+            )
+            .await;
+        assert!(error_text(&outcome).starts_with("refused: "), "{raw}");
+        assert_eq!(f.config.text(), CONFIG);
+    }
+    let f = fixture();
+    let raw = "// still mine\n{\n  agents: { defaults: { workspace: '~/other' } },\n  tools: { exec: { ask: 'always', security: 'allowlist' } },\n}";
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.apply", "raw": raw }),
+        )
+        .await;
+    assert_eq!(
+        ok_text(&outcome),
+        "Config replaced (changed: agents.defaults.workspace)."
+    );
+    assert_eq!(f.config.text(), format!("{raw}\n"));
+}
+
+#[tokio::test]
+async fn invalid_configs_are_rejected_with_located_errors() {
+    let f = fixture();
+    let patched = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": { "agents": { "defaults": { "workspac": "x" } } } }),
+        )
+        .await;
+    let text = error_text(&patched);
+    assert!(
+        text.starts_with("the new config is invalid, so nothing was written:\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"agents.defaults.workspac (line 5, column 7): unknown key; did you mean "workspace"?"#
+        ),
+        "{text}"
+    );
+    let applied = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.apply", "raw": "{ tools: { exec: { ask: 'sometimes' } } }" }),
+        )
+        .await;
+    let text = error_text(&applied);
+    assert!(
+        text.contains("tools.exec.ask (line 1, column 25)"),
+        "{text}"
+    );
+    let syntax = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.apply", "raw": "{ tools: " }),
+        )
+        .await;
+    assert!(
+        error_text(&syntax).contains("invalid JSON5"),
+        "{}",
+        error_text(&syntax)
+    );
+    assert_eq!(f.config.writes(), 0);
+    assert_eq!(f.config.text(), CONFIG);
+}
+
+#[tokio::test]
+async fn other_actions_are_not_supported() {
+    let f = fixture();
+    for action in ["restart", "update.run", "config.get"] {
+        let outcome = f.call(&GatewayTool, json!({ "action": action })).await;
+        assert!(
+            error_text(&outcome).starts_with(&format!(
+                "gateway action {action} is not supported by this runtime."
+            )),
+            "{action}"
+        );
+    }
+    let unknown = f.call(&GatewayTool, json!({ "action": "explode" })).await;
+    assert!(
+        error_text(&unknown)
+            .starts_with("invalid arguments for gateway: action: unknown variant `explode`")
+    );
+    let scalar = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": 3 }),
+        )
+        .await;
+    assert_eq!(
+        error_text(&scalar),
+        "invalid arguments for gateway: patch: must be an object (use config.apply to replace the whole file)"
+    );
+}

@@ -1,0 +1,162 @@
+//! Background exec and the process tool: list, log, write, kill, timeouts.
+
+use openclaw_tools::{ExecTool, ProcessStatus, ProcessTool};
+use serde_json::json;
+
+use super::{Fixture, alive, error_text, eventually, ok_text, pid_from};
+
+#[tokio::test]
+async fn background_commands_are_listed_logged_and_killed() {
+    let f = Fixture::new();
+    let started = f
+        .call(
+            &ExecTool,
+            json!({ "command": "echo started; sleep 30 & echo $! > child.pid; wait", "background": true }),
+        )
+        .await;
+    let text = ok_text(&started);
+    assert!(
+        text.starts_with("Started background process proc-1 (pid "),
+        "{text}"
+    );
+    assert_eq!(started.details().unwrap()["id"], "proc-1");
+
+    let list = f.call(&ProcessTool, json!({ "action": "list" })).await;
+    assert!(
+        ok_text(&list).starts_with("proc-1 [running] pid "),
+        "{}",
+        ok_text(&list)
+    );
+    assert!(ok_text(&list).ends_with(": echo started; sleep 30 & echo $! > child.pid; wait"));
+
+    let processes = f.ctx.processes.clone();
+    eventually("the first output", || {
+        processes
+            .log("proc-1")
+            .is_some_and(|(_, out)| out.contains("started"))
+    })
+    .await;
+    let log = f
+        .call(&ProcessTool, json!({ "action": "log", "id": "proc-1" }))
+        .await;
+    assert!(
+        ok_text(&log).ends_with("\nOutput:\nstarted\n"),
+        "{}",
+        ok_text(&log)
+    );
+
+    let child = pid_from(&f, "child.pid").await;
+    let killed = f
+        .call(&ProcessTool, json!({ "action": "kill", "id": "proc-1" }))
+        .await;
+    assert!(
+        ok_text(&killed).starts_with("proc-1 [killed] pid "),
+        "{}",
+        ok_text(&killed)
+    );
+    eventually("the grandchild to die", || !alive(child)).await;
+    assert_eq!(f.ctx.processes.list()[0].status, ProcessStatus::Killed);
+}
+
+#[tokio::test]
+async fn stdin_can_be_written_and_closed() {
+    let f = Fixture::new();
+    ok_text(
+        &f.call(&ExecTool, json!({ "command": "cat", "background": true }))
+            .await,
+    );
+    let wrote = f
+        .call(
+            &ProcessTool,
+            json!({ "action": "write", "id": "proc-1", "data": "hello\n", "eof": true }),
+        )
+        .await;
+    assert_eq!(
+        ok_text(&wrote),
+        "Wrote 6 bytes to proc-1 and closed its stdin."
+    );
+    let processes = f.ctx.processes.clone();
+    eventually("cat to finish", || {
+        processes.list()[0].status == ProcessStatus::Exited { code: 0 }
+    })
+    .await;
+    eventually("the echoed text", || {
+        processes
+            .log("proc-1")
+            .is_some_and(|(_, out)| out == "hello\n")
+    })
+    .await;
+    let again = f
+        .call(
+            &ProcessTool,
+            json!({ "action": "write", "id": "proc-1", "data": "more" }),
+        )
+        .await;
+    assert_eq!(error_text(&again), "proc-1 has already ended");
+}
+
+#[tokio::test]
+async fn a_background_timeout_kills_the_process() {
+    let f = Fixture::new();
+    ok_text(
+        &f.call(
+            &ExecTool,
+            json!({ "command": "sleep 30", "background": true, "timeout": 1 }),
+        )
+        .await,
+    );
+    let processes = f.ctx.processes.clone();
+    eventually("the timeout", || {
+        processes.list()[0].status == ProcessStatus::TimedOut
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn process_errors_name_what_is_wrong() {
+    let f = Fixture::new();
+    let cases = [
+        (
+            json!({ "action": "log" }),
+            "invalid arguments for process: id: required for this action",
+        ),
+        (
+            json!({ "action": "kill", "id": "proc-99" }),
+            "no background process proc-99",
+        ),
+        (
+            json!({ "action": "log", "id": "nonsense" }),
+            "no background process nonsense",
+        ),
+        (
+            json!({ "action": "write", "id": "proc-1" }),
+            "invalid arguments for process: data: required for write unless eof is true",
+        ),
+        (
+            json!({ "action": "poll" }),
+            "invalid arguments for process: action: unknown variant `poll`, expected one of `list`, `log`, `kill`, `write`",
+        ),
+    ];
+    for (arguments, expected) in cases {
+        let outcome = f.call(&ProcessTool, arguments.clone()).await;
+        assert_eq!(error_text(&outcome), expected, "{arguments}");
+    }
+    let empty = f.call(&ProcessTool, json!({ "action": "list" })).await;
+    assert_eq!(ok_text(&empty), "No background processes.");
+}
+
+#[tokio::test]
+async fn dropping_the_registry_kills_what_it_still_runs() {
+    let f = Fixture::new();
+    ok_text(
+        &f.call(
+            &ExecTool,
+            json!({ "command": "sleep 30 & echo $! > child.pid; wait", "background": true }),
+        )
+        .await,
+    );
+    let child = pid_from(&f, "child.pid").await;
+    let Fixture { ctx, .. } = f;
+    drop(ctx);
+    eventually("the child to die with the registry", || !alive(child)).await;
+}

@@ -1,0 +1,52 @@
+//! The embedded transport: the RPC's own code path, without a socket.
+
+use std::time::Instant;
+
+use openclaw_config::Loader;
+use openclaw_proto::prompt::v1 as pb;
+use prompt_render::Renderer;
+
+use crate::{PromptError, PromptSource};
+
+/// Renders in this process through `prompt_server::render_request`, the same
+/// function the RenderSystemPrompt RPC runs.
+#[derive(Debug)]
+pub struct InProcessPromptSource {
+    renderer: Renderer,
+    loader: Loader,
+}
+
+impl InProcessPromptSource {
+    /// A source with its own stable-block memo and config validator.
+    pub fn new() -> Result<Self, PromptError> {
+        Ok(Self {
+            renderer: Renderer::default(),
+            loader: Loader::new().map_err(|e| PromptError::Refused(e.to_string()))?,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl PromptSource for InProcessPromptSource {
+    async fn render(
+        &self,
+        request: pb::RenderSystemPromptRequest,
+        _deadline: Instant,
+    ) -> Result<pb::RenderSystemPromptResponse, PromptError> {
+        prompt_server::render_request(&self.renderer, request)
+            .map_err(|e| PromptError::Refused(e.to_string()))
+    }
+
+    async fn contribution(
+        &self,
+        request: pb::ResolveProviderContributionRequest,
+        _deadline: Instant,
+    ) -> Result<pb::ResolveProviderContributionResponse, PromptError> {
+        prompt_server::resolve_provider_contribution(&self.loader, request)
+            .map_err(|e| PromptError::Refused(e.to_string()))
+    }
+
+    fn describe(&self) -> String {
+        "in-process".to_owned()
+    }
+}

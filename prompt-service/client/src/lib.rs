@@ -1,0 +1,55 @@
+//! How agent-service obtains its prompts: the [`PromptSource`] trait and its
+//! two transports.
+//!
+//! - [`GrpcPromptSource`] calls a prompt-service over gRPC (the deployment
+//!   default). Connection failures are retried with backoff until the
+//!   caller's deadline, then reported as [`PromptError::Unavailable`].
+//! - [`InProcessPromptSource`] runs the very same request through the RPC's
+//!   own code path inside the process (the single-binary embedded mode).
+//!
+//! Both take and return the `openclaw.prompt.v1` messages, so the bytes a
+//! run sends are the bytes a preview or an export shows (SPEC P-3). It holds
+//! no agent logic.
+
+mod grpc;
+mod in_process;
+
+pub use grpc::{GrpcPromptSource, RetryPolicy};
+pub use in_process::InProcessPromptSource;
+pub use prompt_server::request_from_input;
+
+use std::time::Instant;
+
+use openclaw_proto::prompt::v1 as pb;
+
+/// Why a prompt could not be obtained.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// prompt-service could not be reached before the deadline.
+    #[error("prompt-service unavailable: {0}")]
+    Unavailable(String),
+    /// prompt-service refused the request (a bug in what the runtime sent).
+    #[error("prompt-service refused the request: {0}")]
+    Refused(String),
+}
+
+/// A source of rendered prompts.
+#[async_trait::async_trait]
+pub trait PromptSource: Send + Sync + std::fmt::Debug {
+    /// Renders one turn's prompt, giving up at `deadline`.
+    async fn render(
+        &self,
+        request: pb::RenderSystemPromptRequest,
+        deadline: Instant,
+    ) -> Result<pb::RenderSystemPromptResponse, PromptError>;
+
+    /// The provider contribution for a provider/model pair (SPEC P-4, P-5).
+    async fn contribution(
+        &self,
+        request: pb::ResolveProviderContributionRequest,
+        deadline: Instant,
+    ) -> Result<pb::ResolveProviderContributionResponse, PromptError>;
+
+    /// A short label for logs ("grpc http://..." or "in-process").
+    fn describe(&self) -> String;
+}

@@ -1,0 +1,146 @@
+//! Both transports over real sockets: byte-identical prompts, retries and
+//! the deadline (issue 5, SPEC P-3).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed expectation is a test failure"
+)]
+
+use std::time::{Duration, Instant};
+
+use openclaw_proto::prompt::v1 as pb;
+use prompt_client::{
+    GrpcPromptSource, InProcessPromptSource, PromptError, PromptSource, RetryPolicy,
+    request_from_input,
+};
+use prompt_render::fixtures;
+
+async fn start_server(listener: tokio::net::TcpListener) -> tokio::sync::oneshot::Sender<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(prompt_server::serve(
+        listener,
+        prompt_server::ServeConfig::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    stop
+}
+
+fn soon(secs: u64) -> Instant {
+    Instant::now() + Duration::from_secs(secs)
+}
+
+/// SPEC P-3: the gRPC client and the in-process call produce byte-identical
+/// prompts (and identical reports), for several session kinds.
+#[tokio::test]
+async fn grpc_and_in_process_are_byte_identical() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let _stop = start_server(listener).await;
+    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let local = InProcessPromptSource::new().unwrap();
+    for kind in [
+        prompt_render::SessionKind::Main,
+        prompt_render::SessionKind::Subagent,
+        prompt_render::SessionKind::Heartbeat,
+    ] {
+        let mut input = fixtures::realistic();
+        input.session_kind = kind;
+        let request = request_from_input(&input);
+        let remote = grpc.render(request.clone(), soon(10)).await.unwrap();
+        let inproc = local.render(request, soon(10)).await.unwrap();
+        assert_eq!(remote, inproc, "{kind:?}");
+        assert_eq!(remote.text, prompt_render::render(&input).unwrap().text);
+    }
+    let contribution = pb::ResolveProviderContributionRequest {
+        provider_id: "openai".into(),
+        model_id: "gpt-5.5".into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        grpc.contribution(contribution.clone(), soon(10))
+            .await
+            .unwrap(),
+        local.contribution(contribution, soon(10)).await.unwrap()
+    );
+}
+
+/// An unreachable prompt-service is retried until the deadline, then
+/// reported as unavailable.
+#[tokio::test]
+async fn unreachable_service_is_unavailable_after_the_deadline() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let grpc = GrpcPromptSource::connect_lazy(
+        &format!("http://127.0.0.1:{port}"),
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(100),
+        },
+    )
+    .unwrap();
+    let started = Instant::now();
+    let err = grpc
+        .render(
+            request_from_input(&fixtures::realistic()),
+            Instant::now() + Duration::from_millis(600),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, PromptError::Unavailable(_)), "{err:?}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "kept retrying until the deadline"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "gave up at the deadline"
+    );
+}
+
+/// A service that comes up while the client is retrying is used.
+#[tokio::test]
+async fn a_late_service_is_reached_by_retrying() {
+    let reserved = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = reserved.local_addr().unwrap();
+    drop(reserved);
+    let grpc = GrpcPromptSource::connect_lazy(
+        &format!("http://{addr}"),
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(100),
+        },
+    )
+    .unwrap();
+    let call = tokio::spawn(async move {
+        grpc.render(request_from_input(&fixtures::realistic()), soon(10))
+            .await
+    });
+    // Let the first attempts fail, then bring the service up on that port.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let _stop = start_server(listener).await;
+    let response = call.await.unwrap().expect("reached after retries");
+    assert!(response.chars > 1000);
+}
+
+/// A refusal (a bad request) is not retried.
+#[tokio::test]
+async fn refusals_are_not_retried() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let _stop = start_server(listener).await;
+    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let mut request = request_from_input(&fixtures::realistic());
+    request.workspace_dir = "relative".into();
+    let err = grpc.render(request, soon(10)).await.unwrap_err();
+    assert!(
+        matches!(&err, PromptError::Refused(m) if m.contains("workspace_dir")),
+        "{err:?}"
+    );
+}

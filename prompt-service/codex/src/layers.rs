@@ -1,0 +1,184 @@
+//! The reconstructed model-bound prompt layer stack (SPEC P-29): every
+//! layer in the order Codex 0.169 puts it in front of the model, which
+//! parameter (or which part of Codex) carries it, and its size.
+//!
+//! Observed order (`shared/reference/codex-app-server.md`, B7): Codex's model
+//! instructions; one developer message holding our thread instructions and
+//! then Codex's permission (and skills) text; a user message with the
+//! AGENTS.md files and environment context Codex gathers itself; the
+//! collaboration-mode developer message; the turn's user input. The dynamic
+//! tools travel as function tools next to Codex's own.
+
+use prompt_render::chars_u32;
+
+/// Whose message a layer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Model instructions (Codex 0.169 sends them as the first developer item).
+    System,
+    /// A developer message.
+    Developer,
+    /// A user message.
+    User,
+    /// Tool specs.
+    Tools,
+}
+
+impl Role {
+    /// Lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::Developer => "developer",
+            Self::User => "user",
+            Self::Tools => "tools",
+        }
+    }
+
+    /// Capitalised name for headings.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::System => "System",
+            Self::Developer => "Developer",
+            Self::User => "User",
+            Self::Tools => "Tools",
+        }
+    }
+}
+
+/// One model-bound layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// Message role.
+    pub role: Role,
+    /// The parameter that carries it (`thread/start.developerInstructions`),
+    /// or `codex:<part>` for text Codex adds itself.
+    pub carrier: String,
+    /// Short title.
+    pub title: String,
+    /// The text (for Codex-owned layers: what the caller supplied, else empty).
+    pub text: String,
+    /// Unicode scalar values of `text`.
+    pub chars: u32,
+    /// `chars / 4`, rounded up.
+    pub approx_tokens: u32,
+    /// Codex writes this layer; its text here is a fixture or a placeholder.
+    pub codex_owned: bool,
+}
+
+impl Layer {
+    fn new(role: Role, carrier: &str, title: &str, text: String, codex_owned: bool) -> Self {
+        let chars = chars_u32(&text);
+        Self {
+            role,
+            carrier: carrier.to_owned(),
+            title: title.to_owned(),
+            text,
+            chars,
+            approx_tokens: chars.div_ceil(4),
+            codex_owned,
+        }
+    }
+}
+
+/// Texts of the layers Codex writes itself. PromptService cannot know them;
+/// the snapshot tool fills them from the pinned model-prompt fixture and
+/// with placeholders. Empty means unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CodexOwnedText {
+    /// The model's instructions from Codex's model catalog.
+    pub model_instructions: String,
+    /// Codex's sandbox and approval text.
+    pub permissions: String,
+    /// AGENTS.md files and the environment context Codex gathers.
+    pub project_docs_and_environment: String,
+}
+
+/// Carrier of Codex's model instructions.
+pub const CARRIER_MODEL: &str = "codex:model-instructions";
+/// Carrier of our thread instructions.
+pub const CARRIER_THREAD: &str = "thread/start.developerInstructions";
+/// Carrier of Codex's permission text.
+pub const CARRIER_PERMISSIONS: &str = "codex:permissions-instructions";
+/// Carrier of Codex's project docs and environment context.
+pub const CARRIER_PROJECT_DOCS: &str = "codex:project-docs-and-environment";
+/// Carrier of our turn instructions.
+pub const CARRIER_TURN: &str = "turn/start.collaborationMode.settings.developer_instructions";
+/// Carrier of the turn input.
+pub const CARRIER_INPUT: &str = "turn/start.input[0].text";
+/// Carrier of the dynamic tools.
+pub const CARRIER_TOOLS: &str = "thread/start.dynamicTools";
+
+/// Our parts of the stack.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnParts<'a> {
+    /// Thread developer instructions, if any.
+    pub thread_instructions: Option<&'a str>,
+    /// Turn instructions, if any.
+    pub turn_instructions: Option<&'a str>,
+    /// The turn input text.
+    pub input_text: &'a str,
+    /// The model-visible dynamic tool specs as JSON text (empty: none).
+    pub visible_tools_json: &'a str,
+}
+
+/// The whole stack in model order. Layers we do not send this turn are left
+/// out; Codex-owned layers are always listed.
+pub fn stack(own: &OwnParts<'_>, codex: &CodexOwnedText) -> Vec<Layer> {
+    let mut out = vec![Layer::new(
+        Role::System,
+        CARRIER_MODEL,
+        "Codex Model Instructions",
+        codex.model_instructions.clone(),
+        true,
+    )];
+    if let Some(text) = own.thread_instructions {
+        out.push(Layer::new(
+            Role::Developer,
+            CARRIER_THREAD,
+            "OpenClaw Runtime Instructions",
+            text.to_owned(),
+            false,
+        ));
+    }
+    out.push(Layer::new(
+        Role::Developer,
+        CARRIER_PERMISSIONS,
+        "Codex Permission Instructions",
+        codex.permissions.clone(),
+        true,
+    ));
+    out.push(Layer::new(
+        Role::User,
+        CARRIER_PROJECT_DOCS,
+        "Codex Project Docs and Environment Context",
+        codex.project_docs_and_environment.clone(),
+        true,
+    ));
+    if let Some(text) = own.turn_instructions {
+        out.push(Layer::new(
+            Role::Developer,
+            CARRIER_TURN,
+            "OpenClaw Turn Instructions",
+            text.to_owned(),
+            false,
+        ));
+    }
+    out.push(Layer::new(
+        Role::User,
+        CARRIER_INPUT,
+        "Turn Input Text",
+        own.input_text.to_owned(),
+        false,
+    ));
+    if !own.visible_tools_json.is_empty() {
+        out.push(Layer::new(
+            Role::Tools,
+            CARRIER_TOOLS,
+            "Dynamic Tool Catalog",
+            own.visible_tools_json.to_owned(),
+            false,
+        ));
+    }
+    out
+}

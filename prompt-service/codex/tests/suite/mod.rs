@@ -1,0 +1,2 @@
+mod schema;
+mod snapshot_tool;

@@ -1,0 +1,211 @@
+//! The committed snapshots and the `prompt-snapshots` tool (SPEC P-29, P-30).
+//! The drift check here is exactly `prompt-snapshots check`, so CI's
+//! `cargo test --workspace` fails when a prompt change lands without its
+//! snapshot update.
+
+use std::{
+    fs,
+    path::Path,
+    process::{Command, Output},
+};
+
+use openclaw_config::{LoadOptions, NoEnv, UnresolvedVars, load};
+use prompt_codex::snapshots::scenarios;
+
+const TOOL: &str = env!("CARGO_BIN_EXE_prompt-snapshots");
+
+fn run(args: &[&str], dir: Option<&Path>) -> Output {
+    let mut command = Command::new(TOOL);
+    if let Some(dir) = dir {
+        command.arg("--dir").arg(dir);
+    }
+    command.args(args).output().expect("run prompt-snapshots")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn committed_snapshots_match_the_generator() {
+    let output = run(&["check"], None);
+    assert!(
+        output.status.success(),
+        "snapshot drift; run `cargo run -p prompt-codex --bin prompt-snapshots -- gen`:\n{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn gen_writes_removes_stale_files_and_check_reports_drift() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stale = dir.path().join("codex-runtime-happy-path/old-scenario.md");
+    fs::create_dir_all(stale.parent().expect("parent")).expect("mkdir");
+    fs::write(&stale, "old").expect("write");
+    let output = run(&["gen"], Some(dir.path()));
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(!stale.exists(), "stale snapshot left behind");
+    for name in [
+        "codex-runtime-happy-path/README.md",
+        "codex-runtime-happy-path/telegram-direct-codex-message-tool.md",
+        "codex-runtime-happy-path/discord-group-codex-message-tool.md",
+        "codex-runtime-happy-path/telegram-heartbeat-codex-tool.md",
+        "codex-runtime-happy-path/codex-dynamic-tools.telegram-direct.json",
+        "codex-runtime-happy-path/codex-dynamic-tools.discord-group.json",
+        "codex-runtime-happy-path/codex-dynamic-tools.heartbeat-turn.json",
+        "codex-model-catalog/gpt-5.5.pragmatic.instructions.md",
+        "codex-model-catalog/gpt-5.5.pragmatic.source.json",
+    ] {
+        assert!(dir.path().join(name).is_file(), "{name}");
+    }
+    let clean = run(&["check"], Some(dir.path()));
+    assert!(clean.status.success(), "{}", text(&clean));
+
+    let edited = dir
+        .path()
+        .join("codex-runtime-happy-path/discord-group-codex-message-tool.md");
+    let body = fs::read_to_string(&edited).expect("read");
+    fs::write(
+        &edited,
+        body.replace("OpenClaw Turn Instructions", "Edited"),
+    )
+    .expect("write");
+    fs::write(&stale, "old").expect("write");
+    let drift = run(&["check"], Some(dir.path()));
+    let report = text(&drift);
+    assert_eq!(drift.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("a/codex-runtime-happy-path/discord-group-codex-message-tool.md"),
+        "{report}"
+    );
+    assert!(
+        report.contains("+### Developer: OpenClaw Turn Instructions"),
+        "{report}"
+    );
+    assert!(
+        report.contains("stale codex-runtime-happy-path/old-scenario.md"),
+        "{report}"
+    );
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let a = tempfile::tempdir().expect("tempdir");
+    let b = tempfile::tempdir().expect("tempdir");
+    for dir in [a.path(), b.path()] {
+        assert!(run(&["gen"], Some(dir)).status.success());
+    }
+    let folder = "codex-runtime-happy-path";
+    let mut names: Vec<_> = fs::read_dir(a.path().join(folder))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    names.sort();
+    for name in names {
+        let path = Path::new(folder).join(&name);
+        assert_eq!(
+            fs::read(a.path().join(&path)).expect("a"),
+            fs::read(b.path().join(&path)).expect("b"),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn sync_uses_the_given_catalog_then_codex_home_and_else_changes_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ours = root.join("tests/fixtures/models_cache.json");
+    let committed = root.join("snapshots/codex-model-catalog");
+
+    // --catalog with our catalog reproduces the committed fixture exactly.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = run(
+        &[
+            "sync-codex-model",
+            "--catalog",
+            ours.to_str().expect("utf-8"),
+        ],
+        Some(dir.path()),
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    for name in [
+        "gpt-5.5.pragmatic.instructions.md",
+        "gpt-5.5.pragmatic.source.json",
+    ] {
+        assert_eq!(
+            fs::read_to_string(dir.path().join("codex-model-catalog").join(name)).expect("new"),
+            fs::read_to_string(committed.join(name)).expect("committed"),
+            "{name}"
+        );
+    }
+
+    // No catalog anywhere: nothing changes, exit 0, and it says so.
+    let empty_home = tempfile::tempdir().expect("tempdir");
+    let untouched = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(TOOL)
+        .arg("--dir")
+        .arg(untouched.path())
+        .arg("sync-codex-model")
+        .env("CODEX_HOME", empty_home.path().join("codex"))
+        .env("HOME", empty_home.path())
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("unchanged"), "{}", text(&output));
+    assert_eq!(fs::read_dir(untouched.path()).expect("list").count(), 0);
+
+    // $CODEX_HOME/models_cache.json comes first and is recorded as such.
+    let codex_home = tempfile::tempdir().expect("tempdir");
+    fs::copy(&ours, codex_home.path().join("models_cache.json")).expect("copy");
+    let output = Command::new(TOOL)
+        .arg("--dir")
+        .arg(untouched.path())
+        .arg("sync-codex-model")
+        .env("CODEX_HOME", codex_home.path())
+        .env("HOME", empty_home.path())
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    let note = fs::read_to_string(
+        untouched
+            .path()
+            .join("codex-model-catalog/gpt-5.5.pragmatic.source.json"),
+    )
+    .expect("note");
+    assert!(note.contains("\"$CODEX_HOME/models_cache.json\""), "{note}");
+    assert!(note.contains("\"models_cache\""), "{note}");
+    // A fixture that is not from our catalog is refused by check.
+    assert!(run(&["gen"], Some(untouched.path())).status.success());
+    assert_eq!(
+        run(&["check"], Some(untouched.path())).status.code(),
+        Some(1)
+    );
+}
+
+/// The effective config shown in each snapshot is a valid `openclaw.json`
+/// for our config crate, and agrees with the scenario's Codex settings.
+#[test]
+fn effective_configs_are_valid_openclaw_config() {
+    let options = LoadOptions {
+        unresolved_vars: UnresolvedVars::Keep,
+    };
+    for scenario in scenarios::all() {
+        let text = scenario.config.to_string();
+        if let Err(e) = load(&text, &NoEnv, &options) {
+            panic!("{}: {e}", scenario.stem);
+        }
+        let codex = &scenario.config["agents"]["list"][0]["runtime"]["codex"];
+        assert_eq!(
+            codex["approvalPolicy"],
+            scenario.input.approval_policy.codex_str(),
+            "{}",
+            scenario.stem
+        );
+        assert_eq!(codex["sandbox"], scenario.input.sandbox.thread_str());
+    }
+}
