@@ -11,6 +11,7 @@ pub mod context;
 mod env;
 mod error;
 pub mod prompt_input;
+pub mod run;
 mod runtime;
 pub mod sessions;
 mod settings;

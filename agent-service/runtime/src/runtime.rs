@@ -10,10 +10,12 @@ use openclaw_config::{
     Loader,
     resolve::{AgentView, Dirs},
 };
+use openclaw_providers::{HttpSettings, ProviderRegistry, RegistryContext};
 use openclaw_skills::Discovery;
 use openclaw_transcript::{
     Clock, Entry, LoadReport, ReadOptions, SessionHeader, SessionKey, TranscriptReader,
 };
+use prompt_client::PromptSource;
 use tokio::sync::mpsc;
 
 use crate::{
@@ -37,12 +39,15 @@ pub struct RuntimeOptions {
     pub env: Arc<dyn Env>,
     /// Wall clock for timestamps.
     pub clock: Arc<dyn Clock>,
+    /// Where prompts come from (prompt-service over gRPC, or in-process).
+    pub prompt: Arc<dyn PromptSource>,
 }
 
 impl std::fmt::Debug for RuntimeOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeOptions")
             .field("settings", &self.settings)
+            .field("prompt", &self.prompt.describe())
             .finish_non_exhaustive()
     }
 }
@@ -81,6 +86,8 @@ pub struct Runtime {
     /// Agents whose workspace may not be used, with the reason (a vanished
     /// proven workspace, SPEC R-6).
     blocked: RwLock<BTreeMap<String, String>>,
+    /// Model providers built from `models.providers`, or why they could not be.
+    providers: RwLock<Result<Arc<ProviderRegistry>, String>>,
     sessions: SessionManager,
 }
 
@@ -103,11 +110,13 @@ impl Runtime {
             options.settings.state_dir.clone(),
             Arc::clone(&options.clock),
         );
+        let providers = build_providers(&options, &config);
         let runtime = Arc::new(Self {
             options,
             loader,
             config: RwLock::new(config),
             blocked: RwLock::new(BTreeMap::new()),
+            providers: RwLock::new(providers),
             sessions,
         });
         runtime.check_workspaces();
@@ -148,7 +157,46 @@ impl Runtime {
             &self.loader,
         );
         log_config(&self.options, &config);
+        let providers = build_providers(&self.options, &config);
         *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
+        *self
+            .providers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = providers;
+    }
+
+    /// The model providers, or FAILED_PRECONDITION saying why there are none.
+    pub(crate) fn providers(&self) -> Result<Arc<ProviderRegistry>, RuntimeError> {
+        self.providers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .map_err(|problem| {
+                RuntimeError::FailedPrecondition(format!("model providers unusable: {problem}"))
+            })
+    }
+
+    /// Where prompts come from.
+    pub(crate) fn prompt(&self) -> &Arc<dyn PromptSource> {
+        &self.options.prompt
+    }
+
+    /// The runtime clock.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.options.clock
+    }
+
+    /// The loaded config, or FAILED_PRECONDITION listing its problems.
+    pub(crate) fn loaded_config(&self) -> Result<Arc<Loaded>, RuntimeError> {
+        self.loaded()
+    }
+
+    /// Starts a run; see [`crate::run`].
+    pub async fn run(
+        self: &Arc<Self>,
+        spec: crate::run::RunSpec,
+    ) -> Result<mpsc::Receiver<crate::run::RunEvent>, RuntimeError> {
+        crate::run::start(self, spec).await
     }
 
     /// Resolved locations.
@@ -173,7 +221,7 @@ impl Runtime {
     }
 
     /// The agent, refused when its workspace is unusable.
-    fn usable_agent(&self, id: &str) -> Result<AgentView, RuntimeError> {
+    pub(crate) fn usable_agent(&self, id: &str) -> Result<AgentView, RuntimeError> {
         let agent = self.agent_view(id)?;
         match self
             .blocked
@@ -349,6 +397,30 @@ impl Runtime {
     pub fn sessions(&self) -> &SessionManager {
         &self.sessions
     }
+}
+
+/// Builds the providers of a valid config (an invalid config has none).
+fn build_providers(
+    options: &RuntimeOptions,
+    config: &ConfigState,
+) -> Result<Arc<ProviderRegistry>, String> {
+    let loaded = config.ready().map_err(|e| e.to_string())?;
+    let base_dir = options
+        .settings
+        .config_path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let env = crate::env::ConfigEnv(options.env.as_ref());
+    let context = RegistryContext {
+        env: &env,
+        base_dir: &base_dir,
+        clock: Arc::clone(&options.clock),
+        http: HttpSettings::default(),
+    };
+    ProviderRegistry::from_config(&loaded.config, &context)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 fn log_config(options: &RuntimeOptions, config: &ConfigState) {

@@ -3,6 +3,8 @@
 use agent_runtime::skills::Discovery;
 use agent_runtime::{
     RuntimeError,
+    prompt_input::TurnChannel,
+    run::RunEvent,
     sessions::{NewSession, SessionInfo, SessionTarget},
 };
 use openclaw_proto::agent::v1 as pb;
@@ -23,21 +25,16 @@ fn timestamp_rfc3339(text: &str) -> Option<prost_types::Timestamp> {
         .map(|t| timestamp_ms(t.as_millisecond()))
 }
 
-/// The agent and target a `SessionRef` names.
-pub fn target_of(session: Option<pb::SessionRef>) -> Result<(String, SessionTarget), RuntimeError> {
-    let pb::SessionRef { agent_id, target } =
-        session.ok_or_else(|| RuntimeError::invalid("session", "is required"))?;
+/// The agent and target a `SessionRef` names. No reference, or no target,
+/// means the default agent's main session (as everywhere in the API).
+pub fn target_of(session: Option<pb::SessionRef>) -> (String, SessionTarget) {
+    let pb::SessionRef { agent_id, target } = session.unwrap_or_default();
     let target = match target {
         Some(pb::session_ref::Target::SessionKey(key)) => SessionTarget::Key(key),
         Some(pb::session_ref::Target::SessionId(id)) => SessionTarget::Id(id),
-        None => {
-            return Err(RuntimeError::invalid(
-                "session",
-                "set session_key or session_id",
-            ));
-        }
+        None => SessionTarget::Key(String::new()),
     };
-    Ok((agent_id, target))
+    (agent_id, target)
 }
 
 /// Chat type as stored in the index.
@@ -193,5 +190,122 @@ pub fn skills_to_pb(discovery: &Discovery) -> pb::ListSkillsResponse {
                 reason: s.reason.to_string(),
             })
             .collect(),
+    }
+}
+
+/// The runtime's view of a channel context.
+pub fn channel_of(
+    channel: Option<pb::ChannelContext>,
+) -> Result<(TurnChannel, String), RuntimeError> {
+    let pb::ChannelContext {
+        channel,
+        chat_type,
+        sender_id,
+        capabilities,
+        native_approvals,
+        message_tool_only,
+        group_context,
+    } = channel.unwrap_or_default();
+    Ok((
+        TurnChannel {
+            channel: channel.trim().to_lowercase(),
+            chat_type: chat_type_name(chat_type)?.unwrap_or_default(),
+            capabilities,
+            native_approvals,
+            message_tool_only,
+            group_context,
+        },
+        sender_id,
+    ))
+}
+
+fn usage_to_pb(usage: &openclaw_transcript::Usage) -> pb::Usage {
+    pb::Usage {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+    }
+}
+
+/// A run event for the stream.
+pub fn run_event_to_pb(seq: u64, event: RunEvent) -> pb::RunEvent {
+    use pb::run_event::Event as E;
+    let event = match event {
+        RunEvent::Started {
+            run_id,
+            agent_id,
+            session_key,
+            session_id,
+            model,
+        } => E::Started(pb::RunStarted {
+            run_id,
+            agent_id,
+            session_key,
+            session_id,
+            model,
+        }),
+        RunEvent::TextDelta(text) => E::TextDelta(text),
+        RunEvent::ThinkingDelta(text) => E::ThinkingDelta(text),
+        RunEvent::ModelCall {
+            step,
+            model,
+            stable_prefix_sha256,
+            prefix_changed,
+            changed_sections,
+            prompt_chars,
+            messages,
+        } => E::ModelCall(pb::ModelCall {
+            step,
+            model,
+            stable_prefix_sha256,
+            prefix_changed,
+            changed_sections,
+            prompt_chars,
+            messages,
+        }),
+        RunEvent::ToolStarted {
+            call_id,
+            name,
+            summary,
+        } => E::ToolStarted(pb::ToolStarted {
+            call_id,
+            name,
+            summary,
+        }),
+        RunEvent::ToolFinished {
+            call_id,
+            name,
+            is_error,
+            output,
+            duration_ms,
+        } => E::ToolFinished(pb::ToolFinished {
+            call_id,
+            name,
+            is_error,
+            output,
+            duration_ms,
+        }),
+        RunEvent::Usage(usage) => E::Usage(usage_to_pb(&usage)),
+        RunEvent::TurnEnd { step, stop_reason } => E::TurnEnd(pb::TurnEnd { step, stop_reason }),
+        RunEvent::Final {
+            text,
+            stop_reason,
+            steps,
+            usage,
+        } => E::Final(pb::RunFinal {
+            text,
+            stop_reason,
+            steps,
+            usage: Some(usage_to_pb(&usage)),
+        }),
+        RunEvent::Error { code, message } => E::Error(pb::RunError {
+            code: code.to_owned(),
+            message,
+        }),
+    };
+    pb::RunEvent {
+        seq,
+        event: Some(event),
     }
 }

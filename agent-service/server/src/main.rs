@@ -23,6 +23,10 @@ struct Cli {
     /// Config file; default $OPENCLAW_CONFIG_PATH or <state dir>/openclaw.json.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// prompt-service address (for example http://127.0.0.1:50051). Unset: render
+    /// prompts in this process (the single-binary embedded mode).
+    #[arg(long, env = "PROMPT_SERVICE_URL")]
+    prompt_service: Option<String>,
     /// Largest request message accepted, in bytes (bigger: RESOURCE_EXHAUSTED).
     #[arg(long, env = "AGENT_SERVICE_MAX_REQUEST_BYTES", default_value_t = 4 * 1024 * 1024)]
     max_request_bytes: usize,
@@ -73,10 +77,19 @@ async fn main() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(64));
         }
     };
+    let prompt: Arc<dyn prompt_client::PromptSource> = match &cli.prompt_service {
+        Some(url) => Arc::new(prompt_client::GrpcPromptSource::connect_lazy(
+            url,
+            prompt_client::RetryPolicy::default(),
+        )?),
+        None => Arc::new(prompt_client::InProcessPromptSource::new()?),
+    };
+    tracing::info!(prompt = %prompt.describe(), "prompt source");
     let runtime = Runtime::start(RuntimeOptions {
         settings,
         env: Arc::new(ProcessEnv),
         clock: Arc::new(openclaw_transcript::SystemClock),
+        prompt,
     })?;
     let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(addr).await?;

@@ -17,6 +17,25 @@ pub struct AgentServiceImpl {
 }
 
 impl AgentServiceImpl {
+    /// The agent and session key a reference names; no reference or no
+    /// target means the default agent's main session, and an id is looked up.
+    async fn key_of(&self, session: Option<pb::SessionRef>) -> Result<(String, String), Status> {
+        let pb::SessionRef { agent_id, target } = session.unwrap_or_default();
+        match target {
+            None => Ok((agent_id, String::new())),
+            Some(pb::session_ref::Target::SessionKey(key)) => Ok((agent_id, key)),
+            Some(pb::session_ref::Target::SessionId(id)) => {
+                let target = agent_runtime::sessions::SessionTarget::Id(id);
+                let info = self
+                    .runtime
+                    .get_session(&agent_id, &target)
+                    .await
+                    .map_err(status_of)?;
+                Ok((agent_id, info.key.as_str().to_owned()))
+            }
+        }
+    }
+
     /// Serves `runtime`.
     pub fn new(runtime: Arc<Runtime>) -> Self {
         Self { runtime }
@@ -34,6 +53,7 @@ impl AgentServiceImpl {
 }
 
 type TranscriptStream = Pin<Box<dyn Stream<Item = Result<pb::TranscriptItem, Status>> + Send>>;
+type RunEventStream = Pin<Box<dyn Stream<Item = Result<pb::RunEvent, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl AgentService for AgentServiceImpl {
@@ -125,8 +145,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
-        let (agent, target) =
-            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let (agent, target) = convert::target_of(request.into_inner().session);
         let info = self
             .runtime
             .get_session(&agent, &target)
@@ -139,8 +158,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ResetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
-        let (agent, target) =
-            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let (agent, target) = convert::target_of(request.into_inner().session);
         let info = self
             .runtime
             .reset_session(&agent, &target)
@@ -153,8 +171,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
-        let (agent, target) =
-            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let (agent, target) = convert::target_of(request.into_inner().session);
         let archived = self
             .runtime
             .delete_session(&agent, &target)
@@ -173,8 +190,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetTranscriptRequest>,
     ) -> Result<Response<Self::GetTranscriptStream>, Status> {
-        let (agent, target) =
-            convert::target_of(request.into_inner().session).map_err(status_of)?;
+        let (agent, target) = convert::target_of(request.into_inner().session);
         let rx = self
             .runtime
             .transcript(&agent, &target)
@@ -211,5 +227,83 @@ impl AgentService for AgentServiceImpl {
             .await
             .map_err(status_of)?;
         Ok(Response::new(convert::skills_to_pb(&discovery)))
+    }
+
+    type RunStream = RunEventStream;
+
+    async fn run(
+        &self,
+        request: Request<pb::RunRequest>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        let pb::RunRequest {
+            session,
+            message,
+            channel,
+            model,
+            max_steps,
+        } = request.into_inner();
+        let (agent_id, session_key) = self.key_of(session).await?;
+        let (channel, sender_id) = convert::channel_of(channel).map_err(status_of)?;
+        let spec = agent_runtime::run::RunSpec {
+            agent_id,
+            session_key,
+            message,
+            channel,
+            sender_id,
+            model: (!model.trim().is_empty()).then_some(model),
+            max_steps,
+        };
+        let rx = self.runtime.run(spec).await.map_err(status_of)?;
+        let mut seq = 0u64;
+        let stream = ReceiverStream::new(rx).map(move |event| {
+            seq += 1;
+            Ok(convert::run_event_to_pb(seq, event))
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn preview_prompt(
+        &self,
+        request: Request<pb::PreviewPromptRequest>,
+    ) -> Result<Response<pb::PreviewPromptResponse>, Status> {
+        let pb::PreviewPromptRequest { session, channel } = request.into_inner();
+        let (agent_id, session_key) = self.key_of(session).await?;
+        let (channel, _) = convert::channel_of(channel).map_err(status_of)?;
+        let preview = self
+            .runtime
+            .preview(&agent_id, &session_key, &channel)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::PreviewPromptResponse {
+            prompt: Some(preview.prompt),
+            model: preview.model,
+            tools: preview.tools,
+        }))
+    }
+
+    async fn context_report(
+        &self,
+        request: Request<pb::ContextReportRequest>,
+    ) -> Result<Response<pb::ContextReportResponse>, Status> {
+        let pb::ContextReportRequest { session, detail } = request.into_inner();
+        let (agent_id, session_key) = self.key_of(session).await?;
+        let preview = self
+            .runtime
+            .preview(
+                &agent_id,
+                &session_key,
+                &agent_runtime::prompt_input::TurnChannel::default(),
+            )
+            .await
+            .map_err(status_of)?;
+        let text = crate::report::context_text(
+            &preview.workspace.display().to_string(),
+            &preview.prompt,
+            detail,
+        );
+        Ok(Response::new(pb::ContextReportResponse {
+            prompt: Some(preview.prompt),
+            text,
+        }))
     }
 }

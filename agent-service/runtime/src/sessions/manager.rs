@@ -15,6 +15,7 @@ use openclaw_transcript::{
 
 use super::{
     actor::{self, SessionHandle, TranscriptSpec},
+    extras::SessionExtras,
     key,
 };
 use crate::error::RuntimeError;
@@ -55,6 +56,7 @@ pub struct SessionManager {
     state_dir: PathBuf,
     clock: Arc<dyn Clock>,
     actors: Mutex<HashMap<(String, SessionId), SessionHandle>>,
+    extras: Mutex<HashMap<(String, SessionId), Arc<SessionExtras>>>,
 }
 
 impl std::fmt::Debug for SessionManager {
@@ -83,6 +85,7 @@ impl SessionManager {
             state_dir,
             clock,
             actors: Mutex::new(HashMap::new()),
+            extras: Mutex::new(HashMap::new()),
         }
     }
 
@@ -274,6 +277,47 @@ impl SessionManager {
         let deleted = blocking(move || Ok(store.delete(&key)?)).await?;
         tracing::info!(agent = %agent.id, key = %info.key.as_str(), "session deleted");
         Ok(deleted.and_then(|d| d.archived))
+    }
+
+    /// The extras of a session (created on first use).
+    pub fn extras(&self, agent_id: &str, id: &SessionId) -> Arc<SessionExtras> {
+        let mut map = self.extras.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(map.entry((agent_id.to_owned(), *id)).or_default())
+    }
+
+    /// Applies `change` to a session's index entry (atomic rewrite).
+    pub async fn update_entry<F>(
+        &self,
+        agent: &AgentView,
+        key: &SessionKey,
+        change: F,
+    ) -> Result<(), RuntimeError>
+    where
+        F: FnOnce(&mut SessionEntry) + Send + 'static,
+    {
+        let store = self.store(agent)?;
+        let key = key.clone();
+        blocking(move || {
+            let found = store.update(|index| index.get_mut(&key).map(change).is_some())?;
+            if found {
+                Ok(())
+            } else {
+                Err(RuntimeError::SessionNotFound(format!(
+                    "no session with key {:?}",
+                    key.as_str()
+                )))
+            }
+        })
+        .await
+    }
+
+    /// True when any session of any agent has an active run.
+    pub fn any_running(&self) -> bool {
+        self.extras
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .any(|e| e.is_running())
     }
 
     /// Flushes and stops every actor (graceful shutdown).

@@ -1,9 +1,11 @@
 //! Sessions: keys and kinds, the per-session actor, and the manager.
 
 mod actor;
+mod extras;
 pub mod key;
 mod manager;
 
 pub use actor::SessionHandle;
+pub use extras::SessionExtras;
 pub use key::SessionKind;
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};

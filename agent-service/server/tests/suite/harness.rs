@@ -23,6 +23,17 @@ impl Service {
     }
 
     pub async fn start_in(dir: tempfile::TempDir, config: Option<&str>) -> Self {
+        let prompt: Arc<dyn prompt_client::PromptSource> =
+            Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
+        Self::start_full(dir, config, prompt).await
+    }
+
+    /// A service using `prompt` (for example a gRPC client of a real prompt-service).
+    pub async fn start_full(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+    ) -> Self {
         let settings = Settings {
             state_dir: dir.path().join("state"),
             config_path: dir.path().join("openclaw.json"),
@@ -35,6 +46,7 @@ impl Service {
             settings,
             env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
             clock: Arc::new(openclaw_transcript::SystemClock),
+            prompt,
         })
         .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -96,5 +108,40 @@ impl Drop for Service {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+    }
+}
+
+/// A real prompt-service on 127.0.0.1:0 (stopped on drop).
+pub struct PromptService {
+    pub endpoint: String,
+    _stop: oneshot::Sender<()>,
+}
+
+impl PromptService {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(prompt_server::serve(
+            listener,
+            prompt_server::ServeConfig::default(),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        Self {
+            endpoint,
+            _stop: stop,
+        }
+    }
+
+    pub fn client(&self) -> Arc<dyn prompt_client::PromptSource> {
+        Arc::new(
+            prompt_client::GrpcPromptSource::connect_lazy(
+                &self.endpoint,
+                prompt_client::RetryPolicy::default(),
+            )
+            .expect("client"),
+        )
     }
 }

@@ -1,3 +1,4 @@
 mod harness;
+mod runs;
 mod sessions;
 mod workspaces;

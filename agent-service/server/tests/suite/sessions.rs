@@ -383,18 +383,14 @@ async fn bad_session_keys_and_refs_are_invalid_argument() {
         .await
         .expect_err("traversal");
     assert_eq!(traversal.code(), Code::InvalidArgument);
+    // No target means the main session, which does not exist yet.
     let no_target = client
         .get_session(pb::GetSessionRequest {
             session: Some(pb::SessionRef::default()),
         })
         .await
-        .expect_err("no target");
-    assert_eq!(no_target.code(), Code::InvalidArgument);
-    assert!(
-        no_target.message().starts_with("session:"),
-        "{}",
-        no_target.message()
-    );
+        .expect_err("no main session yet");
+    assert_eq!(no_target.code(), Code::NotFound);
     let bad_id = client
         .get_session(pb::GetSessionRequest {
             session: id_ref("", "not-a-uuid"),
@@ -507,6 +503,9 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
             service.root().display().to_string(),
         )])),
         clock: std::sync::Arc::new(openclaw_transcript::SystemClock),
+        prompt: std::sync::Arc::new(
+            prompt_client::InProcessPromptSource::new().expect("prompt source"),
+        ),
     })
     .expect("second runtime");
     let err = other

@@ -1,0 +1,467 @@
+//! The Anthropic Messages API: `POST {baseUrl}/v1/messages` with `x-api-key`,
+//! `anthropic-version: 2023-06-01` and `stream: true`.
+//!
+//! Request (P-24): `system` is two text blocks, the STABLE prefix first carrying
+//! `cache_control: {type: "ephemeral"}`, then the dynamic suffix without it, so every turn of a
+//! session reuses the cached prefix (tools sit before `system` in Anthropic's cache order and
+//! are covered by the same breakpoint). A second breakpoint on the last user-side block caches
+//! the conversation so far. Tool calls are `tool_use` blocks, results `tool_result` blocks in
+//! one user message per run of results. Thinking blocks are replayed only from earlier
+//! Anthropic replies, with their signatures.
+//!
+//! Stream: `message_start` (input and cache usage), `content_block_start` (text, tool_use,
+//! thinking), `content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`,
+//! `signature_delta`), `content_block_stop`, `message_delta` (stop reason, output usage),
+//! `message_stop` (terminal), `ping`, `error`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use http::{HeaderName, HeaderValue};
+use openclaw_transcript::{
+    AssistantMessage, Clock, ContentBlock, Message, StopReason, ToolResultMessage, UserContent,
+    unix_millis,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{self, ProviderError};
+use crate::provider::ModelProvider;
+use crate::reply::{ReplyBuilder, count};
+use crate::request::{ModelRequest, StreamEvent};
+use crate::sse::SseEvent;
+use crate::transport::{self, Auth, Endpoint, WireDecoder};
+
+const API: &str = "anthropic-messages";
+
+/// The `anthropic-version` header sent with every request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// `max_tokens` when the request sets none; the Messages API requires the field.
+pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8192;
+
+/// A provider speaking the Anthropic Messages API.
+#[derive(Clone)]
+pub struct AnthropicMessages {
+    endpoint: Endpoint,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for AnthropicMessages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicMessages")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicMessages {
+    /// A provider for `endpoint` (base URL without `/v1`; one ending in `/v1` is accepted too);
+    /// reply timestamps come from `clock`.
+    pub fn new(endpoint: Endpoint, clock: Arc<dyn Clock>) -> Self {
+        Self { endpoint, clock }
+    }
+}
+
+#[async_trait]
+impl ModelProvider for AnthropicMessages {
+    fn id(&self) -> &str {
+        &self.endpoint.id
+    }
+
+    fn api(&self) -> &'static str {
+        API
+    }
+
+    #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
+    async fn complete(
+        &self,
+        request: ModelRequest,
+        events: mpsc::Sender<StreamEvent>,
+        cancel: CancellationToken,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let timestamp = unix_millis(self.clock.now());
+        let body = request_body(&request);
+        let path = if self.endpoint.base_url().ends_with("/v1") {
+            "/messages"
+        } else {
+            "/v1/messages"
+        };
+        let headers = [(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        )];
+        tracing::debug!("model request");
+        let stream = transport::post_sse(
+            &self.endpoint,
+            path,
+            Auth::XApiKey,
+            &headers,
+            &body,
+            &cancel,
+        )
+        .await?;
+        let mut decoder = AnthropicDecoder::default();
+        transport::drive(stream, &mut decoder, &events, &cancel).await?;
+        Ok(decoder
+            .reply
+            .into_message(&self.endpoint.id, &request.model, API, timestamp))
+    }
+}
+
+/// The smallest thinking budget the API accepts.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// Thinking budget for a reasoning effort; `None` (also `off`) turns thinking off.
+fn thinking_budget(effort: Option<&str>) -> Option<u32> {
+    match effort? {
+        "minimal" => Some(MIN_THINKING_BUDGET),
+        "low" => Some(4096),
+        "medium" => Some(8192),
+        "high" | "xhigh" | "max" => Some(16_384),
+        _ => None,
+    }
+}
+
+/// `max_tokens` and the thinking budget, which counts against it and must stay below it. A
+/// limit the caller set is a cap (it is usually the model's own maximum): the budget shrinks to
+/// fit, and thinking is off when even the smallest budget does not fit. Without a limit,
+/// [`DEFAULT_ANTHROPIC_MAX_TOKENS`] of answer are added on top of the budget.
+fn token_limits(request: &ModelRequest) -> (u32, Option<u32>) {
+    let budget = thinking_budget(request.reasoning_effort.as_deref());
+    match (request.max_output_tokens, budget) {
+        (None, budget) => (
+            DEFAULT_ANTHROPIC_MAX_TOKENS.saturating_add(budget.unwrap_or(0)),
+            budget,
+        ),
+        (Some(cap), Some(budget)) => {
+            let room = cap.saturating_sub(MIN_THINKING_BUDGET);
+            (cap, (room >= MIN_THINKING_BUDGET).then(|| budget.min(room)))
+        }
+        (Some(cap), None) => (cap, None),
+    }
+}
+
+/// The JSON body for `request`.
+pub(crate) fn request_body(request: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    let (max_tokens, budget) = token_limits(request);
+    body.insert("max_tokens".into(), json!(max_tokens));
+    let mut system = Vec::new();
+    if !request.system.stable.is_empty() {
+        system.push(json!({
+            "type": "text",
+            "text": request.system.stable,
+            "cache_control": {"type": "ephemeral"},
+        }));
+    }
+    if !request.system.dynamic.is_empty() {
+        system.push(json!({"type": "text", "text": request.system.dynamic}));
+    }
+    if !system.is_empty() {
+        body.insert("system".into(), Value::Array(system));
+    }
+    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(budget) = budget {
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+fn messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                let blocks = match &user.content {
+                    UserContent::Text(text) => text_block(text).into_iter().collect(),
+                    UserContent::Blocks(blocks) => blocks.iter().filter_map(user_block).collect(),
+                };
+                push(&mut out, "user", blocks);
+            }
+            Message::Assistant(assistant) => {
+                let same_api = assistant.api.as_deref() == Some(API);
+                let blocks = assistant
+                    .content
+                    .iter()
+                    .filter_map(|block| assistant_block(block, same_api))
+                    .collect();
+                push(&mut out, "assistant", blocks);
+            }
+            Message::ToolResult(result) => push(&mut out, "user", vec![tool_result(result)]),
+            Message::Other(_) => {}
+        }
+    }
+    // Cache the conversation so far: a breakpoint on the last block of the last user turn.
+    if let Some(("user", blocks)) = out.last_mut().map(|(role, blocks)| (*role, blocks))
+        && let Some(Value::Object(last)) = blocks.last_mut()
+    {
+        last.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
+    out.into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// Appends blocks as a message of `role`, merging into the previous message of the same role
+/// (tool results after tool results, a user message after results); empty messages are
+/// skipped because the API refuses them.
+fn push<'a>(out: &mut Vec<(&'a str, Vec<Value>)>, role: &'a str, blocks: Vec<Value>) {
+    if blocks.is_empty() {
+        return;
+    }
+    match out.last_mut() {
+        Some((last, existing)) if *last == role => existing.extend(blocks),
+        _ => out.push((role, blocks)),
+    }
+}
+
+/// The API refuses empty text blocks.
+fn text_block(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+fn user_block(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text(text) => text_block(&text.text),
+        ContentBlock::Image(image) => Some(json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
+        })),
+        _ => None,
+    }
+}
+
+fn assistant_block(block: &ContentBlock, same_api: bool) -> Option<Value> {
+    match block {
+        ContentBlock::Text(text) => text_block(&text.text),
+        ContentBlock::Thinking(thinking) if same_api => {
+            let signature = thinking
+                .thinking_signature
+                .as_deref()
+                .filter(|s| !s.is_empty())?;
+            Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature}))
+        }
+        ContentBlock::ToolCall(call) => {
+            let input = if call.arguments.is_object() {
+                call.arguments.clone()
+            } else {
+                json!({})
+            };
+            let id = tool_id(&call.id);
+            Some(json!({"type": "tool_use", "id": id, "name": call.name, "input": input}))
+        }
+        _ => None,
+    }
+}
+
+fn tool_result(result: &ToolResultMessage) -> Value {
+    let content: Vec<Value> = result.content.iter().filter_map(user_block).collect();
+    let mut block = Map::new();
+    block.insert("type".into(), json!("tool_result"));
+    block.insert("tool_use_id".into(), json!(tool_id(&result.tool_call_id)));
+    block.insert("content".into(), Value::Array(content));
+    if result.is_error {
+        block.insert("is_error".into(), json!(true));
+    }
+    Value::Object(block)
+}
+
+/// Anthropic accepts tool ids matching `[a-zA-Z0-9_-]+`; ids made by other APIs may hold other
+/// characters. The same mapping applies to a call and its result, so pairs stay paired.
+fn tool_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Default)]
+struct AnthropicDecoder {
+    reply: ReplyBuilder,
+}
+
+impl WireDecoder for AnthropicDecoder {
+    fn reply(&mut self) -> &mut ReplyBuilder {
+        &mut self.reply
+    }
+
+    fn on_event(&mut self, event: &SseEvent) -> Result<bool, ProviderError> {
+        let json: Value = serde_json::from_str(&event.data).map_err(|error| {
+            ProviderError::malformed(format!("an Anthropic event is not JSON: {error}"))
+        })?;
+        let kind = json
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or_default();
+        let index = count(json.get("index"));
+        let text = |value: &Value, field: &str| {
+            value
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match kind {
+            "message_start" => {
+                if let Some(usage) = json.pointer("/message/usage") {
+                    self.usage(usage);
+                }
+            }
+            "content_block_start" => {
+                let block = json.get("content_block").unwrap_or(&Value::Null);
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => self.reply.text(Some(index), &text(block, "text")),
+                    Some("thinking") => {
+                        self.reply.open_thinking(index);
+                        self.reply.thinking(Some(index), &text(block, "thinking"));
+                    }
+                    Some("tool_use") => self.reply.tool(
+                        index,
+                        block.get("id").and_then(Value::as_str),
+                        block.get("name").and_then(Value::as_str),
+                        None,
+                    ),
+                    // Redacted thinking and server tools are not represented in transcripts.
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = json.get("delta").unwrap_or(&Value::Null);
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => self.reply.text(Some(index), &text(delta, "text")),
+                    Some("thinking_delta") => {
+                        self.reply.thinking(Some(index), &text(delta, "thinking"))
+                    }
+                    Some("signature_delta") => {
+                        self.reply
+                            .signature(index, &text(delta, "signature"), false)
+                    }
+                    Some("input_json_delta") if self.reply.has_tool(index) => {
+                        self.reply
+                            .tool(index, None, None, Some(&text(delta, "partial_json")));
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => self.reply.finish_tool(index)?,
+            "message_delta" => {
+                if let Some(usage) = json.get("usage") {
+                    self.usage(usage);
+                }
+                if let Some(reason) = json.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    let stop = match reason {
+                        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
+                        "tool_use" => StopReason::ToolUse,
+                        "refusal" => {
+                            self.reply.set_error_message("the model refused to answer");
+                            StopReason::Error
+                        }
+                        _ => StopReason::Stop,
+                    };
+                    self.reply.set_stop(stop);
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let failure = json.get("error").unwrap_or(&Value::Null);
+                let message = failure
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the stream failed")
+                    .to_owned();
+                return Err(error::from_stream(
+                    failure.get("type").and_then(Value::as_str),
+                    message,
+                ));
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+}
+
+impl AnthropicDecoder {
+    /// Anthropic reports usage in parts (`message_start`, then `message_delta`); each field
+    /// present overrides, and `input_tokens` already excludes cached tokens.
+    fn usage(&mut self, usage: &Value) {
+        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+        let total = self.reply.usage_mut();
+        for (name, target) in [
+            ("input_tokens", &mut total.input),
+            ("output_tokens", &mut total.output),
+            ("cache_read_input_tokens", &mut total.cache_read),
+            ("cache_creation_input_tokens", &mut total.cache_write),
+        ] {
+            if let Some(value) = field(name) {
+                *target = value;
+            }
+        }
+        total.total_tokens = total.input + total.output + total.cache_read + total.cache_write;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_ids_are_sanitised_and_errors_mapped() {
+        assert_eq!(tool_id("call_1|fc.2"), "call_1_fc_2");
+        let mut decoder = AnthropicDecoder::default();
+        let error = SseEvent {
+            event: Some("error".into()),
+            data: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string(),
+        };
+        assert_eq!(
+            decoder.on_event(&error),
+            Err(ProviderError::Server {
+                status: 529,
+                message: "Overloaded".into()
+            })
+        );
+    }
+
+    #[test]
+    fn thinking_budget_fits_under_max_tokens() {
+        let limits = |max: Option<u32>, effort: Option<&str>| {
+            token_limits(&ModelRequest {
+                max_output_tokens: max,
+                reasoning_effort: effort.map(str::to_owned),
+                ..ModelRequest::default()
+            })
+        };
+        assert_eq!(limits(None, None), (8192, None));
+        assert_eq!(limits(None, Some("low")), (8192 + 4096, Some(4096)));
+        assert_eq!(limits(Some(32_000), Some("high")), (32_000, Some(16_384)));
+        assert_eq!(limits(Some(6000), Some("high")), (6000, Some(4976)));
+        assert_eq!(limits(Some(2000), Some("high")), (2000, None));
+        assert_eq!(limits(Some(2000), Some("off")), (2000, None));
+    }
+}

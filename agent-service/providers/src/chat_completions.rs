@@ -1,0 +1,399 @@
+//! OpenAI-compatible Chat Completions: `POST {baseUrl}/chat/completions` with `stream: true`
+//! and `stream_options: {include_usage: true}`, as served by OpenAI, Ollama, vLLM, llama.cpp's
+//! server and OpenRouter.
+//!
+//! Request: ONE system message (`stable + "\n\n" + dynamic`; several chat templates of local
+//! models refuse a second system message, and the stable part stays a byte prefix for prefix
+//! caches), then the conversation; tool calls as `tool_calls`, results as `role: "tool"`.
+//!
+//! Stream: `data:` chunks with `choices[0].delta` (`content`, `reasoning_content` or
+//! `reasoning`, `tool_calls` fragments by `index`), `finish_reason`, a final chunk with `usage`
+//! and `data: [DONE]`. Leniency for the servers that differ: missing ids are made up, a missing
+//! `[DONE]` after a `finish_reason` is accepted, `arguments` sent as an object is accepted,
+//! `finish_reason: "stop"` with tool calls means `toolUse`, and an `error` chunk fails the call.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use openclaw_transcript::{
+    AssistantMessage, Clock, ContentBlock, Message, StopReason, UserContent, unix_millis,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{self, ProviderError};
+use crate::openai_responses::tool_output;
+use crate::provider::ModelProvider;
+use crate::reply::{ReplyBuilder, count, usage_with_cached_inside};
+use crate::request::{ModelRequest, StreamEvent};
+use crate::sse::SseEvent;
+use crate::transport::{self, Auth, Endpoint, WireDecoder};
+
+const API: &str = "openai-completions";
+
+/// A provider speaking OpenAI-compatible Chat Completions.
+#[derive(Clone)]
+pub struct ChatCompletions {
+    endpoint: Endpoint,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for ChatCompletions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatCompletions")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatCompletions {
+    /// A provider for `endpoint`; reply timestamps come from `clock`.
+    pub fn new(endpoint: Endpoint, clock: Arc<dyn Clock>) -> Self {
+        Self { endpoint, clock }
+    }
+}
+
+#[async_trait]
+impl ModelProvider for ChatCompletions {
+    fn id(&self) -> &str {
+        &self.endpoint.id
+    }
+
+    fn api(&self) -> &'static str {
+        API
+    }
+
+    #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
+    async fn complete(
+        &self,
+        request: ModelRequest,
+        events: mpsc::Sender<StreamEvent>,
+        cancel: CancellationToken,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let timestamp = unix_millis(self.clock.now());
+        let body = request_body(&request, max_tokens_field(self.endpoint.base_url()));
+        tracing::debug!("model request");
+        let stream = transport::post_sse(
+            &self.endpoint,
+            "/chat/completions",
+            Auth::Bearer,
+            &[],
+            &body,
+            &cancel,
+        )
+        .await?;
+        let mut decoder = ChatDecoder::default();
+        transport::drive(stream, &mut decoder, &events, &cancel).await?;
+        Ok(decoder
+            .reply
+            .into_message(&self.endpoint.id, &request.model, API, timestamp))
+    }
+}
+
+/// OpenAI itself refuses `max_tokens` for reasoning models; the compatible servers know only
+/// `max_tokens`.
+fn max_tokens_field(base_url: &str) -> &'static str {
+    if base_url.contains("://api.openai.com") {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
+}
+
+/// The JSON body for `request`.
+pub(crate) fn request_body(request: &ModelRequest, max_tokens_field: &str) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    let system = request.system.joined();
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    messages.extend(request.messages.iter().filter_map(chat_message));
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max) = request.max_output_tokens {
+        body.insert(max_tokens_field.into(), json!(max));
+    }
+    if let Some(effort) = request
+        .reasoning_effort
+        .as_deref()
+        .filter(|effort| !matches!(*effort, "" | "off" | "none"))
+    {
+        body.insert("reasoning_effort".into(), json!(effort));
+    }
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    Value::Object(body)
+}
+
+fn chat_message(message: &Message) -> Option<Value> {
+    match message {
+        Message::User(user) => {
+            let content = match &user.content {
+                UserContent::Text(text) => json!(text),
+                UserContent::Blocks(blocks) => user_content(blocks)?,
+            };
+            Some(json!({"role": "user", "content": content}))
+        }
+        Message::Assistant(assistant) => {
+            let mut text = String::new();
+            let mut calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    ContentBlock::Text(part) => text.push_str(&part.text),
+                    ContentBlock::ToolCall(call) => calls.push(json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                    })),
+                    // Reasoning cannot be replayed through Chat Completions.
+                    _ => {}
+                }
+            }
+            if text.is_empty() && calls.is_empty() {
+                return None;
+            }
+            let mut out = Map::new();
+            out.insert("role".into(), json!("assistant"));
+            out.insert(
+                "content".into(),
+                if text.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                },
+            );
+            if !calls.is_empty() {
+                out.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Some(Value::Object(out))
+        }
+        Message::ToolResult(result) => Some(json!({
+            "role": "tool",
+            "tool_call_id": result.tool_call_id,
+            "content": tool_output(result),
+        })),
+        Message::Other(_) => None,
+    }
+}
+
+/// Text-only blocks become one string (every server accepts that); images need the part list.
+fn user_content(blocks: &[ContentBlock]) -> Option<Value> {
+    let has_image = blocks
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Image(_)));
+    if !has_image {
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        return (!texts.is_empty()).then(|| json!(texts.join("\n")));
+    }
+    let parts: Vec<Value> = blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(json!({"type": "text", "text": text.text})),
+            ContentBlock::Image(image) => Some(json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)},
+            })),
+            _ => None,
+        })
+        .collect();
+    Some(Value::Array(parts))
+}
+
+#[derive(Debug, Default)]
+struct ChatDecoder {
+    reply: ReplyBuilder,
+    finished: bool,
+}
+
+impl WireDecoder for ChatDecoder {
+    fn reply(&mut self) -> &mut ReplyBuilder {
+        &mut self.reply
+    }
+
+    fn on_event(&mut self, event: &SseEvent) -> Result<bool, ProviderError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|error| {
+            ProviderError::malformed(format!("a chat completion chunk is not JSON: {error}"))
+        })?;
+        if let Some(failure) = chunk.get("error").filter(|e| !e.is_null()) {
+            let (code, message) = error::error_fields(&json!({ "error": failure }).to_string());
+            return Err(error::from_stream(code.as_deref(), message));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let cached = usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .or_else(|| usage.get("prompt_cache_hit_tokens"));
+            self.reply.set_usage(usage_with_cached_inside(
+                count(usage.get("prompt_tokens")),
+                count(cached),
+                count(usage.get("completion_tokens")),
+                usage.get("total_tokens").and_then(Value::as_u64),
+            ));
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(false);
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        let reasoning = delta
+            .get("reasoning_content")
+            .or_else(|| delta.get("reasoning"))
+            .and_then(Value::as_str);
+        if let Some(reasoning) = reasoning {
+            self.reply.thinking(None, reasoning);
+        }
+        if let Some(content) = delta.get("content").and_then(Value::as_str) {
+            self.reply.text(None, content);
+        }
+        for (position, call) in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let index = call
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(position as u64);
+            if !self.reply.has_tool(index) {
+                self.reply.finish_complete_tools_before(index);
+            }
+            let function = call.get("function").unwrap_or(&Value::Null);
+            let arguments = match function.get("arguments") {
+                Some(Value::String(text)) => Some(text.clone()),
+                Some(Value::Null) | None => None,
+                Some(object) => Some(object.to_string()),
+            };
+            self.reply.tool(
+                index,
+                call.get("id").and_then(Value::as_str),
+                function.get("name").and_then(Value::as_str),
+                arguments.as_deref(),
+            );
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finished = true;
+            self.reply.finish_open_tools()?;
+            let stop = match reason {
+                "length" | "max_tokens" => StopReason::Length,
+                "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
+                "content_filter" => {
+                    self.reply
+                        .set_error_message("the response was stopped by a content filter");
+                    StopReason::Error
+                }
+                _ => StopReason::Stop,
+            };
+            self.reply.set_stop(stop);
+        }
+        Ok(false)
+    }
+
+    fn on_eof(&mut self) -> Result<(), ProviderError> {
+        if self.finished {
+            return Ok(());
+        }
+        Err(ProviderError::Connection {
+            message: "the stream ended before a finish_reason".to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(decoder: &mut ChatDecoder, chunk: Value) -> Result<bool, ProviderError> {
+        decoder.on_event(&SseEvent {
+            event: None,
+            data: chunk.to_string(),
+        })
+    }
+
+    #[test]
+    fn ollama_style_whole_calls_and_stop_finish_mean_tool_use() {
+        let mut decoder = ChatDecoder::default();
+        feed(&mut decoder, json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "read", "arguments": {"path": "a"}}}
+        ]}, "finish_reason": null}]})).unwrap();
+        feed(
+            &mut decoder,
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        )
+        .unwrap();
+        decoder.on_eof().unwrap();
+        let message = decoder.reply.into_message("p", "m", API, 0);
+        assert_eq!(message.stop_reason, StopReason::ToolUse);
+        let ContentBlock::ToolCall(call) = &message.content[0] else {
+            panic!("{message:?}")
+        };
+        assert_eq!(
+            (call.id.as_str(), &call.arguments),
+            ("call_0", &json!({"path": "a"}))
+        );
+    }
+
+    #[test]
+    fn error_chunks_and_reasoning_fields() {
+        let mut decoder = ChatDecoder::default();
+        feed(
+            &mut decoder,
+            json!({"choices": [{"delta": {"reasoning_content": "think"}}]}),
+        )
+        .unwrap();
+        feed(
+            &mut decoder,
+            json!({"choices": [{"delta": {"reasoning": "ing"}}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            decoder.reply.take_events(),
+            vec![
+                StreamEvent::ThinkingDelta("think".into()),
+                StreamEvent::ThinkingDelta("ing".into())
+            ]
+        );
+        let error = json!({"error": {"message": "This model's maximum context length is 4096 tokens", "code": 400}});
+        assert!(matches!(
+            feed(&mut decoder, error),
+            Err(ProviderError::ContextOverflow { .. })
+        ));
+    }
+
+    #[test]
+    fn max_tokens_field_depends_on_the_server() {
+        assert_eq!(
+            max_tokens_field("https://api.openai.com/v1"),
+            "max_completion_tokens"
+        );
+        assert_eq!(max_tokens_field("http://localhost:11434/v1"), "max_tokens");
+    }
+}

@@ -1,0 +1,349 @@
+//! The one error type of this crate, and how each API's way of failing maps onto it.
+
+use std::time::Duration;
+
+use http::HeaderMap;
+use serde_json::Value;
+
+/// Why a model call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// HTTP 429 (or an in-stream rate-limit error); `retry_after` from `retry-after-ms` or
+    /// `retry-after` (seconds) when the provider sent one.
+    #[error("rate limited by the provider: {message}")]
+    RateLimited {
+        /// How long the provider asked us to wait.
+        retry_after: Option<Duration>,
+        /// The provider's message.
+        message: String,
+    },
+    /// HTTP 5xx (529 overloaded included), or an in-stream server error (reported as 500, or
+    /// 529 for Anthropic's `overloaded_error`).
+    #[error("provider server error {status}: {message}")]
+    Server {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// Any other 4xx: bad request, authentication, permission, not found, quota exhausted.
+    #[error("provider refused the request ({status}): {message}")]
+    Client {
+        /// HTTP status (400 for an in-stream invalid-request error).
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// The prompt does not fit the model's context window, in whichever words the API says it.
+    #[error("context window exceeded: {message}")]
+    ContextOverflow {
+        /// The provider's message.
+        message: String,
+    },
+    /// The response could not be understood: a chunk that is not JSON, a non-SSE body, a tool
+    /// call whose complete arguments are not JSON.
+    #[error("malformed provider response: {message}")]
+    Malformed {
+        /// What was wrong.
+        message: String,
+    },
+    /// Connecting failed, or the stream ended before its terminal event.
+    #[error("connection to the provider failed: {message}")]
+    Connection {
+        /// What happened.
+        message: String,
+    },
+    /// The caller cancelled the call.
+    #[error("the model call was cancelled")]
+    Cancelled,
+    /// The provider is misconfigured (missing base URL, unreadable script, bad header...).
+    #[error("provider configuration: {message}")]
+    Config {
+        /// What is wrong, naming the setting.
+        message: String,
+    },
+}
+
+impl ProviderError {
+    /// Whether trying again later may succeed: rate limits, server errors, connection failures
+    /// and HTTP 408. A malformed response is not retried: a server that sends one tends to send
+    /// it again.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::RateLimited { .. } | Self::Server { .. } | Self::Connection { .. } => true,
+            Self::Client { status, .. } => *status == 408,
+            Self::ContextOverflow { .. }
+            | Self::Malformed { .. }
+            | Self::Cancelled
+            | Self::Config { .. } => false,
+        }
+    }
+
+    /// The wait the provider asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    pub(crate) fn malformed(message: impl Into<String>) -> Self {
+        Self::Malformed {
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Self::Config {
+            message: message.into(),
+        }
+    }
+}
+
+/// The longest provider error text kept in an error.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// Maps a non-success HTTP response onto an error, from its status, headers and body.
+pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> ProviderError {
+    let (code, message) = error_fields(body);
+    if status != 429 && is_context_overflow(code.as_deref(), &message) {
+        return ProviderError::ContextOverflow { message };
+    }
+    match status {
+        // OpenAI answers an exhausted quota with 429 too; waiting does not help.
+        429 if code.as_deref() == Some("insufficient_quota") => {
+            ProviderError::Client { status, message }
+        }
+        429 => ProviderError::RateLimited {
+            retry_after: retry_after(headers),
+            message,
+        },
+        500..=599 => ProviderError::Server { status, message },
+        _ => ProviderError::Client { status, message },
+    }
+}
+
+/// Maps an error reported inside a stream (`response.failed`, Anthropic `error`, a chat chunk
+/// with `error`) onto an error; `code` is the API's code or type.
+pub(crate) fn from_stream(code: Option<&str>, message: String) -> ProviderError {
+    if is_context_overflow(code, &message) {
+        return ProviderError::ContextOverflow { message };
+    }
+    match code.unwrap_or_default() {
+        "rate_limit_exceeded" | "rate_limit_error" | "rate_limited" => ProviderError::RateLimited {
+            retry_after: None,
+            message,
+        },
+        "overloaded_error" => ProviderError::Server {
+            status: 529,
+            message,
+        },
+        "invalid_request_error"
+        | "invalid_prompt"
+        | "invalid_request"
+        | "insufficient_quota"
+        | "authentication_error"
+        | "permission_error"
+        | "not_found_error"
+        | "billing_error" => ProviderError::Client {
+            status: 400,
+            message,
+        },
+        _ => ProviderError::Server {
+            status: 500,
+            message,
+        },
+    }
+}
+
+/// Whether an error means "the prompt is too long", in each API's words: OpenAI's
+/// `context_length_exceeded`, Anthropic's `prompt is too long`, vLLM's and OpenRouter's
+/// `maximum context length`, llama.cpp's `exceeds the available context size`, Ollama's
+/// `prompt too long`.
+pub(crate) fn is_context_overflow(code: Option<&str>, message: &str) -> bool {
+    if code == Some("context_length_exceeded") {
+        return true;
+    }
+    let message = message.to_lowercase();
+    [
+        "context_length_exceeded",
+        "prompt is too long",
+        "prompt too long",
+        "maximum context length",
+        "context window",
+        "exceeds the context",
+        "exceed_context_size",
+        "exceeds the available context",
+        "input is too long",
+        "too many input tokens",
+        "exceed context limit",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds. An HTTP-date `retry-after` is ignored:
+/// turning it into a wait would need a clock, and APIs send seconds.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && *value >= 0.0)
+    };
+    if let Some(millis) = number("retry-after-ms") {
+        return Some(Duration::from_secs_f64(millis / 1000.0));
+    }
+    number("retry-after").map(Duration::from_secs_f64)
+}
+
+/// The code and message of an error body, whichever of the common shapes it has:
+/// `{error: {message, code|type}}` (OpenAI and compatibles), `{type: "error", error: {type,
+/// message}}` (Anthropic), `{error: "text"}` (Ollama), `{message}` or `{detail}`; otherwise the
+/// body text itself.
+pub(crate) fn error_fields(body: &str) -> (Option<String>, String) {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    let Ok(json) = serde_json::from_str::<Value>(body) else {
+        return (None, truncate(body.trim()));
+    };
+    let inner = json.get("error");
+    let code = match inner {
+        Some(Value::Object(error)) => text(error.get("code")).or_else(|| text(error.get("type"))),
+        _ => text(json.get("code")),
+    };
+    let message = match inner {
+        Some(Value::Object(error)) => text(error.get("message")),
+        Some(Value::String(message)) => Some(message.clone()),
+        _ => None,
+    }
+    .or_else(|| text(json.get("message")))
+    .or_else(|| text(json.get("detail")))
+    .unwrap_or_else(|| body.trim().to_owned());
+    (code, truncate(&message))
+}
+
+fn truncate(text: &str) -> String {
+    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn http_statuses_map_to_variants() {
+        let openai_429 =
+            r#"{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(
+            from_http(429, &headers(&[("retry-after", "7")]), openai_429),
+            ProviderError::RateLimited {
+                retry_after: Some(Duration::from_secs(7)),
+                message: "slow down".into()
+            }
+        );
+        let quota = r#"{"error":{"message":"no money","code":"insufficient_quota"}}"#;
+        assert!(!from_http(429, &HeaderMap::new(), quota).is_retryable());
+        let anthropic_overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        assert!(matches!(
+            from_http(400, &HeaderMap::new(), anthropic_overflow),
+            ProviderError::ContextOverflow { .. }
+        ));
+        let openai_overflow = r#"{"error":{"message":"too big","code":"context_length_exceeded"}}"#;
+        assert!(matches!(
+            from_http(400, &HeaderMap::new(), openai_overflow),
+            ProviderError::ContextOverflow { .. }
+        ));
+        assert_eq!(
+            from_http(
+                529,
+                &HeaderMap::new(),
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            ProviderError::Server {
+                status: 529,
+                message: "Overloaded".into()
+            }
+        );
+        assert_eq!(
+            from_http(401, &HeaderMap::new(), r#"{"error":"unauthorized"}"#),
+            ProviderError::Client {
+                status: 401,
+                message: "unauthorized".into()
+            }
+        );
+        assert_eq!(
+            from_http(502, &HeaderMap::new(), "<html>bad gateway</html>"),
+            ProviderError::Server {
+                status: 502,
+                message: "<html>bad gateway</html>".into()
+            }
+        );
+    }
+
+    #[test]
+    fn retry_after_prefers_milliseconds_and_ignores_dates() {
+        let both = headers(&[("retry-after-ms", "250"), ("retry-after", "3")]);
+        assert_eq!(retry_after(&both), Some(Duration::from_millis(250)));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "1.5")])),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            retry_after(&headers(&[(
+                "retry-after",
+                "Wed, 21 Oct 2015 07:28:00 GMT"
+            )])),
+            None
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "-1")])), None);
+    }
+
+    #[test]
+    fn stream_errors_map_by_code() {
+        assert!(matches!(
+            from_stream(Some("overloaded_error"), "x".into()),
+            ProviderError::Server { status: 529, .. }
+        ));
+        assert!(matches!(
+            from_stream(Some("rate_limit_exceeded"), "x".into()),
+            ProviderError::RateLimited { .. }
+        ));
+        assert!(matches!(
+            from_stream(Some("invalid_prompt"), "x".into()),
+            ProviderError::Client { status: 400, .. }
+        ));
+        assert!(matches!(
+            from_stream(
+                None,
+                "This model's maximum context length is 8192 tokens".into()
+            ),
+            ProviderError::ContextOverflow { .. }
+        ));
+        assert!(matches!(
+            from_stream(Some("server_error"), "x".into()),
+            ProviderError::Server { status: 500, .. }
+        ));
+    }
+
+    #[test]
+    fn long_messages_are_truncated() {
+        let (_, message) = error_fields(&"x".repeat(5000));
+        assert_eq!(message.chars().count(), MAX_MESSAGE_CHARS + 1);
+    }
+}

@@ -1,0 +1,64 @@
+//! The model provider layer of the agent runtime: one request type, one streaming event type and
+//! one trait ([`ModelProvider`]) in front of the real wire formats.
+//!
+//! What it is for:
+//! - speaking each API exactly as the vendor documents it, over HTTP with streamed SSE:
+//!   the OpenAI Responses API ([`OpenAiResponses`]), OpenAI-compatible Chat Completions as served
+//!   by OpenAI, Ollama, vLLM, llama.cpp and OpenRouter ([`ChatCompletions`]), and the Anthropic
+//!   Messages API with the stable system prompt in its own cached block (P-24,
+//!   [`AnthropicMessages`]);
+//! - turning each stream into [`StreamEvent`]s as they arrive and into one complete
+//!   [`openclaw_transcript::AssistantMessage`]; a tool call is announced only once its arguments
+//!   are complete JSON, so a partial call never leaks (L10);
+//! - mapping each API's failures onto one [`ProviderError`] (rate limits with `retry-after`,
+//!   server errors, context overflow, malformed or cut streams) and retrying the retryable ones
+//!   safely ([`complete_with_retry`]: never after output reached the caller);
+//! - an offline [`ScriptedProvider`] that replays canned turns from a JSON5 script, for demos
+//!   and tests without any account;
+//! - building every configured provider from `models.providers` and resolving model references
+//!   through the config crate's one parser to a provider and its wire model id (R-13, L14:
+//!   [`ProviderRegistry`]).
+//!
+//! Configuration, `models.providers.<id>` in `openclaw.json` (a relative `script` path is
+//! relative to [`RegistryContext::base_dir`]; without `apiKey`, `<ID>_API_KEY` is read):
+//! ```json5
+//! { models: { providers: {
+//!   anthropic: { api: "anthropic-messages", baseUrl: "https://api.anthropic.com", apiKey: "${ANTHROPIC_API_KEY}" },
+//!   openai:    { api: "openai-responses", baseUrl: "https://api.openai.com/v1" },
+//!   ollama:    { api: "openai-completions", baseUrl: "http://127.0.0.1:11434/v1", models: [{ id: "qwen3:8b" }] },
+//!   scripted:  { api: "scripted", script: "demo-script.json5", models: [{ id: "demo" }] },
+//! } } }
+//! ```
+//!
+//! Reply timestamps come from the [`openclaw_transcript::Clock`] each provider is built with,
+//! read when the request starts.
+//!
+//! What it is not for: the agent loop, prompts, tools, tool-call/result pairing repair (the loop
+//! does that at its one choke point before calling [`ModelProvider::complete`]), fallbacks to
+//! other models, or persisting anything. It never logs an API key.
+
+mod anthropic;
+mod chat_completions;
+mod credentials;
+mod error;
+mod openai_responses;
+mod provider;
+mod registry;
+mod reply;
+mod request;
+mod retry;
+mod scripted;
+mod sse;
+mod transport;
+
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_ANTHROPIC_MAX_TOKENS};
+pub use chat_completions::ChatCompletions;
+pub use credentials::{ApiKey, resolve_api_key};
+pub use error::ProviderError;
+pub use openai_responses::OpenAiResponses;
+pub use provider::ModelProvider;
+pub use registry::{ProviderRegistry, RegistryContext, ResolvedModel, WireIdRule};
+pub use request::{ModelRequest, StreamEvent, SystemPrompt, ToolSpec};
+pub use retry::{RetryPolicy, complete_with_retry};
+pub use scripted::{DEMO_SCRIPT, ScriptedProvider};
+pub use transport::{Endpoint, HttpClient, HttpSettings};

@@ -1,0 +1,464 @@
+//! The OpenAI Responses API: `POST {baseUrl}/responses` with `stream: true`.
+//!
+//! Request: `instructions` is the joined system prompt; `input` holds user messages, assistant
+//! text (`message` items with `output_text`), `function_call` items, `function_call_output`
+//! items, and reasoning items replayed from earlier Responses replies (their encrypted content
+//! travels in the thinking block's signature, as pi-ai stores it). `store: false`, so nothing
+//! depends on server-side state.
+//!
+//! Stream: `response.output_item.added/done`, `response.output_text.delta`,
+//! `response.function_call_arguments.delta/done`, `response.reasoning_summary_text.delta`,
+//! `response.completed` / `response.incomplete` (terminal, with usage), `response.failed` and
+//! `error`. Unknown event types are ignored, as Codex does.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use openclaw_transcript::{
+    AssistantMessage, Clock, ContentBlock, Message, StopReason, ToolResultMessage, UserContent,
+    unix_millis,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{self, ProviderError};
+use crate::provider::ModelProvider;
+use crate::reply::{ReplyBuilder, count, usage_with_cached_inside};
+use crate::request::{ModelRequest, StreamEvent};
+use crate::sse::SseEvent;
+use crate::transport::{self, Auth, Endpoint, WireDecoder};
+
+const API: &str = "openai-responses";
+
+/// A provider speaking the OpenAI Responses API.
+#[derive(Clone)]
+pub struct OpenAiResponses {
+    endpoint: Endpoint,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for OpenAiResponses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponses")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiResponses {
+    /// A provider for `endpoint`; reply timestamps come from `clock`.
+    pub fn new(endpoint: Endpoint, clock: Arc<dyn Clock>) -> Self {
+        Self { endpoint, clock }
+    }
+}
+
+#[async_trait]
+impl ModelProvider for OpenAiResponses {
+    fn id(&self) -> &str {
+        &self.endpoint.id
+    }
+
+    fn api(&self) -> &'static str {
+        API
+    }
+
+    #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
+    async fn complete(
+        &self,
+        request: ModelRequest,
+        events: mpsc::Sender<StreamEvent>,
+        cancel: CancellationToken,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let timestamp = unix_millis(self.clock.now());
+        let body = request_body(&request);
+        tracing::debug!("model request");
+        let stream = transport::post_sse(
+            &self.endpoint,
+            "/responses",
+            Auth::Bearer,
+            &[],
+            &body,
+            &cancel,
+        )
+        .await?;
+        let mut decoder = ResponsesDecoder::default();
+        transport::drive(stream, &mut decoder, &events, &cancel).await?;
+        Ok(decoder
+            .reply
+            .into_message(&self.endpoint.id, &request.model, API, timestamp))
+    }
+}
+
+/// The JSON body for `request`.
+pub(crate) fn request_body(request: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    let instructions = request.system.joined();
+    if !instructions.is_empty() {
+        body.insert("instructions".into(), json!(instructions));
+    }
+    body.insert("input".into(), Value::Array(input_items(&request.messages)));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    // The Responses API defaults to strict schemas, which refuse ordinary ones.
+                    "strict": false,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tool_choice".into(), json!("auto"));
+        body.insert("parallel_tool_calls".into(), json!(true));
+    }
+    if let Some(max) = request.max_output_tokens {
+        body.insert("max_output_tokens".into(), json!(max));
+    }
+    if let Some(effort) = effort(request) {
+        body.insert(
+            "reasoning".into(),
+            json!({"effort": effort, "summary": "auto"}),
+        );
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    }
+    body.insert("store".into(), json!(false));
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+fn effort(request: &ModelRequest) -> Option<&str> {
+    request
+        .reasoning_effort
+        .as_deref()
+        .filter(|effort| !matches!(*effort, "" | "off" | "none"))
+}
+
+fn input_items(messages: &[Message]) -> Vec<Value> {
+    let mut items = Vec::new();
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                let parts = match &user.content {
+                    UserContent::Text(text) => vec![json!({"type": "input_text", "text": text})],
+                    UserContent::Blocks(blocks) => blocks.iter().filter_map(user_part).collect(),
+                };
+                if !parts.is_empty() {
+                    items.push(json!({"type": "message", "role": "user", "content": parts}));
+                }
+            }
+            Message::Assistant(assistant) => {
+                let same_api = assistant.api.as_deref() == Some(API);
+                for block in &assistant.content {
+                    match block {
+                        ContentBlock::Text(text) if !text.text.is_empty() => items.push(json!({
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [{"type": "output_text", "text": text.text}],
+                        })),
+                        ContentBlock::Thinking(thinking) if same_api => {
+                            if let Some(item) =
+                                replayable_reasoning(thinking.thinking_signature.as_deref())
+                            {
+                                items.push(item);
+                            }
+                        }
+                        ContentBlock::ToolCall(call) => items.push(json!({
+                            "type": "function_call",
+                            "call_id": call.id,
+                            "name": call.name,
+                            "arguments": call.arguments.to_string(),
+                        })),
+                        _ => {}
+                    }
+                }
+            }
+            Message::ToolResult(result) => items.push(json!({
+                "type": "function_call_output",
+                "call_id": result.tool_call_id,
+                "output": tool_output(result),
+            })),
+            // Roles this crate does not know are the loop's to convert, never sent raw.
+            Message::Other(_) => {}
+        }
+    }
+    items
+}
+
+fn user_part(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text(text) => Some(json!({"type": "input_text", "text": text.text})),
+        ContentBlock::Image(image) => Some(json!({
+            "type": "input_image",
+            "detail": "auto",
+            "image_url": format!("data:{};base64,{}", image.mime_type, image.data),
+        })),
+        _ => None,
+    }
+}
+
+/// A reasoning item can be replayed without server-side storage only with its encrypted
+/// content.
+fn replayable_reasoning(signature: Option<&str>) -> Option<Value> {
+    let item: Value = serde_json::from_str(signature?).ok()?;
+    let is_reasoning = item.get("type").and_then(Value::as_str) == Some("reasoning");
+    let encrypted = item.get("encrypted_content").is_some_and(|v| v.is_string());
+    (is_reasoning && encrypted).then_some(item)
+}
+
+/// The text of a tool result; images cannot travel in `function_call_output` and are left out.
+pub(crate) fn tool_output(result: &ToolResultMessage) -> String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+#[derive(Debug, Default)]
+struct ResponsesDecoder {
+    reply: ReplyBuilder,
+}
+
+impl WireDecoder for ResponsesDecoder {
+    fn reply(&mut self) -> &mut ReplyBuilder {
+        &mut self.reply
+    }
+
+    fn on_event(&mut self, event: &SseEvent) -> Result<bool, ProviderError> {
+        let json: Value = serde_json::from_str(&event.data).map_err(|error| {
+            ProviderError::malformed(format!("a Responses event is not JSON: {error}"))
+        })?;
+        let kind = json
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or_default();
+        let index = count(json.get("output_index"));
+        let text = |field: &str| json.get(field).and_then(Value::as_str).unwrap_or_default();
+        match kind {
+            "response.output_item.added" => {
+                let item = json.get("item").unwrap_or(&Value::Null);
+                match item_type(item) {
+                    "function_call" => self.reply.tool(
+                        index,
+                        item.get("call_id").and_then(Value::as_str),
+                        item.get("name").and_then(Value::as_str),
+                        item.get("arguments").and_then(Value::as_str),
+                    ),
+                    "reasoning" => self.reply.open_thinking(index),
+                    _ => {}
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                self.reply.text(Some(index), text("delta"));
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                self.reply.thinking(Some(index), text("delta"));
+            }
+            "response.reasoning_summary_part.added"
+                if count(json.get("summary_index")) > 0 && self.reply.has_thinking_text(index) =>
+            {
+                self.reply.thinking(Some(index), "\n\n");
+            }
+            "response.function_call_arguments.delta" if self.reply.has_tool(index) => {
+                self.reply.tool(index, None, None, Some(text("delta")));
+            }
+            "response.function_call_arguments.done" => {
+                self.reply.tool_arguments(index, text("arguments"));
+            }
+            "response.output_item.done" => {
+                self.item_done(index, json.get("item").unwrap_or(&Value::Null))?
+            }
+            "response.completed" | "response.incomplete" => {
+                self.completed(json.get("response").unwrap_or(&Value::Null));
+                return Ok(true);
+            }
+            "response.failed" => {
+                let failure = json.pointer("/response/error").unwrap_or(&Value::Null);
+                return Err(stream_error(failure));
+            }
+            "error" => {
+                let failure = json.get("error").filter(|e| e.is_object()).unwrap_or(&json);
+                return Err(stream_error(failure));
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+}
+
+impl ResponsesDecoder {
+    fn item_done(&mut self, index: u64, item: &Value) -> Result<(), ProviderError> {
+        match item_type(item) {
+            "function_call" => {
+                let arguments = item.get("arguments").and_then(Value::as_str);
+                if self.reply.has_tool(index) {
+                    if let Some(arguments) = arguments {
+                        self.reply.tool_arguments(index, arguments);
+                    }
+                } else {
+                    self.reply.tool(
+                        index,
+                        item.get("call_id").and_then(Value::as_str),
+                        item.get("name").and_then(Value::as_str),
+                        arguments,
+                    );
+                }
+                self.reply.finish_tool(index)?;
+            }
+            // A server that sent no deltas still delivers the text in the finished item.
+            "message" if !self.reply.has_text(index) => {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(text) = part.get("text").and_then(Value::as_str) {
+                        self.reply.text(Some(index), text);
+                    }
+                }
+            }
+            "reasoning" => {
+                if !self.reply.has_thinking_text(index) {
+                    let summaries = item.get("summary").and_then(Value::as_array);
+                    let texts: Vec<&str> = summaries
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|part| part.get("text").and_then(Value::as_str))
+                        .collect();
+                    self.reply.thinking(Some(index), &texts.join("\n\n"));
+                }
+                self.reply.signature(index, &item.to_string(), true);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn completed(&mut self, response: &Value) {
+        if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
+            self.reply.set_usage(usage_with_cached_inside(
+                count(usage.get("input_tokens")),
+                count(usage.pointer("/input_tokens_details/cached_tokens")),
+                count(usage.get("output_tokens")),
+                usage.get("total_tokens").and_then(Value::as_u64),
+            ));
+        }
+        let reason = response
+            .pointer("/incomplete_details/reason")
+            .and_then(Value::as_str);
+        let stop = match (response.get("status").and_then(Value::as_str), reason) {
+            (Some("incomplete"), Some("content_filter")) => {
+                self.reply
+                    .set_error_message("the response was stopped by a content filter");
+                StopReason::Error
+            }
+            (Some("incomplete"), _) => StopReason::Length,
+            _ if self.reply.has_tool_calls() => StopReason::ToolUse,
+            _ => StopReason::Stop,
+        };
+        self.reply.set_stop(stop);
+    }
+}
+
+fn item_type(item: &Value) -> &str {
+    item.get("type").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn stream_error(failure: &Value) -> ProviderError {
+    let code = failure
+        .get("code")
+        .or_else(|| failure.get("type"))
+        .and_then(Value::as_str);
+    let message = failure
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the response failed")
+        .to_owned();
+    error::from_stream(code, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(decoder: &mut ResponsesDecoder, event: Value) -> Result<bool, ProviderError> {
+        decoder.on_event(&SseEvent {
+            event: None,
+            data: event.to_string(),
+        })
+    }
+
+    #[test]
+    fn failed_and_error_events_map_their_codes() {
+        let mut decoder = ResponsesDecoder::default();
+        let failed = json!({
+            "type": "response.failed",
+            "response": {"error": {"code": "context_length_exceeded", "message": "too long"}},
+        });
+        assert!(matches!(
+            feed(&mut decoder, failed),
+            Err(ProviderError::ContextOverflow { .. })
+        ));
+        let error = json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow"});
+        assert!(matches!(
+            feed(&mut decoder, error),
+            Err(ProviderError::RateLimited { .. })
+        ));
+    }
+
+    #[test]
+    fn reasoning_items_keep_their_encrypted_content_for_replay() {
+        let mut decoder = ResponsesDecoder::default();
+        let item = json!({
+            "type": "reasoning", "id": "rs_1", "encrypted_content": "enc",
+            "summary": [{"type": "summary_text", "text": "plan"}],
+        });
+        let opened = json!({"type": "reasoning", "id": "rs_1", "summary": []});
+        let added =
+            json!({"type": "response.output_item.added", "output_index": 0, "item": opened});
+        feed(&mut decoder, added).unwrap();
+        feed(
+            &mut decoder,
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        )
+        .unwrap();
+        let message = decoder.reply.into_message("p", "m", API, 0);
+        let ContentBlock::Thinking(thinking) = &message.content[0] else {
+            panic!("{message:?}")
+        };
+        assert_eq!(thinking.thinking, "plan");
+        assert_eq!(
+            replayable_reasoning(thinking.thinking_signature.as_deref()),
+            Some(item)
+        );
+    }
+
+    #[test]
+    fn incomplete_means_length() {
+        let mut decoder = ResponsesDecoder::default();
+        let response = json!({
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+        });
+        let incomplete = json!({"type": "response.incomplete", "response": response});
+        let done = feed(&mut decoder, incomplete).unwrap();
+        assert!(done);
+        assert_eq!(
+            decoder.reply.into_message("p", "m", API, 0).stop_reason,
+            StopReason::Length
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! HTTP for the wire-format providers: the shared client, an endpoint (base URL, key, extra
+//! headers), one streaming POST, and the loop that feeds SSE events to a wire decoder and its
+//! stream events to the caller, watching the cancellation token at every await.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::time::Duration;
+
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::credentials::ApiKey;
+use crate::error::{self, ProviderError};
+use crate::reply::ReplyBuilder;
+use crate::request::StreamEvent;
+use crate::sse::{SseDecoder, SseEvent};
+
+/// The most of an error body read to explain a failure.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Timeouts of the HTTP client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// How long connecting (TCP and TLS) may take.
+    pub connect_timeout: Duration,
+    /// How long the stream may stay silent between two reads before the call fails with
+    /// [`ProviderError::Connection`]. Generous, because reasoning models can think quietly.
+    pub idle_timeout: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// One HTTP client (connection pool, TLS via rustls) shared by every provider.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    inner: reqwest::Client,
+}
+
+impl HttpClient {
+    /// Builds the client. Proxies come from the usual `HTTPS_PROXY` / `NO_PROXY` variables.
+    pub fn new(settings: &HttpSettings) -> Result<Self, ProviderError> {
+        let inner = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .read_timeout(settings.idle_timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|error| ProviderError::config(format!("HTTP client: {}", chain(&error))))?;
+        Ok(Self { inner })
+    }
+}
+
+/// Where an HTTP provider sends its requests: provider id, base URL, API key and extra headers.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub(crate) id: String,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    headers: HeaderMap,
+    client: HttpClient,
+}
+
+impl Endpoint {
+    /// An endpoint without key or extra headers. A trailing `/` on `base_url` is dropped.
+    pub fn new(id: impl Into<String>, base_url: &str, client: HttpClient) -> Self {
+        Self {
+            id: id.into(),
+            base_url: base_url.trim().trim_end_matches('/').to_owned(),
+            api_key: None,
+            headers: HeaderMap::new(),
+            client,
+        }
+    }
+
+    /// Sets the API key.
+    pub fn with_api_key(mut self, api_key: Option<ApiKey>) -> Self {
+        self.api_key = api_key;
+        self
+    }
+
+    /// Adds headers sent with every request, after the API's own (so they may override them).
+    /// An invalid name or value is a config error naming the header (never its value).
+    pub fn with_headers(
+        mut self,
+        headers: &BTreeMap<String, String>,
+    ) -> Result<Self, ProviderError> {
+        for (name, value) in headers {
+            let invalid = || {
+                ProviderError::config(format!(
+                    "models.providers.{}.headers.{name} is not a valid HTTP header",
+                    self.id
+                ))
+            };
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            self.headers.insert(header, value);
+        }
+        Ok(self)
+    }
+
+    /// The base URL, without a trailing `/`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.keys().map(HeaderName::as_str).collect();
+        f.debug_struct("Endpoint")
+            .field("id", &self.id)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("headers", &header_names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the API key travels.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Auth {
+    /// `Authorization: Bearer <key>` (OpenAI and compatibles).
+    Bearer,
+    /// `x-api-key: <key>` (Anthropic).
+    XApiKey,
+}
+
+/// A response body being read as server-sent events.
+pub(crate) struct SseStream {
+    response: reqwest::Response,
+    decoder: SseDecoder,
+    ready: VecDeque<SseEvent>,
+    scratch: Vec<SseEvent>,
+}
+
+/// POSTs `body` to `{base_url}{path}` asking for an event stream, and returns the stream once
+/// the status says success; any other status is read and mapped to an error.
+pub(crate) async fn post_sse(
+    endpoint: &Endpoint,
+    path: &str,
+    auth: Auth,
+    api_headers: &[(HeaderName, HeaderValue)],
+    body: &serde_json::Value,
+    cancel: &CancellationToken,
+) -> Result<SseStream, ProviderError> {
+    let body = serde_json::to_vec(body)
+        .map_err(|error| ProviderError::malformed(format!("request body: {error}")))?;
+    let mut request = endpoint
+        .client
+        .inner
+        .post(format!("{}{path}", endpoint.base_url))
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "text/event-stream");
+    if let Some(key) = &endpoint.api_key {
+        let (name, value) = match auth {
+            Auth::Bearer => (
+                http::header::AUTHORIZATION,
+                format!("Bearer {}", key.expose()),
+            ),
+            Auth::XApiKey => (
+                HeaderName::from_static("x-api-key"),
+                key.expose().to_owned(),
+            ),
+        };
+        let mut value = HeaderValue::from_str(&value).map_err(|_| {
+            ProviderError::config(format!(
+                "models.providers.{}.apiKey is not a valid header value",
+                endpoint.id
+            ))
+        })?;
+        value.set_sensitive(true);
+        request = request.header(name, value);
+    }
+    for (name, value) in api_headers {
+        request = request.header(name, value);
+    }
+    for (name, value) in &endpoint.headers {
+        request = request.header(name, value);
+    }
+    let response = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+        sent = request.body(body).send() => sent.map_err(connection)?,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let headers = response.headers().clone();
+        let text = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            text = read_limited(response) => text,
+        };
+        return Err(error::from_http(status.as_u16(), &headers, &text));
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("text/event-stream");
+    if content_type.starts_with("application/json") {
+        // A server (or proxy) that ignored `stream: true`, or answered an error with 200.
+        let (_, message) = error::error_fields(&read_limited(response).await);
+        return Err(ProviderError::malformed(format!(
+            "expected an event stream, got JSON: {message}"
+        )));
+    }
+    Ok(SseStream {
+        response,
+        decoder: SseDecoder::default(),
+        ready: VecDeque::new(),
+        scratch: Vec::new(),
+    })
+}
+
+impl SseStream {
+    /// The next event, or `None` at the end of the body.
+    pub(crate) async fn next(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<Option<SseEvent>, ProviderError> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Ok(Some(event));
+            }
+            let chunk = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                chunk = self.response.chunk() => chunk.map_err(|error| ProviderError::Connection {
+                    message: format!("the stream broke off: {}", chain(&error)),
+                })?,
+            };
+            let Some(chunk) = chunk else {
+                return Ok(None);
+            };
+            self.decoder.push(&chunk, &mut self.scratch)?;
+            self.ready.extend(self.scratch.drain(..));
+        }
+    }
+}
+
+/// A wire format's stream parser: consumes SSE events, builds the reply.
+pub(crate) trait WireDecoder {
+    /// Handles one event; `Ok(true)` once the API's terminal event arrived.
+    fn on_event(&mut self, event: &SseEvent) -> Result<bool, ProviderError>;
+
+    /// The body ended without a terminal event. By default that is a cut connection.
+    fn on_eof(&mut self) -> Result<(), ProviderError> {
+        Err(ProviderError::Connection {
+            message: "the stream ended before the reply was complete".to_owned(),
+        })
+    }
+
+    /// The reply being built.
+    fn reply(&mut self) -> &mut ReplyBuilder;
+}
+
+/// Feeds the stream to `decoder` until its terminal event, sending the stream events it
+/// produced to `events` after each SSE event.
+pub(crate) async fn drive(
+    mut stream: SseStream,
+    decoder: &mut impl WireDecoder,
+    events: &mpsc::Sender<StreamEvent>,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    loop {
+        let done = match stream.next(cancel).await? {
+            Some(event) => decoder.on_event(&event)?,
+            None => {
+                decoder.on_eof()?;
+                true
+            }
+        };
+        if done {
+            // Drop the body before the last sends, so the connection is released promptly.
+            drop(stream);
+            decoder.reply().finish_open_tools()?;
+            decoder.reply().emit_usage();
+            return send_all(decoder.reply().take_events(), events, cancel).await;
+        }
+        send_all(decoder.reply().take_events(), events, cancel).await?;
+    }
+}
+
+/// Sends events in order; a dropped receiver is ignored (the reply is still returned), a
+/// cancellation while waiting for room is not.
+pub(crate) async fn send_all(
+    batch: Vec<StreamEvent>,
+    events: &mpsc::Sender<StreamEvent>,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    for event in batch {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            sent = events.send(event) => if sent.is_err() { return Ok(()) },
+        }
+    }
+    Ok(())
+}
+
+async fn read_limited(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY {
+            body.truncate(MAX_ERROR_BODY);
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+fn connection(error: reqwest::Error) -> ProviderError {
+    ProviderError::Connection {
+        message: chain(&error),
+    }
+}
+
+/// An error and its sources on one line; reqwest's own message alone says little.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_never_prints_its_key_or_header_values() {
+        let client = HttpClient::new(&HttpSettings::default()).unwrap();
+        let headers = BTreeMap::from([("x-secret-token".to_owned(), "hidden-value".to_owned())]);
+        let endpoint = Endpoint::new("p", "https://example.test/v1/", client)
+            .with_api_key(Some(ApiKey::new("sk-live-123")))
+            .with_headers(&headers)
+            .unwrap();
+        let printed = format!("{endpoint:?}");
+        assert!(
+            !printed.contains("sk-live-123") && !printed.contains("hidden-value"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("x-secret-token") && printed.contains("***"),
+            "{printed}"
+        );
+        assert_eq!(endpoint.base_url(), "https://example.test/v1");
+    }
+}

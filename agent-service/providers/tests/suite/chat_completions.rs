@@ -1,0 +1,74 @@
+//! Exactly what the Chat Completions provider sends.
+
+use agent_testkit::{FakeReply, WireFormat};
+use openclaw_transcript::Message;
+use serde_json::json;
+
+use super::support::{KEY, fake, request, run, tool_result};
+
+#[tokio::test]
+async fn request_carries_one_system_message_tools_and_the_tool_round() {
+    let (fake, provider) = fake(WireFormat::ChatCompletions).await;
+    fake.push(
+        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))
+            .with_text("Let me look."),
+    );
+    fake.push(FakeReply::text("Done."));
+    let first = run(provider.as_ref(), request()).await.0.unwrap();
+    let mut second = request();
+    second.messages.push(Message::Assistant(first));
+    second
+        .messages
+        .push(tool_result("call_1", "read", "# Agents"));
+    run(provider.as_ref(), second).await.0.unwrap();
+
+    let requests = fake.requests();
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(sent.header("x-extra"), Some("yes"));
+    let system = json!({"role": "system", "content": "STABLE\n\nDYNAMIC"});
+    let user = json!({"role": "user", "content": "hi"});
+    assert_eq!(
+        sent.body,
+        json!({
+            "model": "m1",
+            "messages": [system, user],
+            "tools": [{"type": "function", "function": {
+                "name": "read", "description": "Read a file.",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            }}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    );
+    assert_eq!(
+        requests[1].body["messages"],
+        json!([
+            system,
+            user,
+            {"role": "assistant", "content": "Let me look.", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"AGENTS.md\"}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "# Agents"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn limits_and_reasoning_use_the_compatible_field_names() {
+    let (fake, provider) = fake(WireFormat::ChatCompletions).await;
+    fake.push(FakeReply::text("ok"));
+    let mut limited = request();
+    limited.max_output_tokens = Some(256);
+    limited.reasoning_effort = Some("low".into());
+    run(provider.as_ref(), limited).await.0.unwrap();
+    let body = &fake.requests()[0].body;
+    assert_eq!(
+        (&body["max_tokens"], &body["reasoning_effort"]),
+        (&json!(256), &json!("low"))
+    );
+}

@@ -1,0 +1,104 @@
+//! Exactly what the Responses provider sends.
+
+use agent_testkit::{FakeReply, WireFormat};
+use openclaw_transcript::Message;
+use serde_json::json;
+
+use super::support::{KEY, fake, request, run, tool_result};
+
+#[tokio::test]
+async fn request_carries_instructions_function_tools_and_the_tool_round() {
+    let (fake, provider) = fake(WireFormat::OpenAiResponses).await;
+    fake.push(
+        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))
+            .with_text("Let me look."),
+    );
+    fake.push(FakeReply::text("Done."));
+    let first = run(provider.as_ref(), request()).await.0.unwrap();
+    let mut second = request();
+    second.messages.push(Message::Assistant(first));
+    second
+        .messages
+        .push(tool_result("call_1", "read", "# Agents"));
+    run(provider.as_ref(), second).await.0.unwrap();
+
+    let requests = fake.requests();
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/v1/responses");
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(sent.header("accept"), Some("text/event-stream"));
+    assert_eq!(sent.header("content-type"), Some("application/json"));
+    assert_eq!(sent.header("x-extra"), Some("yes"));
+    let user = json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]});
+    assert_eq!(
+        sent.body,
+        json!({
+            "model": "m1",
+            "instructions": "STABLE\n\nDYNAMIC",
+            "input": [user],
+            "tools": [{
+                "type": "function", "name": "read", "description": "Read a file.", "strict": false,
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            }],
+            "tool_choice": "auto",
+            "parallel_tool_calls": true,
+            "store": false,
+            "stream": true,
+        })
+    );
+    assert_eq!(
+        requests[1].body["input"],
+        json!([
+            user,
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me look."}]},
+            {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"AGENTS.md\"}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "# Agents"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn reasoning_settings_are_sent_and_reasoning_items_replayed() {
+    let (fake, provider) = fake(WireFormat::OpenAiResponses).await;
+    fake.push(FakeReply::text("Answer.").with_thinking("Plan."));
+    fake.push(FakeReply::text("Again."));
+    let mut first = request();
+    first.reasoning_effort = Some("high".into());
+    first.max_output_tokens = Some(512);
+    let reply = run(provider.as_ref(), first.clone()).await.0.unwrap();
+    let mut second = first;
+    second.messages.push(Message::Assistant(reply));
+    second.messages.push(super::support::user("and?"));
+    run(provider.as_ref(), second).await.0.unwrap();
+
+    let requests = fake.requests();
+    assert_eq!(
+        requests[0].body["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
+    assert_eq!(
+        requests[0].body["include"],
+        json!(["reasoning.encrypted_content"])
+    );
+    assert_eq!(requests[0].body["max_output_tokens"], json!(512));
+    let input = requests[1].body["input"].as_array().unwrap().clone();
+    assert_eq!(input[1]["type"], "reasoning");
+    assert_eq!(input[1]["encrypted_content"], "fake-encrypted-1");
+    assert_eq!(input[2]["content"][0]["text"], "Answer.");
+}
+
+#[tokio::test]
+async fn a_system_prompt_without_dynamic_part_is_sent_alone() {
+    let (fake, provider) = fake(WireFormat::OpenAiResponses).await;
+    fake.push(FakeReply::text("ok"));
+    let mut only_stable = request();
+    only_stable.system.dynamic.clear();
+    only_stable.tools.clear();
+    run(provider.as_ref(), only_stable).await.0.unwrap();
+    let body = &fake.requests()[0].body;
+    assert_eq!(body["instructions"], "STABLE");
+    assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+}

@@ -1,0 +1,472 @@
+//! What a run needs from the runtime: deciding the session, model and tools
+//! before the run starts, and the small services the loop and the tools call.
+
+use std::{
+    path::Path,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use openclaw_config::resolve::AgentRuntime;
+use openclaw_config::resolve::AgentView;
+use openclaw_proto::prompt::v1 as pb;
+use openclaw_providers::ResolvedModel;
+use openclaw_skills::Discovery;
+use openclaw_tools::{ToolContext, ToolRegistry};
+use openclaw_transcript::{SessionEntry, SessionKey, Usage};
+use openclaw_workspace::{BootstrapFile, Confined};
+
+use super::{
+    DEFAULT_RUN_TIMEOUT, Prepared, RunSpec,
+    controls::{ConfigFileControl, SessionControls},
+    kind_of, millis, sender_allowed,
+};
+use crate::{
+    config_state::Loaded,
+    error::RuntimeError,
+    prompt_input::{self, ToolDescriptor, TurnChannel, TurnFacts},
+    runtime::Runtime,
+    sessions::{NewSession, SessionKind, SessionTarget, key},
+};
+
+/// The tools of a registry as the model sees them.
+pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
+    tools
+        .specs()
+        .into_iter()
+        .map(|(name, description, parameters)| ToolDescriptor {
+            name: name.to_owned(),
+            description,
+            parameters,
+        })
+        .collect()
+}
+
+/// The facts of one turn's prompt that vary by caller (a run or a preview).
+#[derive(Debug)]
+pub struct TurnPrompt<'a> {
+    /// The agent.
+    pub agent: &'a AgentView,
+    /// Session kind.
+    pub kind: SessionKind,
+    /// Heartbeat turn.
+    pub heartbeat_turn: bool,
+    /// Working directory.
+    pub cwd: &'a Path,
+    /// The channel.
+    pub channel: &'a TurnChannel,
+    /// Tools after policy.
+    pub tools: &'a [ToolDescriptor],
+    /// Skills.
+    pub skills: Option<&'a Discovery>,
+    /// An earlier turn already had the workspace files.
+    pub continuation: bool,
+    /// provider/model.
+    pub model: &'a str,
+    /// The agent's configured model.
+    pub default_model: &'a str,
+    /// Provider contribution.
+    pub contribution: Option<&'a pb::ProviderContribution>,
+}
+
+/// What the next model call of a session would send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    /// The rendered prompt with its reports.
+    pub prompt: pb::RenderSystemPromptResponse,
+    /// provider/model.
+    pub model: String,
+    /// Tool names after policy.
+    pub tools: Vec<String>,
+    /// The session's working directory.
+    pub workspace: std::path::PathBuf,
+}
+
+impl Runtime {
+    /// Renders one turn's system prompt: the workspace files are read now,
+    /// the config knobs applied, and the request sent to the prompt source.
+    /// Runs and previews both come through here, so a preview is
+    /// byte-identical to what a run sends (SPEC P-3).
+    pub async fn render_turn(
+        &self,
+        t: &TurnPrompt<'_>,
+        deadline: Instant,
+    ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
+        let files = self.bootstrap_files(t.cwd).await?;
+        let loaded = self.loaded_config()?;
+        let facts = TurnFacts {
+            agent: t.agent,
+            config: &loaded.config,
+            kind: t.kind,
+            heartbeat_turn: t.heartbeat_turn,
+            cwd: t.cwd,
+            channel: t.channel,
+            tools: t.tools,
+            skills: t.skills,
+            files: &files,
+            continuation: t.continuation,
+            model: t.model,
+            default_model: t.default_model,
+            contribution: t.contribution,
+        };
+        let request = prompt_client::request_from_input(&prompt_input::render_input(&facts));
+        self.prompt()
+            .render(request, deadline)
+            .await
+            .map_err(|e| match e {
+                prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),
+                prompt_client::PromptError::Refused(m) => RuntimeError::Internal(m),
+            })
+    }
+
+    /// The prompt the next model call of a session would send, without
+    /// writing anything (the session need not exist).
+    pub async fn preview(
+        self: &Arc<Self>,
+        agent_id: &str,
+        session_key: &str,
+        channel: &TurnChannel,
+    ) -> Result<Preview, RuntimeError> {
+        let loaded = self.loaded_config()?;
+        let agent = self.usable_agent(agent_id)?;
+        let key = key::normalize(&agent.id, session_key)?;
+        let cwd = self.session_workspace(&agent, &key).await?;
+        let existing = self.index_entry(&agent.id, &key).await?;
+        let model = self.choose_model(
+            &loaded,
+            &agent,
+            None,
+            existing.as_ref().and_then(|e| e.model_override.as_deref()),
+        )?;
+        let model_name = format!("{}/{}", model.reference.provider, model.reference.model);
+        let tools = self.tools_for(&loaded, &agent, &model);
+        let descriptors = descriptors(&tools);
+        let continuation = match &existing {
+            Some(entry) => {
+                let info = crate::sessions::SessionInfo {
+                    agent_id: agent.id.clone(),
+                    key: key.clone(),
+                    entry: entry.clone(),
+                };
+                let messages = self
+                    .sessions()
+                    .handle(&agent, &info, &cwd)?
+                    .messages()
+                    .await?;
+                messages
+                    .iter()
+                    .any(|m| matches!(m, openclaw_transcript::Message::Assistant(_)))
+            }
+            None => false,
+        };
+        let deadline = Instant::now() + self.run_timeout();
+        let skills = self.list_skills(&agent.id).await.ok();
+        let contribution = self.contribution(&model, deadline).await;
+        let default_model = agent.model.clone().unwrap_or_default();
+        let prompt = self
+            .render_turn(
+                &TurnPrompt {
+                    agent: &agent,
+                    kind: kind_of(&key),
+                    heartbeat_turn: false,
+                    cwd: &cwd,
+                    channel,
+                    tools: &descriptors,
+                    skills: skills.as_ref(),
+                    continuation,
+                    model: &model_name,
+                    default_model: &default_model,
+                    contribution: contribution.as_ref(),
+                },
+                deadline,
+            )
+            .await?;
+        Ok(Preview {
+            prompt,
+            model: model_name,
+            tools: descriptors.into_iter().map(|d| d.name).collect(),
+            workspace: cwd,
+        })
+    }
+
+    /// Decides everything a run needs, refusing before anything is written.
+    pub(crate) async fn prepare_run(&self, spec: &RunSpec) -> Result<Prepared, RuntimeError> {
+        if spec.message.trim().is_empty() {
+            return Err(RuntimeError::invalid("message", "must not be empty"));
+        }
+        let loaded = self.loaded_config()?;
+        let agent = self.usable_agent(&spec.agent_id)?;
+        if let AgentRuntime::Codex(_) = agent.runtime {
+            return Err(RuntimeError::FailedPrecondition(format!(
+                "agent {:?} runs on the Codex runtime, which this build does not drive yet",
+                agent.id
+            )));
+        }
+        // SPEC R-14: a sender outside a configured allowlist is refused and
+        // recorded nowhere.
+        if !spec.channel.channel.is_empty()
+            && !sender_allowed(&loaded.config, &spec.channel.channel, &spec.sender_id)
+        {
+            return Err(RuntimeError::PermissionDenied(format!(
+                "sender {:?} is not in channels.{}.allowFrom",
+                spec.sender_id, spec.channel.channel
+            )));
+        }
+        let key = key::normalize(&agent.id, &spec.session_key)?;
+        let cwd = self.session_workspace(&agent, &key).await?;
+        let meta = NewSession {
+            channel: (!spec.channel.channel.is_empty()).then(|| spec.channel.channel.clone()),
+            chat_type: (!spec.channel.chat_type.is_empty()).then(|| spec.channel.chat_type.clone()),
+            display_name: None,
+        };
+        let (info, _) = self.sessions().create(&agent, &key, &cwd, meta).await?;
+        let extras = self.sessions().extras(&agent.id, &info.entry.session_id);
+        let model = self.choose_model(
+            &loaded,
+            &agent,
+            spec.model.as_deref(),
+            info.entry.model_override.as_deref(),
+        )?;
+        let default_model = agent.model.clone().unwrap_or_default();
+        let tools = self.tools_for(&loaded, &agent, &model);
+        let handle = self.sessions().handle(&agent, &info, &cwd)?;
+        if !extras.begin_run() {
+            return Err(RuntimeError::FailedPrecondition(format!(
+                "a run is already active in session {}; wait for it to finish",
+                key.as_str()
+            )));
+        }
+        Ok(Prepared {
+            kind: kind_of(&key),
+            session_id: info.entry.session_id.to_string(),
+            key,
+            cwd,
+            handle,
+            model,
+            default_model,
+            tools: Arc::new(tools),
+            extras,
+            agent,
+        })
+    }
+
+    /// Run override > session override > agent model > configured default.
+    fn choose_model(
+        &self,
+        loaded: &Loaded,
+        agent: &openclaw_config::resolve::AgentView,
+        run: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<ResolvedModel, RuntimeError> {
+        let registry = self.providers()?;
+        let wanted = run
+            .filter(|m| !m.trim().is_empty())
+            .or(session)
+            .or(agent.model.as_deref())
+            .map(str::to_owned)
+            .or_else(|| {
+                loaded
+                    .config
+                    .default_model()
+                    .map(|m| format!("{}/{}", m.provider, m.model))
+            });
+        let Some(wanted) = wanted else {
+            return Err(RuntimeError::FailedPrecondition(
+                "no model is configured: set agents.defaults.model and define its provider under models.providers (the offline `scripted` provider needs no account)".to_owned(),
+            ));
+        };
+        registry
+            .resolve(&wanted)
+            .map_err(|e| RuntimeError::FailedPrecondition(format!("model {wanted:?}: {e}")))
+    }
+
+    fn tools_for(
+        &self,
+        loaded: &Loaded,
+        agent: &openclaw_config::resolve::AgentView,
+        model: &ResolvedModel,
+    ) -> ToolRegistry {
+        let settings = loaded.config.prompt_settings(&agent.id);
+        ToolRegistry::for_run(
+            &agent.tools,
+            &model.reference.provider,
+            &model.reference.model,
+            settings.plan_tool,
+            &loaded.config.apply_patch(),
+            Vec::new(),
+        )
+    }
+
+    /// The tool context of a run: file tools confined to the session's
+    /// working directory. A workspace that cannot be confined fails the run.
+    pub(crate) fn tool_context(
+        self: &Arc<Self>,
+        p: &Prepared,
+        model: &str,
+    ) -> Result<ToolContext, RuntimeError> {
+        let workspace =
+            Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
+        let session = Arc::new(SessionControls {
+            runtime: Arc::clone(self),
+            agent_id: p.agent.id.clone(),
+            key: p.key.clone(),
+            model: model.to_owned(),
+            default_model: p.default_model.clone(),
+        });
+        let config = Arc::new(ConfigFileControl {
+            runtime: Arc::clone(self),
+        });
+        let mut ctx = ToolContext::new(workspace, session, config);
+        ctx.agent_id = p.agent.id.clone();
+        ctx.session_key = p.key.as_str().to_owned();
+        ctx.processes = Arc::clone(&p.extras.processes);
+        ctx.model = model.to_owned();
+        ctx.timezone = self
+            .loaded_config()
+            .ok()
+            .and_then(|l| l.config.prompt_settings(&p.agent.id).user_timezone);
+        Ok(ctx)
+    }
+
+    /// The provider contribution for a model, cached per provider/model.
+    pub(crate) async fn contribution(
+        &self,
+        model: &ResolvedModel,
+        deadline: Instant,
+    ) -> Option<pb::ProviderContribution> {
+        let personality = self
+            .loaded_config()
+            .ok()
+            .map(|l| l.config.gpt5_personality(Some(&model.reference.provider)));
+        let request = pb::ResolveProviderContributionRequest {
+            provider_id: model.reference.provider.clone(),
+            model_id: model.reference.model.clone(),
+            config_json5: String::new(),
+            personality: match personality {
+                Some(openclaw_config::raw::Gpt5Personality::Off) => pb::Gpt5Personality::Off,
+                _ => pb::Gpt5Personality::Friendly,
+            } as i32,
+        };
+        match self.prompt().contribution(request, deadline).await {
+            Ok(response) => response.contribution,
+            Err(error) => {
+                tracing::warn!(%error, "provider contribution unavailable; rendering without it");
+                None
+            }
+        }
+    }
+
+    /// The workspace bootstrap files, read now.
+    pub(crate) async fn bootstrap_files(
+        &self,
+        cwd: &Path,
+    ) -> Result<Vec<BootstrapFile>, RuntimeError> {
+        let cwd = cwd.to_path_buf();
+        tokio::task::spawn_blocking(move || openclaw_workspace::load_bootstrap_files(&cwd))
+            .await
+            .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+            .map_err(crate::workspaces::workspace_error)
+    }
+
+    /// How long one run may take (`agents.defaults.timeoutSeconds`).
+    pub(crate) fn run_timeout(&self) -> Duration {
+        self.loaded_config()
+            .ok()
+            .and_then(|l| {
+                l.config
+                    .raw()
+                    .agents
+                    .as_ref()
+                    .and_then(|a| a.defaults.as_ref())
+                    .and_then(|d| d.timeout_seconds)
+            })
+            .map_or(DEFAULT_RUN_TIMEOUT, Duration::from_secs)
+    }
+
+    /// Milliseconds since the epoch, from the runtime clock.
+    pub(crate) fn now_ms(&self) -> i64 {
+        millis(self.clock().now())
+    }
+
+    /// Adds a turn's usage to the index and touches the timestamps.
+    pub(crate) async fn record_turn(
+        &self,
+        agent: &openclaw_config::resolve::AgentView,
+        key: &SessionKey,
+        usage: &Usage,
+    ) -> Result<(), RuntimeError> {
+        let now = self.now_ms();
+        let usage = usage.clone();
+        self.sessions()
+            .update_entry(agent, key, move |entry| {
+                entry.input_tokens += usage.input;
+                entry.output_tokens += usage.output;
+                entry.total_tokens += usage.total_tokens;
+                entry.updated_at = now;
+                entry.last_interaction_at = Some(now);
+            })
+            .await
+    }
+
+    /// The index entry of a session.
+    pub(crate) async fn index_entry(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+    ) -> Result<Option<SessionEntry>, RuntimeError> {
+        match self
+            .get_session(agent_id, &SessionTarget::Key(key.as_str().to_owned()))
+            .await
+        {
+            Ok(info) => Ok(Some(info.entry)),
+            Err(RuntimeError::SessionNotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets (or with `None` / `"default"` clears) a session's model override
+    /// after checking that the model resolves (SPEC R-15). Returns the model
+    /// now in effect.
+    pub(crate) async fn set_model_override(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+        model: Option<String>,
+    ) -> Result<String, RuntimeError> {
+        let agent = self.agent_view(agent_id)?;
+        let model =
+            model.filter(|m| !m.trim().is_empty() && !m.trim().eq_ignore_ascii_case("default"));
+        let loaded = self.loaded_config()?;
+        let effective = self.choose_model(&loaded, &agent, None, model.as_deref())?;
+        let stored = model.map(|_| {
+            format!(
+                "{}/{}",
+                effective.reference.provider, effective.reference.model
+            )
+        });
+        self.sessions()
+            .update_entry(&agent, key, move |entry| entry.model_override = stored)
+            .await?;
+        Ok(format!(
+            "{}/{}",
+            effective.reference.provider, effective.reference.model
+        ))
+    }
+
+    /// Replaces `openclaw.json` atomically (temp file + fsync + rename) and
+    /// reloads it. The caller has validated the text.
+    pub(crate) fn write_config(&self, text: &str) -> Result<(), RuntimeError> {
+        let path = &self.settings().config_path;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut temp = tempfile::NamedTempFile::new_in(dir)
+            .map_err(|e| RuntimeError::Internal(format!("cannot write the config: {e}")))?;
+        std::io::Write::write_all(&mut temp, text.as_bytes())
+            .and_then(|()| temp.as_file().sync_all())
+            .map_err(|e| RuntimeError::Internal(format!("cannot write the config: {e}")))?;
+        temp.persist(path)
+            .map_err(|e| RuntimeError::Internal(format!("cannot replace the config: {e}")))?;
+        tracing::info!(path = %path.display(), "config rewritten by the gateway tool; reloading");
+        self.reload();
+        Ok(())
+    }
+}

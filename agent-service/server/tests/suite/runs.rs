@@ -1,0 +1,526 @@
+//! The agent loop end to end over sockets: agent-service + a real
+//! prompt-service over gRPC + a fake model server speaking the real wire
+//! format (issue 5; SPEC R-1, R-4, R-8, R-15, P-3, P-24).
+
+use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, FakeUsage, WireFormat};
+use openclaw_proto::agent::v1 as pb;
+use serde_json::json;
+use tonic::Code;
+
+use super::harness::{PromptService, Service};
+
+fn config(base_url: &str, format: WireFormat, extra: &str) -> String {
+    format!(
+        r#"{{
+  agents: {{ defaults: {{ model: "fake/test-model", userTimezone: "Europe/Berlin" {extra} }} }},
+  models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "{}", apiKey: "test-key", models: [{{ id: "test-model" }}] }} }} }},
+  channels: {{ telegram: {{ allowFrom: ["42"] }} }},
+}}"#,
+        format.api()
+    )
+}
+
+struct Harness {
+    service: Service,
+    fake: FakeServerHandle,
+    _prompt: PromptService,
+}
+
+async fn harness(format: WireFormat, extra: &str) -> Harness {
+    let (base_url, fake) = FakeServer::start(format).await.expect("fake server");
+    let prompt = PromptService::start().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let service = Service::start_full(
+        dir,
+        Some(&config(&base_url, format, extra)),
+        prompt.client(),
+    )
+    .await;
+    Harness {
+        service,
+        fake,
+        _prompt: prompt,
+    }
+}
+
+fn run_request(message: &str) -> pb::RunRequest {
+    pb::RunRequest {
+        session: None,
+        message: message.into(),
+        channel: Some(pb::ChannelContext {
+            channel: "telegram".into(),
+            chat_type: pb::ChatType::Direct as i32,
+            sender_id: "42".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+async fn run(service: &Service, request: pb::RunRequest) -> Vec<pb::run_event::Event> {
+    let mut stream = service
+        .client()
+        .await
+        .run(request)
+        .await
+        .expect("run")
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(event) = stream.message().await.expect("stream") {
+        events.push(event.event.expect("event"));
+    }
+    events
+}
+
+fn final_text(events: &[pb::run_event::Event]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        pb::run_event::Event::Final(f) => Some(f.text.clone()),
+        _ => None,
+    })
+}
+
+fn error_of(events: &[pb::run_event::Event]) -> Option<pb::RunError> {
+    events.iter().find_map(|e| match e {
+        pb::run_event::Event::Error(e) => Some(e.clone()),
+        _ => None,
+    })
+}
+
+fn model_calls(events: &[pb::run_event::Event]) -> Vec<pb::ModelCall> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            pb::run_event::Event::ModelCall(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A multi-turn session with a tool call: events stream in order, the tool
+/// reads the workspace, the transcript holds every entry, and the stable
+/// prefix reaches Anthropic as its own cached system block.
+#[tokio::test]
+async fn multi_turn_session_with_a_tool_call() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    std::fs::write(
+        h.service.path("state/workspace/notes.txt"),
+        "The launch code is 1234.",
+    )
+    .expect("note");
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "read", json!({ "path": "notes.txt" }))
+            .with_text("Let me look.")
+            .deltas(3),
+        FakeReply::text("The note says the launch code is 1234.")
+            .deltas(4)
+            .usage(FakeUsage {
+                input: 120,
+                output: 12,
+                cache_read: 100,
+                cache_write: 0,
+            }),
+    ]);
+    let events = run(&h.service, run_request("What does notes.txt say?")).await;
+    assert!(
+        matches!(events.first(), Some(pb::run_event::Event::Started(_))),
+        "{events:?}"
+    );
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("The note says the launch code is 1234.")
+    );
+    let tool = events.iter().find_map(|e| match e {
+        pb::run_event::Event::ToolStarted(t) => Some(t.clone()),
+        _ => None,
+    });
+    assert_eq!(tool.map(|t| t.summary), Some("read: notes.txt".to_owned()));
+    let finished = events.iter().find_map(|e| match e {
+        pb::run_event::Event::ToolFinished(t) => Some(t.clone()),
+        _ => None,
+    });
+    let finished = finished.expect("tool finished");
+    assert!(
+        !finished.is_error && finished.output.contains("1234"),
+        "{finished:?}"
+    );
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match e {
+            pb::run_event::Event::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        deltas.contains("The note says"),
+        "text streamed as deltas: {deltas}"
+    );
+    assert_eq!(model_calls(&events).len(), 2);
+
+    // What Anthropic received: the stable prefix as its own system block with
+    // cache_control, the dynamic suffix after it, and the tool result.
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2);
+    let system = requests[0].body["system"]
+        .as_array()
+        .expect("system blocks")
+        .clone();
+    assert_eq!(system.len(), 2, "{system:?}");
+    assert_eq!(system[0]["cache_control"]["type"], "ephemeral");
+    assert!(system[1].get("cache_control").is_none());
+    let stable = system[0]["text"].as_str().unwrap_or("");
+    assert!(
+        stable.contains("## Tooling") && stable.contains("# Project Context"),
+        "stable prefix"
+    );
+    assert!(
+        system[1]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("## Runtime"),
+        "dynamic suffix"
+    );
+    assert_eq!(requests[0].header("x-api-key"), Some("test-key"));
+    let second = serde_json::to_string(&requests[1].body["messages"]).unwrap_or_default();
+    assert!(
+        second.contains("tool_result") && second.contains("1234"),
+        "{second}"
+    );
+
+    // The transcript holds user, assistant(tool call), tool result, assistant.
+    let mut stream = h
+        .service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest { session: None })
+        .await
+        .expect("t")
+        .into_inner();
+    let mut roles = Vec::new();
+    while let Some(item) = stream.message().await.expect("item") {
+        if let Some(pb::transcript_item::Item::Entry(e)) = item.item {
+            roles.push(e.role);
+        }
+    }
+    assert_eq!(roles, ["", "user", "assistant", "toolResult", "assistant"]);
+
+    // A second turn in the same session: the stable prefix did not change.
+    h.fake.push(FakeReply::text("Anything else?"));
+    let again = run(&h.service, run_request("Thanks")).await;
+    let calls = model_calls(&again);
+    assert_eq!(calls.len(), 1);
+    assert!(
+        !calls[0].prefix_changed,
+        "same stable inputs, same cached prefix: {:?}",
+        calls[0]
+    );
+    assert_eq!(
+        calls[0].stable_prefix_sha256,
+        model_calls(&events)[0].stable_prefix_sha256
+    );
+    let sessions = h
+        .service
+        .client()
+        .await
+        .list_sessions(pb::ListSessionsRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .sessions;
+    assert!(
+        sessions[0].usage.as_ref().is_some_and(|u| u.input >= 130),
+        "usage recorded: {:?}",
+        sessions[0].usage
+    );
+}
+
+/// SPEC P-3: PreviewPrompt is byte-identical to what the next run sends.
+#[tokio::test]
+async fn preview_matches_what_the_run_sends() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let channel = run_request("").channel;
+    let preview = h
+        .service
+        .client()
+        .await
+        .preview_prompt(pb::PreviewPromptRequest {
+            session: None,
+            channel: channel.clone(),
+        })
+        .await
+        .expect("preview")
+        .into_inner();
+    let prompt = preview.prompt.expect("prompt");
+    assert_eq!(preview.model, "fake/test-model");
+    assert!(preview.tools.contains(&"read".to_owned()));
+    h.fake.push(FakeReply::text("hi"));
+    let events = run(&h.service, run_request("hello")).await;
+    assert_eq!(
+        model_calls(&events)[0].stable_prefix_sha256,
+        prompt.stable_prefix_sha256
+    );
+    let system = h.fake.requests()[0].body["system"]
+        .as_array()
+        .expect("system")
+        .clone();
+    assert_eq!(
+        system[0]["text"].as_str(),
+        Some(prompt.stable_prefix.as_str())
+    );
+    assert_eq!(
+        system[1]["text"].as_str(),
+        Some(prompt.dynamic_suffix.as_str())
+    );
+
+    let report = h
+        .service
+        .client()
+        .await
+        .context_report(pb::ContextReportRequest {
+            session: None,
+            detail: true,
+        })
+        .await
+        .expect("report")
+        .into_inner();
+    assert!(report.text.contains("AGENTS.md: OK"), "{}", report.text);
+    assert!(
+        report.text.contains("Top tools by schema size"),
+        "{}",
+        report.text
+    );
+}
+
+/// Restarting agent-service mid-session resumes from the transcript.
+#[tokio::test]
+async fn restart_resumes_from_the_transcript() {
+    let h = harness(WireFormat::OpenAiResponses, "").await;
+    h.fake
+        .push(FakeReply::text("Noted: your favourite colour is teal."));
+    run(&h.service, run_request("My favourite colour is teal.")).await;
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let dir = service.stop().await;
+    let restarted = Service::start_full(dir, None, _prompt.client()).await;
+    fake.push(FakeReply::text("Teal."));
+    let events = run(&restarted, run_request("What is my favourite colour?")).await;
+    assert_eq!(final_text(&events).as_deref(), Some("Teal."));
+    let body = serde_json::to_string(&fake.requests()[1].body["input"]).unwrap_or_default();
+    assert!(
+        body.contains("favourite colour is teal") && body.contains("Noted"),
+        "history resent after restart: {body}"
+    );
+}
+
+/// PromptService down: the run fails with UNAVAILABLE within its deadline
+/// and the session stays consistent (the user message is kept whole).
+#[tokio::test]
+async fn prompt_service_down_fails_the_run_with_unavailable() {
+    let (base_url, fake) = FakeServer::start(WireFormat::ChatCompletions)
+        .await
+        .expect("fake");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead: std::sync::Arc<dyn prompt_client::PromptSource> = std::sync::Arc::new(
+        prompt_client::GrpcPromptSource::connect_lazy(
+            &format!("http://127.0.0.1:{port}"),
+            prompt_client::RetryPolicy::default(),
+        )
+        .expect("client"),
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    let service = Service::start_full(
+        dir,
+        Some(&config(
+            &base_url,
+            WireFormat::ChatCompletions,
+            ", timeoutSeconds: 2",
+        )),
+        dead,
+    )
+    .await;
+    let events = run(&service, run_request("hello?")).await;
+    let error = error_of(&events).expect("error event");
+    assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+    assert_eq!(fake.request_count(), 0, "no model call without a prompt");
+    let mut stream = service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest { session: None })
+        .await
+        .expect("t")
+        .into_inner();
+    let mut report = None;
+    let mut users = 0;
+    while let Some(item) = stream.message().await.expect("item") {
+        match item.item {
+            Some(pb::transcript_item::Item::Entry(e)) if e.role == "user" => users += 1,
+            Some(pb::transcript_item::Item::Report(r)) => report = Some(r),
+            _ => {}
+        }
+    }
+    assert_eq!(users, 1);
+    assert!(report.is_some_and(|r| !r.torn_tail_dropped && r.bad_lines.is_empty()));
+}
+
+/// Provider errors: a 500 fails the run with UNAVAILABLE; a 429 with
+/// retry-after is retried and the run succeeds.
+#[tokio::test]
+async fn provider_errors_fail_or_retry() {
+    let h = harness(WireFormat::ChatCompletions, "").await;
+    h.fake.push(FakeReply::server_error(500));
+    h.fake.push(FakeReply::server_error(500));
+    h.fake.push(FakeReply::server_error(500));
+    let events = run(&h.service, run_request("first")).await;
+    assert_eq!(
+        error_of(&events).map(|e| e.code),
+        Some("UNAVAILABLE".to_owned()),
+        "{events:?}"
+    );
+    h.fake.push(FakeReply::rate_limited(Some(0)));
+    h.fake.push(FakeReply::text("ok after a retry"));
+    let events = run(&h.service, run_request("second")).await;
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("ok after a retry"),
+        "{events:?}"
+    );
+}
+
+/// Lesson L15c: a tool escaping the workspace gets PERMISSION_DENIED as its
+/// result (told to the model), the file stays untouched, and the run goes on.
+#[tokio::test]
+async fn a_tool_escaping_the_workspace_is_denied() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let outside = h.service.path("outside.txt");
+    std::fs::write(&outside, "original").expect("outside file");
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "c1",
+            "write",
+            json!({ "path": "../../outside.txt", "content": "pwned" }),
+        ),
+        FakeReply::text("I cannot write there."),
+    ]);
+    let events = run(&h.service, run_request("overwrite ../../outside.txt")).await;
+    let finished = events.iter().find_map(|e| match e {
+        pb::run_event::Event::ToolFinished(t) => Some(t.clone()),
+        _ => None,
+    });
+    let finished = finished.expect("tool finished");
+    assert!(finished.is_error, "{finished:?}");
+    assert!(
+        finished.output.to_lowercase().contains("permission denied"),
+        "{}",
+        finished.output
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap_or_default(),
+        "original"
+    );
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("I cannot write there.")
+    );
+}
+
+/// SPEC R-14: a sender outside the channel's allowlist is refused with
+/// PERMISSION_DENIED and recorded nowhere.
+#[tokio::test]
+async fn a_sender_outside_the_allowlist_is_refused() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let mut request = run_request("let me in");
+    if let Some(channel) = request.channel.as_mut() {
+        channel.sender_id = "99".into();
+    }
+    let status = h
+        .service
+        .client()
+        .await
+        .run(request)
+        .await
+        .expect_err("refused");
+    assert_eq!(status.code(), Code::PermissionDenied);
+    assert!(
+        status.message().contains("allowFrom"),
+        "{}",
+        status.message()
+    );
+    let sessions = h
+        .service
+        .client()
+        .await
+        .list_sessions(pb::ListSessionsRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .sessions;
+    assert!(sessions.is_empty(), "nothing recorded: {sessions:?}");
+    assert_eq!(h.fake.request_count(), 0);
+}
+
+/// R-15: session_status sets and clears a per-session model override.
+#[tokio::test]
+async fn session_status_sets_and_clears_the_model_override() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "s1",
+            "session_status",
+            json!({ "model": "fake/test-model" }),
+        ),
+        FakeReply::text("switched"),
+    ]);
+    run(&h.service, run_request("use test-model")).await;
+    let session = h
+        .service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner();
+    assert_eq!(session.model_override, "fake/test-model");
+    h.fake.push_all([
+        FakeReply::tool_call("s2", "session_status", json!({ "model": "default" })),
+        FakeReply::text("back to default"),
+    ]);
+    let events = run(&h.service, run_request("use the default")).await;
+    let status_output = events.iter().find_map(|e| match e {
+        pb::run_event::Event::ToolFinished(t) => Some(t.output.clone()),
+        _ => None,
+    });
+    assert!(status_output.is_some_and(|o| !o.is_empty()));
+    let session = h
+        .service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner();
+    assert_eq!(session.model_override, "");
+}
+
+#[tokio::test]
+async fn an_empty_message_is_invalid_argument() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let status = h
+        .service
+        .client()
+        .await
+        .run(run_request("  "))
+        .await
+        .expect_err("empty");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("message:"),
+        "{}",
+        status.message()
+    );
+}

@@ -1,0 +1,84 @@
+//! Dev-only test support for the agent service: fake model servers that speak each provider's
+//! EXACT wire protocol on `127.0.0.1:0`.
+//!
+//! What it is for: tests (and benchmarks) that drive a real HTTP client against the OpenAI
+//! Responses API, Chat Completions or the Anthropic Messages API without any network or
+//! account. Each [`FakeServer`] checks what the real API would refuse (JSON body, key,
+//! `anthropic-version`, `stream: true`, `model`), records every request's path, headers and
+//! body, and answers from a queue of [`FakeReply`]s: text streamed in N deltas, thinking, tool
+//! calls with their arguments split over several chunks, usage with cache-read tokens, 429 with
+//! `retry-after`, 5xx, context overflow, a malformed chunk, a connection cut mid-stream, a
+//! stall, delays. [`FakeServerHandle::set_instant`] answers every request at once from
+//! pre-rendered bodies, for benchmarks. Later: helpers that start the services themselves.
+//!
+//! What it is not for: production, or judging model behaviour; it never looks at prompts
+//! beyond "is the last message a tool result" in instant mode.
+//!
+//! ```no_run
+//! # async fn example() -> std::io::Result<()> {
+//! use agent_testkit::{FakeReply, FakeServer, FakeUsage, WireFormat};
+//!
+//! let (base_url, fake) = FakeServer::start(WireFormat::AnthropicMessages).await?;
+//! let usage = FakeUsage { cache_read: 900, ..FakeUsage::default() };
+//! fake.push(FakeReply::text("Hello there").deltas(3).usage(usage));
+//! fake.push(FakeReply::rate_limited(Some(1)));
+//! // ... point a provider at base_url, run it ...
+//! assert_eq!(fake.requests()[0].header("anthropic-version"), Some("2023-06-01"));
+//! # Ok(()) }
+//! ```
+
+mod anthropic;
+mod chat;
+mod frames;
+mod reply;
+mod responses;
+mod server;
+
+pub use reply::{FakeError, FakeReply, FakeToolCall, FakeTurn, FakeUsage};
+pub use server::{FakeServer, FakeServerHandle, RecordedRequest};
+
+/// The wire protocol a fake server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireFormat {
+    /// OpenAI Responses API: `POST /v1/responses`, SSE with `event:` lines.
+    OpenAiResponses,
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`, `data:` lines and `[DONE]`.
+    ChatCompletions,
+    /// Anthropic Messages: `POST /v1/messages`, SSE with `event:` lines.
+    AnthropicMessages,
+}
+
+impl WireFormat {
+    /// Every format, for tests that run against each.
+    pub const ALL: [Self; 3] = [
+        Self::OpenAiResponses,
+        Self::ChatCompletions,
+        Self::AnthropicMessages,
+    ];
+
+    /// The `api` value of `models.providers.<id>` for this format.
+    pub fn api(self) -> &'static str {
+        match self {
+            Self::OpenAiResponses => "openai-responses",
+            Self::ChatCompletions => "openai-completions",
+            Self::AnthropicMessages => "anthropic-messages",
+        }
+    }
+
+    /// The path the fake serves.
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::OpenAiResponses => "/v1/responses",
+            Self::ChatCompletions => "/v1/chat/completions",
+            Self::AnthropicMessages => "/v1/messages",
+        }
+    }
+
+    /// What the base URL ends with: OpenAI base URLs include `/v1`, Anthropic's do not.
+    fn base_path(self) -> &'static str {
+        match self {
+            Self::OpenAiResponses | Self::ChatCompletions => "/v1",
+            Self::AnthropicMessages => "",
+        }
+    }
+}
