@@ -31,6 +31,9 @@ pub enum RuntimeError {
     /// A dependency (prompt-service, a model provider) is unreachable.
     #[error("{0}")]
     Unavailable(String),
+    /// The run was aborted (interrupted by a newer message, or shutdown).
+    #[error("{0}")]
+    Aborted(String),
     /// A bug or an unexpected I/O failure; the detail is logged, not sent.
     #[error("internal error: {0}")]
     Internal(String),

@@ -3,7 +3,11 @@
 use std::{
     collections::BTreeMap,
     path::PathBuf,
-    sync::{Arc, PoisonError, RwLock},
+    sync::{
+        Arc, PoisonError, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
 };
 
 use openclaw_config::{
@@ -89,6 +93,10 @@ pub struct Runtime {
     /// Model providers built from `models.providers`, or why they could not be.
     providers: RwLock<Result<Arc<ProviderRegistry>, String>>,
     sessions: SessionManager,
+    /// Set by [`Runtime::begin_shutdown`]: no new runs start.
+    stopping: AtomicBool,
+    /// When shutdown began.
+    stopping_since: std::sync::OnceLock<tokio::time::Instant>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -118,6 +126,8 @@ impl Runtime {
             blocked: RwLock::new(BTreeMap::new()),
             providers: RwLock::new(providers),
             sessions,
+            stopping: AtomicBool::new(false),
+            stopping_since: std::sync::OnceLock::new(),
         });
         runtime.check_workspaces();
         Ok(runtime)
@@ -191,12 +201,41 @@ impl Runtime {
         self.loaded()
     }
 
-    /// Starts a run; see [`crate::run`].
-    pub async fn run(
+    /// Hands a user message to its session: it starts a run, joins the
+    /// active one, or waits, by its queue mode; see [`crate::run`].
+    pub async fn submit(
         self: &Arc<Self>,
         spec: crate::run::RunSpec,
-    ) -> Result<mpsc::Receiver<crate::run::RunEvent>, RuntimeError> {
-        crate::run::start(self, spec).await
+    ) -> Result<crate::run::Submitted, RuntimeError> {
+        crate::run::submit(self, spec).await
+    }
+
+    /// The run events of a session from now on (all runs).
+    pub async fn watch(
+        &self,
+        agent_id: &str,
+        target: &SessionTarget,
+    ) -> Result<tokio::sync::broadcast::Receiver<crate::sessions::SessionEvent>, RuntimeError> {
+        let agent = self.agent_view(agent_id)?;
+        let info = self.sessions.get(&agent, target).await?;
+        Ok(self
+            .sessions
+            .extras(&agent.id, &info.entry.session_id)
+            .subscribe())
+    }
+
+    /// Stops starting runs (the first step of [`Runtime::shutdown`]; call it
+    /// as soon as the shutdown signal arrives).
+    pub fn begin_shutdown(&self) {
+        let _ = self.stopping_since.set(tokio::time::Instant::now());
+        if !self.stopping.swap(true, Ordering::AcqRel) {
+            tracing::info!("shutdown: no new runs start; queued messages will be saved unanswered");
+        }
+    }
+
+    /// True once shutdown began: runs no longer start.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
     }
 
     /// Resolved locations.
@@ -387,10 +426,44 @@ impl Runtime {
         Ok(rx)
     }
 
-    /// Flushes and closes every session (graceful shutdown).
-    pub async fn shutdown(&self) {
+    /// Graceful shutdown: no new runs start; active runs get until `drain`
+    /// after [`Runtime::begin_shutdown`] to finish, then are cancelled (their tool calls get "interrupted"
+    /// results). Messages still queued are written to their transcripts as
+    /// unanswered user messages, so nothing accepted is lost. Then every
+    /// session is flushed and closed.
+    pub async fn shutdown(&self, drain: Duration) {
+        self.begin_shutdown();
+        let since = self
+            .stopping_since
+            .get()
+            .copied()
+            .unwrap_or_else(tokio::time::Instant::now);
+        let left = drain.saturating_sub(since.elapsed());
+        if !self.wait_idle(left).await {
+            tracing::warn!(
+                drain_ms = u64::try_from(drain.as_millis()).unwrap_or(u64::MAX),
+                "runs still active after the drain window; cancelling them"
+            );
+            self.sessions.cancel_all();
+            if !self.wait_idle(Duration::from_secs(10)).await {
+                tracing::error!("runs did not stop after cancellation; closing sessions anyway");
+            }
+        }
         self.sessions.close_all().await;
         tracing::info!("sessions flushed and closed");
+    }
+
+    async fn wait_idle(&self, limit: Duration) -> bool {
+        let until = tokio::time::Instant::now() + limit;
+        loop {
+            if self.sessions.all_idle() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// The session manager (appends go through session actors).

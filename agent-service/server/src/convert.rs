@@ -4,8 +4,11 @@ use agent_runtime::skills::Discovery;
 use agent_runtime::{
     RuntimeError,
     prompt_input::TurnChannel,
-    run::RunEvent,
-    sessions::{NewSession, SessionInfo, SessionTarget},
+    run::{RunEvent, Submitted},
+    sessions::{
+        NewSession, SessionInfo, SessionTarget,
+        queue::{Disposition, QueueMode},
+    },
 };
 use openclaw_proto::agent::v1 as pb;
 use openclaw_transcript::{BadLineReason, Entry, EntryBody, LoadReport, Message, SessionHeader};
@@ -228,8 +231,88 @@ fn usage_to_pb(usage: &openclaw_transcript::Usage) -> pb::Usage {
     }
 }
 
+/// The queue mode a request asks for (`None`: the session's or config's).
+pub fn queue_mode_of(value: i32) -> Result<Option<QueueMode>, RuntimeError> {
+    match pb::QueueMode::try_from(value) {
+        Ok(pb::QueueMode::Unspecified) => Ok(None),
+        Ok(pb::QueueMode::Steer) => Ok(Some(QueueMode::Steer)),
+        Ok(pb::QueueMode::Followup) => Ok(Some(QueueMode::Followup)),
+        Ok(pb::QueueMode::Collect) => Ok(Some(QueueMode::Collect)),
+        Ok(pb::QueueMode::Interrupt) => Ok(Some(QueueMode::Interrupt)),
+        Err(_) => Err(RuntimeError::invalid(
+            "queue_mode",
+            format!("unknown queue mode {value}"),
+        )),
+    }
+}
+
+fn queue_mode_to_pb(mode: QueueMode) -> pb::QueueMode {
+    match mode {
+        QueueMode::Steer => pb::QueueMode::Steer,
+        QueueMode::Followup => pb::QueueMode::Followup,
+        QueueMode::Collect => pb::QueueMode::Collect,
+        QueueMode::Interrupt => pb::QueueMode::Interrupt,
+    }
+}
+
+/// What became of a message, for the API.
+pub fn disposition_to_pb(submitted: &Submitted) -> pb::Disposition {
+    use pb::disposition::Outcome;
+    let mut out = pb::Disposition {
+        seq: submitted.seq,
+        queue_mode: queue_mode_to_pb(submitted.mode) as i32,
+        agent_id: submitted.agent_id.clone(),
+        session_key: submitted.session_key.clone(),
+        session_id: submitted.session_id.clone(),
+        ..pb::Disposition::default()
+    };
+    let outcome = match &submitted.disposition {
+        Disposition::Started { run } => {
+            out.run = *run;
+            Outcome::Started
+        }
+        Disposition::Steered { run } => {
+            out.run = *run;
+            Outcome::Steered
+        }
+        Disposition::Followup { run, ahead } => {
+            out.run = *run;
+            out.ahead = u32::try_from(*ahead).unwrap_or(u32::MAX);
+            Outcome::Followup
+        }
+        Disposition::Collected { run } => {
+            out.run = *run;
+            Outcome::Collected
+        }
+        Disposition::Interrupted { run, interrupted } => {
+            out.run = *run;
+            out.interrupted_run = *interrupted;
+            Outcome::Interrupted
+        }
+        Disposition::Rejected { reason } => {
+            out.reason.clone_from(reason);
+            Outcome::Rejected
+        }
+        Disposition::Command { reply } => {
+            out.reason.clone_from(reply);
+            Outcome::Command
+        }
+    };
+    out.outcome = outcome as i32;
+    out
+}
+
+/// The first event of a Run stream: what became of the message.
+pub fn accepted_event(submitted: &Submitted) -> pb::RunEvent {
+    pb::RunEvent {
+        seq: 1,
+        run: submitted.disposition.run().unwrap_or_default(),
+        event: Some(pb::run_event::Event::Accepted(disposition_to_pb(submitted))),
+    }
+}
+
 /// A run event for the stream.
-pub fn run_event_to_pb(seq: u64, event: RunEvent) -> pb::RunEvent {
+pub fn run_event_to_pb(seq: u64, run: u64, event: RunEvent) -> pb::RunEvent {
     use pb::run_event::Event as E;
     let event = match event {
         RunEvent::Started {
@@ -238,12 +321,14 @@ pub fn run_event_to_pb(seq: u64, event: RunEvent) -> pb::RunEvent {
             session_key,
             session_id,
             model,
+            message_seqs,
         } => E::Started(pb::RunStarted {
             run_id,
             agent_id,
             session_key,
             session_id,
             model,
+            message_seqs,
         }),
         RunEvent::TextDelta(text) => E::TextDelta(text),
         RunEvent::ThinkingDelta(text) => E::ThinkingDelta(text),
@@ -293,19 +378,38 @@ pub fn run_event_to_pb(seq: u64, event: RunEvent) -> pb::RunEvent {
             stop_reason,
             steps,
             usage,
+            reply,
+            blocks,
         } => E::Final(pb::RunFinal {
             text,
             stop_reason,
             steps,
             usage: Some(usage_to_pb(&usage)),
+            reply,
+            blocks,
         }),
         RunEvent::Error { code, message } => E::Error(pb::RunError {
             code: code.to_owned(),
             message,
         }),
+        RunEvent::Block {
+            index,
+            message,
+            text,
+        } => E::Block(pb::Block {
+            index,
+            text,
+            message,
+        }),
+        RunEvent::Handoff { next_run, messages } => E::Handoff(pb::Handoff { next_run, messages }),
+        RunEvent::MessageRejected { seq, reason } => {
+            E::MessageRejected(pb::MessageRejected { seq, reason })
+        }
+        RunEvent::Lagged(missed) => E::Lagged(missed),
     };
     pb::RunEvent {
         seq,
+        run,
         event: Some(event),
     }
 }

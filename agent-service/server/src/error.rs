@@ -16,6 +16,7 @@ pub fn status_of(error: RuntimeError) -> Status {
         RuntimeError::FailedPrecondition(_) => Status::failed_precondition(message),
         RuntimeError::ResourceExhausted(_) => Status::resource_exhausted(message),
         RuntimeError::Unavailable(_) => Status::unavailable(message),
+        RuntimeError::Aborted(_) => Status::aborted(message),
         RuntimeError::Internal(detail) => {
             tracing::error!(%detail, "internal error");
             Status::internal("internal error; see the agent-service log")

@@ -36,6 +36,9 @@ struct Cli {
     /// Log format on stderr: text or json (filter with RUST_LOG).
     #[arg(long, env = "AGENT_SERVICE_LOG_FORMAT", default_value = "text")]
     log_format: service_kit::LogFormat,
+    /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
+    #[arg(long, env = "AGENT_SERVICE_METRICS_LISTEN")]
+    metrics_listen: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -93,6 +96,9 @@ async fn main() -> anyhow::Result<ExitCode> {
     })?;
     let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    if let Some(metrics) = &cli.metrics_listen {
+        service_kit::metrics::listen(metrics).await?;
+    }
     let config = agent_server::ServeConfig {
         max_request_bytes: cli.max_request_bytes,
         drain_timeout: Duration::from_secs(cli.drain_secs),

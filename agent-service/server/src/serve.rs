@@ -65,16 +65,20 @@ pub async fn serve(
         .max_decoding_message_size(config.max_request_bytes)
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip);
-    // Outermost first: the request span wraps the size check.
+    // Outermost first: the request span wraps the size check; metrics sit
+    // outside the size check so refusals are counted with their status code.
     let layers = ServiceBuilder::new()
         .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::RpcMetricsLayer::new())
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
         ));
 
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel();
+    let stopping = Arc::clone(&runtime);
     let signal = async move {
         shutdown.await;
+        stopping.begin_shutdown();
         reporter
             .set_not_serving::<AgentServiceServer<AgentServiceImpl>>()
             .await;
@@ -88,7 +92,9 @@ pub async fn serve(
         .add_service(service)
         .serve_with_incoming_shutdown(service_kit::incoming(listener), signal);
     let result = service_kit::drain(server, drain_rx, config.drain_timeout).await;
-    runtime.shutdown().await;
+    // Runs started by Send outlive their RPC: they get what is left of the
+    // drain window, then are cancelled.
+    runtime.shutdown(config.drain_timeout).await;
     result?;
     tracing::info!("agent-service stopped");
     Ok(())

@@ -36,6 +36,32 @@ impl AgentServiceImpl {
         }
     }
 
+    /// Hands a message to its session (Run and Send share this).
+    async fn submit(
+        &self,
+        session: Option<pb::SessionRef>,
+        message: String,
+        channel: Option<pb::ChannelContext>,
+        model: String,
+        max_steps: u32,
+        queue_mode: i32,
+    ) -> Result<agent_runtime::run::Submitted, Status> {
+        let (agent_id, session_key) = self.key_of(session).await?;
+        let (channel, sender_id) = convert::channel_of(channel).map_err(status_of)?;
+        let queue_mode = convert::queue_mode_of(queue_mode).map_err(status_of)?;
+        let spec = agent_runtime::run::RunSpec {
+            agent_id,
+            session_key,
+            message,
+            channel,
+            sender_id,
+            model: (!model.trim().is_empty()).then_some(model),
+            max_steps,
+            queue_mode,
+        };
+        self.runtime.submit(spec).await.map_err(status_of)
+    }
+
     /// Serves `runtime`.
     pub fn new(runtime: Arc<Runtime>) -> Self {
         Self { runtime }
@@ -241,23 +267,64 @@ impl AgentService for AgentServiceImpl {
             channel,
             model,
             max_steps,
+            queue_mode,
         } = request.into_inner();
-        let (agent_id, session_key) = self.key_of(session).await?;
-        let (channel, sender_id) = convert::channel_of(channel).map_err(status_of)?;
-        let spec = agent_runtime::run::RunSpec {
-            agent_id,
-            session_key,
+        let submitted = self
+            .submit(session, message, channel, model, max_steps, queue_mode)
+            .await?;
+        let first = convert::accepted_event(&submitted);
+        let mut seq = first.seq;
+        let events = ReceiverStream::new(submitted.follow()).map(move |e| {
+            seq += 1;
+            Ok(convert::run_event_to_pb(seq, e.run, e.event))
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::once(Ok(first)).chain(events),
+        )))
+    }
+
+    async fn send(
+        &self,
+        request: Request<pb::SendRequest>,
+    ) -> Result<Response<pb::SendResponse>, Status> {
+        let pb::SendRequest {
+            session,
             message,
             channel,
-            sender_id,
-            model: (!model.trim().is_empty()).then_some(model),
+            queue_mode,
+            model,
             max_steps,
-        };
-        let rx = self.runtime.run(spec).await.map_err(status_of)?;
+        } = request.into_inner();
+        let submitted = self
+            .submit(session, message, channel, model, max_steps, queue_mode)
+            .await?;
+        Ok(Response::new(pb::SendResponse {
+            disposition: Some(convert::disposition_to_pb(&submitted)),
+        }))
+    }
+
+    type WatchSessionStream = RunEventStream;
+
+    async fn watch_session(
+        &self,
+        request: Request<pb::WatchSessionRequest>,
+    ) -> Result<Response<Self::WatchSessionStream>, Status> {
+        let (agent_id, session_key) = self.key_of(request.into_inner().session).await?;
+        let target = agent_runtime::sessions::SessionTarget::Key(session_key);
+        let events = self
+            .runtime
+            .watch(&agent_id, &target)
+            .await
+            .map_err(status_of)?;
         let mut seq = 0u64;
-        let stream = ReceiverStream::new(rx).map(move |event| {
+        let stream = tokio_stream::wrappers::BroadcastStream::new(events).map(move |item| {
             seq += 1;
-            Ok(convert::run_event_to_pb(seq, event))
+            Ok(match item {
+                Ok(e) => convert::run_event_to_pb(seq, e.run, e.event),
+                Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(missed)) => {
+                    convert::run_event_to_pb(seq, 0, agent_runtime::run::RunEvent::Lagged(missed))
+                }
+            })
         });
         Ok(Response::new(Box::pin(stream)))
     }

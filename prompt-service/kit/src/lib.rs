@@ -1,20 +1,25 @@
 //! gRPC serving plumbing shared by prompt-service and agent-service.
 //!
 //! What both binaries need identically: the request size limit that answers
-//! RESOURCE_EXHAUSTED, one tracing span per request, health and reflection
-//! services, SIGTERM/SIGINT handling with a bounded drain, listen-address
-//! parsing and the `healthcheck` probe used by container health checks.
+//! RESOURCE_EXHAUSTED, one tracing span per request, per-RPC metrics and the
+//! Prometheus endpoint with the named recording functions of both services
+//! ([`metrics`]), health and reflection services, SIGTERM/SIGINT handling
+//! with a bounded drain, listen-address parsing and the `healthcheck` probe
+//! used by container health checks.
 //!
 //! It holds no service logic and no prompt or agent types.
 
 mod health;
 mod limit;
 mod logging;
+pub mod metrics;
+mod rpc_metrics;
 mod shutdown;
 
 pub use health::{HealthServices, health_services, probe};
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
-pub use logging::{LogFormat, init_tracing, request_span};
+pub use logging::{LogFormat, SESSION_KEY_HEADER, init_tracing, record_session_id, request_span};
+pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};
 pub use shutdown::{drain, shutdown_signal};
 pub use tonic_reflection::server::Error as ReflectionError;
 

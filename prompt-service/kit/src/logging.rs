@@ -48,7 +48,29 @@ pub fn init_tracing(format: LogFormat) {
     drop(result);
 }
 
-/// The span every request runs in: the gRPC method path.
+/// The request header that names the session a call is about. Clients send
+/// it on session RPCs; a Kubernetes deployment routes on it (Envoy ring hash,
+/// deploy/k8s), and the request span records it.
+pub const SESSION_KEY_HEADER: &str = "x-openclaw-session-key";
+
+/// The span every request runs in: the gRPC method path, the session key
+/// when the client sent [`SESSION_KEY_HEADER`], and an empty `session_id`
+/// that the handler fills in with [`record_session_id`] once it knows it.
 pub fn request_span(req: &http::Request<Body>) -> tracing::Span {
-    tracing::info_span!("grpc", method = %req.uri().path())
+    let session_key = req
+        .headers()
+        .get(SESSION_KEY_HEADER)
+        .and_then(|v| v.to_str().ok());
+    tracing::info_span!(
+        "grpc",
+        method = %req.uri().path(),
+        session_key,
+        session_id = tracing::field::Empty,
+    )
+}
+
+/// Records the session id on the current request span (call it from a
+/// handler, where that span is current; elsewhere it does nothing).
+pub fn record_session_id(session_id: &str) {
+    tracing::Span::current().record("session_id", session_id);
 }

@@ -26,6 +26,9 @@ struct Cli {
     /// Log format on stderr: text or json (filter with RUST_LOG).
     #[arg(long, env = "PROMPT_SERVICE_LOG_FORMAT", default_value = "text")]
     log_format: service_kit::LogFormat,
+    /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
+    #[arg(long, env = "PROMPT_SERVICE_METRICS_LISTEN")]
+    metrics_listen: Option<String>,
     /// Also serve the bench echo baseline (used by prompt-loadgen only).
     #[arg(long, hide = true)]
     bench_echo: bool,
@@ -57,6 +60,9 @@ async fn main() -> anyhow::Result<ExitCode> {
         Command::Serve => {
             let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
             let listener = tokio::net::TcpListener::bind(addr).await?;
+            if let Some(metrics) = &cli.metrics_listen {
+                service_kit::metrics::listen(metrics).await?;
+            }
             let config = ServeConfig {
                 max_request_bytes: cli.max_request_bytes,
                 drain_timeout: Duration::from_secs(cli.drain_secs),

@@ -74,10 +74,12 @@ pub async fn serve(
     });
 
     // Outermost first: the span wraps everything so size refusals are
-    // logged inside their request span; the size check runs before any
-    // handler decodes the body.
+    // logged inside their request span; metrics sit outside the size check
+    // so refusals are counted with their status code; the size check runs
+    // before any handler decodes the body.
     let layers = ServiceBuilder::new()
         .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::RpcMetricsLayer::new())
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
         ));

@@ -61,6 +61,10 @@ impl PromptService for PromptServiceImpl {
             stable_prefix_sha256 = %response.stable_prefix_sha256,
             "rendered"
         );
+        service_kit::metrics::prompt_rendered(
+            response.chars,
+            u32::try_from(response.stable_prefix.chars().count()).unwrap_or(u32::MAX),
+        );
         Ok(Response::new(response))
     }
 

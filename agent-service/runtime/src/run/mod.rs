@@ -1,48 +1,44 @@
-//! The agent loop (SPEC, P-3, P-24): a user message into a
-//! session, then model calls and tool calls until the model stops or the
-//! step limit is hit. Every model call renders its prompt through the
-//! prompt source (prompt-service), every entry is written through the
-//! session's actor, and events stream as they happen.
+//! Messages and runs (SPEC, P-3, P-24).
+//!
+//! A user message is handed to its session ([`submit`]), which decides at
+//! once what becomes of it by its queue mode (start a run, steer into the
+//! active run, wait as a follow-up, join a collect batch, interrupt). Runs
+//! of one session happen one at a time on a driver task: model calls and
+//! tool calls until the model stops or the step limit is hit. Every model
+//! call renders its prompt through the prompt source (prompt-service),
+//! every entry is written through the session's actor, and events are
+//! published to the session's subscribers as they happen.
 
+mod blocks;
 pub mod controls;
+mod drive;
 pub mod evidence;
 mod prepare;
+mod submit;
+mod turns;
 
-use std::{
-    path::PathBuf,
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::Duration;
 
-use openclaw_config::resolve::AgentView;
-use openclaw_providers::{
-    ModelRequest, ProviderError, ResolvedModel, RetryPolicy, StreamEvent, SystemPrompt, ToolSpec,
-    complete_with_retry,
-};
-use openclaw_tools::{ToolOutcome, ToolRegistry};
-use openclaw_transcript::{
-    AssistantMessage, ContentBlock, EntryBody, Message, SessionKey, StopReason, ToolResultMessage,
-    Usage, UserContent, UserMessage, unix_millis,
-};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use openclaw_transcript::{SessionKey, Usage, unix_millis};
+use tokio::sync::{broadcast, mpsc};
 
 pub use prepare::{Preview, TurnPrompt};
+pub use submit::submit;
 
 use crate::{
-    context::{self, tool_call_ids},
     error::RuntimeError,
-    prompt_input::{ToolDescriptor, TurnChannel},
-    runtime::Runtime,
-    sessions::{SessionHandle, SessionKind, key},
+    prompt_input::TurnChannel,
+    sessions::{
+        SessionEvent, SessionExtras, SessionKind, key,
+        queue::{Disposition, QueueMode},
+    },
 };
-use evidence::PromptFingerprint;
 
 /// Model calls a run makes unless told otherwise.
 pub const DEFAULT_MAX_STEPS: u32 = 24;
 /// Default limit on a whole run (`agents.defaults.timeoutSeconds`).
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
-/// Events buffered before the run waits for a slow client.
+/// Events a follower buffers before it waits for its client.
 const EVENT_BUFFER: usize = 256;
 /// Tool output shown in a stream event (the model gets all of it).
 const EVENT_OUTPUT_CHARS: usize = 4096;
@@ -64,6 +60,73 @@ pub struct RunSpec {
     pub model: Option<String>,
     /// Most model calls (0 for the default).
     pub max_steps: u32,
+    /// Queue mode for this message; `None` takes the session's, then the
+    /// config's.
+    pub queue_mode: Option<QueueMode>,
+}
+
+/// What [`submit`] decided for a message, with a subscription to the
+/// session's events taken before the decision (so nothing is missed).
+#[derive(Debug)]
+pub struct Submitted {
+    /// What became of the message.
+    pub disposition: Disposition,
+    /// Its arrival number in the session (0 for a command).
+    pub seq: u64,
+    /// The queue mode that applied.
+    pub mode: QueueMode,
+    /// Agent id.
+    pub agent_id: String,
+    /// Session key.
+    pub session_key: String,
+    /// Session id.
+    pub session_id: String,
+    /// The session's events from just before the message was queued.
+    pub events: broadcast::Receiver<SessionEvent>,
+}
+
+impl Submitted {
+    /// The events of the run that handles this message, until that run
+    /// ends (following a handoff to another run). Empty for a rejected
+    /// message or a command. A reader that falls behind gets
+    /// [`RunEvent::Lagged`] and continues.
+    pub fn follow(self) -> mpsc::Receiver<SessionEvent> {
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+        let Some(mut run) = self.disposition.run() else {
+            return rx;
+        };
+        let seq = self.seq;
+        let mut events = self.events;
+        tokio::spawn(async move {
+            loop {
+                let event = match events.recv().await {
+                    Ok(event) => event,
+                    Err(broadcast::error::RecvError::Lagged(missed)) => SessionEvent {
+                        run,
+                        event: RunEvent::Lagged(missed),
+                    },
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                if event.run != run {
+                    continue;
+                }
+                let mut done = event.event.is_terminal();
+                let mut next = run;
+                match &event.event {
+                    RunEvent::Handoff { next_run, .. } => next = *next_run,
+                    RunEvent::MessageRejected { seq: rejected, .. } if *rejected == seq => {
+                        done = true;
+                    }
+                    _ => {}
+                }
+                if tx.send(event).await.is_err() || done {
+                    return;
+                }
+                run = next;
+            }
+        });
+        rx
+    }
 }
 
 /// One event of a run, in order.
@@ -81,6 +144,8 @@ pub enum RunEvent {
         session_id: String,
         /// provider/model.
         model: String,
+        /// Arrival numbers of the messages the run starts with.
+        message_seqs: Vec<u64>,
     },
     /// Assistant text.
     TextDelta(String),
@@ -144,6 +209,11 @@ pub enum RunEvent {
         steps: u32,
         /// Summed usage.
         usage: Usage,
+        /// What a channel still has to send as the final reply (the whole
+        /// text without block streaming; what blocks did not carry with it).
+        reply: String,
+        /// Blocks streamed during the run.
+        blocks: u32,
     },
     /// The run failed; every entry written is whole.
     Error {
@@ -152,47 +222,58 @@ pub enum RunEvent {
         /// What went wrong.
         message: String,
     },
+    /// A channel-ready block of assistant text (block streaming).
+    Block {
+        /// 0-based block number within the run.
+        index: u32,
+        /// 0-based assistant message number within the run.
+        message: u32,
+        /// The text.
+        text: String,
+    },
+    /// Steered messages this run never took go to run `next_run`.
+    Handoff {
+        /// The run that takes them.
+        next_run: u64,
+        /// How many.
+        messages: u32,
+    },
+    /// A message queued for this run was displaced and is not answered.
+    MessageRejected {
+        /// Its arrival number.
+        seq: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The reader fell behind and missed this many events.
+    Lagged(u64),
 }
 
-/// Everything a started run needs, decided before its task starts.
-pub(crate) struct Prepared {
-    pub agent: AgentView,
-    pub key: SessionKey,
-    pub session_id: String,
-    pub kind: SessionKind,
-    pub cwd: PathBuf,
-    pub handle: SessionHandle,
-    pub model: ResolvedModel,
-    pub default_model: String,
-    pub tools: Arc<ToolRegistry>,
-    pub extras: Arc<crate::sessions::SessionExtras>,
+impl RunEvent {
+    /// True for the last event of a run (final or error).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Self::Final { .. } | Self::Error { .. })
+    }
 }
 
-/// Starts a run and returns its event stream. Refusals (unknown agent,
-/// refused sender, a run already active, no model) come back as errors
-/// before anything is written.
-pub async fn start(
-    runtime: &Arc<Runtime>,
-    spec: RunSpec,
-) -> Result<mpsc::Receiver<RunEvent>, RuntimeError> {
-    let prepared = runtime.prepare_run(&spec).await?;
-    let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-    let runtime = Arc::clone(runtime);
-    tokio::spawn(async move {
-        let extras = Arc::clone(&prepared.extras);
-        let outcome = run_loop(&runtime, &spec, &prepared, &tx).await;
-        if let Err(error) = outcome {
-            tracing::warn!(%error, session = %prepared.key.as_str(), "run failed");
-            let _ = tx
-                .send(RunEvent::Error {
-                    code: error_code(&error),
-                    message: error.to_string(),
-                })
-                .await;
+/// Publishes the events of one run to the session's subscribers.
+#[derive(Clone)]
+pub(crate) struct Emitter {
+    extras: std::sync::Arc<SessionExtras>,
+    run: u64,
+}
+
+impl Emitter {
+    pub(crate) fn new(extras: &std::sync::Arc<SessionExtras>, run: u64) -> Self {
+        Self {
+            extras: std::sync::Arc::clone(extras),
+            run,
         }
-        extras.end_run();
-    });
-    Ok(rx)
+    }
+
+    pub(crate) fn emit(&self, event: RunEvent) {
+        self.extras.publish(self.run, event);
+    }
 }
 
 /// The gRPC code name that fits a runtime error.
@@ -204,374 +285,9 @@ pub fn error_code(error: &RuntimeError) -> &'static str {
         RuntimeError::FailedPrecondition(_) => "FAILED_PRECONDITION",
         RuntimeError::ResourceExhausted(_) => "RESOURCE_EXHAUSTED",
         RuntimeError::Unavailable(_) => "UNAVAILABLE",
+        RuntimeError::Aborted(_) => "ABORTED",
         RuntimeError::Internal(_) => "INTERNAL",
     }
-}
-
-#[tracing::instrument(skip_all, fields(session_id = %p.session_id, agent = %p.agent.id))]
-async fn run_loop(
-    runtime: &Arc<Runtime>,
-    spec: &RunSpec,
-    p: &Prepared,
-    events: &mpsc::Sender<RunEvent>,
-) -> Result<(), RuntimeError> {
-    let started = Instant::now();
-    let deadline = started + runtime.run_timeout();
-    let model_name = format!("{}/{}", p.model.reference.provider, p.model.reference.model);
-    let run_id = format!("run-{}", p.extras.next_run_number());
-    emit(
-        events,
-        RunEvent::Started {
-            run_id,
-            agent_id: p.agent.id.clone(),
-            session_key: p.key.as_str().to_owned(),
-            session_id: p.session_id.clone(),
-            model: model_name.clone(),
-        },
-    )
-    .await;
-
-    let now = runtime.now_ms();
-    let user = Message::User(UserMessage {
-        content: UserContent::Text(spec.message.clone()),
-        timestamp: now,
-    });
-    p.handle
-        .append(vec![EntryBody::Message { message: user }], false)
-        .await?;
-    let mut history = p.handle.messages().await?;
-    let continuation = history.iter().any(|m| matches!(m, Message::Assistant(_)));
-    let skills = runtime.list_skills(&p.agent.id).await.ok();
-    let tool_descriptors: Vec<ToolDescriptor> = prepare::descriptors(&p.tools);
-    let contribution = runtime.contribution(&p.model, deadline).await;
-    let ctx = runtime.tool_context(p, &model_name)?;
-    let max_steps = if spec.max_steps == 0 {
-        DEFAULT_MAX_STEPS
-    } else {
-        spec.max_steps
-    };
-    let mut total = Usage::default();
-
-    for step in 1..=max_steps {
-        // One choke point before every model request (lesson L10).
-        let repair = context::repair_pairing(&mut history, runtime.now_ms());
-        if !repair.is_clean() {
-            tracing::warn!(orphans = ?repair.orphans_dropped, filled = repair.filled.len(), "repaired tool call pairing before a model call");
-            let bodies = repair
-                .filled
-                .into_iter()
-                .map(|r| EntryBody::Message {
-                    message: Message::ToolResult(r),
-                })
-                .collect();
-            p.handle.append(bodies, true).await?;
-        }
-
-        let prompt = runtime
-            .render_turn(
-                &TurnPrompt {
-                    agent: &p.agent,
-                    kind: p.kind,
-                    heartbeat_turn: false,
-                    cwd: &p.cwd,
-                    channel: &spec.channel,
-                    tools: &tool_descriptors,
-                    skills: skills.as_ref(),
-                    continuation,
-                    model: &model_name,
-                    default_model: &p.default_model,
-                    contribution: contribution.as_ref(),
-                },
-                deadline,
-            )
-            .await?;
-        let fingerprint = PromptFingerprint::of(&prompt);
-        let previous = p.extras.swap_fingerprint(fingerprint.clone());
-        let (prefix_changed, changed_sections) = match &previous {
-            Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
-                (true, fingerprint.changed_since(prev))
-            }
-            Some(_) => (false, Vec::new()),
-            None => (false, Vec::new()),
-        };
-        if prefix_changed {
-            tracing::info!(changed = ?changed_sections, "stable prompt prefix changed since the previous model call");
-        }
-        emit(
-            events,
-            RunEvent::ModelCall {
-                step,
-                model: model_name.clone(),
-                stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
-                prefix_changed,
-                changed_sections,
-                prompt_chars: prompt.chars,
-                messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
-            },
-        )
-        .await;
-
-        let request = ModelRequest {
-            model: p.model.wire_model.clone(),
-            system: SystemPrompt {
-                stable: prompt.stable_prefix,
-                dynamic: prompt.dynamic_suffix,
-            },
-            messages: history.clone(),
-            tools: tool_descriptors
-                .iter()
-                .map(|t| ToolSpec {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
-                })
-                .collect(),
-            max_output_tokens: None,
-            reasoning_effort: None,
-        };
-        let reply = call_model(&p.model, request, events, &ctx.cancel, deadline).await?;
-        let reply_message = Message::Assistant(reply.clone());
-        p.handle
-            .append(
-                vec![EntryBody::Message {
-                    message: reply_message.clone(),
-                }],
-                false,
-            )
-            .await?;
-        history.push(reply_message.clone());
-        if let Some(usage) = &reply.usage {
-            add_usage(&mut total, usage);
-            emit(events, RunEvent::Usage(usage.clone())).await;
-        }
-        let last_stop = reply.stop_reason.as_str().to_owned();
-        let final_text = assistant_text(&reply);
-
-        let calls = tool_call_ids(&reply_message);
-        if reply.stop_reason == StopReason::Error {
-            emit(
-                events,
-                RunEvent::TurnEnd {
-                    step,
-                    stop_reason: last_stop.clone(),
-                },
-            )
-            .await;
-            return finish_failed(
-                runtime,
-                p,
-                &total,
-                RuntimeError::Unavailable(
-                    reply
-                        .error_message
-                        .unwrap_or_else(|| "the model call failed".to_owned()),
-                ),
-            )
-            .await;
-        }
-        if calls.is_empty() {
-            emit(
-                events,
-                RunEvent::TurnEnd {
-                    step,
-                    stop_reason: last_stop.clone(),
-                },
-            )
-            .await;
-            finish(runtime, p, &total).await?;
-            emit(
-                events,
-                RunEvent::Final {
-                    text: final_text,
-                    stop_reason: last_stop,
-                    steps: step,
-                    usage: total,
-                },
-            )
-            .await;
-            return Ok(());
-        }
-        // The whole tool batch runs; no call is skipped. A tool that ends the
-        // turn still lets the others finish, so every call gets a result.
-        let mut end_turn: Option<String> = None;
-        for block in &reply.content {
-            let ContentBlock::ToolCall(call) = block else {
-                continue;
-            };
-            emit(
-                events,
-                RunEvent::ToolStarted {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    summary: summarize_call(&call.name, &call.arguments),
-                },
-            )
-            .await;
-            let began = Instant::now();
-            let outcome = p.tools.call(&ctx, &call.name, call.arguments.clone()).await;
-            let (text, is_error, details) = match outcome {
-                ToolOutcome::Ok { text, details } => (text, false, details),
-                ToolOutcome::Error { text } => (text, true, None),
-                ToolOutcome::EndTurn { text } => {
-                    end_turn = Some(text.clone());
-                    (text, true, None)
-                }
-            };
-            let result = ToolResultMessage {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                content: vec![ContentBlock::text(text.clone())],
-                details,
-                is_error,
-                timestamp: runtime.now_ms(),
-            };
-            p.handle
-                .append(
-                    vec![EntryBody::Message {
-                        message: Message::ToolResult(result.clone()),
-                    }],
-                    false,
-                )
-                .await?;
-            history.push(Message::ToolResult(result));
-            emit(
-                events,
-                RunEvent::ToolFinished {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    is_error,
-                    output: shorten(&text, EVENT_OUTPUT_CHARS),
-                    duration_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
-                },
-            )
-            .await;
-        }
-        emit(
-            events,
-            RunEvent::TurnEnd {
-                step,
-                stop_reason: last_stop.clone(),
-            },
-        )
-        .await;
-        if let Some(reason) = end_turn {
-            return finish_failed(
-                runtime,
-                p,
-                &total,
-                RuntimeError::FailedPrecondition(format!("a tool ended the turn: {reason}")),
-            )
-            .await;
-        }
-        if Instant::now() >= deadline {
-            return finish_failed(
-                runtime,
-                p,
-                &total,
-                RuntimeError::ResourceExhausted(format!(
-                    "the run exceeded its time limit of {} s",
-                    runtime.run_timeout().as_secs()
-                )),
-            )
-            .await;
-        }
-    }
-    finish_failed(runtime, p, &total, RuntimeError::ResourceExhausted(format!(
-        "the run stopped after {max_steps} model calls (max_steps); the tool results so far are saved"
-    )))
-    .await
-}
-
-/// Calls the model, forwarding text and thinking as they stream.
-async fn call_model(
-    model: &ResolvedModel,
-    request: ModelRequest,
-    events: &mpsc::Sender<RunEvent>,
-    cancel: &CancellationToken,
-    deadline: Instant,
-) -> Result<AssistantMessage, RuntimeError> {
-    let (ptx, mut prx) = mpsc::channel::<StreamEvent>(EVENT_BUFFER);
-    let policy = RetryPolicy {
-        deadline: deadline.saturating_duration_since(Instant::now()),
-        ..RetryPolicy::default()
-    };
-    let call = complete_with_retry(
-        model.provider.as_ref(),
-        request,
-        ptx,
-        cancel.clone(),
-        &policy,
-    );
-    let forward = async {
-        while let Some(event) = prx.recv().await {
-            match event {
-                StreamEvent::TextDelta(t) => emit(events, RunEvent::TextDelta(t)).await,
-                StreamEvent::ThinkingDelta(t) => emit(events, RunEvent::ThinkingDelta(t)).await,
-                StreamEvent::ToolCallStarted { .. }
-                | StreamEvent::ToolCallFinished(_)
-                | StreamEvent::Usage(_) => {}
-            }
-        }
-    };
-    let (result, ()) = tokio::join!(call, forward);
-    result.map_err(provider_error)
-}
-
-fn provider_error(error: ProviderError) -> RuntimeError {
-    let message = format!("model provider: {error}");
-    match error {
-        ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
-        ProviderError::ContextOverflow { .. } => RuntimeError::ResourceExhausted(message),
-        ProviderError::Config { .. } | ProviderError::Client { .. } => {
-            RuntimeError::FailedPrecondition(message)
-        }
-        ProviderError::Cancelled => RuntimeError::FailedPrecondition(message),
-        ProviderError::Server { .. }
-        | ProviderError::Malformed { .. }
-        | ProviderError::Connection { .. } => RuntimeError::Unavailable(message),
-    }
-}
-
-/// Turn boundary: fsync and record usage in the index.
-async fn finish(runtime: &Runtime, p: &Prepared, usage: &Usage) -> Result<(), RuntimeError> {
-    p.handle.append(Vec::new(), true).await?;
-    runtime.record_turn(&p.agent, &p.key, usage).await
-}
-
-async fn finish_failed(
-    runtime: &Runtime,
-    p: &Prepared,
-    usage: &Usage,
-    error: RuntimeError,
-) -> Result<(), RuntimeError> {
-    finish(runtime, p, usage).await?;
-    Err(error)
-}
-
-async fn emit(events: &mpsc::Sender<RunEvent>, event: RunEvent) {
-    // A client that went away does not stop the run: the session is written
-    // either way.
-    let _ = events.send(event).await;
-}
-
-fn add_usage(total: &mut Usage, usage: &Usage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total_tokens += usage.total_tokens;
-}
-
-fn assistant_text(reply: &AssistantMessage) -> String {
-    reply
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
 }
 
 /// A one-line description of a tool call for the stream (R-12: tool

@@ -16,8 +16,10 @@ use openclaw_tools::{ToolContext, ToolRegistry};
 use openclaw_transcript::{SessionEntry, SessionKey, Usage};
 use openclaw_workspace::{BootstrapFile, Confined};
 
+use tokio_util::sync::CancellationToken;
+
 use super::{
-    DEFAULT_RUN_TIMEOUT, Prepared, RunSpec,
+    DEFAULT_RUN_TIMEOUT, RunSpec,
     controls::{ConfigFileControl, SessionControls},
     kind_of, millis, sender_allowed,
 };
@@ -26,8 +28,38 @@ use crate::{
     error::RuntimeError,
     prompt_input::{self, ToolDescriptor, TurnChannel, TurnFacts},
     runtime::Runtime,
-    sessions::{NewSession, SessionKind, SessionTarget, key},
+    sessions::{NewSession, SessionExtras, SessionHandle, SessionKind, SessionTarget, key},
 };
+
+/// A session as its runs see it, fixed when a message is admitted.
+#[derive(Debug)]
+pub(crate) struct SessionCtx {
+    pub agent: AgentView,
+    pub key: SessionKey,
+    pub session_id: String,
+    pub kind: SessionKind,
+    pub cwd: std::path::PathBuf,
+    pub handle: SessionHandle,
+    pub extras: Arc<SessionExtras>,
+}
+
+/// An admitted message's session, with its index entry and the config it
+/// was checked against.
+pub(crate) struct Admitted {
+    pub session: Arc<SessionCtx>,
+    pub entry: SessionEntry,
+    pub loaded: Arc<Loaded>,
+}
+
+/// The model and tools of one run, chosen when it starts.
+pub(crate) struct RunModel {
+    pub model: ResolvedModel,
+    /// provider/model.
+    pub name: String,
+    /// The agent's configured model.
+    pub default_model: String,
+    pub tools: Arc<ToolRegistry>,
+}
 
 /// The tools of a registry as the model sees them.
 pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
@@ -189,8 +221,10 @@ impl Runtime {
         })
     }
 
-    /// Decides everything a run needs, refusing before anything is written.
-    pub(crate) async fn prepare_run(&self, spec: &RunSpec) -> Result<Prepared, RuntimeError> {
+    /// Checks a message and opens its session, refusing before anything is
+    /// written: an empty message, an unknown or blocked agent, a sender
+    /// outside the channel's allowlist (SPEC R-14), a bad session key.
+    pub(crate) async fn admit(&self, spec: &RunSpec) -> Result<Admitted, RuntimeError> {
         if spec.message.trim().is_empty() {
             return Err(RuntimeError::invalid("message", "must not be empty"));
         }
@@ -221,37 +255,48 @@ impl Runtime {
         };
         let (info, _) = self.sessions().create(&agent, &key, &cwd, meta).await?;
         let extras = self.sessions().extras(&agent.id, &info.entry.session_id);
+        let handle = self.sessions().handle(&agent, &info, &cwd)?;
+        Ok(Admitted {
+            session: Arc::new(SessionCtx {
+                kind: kind_of(&key),
+                session_id: info.entry.session_id.to_string(),
+                key,
+                cwd,
+                handle,
+                extras,
+                agent,
+            }),
+            entry: info.entry,
+            loaded,
+        })
+    }
+
+    /// The model and tools of a run that starts now: the run's override,
+    /// else the session's, else the agent's, else the default.
+    pub(crate) async fn run_model(
+        &self,
+        session: &SessionCtx,
+        run_override: Option<&str>,
+    ) -> Result<RunModel, RuntimeError> {
+        let loaded = self.loaded_config()?;
+        let entry = self.index_entry(&session.agent.id, &session.key).await?;
         let model = self.choose_model(
             &loaded,
-            &agent,
-            spec.model.as_deref(),
-            info.entry.model_override.as_deref(),
+            &session.agent,
+            run_override,
+            entry.as_ref().and_then(|e| e.model_override.as_deref()),
         )?;
-        let default_model = agent.model.clone().unwrap_or_default();
-        let tools = self.tools_for(&loaded, &agent, &model);
-        let handle = self.sessions().handle(&agent, &info, &cwd)?;
-        if !extras.begin_run() {
-            return Err(RuntimeError::FailedPrecondition(format!(
-                "a run is already active in session {}; wait for it to finish",
-                key.as_str()
-            )));
-        }
-        Ok(Prepared {
-            kind: kind_of(&key),
-            session_id: info.entry.session_id.to_string(),
-            key,
-            cwd,
-            handle,
-            model,
-            default_model,
+        let tools = self.tools_for(&loaded, &session.agent, &model);
+        Ok(RunModel {
+            name: format!("{}/{}", model.reference.provider, model.reference.model),
+            default_model: session.agent.model.clone().unwrap_or_default(),
             tools: Arc::new(tools),
-            extras,
-            agent,
+            model,
         })
     }
 
     /// Run override > session override > agent model > configured default.
-    fn choose_model(
+    pub(crate) fn choose_model(
         &self,
         loaded: &Loaded,
         agent: &openclaw_config::resolve::AgentView,
@@ -301,9 +346,11 @@ impl Runtime {
     /// working directory. A workspace that cannot be confined fails the run.
     pub(crate) fn tool_context(
         self: &Arc<Self>,
-        p: &Prepared,
-        model: &str,
+        p: &SessionCtx,
+        run: &RunModel,
+        cancel: CancellationToken,
     ) -> Result<ToolContext, RuntimeError> {
+        let model = run.name.as_str();
         let workspace =
             Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
         let session = Arc::new(SessionControls {
@@ -311,7 +358,7 @@ impl Runtime {
             agent_id: p.agent.id.clone(),
             key: p.key.clone(),
             model: model.to_owned(),
-            default_model: p.default_model.clone(),
+            default_model: run.default_model.clone(),
         });
         let config = Arc::new(ConfigFileControl {
             runtime: Arc::clone(self),
@@ -321,6 +368,7 @@ impl Runtime {
         ctx.session_key = p.key.as_str().to_owned();
         ctx.processes = Arc::clone(&p.extras.processes);
         ctx.model = model.to_owned();
+        ctx.cancel = cancel;
         ctx.timezone = self
             .loaded_config()
             .ok()

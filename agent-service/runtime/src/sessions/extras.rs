@@ -1,22 +1,41 @@
-//! Per-session state that lives beside the actor: the run guard, the
-//! previous prompt fingerprint (for cache-break diagnostics) and the
-//! registry of background commands started by `exec`.
+//! Per-session state that lives beside the actor: the message queue (which
+//! run handles what), the broadcast of run events, the previous prompt
+//! fingerprint (for cache-break diagnostics) and the registry of background
+//! commands started by `exec`.
 
 use std::sync::{
-    Arc, Mutex, PoisonError,
-    atomic::{AtomicBool, AtomicU64, Ordering},
+    Arc, Mutex, MutexGuard, PoisonError,
+    atomic::{AtomicBool, Ordering},
 };
 
 use openclaw_tools::ProcessRegistry;
+use tokio::sync::broadcast;
 
-use crate::run::evidence::PromptFingerprint;
+use super::queue::QueueState;
+use crate::run::{RunEvent, evidence::PromptFingerprint};
+
+/// Run events buffered for slow subscribers before they see a gap.
+const EVENT_CAPACITY: usize = 4096;
+
+/// A run event tagged with its run number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEvent {
+    /// Run number within the session.
+    pub run: u64,
+    /// The event.
+    pub event: RunEvent,
+}
 
 /// State of one open session outside its transcript.
 #[derive(Debug)]
 pub struct SessionExtras {
-    active: AtomicBool,
-    runs: AtomicU64,
+    queue: Mutex<QueueState>,
     fingerprint: Mutex<Option<PromptFingerprint>>,
+    collect_timer: AtomicBool,
+    events: broadcast::Sender<SessionEvent>,
+    /// Origin of the queue's millisecond clock (tokio time, so tests can
+    /// pause it).
+    epoch: tokio::time::Instant,
     /// Background commands of this session.
     pub processes: Arc<ProcessRegistry>,
 }
@@ -24,35 +43,50 @@ pub struct SessionExtras {
 impl Default for SessionExtras {
     fn default() -> Self {
         Self {
-            active: AtomicBool::new(false),
-            runs: AtomicU64::new(0),
+            queue: Mutex::new(QueueState::default()),
             fingerprint: Mutex::new(None),
+            collect_timer: AtomicBool::new(false),
+            events: broadcast::channel(EVENT_CAPACITY).0,
+            epoch: tokio::time::Instant::now(),
             processes: Arc::new(ProcessRegistry::new()),
         }
     }
 }
 
 impl SessionExtras {
-    /// Claims the session for a run; false when one is already active.
-    pub fn begin_run(&self) -> bool {
-        self.active
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
-
-    /// Releases the claim.
-    pub fn end_run(&self) {
-        self.active.store(false, Ordering::Release);
+    /// The queue, locked for a short update (never held across an await).
+    pub fn queue(&self) -> MutexGuard<'_, QueueState> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// True while a run is active.
     pub fn is_running(&self) -> bool {
-        self.active.load(Ordering::Acquire)
+        self.queue().is_running()
     }
 
-    /// 1-based number of the next run in this process.
-    pub fn next_run_number(&self) -> u64 {
-        self.runs.fetch_add(1, Ordering::AcqRel) + 1
+    /// True when nothing runs, waits or collects.
+    pub fn is_idle(&self) -> bool {
+        self.queue().is_idle()
+    }
+
+    /// Milliseconds on the queue's clock.
+    pub fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The instant `ms` on the queue's clock.
+    pub fn instant_at(&self, ms: u64) -> tokio::time::Instant {
+        self.epoch + std::time::Duration::from_millis(ms)
+    }
+
+    /// Subscribes to the session's run events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.events.subscribe()
+    }
+
+    /// Publishes a run event (no subscribers is fine).
+    pub fn publish(&self, run: u64, event: RunEvent) {
+        let _ = self.events.send(SessionEvent { run, event });
     }
 
     /// Stores this call's fingerprint and returns the previous one.
@@ -61,5 +95,17 @@ impl SessionExtras {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .replace(next)
+    }
+
+    /// Claims the collect timer; false when one is already waiting.
+    pub fn claim_collect_timer(&self) -> bool {
+        self.collect_timer
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Releases the collect timer.
+    pub fn release_collect_timer(&self) {
+        self.collect_timer.store(false, Ordering::Release);
     }
 }

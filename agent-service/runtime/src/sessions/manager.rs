@@ -320,6 +320,27 @@ impl SessionManager {
             .any(|e| e.is_running())
     }
 
+    /// True when no session has a run active, queued or collecting.
+    pub fn all_idle(&self) -> bool {
+        self.extras
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .all(|e| e.is_idle())
+    }
+
+    /// Cancels every active run (shutdown after the drain window).
+    pub fn cancel_all(&self) {
+        for extras in self
+            .extras
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+        {
+            extras.queue().cancel_active();
+        }
+    }
+
     /// Flushes and stops every actor (graceful shutdown).
     pub async fn close_all(&self) {
         let handles: Vec<SessionHandle> = self

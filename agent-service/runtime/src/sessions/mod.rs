@@ -4,8 +4,9 @@ mod actor;
 mod extras;
 pub mod key;
 mod manager;
+pub mod queue;
 
 pub use actor::SessionHandle;
-pub use extras::SessionExtras;
+pub use extras::{SessionEvent, SessionExtras};
 pub use key::SessionKind;
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};

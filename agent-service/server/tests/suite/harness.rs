@@ -145,3 +145,53 @@ impl PromptService {
         )
     }
 }
+
+/// agent-service + a real prompt-service over gRPC + a fake model server
+/// speaking `format`, with the default agent on model `fake/test-model`.
+pub struct Harness {
+    pub service: Service,
+    pub fake: agent_testkit::FakeServerHandle,
+    pub _prompt: PromptService,
+}
+
+impl Harness {
+    /// `defaults_extra` goes inside `agents.defaults` (start it with a
+    /// comma), `top_extra` at the top level (end it with a comma).
+    /// Telegram allows sender "42" only.
+    pub async fn start(
+        format: agent_testkit::WireFormat,
+        defaults_extra: &str,
+        top_extra: &str,
+    ) -> Self {
+        let (base_url, fake) = agent_testkit::FakeServer::start(format)
+            .await
+            .expect("fake server");
+        let prompt = PromptService::start().await;
+        let dir = tempfile::tempdir().expect("dir");
+        let config = config(&base_url, format, defaults_extra, top_extra);
+        let service = Service::start_full(dir, Some(&config), prompt.client()).await;
+        Self {
+            service,
+            fake,
+            _prompt: prompt,
+        }
+    }
+}
+
+/// A config for the fake model server at `base_url`; see [`Harness::start`].
+pub fn config(
+    base_url: &str,
+    format: agent_testkit::WireFormat,
+    defaults_extra: &str,
+    top_extra: &str,
+) -> String {
+    format!(
+        r#"{{
+  agents: {{ defaults: {{ model: "fake/test-model", userTimezone: "Europe/Berlin" {defaults_extra} }} }},
+  models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "{}", apiKey: "test-key", models: [{{ id: "test-model" }}] }} }} }},
+  channels: {{ telegram: {{ allowFrom: ["42"] }} }},
+  {top_extra}
+}}"#,
+        format.api()
+    )
+}

@@ -1,4 +1,5 @@
 mod harness;
+mod queue;
 mod runs;
 mod sessions;
 mod workspaces;

@@ -2,45 +2,19 @@
 //! prompt-service over gRPC + a fake model server speaking the real wire
 //! format (issue 5; SPEC R-1, R-4, R-8, R-15, P-3, P-24).
 
-use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, FakeUsage, WireFormat};
+use agent_testkit::{FakeReply, FakeServer, FakeUsage, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
 use tonic::Code;
 
-use super::harness::{PromptService, Service};
-
-fn config(base_url: &str, format: WireFormat, extra: &str) -> String {
-    format!(
-        r#"{{
-  agents: {{ defaults: {{ model: "fake/test-model", userTimezone: "Europe/Berlin" {extra} }} }},
-  models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "{}", apiKey: "test-key", models: [{{ id: "test-model" }}] }} }} }},
-  channels: {{ telegram: {{ allowFrom: ["42"] }} }},
-}}"#,
-        format.api()
-    )
-}
-
-struct Harness {
-    service: Service,
-    fake: FakeServerHandle,
-    _prompt: PromptService,
-}
+use super::harness::{Harness, Service};
 
 async fn harness(format: WireFormat, extra: &str) -> Harness {
-    let (base_url, fake) = FakeServer::start(format).await.expect("fake server");
-    let prompt = PromptService::start().await;
-    let dir = tempfile::tempdir().expect("dir");
-    let service = Service::start_full(
-        dir,
-        Some(&config(&base_url, format, extra)),
-        prompt.client(),
-    )
-    .await;
-    Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    }
+    Harness::start(format, extra, "").await
+}
+
+fn config(base_url: &str, format: WireFormat, extra: &str) -> String {
+    super::harness::config(base_url, format, extra, "")
 }
 
 fn run_request(message: &str) -> pb::RunRequest {
@@ -121,8 +95,16 @@ async fn multi_turn_session_with_a_tool_call() {
             }),
     ]);
     let events = run(&h.service, run_request("What does notes.txt say?")).await;
+    // First what became of the message, then the run it started.
+    match events.first() {
+        Some(pb::run_event::Event::Accepted(d)) => {
+            assert_eq!(d.outcome(), pb::disposition::Outcome::Started, "{d:?}");
+            assert_eq!((d.seq, d.run), (1, 1));
+        }
+        other => panic!("first event: {other:?}"),
+    }
     assert!(
-        matches!(events.first(), Some(pb::run_event::Event::Started(_))),
+        matches!(events.get(1), Some(pb::run_event::Event::Started(s)) if s.message_seqs == [1]),
         "{events:?}"
     );
     assert_eq!(

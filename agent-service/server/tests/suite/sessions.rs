@@ -289,7 +289,10 @@ async fn damaged_transcripts_still_load_with_a_report() {
         .await
         .expect("append");
     // Damage the file behind the writer's back: a garbage middle line, a good line, a torn tail.
-    service.runtime.shutdown().await;
+    service
+        .runtime
+        .shutdown(std::time::Duration::from_secs(5))
+        .await;
     {
         let mut f = std::fs::OpenOptions::new()
             .append(true)

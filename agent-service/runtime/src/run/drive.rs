@@ -1,0 +1,151 @@
+//! The driver of a session's runs: one task runs them one after another
+//! while the queue has more, publishes each run's terminal event, and at
+//! shutdown saves whatever is still queued. Also the collect-mode timer.
+
+use std::sync::Arc;
+
+use super::{
+    Emitter, RunEvent, error_code,
+    prepare::SessionCtx,
+    turns::{self, Finished},
+};
+use crate::{
+    error::RuntimeError,
+    runtime::Runtime,
+    sessions::queue::{CollectLimits, RunStart},
+};
+
+/// Starts a driver for `start` (already active in the session's queue).
+pub(crate) fn spawn_driver(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart) {
+    tokio::spawn(drive(runtime, session, start));
+}
+
+async fn drive(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart) {
+    let mut next = Some(start);
+    while let Some(start) = next.take() {
+        if runtime.is_stopping() {
+            save_unanswered(&runtime, &session, start).await;
+            return;
+        }
+        let run = start.run;
+        let out = Emitter::new(&session.extras, run);
+        let result = isolated(&runtime, &session, start, &out).await;
+        let ended = session.extras.queue().run_ended(run);
+        if let Some((next_run, count)) = ended.handoff {
+            tracing::info!(
+                run,
+                next_run,
+                messages = count,
+                "steered messages the run never took move to the next run"
+            );
+            out.emit(RunEvent::Handoff {
+                next_run,
+                messages: u32::try_from(count).unwrap_or(u32::MAX),
+            });
+        }
+        match result {
+            Ok(done) => out.emit(RunEvent::Final {
+                text: done.text,
+                stop_reason: done.stop_reason,
+                steps: done.steps,
+                usage: done.usage,
+                reply: done.reply,
+                blocks: done.blocks,
+            }),
+            Err(error) => {
+                tracing::warn!(%error, run, session = %session.key.as_str(), "run failed");
+                out.emit(RunEvent::Error {
+                    code: error_code(&error),
+                    message: error.to_string(),
+                });
+            }
+        }
+        next = ended.next;
+    }
+}
+
+/// Runs one run on its own task, so a panic fails that run (as INTERNAL)
+/// instead of leaving the session's queue stuck.
+async fn isolated(
+    runtime: &Arc<Runtime>,
+    session: &Arc<SessionCtx>,
+    start: RunStart,
+    out: &Emitter,
+) -> Result<Finished, RuntimeError> {
+    let (runtime, session, out) = (Arc::clone(runtime), Arc::clone(session), out.clone());
+    let task = tokio::spawn(async move { turns::run_once(&runtime, &session, &start, &out).await });
+    match task.await {
+        Ok(result) => result,
+        Err(error) => Err(RuntimeError::Internal(format!(
+            "the run task failed: {error}"
+        ))),
+    }
+}
+
+/// Shutdown: `start` and everything still queued in the session go into the
+/// transcript as user messages without an answer, and every waiting run is
+/// told so. Nothing accepted is lost.
+async fn save_unanswered(runtime: &Runtime, session: &SessionCtx, start: RunStart) {
+    let mut runs = vec![(start.run, start.messages)];
+    runs.extend(session.extras.queue().drain_all());
+    let messages: Vec<_> = runs.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
+    let saved = match turns::append_user(runtime, session, &messages).await {
+        Ok(_) => session.handle.append(Vec::new(), true).await,
+        Err(error) => Err(error),
+    };
+    let seqs: Vec<u64> = messages.iter().map(|m| m.seq).collect();
+    let message = match &saved {
+        Ok(_) => {
+            tracing::info!(session = %session.key.as_str(), ?seqs, "shutdown: queued messages saved to the transcript unanswered");
+            "agent-service is shutting down: the message is saved in the transcript but was not answered; send it again to get a reply".to_owned()
+        }
+        Err(error) => {
+            tracing::error!(%error, session = %session.key.as_str(), ?seqs, "shutdown: queued messages could not be saved");
+            format!("agent-service is shutting down and could not save the message: {error}")
+        }
+    };
+    for (run, _) in runs {
+        Emitter::new(&session.extras, run).emit(RunEvent::Error {
+            code: "UNAVAILABLE",
+            message: message.clone(),
+        });
+    }
+}
+
+/// Makes sure a timer runs the session's collect batch once it has been
+/// quiet for the debounce window. One timer per session at a time.
+pub(crate) fn ensure_collect_timer(
+    runtime: &Arc<Runtime>,
+    session: &Arc<SessionCtx>,
+    limits: CollectLimits,
+) {
+    if !session.extras.claim_collect_timer() {
+        return;
+    }
+    let (runtime, session) = (Arc::clone(runtime), Arc::clone(session));
+    tokio::spawn(async move {
+        loop {
+            let deadline = session.extras.queue().collect_deadline_ms(limits);
+            let Some(deadline) = deadline else {
+                session.extras.release_collect_timer();
+                // A batch may have begun between the check and the release.
+                let again = session.extras.queue().collect_deadline_ms(limits).is_some();
+                if again && session.extras.claim_collect_timer() {
+                    continue;
+                }
+                return;
+            };
+            tokio::time::sleep_until(session.extras.instant_at(deadline)).await;
+            let now = session.extras.now_ms();
+            let start = session.extras.queue().flush_collect(now, limits);
+            if let Some(start) = start {
+                tracing::debug!(
+                    run = start.run,
+                    messages = start.messages.len(),
+                    "collect batch runs"
+                );
+                spawn_driver(Arc::clone(&runtime), Arc::clone(&session), start);
+            }
+        }
+    });
+}

@@ -1,0 +1,201 @@
+//! Handing a message to its session (SPEC ): admission, the
+//! `/queue` command, the queue mode that applies, and the queue decision.
+
+use std::sync::Arc;
+
+use openclaw_config::raw;
+
+use super::{
+    Emitter, RunEvent, RunSpec, Submitted,
+    drive::{ensure_collect_timer, spawn_driver},
+    prepare::SessionCtx,
+};
+use crate::{
+    error::RuntimeError,
+    runtime::Runtime,
+    sessions::queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
+};
+
+/// Hands a user message to its session and says at once what became of it.
+///
+/// Refusals come back as errors before anything is written: an empty
+/// message, an unknown agent, a sender outside the channel's allowlist
+/// (PERMISSION_DENIED), a model that does not resolve, shutdown.
+pub async fn submit(runtime: &Arc<Runtime>, spec: RunSpec) -> Result<Submitted, RuntimeError> {
+    if runtime.is_stopping() {
+        return Err(RuntimeError::Unavailable(
+            "agent-service is shutting down; send the message again once it is back".to_owned(),
+        ));
+    }
+    let admitted = runtime.admit(&spec).await?;
+    let session = admitted.session;
+    if let Some(argument) = queue_command(&spec.message) {
+        return queue_command_reply(runtime, &session, admitted.entry.queue_mode, argument).await;
+    }
+    // A model that cannot resolve is refused now rather than failing the run.
+    runtime.choose_model(
+        &admitted.loaded,
+        &session.agent,
+        spec.model.as_deref(),
+        admitted.entry.model_override.as_deref(),
+    )?;
+    let settings = admitted.loaded.config.queue();
+    let mode = spec
+        .queue_mode
+        .or_else(|| {
+            admitted
+                .entry
+                .queue_mode
+                .as_deref()
+                .and_then(QueueMode::parse)
+        })
+        .unwrap_or_else(|| from_config(settings.mode_for_channel(&spec.channel.channel)));
+    let limits = CollectLimits {
+        debounce_ms: settings.debounce_ms,
+        cap: usize::try_from(settings.cap).unwrap_or(usize::MAX).max(1),
+        drop: match settings.drop {
+            raw::QueueDrop::Summarize => DropPolicy::Summarize,
+            raw::QueueDrop::Old => DropPolicy::Old,
+            raw::QueueDrop::New => DropPolicy::New,
+        },
+    };
+
+    // Subscribe before the decision, so the caller sees the run's first event.
+    let events = session.extras.subscribe();
+    let (seq, disposition, start, displaced) = {
+        let mut queue = session.extras.queue();
+        let seq = queue.next_seq();
+        let inbound = Inbound {
+            seq,
+            text: spec.message,
+            channel: spec.channel,
+            options: RunOptions {
+                model: spec.model,
+                max_steps: spec.max_steps,
+            },
+        };
+        let (disposition, start) = queue.submit(inbound, mode, session.extras.now_ms(), limits);
+        (seq, disposition, start, queue.take_displaced())
+    };
+    tracing::info!(session = %session.key.as_str(), seq, mode = mode.as_str(), ?disposition, "message accepted");
+    if let Some(run) = disposition.run() {
+        for (message, reason) in displaced {
+            tracing::warn!(seq = message.seq, %reason, "collected message displaced");
+            Emitter::new(&session.extras, run).emit(RunEvent::MessageRejected {
+                seq: message.seq,
+                reason,
+            });
+        }
+    }
+    if let Some(start) = start {
+        spawn_driver(Arc::clone(runtime), Arc::clone(&session), start);
+    }
+    if matches!(disposition, Disposition::Collected { .. }) {
+        ensure_collect_timer(runtime, &session, limits);
+    }
+    Ok(Submitted {
+        disposition,
+        seq,
+        mode,
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
+        events,
+    })
+}
+
+fn from_config(mode: raw::QueueMode) -> QueueMode {
+    match mode {
+        raw::QueueMode::Steer => QueueMode::Steer,
+        raw::QueueMode::Followup => QueueMode::Followup,
+        raw::QueueMode::Collect => QueueMode::Collect,
+        raw::QueueMode::Interrupt => QueueMode::Interrupt,
+    }
+}
+
+/// The argument of a `/queue` command (`""` when bare), or `None` when the
+/// message is not one.
+fn queue_command(message: &str) -> Option<&str> {
+    let rest = message.trim().strip_prefix("/queue")?;
+    if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+        Some(rest.trim())
+    } else {
+        None
+    }
+}
+
+/// Applies `/queue <mode>` (or `/queue default`) to the session; a bare
+/// `/queue` reports the mode in effect.
+async fn queue_command_reply(
+    runtime: &Arc<Runtime>,
+    session: &Arc<SessionCtx>,
+    current: Option<String>,
+    argument: &str,
+) -> Result<Submitted, RuntimeError> {
+    let events = session.extras.subscribe();
+    let word = argument.to_ascii_lowercase();
+    let (stored, reply) = match word.as_str() {
+        "" => {
+            let reply = match current.as_deref().and_then(QueueMode::parse) {
+                Some(mode) => format!("This session's queue mode is {}.", mode.as_str()),
+                None => {
+                    "This session follows the configured queue mode (messages.queue).".to_owned()
+                }
+            };
+            (None, reply)
+        }
+        "default" | "reset" | "clear" => (
+            Some(None),
+            "This session now follows the configured queue mode again.".to_owned(),
+        ),
+        other => match QueueMode::parse(other) {
+            Some(mode) => (
+                Some(Some(mode.as_str().to_owned())),
+                format!("This session's queue mode is now {}.", mode.as_str()),
+            ),
+            None => {
+                return Err(RuntimeError::invalid(
+                    "message",
+                    format!(
+                        "/queue takes one of steer, followup, collect, interrupt or default; got {argument:?}"
+                    ),
+                ));
+            }
+        },
+    };
+    if let Some(value) = stored {
+        runtime
+            .sessions()
+            .update_entry(&session.agent, &session.key, move |entry| {
+                entry.queue_mode = value;
+            })
+            .await?;
+    }
+    tracing::info!(session = %session.key.as_str(), %reply, "queue command");
+    let mode = match word.as_str() {
+        "" | "default" | "reset" | "clear" => QueueMode::default(),
+        other => QueueMode::parse(other).unwrap_or_default(),
+    };
+    Ok(Submitted {
+        disposition: Disposition::Command { reply },
+        seq: 0,
+        mode,
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
+        events,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::queue_command;
+
+    #[test]
+    fn queue_commands_are_recognised_only_as_whole_words() {
+        assert_eq!(queue_command("/queue collect"), Some("collect"));
+        assert_eq!(queue_command("  /queue  "), Some(""));
+        assert_eq!(queue_command("/queued work"), None);
+        assert_eq!(queue_command("please /queue collect"), None);
+    }
+}

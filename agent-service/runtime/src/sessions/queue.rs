@@ -1,0 +1,757 @@
+//! The per-session message queue (SPEC R-11, lesson L11): what becomes of a
+//! message that arrives while the session may be busy.
+//!
+//! Every accepted message gets exactly one [`Disposition`] at once: started a
+//! run, steered into the active run, queued as a follow-up, collected into a
+//! coalesced turn, started after interrupting the active run, or rejected.
+//! This is a plain state machine behind a mutex held only for these short
+//! updates; the runs themselves happen elsewhere.
+
+use std::collections::VecDeque;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::prompt_input::TurnChannel;
+
+/// How a message that arrives during a run is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueMode {
+    /// Delivered into the active run before its next model call (default).
+    #[default]
+    Steer,
+    /// A separate later run per message.
+    Followup,
+    /// Coalesced with others into one run after a quiet window.
+    Collect,
+    /// Aborts the active run, then runs this message.
+    Interrupt,
+}
+
+impl QueueMode {
+    /// Parses `steer`, `followup`, `collect`, `interrupt` (case-insensitive).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "steer" => Some(Self::Steer),
+            "followup" | "follow-up" => Some(Self::Followup),
+            "collect" => Some(Self::Collect),
+            "interrupt" => Some(Self::Interrupt),
+            _ => None,
+        }
+    }
+
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Steer => "steer",
+            Self::Followup => "followup",
+            Self::Collect => "collect",
+            Self::Interrupt => "interrupt",
+        }
+    }
+}
+
+/// What to do when a collect batch is full (`messages.queue.drop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DropPolicy {
+    /// Fold the overflow into one summary message (nothing is lost).
+    #[default]
+    Summarize,
+    /// Reject the oldest collected message to make room.
+    Old,
+    /// Reject the new message.
+    New,
+}
+
+/// Per-run choices carried by the message that starts a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// One-run model override, provider/model.
+    pub model: Option<String>,
+    /// Most model calls (0 for the default).
+    pub max_steps: u32,
+}
+
+/// One inbound user message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound {
+    /// 1-based arrival number within the session (for ordering and tests).
+    pub seq: u64,
+    /// The text.
+    pub text: String,
+    /// Where it came from.
+    pub channel: TurnChannel,
+    /// Used when this message starts a run.
+    pub options: RunOptions,
+}
+
+/// What became of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disposition {
+    /// It started run `run`.
+    Started {
+        /// Run number.
+        run: u64,
+    },
+    /// It was steered into the active run `run`.
+    Steered {
+        /// Run number.
+        run: u64,
+    },
+    /// It waits for its own run `run`, `ahead` runs before it.
+    Followup {
+        /// Run number it will start.
+        run: u64,
+        /// Runs queued ahead of it.
+        ahead: usize,
+    },
+    /// It joined the collect batch that becomes run `run`.
+    Collected {
+        /// Run number of the coalesced turn.
+        run: u64,
+    },
+    /// It aborted run `interrupted` and starts run `run` next.
+    Interrupted {
+        /// Run number it starts.
+        run: u64,
+        /// The run it aborted.
+        interrupted: u64,
+    },
+    /// It was refused (collect overflow with policy `new`).
+    Rejected {
+        /// Why.
+        reason: String,
+    },
+    /// It was a `/queue` command, applied at once; nothing was queued.
+    Command {
+        /// The reply to show.
+        reply: String,
+    },
+}
+
+impl Disposition {
+    /// The run that handles the message, if any.
+    pub fn run(&self) -> Option<u64> {
+        match self {
+            Self::Started { run }
+            | Self::Steered { run }
+            | Self::Followup { run, .. }
+            | Self::Collected { run }
+            | Self::Interrupted { run, .. } => Some(*run),
+            Self::Rejected { .. } | Self::Command { .. } => None,
+        }
+    }
+}
+
+/// A run ready to start, with its messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunStart {
+    /// Run number.
+    pub run: u64,
+    /// Messages in arrival order.
+    pub messages: Vec<Inbound>,
+    /// Cancels the run (interrupt).
+    pub cancel: CancellationToken,
+}
+
+#[derive(Debug)]
+struct Active {
+    run: u64,
+    cancel: CancellationToken,
+    steer: VecDeque<Inbound>,
+}
+
+#[derive(Debug)]
+struct Batch {
+    run: u64,
+    messages: Vec<Inbound>,
+    /// Summary of messages folded away by the `summarize` policy.
+    folded: Vec<Inbound>,
+    last_arrival_ms: u64,
+}
+
+/// What [`QueueState::run_ended`] decided.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RunEnded {
+    /// The run to start now, if the session has one waiting.
+    pub next: Option<RunStart>,
+    /// Steered messages the ended run never took: the run that takes them
+    /// and how many there are.
+    pub handoff: Option<(u64, usize)>,
+}
+
+/// The queue state of one session.
+#[derive(Debug, Default)]
+pub struct QueueState {
+    active: Option<Active>,
+    pending: VecDeque<RunStart>,
+    batch: Option<Batch>,
+    next_run: u64,
+    next_seq: u64,
+    /// Messages that got a Rejected disposition (kept for accounting).
+    rejected: Vec<Inbound>,
+    /// Collected messages displaced since the caller last looked.
+    displaced: Vec<(Inbound, String)>,
+    /// The run an interrupt queued to start next.
+    interrupt_run: Option<u64>,
+}
+
+/// Limits of the collect mode (`messages.queue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectLimits {
+    /// Quiet window before a batch runs.
+    pub debounce_ms: u64,
+    /// Most messages in one batch.
+    pub cap: usize,
+    /// What happens past the cap.
+    pub drop: DropPolicy,
+}
+
+impl Default for CollectLimits {
+    fn default() -> Self {
+        Self {
+            debounce_ms: 500,
+            cap: 20,
+            drop: DropPolicy::Summarize,
+        }
+    }
+}
+
+impl QueueState {
+    fn new_run(&mut self) -> u64 {
+        self.next_run += 1;
+        self.next_run
+    }
+
+    /// Numbers a new message.
+    pub fn next_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    /// True while a run is active.
+    pub fn is_running(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// Cancels the active run, if any (shutdown). Queued runs stay queued.
+    pub fn cancel_active(&mut self) {
+        if let Some(active) = &self.active {
+            active.cancel.cancel();
+        }
+    }
+
+    /// True when nothing is active, pending or collecting.
+    pub fn is_idle(&self) -> bool {
+        self.active.is_none() && self.pending.is_empty() && self.batch.is_none()
+    }
+
+    /// Accepts a message. Returns its disposition and, when it can start at
+    /// once, the run to start (the caller starts it and later calls
+    /// [`QueueState::run_ended`]).
+    pub fn submit(
+        &mut self,
+        message: Inbound,
+        mode: QueueMode,
+        now_ms: u64,
+        limits: CollectLimits,
+    ) -> (Disposition, Option<RunStart>) {
+        match mode {
+            QueueMode::Collect => (self.collect(message, now_ms, limits), None),
+            QueueMode::Steer => match self.active.as_mut() {
+                Some(active) => {
+                    active.steer.push_back(message);
+                    (Disposition::Steered { run: active.run }, None)
+                }
+                None => self.start_or_queue(message),
+            },
+            QueueMode::Followup => self.start_or_queue(message),
+            QueueMode::Interrupt => match self.active.as_ref() {
+                Some(active) => {
+                    let interrupted = active.run;
+                    active.cancel.cancel();
+                    let run = self.new_run();
+                    // The newest message runs next, ahead of other queued runs.
+                    self.interrupt_run = Some(run);
+                    self.pending.push_front(RunStart {
+                        run,
+                        messages: vec![message],
+                        cancel: CancellationToken::new(),
+                    });
+                    (Disposition::Interrupted { run, interrupted }, None)
+                }
+                None => self.start_or_queue(message),
+            },
+        }
+    }
+
+    fn start_or_queue(&mut self, message: Inbound) -> (Disposition, Option<RunStart>) {
+        let run = self.new_run();
+        let start = RunStart {
+            run,
+            messages: vec![message],
+            cancel: CancellationToken::new(),
+        };
+        if self.active.is_none() && self.pending.is_empty() {
+            self.activate(&start);
+            (Disposition::Started { run }, Some(start))
+        } else {
+            let ahead = self.pending.len() + usize::from(self.active.is_some());
+            self.pending.push_back(start);
+            (Disposition::Followup { run, ahead }, None)
+        }
+    }
+
+    fn collect(&mut self, message: Inbound, now_ms: u64, limits: CollectLimits) -> Disposition {
+        if self.batch.is_none() {
+            let run = self.new_run();
+            self.batch = Some(Batch {
+                run,
+                messages: Vec::new(),
+                folded: Vec::new(),
+                last_arrival_ms: now_ms,
+            });
+        }
+        let Some(batch) = self.batch.as_mut() else {
+            return Disposition::Rejected {
+                reason: "internal: no collect batch".to_owned(),
+            };
+        };
+        batch.last_arrival_ms = now_ms;
+        let run = batch.run;
+        if batch.messages.len() < limits.cap.max(1) {
+            batch.messages.push(message);
+            return Disposition::Collected { run };
+        }
+        match limits.drop {
+            DropPolicy::Summarize => {
+                // Keep the newest messages whole; fold the oldest into the summary.
+                let oldest = batch.messages.remove(0);
+                batch.folded.push(oldest);
+                batch.messages.push(message);
+                Disposition::Collected { run }
+            }
+            DropPolicy::Old => {
+                let oldest = batch.messages.remove(0);
+                let reason = format!(
+                    "displaced by a newer message: the collect queue holds {} messages (messages.queue.cap) and drop is \"old\"",
+                    limits.cap
+                );
+                self.displaced.push((oldest.clone(), reason));
+                self.rejected.push(oldest);
+                if let Some(batch) = self.batch.as_mut() {
+                    batch.messages.push(message);
+                }
+                Disposition::Collected { run }
+            }
+            DropPolicy::New => {
+                let reason = format!(
+                    "the collect queue already holds {} messages (messages.queue.cap) and drop is \"new\"",
+                    limits.cap
+                );
+                self.rejected.push(message);
+                Disposition::Rejected { reason }
+            }
+        }
+    }
+
+    /// Moves a collect batch that has been quiet for the debounce window
+    /// into the run queue. Returns a run to start at once, if idle.
+    pub fn flush_collect(&mut self, now_ms: u64, limits: CollectLimits) -> Option<RunStart> {
+        let quiet = self
+            .batch
+            .as_ref()
+            .is_some_and(|b| now_ms.saturating_sub(b.last_arrival_ms) >= limits.debounce_ms);
+        if !quiet {
+            return None;
+        }
+        let batch = self.batch.take()?;
+        let mut messages = Vec::with_capacity(batch.messages.len() + 1);
+        if !batch.folded.is_empty() {
+            messages.push(summary_of(&batch.folded));
+        }
+        messages.extend(batch.messages);
+        let start = RunStart {
+            run: batch.run,
+            messages,
+            cancel: CancellationToken::new(),
+        };
+        if self.active.is_none() && self.pending.is_empty() {
+            self.activate(&start);
+            Some(start)
+        } else {
+            self.pending.push_back(start);
+            None
+        }
+    }
+
+    /// When a collect batch should be checked next (its quiet deadline).
+    pub fn collect_deadline_ms(&self, limits: CollectLimits) -> Option<u64> {
+        self.batch
+            .as_ref()
+            .map(|b| b.last_arrival_ms + limits.debounce_ms)
+    }
+
+    fn activate(&mut self, start: &RunStart) {
+        self.active = Some(Active {
+            run: start.run,
+            cancel: start.cancel.clone(),
+            steer: VecDeque::new(),
+        });
+    }
+
+    /// Steer messages waiting for run `run` (taken in arrival order). The
+    /// caller commits them to the transcript; if that fails it gives them
+    /// back with [`QueueState::requeue_steer`].
+    pub fn drain_steer(&mut self, run: u64) -> Vec<Inbound> {
+        match self.active.as_mut() {
+            Some(active) if active.run == run => active.steer.drain(..).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Puts drained but uncommitted steer messages back at the front.
+    pub fn requeue_steer(&mut self, run: u64, messages: Vec<Inbound>) {
+        if let Some(active) = self.active.as_mut().filter(|a| a.run == run) {
+            for m in messages.into_iter().rev() {
+                active.steer.push_front(m);
+            }
+        } else {
+            let next = self.new_run();
+            self.pending.push_front(RunStart {
+                run: next,
+                messages,
+                cancel: CancellationToken::new(),
+            });
+        }
+    }
+
+    /// Called when run `run` has nothing left to do. Atomically either hands
+    /// back steer messages that arrived meanwhile (the run makes another
+    /// model call) or retires the run. This is what keeps a late steer from
+    /// being dropped.
+    pub fn finish_or_continue(&mut self, run: u64) -> Option<Vec<Inbound>> {
+        let steer = self.drain_steer(run);
+        if steer.is_empty() {
+            if self.active.as_ref().is_some_and(|a| a.run == run) {
+                self.active = None;
+            }
+            None
+        } else {
+            Some(steer)
+        }
+    }
+
+    /// Called when run `run` stopped (finished, failed or aborted). Steer
+    /// messages it never took become a new run (nothing accepted is lost).
+    pub fn run_ended(&mut self, run: u64) -> RunEnded {
+        let mut ended = RunEnded::default();
+        if let Some(active) = self.active.take_if(|a| a.run == run)
+            && !active.steer.is_empty()
+        {
+            let count = active.steer.len();
+            let interrupt = self.interrupt_run;
+            match self.pending.front_mut() {
+                // An interrupt is waiting: it takes the steered messages too,
+                // ahead of its own (they arrived first), and still runs next.
+                Some(front) if Some(front.run) == interrupt => {
+                    let mut messages: Vec<Inbound> = active.steer.into_iter().collect();
+                    messages.append(&mut front.messages);
+                    front.messages = messages;
+                    ended.handoff = Some((front.run, count));
+                }
+                _ => {
+                    let next = self.new_run();
+                    ended.handoff = Some((next, count));
+                    self.pending.push_front(RunStart {
+                        run: next,
+                        messages: active.steer.into_iter().collect(),
+                        cancel: CancellationToken::new(),
+                    });
+                }
+            }
+        }
+        if self.active.is_none()
+            && let Some(start) = self.pending.pop_front()
+        {
+            if self.interrupt_run == Some(start.run) {
+                self.interrupt_run = None;
+            }
+            self.activate(&start);
+            ended.next = Some(start);
+        }
+        ended
+    }
+
+    /// Empties the queue at shutdown: every message not yet taken by a run
+    /// (steered, pending, collected), grouped by the run that would have
+    /// taken it, in arrival order. Nothing is active afterwards.
+    pub fn drain_all(&mut self) -> Vec<(u64, Vec<Inbound>)> {
+        let mut out = Vec::new();
+        if let Some(active) = self.active.take()
+            && !active.steer.is_empty()
+        {
+            out.push((active.run, active.steer.into_iter().collect()));
+        }
+        out.extend(self.pending.drain(..).map(|s| (s.run, s.messages)));
+        if let Some(batch) = self.batch.take() {
+            let mut messages = batch.folded;
+            messages.extend(batch.messages);
+            out.push((batch.run, messages));
+        }
+        self.interrupt_run = None;
+        out
+    }
+
+    /// Collected messages displaced by the `old` overflow policy since the
+    /// last call, with the reason.
+    pub fn take_displaced(&mut self) -> Vec<(Inbound, String)> {
+        std::mem::take(&mut self.displaced)
+    }
+
+    /// Messages that were rejected, for accounting.
+    pub fn rejected(&self) -> &[Inbound] {
+        &self.rejected
+    }
+}
+
+/// The single message that stands for collect messages folded away by the
+/// `summarize` overflow policy: their texts are kept, shortened.
+fn summary_of(folded: &[Inbound]) -> Inbound {
+    let mut text = format!(
+        "[{} earlier messages, condensed because the queue was full:]",
+        folded.len()
+    );
+    for m in folded {
+        let line: String = m.text.chars().take(200).collect();
+        text.push_str("\n- ");
+        text.push_str(&line);
+    }
+    Inbound {
+        seq: folded.first().map_or(0, |m| m.seq),
+        text,
+        channel: folded
+            .first()
+            .map(|m| m.channel.clone())
+            .unwrap_or_default(),
+        options: RunOptions::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(q: &mut QueueState, text: &str) -> Inbound {
+        Inbound {
+            seq: q.next_seq(),
+            text: text.into(),
+            channel: TurnChannel::default(),
+            options: RunOptions::default(),
+        }
+    }
+
+    const L: CollectLimits = CollectLimits {
+        debounce_ms: 500,
+        cap: 3,
+        drop: DropPolicy::Summarize,
+    };
+
+    #[test]
+    fn steer_goes_into_the_active_run_and_a_late_steer_continues_it() {
+        let mut q = QueueState::default();
+        let m = msg(&mut q, "a");
+        let (d, start) = q.submit(m, QueueMode::Steer, 0, L);
+        assert_eq!(d, Disposition::Started { run: 1 });
+        assert!(start.is_some());
+        let m = msg(&mut q, "b");
+        assert_eq!(
+            q.submit(m, QueueMode::Steer, 1, L).0,
+            Disposition::Steered { run: 1 }
+        );
+        // The run would finish, but a steer is waiting: it continues.
+        let more = q.finish_or_continue(1);
+        assert_eq!(more.map(|v| v.len()), Some(1));
+        assert!(q.is_running());
+        assert_eq!(q.finish_or_continue(1), None);
+        assert!(!q.is_running());
+        // With no run active, a steer starts a new run.
+        let m = msg(&mut q, "c");
+        assert_eq!(
+            q.submit(m, QueueMode::Steer, 2, L).0,
+            Disposition::Started { run: 2 }
+        );
+    }
+
+    #[test]
+    fn followups_run_one_by_one_in_order() {
+        let mut q = QueueState::default();
+        let m = msg(&mut q, "a");
+        q.submit(m, QueueMode::Followup, 0, L);
+        let m = msg(&mut q, "b");
+        assert_eq!(
+            q.submit(m, QueueMode::Followup, 0, L).0,
+            Disposition::Followup { run: 2, ahead: 1 }
+        );
+        let m = msg(&mut q, "c");
+        assert_eq!(
+            q.submit(m, QueueMode::Followup, 0, L).0,
+            Disposition::Followup { run: 3, ahead: 2 }
+        );
+        assert_eq!(q.finish_or_continue(1), None);
+        let next = q.run_ended(1).next;
+        assert_eq!(
+            next.as_ref().map(|s| (s.run, s.messages[0].text.as_str())),
+            Some((2, "b"))
+        );
+        q.finish_or_continue(2);
+        assert_eq!(q.run_ended(2).next.map(|s| s.run), Some(3));
+    }
+
+    #[test]
+    fn interrupt_cancels_and_runs_the_newest_first() {
+        let mut q = QueueState::default();
+        let m = msg(&mut q, "a");
+        let (_, start) = q.submit(m, QueueMode::Steer, 0, L);
+        let cancel = start.map(|s| s.cancel).unwrap_or_default();
+        let m = msg(&mut q, "queued");
+        q.submit(m, QueueMode::Followup, 0, L);
+        let m = msg(&mut q, "stop!");
+        assert_eq!(
+            q.submit(m, QueueMode::Interrupt, 0, L).0,
+            Disposition::Interrupted {
+                run: 3,
+                interrupted: 1
+            }
+        );
+        assert!(cancel.is_cancelled());
+        let next = q.run_ended(1).next;
+        assert_eq!(
+            next.map(|s| s.messages[0].text.clone()),
+            Some("stop!".to_owned())
+        );
+    }
+
+    #[test]
+    fn an_interrupt_takes_the_steers_the_aborted_run_never_took() {
+        let mut q = QueueState::default();
+        let m = msg(&mut q, "a");
+        q.submit(m, QueueMode::Steer, 0, L);
+        let m = msg(&mut q, "steer");
+        q.submit(m, QueueMode::Steer, 0, L);
+        let m = msg(&mut q, "stop!");
+        q.submit(m, QueueMode::Interrupt, 0, L);
+        let ended = q.run_ended(1);
+        assert_eq!(ended.handoff, Some((2, 1)));
+        let texts: Vec<String> = ended
+            .next
+            .map(|s| s.messages.into_iter().map(|m| m.text).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            texts,
+            ["steer", "stop!"],
+            "arrival order, and the interrupt still runs next"
+        );
+    }
+
+    #[test]
+    fn steer_never_taken_by_an_aborted_run_becomes_the_next_run() {
+        let mut q = QueueState::default();
+        let m = msg(&mut q, "a");
+        q.submit(m, QueueMode::Steer, 0, L);
+        let m = msg(&mut q, "late");
+        q.submit(m, QueueMode::Steer, 0, L);
+        // The run failed before draining.
+        let ended = q.run_ended(1);
+        assert_eq!(ended.handoff, Some((2, 1)));
+        assert_eq!(
+            ended.next.map(|s| (s.run, s.messages[0].text.clone())),
+            Some((2, "late".to_owned()))
+        );
+    }
+
+    #[test]
+    fn collect_coalesces_after_the_quiet_window_and_summarizes_overflow() {
+        let mut q = QueueState::default();
+        for (i, t) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            let m = msg(&mut q, t);
+            assert_eq!(
+                q.submit(m, QueueMode::Collect, i as u64 * 100, L).0,
+                Disposition::Collected { run: 1 }
+            );
+        }
+        assert!(q.flush_collect(600, L).is_none(), "not quiet yet");
+        let start = q.flush_collect(900, L);
+        let texts: Vec<String> = start
+            .map(|s| s.messages.into_iter().map(|m| m.text).collect())
+            .unwrap_or_default();
+        assert_eq!(texts.len(), 4, "{texts:?}");
+        assert!(
+            texts[0].contains("2 earlier messages")
+                && texts[0].contains("- a")
+                && texts[0].contains("- b")
+        );
+        assert_eq!(&texts[1..], ["c", "d", "e"]);
+    }
+
+    #[test]
+    fn collect_drop_new_rejects_explicitly() {
+        let mut q = QueueState::default();
+        let limits = CollectLimits {
+            drop: DropPolicy::New,
+            ..L
+        };
+        for t in ["a", "b", "c"] {
+            let m = msg(&mut q, t);
+            q.submit(m, QueueMode::Collect, 0, limits);
+        }
+        let m = msg(&mut q, "d");
+        assert!(matches!(
+            q.submit(m, QueueMode::Collect, 0, limits).0,
+            Disposition::Rejected { .. }
+        ));
+        assert_eq!(q.rejected().len(), 1);
+        assert!(
+            q.take_displaced().is_empty(),
+            "a rejected new message is answered by its disposition"
+        );
+    }
+
+    #[test]
+    fn collect_drop_old_displaces_the_oldest_and_reports_it() {
+        let mut q = QueueState::default();
+        let limits = CollectLimits {
+            drop: DropPolicy::Old,
+            ..L
+        };
+        for t in ["a", "b", "c", "d"] {
+            let m = msg(&mut q, t);
+            assert_eq!(
+                q.submit(m, QueueMode::Collect, 0, limits).0,
+                Disposition::Collected { run: 1 }
+            );
+        }
+        let displaced = q.take_displaced();
+        assert_eq!(displaced.len(), 1);
+        assert_eq!(displaced[0].0.text, "a");
+        let texts: Vec<String> = q
+            .flush_collect(1_000, limits)
+            .map(|s| s.messages.into_iter().map(|m| m.text).collect())
+            .unwrap_or_default();
+        assert_eq!(texts, ["b", "c", "d"]);
+    }
+
+    #[test]
+    fn requeued_steer_keeps_its_order() {
+        let mut q = QueueState::default();
+        let m = msg(&mut q, "a");
+        q.submit(m, QueueMode::Steer, 0, L);
+        for t in ["b", "c"] {
+            let m = msg(&mut q, t);
+            q.submit(m, QueueMode::Steer, 0, L);
+        }
+        let drained = q.drain_steer(1);
+        q.requeue_steer(1, drained);
+        let again: Vec<String> = q.drain_steer(1).into_iter().map(|m| m.text).collect();
+        assert_eq!(again, ["b", "c"]);
+    }
+}

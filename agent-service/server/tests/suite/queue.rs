@@ -1,0 +1,777 @@
+//! Messages into busy sessions, block streaming and sender allowlists over
+//! gRPC with concurrent clients (issue 6; SPEC R-11, R-12, R-14, lesson L11).
+
+use std::time::Duration;
+
+use agent_testkit::{FakeReply, WireFormat};
+use openclaw_proto::agent::v1 as pb;
+use pb::disposition::Outcome;
+use pb::run_event::Event;
+use serde_json::{Value, json};
+use tonic::Code;
+
+use super::harness::Harness;
+
+fn telegram() -> Option<pb::ChannelContext> {
+    Some(pb::ChannelContext {
+        channel: "telegram".into(),
+        chat_type: pb::ChatType::Direct as i32,
+        sender_id: "42".into(),
+        ..Default::default()
+    })
+}
+
+fn send_request(message: &str, mode: pb::QueueMode) -> pb::SendRequest {
+    pb::SendRequest {
+        message: message.into(),
+        channel: telegram(),
+        queue_mode: mode as i32,
+        ..Default::default()
+    }
+}
+
+async fn send(h: &Harness, message: &str, mode: pb::QueueMode) -> pb::Disposition {
+    h.service
+        .client()
+        .await
+        .send(send_request(message, mode))
+        .await
+        .expect("send")
+        .into_inner()
+        .disposition
+        .expect("disposition")
+}
+
+fn run_request(message: &str, mode: pb::QueueMode) -> pb::RunRequest {
+    pb::RunRequest {
+        message: message.into(),
+        channel: telegram(),
+        queue_mode: mode as i32,
+        ..Default::default()
+    }
+}
+
+type EventStream = tonic::Streaming<pb::RunEvent>;
+
+async fn open_run(h: &Harness, request: pb::RunRequest) -> EventStream {
+    h.service
+        .client()
+        .await
+        .run(request)
+        .await
+        .expect("run")
+        .into_inner()
+}
+
+/// Reads until `stop` matches (that event included).
+async fn read_until(stream: &mut EventStream, stop: impl Fn(&Event) -> bool) -> Vec<pb::RunEvent> {
+    let mut events = Vec::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(30), stream.message())
+            .await
+            .expect("event within 30 s")
+            .expect("stream");
+        let Some(event) = next else { return events };
+        let done = event.event.as_ref().is_some_and(&stop);
+        events.push(event);
+        if done {
+            return events;
+        }
+    }
+}
+
+async fn read_all(stream: &mut EventStream) -> Vec<pb::RunEvent> {
+    read_until(stream, |_| false).await
+}
+
+fn final_of(events: &[pb::RunEvent]) -> Option<pb::RunFinal> {
+    events.iter().find_map(|e| match &e.event {
+        Some(Event::Final(f)) => Some(f.clone()),
+        _ => None,
+    })
+}
+
+fn error_of(events: &[pb::RunEvent]) -> Option<pb::RunError> {
+    events.iter().find_map(|e| match &e.event {
+        Some(Event::Error(f)) => Some(f.clone()),
+        _ => None,
+    })
+}
+
+fn count(events: &[pb::RunEvent], pick: impl Fn(&Event) -> bool) -> usize {
+    events
+        .iter()
+        .filter(|e| e.event.as_ref().is_some_and(&pick))
+        .count()
+}
+
+/// The session's message entries as (role, message JSON).
+async fn transcript(h: &Harness) -> Vec<(String, Value)> {
+    let mut stream = h
+        .service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest { session: None })
+        .await
+        .expect("transcript")
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(item) = stream.message().await.expect("item") {
+        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
+            && !e.role.is_empty()
+        {
+            let entry: Value = serde_json::from_str(&e.json).expect("entry json");
+            out.push((e.role, entry["message"].clone()));
+        }
+    }
+    out
+}
+
+fn roles(entries: &[(String, Value)]) -> Vec<&str> {
+    entries.iter().map(|(r, _)| r.as_str()).collect()
+}
+
+fn user_texts(entries: &[(String, Value)]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|(r, _)| r == "user")
+        .map(|(_, m)| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+async fn wait_idle(h: &Harness) {
+    for _ in 0..1500 {
+        if h.service.runtime.sessions().all_idle() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the session never became idle");
+}
+
+/// Steer: the message waits for the whole tool batch, then goes in as a user
+/// message before the next model call; the tool call is not skipped.
+#[tokio::test]
+async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
+    let h = Harness::start(WireFormat::AnthropicMessages, "", "").await;
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "read", json!({ "path": "AGENTS.md" }))
+            .with_text("Looking at the instructions.")
+            .deltas(5)
+            .frame_delay(Duration::from_millis(120)),
+        FakeReply::text("Read them, and noted the milk."),
+    ]);
+    let mut first = open_run(
+        &h,
+        run_request("Read your instructions.", pb::QueueMode::Unspecified),
+    )
+    .await;
+    read_until(&mut first, |e| matches!(e, Event::ModelCall(_))).await;
+
+    let steered = send(&h, "Also: remember the milk.", pb::QueueMode::Steer).await;
+    assert_eq!(steered.outcome(), Outcome::Steered, "{steered:?}");
+    assert_eq!((steered.run, steered.seq), (1, 2));
+
+    let events = read_all(&mut first).await;
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("Read them, and noted the milk.")
+    );
+    let finished = events
+        .iter()
+        .find_map(|e| match &e.event {
+            Some(Event::ToolFinished(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .expect("the tool call ran");
+    assert!(!finished.is_error, "{finished:?}");
+
+    // The second model request carries the tool result, then the steer.
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2);
+    let body = requests[1].body["messages"].to_string();
+    let result_at = body.find("tool_result").expect("tool result sent");
+    let steer_at = body.find("remember the milk").expect("steer sent");
+    assert!(result_at < steer_at, "{body}");
+    assert!(!requests[0].body["messages"].to_string().contains("milk"));
+
+    let entries = transcript(&h).await;
+    assert_eq!(
+        roles(&entries),
+        ["user", "assistant", "toolResult", "user", "assistant"]
+    );
+}
+
+/// A steer that arrives while the last model call streams is not dropped:
+/// the run makes another model turn for it.
+#[tokio::test]
+async fn a_late_steer_gets_another_model_turn() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push_all([
+        FakeReply::text("Working on the summary, one moment please.")
+            .deltas(6)
+            .frame_delay(Duration::from_millis(120)),
+        FakeReply::text("Added the addendum too."),
+    ]);
+    let mut first = open_run(&h, run_request("Summarize.", pb::QueueMode::Unspecified)).await;
+    read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
+    let steered = send(&h, "Addendum: include dates.", pb::QueueMode::Steer).await;
+    assert_eq!(steered.outcome(), Outcome::Steered, "{steered:?}");
+
+    let events = read_all(&mut first).await;
+    let last = final_of(&events).expect("final");
+    assert_eq!(last.text, "Added the addendum too.");
+    assert_eq!(last.steps, 2, "one more model turn for the late steer");
+    assert!(
+        h.fake.requests()[1].body["messages"]
+            .to_string()
+            .contains("include dates")
+    );
+    let entries = transcript(&h).await;
+    assert_eq!(roles(&entries), ["user", "assistant", "user", "assistant"]);
+}
+
+/// Follow-up: a separate later run, visible on WatchSession.
+#[tokio::test]
+async fn a_followup_runs_after_the_active_run() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push_all([
+        FakeReply::text("First answer, slowly.")
+            .deltas(4)
+            .frame_delay(Duration::from_millis(120)),
+        FakeReply::text("Second answer."),
+    ]);
+    let mut first = open_run(
+        &h,
+        run_request("First question.", pb::QueueMode::Unspecified),
+    )
+    .await;
+    read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
+    let mut watch = h
+        .service
+        .client()
+        .await
+        .watch_session(pb::WatchSessionRequest { session: None })
+        .await
+        .expect("watch")
+        .into_inner();
+
+    let queued = send(&h, "Second question.", pb::QueueMode::Followup).await;
+    assert_eq!(queued.outcome(), Outcome::Followup, "{queued:?}");
+    assert_eq!((queued.run, queued.ahead), (2, 1));
+
+    let one = read_all(&mut first).await;
+    assert_eq!(
+        final_of(&one).map(|f| f.text).as_deref(),
+        Some("First answer, slowly.")
+    );
+    assert!(
+        one.iter().all(|e| e.run == 1),
+        "the Run stream follows run 1 only"
+    );
+
+    let watched = read_until(
+        &mut watch,
+        |e| matches!(e, Event::Final(f) if f.text == "Second answer."),
+    )
+    .await;
+    let started: Vec<(u64, Vec<u64>)> = watched
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::Started(s)) => Some((e.run, s.message_seqs.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [(2, vec![2])]);
+    let entries = transcript(&h).await;
+    assert_eq!(
+        user_texts(&entries),
+        ["First question.", "Second question."]
+    );
+    assert_eq!(roles(&entries), ["user", "assistant", "user", "assistant"]);
+}
+
+/// Collect: messages within the quiet window become one run.
+#[tokio::test]
+async fn collected_messages_become_one_turn_after_the_quiet_window() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        "messages: { queue: { debounceMs: 300 } },",
+    )
+    .await;
+    h.fake.push(FakeReply::text("Three things noted."));
+    let mut dispositions = Vec::new();
+    for text in ["one: eggs", "two: flour", "three: sugar"] {
+        dispositions.push(send(&h, text, pb::QueueMode::Collect).await);
+    }
+    assert!(
+        dispositions
+            .iter()
+            .all(|d| d.outcome() == Outcome::Collected && d.run == 1),
+        "{dispositions:?}"
+    );
+    wait_idle(&h).await;
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 1, "one coalesced model call");
+    let body = requests[0].body["messages"].to_string();
+    for text in ["eggs", "flour", "sugar"] {
+        assert!(body.contains(text), "{body}");
+    }
+    let entries = transcript(&h).await;
+    assert_eq!(roles(&entries), ["user", "user", "user", "assistant"]);
+}
+
+/// Collect overflow with `drop: "new"` rejects explicitly, and the rejected
+/// message is written nowhere.
+#[tokio::test]
+async fn collect_overflow_rejects_when_drop_is_new() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"messages: { queue: { debounceMs: 400, cap: 2, drop: "new" } },"#,
+    )
+    .await;
+    h.fake.push(FakeReply::text("Two noted."));
+    let a = send(&h, "alpha", pb::QueueMode::Collect).await;
+    let b = send(&h, "bravo", pb::QueueMode::Collect).await;
+    let c = send(&h, "charlie", pb::QueueMode::Collect).await;
+    assert_eq!(
+        [a.outcome(), b.outcome(), c.outcome()],
+        [Outcome::Collected, Outcome::Collected, Outcome::Rejected]
+    );
+    assert!(c.reason.contains("cap"), "{}", c.reason);
+    wait_idle(&h).await;
+    assert_eq!(user_texts(&transcript(&h).await), ["alpha", "bravo"]);
+}
+
+/// Interrupt: the active run is aborted, its in-flight tool call gets an
+/// interrupted result, and the newest message runs next.
+#[tokio::test]
+async fn an_interrupt_aborts_the_run_and_runs_the_newest_message() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "exec", json!({ "command": "sleep 30" })),
+        FakeReply::text("Stopped. What next?"),
+    ]);
+    let began = std::time::Instant::now();
+    let mut first = open_run(
+        &h,
+        run_request("Wait half a minute.", pb::QueueMode::Unspecified),
+    )
+    .await;
+    read_until(&mut first, |e| matches!(e, Event::ToolStarted(_))).await;
+
+    let mut second = open_run(&h, run_request("Stop that.", pb::QueueMode::Interrupt)).await;
+    let accepted = read_until(&mut second, |e| matches!(e, Event::Accepted(_))).await;
+    match &accepted[0].event {
+        Some(Event::Accepted(d)) => {
+            assert_eq!(d.outcome(), Outcome::Interrupted, "{d:?}");
+            assert_eq!((d.run, d.interrupted_run), (2, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    let one = read_all(&mut first).await;
+    let finished = one
+        .iter()
+        .find_map(|e| match &e.event {
+            Some(Event::ToolFinished(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .expect("the in-flight call got a result");
+    assert!(
+        finished.is_error && finished.output.to_lowercase().contains("interrupted"),
+        "{finished:?}"
+    );
+    assert_eq!(error_of(&one).map(|e| e.code).as_deref(), Some("ABORTED"));
+
+    let two = read_all(&mut second).await;
+    assert_eq!(
+        final_of(&two).map(|f| f.text).as_deref(),
+        Some("Stopped. What next?")
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(20),
+        "the sleep was cut short"
+    );
+
+    let entries = transcript(&h).await;
+    assert_eq!(
+        roles(&entries),
+        ["user", "assistant", "toolResult", "user", "assistant"]
+    );
+    assert_eq!(entries[2].1["isError"], true);
+}
+
+/// The queue mode comes from the message, then the session's `/queue`, then
+/// `messages.queue.byChannel`, then `messages.queue.mode`, then steer.
+#[tokio::test]
+async fn queue_mode_precedence_and_the_queue_command() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"messages: { queue: { mode: "followup", byChannel: { telegram: "collect" } } },"#,
+    )
+    .await;
+    h.fake
+        .set_instant(FakeReply::text("ok"), FakeReply::text("ok"));
+    let mode = |d: &pb::Disposition| d.queue_mode();
+
+    let by_channel = send(&h, "hello", pb::QueueMode::Unspecified).await;
+    assert_eq!(mode(&by_channel), pb::QueueMode::Collect);
+    let mut request = send_request("no channel", pb::QueueMode::Unspecified);
+    request.channel = None;
+    let default_mode = h
+        .service
+        .client()
+        .await
+        .send(request)
+        .await
+        .expect("send")
+        .into_inner();
+    assert_eq!(
+        default_mode.disposition.map(|d| d.queue_mode()),
+        Some(pb::QueueMode::Followup)
+    );
+
+    let command = send(&h, "/queue interrupt", pb::QueueMode::Unspecified).await;
+    assert_eq!(command.outcome(), Outcome::Command);
+    assert!(command.reason.contains("interrupt"), "{}", command.reason);
+    let session_mode = send(&h, "now", pb::QueueMode::Unspecified).await;
+    assert_eq!(mode(&session_mode), pb::QueueMode::Interrupt);
+    let explicit = send(&h, "explicit", pb::QueueMode::Steer).await;
+    assert_eq!(mode(&explicit), pb::QueueMode::Steer);
+
+    let cleared = send(&h, "/queue default", pb::QueueMode::Unspecified).await;
+    assert_eq!(cleared.outcome(), Outcome::Command);
+    let again = send(&h, "after", pb::QueueMode::Unspecified).await;
+    assert_eq!(mode(&again), pb::QueueMode::Collect);
+
+    let bad = h
+        .service
+        .client()
+        .await
+        .send(send_request("/queue sideways", pb::QueueMode::Unspecified))
+        .await
+        .expect_err("refused");
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    wait_idle(&h).await;
+    // Commands are not messages for the model.
+    assert!(
+        user_texts(&transcript(&h).await)
+            .iter()
+            .all(|t| !t.starts_with("/queue"))
+    );
+}
+
+/// Many clients at once into one session, in every mode but interrupt:
+/// every message lands in the transcript exactly once.
+#[tokio::test]
+async fn concurrent_clients_each_message_lands_exactly_once() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        "messages: { queue: { debounceMs: 50 } },",
+    )
+    .await;
+    h.fake.set_instant(
+        FakeReply::text("ack")
+            .deltas(3)
+            .frame_delay(Duration::from_millis(5)),
+        FakeReply::text("ack"),
+    );
+    let modes = [
+        pb::QueueMode::Steer,
+        pb::QueueMode::Followup,
+        pb::QueueMode::Collect,
+        pb::QueueMode::Unspecified,
+    ];
+    let mut tasks = Vec::new();
+    for client_no in 0..8 {
+        let mut client = h.service.client().await;
+        tasks.push(tokio::spawn(async move {
+            let mut outcomes = Vec::new();
+            for i in 0..4 {
+                let text = format!("[c{client_no}-{i}]");
+                let response = client
+                    .send(send_request(&text, modes[(client_no + i) % modes.len()]))
+                    .await
+                    .expect("send")
+                    .into_inner();
+                outcomes.push((text, response.disposition.expect("d").outcome()));
+            }
+            outcomes
+        }));
+    }
+    let mut sent = Vec::new();
+    for task in tasks {
+        sent.extend(task.await.expect("client"));
+    }
+    assert!(
+        sent.iter().all(|(_, o)| *o != Outcome::Rejected),
+        "{sent:?}"
+    );
+    wait_idle(&h).await;
+    let users = user_texts(&transcript(&h).await);
+    for (text, _) in &sent {
+        let n = users.iter().filter(|u| u.as_str() == text).count();
+        assert_eq!(n, 1, "{text} appears {n} times in {users:?}");
+    }
+    assert_eq!(users.len(), sent.len());
+}
+
+fn long_reply() -> String {
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!(
+            "Paragraph {i} explains one more step of the plan in plain words, so the reader can follow along without scrolling back. "
+        ));
+        text.push_str("It has a second sentence too, for good measure.\n\n");
+    }
+    text.push_str("```rust\n");
+    for i in 0..14 {
+        text.push_str(&format!(
+            "let value_{i} = compute_something_long({i}, \"argument\");\n"
+        ));
+    }
+    text.push_str("```\n\nSee https://example.com/docs/a/really/long/path/that/must/not/be/split?x=1 for more.\n\nThe end.");
+    text
+}
+
+fn fence_lines(block: &str) -> usize {
+    block
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count()
+}
+
+fn content(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
+        .collect()
+}
+
+/// Block streaming on (Telegram follows `blockStreamingDefault: "on"`):
+/// blocks within bounds, fences balanced, the link whole, nothing lost or
+/// repeated, and the final reply carries nothing the blocks already did.
+#[tokio::test]
+async fn block_streaming_sends_readable_blocks_and_no_repeat() {
+    let h = Harness::start(
+        WireFormat::AnthropicMessages,
+        r#", blockStreamingDefault: "on", blockStreamingChunk: { minChars: 200, maxChars: 400 }"#,
+        "",
+    )
+    .await;
+    let text = long_reply();
+    h.fake.push(FakeReply::text(text.clone()).deltas(60));
+    let mut stream = open_run(
+        &h,
+        run_request("Explain the plan.", pb::QueueMode::Unspecified),
+    )
+    .await;
+    let events = read_all(&mut stream).await;
+    let blocks: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::Block(b)) => Some(b.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(blocks.len() >= 4, "{blocks:#?}");
+    for block in &blocks {
+        assert!(
+            block.chars().count() <= 400,
+            "{} chars: {block}",
+            block.chars().count()
+        );
+        assert_eq!(fence_lines(block) % 2, 0, "unbalanced fence in {block}");
+    }
+    assert!(
+        blocks.iter().any(|b| b
+            .contains("https://example.com/docs/a/really/long/path/that/must/not/be/split?x=1")),
+        "the link was split: {blocks:#?}"
+    );
+    let streamed: String = blocks.iter().map(|b| content(b)).collect();
+    assert_eq!(streamed, content(&text), "nothing lost, nothing added");
+    let last = final_of(&events).expect("final");
+    assert_eq!(last.text, text);
+    assert_eq!(last.reply, "", "the final reply repeats nothing");
+    assert_eq!(last.blocks as usize, blocks.len());
+    // Blocks are indexed in order.
+    let indexes: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::Block(b)) => Some(b.index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(indexes, (0..blocks.len() as u32).collect::<Vec<_>>());
+}
+
+/// Off by default, and off for a channel that did not enable it even when
+/// the default is on: no blocks, the final reply is the whole text.
+#[tokio::test]
+async fn block_streaming_is_off_unless_enabled_for_the_channel() {
+    for (defaults, channel) in [
+        ("", "telegram"),
+        (r#", blockStreamingDefault: "on""#, "discord"),
+    ] {
+        let h = Harness::start(WireFormat::ChatCompletions, defaults, "").await;
+        let text = long_reply();
+        h.fake.push(FakeReply::text(text.clone()).deltas(20));
+        let mut request = run_request("Explain.", pb::QueueMode::Unspecified);
+        if let Some(c) = request.channel.as_mut() {
+            c.channel = channel.into();
+        }
+        let events = read_all(&mut open_run(&h, request).await).await;
+        assert_eq!(
+            count(&events, |e| matches!(e, Event::Block(_))),
+            0,
+            "{channel}"
+        );
+        let last = final_of(&events).expect("final");
+        assert_eq!((last.reply.as_str(), last.blocks), (text.as_str(), 0));
+    }
+}
+
+/// `text_end` flushes the text before a tool call starts (the summary comes
+/// after the text it follows); `message_end` holds blocks until the message
+/// is complete.
+#[tokio::test]
+async fn block_boundaries_follow_the_break_setting() {
+    let h = Harness::start(
+        WireFormat::AnthropicMessages,
+        r#", blockStreamingDefault: "on""#,
+        "",
+    )
+    .await;
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "read", json!({ "path": "AGENTS.md" }))
+            .with_text("Short preface before the tool.")
+            .deltas(3),
+        FakeReply::text("Done."),
+    ]);
+    let events =
+        read_all(&mut open_run(&h, run_request("Go.", pb::QueueMode::Unspecified)).await).await;
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::Block(_)) => Some("block"),
+            Some(Event::ToolStarted(_)) => Some("tool"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["block", "tool", "block"], "{events:#?}");
+
+    let h = Harness::start(
+        WireFormat::AnthropicMessages,
+        r#", blockStreamingDefault: "on", blockStreamingBreak: "message_end", blockStreamingChunk: { minChars: 100, maxChars: 300 }"#,
+        "",
+    )
+    .await;
+    h.fake.push(FakeReply::text(long_reply()).deltas(30));
+    let events =
+        read_all(&mut open_run(&h, run_request("Go.", pb::QueueMode::Unspecified)).await).await;
+    let last_delta = events
+        .iter()
+        .rposition(|e| matches!(e.event, Some(Event::TextDelta(_))))
+        .expect("deltas");
+    let first_block = events
+        .iter()
+        .position(|e| matches!(e.event, Some(Event::Block(_))))
+        .expect("blocks");
+    assert!(
+        first_block > last_delta,
+        "message_end holds blocks until the message ends"
+    );
+    assert!(count(&events, |e| matches!(e, Event::Block(_))) >= 4);
+}
+
+/// SPEC R-14 through Send: PERMISSION_DENIED and nothing recorded.
+#[tokio::test]
+async fn send_from_a_sender_outside_the_allowlist_is_refused() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let mut request = send_request("let me in", pb::QueueMode::Followup);
+    if let Some(c) = request.channel.as_mut() {
+        c.sender_id = "7".into();
+    }
+    let status = h
+        .service
+        .client()
+        .await
+        .send(request)
+        .await
+        .expect_err("refused");
+    assert_eq!(status.code(), Code::PermissionDenied);
+    let sessions = h
+        .service
+        .client()
+        .await
+        .list_sessions(pb::ListSessionsRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .sessions;
+    assert!(sessions.is_empty(), "{sessions:?}");
+    assert_eq!(h.fake.request_count(), 0);
+}
+
+/// Shutdown with messages still queued: the active run finishes within the
+/// drain window, the queued messages are saved in the transcript
+/// (unanswered) and their clients get UNAVAILABLE, so nothing is lost.
+#[tokio::test]
+async fn shutdown_saves_queued_messages() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(
+        FakeReply::text("Finishing this one.")
+            .deltas(4)
+            .frame_delay(Duration::from_millis(150)),
+    );
+    let mut first = open_run(&h, run_request("First.", pb::QueueMode::Unspecified)).await;
+    read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
+    let mut waiting = open_run(&h, run_request("Queued A.", pb::QueueMode::Followup)).await;
+    let queued = send(&h, "Queued B.", pb::QueueMode::Followup).await;
+    assert_eq!(queued.outcome(), Outcome::Followup);
+
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let (one, two, dir) =
+        tokio::join!(read_all(&mut first), read_all(&mut waiting), service.stop());
+    assert!(final_of(&one).is_some(), "the active run finished: {one:?}");
+    let error = error_of(&two).expect("the queued client was told");
+    assert_eq!(error.code, "UNAVAILABLE");
+    assert!(error.message.contains("saved"), "{}", error.message);
+    assert_eq!(fake.request_count(), 1);
+
+    // Reopen the state: both queued messages are in the transcript.
+    let service = super::harness::Service::start_in(dir, None).await;
+    let mut stream = service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest { session: None })
+        .await
+        .expect("transcript")
+        .into_inner();
+    let mut users = Vec::new();
+    while let Some(item) = stream.message().await.expect("item") {
+        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
+            && e.role == "user"
+        {
+            let entry: Value = serde_json::from_str(&e.json).expect("json");
+            users.push(
+                entry["message"]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+    }
+    assert_eq!(users, ["First.", "Queued A.", "Queued B."]);
+}

@@ -1,0 +1,229 @@
+//! compose.yaml and the Dockerfile, checked statically.
+
+use std::collections::BTreeMap;
+
+use deploy_check::compose::{ComposeFile, listen_ports};
+
+use super::support;
+
+fn load() -> ComposeFile {
+    ComposeFile::load(
+        &support::deploy_dir().join("compose.yaml"),
+        &support::example_vars(),
+    )
+    .expect("compose.yaml")
+}
+
+#[test]
+fn compose_file_has_no_cross_reference_problems() {
+    let compose = load();
+    assert_eq!(
+        compose.problems(&support::deploy_dir()),
+        Vec::<String>::new()
+    );
+    assert_eq!(compose.start_order(), ["prompt-service", "agent-service"]);
+}
+
+#[test]
+fn compose_layout_is_what_issue_8_asks_for() {
+    let compose = load();
+    let prompt = &compose.services["prompt-service"];
+    let agent = &compose.services["agent-service"];
+    // prompt-service: compose network only.
+    assert!(prompt.ports.is_empty(), "{:?}", prompt.ports);
+    // agent-service: published on loopback, finds prompt-service by name.
+    assert!(
+        agent.ports.iter().all(|p| p.starts_with("127.0.0.1:")),
+        "{:?}",
+        agent.ports
+    );
+    let prompt_port = listen_ports(prompt)[0];
+    assert!(
+        agent
+            .environment
+            .values()
+            .any(|v| *v == format!("http://prompt-service:{prompt_port}"))
+    );
+    assert_eq!(
+        agent.depends_on["prompt-service"].condition,
+        "service_healthy"
+    );
+    // State on a named volume at the state dir; openclaw.json read-only at the config path.
+    let state = agent
+        .volumes
+        .iter()
+        .find(|m| m.kind == "volume")
+        .expect("state volume");
+    assert_eq!(state.target, agent.environment["OPENCLAW_STATE_DIR"]);
+    assert!(compose.volumes.contains_key(&state.source));
+    let config = agent
+        .volumes
+        .iter()
+        .find(|m| m.target == agent.environment["OPENCLAW_CONFIG_PATH"])
+        .expect("config mount");
+    assert_eq!(
+        (config.kind.as_str(), config.read_only),
+        ("bind", Some(true))
+    );
+    // Provider keys from an optional, git-ignored env file with a committed example.
+    assert_eq!(agent.env_file[0].path, "./.env");
+    assert_eq!(agent.env_file[0].required, Some(false));
+    let ignore =
+        std::fs::read_to_string(support::repo_root().join(".gitignore")).expect(".gitignore");
+    assert!(
+        ignore.lines().any(|l| l == "/deploy/.env"),
+        "deploy/.env must be git-ignored"
+    );
+    let dockerignore =
+        std::fs::read_to_string(support::repo_root().join(".dockerignore")).expect(".dockerignore");
+    for entry in ["target", ".git", "deploy/.env"] {
+        assert!(
+            dockerignore.lines().any(|l| l == entry),
+            ".dockerignore lacks {entry}"
+        );
+    }
+}
+
+/// A compose project in a temporary directory: `compose.yaml` plus files.
+fn project(compose: &str, files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(path, text).expect("write");
+    }
+    std::fs::write(dir.path().join("compose.yaml"), compose).expect("compose");
+    let parsed =
+        ComposeFile::load(&dir.path().join("compose.yaml"), &BTreeMap::new()).expect("parse");
+    let problems = parsed.problems(dir.path());
+    (dir, problems)
+}
+
+const DOCKERFILE: &str = "FROM debian AS app\nUSER 10001\nENTRYPOINT [\"/usr/local/bin/app\"]\n";
+
+#[test]
+fn every_rule_reports_its_problem() {
+    let compose = r#"
+services:
+  a:
+    build: { context: ., target: app }
+    environment: { A_LISTEN: "0.0.0.0:1", A_DRAIN_SECS: "10", URL: "http://b:9" }
+    depends_on: { b: { condition: service_healthy } }
+    ports: ["0.0.0.0:80:1", "127.0.0.1:81:2"]
+    expose: ["3"]
+    volumes:
+      - { type: volume, source: undeclared, target: /data }
+      - { type: bind, source: ./missing.json, target: /etc/x.json, read_only: true }
+    env_file: [{ path: ./.env, required: false }]
+    healthcheck: { test: ["CMD", "/bin/other", "status"], interval: five }
+    restart: "no"
+    stop_grace_period: 12s
+  b:
+    build: { context: ./nowhere }
+    environment: { B_LISTEN: "0.0.0.0:9" }
+    restart: always
+volumes:
+  unused: {}
+"#;
+    let (_dir, problems) = project(compose, &[("Dockerfile", DOCKERFILE)]);
+    assert_eq!(
+        problems,
+        [
+            "services.a: healthcheck runs Some(\"/bin/other\"), not the image's entrypoint Some(\"/usr/local/bin/app\")",
+            "services.a: healthcheck does not use the binary's healthcheck subcommand",
+            "services.a: healthcheck.interval \"five\" is not a duration",
+            "services.a: depends_on b with service_healthy, but b has no healthcheck",
+            "services.a: restart policy Some(\"no\") does not restart a crash",
+            "services.a: stop_grace_period 12s leaves under 5s after the 10s drain",
+            "services.a: port \"0.0.0.0:80:1\" is published on \"0.0.0.0\" by default, not 127.0.0.1",
+            "services.a: port \"127.0.0.1:81:2\": nothing listens on container port 2 (listening: [1])",
+            "services.a: expose \"3\": nothing listens there (listening: [1])",
+            "services.a: volume \"undeclared\" is not declared under top-level volumes",
+            "services.a: bind source \"./missing.json\" does not exist",
+            "services.a: env_file \"./.env\" has no committed example \"./.env.example\"",
+            "services.b: build context \"./nowhere\" is not a directory",
+            "services.b: no stop_grace_period (Compose's default is 10 s)",
+            "volumes.unused: declared but no service mounts it",
+        ]
+    );
+}
+
+#[test]
+fn root_images_and_missing_dockerfiles_are_refused() {
+    let compose = r#"
+services:
+  a:
+    build: { context: ., target: app }
+    environment: { A_DRAIN_SECS: "1" }
+    restart: always
+    stop_grace_period: 10s
+  b:
+    build: { context: ., dockerfile: Missing.Dockerfile }
+    environment: { B_DRAIN_SECS: "1" }
+    restart: always
+    stop_grace_period: 10s
+"#;
+    let (_dir, problems) = project(
+        compose,
+        &[("Dockerfile", "FROM debian AS app\nENTRYPOINT [\"/x\"]\n")],
+    );
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(
+        problems[0],
+        "services.a: target \"app\" runs as root (no USER)"
+    );
+    assert!(
+        problems[1].starts_with("services.b: Dockerfile ")
+            && problems[1].ends_with("Missing.Dockerfile does not exist"),
+        "{}",
+        problems[1]
+    );
+}
+
+#[test]
+fn a_misspelled_key_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("compose.yaml");
+    std::fs::write(
+        &path,
+        "services:\n  a:\n    helthcheck: { test: [CMD, x] }\n",
+    )
+    .expect("write");
+    let error = ComposeFile::load(&path, &BTreeMap::new()).expect_err("typo");
+    assert!(
+        error.to_string().contains("unknown field `helthcheck`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_dockerfile_targets_run_each_binary_as_non_root() {
+    let dockerfile =
+        deploy_check::dockerfile::Dockerfile::load(&support::deploy_dir().join("Dockerfile"))
+            .expect("Dockerfile");
+    for (target, binary) in [
+        ("prompt-service", "prompt-service"),
+        ("agent-service", "agent-service"),
+    ] {
+        let image = dockerfile.image(target).expect(target);
+        assert_eq!(image.entrypoint, [format!("/usr/local/bin/{binary}")]);
+        assert_eq!(image.cmd, ["serve"]);
+        assert_eq!(image.user.as_deref(), Some("10001:10001"));
+        assert_eq!(
+            image.healthcheck,
+            Some(vec![
+                format!("/usr/local/bin/{binary}"),
+                "healthcheck".to_owned()
+            ])
+        );
+    }
+    // The builder compiles both binaries; the runtime base is slim Debian.
+    let builder = dockerfile.stage("builder").expect("builder stage");
+    assert!(builder.base.starts_with("rust:"), "{}", builder.base);
+    let runtime = dockerfile.stage("runtime").expect("runtime stage");
+    assert!(
+        runtime.base.starts_with("debian:") && runtime.base.ends_with("-slim"),
+        "{}",
+        runtime.base
+    );
+}

@@ -1,0 +1,4 @@
+mod compose;
+mod compose_run;
+mod k8s;
+mod support;

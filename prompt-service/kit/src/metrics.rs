@@ -1,0 +1,290 @@
+//! Prometheus metrics: the scrape endpoint and the named recording functions.
+//!
+//! Both services record through the functions here rather than through
+//! `metrics::counter!` calls with string names scattered over the code, so
+//! every metric name, label and unit is defined once and listed in the
+//! README. Until [`serve`] (or [`listen`]) installs the recorder every
+//! function is a cheap no-op, which is what tests and `--metrics-listen`
+//! unset get.
+//!
+//! Labels are bounded on purpose: agent id, provider, model, gRPC method and
+//! status code. Session ids never become labels (one time series per session
+//! would grow without bound); per-session detail is in the logs and in the
+//! `RunEvent` stream.
+
+use std::{convert::Infallible, net::SocketAddr, time::Duration};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Request, Response, body::Incoming, service::service_fn};
+use hyper_util::rt::TokioIo;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+/// Per-RPC count (counter; labels `grpc_service`, `grpc_method`, `grpc_code`).
+pub const RPC_HANDLED: &str = "grpc_server_handled_total";
+/// Per-RPC latency in seconds, to the end of the response stream (histogram;
+/// same labels).
+pub const RPC_SECONDS: &str = "grpc_server_handling_seconds";
+/// Calls and streams in progress (gauge; `grpc_service`, `grpc_method`).
+/// For `openclaw.agent.v1.AgentService/Run` this is the number of runs
+/// streaming to clients.
+pub const RPC_IN_FLIGHT: &str = "grpc_server_in_flight";
+/// Characters of rendered system prompts (histogram; `part` = `total` or
+/// `stable_prefix`).
+pub const PROMPT_RENDER_CHARS: &str = "prompt_render_chars";
+/// Model calls whose stable prefix hash differed from the session's previous
+/// call (counter; `agent`).
+pub const STABLE_PREFIX_CHANGES: &str = "agent_stable_prefix_changes_total";
+/// Model calls (counter; `provider`, `model`, `outcome`).
+pub const MODEL_CALLS: &str = "agent_model_calls_total";
+/// Model-call latency in seconds, request to last streamed event (histogram;
+/// `provider`, `model`, `outcome`).
+pub const MODEL_CALL_SECONDS: &str = "agent_model_call_seconds";
+/// Tokens reported by providers (counter; `provider`, `model`, `kind` =
+/// `input`, `output`, `cache_read` or `cache_write`).
+pub const MODEL_TOKENS: &str = "agent_model_tokens_total";
+/// Runs in progress, however started (gauge).
+pub const RUNS_ACTIVE: &str = "agent_runs_active";
+/// Messages waiting in session queues (gauge).
+pub const QUEUE_DEPTH: &str = "agent_queue_depth";
+/// Transcript append latency in seconds, including the fsync when one is
+/// asked for (histogram; `sync` = `true` or `false`).
+pub const TRANSCRIPT_APPEND_SECONDS: &str = "agent_transcript_append_seconds";
+
+/// Latency buckets (seconds): sub-millisecond renders up to five-minute runs.
+const SECONDS_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0, 120.0, 300.0,
+];
+/// Prompt size buckets (characters): a `none`-mode identity line up to the
+/// bootstrap budgets' worth of injected files.
+const CHARS_BUCKETS: &[f64] = &[
+    1_000.0, 2_000.0, 4_000.0, 8_000.0, 16_000.0, 32_000.0, 64_000.0, 128_000.0, 256_000.0,
+];
+/// How often histogram data is compacted (the exporter's own default).
+const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Why the metrics endpoint could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    /// The `--metrics-listen` address is not `HOST:PORT`.
+    #[error("--metrics-listen: {0}")]
+    Address(String),
+    /// The listener could not be bound.
+    #[error("cannot listen on {addr} for metrics: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The bucket configuration was refused (a bug).
+    #[error("cannot build the Prometheus recorder: {0}")]
+    Build(#[from] metrics_exporter_prometheus::BuildError),
+    /// A recorder is already installed in this process.
+    #[error("a metrics recorder is already installed")]
+    AlreadyInstalled,
+}
+
+/// Parses `addr`, binds it and [`serve`]s. Returns the bound address.
+pub async fn listen(addr: &str) -> Result<SocketAddr, MetricsError> {
+    let addr = crate::parse_listen(addr).map_err(MetricsError::Address)?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| MetricsError::Bind { addr, source })?;
+    serve(listener)
+}
+
+/// Installs the process-wide Prometheus recorder and serves its text
+/// exposition on `listener` (any path answers; Prometheus asks `/metrics`)
+/// from a background task that lives as long as the runtime. Returns the
+/// bound address. A second call in one process fails with
+/// [`MetricsError::AlreadyInstalled`].
+pub fn serve(listener: TcpListener) -> Result<SocketAddr, MetricsError> {
+    let addr = listener.local_addr().map_err(|source| MetricsError::Bind {
+        addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+        source,
+    })?;
+    let recorder = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(PROMPT_RENDER_CHARS.into()), CHARS_BUCKETS)?
+        .build_recorder();
+    let handle = recorder.handle();
+    ::metrics::set_global_recorder(recorder).map_err(|_| MetricsError::AlreadyInstalled)?;
+    describe();
+    tokio::spawn(upkeep(handle.clone()));
+    tokio::spawn(accept(listener, handle));
+    tracing::info!(%addr, "metrics listening");
+    Ok(addr)
+}
+
+async fn upkeep(handle: PrometheusHandle) {
+    let mut tick = tokio::time::interval(UPKEEP_INTERVAL);
+    loop {
+        tick.tick().await;
+        handle.run_upkeep();
+    }
+}
+
+async fn accept(listener: TcpListener, handle: PrometheusHandle) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // EMFILE and the like: back off instead of spinning.
+                tracing::warn!(%error, "metrics accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |_request: Request<Incoming>| {
+                let body = handle.render();
+                async move {
+                    let mut response = Response::new(Full::new(Bytes::from(body)));
+                    response.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+                    );
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            if let Err(error) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%error, "metrics connection ended with an error");
+            }
+        });
+    }
+}
+
+/// HELP lines for every metric.
+fn describe() {
+    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        RPC_HANDLED,
+        "gRPC calls completed, by method and status code."
+    );
+    describe_histogram!(
+        RPC_SECONDS,
+        Unit::Seconds,
+        "gRPC call latency to the end of the response stream."
+    );
+    describe_gauge!(RPC_IN_FLIGHT, "gRPC calls and streams in progress.");
+    describe_histogram!(
+        PROMPT_RENDER_CHARS,
+        "Characters of rendered system prompts (whole prompt and stable prefix)."
+    );
+    describe_counter!(
+        STABLE_PREFIX_CHANGES,
+        "Model calls whose stable prompt prefix changed since the session's previous call."
+    );
+    describe_counter!(MODEL_CALLS, "Model calls, by provider, model and outcome.");
+    describe_histogram!(
+        MODEL_CALL_SECONDS,
+        Unit::Seconds,
+        "Model call latency, request to last streamed event."
+    );
+    describe_counter!(MODEL_TOKENS, "Tokens reported by model providers, by kind.");
+    describe_gauge!(RUNS_ACTIVE, "Agent runs in progress.");
+    describe_gauge!(QUEUE_DEPTH, "Messages waiting in session queues.");
+    describe_histogram!(
+        TRANSCRIPT_APPEND_SECONDS,
+        Unit::Seconds,
+        "Transcript append latency, including fsync at turn boundaries."
+    );
+}
+
+/// Records one rendered system prompt (prompt-service, `RenderSystemPrompt`).
+pub fn prompt_rendered(total_chars: u32, stable_prefix_chars: u32) {
+    ::metrics::histogram!(PROMPT_RENDER_CHARS, "part" => "total").record(f64::from(total_chars));
+    ::metrics::histogram!(PROMPT_RENDER_CHARS, "part" => "stable_prefix")
+        .record(f64::from(stable_prefix_chars));
+}
+
+/// Records that a model call's stable prefix hash differed from the session's
+/// previous call. Call it where `ModelCall.prefix_changed` is computed.
+pub fn stable_prefix_changed(agent_id: &str) {
+    ::metrics::counter!(STABLE_PREFIX_CHANGES, "agent" => agent_id.to_owned()).increment(1);
+}
+
+/// Token counts of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
+/// Records one finished model call. `outcome` is a small fixed vocabulary
+/// (`ok`, `error`, `aborted`), never an error message.
+pub fn model_call(
+    provider: &str,
+    model: &str,
+    outcome: &'static str,
+    latency: Duration,
+    tokens: Tokens,
+) {
+    let (provider, model) = (provider.to_owned(), model.to_owned());
+    ::metrics::counter!(MODEL_CALLS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
+        .increment(1);
+    ::metrics::histogram!(MODEL_CALL_SECONDS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
+        .record(latency.as_secs_f64());
+    for (kind, count) in [
+        ("input", tokens.input),
+        ("output", tokens.output),
+        ("cache_read", tokens.cache_read),
+        ("cache_write", tokens.cache_write),
+    ] {
+        ::metrics::counter!(MODEL_TOKENS, "provider" => provider.clone(), "model" => model.clone(), "kind" => kind)
+            .increment(count);
+    }
+}
+
+/// Records one transcript append (`synced`: fsynced before the ack).
+pub fn transcript_appended(latency: Duration, synced: bool) {
+    ::metrics::histogram!(TRANSCRIPT_APPEND_SECONDS, "sync" => if synced { "true" } else { "false" })
+        .record(latency.as_secs_f64());
+}
+
+/// Counts one run as active until the guard is dropped (however the run
+/// ends: finished, failed, cancelled, panicked).
+#[must_use = "the run counts as active only while the guard lives"]
+pub fn run_active() -> GaugeGuard {
+    GaugeGuard::new(RUNS_ACTIVE)
+}
+
+/// Counts one queued message until the guard is dropped; keep it with the
+/// queued item.
+#[must_use = "the message counts as queued only while the guard lives"]
+pub fn message_queued() -> GaugeGuard {
+    GaugeGuard::new(QUEUE_DEPTH)
+}
+
+/// Adds one to a gauge on creation and takes it away on drop.
+#[derive(Debug)]
+pub struct GaugeGuard {
+    gauge: ::metrics::Gauge,
+}
+
+impl GaugeGuard {
+    fn new(name: &'static str) -> Self {
+        let gauge = ::metrics::gauge!(name);
+        gauge.increment(1.0);
+        Self { gauge }
+    }
+}
+
+impl Drop for GaugeGuard {
+    fn drop(&mut self) {
+        self.gauge.decrement(1.0);
+    }
+}

@@ -1,0 +1,191 @@
+//! The RPC metrics layer and the Prometheus endpoint, over real sockets:
+//! a tonic server on 127.0.0.1:0 serving gRPC health behind the same layers
+//! as the services, and a scrape of the metrics listener over HTTP.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tonic::{Code, transport::Server};
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+use tower::ServiceBuilder;
+
+async fn scrape(addr: std::net::SocketAddr) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("request");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("response");
+    let (head, body) = response.split_once("\r\n\r\n").expect("http");
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    body.to_owned()
+}
+
+/// The one line of `text` that starts with `prefix`.
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(prefix)).collect();
+    assert_eq!(lines.len(), 1, "{prefix} in\n{text}");
+    lines[0]
+}
+
+#[tokio::test]
+async fn rpc_count_latency_and_status_are_scraped_over_http() {
+    let metrics = service_kit::metrics::serve(
+        tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind metrics"),
+    )
+    .expect("recorder");
+    // Installing twice in one process is refused, not silently ignored.
+    assert!(matches!(
+        service_kit::metrics::serve(
+            tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind")
+        ),
+        Err(service_kit::metrics::MetricsError::AlreadyInstalled)
+    ));
+
+    let health = service_kit::health_services().expect("health");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let layers = ServiceBuilder::new()
+        .layer(service_kit::RpcMetricsLayer::new())
+        .layer(service_kit::RequestSizeLimitLayer::new(64));
+    let server = tokio::spawn(
+        Server::builder()
+            .layer(layers)
+            .add_routes(health.routes)
+            .serve_with_incoming(service_kit::incoming(listener)),
+    );
+
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    let mut client = HealthClient::new(channel);
+    for _ in 0..2 {
+        client
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .expect("check");
+    }
+    let unknown = client
+        .check(HealthCheckRequest {
+            service: "no.such.Service".into(),
+        })
+        .await
+        .expect_err("unknown service");
+    assert_eq!(unknown.code(), Code::NotFound);
+    let oversize = client
+        .check(HealthCheckRequest {
+            service: "x".repeat(100),
+        })
+        .await
+        .expect_err("oversize");
+    assert_eq!(oversize.code(), Code::ResourceExhausted);
+
+    let text = scrape(metrics).await;
+    let check = r#"grpc_service="grpc.health.v1.Health",grpc_method="Check""#;
+    let ok = format!(r#"{{{check},grpc_code="OK"}}"#);
+    assert!(
+        line(&text, &format!("grpc_server_handled_total{ok}")).ends_with(" 2"),
+        "{text}"
+    );
+    assert!(
+        line(
+            &text,
+            &format!(r#"grpc_server_handled_total{{{check},grpc_code="NOT_FOUND"}}"#)
+        )
+        .ends_with(" 1")
+    );
+    assert!(
+        line(
+            &text,
+            &format!(r#"grpc_server_handled_total{{{check},grpc_code="RESOURCE_EXHAUSTED"}}"#)
+        )
+        .ends_with(" 1")
+    );
+    assert!(line(&text, &format!("grpc_server_handling_seconds_count{ok}")).ends_with(" 2"));
+    assert!(
+        line(
+            &text,
+            &format!(r#"grpc_server_handling_seconds_bucket{{{check},grpc_code="OK",le="+Inf"}}"#)
+        )
+        .ends_with(" 2")
+    );
+    assert!(line(&text, &format!("grpc_server_in_flight{{{check}}}")).ends_with(" 0"));
+    assert!(
+        text.contains("# HELP grpc_server_handled_total gRPC calls completed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# TYPE grpc_server_handling_seconds histogram"),
+        "{text}"
+    );
+
+    // A path no proto defines is folded into one series.
+    let raw = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    let mut grpc = tonic::client::Grpc::new(raw);
+    grpc.ready().await.expect("ready");
+    let made_up = grpc
+        .unary::<_, (), _>(
+            tonic::Request::new(()),
+            http::uri::PathAndQuery::from_static("/made.up.Service/Random"),
+            tonic_prost::ProstCodec::<(), ()>::default(),
+        )
+        .await
+        .expect_err("unimplemented");
+    assert_eq!(made_up.code(), Code::Unimplemented);
+    let text = scrape(metrics).await;
+    assert!(line(&text, r#"grpc_server_handled_total{grpc_service="unknown",grpc_method="unknown",grpc_code="UNIMPLEMENTED"}"#).ends_with(" 1"));
+    assert!(!text.contains("made.up"), "{text}");
+
+    // The named hooks record under their documented names.
+    service_kit::metrics::prompt_rendered(5_000, 3_000);
+    service_kit::metrics::model_call(
+        "anthropic",
+        "claude",
+        "ok",
+        Duration::from_millis(1500),
+        service_kit::metrics::Tokens {
+            input: 10,
+            output: 5,
+            cache_read: 100,
+            cache_write: 0,
+        },
+    );
+    let guard = service_kit::metrics::run_active();
+    let text = scrape(metrics).await;
+    assert!(
+        line(
+            &text,
+            r#"prompt_render_chars_bucket{part="total",le="8000"}"#
+        )
+        .ends_with(" 1")
+    );
+    assert!(
+        line(
+            &text,
+            r#"agent_model_tokens_total{provider="anthropic",model="claude",kind="cache_read"}"#
+        )
+        .ends_with(" 100")
+    );
+    assert!(line(&text, "agent_runs_active ").ends_with(" 1"));
+    drop(guard);
+    assert!(line(&scrape(metrics).await, "agent_runs_active ").ends_with(" 0"));
+    server.abort();
+}

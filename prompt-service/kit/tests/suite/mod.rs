@@ -1,0 +1,2 @@
+mod logging;
+mod metrics;
