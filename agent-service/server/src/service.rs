@@ -59,7 +59,9 @@ impl AgentServiceImpl {
             max_steps,
             queue_mode,
         };
-        self.runtime.submit(spec).await.map_err(status_of)
+        let submitted = self.runtime.submit(spec).await.map_err(status_of)?;
+        service_kit::record_session_id(&submitted.session_id);
+        Ok(submitted)
     }
 
     /// Serves `runtime`.

@@ -262,11 +262,15 @@ pub fn run_active() -> GaugeGuard {
     GaugeGuard::new(RUNS_ACTIVE)
 }
 
-/// Counts one queued message until the guard is dropped; keep it with the
-/// queued item.
-#[must_use = "the message counts as queued only while the guard lives"]
-pub fn message_queued() -> GaugeGuard {
-    GaugeGuard::new(QUEUE_DEPTH)
+/// Moves the queue-depth gauge by `delta` messages (the runtime reports each
+/// change of a session's queue as it releases the queue's lock).
+pub fn queue_depth_changed(delta: f64) {
+    let gauge = ::metrics::gauge!(QUEUE_DEPTH);
+    if delta >= 0.0 {
+        gauge.increment(delta);
+    } else {
+        gauge.decrement(-delta);
+    }
 }
 
 /// Adds one to a gauge on creation and takes it away on drop.

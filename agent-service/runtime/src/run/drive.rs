@@ -73,7 +73,10 @@ async fn isolated(
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
     let (runtime, session, out) = (Arc::clone(runtime), Arc::clone(session), out.clone());
-    let task = tokio::spawn(async move { turns::run_once(&runtime, &session, &start, &out).await });
+    let task = tokio::spawn(async move {
+        let _active = service_kit::metrics::run_active();
+        turns::run_once(&runtime, &session, &start, &out).await
+    });
     match task.await {
         Ok(result) => result,
         Err(error) => Err(RuntimeError::Internal(format!(

@@ -14,6 +14,7 @@ use openclaw_transcript::{
     AssistantMessage, ContentBlock, EntryBody, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent, UserMessage,
 };
+use service_kit::metrics::Tokens;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -171,6 +172,7 @@ pub(crate) async fn run_once(
             _ => (false, Vec::new()),
         };
         if prefix_changed {
+            service_kit::metrics::stable_prefix_changed(&s.agent.id);
             tracing::info!(changed = ?changed_sections, "stable prompt prefix changed since the previous model call");
         }
         out.emit(RunEvent::ModelCall {
@@ -428,6 +430,7 @@ async fn call_model(
     cancel: &CancellationToken,
     deadline: Instant,
 ) -> Result<AssistantMessage, RuntimeError> {
+    let began = Instant::now();
     let (ptx, mut prx) = mpsc::channel::<StreamEvent>(STREAM_BUFFER);
     let policy = RetryPolicy {
         deadline: deadline.saturating_duration_since(Instant::now()),
@@ -485,7 +488,32 @@ async fn call_model(
         }
     };
     let (result, ()) = tokio::join!(call, forward);
+    let (outcome, tokens) = match &result {
+        Ok(reply) if reply.stop_reason == StopReason::Error => ("error", tokens_of(reply)),
+        Ok(reply) => ("ok", tokens_of(reply)),
+        Err(ProviderError::Cancelled) => ("aborted", Tokens::default()),
+        Err(_) => ("error", Tokens::default()),
+    };
+    service_kit::metrics::model_call(
+        &model.reference.provider,
+        &model.reference.model,
+        outcome,
+        began.elapsed(),
+        tokens,
+    );
     result.map_err(provider_error)
+}
+
+fn tokens_of(reply: &AssistantMessage) -> Tokens {
+    reply
+        .usage
+        .as_ref()
+        .map_or_else(Tokens::default, |u| Tokens {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+        })
 }
 
 fn provider_error(error: ProviderError) -> RuntimeError {

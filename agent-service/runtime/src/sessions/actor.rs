@@ -131,6 +131,7 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
     while let Some(command) = rx.recv().await {
         match command {
             Command::Append { bodies, sync, ack } => {
+                let began = std::time::Instant::now();
                 let result = with_open(&mut open, &spec, &clock, move |o| {
                     let mut written = Vec::with_capacity(bodies.len());
                     for body in bodies {
@@ -144,6 +145,7 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
                     Ok(written)
                 })
                 .await;
+                service_kit::metrics::transcript_appended(began.elapsed(), sync);
                 if let Err(error) = &result {
                     tracing::error!(%error, "transcript append failed");
                 }

@@ -3,9 +3,12 @@
 //! fingerprint (for cache-break diagnostics) and the registry of background
 //! commands started by `exec`.
 
-use std::sync::{
-    Arc, Mutex, MutexGuard, PoisonError,
-    atomic::{AtomicBool, Ordering},
+use std::{
+    ops::{Deref, DerefMut},
+    sync::{
+        Arc, Mutex, MutexGuard, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use openclaw_tools::ProcessRegistry;
@@ -55,8 +58,11 @@ impl Default for SessionExtras {
 
 impl SessionExtras {
     /// The queue, locked for a short update (never held across an await).
-    pub fn queue(&self) -> MutexGuard<'_, QueueState> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    /// When the lock is released the queue-depth gauge follows the change.
+    pub fn queue(&self) -> QueueLock<'_> {
+        let state = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = state.queued();
+        QueueLock { state, before }
     }
 
     /// True while a run is active.
@@ -108,4 +114,40 @@ impl SessionExtras {
     pub fn release_collect_timer(&self) {
         self.collect_timer.store(false, Ordering::Release);
     }
+}
+
+/// The locked queue of a session; see [`SessionExtras::queue`].
+#[derive(Debug)]
+pub struct QueueLock<'a> {
+    state: MutexGuard<'a, QueueState>,
+    before: usize,
+}
+
+impl Deref for QueueLock<'_> {
+    type Target = QueueState;
+
+    fn deref(&self) -> &QueueState {
+        &self.state
+    }
+}
+
+impl DerefMut for QueueLock<'_> {
+    fn deref_mut(&mut self) -> &mut QueueState {
+        &mut self.state
+    }
+}
+
+impl Drop for QueueLock<'_> {
+    fn drop(&mut self) {
+        let after = self.state.queued();
+        if after != self.before {
+            #[allow(clippy::cast_precision_loss, reason = "queue lengths are small")]
+            let delta = after as f64 - self.before as f64;
+            metrics_queue_depth(delta);
+        }
+    }
+}
+
+fn metrics_queue_depth(delta: f64) {
+    service_kit::metrics::queue_depth_changed(delta);
 }

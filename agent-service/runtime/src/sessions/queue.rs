@@ -240,6 +240,17 @@ impl QueueState {
         }
     }
 
+    /// Messages accepted but not yet taken by a run (steered, pending,
+    /// collected).
+    pub fn queued(&self) -> usize {
+        self.active.as_ref().map_or(0, |a| a.steer.len())
+            + self.pending.iter().map(|s| s.messages.len()).sum::<usize>()
+            + self
+                .batch
+                .as_ref()
+                .map_or(0, |b| b.messages.len() + b.folded.len())
+    }
+
     /// True when nothing is active, pending or collecting.
     pub fn is_idle(&self) -> bool {
         self.active.is_none() && self.pending.is_empty() && self.batch.is_none()

@@ -213,6 +213,32 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
         Some(0.0),
         "the finished Run stream is no longer in flight"
     );
+    // The runtime's own metrics: the demo turn is a tool call and an answer.
+    let calls = [
+        ("provider", "scripted"),
+        ("model", "demo"),
+        ("outcome", "ok"),
+    ];
+    assert_eq!(
+        support::value(&agent_metrics, "agent_model_calls_total", &calls),
+        Some(2.0)
+    );
+    assert_eq!(
+        support::value(&agent_metrics, "agent_runs_active", &[]),
+        Some(0.0)
+    );
+    // Nothing was ever queued (the series appears once something is).
+    assert_eq!(
+        support::value(&agent_metrics, "agent_queue_depth", &[]).unwrap_or(0.0),
+        0.0
+    );
+    let appends = support::value(
+        &agent_metrics,
+        "agent_transcript_append_seconds_count",
+        &[("sync", "false")],
+    )
+    .expect("transcript appends measured");
+    assert!(appends >= 4.0, "{appends}");
     let prompt_metrics = support::samples(
         &support::scrape(port_of(prompt, &compose, "PROMPT_SERVICE_METRICS_LISTEN")).await,
     );

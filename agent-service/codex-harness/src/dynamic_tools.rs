@@ -1,0 +1,91 @@
+//! Our tools as Codex dynamic tools: their specs for `thread/start` and the
+//! answer to an `item/tool/call` request.
+//!
+//! The call runs through [`ToolRegistry::call`] with the run's
+//! [`ToolContext`], so the registry's tool policy (only allowed tools are in
+//! it) and the context's workspace confinement apply exactly as in the
+//! embedded loop.
+
+use std::sync::Arc;
+
+use openclaw_tools::{ToolContext, ToolOutcome, ToolRegistry};
+use serde_json::{Value, json};
+
+/// One of our tools as Codex declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynamicToolSpec {
+    /// The function name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+}
+
+impl DynamicToolSpec {
+    /// The `thread/start.dynamicTools` entry:
+    /// `{type: "function", name, description, inputSchema}`.
+    pub fn to_codex(&self) -> Value {
+        json!({
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        })
+    }
+}
+
+/// The registry's tools, in the registry's order. Feed them to
+/// `RenderCodexTurnRequest.dynamic_tools` (name, description, and
+/// `input_schema` as JSON text) so the mapped `thread/start` declares them.
+pub fn dynamic_tool_specs(tools: &ToolRegistry) -> Vec<DynamicToolSpec> {
+    tools
+        .specs()
+        .into_iter()
+        .map(|(name, description, input_schema)| DynamicToolSpec {
+            name: name.to_owned(),
+            description,
+            input_schema,
+        })
+        .collect()
+}
+
+/// The outcome of one `item/tool/call`.
+pub(crate) struct ToolAnswer {
+    /// The JSON-RPC result: `{contentItems: [{type: "inputText", text}], success}`.
+    pub result: Value,
+    /// The tool asked to end the turn ([`ToolOutcome::EndTurn`]).
+    pub end_turn: bool,
+}
+
+/// Runs the requested tool. A namespaced call is never ours (we declare
+/// top-level functions only) and is refused like an unknown name.
+pub(crate) async fn answer(
+    tools: Arc<ToolRegistry>,
+    ctx: ToolContext,
+    params: Value,
+) -> ToolAnswer {
+    let tool = params
+        .get("tool")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let namespace = params.get("namespace").and_then(Value::as_str);
+    let arguments = params
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let outcome = match namespace {
+        Some(ns) if !ns.is_empty() => ToolOutcome::error(format!(
+            "there is no tool called {ns}.{tool}; the available tools are: {}",
+            tools.names().join(", ")
+        )),
+        _ => tools.call(&ctx, tool, arguments).await,
+    };
+    ToolAnswer {
+        result: json!({
+            "contentItems": [{"type": "inputText", "text": outcome.text()}],
+            "success": !outcome.is_error(),
+        }),
+        end_turn: matches!(outcome, ToolOutcome::EndTurn { .. }),
+    }
+}

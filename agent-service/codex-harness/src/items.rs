@@ -1,0 +1,431 @@
+//! Our transcript, built from Codex's `item/*` notifications.
+//!
+//! `turn/completed` carries only the final message, so every entry comes
+//! from the item stream: assistant text (`agentMessage`), reasoning
+//! summaries (`reasoning`), and tool calls with their results: our dynamic
+//! tools, and Codex's own work written as a call plus result pair
+//! (`commandExecution` as `codex_exec`, `fileChange` as
+//! `codex_apply_patch`, `mcpToolCall` as `mcp__<server>__<tool>`,
+//! `webSearch` as `codex_web_search`). The names use only `[A-Za-z0-9_-]`
+//! so a provider accepts them if the session later runs on the embedded
+//! loop. Items started and never completed (steer and interrupt leave
+//! `agentMessage` items open; a dead process leaves anything open) are
+//! closed by [`ItemTracker::finish`], so every tool call has its result.
+//!
+//! Each model response becomes one assistant message followed by its tool
+//! results, as in the embedded loop: `[thinking, text, toolCall…]`,
+//! results, `[text]`. A response ends with its `thread/tokenUsage/updated`
+//! (whose usage the message carries), or when text follows tool results.
+
+use std::time::Instant;
+
+use openclaw_transcript::{
+    AssistantMessage, ContentBlock, Message, StopReason, ThinkingContent, ToolCall,
+    ToolResultMessage, Usage,
+};
+use serde_json::Value;
+
+use crate::{
+    events::{HarnessEvent, TurnStatus},
+    tool_items::{kind, shorten, str_field, summarize, tool_call, tool_result},
+};
+
+/// Tool output shown in a stream event (the transcript keeps all of it).
+const EVENT_OUTPUT_CHARS: usize = 4096;
+/// The `api` written on assistant messages.
+pub const CODEX_API: &str = "codex-app-server";
+
+enum Open {
+    Agent { text: String },
+    Reasoning { text: String },
+    Tool { name: String, started: Instant },
+}
+
+/// Collects one turn's entries.
+pub(crate) struct ItemTracker {
+    entries: Vec<Message>,
+    /// The assistant message of the model response being read.
+    current: Option<AssistantMessage>,
+    /// Results of `current`'s tool calls, written after it.
+    results: Vec<Message>,
+    /// A model response ended (`thread/tokenUsage/updated` comes after each):
+    /// the next output starts a new assistant message.
+    boundary: bool,
+    open: Vec<(String, Open)>,
+    provider: String,
+    model: String,
+    final_text: String,
+    /// The last partial (never completed) assistant text.
+    partial: String,
+    total: Usage,
+    unassigned: Option<Usage>,
+}
+
+/// What a finished tracker hands back.
+pub(crate) struct Finished {
+    pub entries: Vec<Message>,
+    pub final_text: String,
+    pub usage: Usage,
+    pub events: Vec<HarnessEvent>,
+}
+
+impl ItemTracker {
+    pub(crate) fn new(provider: &str, model: &str) -> Self {
+        Self {
+            entries: Vec::new(),
+            current: None,
+            results: Vec::new(),
+            boundary: false,
+            open: Vec::new(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            final_text: String::new(),
+            partial: String::new(),
+            total: Usage::default(),
+            unassigned: None,
+        }
+    }
+
+    /// `item/started`.
+    pub(crate) fn started(&mut self, params: &Value) -> Vec<HarnessEvent> {
+        let item = &params["item"];
+        let Some(id) = item.get("id").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        let at = timestamp(params, "startedAtMs");
+        match kind(item) {
+            "agentMessage" => {
+                let text = str_field(item, "text").to_owned();
+                self.open.push((id.to_owned(), Open::Agent { text }));
+                Vec::new()
+            }
+            "reasoning" => {
+                let text = String::new();
+                self.open.push((id.to_owned(), Open::Reasoning { text }));
+                Vec::new()
+            }
+            _ => match tool_call(item) {
+                Some((name, arguments)) => {
+                    let summary = summarize(&name, &arguments);
+                    self.push_call(id, &name, arguments, at);
+                    let started = Instant::now();
+                    let open = Open::Tool {
+                        name: name.clone(),
+                        started,
+                    };
+                    self.open.push((id.to_owned(), open));
+                    vec![HarnessEvent::ToolStarted {
+                        call_id: id.to_owned(),
+                        name,
+                        summary,
+                    }]
+                }
+                None => Vec::new(),
+            },
+        }
+    }
+
+    /// `item/agentMessage/delta`.
+    pub(crate) fn agent_delta(&mut self, params: &Value) -> Option<HarnessEvent> {
+        let id = params.get("itemId").and_then(Value::as_str)?;
+        let delta = str_field(params, "delta");
+        match self.find(id) {
+            Some(Open::Agent { text }) => text.push_str(delta),
+            _ => self.open.push((
+                id.to_owned(),
+                Open::Agent {
+                    text: delta.to_owned(),
+                },
+            )),
+        }
+        Some(HarnessEvent::TextDelta(delta.to_owned()))
+    }
+
+    /// `item/reasoning/summaryTextDelta` and `item/reasoning/textDelta`.
+    pub(crate) fn reasoning_delta(&mut self, params: &Value) -> Option<HarnessEvent> {
+        let id = params.get("itemId").and_then(Value::as_str)?;
+        let delta = str_field(params, "delta");
+        if let Some(Open::Reasoning { text }) = self.find(id) {
+            text.push_str(delta);
+        }
+        Some(HarnessEvent::ThinkingDelta(delta.to_owned()))
+    }
+
+    /// `item/completed`.
+    pub(crate) fn completed(&mut self, params: &Value) -> Vec<HarnessEvent> {
+        let item = &params["item"];
+        let Some(id) = item.get("id").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        let at = timestamp(params, "completedAtMs");
+        let open = self
+            .open
+            .iter()
+            .position(|(open_id, _)| open_id == id)
+            .map(|i| self.open.remove(i).1);
+        match kind(item) {
+            "agentMessage" => {
+                let streamed = match open {
+                    Some(Open::Agent { text }) => text,
+                    _ => String::new(),
+                };
+                let text = match str_field(item, "text") {
+                    "" => streamed,
+                    full => full.to_owned(),
+                };
+                if !text.is_empty() {
+                    self.final_text.clone_from(&text);
+                    self.output(at, false)
+                        .content
+                        .push(ContentBlock::text(text));
+                }
+                Vec::new()
+            }
+            "reasoning" => {
+                let summary: Vec<&str> = item
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .map(|parts| parts.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let text = match (summary.join("\n\n"), open) {
+                    (joined, _) if !joined.is_empty() => joined,
+                    (_, Some(Open::Reasoning { text })) => text,
+                    _ => String::new(),
+                };
+                if !text.is_empty() {
+                    let block = ContentBlock::Thinking(ThinkingContent {
+                        thinking: text,
+                        thinking_signature: None,
+                    });
+                    self.output(at, false).content.push(block);
+                }
+                Vec::new()
+            }
+            _ => {
+                let Some((name, arguments)) = tool_call(item) else {
+                    return Vec::new();
+                };
+                let started = match open {
+                    Some(Open::Tool { started, .. }) => started,
+                    _ => {
+                        // Completed without a start: record the call now.
+                        self.push_call(id, &name, arguments, at);
+                        Instant::now()
+                    }
+                };
+                let (text, is_error) = tool_result(item);
+                let duration_ms = item
+                    .get("durationMs")
+                    .and_then(Value::as_u64)
+                    .unwrap_or_else(|| millis(started));
+                self.push_result(id, &name, &text, is_error, at);
+                vec![HarnessEvent::ToolFinished {
+                    call_id: id.to_owned(),
+                    name,
+                    is_error,
+                    output: shorten(&text, EVENT_OUTPUT_CHARS),
+                    duration_ms,
+                }]
+            }
+        }
+    }
+
+    /// `thread/tokenUsage/updated` (its `last` breakdown).
+    pub(crate) fn usage(&mut self, params: &Value) -> Option<HarnessEvent> {
+        let last = params.get("tokenUsage")?.get("last")?;
+        let n = |key: &str| last.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let cached = n("cachedInputTokens");
+        let usage = Usage {
+            input: n("inputTokens").saturating_sub(cached),
+            output: n("outputTokens"),
+            cache_read: cached,
+            cache_write: n("cacheWriteInputTokens"),
+            total_tokens: n("totalTokens"),
+            cost: None,
+        };
+        add(&mut self.total, &usage);
+        let slot = match self.current.as_mut() {
+            Some(message) => &mut message.usage,
+            None => &mut self.unassigned,
+        };
+        add(slot.get_or_insert_with(Usage::default), &usage);
+        self.boundary = true;
+        Some(HarnessEvent::Usage(usage))
+    }
+
+    /// User messages steered into the turn, at this point of the
+    /// transcript. `turn/steer` abandons the model stream at once and the
+    /// open `agentMessage` never completes: its partial text is closed here,
+    /// before the steered messages, as an aborted reply.
+    pub(crate) fn steered(&mut self, messages: &[String]) {
+        let at = now_ms();
+        let (agents, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|(_, open)| matches!(open, Open::Agent { .. }));
+        self.open = rest;
+        for (_, open) in agents {
+            if let Open::Agent { text } = open {
+                self.close_partial(text, at);
+            }
+        }
+        self.flush();
+        for text in messages {
+            self.entries
+                .push(Message::User(openclaw_transcript::UserMessage {
+                    content: openclaw_transcript::UserContent::Text(text.clone()),
+                    timestamp: at,
+                }));
+        }
+    }
+
+    fn close_partial(&mut self, text: String, at: i64) {
+        if text.is_empty() {
+            return;
+        }
+        let message = self.output(at, false);
+        message.content.push(ContentBlock::text(text.clone()));
+        message.stop_reason = StopReason::Aborted;
+        self.partial = text;
+    }
+
+    /// A tool call is still running (steering waits for it, SPEC R-11).
+    pub(crate) fn tool_in_flight(&self) -> bool {
+        self.open
+            .iter()
+            .any(|(_, open)| matches!(open, Open::Tool { .. }))
+    }
+
+    /// Closes every dangling item and hands the entries over.
+    pub(crate) fn finish(mut self, status: &TurnStatus) -> Finished {
+        let at = now_ms();
+        let mut events = Vec::new();
+        for (id, open) in std::mem::take(&mut self.open) {
+            match open {
+                Open::Agent { text } => self.close_partial(text, at),
+                Open::Reasoning { .. } => {}
+                Open::Tool { name, started } => {
+                    let text = match status {
+                        TurnStatus::ProcessExited { .. } => {
+                            "The Codex app-server exited before this call finished; it may or may not have taken effect."
+                        }
+                        _ => {
+                            "The turn ended before this call finished; it may or may not have taken effect."
+                        }
+                    };
+                    self.push_result(&id, &name, text, true, at);
+                    events.push(HarnessEvent::ToolFinished {
+                        call_id: id,
+                        name,
+                        is_error: true,
+                        output: text.to_owned(),
+                        duration_ms: millis(started),
+                    });
+                }
+            }
+        }
+        if let TurnStatus::Failed { message } = status {
+            let entry = self.output(at, false);
+            entry.stop_reason = StopReason::Error;
+            entry.error_message = Some(message.clone());
+        }
+        if self.final_text.is_empty() {
+            self.final_text = std::mem::take(&mut self.partial);
+        }
+        self.flush();
+        Finished {
+            entries: self.entries,
+            final_text: self.final_text,
+            usage: self.total,
+            events,
+        }
+    }
+
+    fn find(&mut self, id: &str) -> Option<&mut Open> {
+        self.open
+            .iter_mut()
+            .find(|(open_id, _)| open_id == id)
+            .map(|(_, open)| open)
+    }
+
+    /// The assistant message new output goes into: a new one after a model
+    /// response ended, and for text or reasoning after tool results (the
+    /// model answered them). Calls of one response share a message, as
+    /// Codex runs them one after the other.
+    fn output(&mut self, at: i64, call: bool) -> &mut AssistantMessage {
+        if self.boundary || (!call && !self.results.is_empty()) {
+            self.flush();
+        }
+        let (provider, model, usage) = (&self.provider, &self.model, &mut self.unassigned);
+        self.current.get_or_insert_with(|| AssistantMessage {
+            content: Vec::new(),
+            provider: provider.clone(),
+            model: model.clone(),
+            api: Some(CODEX_API.to_owned()),
+            usage: usage.take(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            timestamp: at,
+        })
+    }
+
+    /// Writes the current assistant message and its results.
+    fn flush(&mut self) {
+        if let Some(message) = self.current.take() {
+            self.entries.push(Message::Assistant(message));
+        }
+        self.entries.append(&mut self.results);
+        self.boundary = false;
+    }
+
+    fn push_call(&mut self, id: &str, name: &str, arguments: Value, at: i64) {
+        let message = self.output(at, true);
+        message.content.push(ContentBlock::ToolCall(ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments,
+        }));
+        message.stop_reason = StopReason::ToolUse;
+    }
+
+    fn push_result(&mut self, id: &str, name: &str, text: &str, is_error: bool, at: i64) {
+        self.results.push(Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.to_owned(),
+            tool_name: name.to_owned(),
+            content: vec![ContentBlock::text(text)],
+            is_error,
+            details: None,
+            timestamp: at,
+        }));
+    }
+}
+
+fn add(total: &mut Usage, usage: &Usage) {
+    total.input += usage.input;
+    total.output += usage.output;
+    total.cache_read += usage.cache_read;
+    total.cache_write += usage.cache_write;
+    total.total_tokens += usage.total_tokens;
+}
+
+fn timestamp(params: &Value, key: &str) -> i64 {
+    params
+        .get(key)
+        .or_else(|| params["item"].get(key))
+        .and_then(Value::as_i64)
+        .unwrap_or_else(now_ms)
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "items_tests.rs"]
+mod tests;

@@ -1,0 +1,184 @@
+use serde_json::json;
+
+use super::*;
+
+fn started(item: Value) -> Value {
+    json!({"threadId": "t", "turnId": "u", "item": item, "startedAtMs": 1000})
+}
+
+fn completed(item: Value) -> Value {
+    json!({"threadId": "t", "turnId": "u", "item": item, "completedAtMs": 2000})
+}
+
+fn usage(input: u64, cached: u64, output: u64) -> Value {
+    json!({"tokenUsage": {"last": {
+        "inputTokens": input, "cachedInputTokens": cached, "outputTokens": output,
+        "totalTokens": input + output, "cacheWriteInputTokens": 0, "reasoningOutputTokens": 0,
+    }, "total": {}}})
+}
+
+fn text_of(message: &Message) -> Vec<String> {
+    let blocks = match message {
+        Message::Assistant(a) => &a.content,
+        Message::ToolResult(r) => &r.content,
+        _ => return Vec::new(),
+    };
+    blocks
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) => format!("text:{}", t.text),
+            ContentBlock::Thinking(t) => format!("thinking:{}", t.thinking),
+            ContentBlock::ToolCall(c) => format!("call:{}:{}:{}", c.id, c.name, c.arguments),
+            _ => "other".to_owned(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_text_turn_is_one_assistant_message_with_its_usage() {
+    let mut t = ItemTracker::new("codex", "m");
+    t.started(&started(
+        json!({"type": "userMessage", "id": "u1", "content": []}),
+    ));
+    t.completed(&completed(
+        json!({"type": "userMessage", "id": "u1", "content": []}),
+    ));
+    t.started(&started(
+        json!({"type": "agentMessage", "id": "msg", "text": ""}),
+    ));
+    let delta = json!({"itemId": "msg", "delta": "Hel"});
+    assert_eq!(
+        t.agent_delta(&delta),
+        Some(HarnessEvent::TextDelta("Hel".to_owned()))
+    );
+    t.agent_delta(&json!({"itemId": "msg", "delta": "lo"}));
+    t.completed(&completed(
+        json!({"type": "agentMessage", "id": "msg", "text": "Hello"}),
+    ));
+    t.usage(&usage(100, 40, 5));
+    let done = t.finish(&TurnStatus::Completed);
+    assert_eq!(done.final_text, "Hello");
+    assert_eq!(done.entries.len(), 1);
+    let Message::Assistant(message) = &done.entries[0] else {
+        panic!("assistant expected: {:?}", done.entries);
+    };
+    assert_eq!(text_of(&done.entries[0]), ["text:Hello"]);
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    assert_eq!(message.timestamp, 2000);
+    assert_eq!(message.api.as_deref(), Some(CODEX_API));
+    let expected = Usage {
+        input: 60,
+        output: 5,
+        cache_read: 40,
+        cache_write: 0,
+        total_tokens: 105,
+        cost: None,
+    };
+    assert_eq!(message.usage.as_ref(), Some(&expected));
+    assert_eq!(done.usage, expected);
+}
+
+#[test]
+fn tool_items_become_call_and_result_pairs() {
+    let mut t = ItemTracker::new("codex", "m");
+    t.completed(&completed(
+        json!({"type": "reasoning", "id": "r", "summary": ["Think."], "content": []}),
+    ));
+    t.completed(&completed(
+        json!({"type": "agentMessage", "id": "a", "text": "Checking."}),
+    ));
+    let dynamic = json!({"type": "dynamicToolCall", "id": "call_1", "namespace": null,
+        "tool": "lookup", "arguments": {"query": "plum"}, "status": "inProgress"});
+    let events = t.started(&started(dynamic));
+    assert_eq!(
+        events,
+        [HarnessEvent::ToolStarted {
+            call_id: "call_1".to_owned(),
+            name: "lookup".to_owned(),
+            summary: "lookup: plum".to_owned(),
+        }]
+    );
+    let exec = json!({"type": "commandExecution", "id": "call_2", "command": "touch x",
+        "cwd": "/ws", "status": "inProgress"});
+    t.started(&started(exec));
+    assert!(t.tool_in_flight());
+    t.completed(&completed(
+        json!({"type": "dynamicToolCall", "id": "call_1",
+        "namespace": null, "tool": "lookup", "arguments": {"query": "plum"},
+        "status": "completed", "success": true, "durationMs": 3,
+        "contentItems": [{"type": "inputText", "text": "a fruit"}]}),
+    ));
+    let events = t.completed(&completed(
+        json!({"type": "commandExecution", "id": "call_2",
+        "command": "touch x", "cwd": "/ws", "status": "declined", "exitCode": null,
+        "aggregatedOutput": null}),
+    ));
+    assert!(
+        matches!(&events[..], [HarnessEvent::ToolFinished { is_error: true, name, .. }] if name == "codex_exec")
+    );
+    assert!(!t.tool_in_flight());
+    t.completed(&completed(
+        json!({"type": "agentMessage", "id": "b", "text": "Done."}),
+    ));
+    let done = t.finish(&TurnStatus::Completed);
+    let rendered: Vec<Vec<String>> = done.entries.iter().map(text_of).collect();
+    assert_eq!(
+        rendered,
+        [
+            vec![
+                "thinking:Think.".to_owned(),
+                "text:Checking.".to_owned(),
+                "call:call_1:lookup:{\"query\":\"plum\"}".to_owned(),
+                "call:call_2:codex_exec:{\"command\":\"touch x\",\"cwd\":\"/ws\"}".to_owned(),
+            ],
+            vec!["text:a fruit".to_owned()],
+            vec![
+                "text:The command was declined by the approval policy and did not run.".to_owned()
+            ],
+            vec!["text:Done.".to_owned()],
+        ]
+    );
+    assert!(
+        matches!(&done.entries[0], Message::Assistant(a) if a.stop_reason == StopReason::ToolUse)
+    );
+    assert!(
+        matches!(&done.entries[2], Message::ToolResult(r) if r.is_error && r.tool_name == "codex_exec")
+    );
+    assert_eq!(done.final_text, "Done.");
+}
+
+#[test]
+fn dangling_items_are_closed_at_the_end_of_the_turn() {
+    let mut t = ItemTracker::new("codex", "m");
+    let exec = json!({"type": "commandExecution", "id": "c", "command": "sleep 9",
+        "cwd": "/ws", "status": "inProgress"});
+    t.started(&started(exec));
+    t.started(&started(
+        json!({"type": "agentMessage", "id": "a", "text": ""}),
+    ));
+    t.agent_delta(&json!({"itemId": "a", "delta": "partial"}));
+    let detail = "signal: 9 (SIGKILL)".to_owned();
+    let done = t.finish(&TurnStatus::ProcessExited { detail });
+    assert_eq!(done.final_text, "partial");
+    assert!(matches!(
+        &done.events[..],
+        [HarnessEvent::ToolFinished { is_error: true, .. }]
+    ));
+    let rendered: Vec<Vec<String>> = done.entries.iter().map(text_of).collect();
+    assert_eq!(rendered.len(), 3, "{rendered:?}");
+    assert!(rendered[1][0].contains("exited before this call finished"));
+    assert_eq!(rendered[2], ["text:partial"]);
+    assert!(
+        matches!(&done.entries[2], Message::Assistant(a) if a.stop_reason == StopReason::Aborted)
+    );
+}
+
+#[test]
+fn a_failed_turn_ends_with_an_error_message() {
+    let t = ItemTracker::new("codex", "m");
+    let done = t.finish(&TurnStatus::Failed {
+        message: "boom".to_owned(),
+    });
+    assert!(matches!(&done.entries[..], [Message::Assistant(a)]
+        if a.stop_reason == StopReason::Error && a.error_message.as_deref() == Some("boom")));
+}

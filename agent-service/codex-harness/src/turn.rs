@@ -1,0 +1,423 @@
+//! One turn: `turn/start`, then the thread's traffic until `turn/completed`
+//! (or the process dies), answering Codex's requests and turning its items
+//! into events and transcript entries.
+
+use std::{sync::Arc, time::Duration};
+
+use serde_json::{Value, json};
+use tokio::{
+    sync::mpsc,
+    task::JoinSet,
+    time::{Instant, sleep_until},
+};
+
+use crate::{
+    approvals::{ApprovalKind, ApprovalRecord, Decision},
+    dynamic_tools::{self, ToolAnswer},
+    error::HarnessError,
+    events::{HarnessEvent, TurnOutcome, TurnStatus},
+    items::ItemTracker,
+    process::AppServer,
+    projection,
+    rpc::{Connection, Inbound},
+    runner::TurnInput,
+    steer::{SteerQueue, steer_params},
+    thread::BoundThread,
+};
+
+/// JSON-RPC "method not found", for requests we do not serve.
+const METHOD_NOT_FOUND: i64 = -32601;
+/// How long an interrupted turn may take to report `turn/completed`
+/// (observed: about 10 ms) before the harness stops waiting for it.
+const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
+
+/// What the caller can do to a running turn.
+#[derive(Debug)]
+pub(crate) enum Control {
+    /// Queue a steer message.
+    Steer(String),
+    /// Interrupt the turn.
+    Interrupt,
+}
+
+/// Runs one turn on a bound thread. Errors are failures before Codex
+/// accepted `turn/start`; after that, every ending is a [`TurnOutcome`].
+pub(crate) async fn run(
+    server: &Arc<AppServer>,
+    input: TurnInput,
+    thread: BoundThread,
+    projection: Option<String>,
+    mut controls: mpsc::Receiver<Control>,
+    events: &mpsc::Sender<HarnessEvent>,
+    debounce: Duration,
+) -> Result<TurnOutcome, HarnessError> {
+    let conn = &server.conn;
+    let mut subscription = conn.subscribe(&thread.id)?;
+    let params = turn_params(&input.params.turn_start, &thread.id, projection.as_deref())?;
+    let result = conn.request("turn/start", params).await?;
+    let turn_id = result
+        .get("turn")
+        .and_then(|t| t.get("id"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| HarnessError::protocol("turn/start", "no turn.id in the result"))?
+        .to_owned();
+    emit(
+        events,
+        HarnessEvent::TurnStarted {
+            thread_id: thread.id.clone(),
+            turn_id: turn_id.clone(),
+        },
+    )
+    .await;
+
+    let provider = if thread.info.provider.is_empty() {
+        "codex"
+    } else {
+        &thread.info.provider
+    };
+    let mut items = ItemTracker::new(provider, &thread.info.model);
+    let mut steers = SteerQueue::new(debounce);
+    let mut undelivered: Vec<String> = Vec::new();
+    let mut approvals: Vec<ApprovalRecord> = Vec::new();
+    let mut tools: JoinSet<(Value, ToolAnswer)> = JoinSet::new();
+    let mut interrupting = false;
+    let mut give_up = Instant::now();
+    let mut controls_open = true;
+    // The run's token interrupts the turn; our own token (its child) also
+    // stops the tools when the turn is interrupted another way.
+    let cancel = input.tool_ctx.cancel.clone();
+    let mut tool_ctx = input.tool_ctx.clone();
+    tool_ctx.cancel = cancel.child_token();
+
+    let status = loop {
+        // Steering waits while a tool call runs (SPEC R-11).
+        let steer_due = steers
+            .deadline()
+            .filter(|_| !interrupting && !items.tool_in_flight() && tools.is_empty());
+        let interrupt = tokio::select! {
+            inbound = subscription.rx.recv() => {
+                let Some(inbound) = inbound else {
+                    break TurnStatus::ProcessExited { detail: "the connection closed".to_owned() };
+                };
+                match inbound {
+                    Inbound::Closed { detail } => break TurnStatus::ProcessExited { detail },
+                    Inbound::Notification { method, params } => {
+                        if method == "turn/completed" && completes(&params, &turn_id) {
+                            break status_of(&params["turn"]);
+                        }
+                        for event in notification(&mut items, &method, &params) {
+                            emit(events, event).await;
+                        }
+                        false
+                    }
+                    Inbound::Request { id, method, params } => {
+                        if method == "item/tool/call" {
+                            let (registry, ctx) = (Arc::clone(&input.tools), tool_ctx.clone());
+                            tools.spawn(async move {
+                                (id, dynamic_tools::answer(registry, ctx, params).await)
+                            });
+                        } else if let Some(record) = answer(conn, &input, id, &method, &params).await {
+                            emit(events, HarnessEvent::Approval(record.clone())).await;
+                            approvals.push(record);
+                        }
+                        false
+                    }
+                }
+            }
+            Some(done) = tools.join_next(), if !tools.is_empty() => {
+                match done {
+                    Ok((id, answer)) => {
+                        reply(conn, id, answer.result).await;
+                        answer.end_turn
+                    }
+                    Err(error) => {
+                        // The task panicked or was aborted; Codex still waits, but
+                        // the request id went with the task: end the turn.
+                        tracing::warn!(%error, "a dynamic tool task failed");
+                        true
+                    }
+                }
+            }
+            control = controls.recv(), if controls_open => match control {
+                Some(Control::Steer(text)) => {
+                    steers.push(text, Instant::now());
+                    false
+                }
+                Some(Control::Interrupt) => true,
+                None => {
+                    controls_open = false;
+                    false
+                }
+            },
+            () = cancel.cancelled(), if !interrupting => true,
+            () = sleep_until(give_up), if interrupting => {
+                tracing::warn!(turn_id = %turn_id, "no turn/completed after turn/interrupt; ending the turn anyway");
+                break TurnStatus::Interrupted;
+            }
+            () = sleep_until(steer_due.unwrap_or_else(Instant::now)), if steer_due.is_some() => {
+                let batch = steers.take();
+                let params = steer_params(&thread.id, &turn_id, &batch);
+                match conn.request("turn/steer", params).await {
+                    Ok(_) => {
+                        items.steered(&batch);
+                        emit(events, HarnessEvent::Steered { messages: batch }).await;
+                    }
+                    Err(error) => {
+                        tracing::info!(%error, "turn/steer was refused; the messages stay queued for a later turn");
+                        undelivered.extend(batch);
+                    }
+                }
+                false
+            }
+        };
+        if interrupt && !interrupting {
+            interrupting = true;
+            give_up = Instant::now() + INTERRUPT_WAIT;
+            tool_ctx.cancel.cancel();
+            let params = json!({"threadId": thread.id, "turnId": turn_id});
+            if let Err(error) = conn.request("turn/interrupt", params).await {
+                tracing::info!(%error, "turn/interrupt failed");
+            }
+        }
+    };
+    // Unanswered tool calls die with the turn.
+    tools.abort_all();
+    drop(subscription);
+
+    let finished = items.finish(&status);
+    for event in finished.events {
+        emit(events, event).await;
+    }
+    undelivered.extend(steers.take());
+    while let Ok(control) = controls.try_recv() {
+        if let Control::Steer(text) = control {
+            undelivered.push(text);
+        }
+    }
+    Ok(TurnOutcome {
+        thread_id: thread.id,
+        binding: thread.binding,
+        turn_id,
+        status,
+        entries: finished.entries,
+        final_text: finished.final_text,
+        usage: finished.usage,
+        approvals,
+        undelivered_steers: undelivered,
+    })
+}
+
+/// The mapped `turn/start` params on this thread, with the projection in
+/// front of the first text input when there is one.
+fn turn_params(
+    params: &Value,
+    thread_id: &str,
+    projection: Option<&str>,
+) -> Result<Value, HarnessError> {
+    let mut params = params.clone();
+    let Some(object) = params.as_object_mut() else {
+        return Err(HarnessError::InvalidInput {
+            field: "params.turn_start",
+            reason: "must be a JSON object".to_owned(),
+        });
+    };
+    object.insert("threadId".to_owned(), json!(thread_id));
+    if let Some(projection) = projection {
+        let input = object
+            .entry("input")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(items) = input.as_array_mut() else {
+            return Err(HarnessError::InvalidInput {
+                field: "params.turn_start.input",
+                reason: "must be an array".to_owned(),
+            });
+        };
+        let first_text = items
+            .iter_mut()
+            .find(|item| item.get("type").and_then(Value::as_str) == Some("text"));
+        match first_text {
+            Some(item) => {
+                let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
+                item["text"] = json!(projection::with_projection(projection, text));
+            }
+            None => items.insert(
+                0,
+                json!({"type": "text", "text": projection, "text_elements": []}),
+            ),
+        }
+    }
+    Ok(params)
+}
+
+fn completes(params: &Value, turn_id: &str) -> bool {
+    params
+        .get("turn")
+        .and_then(|t| t.get("id"))
+        .and_then(Value::as_str)
+        .is_none_or(|id| id == turn_id)
+}
+
+fn status_of(turn: &Value) -> TurnStatus {
+    match turn.get("status").and_then(Value::as_str) {
+        Some("completed") => TurnStatus::Completed,
+        Some("interrupted") => TurnStatus::Interrupted,
+        other => TurnStatus::Failed {
+            message: turn
+                .get("error")
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("the turn ended with status {other:?}")),
+        },
+    }
+}
+
+/// Feeds one notification to the tracker.
+fn notification(items: &mut ItemTracker, method: &str, params: &Value) -> Vec<HarnessEvent> {
+    match method {
+        "item/started" => items.started(params),
+        "item/completed" => items.completed(params),
+        "item/agentMessage/delta" => items.agent_delta(params).into_iter().collect(),
+        // Raw reasoning text (`item/reasoning/textDelta`) is not forwarded:
+        // the summary is what a reader is shown.
+        "item/reasoning/summaryTextDelta" => items.reasoning_delta(params).into_iter().collect(),
+        "thread/tokenUsage/updated" => items.usage(params).into_iter().collect(),
+        "warning" => vec![HarnessEvent::Warning(
+            params
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        )],
+        "error" => {
+            let message = params
+                .get("error")
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            vec![HarnessEvent::Warning(format!("Codex error: {message}"))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Answers every server request other than `item/tool/call`; approvals
+/// return their record.
+async fn answer(
+    conn: &Connection,
+    input: &TurnInput,
+    id: Value,
+    method: &str,
+    params: &Value,
+) -> Option<ApprovalRecord> {
+    let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
+    let item_id = text("itemId").unwrap_or_default();
+    let (record, result) = match method {
+        "item/commandExecution/requestApproval" => {
+            let command = text("command").unwrap_or_default();
+            let (decision, reason) = input.approvals.decide_command(&command);
+            let record = ApprovalRecord {
+                kind: ApprovalKind::Command,
+                item_id,
+                subject: command,
+                decision,
+                reason,
+            };
+            (Some(record), json!({"decision": decision.as_str()}))
+        }
+        "item/fileChange/requestApproval" => {
+            let grant_root = text("grantRoot");
+            let (decision, reason) = input.approvals.decide_file_change(grant_root.as_deref());
+            let record = ApprovalRecord {
+                kind: ApprovalKind::FileChange,
+                item_id,
+                subject: text("reason").unwrap_or_default(),
+                decision,
+                reason,
+            };
+            (Some(record), json!({"decision": decision.as_str()}))
+        }
+        // Extra permissions are never granted: the sandbox chosen in the
+        // params is the boundary.
+        "item/permissions/requestApproval" => (None, json!({"permissions": {}, "scope": "turn"})),
+        "item/tool/requestUserInput" => (None, json!({"answers": {}})),
+        "mcpServer/elicitation/request" => (
+            None,
+            json!({"action": "decline", "content": null, "_meta": null}),
+        ),
+        "currentTime/read" => (
+            None,
+            json!({"currentTimeAt": crate::items::now_ms() / 1000}),
+        ),
+        // Legacy v1 approvals.
+        "execCommandApproval" | "applyPatchApproval" => (None, json!({"decision": "denied"})),
+        _ => {
+            tracing::debug!(%method, "refused an unknown Codex request");
+            if let Err(error) = conn
+                .respond_error(id, METHOD_NOT_FOUND, "not handled by OpenClaw")
+                .await
+            {
+                tracing::debug!(%error, "could not answer a Codex request");
+            }
+            return None;
+        }
+    };
+    if let Some(record) = &record {
+        tracing::info!(kind = ?record.kind, decision = record.decision.as_str(), reason = %record.reason, "answered a Codex approval request");
+        if record.decision == Decision::Decline {
+            tracing::debug!(subject = %record.subject, "declined");
+        }
+    }
+    reply(conn, id, result).await;
+    record
+}
+
+async fn reply(conn: &Connection, id: Value, result: Value) {
+    if let Err(error) = conn.respond(id, result).await {
+        tracing::debug!(%error, "could not answer a Codex request");
+    }
+}
+
+async fn emit(events: &mpsc::Sender<HarnessEvent>, event: HarnessEvent) {
+    // A listener that went away does not stop the turn.
+    let _ = events.send(event).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_projection_goes_in_front_of_the_first_text_input() {
+        let params = json!({"threadId": "", "input": [
+            {"type": "image", "url": "u"},
+            {"type": "text", "text": "hello", "text_elements": []},
+        ]});
+        let out = turn_params(&params, "t1", Some("EARLIER")).expect("params");
+        assert_eq!(out["threadId"], "t1");
+        assert_eq!(out["input"][1]["text"], "EARLIER\n\nhello");
+        let plain = turn_params(&params, "t1", None).expect("params");
+        assert_eq!(plain["input"][1]["text"], "hello");
+        let empty = turn_params(&json!({}), "t1", Some("EARLIER")).expect("params");
+        assert_eq!(empty["input"][0]["text"], "EARLIER");
+        assert!(turn_params(&json!([]), "t1", None).is_err());
+    }
+
+    #[test]
+    fn turn_statuses_map_from_codex() {
+        assert_eq!(
+            status_of(&json!({"status": "completed"})),
+            TurnStatus::Completed
+        );
+        assert_eq!(
+            status_of(&json!({"status": "interrupted"})),
+            TurnStatus::Interrupted
+        );
+        assert_eq!(
+            status_of(&json!({"status": "failed", "error": {"message": "boom"}})),
+            TurnStatus::Failed {
+                message: "boom".to_owned()
+            }
+        );
+    }
+}

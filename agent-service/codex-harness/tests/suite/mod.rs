@@ -1,0 +1,7 @@
+mod approvals;
+mod dynamic_tools;
+mod fixture;
+mod restart;
+mod steering;
+mod text_turn;
+mod version;

@@ -1,0 +1,172 @@
+//! Threads across processes: resume after a restart of the service, the
+//! projection fallback when resume fails, and a child killed mid-turn.
+
+use std::sync::Arc;
+
+use agent_testkit::FakeReply;
+use nix::{sys::signal::Signal, unistd::Pid};
+use openclaw_codex_harness::{HarnessEvent, ThreadBinding, TurnStatus};
+use openclaw_transcript::{
+    AssistantMessage, ContentBlock, Message, StopReason, UserContent, UserMessage,
+};
+use tokio::sync::mpsc;
+
+use super::fixture::{Fixture, PATIENCE, Turn, messages, run_on, slot, wait_for};
+
+fn user_and_assistant_texts(f: &Fixture, request: usize) -> Vec<(String, String)> {
+    messages(&f.requests()[request])
+        .into_iter()
+        .filter(|(role, _)| role == "user" || role == "assistant")
+        .map(|(role, parts)| (role, parts.join("|")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_service_resumes_the_stored_thread_with_its_history() {
+    let _slot = slot().await;
+    let f = Fixture::start().await;
+    f.fake.push(FakeReply::text("Noted: PLUM."));
+    let (first, _) = f.run(&Turn::new("Remember the word PLUM.")).await;
+    let first_pid = f.runner.child_pid().await;
+    f.runner.shutdown().await;
+    assert_eq!(f.runner.child_pid().await, None);
+
+    // A new agent-service: new runner, new app-server, same CODEX_HOME.
+    let runner = f.restarted_runner();
+    f.fake.push(FakeReply::text("The word was PLUM."));
+    let input = f.input(&Turn::new("Which word?").on(&first.thread_id));
+    let (second, events) = run_on(&runner, input).await;
+    assert_ne!(runner.child_pid().await, first_pid);
+    assert_eq!(second.binding, ThreadBinding::Resumed);
+    assert_eq!(second.thread_id, first.thread_id);
+    assert_eq!(second.status, TurnStatus::Completed);
+    assert!(events.contains(&HarnessEvent::ThreadReady {
+        thread_id: first.thread_id.clone(),
+        binding: ThreadBinding::Resumed,
+    }));
+
+    // The model request after the resume carries the earlier turn.
+    let texts = user_and_assistant_texts(&f, 1);
+    let position = |role: &str, text: &str| {
+        texts
+            .iter()
+            .position(|(r, t)| r == role && t == text)
+            .unwrap_or_else(|| panic!("{role} {text:?} missing from {texts:#?}"))
+    };
+    let asked = position("user", "Remember the word PLUM.");
+    let answered = position("assistant", "Noted: PLUM.");
+    let now = position("user", "Which word?");
+    assert!(asked < answered && answered < now, "{texts:#?}");
+    // Dynamic tools are part of the thread: a cold resume keeps them.
+    let requests = f.requests();
+    let tools: Vec<&str> = requests[1].body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&super::fixture::LOOKUP), "{tools:?}");
+    runner.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unresumable_thread_is_replaced_and_our_transcript_projected() {
+    let _slot = slot().await;
+    let f = Fixture::start().await;
+    let gone = "01a22c1a-0000-7000-8000-000000000000";
+    let mut turn = Turn::new("Which word?").on(gone);
+    turn.history = vec![
+        Message::User(UserMessage {
+            content: UserContent::Text("Remember the word PLUM.".to_owned()),
+            timestamp: 1,
+        }),
+        Message::Assistant(AssistantMessage {
+            content: vec![ContentBlock::text("Noted: PLUM.")],
+            provider: "openclaw".to_owned(),
+            model: "fake-model".to_owned(),
+            api: None,
+            usage: None,
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            timestamp: 2,
+        }),
+    ];
+    f.fake.push(FakeReply::text("The word was PLUM."));
+    let (outcome, _) = f.run(&turn).await;
+
+    let ThreadBinding::Replaced { previous, reason } = &outcome.binding else {
+        panic!("replaced expected: {:?}", outcome.binding);
+    };
+    assert_eq!(previous, gone);
+    assert!(!reason.is_empty());
+    assert_ne!(outcome.thread_id, gone);
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    let texts = user_and_assistant_texts(&f, 0);
+    let (role, input) = texts.last().expect("the turn input");
+    assert_eq!(role, "user");
+    assert!(
+        input.starts_with("[OpenClaw: this session's earlier Codex thread could not be resumed"),
+        "{input}"
+    );
+    assert!(
+        input.contains("\nUser: Remember the word PLUM.\nAssistant: Noted: PLUM.\n"),
+        "{input}"
+    );
+    assert!(input.ends_with("\n\nWhich word?"), "{input}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_killed_mid_turn_interrupts_the_turn_and_restarts() {
+    let _slot = slot().await;
+    let f = Fixture::start().await;
+    f.fake.push(
+        FakeReply::text("Streaming until killed.")
+            .deltas(4)
+            .stall_after(1),
+    );
+    let input = f.input(&Turn::new("Tell me about fruit."));
+    let (tx, mut rx) = mpsc::channel(1024);
+    let runner = Arc::clone(&f.runner);
+    let turn = tokio::spawn(async move { runner.run_turn(input, tx).await });
+    let mut seen = Vec::new();
+    wait_for(&mut rx, &mut seen, |e| {
+        matches!(e, HarnessEvent::TextDelta(_))
+    })
+    .await;
+    let thread_id = seen
+        .iter()
+        .find_map(|e| match e {
+            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
+            _ => None,
+        })
+        .expect("thread");
+    let pid = f.runner.child_pid().await.expect("a running child");
+    nix::sys::signal::kill(Pid::from_raw(i32::try_from(pid).unwrap()), Signal::SIGKILL)
+        .expect("SIGKILL");
+
+    let outcome = tokio::time::timeout(PATIENCE, turn)
+        .await
+        .expect("in time")
+        .expect("task")
+        .expect("an outcome, not an error");
+    let TurnStatus::ProcessExited { detail } = &outcome.status else {
+        panic!("process exit expected: {:?}", outcome.status);
+    };
+    assert!(detail.contains("signal: 9"), "{detail}");
+    assert!(outcome.status.is_interrupted());
+    assert_eq!(outcome.thread_id, thread_id);
+    let [Message::Assistant(partial)] = &outcome.entries[..] else {
+        panic!("the partial reply only: {:#?}", outcome.entries);
+    };
+    assert_eq!(partial.stop_reason, StopReason::Aborted);
+
+    // The next turn restarts the app-server and resumes the thread.
+    f.fake.push(FakeReply::text("Recovered."));
+    let (next, _) = f.run(&Turn::new("Still there?").on(&thread_id)).await;
+    assert_eq!(f.runner.spawns(), 2);
+    assert_ne!(f.runner.child_pid().await, Some(pid));
+    assert_eq!(next.binding, ThreadBinding::Resumed);
+    assert_eq!(next.thread_id, thread_id);
+    assert_eq!(next.status, TurnStatus::Completed);
+    assert_eq!(next.final_text, "Recovered.");
+}

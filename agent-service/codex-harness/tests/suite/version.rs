@@ -1,0 +1,95 @@
+//! The version check and the handshake's tolerance, against a scripted
+//! stand-in for `codex app-server` (no real binary needed).
+
+use std::{os::unix::fs::PermissionsExt, path::Path};
+
+use openclaw_codex_harness::{CodexRunner, CodexVersion, HarnessError, HarnessSettings};
+use tempfile::TempDir;
+
+/// A shell script that answers `initialize` with `user_agent` after an
+/// unknown notification (with `emittedAtMs`), puts unknown fields in the
+/// result, and prints `codex-cli <cli_version>` for `--version`.
+fn fake_codex(dir: &TempDir, user_agent: &str, cli_version: &str) -> HarnessSettings {
+    let path = dir.path().join("codex");
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "codex-cli {cli_version}"; exit 0; fi
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{{"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      printf '%s\n' '{{"method":"brandNew/notification","params":{{"x":1}},"emittedAtMs":1765000000000}}'
+      printf '{{"id":%s,"result":{{"userAgent":"{user_agent}","codexHome":"/x","platformFamily":"unix","platformOs":"linux","somethingNew":[1,2]}},"extra":true}}\n' "$id"
+      ;;
+  esac
+done
+"#
+    );
+    std::fs::write(&path, script).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut settings = HarnessSettings::new(&path);
+    settings.codex_home = Some(dir.path().to_owned());
+    settings
+}
+
+/// `runner.start()`, retrying the rare ETXTBSY of executing a script that
+/// another test thread's fork still holds open for writing.
+async fn start(settings: &HarnessSettings) -> Result<CodexVersion, HarnessError> {
+    for _ in 0..20 {
+        let runner = CodexRunner::new(settings.clone());
+        let started = runner.start().await;
+        runner.shutdown().await;
+        match started {
+            Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+    panic!("the script stayed busy");
+}
+
+#[tokio::test]
+async fn a_supported_server_passes_despite_unknown_fields_and_notifications() {
+    let dir = tempfile::tempdir().expect("dir");
+    let settings = fake_codex(&dir, "openclaw/0.171.4 (Debian 12; x86_64) test", "0.171.4");
+    let version = start(&settings).await.expect("supported");
+    assert_eq!(version.to_string(), "0.171.4");
+}
+
+#[tokio::test]
+async fn an_older_server_is_refused_with_the_supported_range() {
+    let dir = tempfile::tempdir().expect("dir");
+    let settings = fake_codex(&dir, "openclaw/0.150.2 (Debian 12; x86_64) test", "0.150.2");
+    let error = start(&settings).await.expect_err("too old");
+    assert!(
+        matches!(&error, HarnessError::UnsupportedVersion { found, .. } if found == "0.150.2"),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("0.169.x to 0.171.x"), "{message}");
+    assert!(message.contains("is Codex 0.150.2"), "{message}");
+}
+
+#[tokio::test]
+async fn without_a_version_in_the_user_agent_codex_version_decides() {
+    let dir = tempfile::tempdir().expect("dir");
+    let settings = fake_codex(&dir, "openclaw (unknown build)", "0.172.0");
+    let error = start(&settings).await.expect_err("too new");
+    assert!(
+        matches!(&error, HarnessError::UnsupportedVersion { found, .. } if found == "0.172.0"),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_binary_names_the_setting() {
+    let settings = HarnessSettings::new(Path::new("/nonexistent/codex"));
+    let runner = CodexRunner::new(settings);
+    let error = runner.start().await.expect_err("no binary");
+    assert!(matches!(error, HarnessError::Spawn { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("runtime.codex.command"),
+        "{error}"
+    );
+}
