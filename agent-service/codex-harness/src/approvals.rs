@@ -8,15 +8,11 @@
 //! (default `deny`). With no exec policy configured at all the answer is
 //! "decline" (lesson L13: unattended runs need an explicit policy).
 //!
-//! | `tools.exec.security` | `tools.exec.ask` | command approval |
-//! |---|---|---|
-//! | unset | any | ask → `askFallback` (default deny) |
-//! | `deny` | any | decline |
-//! | `allowlist` | `off` | accept when every effective command is in `safeBins`, else decline |
-//! | `allowlist` | `on-miss` / unset | accept when allowlisted, else ask → `askFallback` |
-//! | `allowlist` | `always` | ask → `askFallback` |
-//! | `full` | `off` / `on-miss` / unset | accept |
-//! | `full` | `always` | ask → `askFallback` |
+//! The decision is `openclaw_tools::ExecPolicy`'s, the same one our own
+//! `exec` tool applies (its module docs have the table): an unset
+//! `tools.exec.security` asks, `deny` declines, `allowlist` accepts what
+//! `safeBins` covers after unwrapping shells and wrappers and splitting
+//! chains, `full` accepts, and every "ask" resolves through `askFallback`.
 //!
 //! `askFallback: allowlist` accepts allowlisted commands only, `full`
 //! accepts. File changes follow the same table with "allowlisted" never
@@ -28,11 +24,9 @@
 
 use openclaw_config::{
     Config,
-    raw::{ExecAsk, ExecConfig, ExecSecurity},
+    raw::{ExecAsk, ExecSecurity},
 };
-use openclaw_tools::ToolRegistry;
-
-use crate::command::effective_programs;
+use openclaw_tools::{ExecPolicy, Judgement, ToolRegistry};
 
 /// The agent's exec policy as far as Codex approvals are concerned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,24 +91,17 @@ impl ApprovalRules {
     /// Reads `tools.exec` (falling back to the legacy `tools.bash`) from the
     /// config; `tools` is the run's registry after tool policy.
     pub fn from_config(config: &Config, tools: &ToolRegistry) -> Self {
-        let raw = config.raw().tools.as_ref();
-        // `tools.exec` wins key by key; the legacy `tools.bash` fills gaps.
-        let layers: Vec<&ExecConfig> = raw
-            .map(|t| {
-                [t.exec.as_ref(), t.bash.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            })
-            .unwrap_or_default();
+        let ExecPolicy {
+            security,
+            ask,
+            ask_fallback,
+            safe_bins,
+        } = ExecPolicy::from_config(config);
         Self {
-            security: layers.iter().find_map(|e| e.security),
-            ask: layers.iter().find_map(|e| e.ask),
-            ask_fallback: layers.iter().find_map(|e| e.ask_fallback),
-            safe_bins: layers
-                .iter()
-                .find_map(|e| e.safe_bins.clone())
-                .unwrap_or_default(),
+            security,
+            ask,
+            ask_fallback,
+            safe_bins,
             file_writes: ["write", "edit", "apply_patch"]
                 .iter()
                 .any(|name| tools.get(name).is_some()),
@@ -134,11 +121,7 @@ impl ApprovalRules {
 
     /// Decides a command approval.
     pub fn decide_command(&self, command: &str) -> (Decision, String) {
-        let allowlisted = match effective_programs(command) {
-            Some(programs) => !programs.is_empty() && programs.iter().all(|p| self.is_safe_bin(p)),
-            None => false,
-        };
-        self.decide(allowlisted, "the command")
+        decision(self.exec_policy().judge_command(command))
     }
 
     /// Decides a file-change approval.
@@ -155,57 +138,27 @@ impl ApprovalRules {
                 "tool policy gives this agent no file-writing tool".to_owned(),
             );
         }
-        self.decide(false, "the file change")
+        decision(self.exec_policy().judge(false, "the file change"))
     }
 
-    fn decide(&self, allowlisted: bool, what: &str) -> (Decision, String) {
-        let ask = self.ask.unwrap_or(ExecAsk::OnMiss);
-        match (self.security, ask) {
-            (None, _) => self.fallback(
-                allowlisted,
-                "no tools.exec.security is configured and nobody can approve an unattended run",
-            ),
-            (Some(ExecSecurity::Deny), _) => {
-                (Decision::Decline, "tools.exec.security is deny".to_owned())
-            }
-            (Some(_), ExecAsk::Always) => self.fallback(allowlisted, "tools.exec.ask is always"),
-            (Some(ExecSecurity::Full), _) => {
-                (Decision::Accept, "tools.exec.security is full".to_owned())
-            }
-            (Some(ExecSecurity::Allowlist), _) if allowlisted => (
-                Decision::Accept,
-                format!("{what} is covered by tools.exec.safeBins"),
-            ),
-            (Some(ExecSecurity::Allowlist), ExecAsk::Off) => (
-                Decision::Decline,
-                format!("{what} is not covered by tools.exec.safeBins"),
-            ),
-            (Some(ExecSecurity::Allowlist), _) => self.fallback(
-                false,
-                &format!("{what} is not covered by tools.exec.safeBins"),
-            ),
+    /// The shared exec policy these rules stand for.
+    fn exec_policy(&self) -> ExecPolicy {
+        ExecPolicy {
+            security: self.security,
+            ask: self.ask,
+            ask_fallback: self.ask_fallback,
+            safe_bins: self.safe_bins.clone(),
         }
     }
+}
 
-    /// "Ask", with nobody to ask.
-    fn fallback(&self, allowlisted: bool, why: &str) -> (Decision, String) {
-        let fallback = self.ask_fallback.unwrap_or(ExecSecurity::Deny);
-        let decision = match fallback {
-            ExecSecurity::Full => Decision::Accept,
-            ExecSecurity::Allowlist if allowlisted => Decision::Accept,
-            ExecSecurity::Allowlist | ExecSecurity::Deny => Decision::Decline,
-        };
-        (
-            decision,
-            format!("{why}; unattended, so tools.exec.askFallback ({fallback}) decides"),
-        )
-    }
-
-    /// Exact match only: `ls` allows `ls` as found on PATH, `/bin/ls` allows
-    /// that file; neither allows `/tmp/x/ls`.
-    fn is_safe_bin(&self, program: &str) -> bool {
-        self.safe_bins.iter().any(|bin| bin.trim() == program)
-    }
+fn decision(judgement: Judgement) -> (Decision, String) {
+    let decision = if judgement.allowed {
+        Decision::Accept
+    } else {
+        Decision::Decline
+    };
+    (decision, judgement.reason)
 }
 
 #[cfg(test)]
@@ -279,6 +232,66 @@ mod tests {
         assert!(!accepted("ls; rm -rf x"));
         assert!(!accepted("ls $(rm -rf x)"));
         assert!(!accepted("ls > out.txt"));
+        // Regression (openclaw#23276, goclaw#1203): shells and `env` are unwrapped, and a
+        // shell never covers anything by itself.
+        assert!(!accepted("/bin/zsh -lc 'whoami'"));
+        assert!(!accepted("env X=1 sh -c 'ls'"));
+        assert!(!accepted("bash -lc 'ls; rm -rf x'"));
+        let shells = ApprovalRules {
+            safe_bins: vec!["bash".to_owned(), "/bin/zsh".to_owned()],
+            ..r.clone()
+        };
+        assert_eq!(shells.decide_command("bash").0, Decision::Decline);
+        assert_eq!(
+            shells.decide_command("/bin/zsh -lc 'id'").0,
+            Decision::Decline
+        );
+    }
+
+    /// Codex's command approvals and our `exec` tool reach the same verdict, for the same
+    /// reason, on every policy and command (one judgement, `openclaw_tools::ExecPolicy`).
+    #[test]
+    fn codex_approvals_and_the_exec_tool_judge_alike() {
+        use ExecAsk::{Always, Off, OnMiss};
+        use ExecSecurity::{Allowlist, Deny, Full};
+        let securities = [None, Some(Deny), Some(Allowlist), Some(Full)];
+        let asks = [None, Some(Off), Some(OnMiss), Some(Always)];
+        let fallbacks = [None, Some(Deny), Some(Allowlist), Some(Full)];
+        let commands = [
+            "ls",
+            "/usr/bin/git status",
+            "sh -c 'ls'",
+            "bash -lc 'ls && rm -rf x'",
+            "env X=1 sh -c 'ls'",
+            "/bin/zsh -lc whoami",
+            "ls | sh",
+            "./sh -c ls",
+            "ls $(id)",
+            "",
+        ];
+        for security in securities {
+            for ask in asks {
+                for ask_fallback in fallbacks {
+                    let rules = rules(security, ask, ask_fallback);
+                    let policy = ExecPolicy {
+                        security,
+                        ask,
+                        ask_fallback,
+                        safe_bins: rules.safe_bins.clone(),
+                    };
+                    for command in commands {
+                        let judgement = policy.judge_command(command);
+                        let (decision, reason) = rules.decide_command(command);
+                        assert_eq!(
+                            decision == Decision::Accept,
+                            judgement.allowed,
+                            "{security:?} {ask:?} {ask_fallback:?} {command:?}"
+                        );
+                        assert_eq!(reason, judgement.reason);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -323,10 +323,22 @@ impl ItemTracker {
                 }
             }
         }
-        if let TurnStatus::Failed { message } = status {
-            let entry = self.output(at, false);
-            entry.stop_reason = StopReason::Error;
-            entry.error_message = Some(message.clone());
+        match status {
+            TurnStatus::Failed { message } => {
+                let entry = self.output(at, false);
+                entry.stop_reason = StopReason::Error;
+                entry.error_message = Some(message.clone());
+            }
+            // The turn is marked interrupted in our transcript: its partial
+            // reply, or an empty aborted message when nothing had streamed.
+            TurnStatus::ProcessExited { detail } => {
+                let entry = self.output(at, false);
+                entry.stop_reason = StopReason::Aborted;
+                entry.error_message = Some(format!(
+                    "the Codex app-server exited during this turn, which was interrupted: {detail}"
+                ));
+            }
+            TurnStatus::Completed | TurnStatus::Interrupted => {}
         }
         if self.final_text.is_empty() {
             self.final_text = std::mem::take(&mut self.partial);

@@ -169,8 +169,20 @@ fn dangling_items_are_closed_at_the_end_of_the_turn() {
     assert!(rendered[1][0].contains("exited before this call finished"));
     assert_eq!(rendered[2], ["text:partial"]);
     assert!(
-        matches!(&done.entries[2], Message::Assistant(a) if a.stop_reason == StopReason::Aborted)
+        matches!(&done.entries[2], Message::Assistant(a) if a.stop_reason == StopReason::Aborted
+            && a.error_message.as_deref().is_some_and(|m| m.contains("SIGKILL")))
     );
+}
+
+#[test]
+fn a_turn_whose_process_died_before_any_output_is_still_marked() {
+    let t = ItemTracker::new("codex", "m");
+    let done = t.finish(&TurnStatus::ProcessExited {
+        detail: "signal: 9 (SIGKILL)".to_owned(),
+    });
+    assert!(matches!(&done.entries[..], [Message::Assistant(a)]
+        if a.stop_reason == StopReason::Aborted && a.content.is_empty()
+            && a.error_message.as_deref().is_some_and(|m| m.contains("exited during this turn"))));
 }
 
 #[test]

@@ -43,7 +43,6 @@
 //! ```
 
 mod approvals;
-mod command;
 mod dynamic_tools;
 mod error;
 mod events;

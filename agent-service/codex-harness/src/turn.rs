@@ -189,6 +189,9 @@ pub(crate) async fn run(
         emit(events, event).await;
     }
     undelivered.extend(steers.take());
+    // Closed first: a steer sent from now on is refused (the caller runs it
+    // as the next turn) instead of vanishing with the channel's buffer.
+    controls.close();
     while let Ok(control) = controls.try_recv() {
         if let Control::Steer(text) = control {
             undelivered.push(text);

@@ -10,11 +10,14 @@ mod config_state;
 pub mod context;
 mod env;
 mod error;
+pub mod heartbeat;
 pub mod prompt_input;
 pub mod run;
 mod runtime;
 pub mod sessions;
 mod settings;
+pub mod subagents;
+pub mod visibility;
 mod workspaces;
 
 pub use config_state::{ConfigState, Loaded};

@@ -70,6 +70,8 @@ pub struct TurnFacts<'a> {
     pub skills: Option<&'a Discovery>,
     /// Workspace bootstrap files (already loaded).
     pub files: &'a [BootstrapFile],
+    /// Which of them are private memory (see [`crate::visibility`]).
+    pub private: &'a crate::visibility::PrivateFiles,
     /// True when an earlier turn of the session already had the files.
     pub continuation: bool,
     /// provider/model in use.
@@ -257,9 +259,10 @@ fn clamp(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 
-/// The workspace files for this turn. MEMORY.md reaches only the agent's
-/// private main session (lesson L5: fail closed); the renderer applies the
-/// subagent and cron filters. `contextInjection` decides continuation turns.
+/// The workspace files for this turn. MEMORY.md and other private memory
+/// reach only the agent's private main session (lesson L5: fail closed; see
+/// [`crate::visibility`]); the renderer applies the subagent and cron
+/// filters. `contextInjection` decides continuation turns.
 fn context_files(f: &TurnFacts<'_>) -> Vec<render::ContextFile> {
     let injection = f.agent.context_injection;
     let skip = match injection {
@@ -270,17 +273,19 @@ fn context_files(f: &TurnFacts<'_>) -> Vec<render::ContextFile> {
     if skip {
         return Vec::new();
     }
-    f.files
+    let files = f
+        .files
         .iter()
-        .filter(|file| {
-            file.name != openclaw_workspace::BootstrapName::Memory || f.kind == SessionKind::Main
-        })
         .map(|file| render::ContextFile {
             path: file.name.file_name().to_owned(),
             content: file.content.clone(),
             missing: file.is_missing(),
         })
-        .collect()
+        .collect();
+    // Anything that changes the injected files (the `agent:bootstrap` hook,
+    // P-36) goes above this line: the privacy filter runs last, so nothing
+    // can put MEMORY.md back into a shared session.
+    crate::visibility::visible_files(files, f.kind, f.private)
 }
 
 fn runtime_info(f: &TurnFacts<'_>) -> render::RuntimeInfo {

@@ -97,6 +97,12 @@ pub struct Runtime {
     stopping: AtomicBool,
     /// When shutdown began.
     stopping_since: std::sync::OnceLock<tokio::time::Instant>,
+    /// One Codex app-server runner per Codex-runtime agent, built on first use.
+    codex: crate::run::CodexRunners,
+    /// The heartbeat scheduler's state (see [`crate::heartbeat`]).
+    heartbeats: crate::heartbeat::Heartbeats,
+    /// The subagents started by sessions (see [`crate::subagents`]).
+    subagents: crate::subagents::Subagents,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -128,6 +134,9 @@ impl Runtime {
             sessions,
             stopping: AtomicBool::new(false),
             stopping_since: std::sync::OnceLock::new(),
+            codex: crate::run::CodexRunners::default(),
+            heartbeats: crate::heartbeat::Heartbeats::default(),
+            subagents: crate::subagents::Subagents::default(),
         });
         runtime.check_workspaces();
         Ok(runtime)
@@ -173,6 +182,7 @@ impl Runtime {
             .providers
             .write()
             .unwrap_or_else(PoisonError::into_inner) = providers;
+        self.heartbeats.config_changed();
     }
 
     /// The model providers, or FAILED_PRECONDITION saying why there are none.
@@ -210,6 +220,53 @@ impl Runtime {
         crate::run::submit(self, spec).await
     }
 
+    /// Start-up: writes messages that a previous process acknowledged but
+    /// never wrote (its journals) into their transcripts, unanswered. Call
+    /// before serving. Returns how many sessions had leftovers.
+    pub async fn recover_journals(&self) -> usize {
+        let Ok(loaded) = self.loaded() else { return 0 };
+        let mut recovered = 0;
+        for agent in &loaded.agents {
+            let ids = match self.sessions.journaled_sessions(agent) {
+                Ok(ids) => ids,
+                Err(error) => {
+                    tracing::error!(agent = %agent.id, %error, "cannot scan message journals");
+                    continue;
+                }
+            };
+            for id in ids {
+                match self.recover_session_journal(agent, &id.to_string()).await {
+                    Ok(()) => recovered += 1,
+                    Err(error) => {
+                        tracing::error!(agent = %agent.id, session_id = %id, %error, "message journal not recovered");
+                    }
+                }
+            }
+        }
+        recovered
+    }
+
+    async fn recover_session_journal(
+        &self,
+        agent: &AgentView,
+        id: &str,
+    ) -> Result<(), RuntimeError> {
+        let info = self
+            .sessions
+            .get(agent, &SessionTarget::Id(id.to_owned()))
+            .await?;
+        let cwd = self.session_workspace(agent, &info.key).await?;
+        let handle = self.sessions.handle(agent, &info, &cwd)?;
+        let transcript = self
+            .sessions
+            .transcript_path(agent, &info.entry.session_id)?;
+        let extras = self.sessions.extras(&agent.id, &info.entry.session_id);
+        let journal = extras.journal(&transcript);
+        extras
+            .recover_once(|| crate::sessions::recover_journal(self, &handle, &journal, &info.key))
+            .await
+    }
+
     /// The run events of a session from now on (all runs).
     pub async fn watch(
         &self,
@@ -227,6 +284,7 @@ impl Runtime {
     /// Stops starting runs (the first step of [`Runtime::shutdown`]; call it
     /// as soon as the shutdown signal arrives).
     pub fn begin_shutdown(&self) {
+        self.heartbeats.stop();
         let _ = self.stopping_since.set(tokio::time::Instant::now());
         if !self.stopping.swap(true, Ordering::AcqRel) {
             tracing::info!("shutdown: no new runs start; queued messages will be saved unanswered");
@@ -451,6 +509,8 @@ impl Runtime {
         }
         self.sessions.close_all().await;
         tracing::info!("sessions flushed and closed");
+        // After the runs: a Codex turn still running would end as interrupted.
+        self.codex.shutdown().await;
     }
 
     async fn wait_idle(&self, limit: Duration) -> bool {
@@ -464,6 +524,21 @@ impl Runtime {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The registry of subagents.
+    pub(crate) fn subagents(&self) -> &crate::subagents::Subagents {
+        &self.subagents
+    }
+
+    /// The heartbeat scheduler's state.
+    pub(crate) fn heartbeats(&self) -> &crate::heartbeat::Heartbeats {
+        &self.heartbeats
+    }
+
+    /// The Codex app-server runners of the Codex-runtime agents.
+    pub(crate) fn codex_runners(&self) -> &crate::run::CodexRunners {
+        &self.codex
     }
 
     /// The session manager (appends go through session actors).

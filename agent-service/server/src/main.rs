@@ -3,7 +3,11 @@
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use agent_runtime::{Flags, ProcessEnv, Runtime, RuntimeOptions, Settings};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, builder::BoolishValueParser};
+use service_kit::{ClientFlags, ClientSecurity, OverloadConfig, SecurityFlags, ServerSecurity};
+
+/// Prefix of the environment variables, as security messages name them.
+const ENV_PREFIX: &str = "AGENT_SERVICE";
 
 /// Stateful gRPC service that owns OpenClaw agents, workspaces and sessions.
 #[derive(Debug, Parser)]
@@ -39,6 +43,155 @@ struct Cli {
     /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
     #[arg(long, env = "AGENT_SERVICE_METRICS_LISTEN")]
     metrics_listen: Option<String>,
+
+    /// File of accepted bearer tokens, one per line (`#` starts a comment); list several to
+    /// rotate without downtime. Callers send `authorization: Bearer <token>`; health and
+    /// reflection stay open. A non-loopback --listen needs a token (or --tls-client-ca).
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TOKENS_FILE",
+        value_name = "PATH",
+        help_heading = "Security"
+    )]
+    tokens_file: Option<PathBuf>,
+    /// Accepted bearer tokens, separated by commas or whitespace, 16+ characters each
+    /// (`openssl rand -hex 32`). Prefer --tokens-file or the variable: a command line is
+    /// visible to every local user.
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TOKENS",
+        hide_env_values = true,
+        value_name = "TOKENS",
+        help_heading = "Security"
+    )]
+    tokens: Option<String>,
+    /// Serve a non-loopback --listen without any authentication. Only when something in
+    /// front of this service authenticates every caller: callers can run commands here.
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_INSECURE_NO_AUTH",
+        value_parser = BoolishValueParser::new(),
+        help_heading = "Security"
+    )]
+    insecure_no_auth: bool,
+    /// Serve TLS with this certificate chain (PEM, leaf first; with --tls-key). Unset:
+    /// plaintext HTTP/2. `healthcheck` then probes over TLS (needs --tls-ca).
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TLS_CERT",
+        value_name = "PEM",
+        global = true,
+        help_heading = "Security"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TLS_KEY",
+        value_name = "PEM",
+        help_heading = "Security"
+    )]
+    tls_key: Option<PathBuf>,
+    /// Require client certificates signed by this CA (PEM; mTLS, needs --tls-cert). A
+    /// certificate it did not sign fails the handshake; a call without one gets
+    /// UNAUTHENTICATED (health stays open).
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TLS_CLIENT_CA",
+        value_name = "PEM",
+        help_heading = "Security"
+    )]
+    tls_client_ca: Option<PathBuf>,
+    /// `healthcheck` against a TLS server: the CA (PEM) that signed --tls-cert.
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TLS_CA",
+        value_name = "PEM",
+        global = true,
+        help_heading = "Security"
+    )]
+    tls_ca: Option<PathBuf>,
+    /// `healthcheck` against a TLS server: the name its certificate must carry.
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_TLS_SERVER_NAME",
+        default_value = "localhost",
+        global = true,
+        help_heading = "Security"
+    )]
+    tls_server_name: String,
+
+    /// File whose first token is sent to prompt-service as `authorization: Bearer <token>`
+    /// (prompt-service's own --tokens-file will do: keep the newest token first).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TOKEN_FILE",
+        value_name = "PATH",
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_token_file: Option<PathBuf>,
+    /// Bearer token sent to prompt-service (prefer --prompt-service-token-file).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN",
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_token: Option<String>,
+    /// CA (PEM) that signed prompt-service's certificate; needed for an https:// --prompt-service.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_CA",
+        value_name = "PEM",
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_ca: Option<PathBuf>,
+    /// Client certificate (PEM) presented to prompt-service when it requires one (mTLS).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_CLIENT_CERT",
+        value_name = "PEM",
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_client_cert: Option<PathBuf>,
+    /// Private key (PEM) of --prompt-service-client-cert.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_CLIENT_KEY",
+        value_name = "PEM",
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_client_key: Option<PathBuf>,
+    /// Name expected in prompt-service's certificate (default: the host of --prompt-service).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_SERVER_NAME",
+        value_name = "NAME",
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_server_name: Option<String>,
+
+    /// Unary calls in progress at once; past it a call gets RESOURCE_EXHAUSTED at once
+    /// instead of queueing (health checks are exempt).
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_MAX_CONCURRENT_REQUESTS",
+        default_value_t = 256,
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Overload"
+    )]
+    max_concurrent_requests: u32,
+    /// Streaming calls open at once (Run, WatchSession, GetTranscript, reflection), a pool
+    /// apart so long streams never starve unary calls; past it RESOURCE_EXHAUSTED at once.
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_MAX_CONCURRENT_STREAMS",
+        default_value_t = 256,
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Overload"
+    )]
+    max_concurrent_streams: u32,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -51,13 +204,82 @@ enum Command {
     Healthcheck,
 }
 
+impl Cli {
+    fn security_flags(&self) -> SecurityFlags {
+        SecurityFlags {
+            tokens: self.tokens.clone(),
+            tokens_file: self.tokens_file.clone(),
+            insecure_no_auth: self.insecure_no_auth,
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_client_ca: self.tls_client_ca.clone(),
+            tls_ca: self.tls_ca.clone(),
+            tls_server_name: Some(self.tls_server_name.clone()),
+        }
+    }
+
+    fn prompt_client_flags(&self) -> ClientFlags {
+        ClientFlags {
+            token: self.prompt_service_token.clone(),
+            token_file: self.prompt_service_token_file.clone(),
+            ca: self.prompt_service_ca.clone(),
+            cert: self.prompt_service_client_cert.clone(),
+            key: self.prompt_service_client_key.clone(),
+            server_name: self.prompt_service_server_name.clone(),
+        }
+    }
+
+    /// How to call prompt-service; an error when its credentials are set
+    /// but prompts render in this process.
+    fn prompt_security(&self) -> Result<Option<ClientSecurity>, Vec<String>> {
+        let flags = self.prompt_client_flags();
+        match &self.prompt_service {
+            Some(url) => {
+                ClientSecurity::resolve(&flags, url, "prompt-service", "PROMPT_SERVICE").map(Some)
+            }
+            None => {
+                let set = flags.token.is_some()
+                    || flags.token_file.is_some()
+                    || flags.ca.is_some()
+                    || flags.cert.is_some()
+                    || flags.key.is_some();
+                if set {
+                    Err(vec![
+                        "prompt-service credentials (--prompt-service-token*, --prompt-service-ca, \
+                         --prompt-service-client-*) are set but --prompt-service \
+                         (PROMPT_SERVICE_URL) is not: prompts would render in this process"
+                            .to_owned(),
+                    ])
+                } else {
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// Prints each problem and returns the usage exit code (EX_USAGE).
+fn refuse(problems: &[String]) -> ExitCode {
+    for problem in problems {
+        eprintln!("error: {problem}");
+    }
+    ExitCode::from(64)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     service_kit::init_tracing(cli.log_format);
     if let Some(Command::Healthcheck) = cli.command {
-        let endpoint = format!("http://{}", cli.listen.trim());
-        let serving = service_kit::probe(&endpoint, "", Duration::from_secs(3))
+        // Health is open: no token is sent. Over TLS when this server serves
+        // TLS (the same --tls-cert setting), verified with --tls-ca.
+        let target = service_kit::parse_listen(&cli.listen)
+            .and_then(|addr| cli.security_flags().probe_target(addr, ENV_PREFIX));
+        let (endpoint, tls) = match target {
+            Ok(target) => target,
+            Err(problem) => return Ok(refuse(&[problem])),
+        };
+        let serving = service_kit::probe_with(&endpoint, "", Duration::from_secs(3), tls.as_ref())
             .await
             .unwrap_or_else(|e| {
                 eprintln!("{e}");
@@ -69,6 +291,20 @@ async fn main() -> anyhow::Result<ExitCode> {
             ExitCode::FAILURE
         });
     }
+    // Checked before anything starts: a server that would serve other hosts
+    // unauthenticated never opens its port.
+    let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
+    let security = match ServerSecurity::resolve(&cli.security_flags(), ENV_PREFIX) {
+        Ok(security) => security,
+        Err(problems) => return Ok(refuse(&problems)),
+    };
+    if let Err(problem) = security.check_listen(addr, ENV_PREFIX) {
+        return Ok(refuse(&[problem]));
+    }
+    let prompt_security = match cli.prompt_security() {
+        Ok(security) => security,
+        Err(problems) => return Ok(refuse(&problems)),
+    };
     let flags = Flags {
         state_dir: cli.state_dir,
         config: cli.config,
@@ -80,12 +316,16 @@ async fn main() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(64));
         }
     };
-    let prompt: Arc<dyn prompt_client::PromptSource> = match &cli.prompt_service {
-        Some(url) => Arc::new(prompt_client::GrpcPromptSource::connect_lazy(
-            url,
-            prompt_client::RetryPolicy::default(),
-        )?),
-        None => Arc::new(prompt_client::InProcessPromptSource::new()?),
+    let prompt: Arc<dyn prompt_client::PromptSource> = match (&cli.prompt_service, prompt_security)
+    {
+        (Some(url), Some(security)) => {
+            Arc::new(prompt_client::GrpcPromptSource::connect_lazy_with(
+                url,
+                prompt_client::RetryPolicy::default(),
+                &security,
+            )?)
+        }
+        _ => Arc::new(prompt_client::InProcessPromptSource::new()?),
     };
     tracing::info!(prompt = %prompt.describe(), "prompt source");
     let runtime = Runtime::start(RuntimeOptions {
@@ -94,7 +334,6 @@ async fn main() -> anyhow::Result<ExitCode> {
         clock: Arc::new(openclaw_transcript::SystemClock),
         prompt,
     })?;
-    let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     if let Some(metrics) = &cli.metrics_listen {
         service_kit::metrics::listen(metrics).await?;
@@ -102,7 +341,13 @@ async fn main() -> anyhow::Result<ExitCode> {
     let config = agent_server::ServeConfig {
         max_request_bytes: cli.max_request_bytes,
         drain_timeout: Duration::from_secs(cli.drain_secs),
+        security,
+        overload: OverloadConfig {
+            max_concurrent_requests: cli.max_concurrent_requests as usize,
+            max_concurrent_streams: cli.max_concurrent_streams as usize,
+        },
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
+    service_kit::flush_traces();
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,5 @@
-//! `serve`: AgentService plus health and reflection on a bound listener.
+//! `serve`: AgentService plus health and reflection on a bound listener,
+//! behind authentication, TLS, load shedding and per-call deadlines.
 
 use std::{future::Future, sync::Arc, time::Duration};
 
@@ -18,6 +19,11 @@ pub struct ServeConfig {
     pub max_request_bytes: usize,
     /// How long in-flight calls may run after a shutdown signal.
     pub drain_timeout: Duration,
+    /// Caller authentication (bearer tokens, client certificates) and TLS.
+    pub security: service_kit::ServerSecurity,
+    /// Unary calls and streams in progress at once; past them
+    /// RESOURCE_EXHAUSTED at once.
+    pub overload: service_kit::OverloadConfig,
 }
 
 impl Default for ServeConfig {
@@ -25,6 +31,8 @@ impl Default for ServeConfig {
         Self {
             max_request_bytes: service_kit::DEFAULT_MAX_REQUEST_BYTES,
             drain_timeout: Duration::from_secs(10),
+            security: service_kit::ServerSecurity::default(),
+            overload: service_kit::OverloadConfig::default(),
         }
     }
 }
@@ -35,6 +43,10 @@ pub enum ServeError {
     /// Reflection could not be built from the descriptor set.
     #[error("cannot build reflection: {0}")]
     Reflection(#[from] service_kit::ReflectionError),
+    /// The listener is reachable from other hosts and nothing authenticates
+    /// callers (see [`service_kit::ServerSecurity::check_listen`]).
+    #[error("{0}")]
+    Insecure(String),
     /// The transport failed.
     #[error("transport error: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -48,6 +60,26 @@ pub async fn serve(
     runtime: Arc<Runtime>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let addr = listener.local_addr().ok();
+    if let Some(addr) = addr {
+        config
+            .security
+            .check_listen(addr, "AGENT_SERVICE")
+            .map_err(ServeError::Insecure)?;
+        config.security.log_startup(addr);
+    }
+    // Messages a crashed predecessor acknowledged but never wrote go into
+    // their transcripts before anything new arrives.
+    let recovered = runtime.recover_journals().await;
+    if recovered > 0 {
+        tracing::warn!(
+            sessions = recovered,
+            "recovered acknowledged messages from a previous crash"
+        );
+    }
+    // Heartbeat turns (agents.defaults.heartbeat.every); they stop when
+    // shutdown begins.
+    runtime.start_heartbeats();
     let health = service_kit::health_services()?;
     let reporter = health.reporter.clone();
     // With an invalid config the process stays up (health, clear errors) but
@@ -65,11 +97,20 @@ pub async fn serve(
         .max_decoding_message_size(config.max_request_bytes)
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip);
-    // Outermost first: the request span wraps the size check; metrics sit
-    // outside the size check so refusals are counted with their status code.
+    // Outermost first (as in prompt-service; service_kit's crate docs,
+    // "Layer order", give the reasons): the request span wraps every
+    // refusal; metrics sit outside every refusal so each is counted with its
+    // status code; authentication comes before load shedding, so callers
+    // without a token never take a slot from those with one (health passes
+    // both); the deadline (the client's grpc-timeout only: runs may stream
+    // for long) starts when a call is admitted; the size check runs before
+    // any handler decodes the body.
     let layers = ServiceBuilder::new()
         .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
         .layer(service_kit::RpcMetricsLayer::new())
+        .layer(config.security.auth_layer())
+        .layer(service_kit::OverloadLayer::new(config.overload))
+        .layer(service_kit::DeadlineLayer::new(None))
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
         ));
@@ -85,8 +126,12 @@ pub async fn serve(
         tracing::info!("stopped accepting; draining in-flight calls");
         let _ = drain_tx.send(());
     };
-    tracing::info!(addr = ?listener.local_addr().ok(), state_dir = %runtime.settings().state_dir.display(), "agent-service listening");
-    let server = Server::builder()
+    tracing::info!(addr = ?addr, state_dir = %runtime.settings().state_dir.display(), "agent-service listening");
+    let server = config
+        .security
+        .apply_tls(Server::builder())?
+        .http2_keepalive_interval(Some(service_kit::HTTP2_KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(service_kit::HTTP2_KEEPALIVE_TIMEOUT))
         .layer(layers)
         .add_routes(health.routes)
         .add_service(service)

@@ -121,14 +121,57 @@ fn from_fields(
     })
 }
 
+/// Deepest `[`/`{` nesting that inline JSON5 metadata may have.
+const MAX_METADATA_NESTING: usize = 32;
+
+/// The deepest bracket nesting of `text`, outside quoted strings (a
+/// best-effort scan: the parser judges everything else).
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0_usize, 0_usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    deepest
+}
+
 /// Finds OpenClaw's block under `metadata`: a YAML mapping, or a JSON5 object written as text
 /// (often inline JSON on one line). Unreadable metadata is an error, not an empty block: a
 /// skill whose gates cannot be read must not pass them by accident.
 fn manifest_block(node: &Node) -> Result<Option<Value>, String> {
     let value = match node {
         Node::Scalar { text, plain } if *plain && yaml::is_null(text) => return Ok(None),
-        Node::Scalar { text, .. } => json5::from_str::<Value>(text)
-            .map_err(|e| format!("metadata is not a JSON5 object: {e}"))?,
+        Node::Scalar { text, .. } => {
+            // The JSON5 parser recurses per level: a SKILL.md (which an agent
+            // can write) must not be able to overflow the stack with `[[[[...`.
+            if nesting_depth(text) > MAX_METADATA_NESTING {
+                return Err(format!(
+                    "metadata is nested deeper than {MAX_METADATA_NESTING} levels"
+                ));
+            }
+            json5::from_str::<Value>(text)
+                .map_err(|e| format!("metadata is not a JSON5 object: {e}"))?
+        }
         other => yaml::to_json(other),
     };
     let Value::Object(object) = value else {
@@ -236,6 +279,19 @@ fn unquote(value: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A SKILL.md is agent-writable: metadata nested 100,000 levels deep is
+    /// refused with an error instead of overflowing the parser's stack.
+    #[test]
+    fn deeply_nested_metadata_is_refused_not_a_crash() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let text = format!("---\nname: x\ndescription: y\nmetadata: {deep}\n---\nBody\n");
+        let error = parse(&text).unwrap_err();
+        assert!(error.contains("nested deeper than 32"), "{error}");
+        // Brackets inside strings do not count.
+        assert_eq!(nesting_depth(r#"{"a": "[[[[[[", b: '{{{{'}"#), 1);
+        assert_eq!(nesting_depth("{a: [1, {b: [2]}]}"), 4);
+    }
 
     #[test]
     fn no_frontmatter_means_every_field_absent() {

@@ -124,6 +124,13 @@ impl FakeServerHandle {
         self.shared.lock().served
     }
 
+    /// Stops (`false`) or resumes (`true`, the default) keeping a copy of each request for
+    /// [`FakeServerHandle::requests`]; requests are still checked and counted. For long runs
+    /// (the soak tool), where every request body would otherwise be kept until the server stops.
+    pub fn set_recording(&self, on: bool) {
+        self.shared.lock().not_recording = !on;
+    }
+
     /// Refuses requests without this key (`Authorization: Bearer` for OpenAI formats,
     /// `x-api-key` for Anthropic) with the API's 401.
     pub fn require_api_key(&self, key: impl Into<String>) {
@@ -180,6 +187,7 @@ struct ServerState {
     instant: Option<Instant>,
     api_key: Option<String>,
     served: u64,
+    not_recording: bool,
 }
 
 struct Instant {
@@ -244,11 +252,13 @@ async fn answer(
                 Prepared::Error(error) => error_response(format, &error),
             };
         }
-        state.requests.push(RecordedRequest {
-            path: uri.path().to_owned(),
-            headers: headers.clone(),
-            body: json.clone().unwrap_or(Value::Null),
-        });
+        if !state.not_recording {
+            state.requests.push(RecordedRequest {
+                path: uri.path().to_owned(),
+                headers: headers.clone(),
+                body: json.clone().unwrap_or(Value::Null),
+            });
+        }
         if let Some(refusal) = refuse(format, &headers, json.as_ref(), state.api_key.as_deref()) {
             return refusal;
         }

@@ -10,8 +10,11 @@ use openclaw_workspace::Confined;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::exec_policy::ExecPolicy;
 use crate::plan::Plan;
 use crate::process::ProcessRegistry;
+use crate::subagents::{NoSubagents, SubagentControl};
+use crate::untrusted::Fence;
 
 /// Everything a tool call may use. Cheap to clone (shared parts are `Arc`s).
 #[derive(Clone)]
@@ -39,11 +42,22 @@ pub struct ToolContext {
     pub timezone: Option<String>,
     /// The current model as `provider/model`.
     pub model: String,
+    /// Exec approvals (`tools.exec.*`): which commands `exec` may run. The runtime sets it
+    /// from the config with [`ExecPolicy::from_config`]; the default is no policy, under
+    /// which every command is refused (nobody can approve it).
+    pub exec_policy: ExecPolicy,
+    /// Fences tool results and chat messages on their way to the model
+    /// ([`Fence::model_messages`]). Random per context; a runtime that keeps one per session
+    /// keeps fenced history byte-identical across runs (prompt caching).
+    pub fence: Fence,
+    /// Subagents of this session (`sessions_spawn`, `subagents`); the default refuses them.
+    pub subagents: Arc<dyn SubagentControl>,
 }
 
 impl ToolContext {
     /// A context with default limits, a fresh process registry and cancellation token, the
-    /// system clock, UTC, agent `main` and empty session key and model.
+    /// system clock, UTC, agent `main`, empty session key and model, and no exec policy (so
+    /// `exec` refuses every command until one is set).
     pub fn new(
         workspace: Arc<Confined>,
         session: Arc<dyn SessionControl>,
@@ -61,6 +75,9 @@ impl ToolContext {
             clock: Arc::new(SystemClock),
             timezone: None,
             model: String::new(),
+            exec_policy: ExecPolicy::default(),
+            fence: Fence::random(),
+            subagents: Arc::new(NoSubagents),
         }
     }
 }
@@ -74,6 +91,7 @@ impl fmt::Debug for ToolContext {
             .field("limits", &self.limits)
             .field("timezone", &self.timezone)
             .field("model", &self.model)
+            .field("exec_policy", &self.exec_policy)
             .finish_non_exhaustive()
     }
 }

@@ -19,9 +19,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::arguments::{non_empty, parse};
-use crate::command::{ExitKind, GroupGuard, kill_group, lock, spawn_shell};
 use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
+use crate::spawn::{ExitKind, GroupGuard, kill_group, lock, spawn_shell};
 use crate::tool::{Tool, ToolOutcome};
 
 /// `exec`: a shell command in the workspace.
@@ -52,7 +52,8 @@ impl Tool for ExecTool {
          everything it started, when the timeout passes. Set background to true for \
          long-running commands started now (servers, watchers, builds): the call returns a \
          process id at once and the process tool reads its output or stops it. Do not use \
-         sleep loops to wait for later events."
+         sleep loops to wait for later events. Commands are checked against the operator's \
+         exec approval policy (tools.exec); a refused command does not run."
             .to_owned()
     }
 
@@ -80,6 +81,7 @@ impl Tool for ExecTool {
                     detail: "timeout: must be at least 1 second".to_owned(),
                 });
             }
+            approve(ctx, &args.command)?;
             let cwd = working_dir(ctx, args.workdir.clone()).await?;
             let requested = args.timeout.map(Duration::from_secs);
             if args.background.unwrap_or(false) {
@@ -105,6 +107,21 @@ impl Tool for ExecTool {
         };
         run.await.into()
     }
+}
+
+/// Exec approvals ([`crate::exec_policy`]): a refused command is an error result for the
+/// model, and nothing runs.
+fn approve(ctx: &ToolContext, command: &str) -> Result<(), ToolError> {
+    let judgement = ctx.exec_policy.judge_command(command);
+    if judgement.allowed {
+        return Ok(());
+    }
+    Err(ToolError::PermissionDenied(format!(
+        "permission denied: exec approval refused this command, so it was not run: {}. Nobody \
+         can approve commands in this unattended runtime and rewording the command will not \
+         change that: tell the user what you need to run, or use the other tools.",
+        judgement.reason
+    )))
 }
 
 /// The directory to run in: the workspace root, or a directory inside it.

@@ -10,34 +10,51 @@
 //!   outside is "permission denied" and nothing is touched);
 //! - `exec` ([`exec`]) with a timeout and an output cap, killing the whole process group on
 //!   timeout and cancellation, and `process` ([`process`]) for background commands;
+//! - exec approvals ([`exec_policy`]: `tools.exec.security`, `ask`, `askFallback`,
+//!   `safeBins`) judged on the effective command ([`command`]: shells and wrappers unwrapped,
+//!   chains split), shared with the Codex harness's command approvals;
+//! - untrusted-content markers ([`untrusted`]): tool results and chat messages fenced with a
+//!   per-message nonce before they reach a model, look-alike markers neutralised;
+//! - the memory tools `memory_search` and `memory_get` ([`memory`]): ranked passages of
+//!   MEMORY.md and memory/*.md with `path#Lstart-Lend` references, and bounded excerpts by line
+//!   range (which sessions get them is the runtime's privacy decision);
 //! - `session_status` (status card with the time, per-session model override), `update_plan`
 //!   (with `tools.experimental.planTool`) and the `gateway` config operations, which refuse
 //!   changes to exec approval and security settings;
+//! - `sessions_spawn` and `subagents` ([`subagents`]): thin tools over [`SubagentControl`],
+//!   which the runtime implements (child sessions, limits, pushing results back);
 //! - tool policy ([`allowed_tools`]): profiles, groups, wildcards, per-provider policy,
 //!   allow/alsoAllow/deny; and the per-run [`ToolRegistry`].
 //!
 //! What it is not for: the agent loop, sessions, transcripts or prompts (the runtime owns
-//! them and reaches in through [`SessionControl`], [`ConfigControl`] and [`Clock`]); exec
-//! approvals and sandboxing (commands run as the service user in the workspace, with no
-//! allowlist); memory, web, messaging and session tools (the runtime adds those). TOOLS.md
+//! them and reaches in through [`SessionControl`], [`SubagentControl`], [`ConfigControl`]
+//! and [`Clock`]);
+//! sandboxing (allowed commands run as the service user in the workspace) and approval
+//! prompts (the service is unattended: "ask" resolves through `askFallback`); web, messaging
+//! and other session tools (the runtime adds those). TOOLS.md
 //! never decides which tools exist. It holds no global state and prints nothing.
 
 pub mod apply_patch;
 mod arguments;
-mod command;
+pub mod command;
 mod context;
 mod error;
 pub mod exec;
+pub mod exec_policy;
 mod file_io;
 pub mod fs_tools;
 pub mod gateway;
+pub mod memory;
 mod output;
 pub mod plan;
 pub mod policy;
 pub mod process;
 mod registry;
 pub mod session_status;
+mod spawn;
+pub mod subagents;
 mod tool;
+pub mod untrusted;
 
 pub use apply_patch::ApplyPatchTool;
 pub use context::{
@@ -46,12 +63,18 @@ pub use context::{
 };
 pub use error::ToolError;
 pub use exec::ExecTool;
+pub use exec_policy::{ExecPolicy, Judgement};
 pub use fs_tools::{EditTool, ReadTool, WriteTool};
 pub use gateway::GatewayTool;
+pub use memory::{MemoryGetTool, MemorySearchTool};
 pub use plan::{Plan, PlanStep, StepStatus, UpdatePlanTool};
 pub use policy::{CORE_TOOLS, allowed_tools, apply_patch_available};
 pub use process::{ProcessInfo, ProcessRegistry, ProcessStatus, ProcessTool};
 pub use registry::ToolRegistry;
 pub use session_status::SessionStatusTool;
+pub use subagents::{
+    ChildInfo, NoSubagents, SessionsSpawnTool, SpawnRequest, SubagentControl, SubagentsTool,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolOutcome};
+pub use untrusted::{Fence, UserOrigin};

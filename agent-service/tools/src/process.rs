@@ -19,10 +19,10 @@ use tokio::process::ChildStdin;
 use tokio::sync::watch;
 
 use crate::arguments::parse;
-use crate::command::{ExitKind, kill_group, lock, spawn_shell};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::output::{HeadTail, last_chars};
+use crate::spawn::{ExitKind, kill_group, lock, spawn_shell};
 use crate::tool::{Tool, ToolOutcome};
 
 /// Entries kept, running or finished; the oldest finished ones are forgotten first.

@@ -22,6 +22,24 @@ pub struct ComposeFile {
     /// Declared named volumes.
     #[serde(default)]
     pub volumes: BTreeMap<String, Option<serde_json::Value>>,
+    /// Declared secrets (file-based): what services mount at
+    /// `/run/secrets/<name>`.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretFile>,
+}
+
+/// One top-level secret.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretFile {
+    /// Host file, relative to the compose file. Git-ignored: it holds the
+    /// real secret and is created by whoever deploys (deploy/README.md).
+    pub file: String,
+}
+
+/// Where Compose mounts a service's secret.
+pub fn secret_path(name: &str) -> String {
+    format!("/run/secrets/{name}")
 }
 
 /// One service.
@@ -69,6 +87,9 @@ pub struct Service {
     /// tmpfs mounts.
     #[serde(default)]
     pub tmpfs: Vec<String>,
+    /// Secrets mounted at `/run/secrets/<name>` (short form).
+    #[serde(default)]
+    pub secrets: Vec<String>,
 }
 
 /// `build:`.
@@ -249,6 +270,14 @@ impl ComposeFile {
                     other => add(format!("mount type {other:?} (expected volume or bind)")),
                 }
             }
+            for secret in &service.secrets {
+                if !self.secrets.contains_key(secret) {
+                    add(format!(
+                        "secret {secret:?} is not declared under top-level secrets"
+                    ));
+                }
+            }
+            check_authentication(self, service, &mut add);
             for file in &service.env_file {
                 let example = format!("{}.example", file.path);
                 if file.required != Some(false) && !dir.join(&file.path).exists() {
@@ -260,6 +289,18 @@ impl ComposeFile {
                         file.path
                     ));
                 }
+            }
+        }
+        for (name, secret) in &self.secrets {
+            let used = self.services.values().any(|s| s.secrets.contains(name));
+            if !used {
+                problems.push(format!("secrets.{name}: declared but no service mounts it"));
+            }
+            if !git_ignored(dir, &secret.file) {
+                problems.push(format!(
+                    "secrets.{name}: {} is not git-ignored (it holds a real secret)",
+                    secret.file
+                ));
             }
         }
         for volume in self.volumes.keys() {
@@ -329,6 +370,101 @@ fn build_image(dir: &Path, build: &Build) -> Result<crate::dockerfile::Image, St
         }
         Some(_) => Ok(image),
     }
+}
+
+/// A service reachable from other hosts authenticates its callers, and a
+/// service calling one that does sends a token:
+/// - listening on all interfaces (`<P>_LISTEN=0.0.0.0:…` in
+///   `environment:`, metrics aside) needs `<P>_TOKENS_FILE` naming one of
+///   its secrets (the binary refuses to start without a token there
+///   anyway; this says so before `up`);
+/// - `<X>_URL=http://<service>:<port>` where that service listens with
+///   `<X>_LISTEN` and requires tokens needs `<X>_TOKEN_FILE` naming one
+///   of the caller's secrets.
+fn check_authentication(compose: &ComposeFile, service: &Service, add: &mut impl FnMut(String)) {
+    for (key, value) in &service.environment {
+        let Some(prefix) = key.strip_suffix("_LISTEN") else {
+            continue;
+        };
+        let all_interfaces = value
+            .rsplit_once(':')
+            .is_some_and(|(host, _)| matches!(host, "0.0.0.0" | "[::]"));
+        if key.ends_with("_METRICS_LISTEN") || !all_interfaces {
+            continue;
+        }
+        let variable = format!("{prefix}_TOKENS_FILE");
+        match service.environment.get(&variable) {
+            None => add(format!(
+                "{key}={value} serves other hosts but {variable} is not set (no token, no start)"
+            )),
+            Some(path) if !names_own_secret(service, path) => add(format!(
+                "{variable}={path} is not one of its secrets ({})",
+                service
+                    .secrets
+                    .iter()
+                    .map(|s| secret_path(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Some(_) => {}
+        }
+    }
+    for (key, value) in &service.environment {
+        let Some(prefix) = key.strip_suffix("_URL") else {
+            continue;
+        };
+        let Some((host, _)) = service_url(value) else {
+            continue;
+        };
+        let requires_tokens = compose.services.get(host).is_some_and(|target| {
+            target
+                .environment
+                .contains_key(&format!("{prefix}_TOKENS_FILE"))
+        });
+        if !requires_tokens {
+            continue;
+        }
+        let variable = format!("{prefix}_TOKEN_FILE");
+        match service.environment.get(&variable) {
+            None => add(format!(
+                "{key} calls {host}, which requires a token, but {variable} is not set"
+            )),
+            Some(path) if !names_own_secret(service, path) => {
+                add(format!("{variable}={path} is not one of its secrets"));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+fn names_own_secret(service: &Service, path: &str) -> bool {
+    service.secrets.iter().any(|s| secret_path(s) == path)
+}
+
+/// Whether `.gitignore` at the repository root (the compose directory's
+/// parent) ignores `file` (relative to the compose directory): an entry
+/// for it or for one of its parent directories.
+fn git_ignored(dir: &Path, file: &str) -> bool {
+    let Some(root) = dir.parent() else {
+        return false;
+    };
+    let Ok(ignore) = std::fs::read_to_string(root.join(".gitignore")) else {
+        return false;
+    };
+    let Some(compose_dir) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return false;
+    };
+    let mut path = format!("/{compose_dir}");
+    let mut candidates = vec![];
+    for part in file.trim_start_matches("./").split('/') {
+        path = format!("{path}/{part}");
+        candidates.push(path.clone());
+        candidates.push(format!("{path}/"));
+    }
+    ignore
+        .lines()
+        .map(str::trim)
+        .any(|line| candidates.iter().any(|c| c == line))
 }
 
 /// The health check runs the image's own binary with `healthcheck`.

@@ -268,6 +268,7 @@ impl Bundle {
                     }
                 }
             }
+            self.check_tokens(container, &volumes, &mut add);
             for from in array(container, "/envFrom") {
                 self.check_ref(from, "configMapRef", "ConfigMap", &mut add);
                 self.check_ref(from, "secretRef", "Secret", &mut add);
@@ -342,6 +343,64 @@ impl Bundle {
         }
     }
 
+    /// A container listening on all interfaces (`<P>_LISTEN=0.0.0.0:…`,
+    /// metrics aside) reads its accepted tokens from a mounted Secret
+    /// (`<P>_TOKENS_FILE`), and one that calls a service of this bundle
+    /// that requires tokens (`<X>_URL` while some container sets
+    /// `<X>_TOKENS_FILE`) sends one from a mounted Secret (`<X>_TOKEN_FILE`).
+    /// The Secrets themselves are created outside the bundle
+    /// (deploy/README.md), so only the mounts are checked.
+    fn check_tokens(
+        &self,
+        container: &Value,
+        volumes: &BTreeMap<String, &Value>,
+        add: &mut impl FnMut(String),
+    ) {
+        let env: BTreeMap<&str, &str> = array(container, "/env")
+            .iter()
+            .map(|e| (str_at(e, "/name"), str_at(e, "/value")))
+            .collect();
+        let secret_files = secret_files(container, volumes);
+        let mut need = |variable: String, why: String| match env.get(variable.as_str()) {
+            None => add(format!("{why} but {variable} is not set")),
+            Some(path) if !secret_files.iter().any(|f| covers(f, path)) => add(format!(
+                "{variable}={path} is not a file of a mounted Secret ({secret_files:?})"
+            )),
+            Some(_) => {}
+        };
+        for (key, value) in &env {
+            if let Some(prefix) = key.strip_suffix("_LISTEN")
+                && !key.ends_with("_METRICS_LISTEN")
+                && value
+                    .rsplit_once(':')
+                    .is_some_and(|(host, _)| matches!(host, "0.0.0.0" | "[::]"))
+            {
+                need(
+                    format!("{prefix}_TOKENS_FILE"),
+                    format!("{key}={value} serves other hosts"),
+                );
+            }
+            if let Some(prefix) = key.strip_suffix("_URL")
+                && crate::compose::service_url(value).is_some()
+                && self.requires_tokens(prefix)
+            {
+                need(
+                    format!("{prefix}_TOKEN_FILE"),
+                    format!("{key} calls a service that requires a token"),
+                );
+            }
+        }
+    }
+
+    /// Whether some container accepts only callers with `<prefix>_TOKENS_FILE`.
+    fn requires_tokens(&self, prefix: &str) -> bool {
+        let variable = format!("{prefix}_TOKENS_FILE");
+        self.workloads()
+            .flat_map(containers)
+            .flat_map(|c| array(c, "/env"))
+            .any(|e| str_at(e, "/name") == variable)
+    }
+
     /// `from.<field>.name` names an existing `kind` unless `optional`.
     fn check_ref(&self, from: &Value, field: &str, kind: &str, add: &mut impl FnMut(String)) {
         let Some(reference) = from.get(field) else {
@@ -378,6 +437,40 @@ impl Bundle {
                 }
             }
         }
+    }
+}
+
+/// Files a container sees from Secret volumes: `<mountPath>/<item path>`,
+/// or `<mountPath>/*` when the volume lists no items (every key).
+fn secret_files(container: &Value, volumes: &BTreeMap<String, &Value>) -> Vec<String> {
+    let mut files = Vec::new();
+    for mount in array(container, "/volumeMounts") {
+        let Some(volume) = volumes.get(str_at(mount, "/name")) else {
+            continue;
+        };
+        if volume.get("secret").is_none() {
+            continue;
+        }
+        let at = str_at(mount, "/mountPath").trim_end_matches('/');
+        let items = array(volume, "/secret/items");
+        if items.is_empty() {
+            files.push(format!("{at}/*"));
+        }
+        for item in items {
+            files.push(format!("{at}/{}", str_at(item, "/path")));
+        }
+    }
+    files
+}
+
+/// Whether a [`secret_files`] entry is `path`.
+fn covers(file: &str, path: &str) -> bool {
+    match file.strip_suffix("/*") {
+        Some(dir) => path
+            .strip_prefix(dir)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|name| !name.is_empty() && !name.contains('/')),
+        None => file == path,
     }
 }
 

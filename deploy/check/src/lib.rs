@@ -4,7 +4,8 @@
 //! - [`compose`]: reads `compose.yaml` into typed structs (an unknown key is
 //!   an error, so a typo such as `helthcheck` fails), checks what Compose
 //!   itself does not (build contexts and Dockerfiles exist, every
-//!   `service_healthy` target has a health check, ports and URLs agree), and
+//!   `service_healthy` target has a health check, ports and URLs agree,
+//!   services reachable from other hosts read their tokens from secrets), and
 //!   turns each service into the native process it describes ([`native`]):
 //!   the image's entrypoint and environment from the [`dockerfile`], the env
 //!   file and `environment:` on top, container paths and ports mapped onto a

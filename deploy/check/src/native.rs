@@ -12,7 +12,10 @@
 //!   that service's `P` got;
 //! - container paths under a mount target move under a temporary root:
 //!   named volumes become empty directories there, bind sources are copied
-//!   there (read-only when the mount is).
+//!   there (read-only when the mount is);
+//! - a secret (`/run/secrets/<name>`) moves under the temporary root too,
+//!   holding what the caller gives for it in [`Layout::secrets`], never the
+//!   deployment's real secret file.
 
 use std::{
     collections::BTreeMap,
@@ -33,6 +36,8 @@ pub struct Layout {
     pub root: PathBuf,
     /// Directory holding the built binaries (`target/<profile>`).
     pub bin_dir: PathBuf,
+    /// The content of each secret a service mounts, by secret name.
+    pub secrets: BTreeMap<String, String>,
 }
 
 /// One service as a process.
@@ -89,7 +94,17 @@ pub fn plan(
     }
     env.extend(service.environment.clone());
 
-    let mounts = mount(service, dir, &layout.root)?;
+    let mut mounts = mount(service, dir, &layout.root)?;
+    for name in &service.secrets {
+        let target = compose::secret_path(name);
+        let content = layout
+            .secrets
+            .get(name)
+            .ok_or_else(|| format!("secret {name:?}: the caller gave no content for it"))?;
+        let at = under(&layout.root, &target);
+        write_secret(&at, content)?;
+        mounts.push(target);
+    }
     let mut ports = BTreeMap::new();
     for (key, value) in env.iter_mut() {
         if key.ends_with("_LISTEN")
@@ -235,6 +250,22 @@ fn copy(source: &Path, to: &Path) -> Result<(), String> {
         }
         std::fs::copy(source, to).map(drop).map_err(fail)
     }
+}
+
+/// Writes a secret file readable by its owner only, as Compose mounts it
+/// read-only.
+fn write_secret(at: &Path, content: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |e: std::io::Error| format!("secret {}: {e}", at.display());
+    if let Some(parent) = at.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    // A retried plan finds its earlier, read-only copy.
+    if at.exists() {
+        std::fs::remove_file(at).map_err(fail)?;
+    }
+    std::fs::write(at, content).map_err(fail)?;
+    std::fs::set_permissions(at, std::fs::Permissions::from_mode(0o400)).map_err(fail)
 }
 
 fn read_only(path: &Path) -> Result<(), String> {

@@ -1,8 +1,11 @@
-//! The gRPC transport, with bounded retries for an unreachable service.
+//! The gRPC transport, with bounded retries for an unreachable service, and
+//! the caller's credentials: a bearer token on every call and TLS (with a
+//! client certificate for mTLS) when the URL is `https://`.
 
 use std::time::{Duration, Instant};
 
 use openclaw_proto::prompt::v1::{self as pb, prompt_service_client::PromptServiceClient};
+use service_kit::{BearerToken, ClientSecurity};
 use tonic::{Code, transport::Channel};
 
 use crate::{PromptError, PromptSource};
@@ -26,23 +29,43 @@ impl Default for RetryPolicy {
 }
 
 /// A prompt-service reached over gRPC. Connects lazily, so agent-service
-/// starts even when prompt-service is not up yet.
+/// starts even when prompt-service is not up yet. Debug output never shows
+/// the token.
 #[derive(Debug, Clone)]
 pub struct GrpcPromptSource {
     endpoint: String,
     client: PromptServiceClient<Channel>,
     retry: RetryPolicy,
+    token: Option<BearerToken>,
 }
 
 impl GrpcPromptSource {
-    /// A client for `endpoint` (for example `http://127.0.0.1:50051`).
+    /// A client for `endpoint` (for example `http://127.0.0.1:50051`),
+    /// without credentials.
     pub fn connect_lazy(endpoint: &str, retry: RetryPolicy) -> Result<Self, PromptError> {
-        let channel = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
-            .map_err(|e| {
-                PromptError::Unavailable(format!(
-                    "invalid prompt-service endpoint {endpoint:?}: {e}"
-                ))
-            })?
+        Self::connect_lazy_with(endpoint, retry, &ClientSecurity::default())
+    }
+
+    /// A client for `endpoint` that sends `security.token` on every call
+    /// and, for an `https://` endpoint, speaks TLS as `security.tls` says
+    /// (the CA to verify prompt-service with, and a client certificate when
+    /// prompt-service requires one).
+    pub fn connect_lazy_with(
+        endpoint: &str,
+        retry: RetryPolicy,
+        security: &ClientSecurity,
+    ) -> Result<Self, PromptError> {
+        let invalid = |e: &dyn std::fmt::Display| {
+            PromptError::Unavailable(format!("invalid prompt-service endpoint {endpoint:?}: {e}"))
+        };
+        let mut config = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
+            .map_err(|e| invalid(&e))?;
+        if let Some(tls) = &security.tls {
+            config = config
+                .tls_config(tls.client_config())
+                .map_err(|e| invalid(&e))?;
+        }
+        let channel = config
             .connect_timeout(Duration::from_secs(2))
             .tcp_nodelay(true)
             .connect_lazy();
@@ -50,7 +73,18 @@ impl GrpcPromptSource {
             endpoint: endpoint.to_owned(),
             client: PromptServiceClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
             retry,
+            token: security.token.clone(),
         })
+    }
+
+    /// One attempt's request: the time left as its deadline, and the token.
+    fn request<T>(&self, message: T, left: Duration) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        request.set_timeout(left);
+        if let Some(token) = &self.token {
+            token.apply(&mut request);
+        }
+        request
     }
 
     /// Runs `call` until it succeeds, fails for a reason retrying cannot fix,
@@ -118,8 +152,7 @@ impl PromptSource for GrpcPromptSource {
         deadline: Instant,
     ) -> Result<pb::RenderSystemPromptResponse, PromptError> {
         self.with_retry(deadline, |mut client, left| {
-            let mut req = tonic::Request::new(request.clone());
-            req.set_timeout(left);
+            let req = self.request(request.clone(), left);
             async move { client.render_system_prompt(req).await }
         })
         .await
@@ -131,9 +164,20 @@ impl PromptSource for GrpcPromptSource {
         deadline: Instant,
     ) -> Result<pb::ResolveProviderContributionResponse, PromptError> {
         self.with_retry(deadline, |mut client, left| {
-            let mut req = tonic::Request::new(request.clone());
-            req.set_timeout(left);
+            let req = self.request(request.clone(), left);
             async move { client.resolve_provider_contribution(req).await }
+        })
+        .await
+    }
+
+    async fn render_codex(
+        &self,
+        request: pb::RenderCodexTurnRequest,
+        deadline: Instant,
+    ) -> Result<pb::RenderCodexTurnResponse, PromptError> {
+        self.with_retry(deadline, |mut client, left| {
+            let req = self.request(request.clone(), left);
+            async move { client.render_codex_turn(req).await }
         })
         .await
     }

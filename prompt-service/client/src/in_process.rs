@@ -46,6 +46,20 @@ impl PromptSource for InProcessPromptSource {
             .map_err(|e| PromptError::Refused(e.to_string()))
     }
 
+    async fn render_codex(
+        &self,
+        request: pb::RenderCodexTurnRequest,
+        _deadline: Instant,
+    ) -> Result<pb::RenderCodexTurnResponse, PromptError> {
+        // The RPC's own conversions around `prompt_codex::render_codex_turn`,
+        // so the params are byte-identical to what RenderCodexTurn returns.
+        let input = prompt_server::codex_input_from_request(request)
+            .map_err(|e| PromptError::Refused(e.to_string()))?;
+        let turn = prompt_codex::render_codex_turn(&input)
+            .map_err(|e| PromptError::Refused(e.to_string()))?;
+        Ok(prompt_server::response_from_turn(&turn))
+    }
+
     fn describe(&self) -> String {
         "in-process".to_owned()
     }

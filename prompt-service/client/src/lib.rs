@@ -50,6 +50,15 @@ pub trait PromptSource: Send + Sync + std::fmt::Debug {
         deadline: Instant,
     ) -> Result<pb::ResolveProviderContributionResponse, PromptError>;
 
+    /// Maps one Codex turn onto the app-server's `thread/start`,
+    /// `thread/resume` and `turn/start` params (`RenderCodexTurn`, SPEC
+    /// P-29, P-32, P-38), giving up at `deadline`.
+    async fn render_codex(
+        &self,
+        request: pb::RenderCodexTurnRequest,
+        deadline: Instant,
+    ) -> Result<pb::RenderCodexTurnResponse, PromptError>;
+
     /// A short label for logs ("grpc http://..." or "in-process").
     fn describe(&self) -> String;
 }

@@ -144,3 +144,45 @@ async fn refusals_are_not_retried() {
         "{err:?}"
     );
 }
+
+/// `RenderCodexTurn` over gRPC and in-process give the same params and
+/// layers; a bad request is refused with the field named, not retried.
+#[tokio::test]
+async fn codex_turns_render_the_same_over_both_transports() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let _stop = start_server(listener).await;
+    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let local = InProcessPromptSource::new().unwrap();
+    let request = pb::RenderCodexTurnRequest {
+        base: Some(request_from_input(&fixtures::realistic())),
+        trigger: pb::CodexTrigger::User as i32,
+        model: "gpt-5.5".into(),
+        approval_policy: pb::CodexApprovalPolicy::Untrusted as i32,
+        sandbox: pb::CodexSandboxMode::ReadOnly as i32,
+        input_text: "Hello.".into(),
+        ..Default::default()
+    };
+    let remote = grpc.render_codex(request.clone(), soon(10)).await.unwrap();
+    let inproc = local.render_codex(request.clone(), soon(10)).await.unwrap();
+    assert_eq!(remote, inproc);
+    assert!(
+        remote.turn_start_params_json.contains("Hello."),
+        "{}",
+        remote.turn_start_params_json
+    );
+    assert!(!remote.layers.is_empty());
+
+    let mut bad = request;
+    bad.approval_policy = pb::CodexApprovalPolicy::Unspecified as i32;
+    for source in [&grpc as &dyn PromptSource, &local] {
+        let err = source
+            .render_codex(bad.clone(), soon(10))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, PromptError::Refused(m) if m.contains("approval_policy")),
+            "{err:?}"
+        );
+    }
+}

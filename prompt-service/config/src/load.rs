@@ -77,7 +77,7 @@ impl Loader {
     ) -> Result<Config, ConfigError> {
         // Editors do not show a byte-order mark, so columns are counted without it.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut document: Value = json5::from_str(text).map_err(|e| syntax_error(text, &e))?;
+        let mut document = parse_json5(text)?;
         let unresolved = substitute_all(&mut document, env, options.unresolved_vars);
 
         let mut findings = validate::findings(&self.validator, &self.schema, &document);
@@ -130,6 +130,75 @@ fn locate_all(text: &str, findings: Vec<Finding>) -> ConfigErrors {
             })
             .collect(),
     )
+}
+
+/// How deeply arrays and objects may nest in a config text. Real configs stay under ten
+/// levels; the JSON5 parser and the validator recurse per level, and a few thousand levels
+/// overflow a thread's stack, which aborts the whole process (found by the fuzz tests).
+pub const MAX_NESTING: usize = 64;
+
+/// Parses JSON5 text into JSON, refusing nesting deeper than [`MAX_NESTING`] before the
+/// parser sees it. Errors are located like the loader's. For any JSON5 that comes from
+/// outside (a config file, an RPC field, an agent's tool call).
+pub fn parse_json5(text: &str) -> Result<Value, ConfigError> {
+    if let Some(at) = too_deep(text) {
+        return Err(ConfigError::Invalid(ConfigErrors::new(vec![
+            LocatedError {
+                path: String::new(),
+                position: Some(position_at(text, at)),
+                kind: ErrorKind::Syntax,
+                message: format!("invalid JSON5: nested deeper than {MAX_NESTING} levels"),
+            },
+        ])));
+    }
+    json5::from_str(text).map_err(|e| syntax_error(text, &e))
+}
+
+/// The byte offset of the first `[` or `{` deeper than [`MAX_NESTING`], outside strings and
+/// comments; `None` when the text stays within the limit. Malformed text is scanned on a
+/// best-effort basis: the parser reports what is wrong with it.
+fn too_deep(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0_usize;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'"' | b'\'' => {
+                // A string: up to the same quote, skipping escaped characters.
+                i += 1;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'\\' => i += 1,
+                        c if c == b => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while bytes.get(i).is_some_and(|&c| c != b'\n') {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while bytes.get(i).is_some() && !bytes[i..].starts_with(b"*/") {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn syntax_error(text: &str, error: &json5::Error) -> ConfigError {

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use tonic::{codec::CompressionEncoding, service::Routes};
+
+use crate::tls::ClientTls;
 use tonic_health::{
     pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient},
     server::HealthReporter,
@@ -42,13 +44,30 @@ pub fn health_services() -> Result<HealthServices, tonic_reflection::server::Err
 /// Asks a server's health service about `service` ("" for the whole
 /// server). Ok(true) when SERVING. Used by the `healthcheck` subcommands.
 pub async fn probe(endpoint: &str, service: &str, timeout: Duration) -> Result<bool, String> {
-    let channel = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
-        .map_err(|e| format!("invalid endpoint {endpoint:?}: {e}"))?
+    probe_with(endpoint, service, timeout, None).await
+}
+
+/// [`probe`] over TLS when `tls` is given (an `https://` endpoint). Health
+/// is open, so no credentials are sent.
+pub async fn probe_with(
+    endpoint: &str,
+    service: &str,
+    timeout: Duration,
+    tls: Option<&ClientTls>,
+) -> Result<bool, String> {
+    let mut endpoint_config = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
+        .map_err(|e| format!("invalid endpoint {endpoint:?}: {e}"))?;
+    if let Some(tls) = tls {
+        endpoint_config = endpoint_config
+            .tls_config(tls.client_config())
+            .map_err(|e| format!("TLS settings for {endpoint}: {e}"))?;
+    }
+    let channel = endpoint_config
         .connect_timeout(timeout)
         .timeout(timeout)
         .connect()
         .await
-        .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
+        .map_err(|e| format!("cannot connect to {endpoint}: {}", error_chain(&e)))?;
     let reply = HealthClient::new(channel)
         .check(HealthCheckRequest {
             service: service.to_owned(),
@@ -56,4 +75,17 @@ pub async fn probe(endpoint: &str, service: &str, timeout: Duration) -> Result<b
         .await
         .map_err(|s| format!("health check failed: {} {}", s.code(), s.message()))?;
     Ok(reply.into_inner().status() == ServingStatus::Serving)
+}
+
+/// An error and its sources: tonic's "transport error" alone does not say
+/// that a certificate was refused.
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

@@ -5,28 +5,78 @@
 //! Prometheus endpoint with the named recording functions of both services
 //! ([`metrics`]), health and reflection services, SIGTERM/SIGINT handling
 //! with a bounded drain, listen-address parsing and the `healthcheck` probe
-//! used by container health checks.
+//! used by container health checks. And the security and overload layers:
+//! bearer-token and client-certificate authentication ([`auth`]), TLS from
+//! PEM files ([`tls`]), the refusal to serve other hosts unauthenticated
+//! ([`security`]), load shedding ([`overload`]) and per-call deadlines
+//! ([`deadline`]).
+//!
+//! # Layer order
+//!
+//! Both servers stack the layers the same way, outermost first:
+//!
+//! 1. the request span ([`request_span`]): every refusal below is logged
+//!    inside its call's span;
+//! 2. [`RpcMetricsLayer`]: every refusal below is counted with its status
+//!    code (UNAUTHENTICATED, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED);
+//! 3. [`AuthLayer`]: before load shedding, so callers without credentials
+//!    are turned away without ever holding a slot that callers with them
+//!    need, and cost one SHA-256 each;
+//! 4. [`OverloadLayer`]: admitted calls take a slot or get
+//!    RESOURCE_EXHAUSTED at once;
+//! 5. [`DeadlineLayer`]: the clock of an admitted call, covering the
+//!    reading of its request body too; it must sit outside
+//!    [`RequestSizeLimitLayer`], which calls inward only once it has read
+//!    the message prefix;
+//! 6. [`RequestSizeLimitLayer`], then the services.
+//!
+//! gRPC health passes 3 and 4 (open, exempt from shedding), so probes
+//! answer without a token and while the server is full. TLS sits below all
+//! of them, in the transport.
 //!
 //! It holds no service logic and no prompt or agent types.
 
+pub mod auth;
+pub mod deadline;
 mod health;
 mod limit;
 mod logging;
 pub mod metrics;
+mod otlp;
+pub mod overload;
 mod rpc_metrics;
+pub mod security;
 mod shutdown;
+#[cfg(feature = "test-pki")]
+pub mod test_pki;
+pub mod tls;
 
-pub use health::{HealthServices, health_services, probe};
+pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
+pub use deadline::DeadlineLayer;
+pub use health::{HealthServices, health_services, probe, probe_with};
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
 pub use logging::{LogFormat, SESSION_KEY_HEADER, init_tracing, record_session_id, request_span};
+pub use otlp::flush_traces;
+pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};
+pub use security::{ClientFlags, ClientSecurity, SecurityFlags, ServerSecurity};
 pub use shutdown::{drain, shutdown_signal};
+pub use tls::{ClientTls, ServerTls};
 pub use tonic_reflection::server::Error as ReflectionError;
 
 use std::net::SocketAddr;
 
 /// Default request message limit (4 MiB, tonic's own default).
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// HTTP/2 keepalive of both servers: a PING after this much silence on a
+/// connection. A peer that vanished (no FIN, say a dropped VM) is found
+/// within interval + [`HTTP2_KEEPALIVE_TIMEOUT`], and its open streams, with
+/// their overload slots, are dropped then instead of after TCP's own
+/// keepalive (minutes).
+pub const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a keepalive PING may go unanswered before the connection closes.
+pub const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Accepted connections with `TCP_NODELAY` and keepalive. Without nodelay a
 /// response that ends in a small segment waits for the client's delayed ACK

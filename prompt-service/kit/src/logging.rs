@@ -27,10 +27,13 @@ impl std::str::FromStr for LogFormat {
 }
 
 /// Installs the global subscriber: `RUST_LOG` filter (default `info`), logs
-/// on stderr so stdout stays free for command output.
+/// on stderr so stdout stays free for command output, and OTLP trace export
+/// when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (see [`crate::flush_traces`]).
 pub fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let registry = tracing_subscriber::registry().with(filter);
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(crate::otlp::layer());
     let result = match format {
         LogFormat::Text => registry
             .with(fmt::layer().with_writer(std::io::stderr).with_target(false))
@@ -45,7 +48,11 @@ pub fn init_tracing(format: LogFormat) {
             .try_init(),
     };
     // A second init (tests) keeps the first subscriber.
-    drop(result);
+    if result.is_ok()
+        && let Some(endpoint) = crate::otlp::endpoint()
+    {
+        tracing::info!(%endpoint, "exporting traces over OTLP/HTTP");
+    }
 }
 
 /// The request header that names the session a call is about. Clients send

@@ -1,9 +1,13 @@
 //! `prompt-service`: serve the PromptService, preview a render, or probe health.
 
-use std::{io::Write, process::ExitCode, time::Duration};
+use std::{io::Write, path::PathBuf, process::ExitCode, time::Duration};
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, builder::BoolishValueParser};
 use prompt_server::{PreviewFormat, ServeConfig};
+use service_kit::{OverloadConfig, SecurityFlags, ServerSecurity};
+
+/// Prefix of the environment variables, as security messages name them.
+const ENV_PREFIX: &str = "PROMPT_SERVICE";
 
 /// Stateless gRPC service that renders OpenClaw agent system prompts.
 #[derive(Debug, Parser)]
@@ -32,6 +36,113 @@ struct Cli {
     /// Also serve the bench echo baseline (used by prompt-loadgen only).
     #[arg(long, hide = true)]
     bench_echo: bool,
+
+    /// File of accepted bearer tokens, one per line (`#` starts a comment); list several to
+    /// rotate without downtime. Callers send `authorization: Bearer <token>`; health and
+    /// reflection stay open. A non-loopback --listen needs a token (or --tls-client-ca).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TOKENS_FILE",
+        value_name = "PATH",
+        help_heading = "Security"
+    )]
+    tokens_file: Option<PathBuf>,
+    /// Accepted bearer tokens, separated by commas or whitespace, 16+ characters each
+    /// (`openssl rand -hex 32`). Prefer --tokens-file or the variable: a command line is
+    /// visible to every local user.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TOKENS",
+        hide_env_values = true,
+        value_name = "TOKENS",
+        help_heading = "Security"
+    )]
+    tokens: Option<String>,
+    /// Serve a non-loopback --listen without any authentication. Only when something in
+    /// front of this service authenticates every caller.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_INSECURE_NO_AUTH",
+        value_parser = BoolishValueParser::new(),
+        help_heading = "Security"
+    )]
+    insecure_no_auth: bool,
+    /// Serve TLS with this certificate chain (PEM, leaf first; with --tls-key). Unset:
+    /// plaintext HTTP/2. `healthcheck` then probes over TLS (needs --tls-ca).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TLS_CERT",
+        value_name = "PEM",
+        global = true,
+        help_heading = "Security"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TLS_KEY",
+        value_name = "PEM",
+        help_heading = "Security"
+    )]
+    tls_key: Option<PathBuf>,
+    /// Require client certificates signed by this CA (PEM; mTLS, needs --tls-cert). A
+    /// certificate it did not sign fails the handshake; a call without one gets
+    /// UNAUTHENTICATED (health stays open).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TLS_CLIENT_CA",
+        value_name = "PEM",
+        help_heading = "Security"
+    )]
+    tls_client_ca: Option<PathBuf>,
+    /// `healthcheck` against a TLS server: the CA (PEM) that signed --tls-cert.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TLS_CA",
+        value_name = "PEM",
+        global = true,
+        help_heading = "Security"
+    )]
+    tls_ca: Option<PathBuf>,
+    /// `healthcheck` against a TLS server: the name its certificate must carry.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_TLS_SERVER_NAME",
+        default_value = "localhost",
+        global = true,
+        help_heading = "Security"
+    )]
+    tls_server_name: String,
+
+    /// Unary calls in progress at once; past it a call gets RESOURCE_EXHAUSTED at once
+    /// instead of queueing (health checks are exempt).
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_MAX_CONCURRENT_REQUESTS",
+        default_value_t = 256,
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Overload"
+    )]
+    max_concurrent_requests: u32,
+    /// Streaming calls open at once (here only reflection); past it RESOURCE_EXHAUSTED.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_MAX_CONCURRENT_STREAMS",
+        default_value_t = 256,
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Overload"
+    )]
+    max_concurrent_streams: u32,
+    /// Longest a call may run, in seconds, whatever its own grpc-timeout (which is honoured
+    /// when shorter); then DEADLINE_EXCEEDED.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_REQUEST_TIMEOUT_SECS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Overload"
+    )]
+    request_timeout_secs: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -52,13 +163,45 @@ enum Command {
     Healthcheck,
 }
 
+impl Cli {
+    fn security_flags(&self) -> SecurityFlags {
+        SecurityFlags {
+            tokens: self.tokens.clone(),
+            tokens_file: self.tokens_file.clone(),
+            insecure_no_auth: self.insecure_no_auth,
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_client_ca: self.tls_client_ca.clone(),
+            tls_ca: self.tls_ca.clone(),
+            tls_server_name: Some(self.tls_server_name.clone()),
+        }
+    }
+}
+
+/// Prints each problem and returns the usage exit code (EX_USAGE).
+fn refuse(problems: &[String]) -> ExitCode {
+    for problem in problems {
+        eprintln!("error: {problem}");
+    }
+    ExitCode::from(64)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     service_kit::init_tracing(cli.log_format);
-    match cli.command.unwrap_or(Command::Serve) {
+    match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve => {
             let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
+            // Checked before binding: a server that would serve other hosts
+            // unauthenticated never opens its port.
+            let security = match ServerSecurity::resolve(&cli.security_flags(), ENV_PREFIX) {
+                Ok(security) => security,
+                Err(problems) => return Ok(refuse(&problems)),
+            };
+            if let Err(problem) = security.check_listen(addr, ENV_PREFIX) {
+                return Ok(refuse(&[problem]));
+            }
             let listener = tokio::net::TcpListener::bind(addr).await?;
             if let Some(metrics) = &cli.metrics_listen {
                 service_kit::metrics::listen(metrics).await?;
@@ -67,17 +210,23 @@ async fn main() -> anyhow::Result<ExitCode> {
                 max_request_bytes: cli.max_request_bytes,
                 drain_timeout: Duration::from_secs(cli.drain_secs),
                 bench_echo: cli.bench_echo,
-                ..ServeConfig::default()
+                request_timeout: Duration::from_secs(cli.request_timeout_secs),
+                security,
+                overload: OverloadConfig {
+                    max_concurrent_requests: cli.max_concurrent_requests as usize,
+                    max_concurrent_streams: cli.max_concurrent_streams as usize,
+                },
             };
             prompt_server::serve(listener, config, service_kit::shutdown_signal()).await?;
+            service_kit::flush_traces();
         }
         Command::Render { request, format } => {
             let text = if request == "-" {
                 std::io::read_to_string(std::io::stdin())?
             } else {
-                std::fs::read_to_string(&request)?
+                std::fs::read_to_string(request)?
             };
-            match prompt_server::preview(&text, format) {
+            match prompt_server::preview(&text, *format) {
                 Ok(out) => writeln!(std::io::stdout().lock(), "{out}")?,
                 Err(error) => {
                     eprintln!("error: {error}");
@@ -86,13 +235,21 @@ async fn main() -> anyhow::Result<ExitCode> {
             }
         }
         Command::Healthcheck => {
-            let endpoint = format!("http://{}", cli.listen.trim());
-            let serving = service_kit::probe(&endpoint, "", Duration::from_secs(3))
-                .await
-                .unwrap_or_else(|e| {
-                    eprintln!("{e}");
-                    false
-                });
+            // Health is open: no token is sent. Over TLS when this server
+            // serves TLS (the same --tls-cert setting), verified with --tls-ca.
+            let target = service_kit::parse_listen(&cli.listen)
+                .and_then(|addr| cli.security_flags().probe_target(addr, ENV_PREFIX));
+            let (endpoint, tls) = match target {
+                Ok(target) => target,
+                Err(problem) => return Ok(refuse(&[problem])),
+            };
+            let serving =
+                service_kit::probe_with(&endpoint, "", Duration::from_secs(3), tls.as_ref())
+                    .await
+                    .unwrap_or_else(|e| {
+                        eprintln!("{e}");
+                        false
+                    });
             return Ok(if serving {
                 ExitCode::SUCCESS
             } else {

@@ -1,4 +1,5 @@
-//! `serve`: the PromptService plus health and reflection on a bound listener.
+//! `serve`: the PromptService plus health and reflection on a bound listener,
+//! behind authentication, TLS, load shedding and per-call deadlines.
 
 use std::{future::Future, time::Duration};
 
@@ -20,10 +21,15 @@ pub struct ServeConfig {
     pub max_request_bytes: usize,
     /// How long in-flight requests may run after a shutdown signal.
     pub drain_timeout: Duration,
-    /// Upper bound on any request, on top of the client's own deadline.
+    /// Upper bound on any request, on top of the client's own deadline
+    /// (`grpc-timeout`); past it the call ends with DEADLINE_EXCEEDED.
     pub request_timeout: Duration,
     /// Also serve the `openclaw.bench.v1.Echo` baseline (load generator only).
     pub bench_echo: bool,
+    /// Caller authentication (bearer tokens, client certificates) and TLS.
+    pub security: service_kit::ServerSecurity,
+    /// Calls in progress at once; past them RESOURCE_EXHAUSTED at once.
+    pub overload: service_kit::OverloadConfig,
 }
 
 impl Default for ServeConfig {
@@ -33,6 +39,8 @@ impl Default for ServeConfig {
             drain_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             bench_echo: false,
+            security: service_kit::ServerSecurity::default(),
+            overload: service_kit::OverloadConfig::default(),
         }
     }
 }
@@ -46,6 +54,10 @@ pub enum ServeError {
     /// The config schema validator could not be built (a bug, reported).
     #[error("cannot build the config validator: {0}")]
     Config(#[from] openclaw_config::ConfigError),
+    /// The listener is reachable from other hosts and nothing authenticates
+    /// callers (see [`service_kit::ServerSecurity::check_listen`]).
+    #[error("{0}")]
+    Insecure(String),
     /// The transport failed.
     #[error("transport error: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -57,6 +69,14 @@ pub async fn serve(
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let addr = listener.local_addr().ok();
+    if let Some(addr) = addr {
+        config
+            .security
+            .check_listen(addr, "PROMPT_SERVICE")
+            .map_err(ServeError::Insecure)?;
+        config.security.log_startup(addr);
+    }
     let health = service_kit::health_services()?;
     let reporter = health.reporter.clone();
     reporter
@@ -73,13 +93,22 @@ pub async fn serve(
             .max_decoding_message_size(config.max_request_bytes)
     });
 
-    // Outermost first: the span wraps everything so size refusals are
-    // logged inside their request span; metrics sit outside the size check
-    // so refusals are counted with their status code; the size check runs
-    // before any handler decodes the body.
+    // Outermost first (the same order as agent-service's; the reasons are
+    // in service_kit's crate docs, "Layer order"): the span wraps everything so every refusal is
+    // logged inside its request span; metrics sit outside every refusal so
+    // each is counted with its status code; authentication comes before
+    // load shedding, so callers without a token never take a slot from
+    // those with one; the deadline starts when a call is admitted and
+    // covers reading its body; the size check runs before any handler
+    // decodes the body. Health passes authentication and load shedding.
     let layers = ServiceBuilder::new()
         .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
         .layer(service_kit::RpcMetricsLayer::new())
+        .layer(config.security.auth_layer())
+        .layer(service_kit::OverloadLayer::new(config.overload))
+        .layer(service_kit::DeadlineLayer::new(Some(
+            config.request_timeout,
+        )))
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
         ));
@@ -93,10 +122,14 @@ pub async fn serve(
         tracing::info!("stopped accepting; draining in-flight requests");
         let _ = drain_tx.send(());
     };
-    let addr = listener.local_addr().ok();
     tracing::info!(addr = ?addr, bench_echo = config.bench_echo, "prompt-service listening");
-    let server = Server::builder()
-        .timeout(config.request_timeout)
+    // No `Server::timeout`: the DeadlineLayer enforces the same bound and
+    // answers DEADLINE_EXCEEDED (tonic's own timer answers CANCELLED).
+    let server = config
+        .security
+        .apply_tls(Server::builder())?
+        .http2_keepalive_interval(Some(service_kit::HTTP2_KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(service_kit::HTTP2_KEEPALIVE_TIMEOUT))
         .layer(layers)
         .add_routes(health.routes)
         .add_service(prompt)

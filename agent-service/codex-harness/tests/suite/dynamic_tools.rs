@@ -76,7 +76,7 @@ async fn the_model_calls_our_tools_and_gets_their_results() {
     else {
         panic!("unexpected entries: {:#?}", outcome.entries);
     };
-    let call_ids: Vec<&str> = calls
+    let mut call_ids: Vec<&str> = calls
         .content
         .iter()
         .filter_map(|b| match b {
@@ -84,6 +84,9 @@ async fn the_model_calls_our_tools_and_gets_their_results() {
             _ => None,
         })
         .collect();
+    // Codex runs the calls of one response in parallel and reports each as
+    // it starts, so their order in the message is not the model's.
+    call_ids.sort_unstable();
     assert_eq!(call_ids, ["call_lookup", "call_read"]);
     let mut results = [first, second];
     results.sort_by_key(|r| r.tool_call_id.clone());

@@ -97,7 +97,9 @@ pub(crate) struct BlockSink {
 impl BlockSink {
     /// A sink for a run, or `None` when the channel does not stream blocks.
     pub(crate) fn new(settings: BlockStreamingSettings, out: Emitter) -> Option<Self> {
-        if !settings.enabled {
+        // A quiet run (a heartbeat) streams nothing: its reply goes out whole
+        // in the final event, or not at all.
+        if !settings.enabled || out.is_quiet() {
             return None;
         }
         let chunker = BlockChunker::new(settings.chunker.clone());

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::{
-    Emitter, RunEvent, error_code,
+    Emitter, RunEvent, error_code, heartbeat,
     prepare::SessionCtx,
     turns::{self, Finished},
 };
@@ -28,7 +28,12 @@ async fn drive(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart)
             return;
         }
         let run = start.run;
-        let out = Emitter::new(&session.extras, run);
+        // A heartbeat's reply forms out of sight (see crate::heartbeat).
+        let out = if heartbeat::is_heartbeat(&start) {
+            Emitter::quiet(&session.extras, run)
+        } else {
+            Emitter::new(&session.extras, run)
+        };
         let result = isolated(&runtime, &session, start, &out).await;
         let ended = session.extras.queue().run_ended(run);
         if let Some((next_run, count)) = ended.handoff {
@@ -75,7 +80,11 @@ async fn isolated(
     let (runtime, session, out) = (Arc::clone(runtime), Arc::clone(session), out.clone());
     let task = tokio::spawn(async move {
         let _active = service_kit::metrics::run_active();
-        turns::run_once(&runtime, &session, &start, &out).await
+        let done = turns::run_once(&runtime, &session, &start, &out).await?;
+        if heartbeat::is_heartbeat(&start) {
+            return heartbeat::settle(&session, done).await;
+        }
+        Ok(done)
     });
     match task.await {
         Ok(result) => result,
@@ -91,7 +100,11 @@ async fn isolated(
 async fn save_unanswered(runtime: &Runtime, session: &SessionCtx, start: RunStart) {
     let mut runs = vec![(start.run, start.messages)];
     runs.extend(session.extras.queue().drain_all());
-    let messages: Vec<_> = runs.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
+    // A heartbeat that never ran is not a message anyone waits for: dropped.
+    let messages: Vec<_> = runs
+        .iter()
+        .flat_map(|(_, m)| m.iter().filter(|m| !m.options.heartbeat).cloned())
+        .collect();
     let saved = match turns::append_user(runtime, session, &messages).await {
         Ok(_) => session.handle.append(Vec::new(), true).await,
         Err(error) => Err(error),

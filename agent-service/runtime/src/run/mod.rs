@@ -10,9 +10,11 @@
 //! published to the session's subscribers as they happen.
 
 mod blocks;
+mod codex;
 pub mod controls;
 mod drive;
 pub mod evidence;
+mod heartbeat;
 mod prepare;
 mod submit;
 mod turns;
@@ -22,6 +24,9 @@ use std::time::Duration;
 use openclaw_transcript::{SessionKey, Usage, unix_millis};
 use tokio::sync::{broadcast, mpsc};
 
+pub(crate) use codex::CodexRunners;
+pub(crate) use drive::spawn_driver;
+pub(crate) use heartbeat::beat;
 pub use prepare::{Preview, TurnPrompt};
 pub use submit::submit;
 
@@ -261,6 +266,10 @@ impl RunEvent {
 pub(crate) struct Emitter {
     extras: std::sync::Arc<SessionExtras>,
     run: u64,
+    /// Holds back the reply as it forms (text, thinking, blocks): a
+    /// heartbeat's reply is only delivered, through its final event, once it
+    /// is known not to be a bare acknowledgement.
+    quiet: bool,
 }
 
 impl Emitter {
@@ -268,10 +277,31 @@ impl Emitter {
         Self {
             extras: std::sync::Arc::clone(extras),
             run,
+            quiet: false,
         }
     }
 
+    /// An emitter that publishes no text, thinking or block events.
+    pub(crate) fn quiet(extras: &std::sync::Arc<SessionExtras>, run: u64) -> Self {
+        Self {
+            quiet: true,
+            ..Self::new(extras, run)
+        }
+    }
+
+    /// True for a [`Emitter::quiet`] emitter.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
     pub(crate) fn emit(&self, event: RunEvent) {
+        let reply_text = matches!(
+            event,
+            RunEvent::TextDelta(_) | RunEvent::ThinkingDelta(_) | RunEvent::Block { .. }
+        );
+        if self.quiet && reply_text {
+            return;
+        }
         self.extras.publish(self.run, event);
     }
 }

@@ -41,6 +41,7 @@ pub(crate) struct SessionCtx {
     pub cwd: std::path::PathBuf,
     pub handle: SessionHandle,
     pub extras: Arc<SessionExtras>,
+    pub journal: Arc<crate::sessions::journal::Journal>,
 }
 
 /// An admitted message's session, with its index entry and the config it
@@ -124,7 +125,20 @@ impl Runtime {
         t: &TurnPrompt<'_>,
         deadline: Instant,
     ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
-        let files = self.bootstrap_files(t.cwd).await?;
+        let request = self.render_request(t).await?;
+        self.prompt()
+            .render(request, deadline)
+            .await
+            .map_err(prompt_error)
+    }
+
+    /// The render request of one turn. Codex turns send it as the `base` of
+    /// `RenderCodexTurn`, so both runtimes render from the same inputs.
+    pub(crate) async fn render_request(
+        &self,
+        t: &TurnPrompt<'_>,
+    ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
+        let (files, private) = crate::visibility::load_turn_files(t.cwd).await?;
         let loaded = self.loaded_config()?;
         let facts = TurnFacts {
             agent: t.agent,
@@ -136,19 +150,15 @@ impl Runtime {
             tools: t.tools,
             skills: t.skills,
             files: &files,
+            private: &private,
             continuation: t.continuation,
             model: t.model,
             default_model: t.default_model,
             contribution: t.contribution,
         };
-        let request = prompt_client::request_from_input(&prompt_input::render_input(&facts));
-        self.prompt()
-            .render(request, deadline)
-            .await
-            .map_err(|e| match e {
-                prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),
-                prompt_client::PromptError::Refused(m) => RuntimeError::Internal(m),
-            })
+        Ok(prompt_client::request_from_input(
+            &prompt_input::render_input(&facts),
+        ))
     }
 
     /// The prompt the next model call of a session would send, without
@@ -161,6 +171,17 @@ impl Runtime {
     ) -> Result<Preview, RuntimeError> {
         let loaded = self.loaded_config()?;
         let agent = self.usable_agent(agent_id)?;
+        if let AgentRuntime::Codex(_) = agent.runtime {
+            // A Codex turn sends no system prompt of ours: Codex keeps its own
+            // model instructions and ours travel as developer instructions,
+            // turn instructions and turn input (RenderCodexTurn's layers).
+            // Showing the embedded prompt here would not be what a run sends.
+            return Err(RuntimeError::FailedPrecondition(format!(
+                "agent {:?} runs on the Codex runtime, which sends no OpenClaw system prompt; \
+                 call prompt-service's RenderCodexTurn for the layers a Codex turn sends",
+                agent.id
+            )));
+        }
         let key = key::normalize(&agent.id, session_key)?;
         let cwd = self.session_workspace(&agent, &key).await?;
         let existing = self.index_entry(&agent.id, &key).await?;
@@ -171,7 +192,7 @@ impl Runtime {
             existing.as_ref().and_then(|e| e.model_override.as_deref()),
         )?;
         let model_name = format!("{}/{}", model.reference.provider, model.reference.model);
-        let tools = self.tools_for(&loaded, &agent, &model);
+        let tools = self.tools_for(&loaded, &agent, &model, kind_of(&key));
         let descriptors = descriptors(&tools);
         let continuation = match &existing {
             Some(entry) => {
@@ -230,12 +251,6 @@ impl Runtime {
         }
         let loaded = self.loaded_config()?;
         let agent = self.usable_agent(&spec.agent_id)?;
-        if let AgentRuntime::Codex(_) = agent.runtime {
-            return Err(RuntimeError::FailedPrecondition(format!(
-                "agent {:?} runs on the Codex runtime, which this build does not drive yet",
-                agent.id
-            )));
-        }
         // SPEC R-14: a sender outside a configured allowlist is refused and
         // recorded nowhere.
         if !spec.channel.channel.is_empty()
@@ -256,6 +271,15 @@ impl Runtime {
         let (info, _) = self.sessions().create(&agent, &key, &cwd, meta).await?;
         let extras = self.sessions().extras(&agent.id, &info.entry.session_id);
         let handle = self.sessions().handle(&agent, &info, &cwd)?;
+        let transcript = self
+            .sessions()
+            .transcript_path(&agent, &info.entry.session_id)?;
+        let journal = extras.journal(&transcript);
+        // Messages a previous process acknowledged but never wrote go into
+        // the transcript before anything new (once per process and session).
+        extras
+            .recover_once(|| crate::sessions::recover_journal(self, &handle, &journal, &key))
+            .await?;
         Ok(Admitted {
             session: Arc::new(SessionCtx {
                 kind: kind_of(&key),
@@ -264,6 +288,7 @@ impl Runtime {
                 cwd,
                 handle,
                 extras,
+                journal,
                 agent,
             }),
             entry: info.entry,
@@ -286,7 +311,7 @@ impl Runtime {
             run_override,
             entry.as_ref().and_then(|e| e.model_override.as_deref()),
         )?;
-        let tools = self.tools_for(&loaded, &session.agent, &model);
+        let tools = self.tools_for(&loaded, &session.agent, &model, session.kind);
         Ok(RunModel {
             name: format!("{}/{}", model.reference.provider, model.reference.model),
             default_model: session.agent.model.clone().unwrap_or_default(),
@@ -296,6 +321,8 @@ impl Runtime {
     }
 
     /// Run override > session override > agent model > configured default.
+    /// A Codex agent's model is not looked up among our providers: Codex
+    /// calls it, and the model id part is the Codex model slug.
     pub(crate) fn choose_model(
         &self,
         loaded: &Loaded,
@@ -303,7 +330,6 @@ impl Runtime {
         run: Option<&str>,
         session: Option<&str>,
     ) -> Result<ResolvedModel, RuntimeError> {
-        let registry = self.providers()?;
         let wanted = run
             .filter(|m| !m.trim().is_empty())
             .or(session)
@@ -320,7 +346,10 @@ impl Runtime {
                 "no model is configured: set agents.defaults.model and define its provider under models.providers (the offline `scripted` provider needs no account)".to_owned(),
             ));
         };
-        registry
+        if let AgentRuntime::Codex(_) = agent.runtime {
+            return super::codex::codex_model(&loaded.config, &wanted);
+        }
+        self.providers()?
             .resolve(&wanted)
             .map_err(|e| RuntimeError::FailedPrecondition(format!("model {wanted:?}: {e}")))
     }
@@ -330,6 +359,7 @@ impl Runtime {
         loaded: &Loaded,
         agent: &openclaw_config::resolve::AgentView,
         model: &ResolvedModel,
+        kind: SessionKind,
     ) -> ToolRegistry {
         let settings = loaded.config.prompt_settings(&agent.id);
         ToolRegistry::for_run(
@@ -338,7 +368,10 @@ impl Runtime {
             &model.reference.model,
             settings.plan_tool,
             &loaded.config.apply_patch(),
-            Vec::new(),
+            crate::visibility::memory_tools(kind)
+                .into_iter()
+                .chain(crate::subagents::tools())
+                .collect(),
         )
     }
 
@@ -369,10 +402,19 @@ impl Runtime {
         ctx.processes = Arc::clone(&p.extras.processes);
         ctx.model = model.to_owned();
         ctx.cancel = cancel;
-        ctx.timezone = self
-            .loaded_config()
-            .ok()
+        let loaded = self.loaded_config().ok();
+        ctx.timezone = loaded
+            .as_ref()
             .and_then(|l| l.config.prompt_settings(&p.agent.id).user_timezone);
+        // Exec approvals (tools.exec): without a loadable config, the default
+        // policy refuses every command.
+        if let Some(l) = &loaded {
+            ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config);
+        }
+        // One fence key per session keeps fenced history byte-identical
+        // across runs (prompt caching).
+        ctx.fence = p.extras.fence.clone();
+        ctx.subagents = self.subagent_control(&p.agent.id, &p.key);
         Ok(ctx)
     }
 
@@ -436,24 +478,25 @@ impl Runtime {
         millis(self.clock().now())
     }
 
-    /// Adds a turn's usage to the index and touches the timestamps.
+    /// Adds a turn's usage to the index and touches the timestamps (written
+    /// behind the run; see `sessions::touches`).
     pub(crate) async fn record_turn(
         &self,
         agent: &openclaw_config::resolve::AgentView,
         key: &SessionKey,
         usage: &Usage,
     ) -> Result<(), RuntimeError> {
-        let now = self.now_ms();
-        let usage = usage.clone();
-        self.sessions()
-            .update_entry(agent, key, move |entry| {
-                entry.input_tokens += usage.input;
-                entry.output_tokens += usage.output;
-                entry.total_tokens += usage.total_tokens;
-                entry.updated_at = now;
-                entry.last_interaction_at = Some(now);
-            })
-            .await
+        self.sessions().record_turn(
+            agent,
+            key,
+            crate::sessions::TurnDelta {
+                input: usage.input,
+                output: usage.output,
+                total: usage.total_tokens,
+                at: self.now_ms(),
+            },
+        );
+        Ok(())
     }
 
     /// The index entry of a session.
@@ -462,8 +505,10 @@ impl Runtime {
         agent_id: &str,
         key: &SessionKey,
     ) -> Result<Option<SessionEntry>, RuntimeError> {
+        let agent = self.agent_view(agent_id)?;
         match self
-            .get_session(agent_id, &SessionTarget::Key(key.as_str().to_owned()))
+            .sessions()
+            .lookup(&agent, &SessionTarget::Key(key.as_str().to_owned()))
             .await
         {
             Ok(info) => Ok(Some(info.entry)),
@@ -516,5 +561,13 @@ impl Runtime {
         tracing::info!(path = %path.display(), "config rewritten by the gateway tool; reloading");
         self.reload();
         Ok(())
+    }
+}
+
+/// A prompt source failure as a runtime error.
+pub(crate) fn prompt_error(error: prompt_client::PromptError) -> RuntimeError {
+    match error {
+        prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),
+        prompt_client::PromptError::Refused(m) => RuntimeError::Internal(m),
     }
 }

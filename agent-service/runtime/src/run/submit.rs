@@ -13,7 +13,10 @@ use super::{
 use crate::{
     error::RuntimeError,
     runtime::Runtime,
-    sessions::queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
+    sessions::{
+        journal::Accepted,
+        queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
+    },
 };
 
 /// Hands a user message to its session and says at once what became of it.
@@ -60,11 +63,28 @@ pub async fn submit(runtime: &Arc<Runtime>, spec: RunSpec) -> Result<Submitted, 
         },
     };
 
+    // The message is journaled (fsynced) before anyone is told it was
+    // accepted, so a crash cannot lose it (see sessions::journal).
+    let seq = session.extras.queue().next_seq();
+    let record = Accepted {
+        seq,
+        text: spec.message.clone(),
+        at: runtime.now_ms(),
+    };
+    let journal = std::sync::Arc::clone(&session.journal);
+    tokio::task::spawn_blocking(move || journal.accept(&record))
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("journal task failed: {e}")))?
+        .map_err(|e| {
+            RuntimeError::Unavailable(format!(
+                "cannot record the message durably, so it was not accepted: {e}"
+            ))
+        })?;
+
     // Subscribe before the decision, so the caller sees the run's first event.
     let events = session.extras.subscribe();
-    let (seq, disposition, start, displaced) = {
+    let (disposition, start, displaced) = {
         let mut queue = session.extras.queue();
-        let seq = queue.next_seq();
         let inbound = Inbound {
             seq,
             text: spec.message,
@@ -72,11 +92,22 @@ pub async fn submit(runtime: &Arc<Runtime>, spec: RunSpec) -> Result<Submitted, 
             options: RunOptions {
                 model: spec.model,
                 max_steps: spec.max_steps,
+                heartbeat: false,
             },
+            folded: Vec::new(),
         };
         let (disposition, start) = queue.submit(inbound, mode, session.extras.now_ms(), limits);
-        (seq, disposition, start, queue.take_displaced())
+        (disposition, start, queue.take_displaced())
     };
+    // Refused messages are settled: nothing of them goes to the transcript.
+    let mut settled: Vec<u64> = displaced.iter().map(|(m, _)| m.seq).collect();
+    if matches!(disposition, Disposition::Rejected { .. }) {
+        settled.push(seq);
+    }
+    if !settled.is_empty() {
+        let journal = std::sync::Arc::clone(&session.journal);
+        let _ = tokio::task::spawn_blocking(move || journal.done(&settled)).await;
+    }
     tracing::info!(session = %session.key.as_str(), seq, mode = mode.as_str(), ?disposition, "message accepted");
     if let Some(run) = disposition.run() {
         for (message, reason) in displaced {

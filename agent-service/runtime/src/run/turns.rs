@@ -70,6 +70,17 @@ pub(crate) async fn append_user(
         .map(|message| EntryBody::Message { message })
         .collect();
     session.handle.append(bodies, false).await?;
+    // In the transcript now: the journal no longer needs them.
+    let seqs: Vec<u64> = messages
+        .iter()
+        .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
+        .collect();
+    let journal = Arc::clone(&session.journal);
+    match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(%error, "could not mark messages done in the journal"),
+        Err(error) => tracing::warn!(%error, "journal task failed"),
+    }
     Ok(users)
 }
 
@@ -81,6 +92,9 @@ pub(crate) async fn run_once(
     start: &RunStart,
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
+    if let openclaw_config::resolve::AgentRuntime::Codex(_) = s.agent.runtime {
+        return super::codex::run_codex_once(runtime, s, start, out).await;
+    }
     let began = Instant::now();
     let deadline = began + runtime.run_timeout();
     let first = start
@@ -93,12 +107,12 @@ pub(crate) async fn run_once(
     append_user(runtime, s, &start.messages).await?;
     let run = runtime.run_model(s, first.options.model.as_deref()).await?;
     out.emit(RunEvent::Started {
-        run_id: format!("run-{}", start.run),
+        run_id: super::heartbeat::run_id(start),
         agent_id: s.agent.id.clone(),
         session_key: s.key.as_str().to_owned(),
         session_id: s.session_id.clone(),
         model: run.name.clone(),
-        message_seqs: start.messages.iter().map(|m| m.seq).collect(),
+        message_seqs: super::heartbeat::user_seqs(start),
     });
 
     let mut history = s.handle.messages().await?;
@@ -150,7 +164,7 @@ pub(crate) async fn run_once(
                 &TurnPrompt {
                     agent: &s.agent,
                     kind: s.kind,
-                    heartbeat_turn: false,
+                    heartbeat_turn: first.options.heartbeat,
                     cwd: &s.cwd,
                     channel: &first.channel,
                     tools: &tool_descriptors,
@@ -191,7 +205,15 @@ pub(crate) async fn run_once(
                 stable: prompt.stable_prefix,
                 dynamic: prompt.dynamic_suffix,
             },
-            messages: history.clone(),
+            // Lesson L15 b: tool results and chat participants' messages reach the model
+            // fenced with nonce markers; the transcript keeps the raw text.
+            messages: ctx.fence.model_messages(
+                &history,
+                openclaw_tools::UserOrigin::for_chat(
+                    &first.channel.channel,
+                    &first.channel.chat_type,
+                ),
+            ),
             tools: tool_descriptors
                 .iter()
                 .map(|t| ToolSpec {

@@ -14,7 +14,7 @@ use std::{
 use openclaw_tools::ProcessRegistry;
 use tokio::sync::broadcast;
 
-use super::queue::QueueState;
+use super::{journal::Journal, queue::QueueState};
 use crate::run::{RunEvent, evidence::PromptFingerprint};
 
 /// Run events buffered for slow subscribers before they see a gap.
@@ -41,6 +41,11 @@ pub struct SessionExtras {
     epoch: tokio::time::Instant,
     /// Background commands of this session.
     pub processes: Arc<ProcessRegistry>,
+    /// Untrusted-content markers for this session's model requests (a random
+    /// key per session, so nonces are unpredictable but stable across runs).
+    pub fence: openclaw_tools::Fence,
+    journal: std::sync::OnceLock<Arc<Journal>>,
+    recovered: tokio::sync::OnceCell<()>,
 }
 
 impl Default for SessionExtras {
@@ -52,6 +57,9 @@ impl Default for SessionExtras {
             events: broadcast::channel(EVENT_CAPACITY).0,
             epoch: tokio::time::Instant::now(),
             processes: Arc::new(ProcessRegistry::new()),
+            fence: openclaw_tools::Fence::random(),
+            journal: std::sync::OnceLock::new(),
+            recovered: tokio::sync::OnceCell::new(),
         }
     }
 }
@@ -83,6 +91,30 @@ impl SessionExtras {
     /// The instant `ms` on the queue's clock.
     pub fn instant_at(&self, ms: u64) -> tokio::time::Instant {
         self.epoch + std::time::Duration::from_millis(ms)
+    }
+
+    /// The session's accepted-message journal, opened beside `transcript`
+    /// on first use.
+    pub fn journal(&self, transcript: &std::path::Path) -> Arc<Journal> {
+        Arc::clone(
+            self.journal
+                .get_or_init(|| Arc::new(Journal::for_transcript(transcript))),
+        )
+    }
+
+    /// The journal, if it was opened.
+    pub fn opened_journal(&self) -> Option<Arc<Journal>> {
+        self.journal.get().cloned()
+    }
+
+    /// Runs `recover` once per process for this session (later callers wait
+    /// for the first). A failure is returned and retried next time.
+    pub async fn recover_once<F, Fut, E>(&self, recover: F) -> Result<(), E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), E>>,
+    {
+        self.recovered.get_or_try_init(recover).await.map(|_| ())
     }
 
     /// Subscribes to the session's run events from now on.

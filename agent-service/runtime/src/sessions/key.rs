@@ -29,10 +29,11 @@ pub enum SessionKind {
 }
 
 impl SessionKind {
-    /// True for sessions that may see private files such as MEMORY.md
-    /// (lesson L5: fail closed, only the private main session and direct chats).
+    /// True for sessions that may see private files such as MEMORY.md and
+    /// the memory tools (lesson L5: fail closed). Only the agent's own main
+    /// session is private: a direct chat on a channel may be with anyone.
     pub fn is_private(self) -> bool {
-        matches!(self, Self::Main | Self::Direct)
+        matches!(self, Self::Main)
     }
 }
 
@@ -112,5 +113,6 @@ mod tests {
         assert_eq!(kind("subagent:abc").ok(), Some(SessionKind::Subagent));
         assert_eq!(kind("cron:daily").ok(), Some(SessionKind::Cron));
         assert!(SessionKind::Main.is_private() && !SessionKind::Group.is_private());
+        assert!(!SessionKind::Direct.is_private());
     }
 }

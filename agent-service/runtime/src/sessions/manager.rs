@@ -17,6 +17,7 @@ use super::{
     actor::{self, SessionHandle, TranscriptSpec},
     extras::SessionExtras,
     key,
+    touches::{Touches, TurnDelta},
 };
 use crate::error::RuntimeError;
 
@@ -57,6 +58,8 @@ pub struct SessionManager {
     clock: Arc<dyn Clock>,
     actors: Mutex<HashMap<(String, SessionId), SessionHandle>>,
     extras: Mutex<HashMap<(String, SessionId), Arc<SessionExtras>>>,
+    /// Turn usage and timestamps not yet in the index (see `touches`).
+    touches: Arc<Touches>,
 }
 
 impl std::fmt::Debug for SessionManager {
@@ -86,6 +89,30 @@ impl SessionManager {
             clock,
             actors: Mutex::new(HashMap::new()),
             extras: Mutex::new(HashMap::new()),
+            touches: Arc::default(),
+        }
+    }
+
+    /// Records a finished turn's usage and time for the session's index
+    /// entry; the index is rewritten behind the run (see `touches`).
+    pub fn record_turn(&self, agent: &AgentView, key: &SessionKey, delta: TurnDelta) {
+        self.touches.add(&agent.id, key, delta);
+        let Ok(store) = self.store(agent) else { return };
+        let touches = Arc::clone(&self.touches);
+        let agent_id = agent.id.clone();
+        tokio::spawn(async move {
+            if let Err(error) = touches.flush(&agent_id, store).await {
+                tracing::warn!(agent = %agent_id, %error, "session index not updated yet; retried on the next write");
+            }
+        });
+    }
+
+    /// Writes the agent's pending turn deltas into its index. A failure is
+    /// logged and the deltas stay pending: readers then see older counters.
+    async fn settle_touches(&self, agent: &AgentView) {
+        let Ok(store) = self.store(agent) else { return };
+        if let Err(error) = self.touches.flush(&agent.id, store).await {
+            tracing::warn!(agent = %agent.id, %error, "session index not updated yet; retried on the next write");
         }
     }
 
@@ -108,6 +135,35 @@ impl SessionManager {
         Ok(self.store(agent)?.dir().transcript(id))
     }
 
+    /// Sessions of `agent` whose message journal is not empty (a previous
+    /// process acknowledged messages it may not have written).
+    pub fn journaled_sessions(&self, agent: &AgentView) -> Result<Vec<SessionId>, RuntimeError> {
+        let dir = self.store(agent)?.dir().path().to_path_buf();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(RuntimeError::Internal(format!("{}: {e}", dir.display()))),
+        };
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_journal = path
+                .extension()
+                .is_some_and(|e| e == super::journal::JOURNAL_EXT);
+            let non_empty = entry.metadata().is_ok_and(|m| m.len() > 0);
+            if let (true, true, Some(stem)) = (
+                is_journal,
+                non_empty,
+                path.file_stem().and_then(|s| s.to_str()),
+            ) && let Ok(id) = SessionId::parse(stem)
+            {
+                found.push(id);
+            }
+        }
+        found.sort_by_key(|id| id.to_string());
+        Ok(found)
+    }
+
     /// Creates the session for `key` (and its transcript header), or returns
     /// the existing one. The bool is true when it was created.
     pub async fn create(
@@ -122,6 +178,12 @@ impl SessionManager {
         let now = unix_millis(self.clock.now());
         let k = key.clone();
         let (entry, created) = blocking(move || {
+            // The common case, a session that exists, reads the index and
+            // writes nothing. (The index is only ever replaced whole, so a
+            // read without the lock sees one complete version.)
+            if let Some(existing) = store.load_index()?.get(&k) {
+                return Ok((existing.clone(), false));
+            }
             Ok(store.update(|index| match index.get(&k) {
                 Some(existing) => (existing.clone(), false),
                 None => {
@@ -152,6 +214,7 @@ impl SessionManager {
 
     /// Every session of the agent, most recently updated first. Reads only the index.
     pub async fn list(&self, agent: &AgentView) -> Result<Vec<SessionInfo>, RuntimeError> {
+        self.settle_touches(agent).await;
         let store = self.store(agent)?;
         let mut all = blocking(move || Ok(store.list()?)).await?;
         all.sort_by(|a, b| {
@@ -171,6 +234,18 @@ impl SessionManager {
 
     /// One session, by key or id.
     pub async fn get(
+        &self,
+        agent: &AgentView,
+        target: &SessionTarget,
+    ) -> Result<SessionInfo, RuntimeError> {
+        self.settle_touches(agent).await;
+        self.lookup(agent, target).await
+    }
+
+    /// One session, by key or id, without waiting for turn counters still
+    /// being written (for the runtime's own reads of routing and overrides,
+    /// which are written at once).
+    pub(crate) async fn lookup(
         &self,
         agent: &AgentView,
         target: &SessionTarget,
@@ -352,6 +427,15 @@ impl SessionManager {
             .collect();
         for handle in handles {
             handle.close().await;
+        }
+        for agent_id in self.touches.dirty_agents() {
+            let Ok(id) = AgentId::new(agent_id.clone()) else {
+                continue;
+            };
+            let store = SessionStore::new(&self.state_dir, &id, Arc::clone(&self.clock));
+            if let Err(error) = self.touches.flush(&agent_id, store).await {
+                tracing::error!(agent = %agent_id, %error, "turn counters not written to the session index at shutdown");
+            }
         }
     }
 }

@@ -2,11 +2,16 @@
 
 mod actor;
 mod extras;
+pub mod journal;
 pub mod key;
 mod manager;
 pub mod queue;
+mod recover;
+mod touches;
 
 pub use actor::SessionHandle;
 pub use extras::{SessionEvent, SessionExtras};
 pub use key::SessionKind;
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};
+pub(crate) use recover::recover_journal;
+pub use touches::TurnDelta;

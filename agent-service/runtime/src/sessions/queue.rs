@@ -69,6 +69,9 @@ pub struct RunOptions {
     pub model: Option<String>,
     /// Most model calls (0 for the default).
     pub max_steps: u32,
+    /// A heartbeat turn (see `crate::heartbeat`): it runs alone, messages
+    /// that arrive meanwhile wait for their own run instead of steering in.
+    pub heartbeat: bool,
 }
 
 /// One inbound user message.
@@ -82,6 +85,9 @@ pub struct Inbound {
     pub channel: TurnChannel,
     /// Used when this message starts a run.
     pub options: RunOptions,
+    /// Arrival numbers of messages folded into this one (the `summarize`
+    /// overflow policy); empty for an ordinary message.
+    pub folded: Vec<u64>,
 }
 
 /// What became of a message.
@@ -158,6 +164,9 @@ struct Active {
     run: u64,
     cancel: CancellationToken,
     steer: VecDeque<Inbound>,
+    /// A heartbeat run takes no steering: user messages are not answered
+    /// inside a turn whose reply may be held back.
+    heartbeat: bool,
 }
 
 #[derive(Debug)]
@@ -268,7 +277,7 @@ impl QueueState {
     ) -> (Disposition, Option<RunStart>) {
         match mode {
             QueueMode::Collect => (self.collect(message, now_ms, limits), None),
-            QueueMode::Steer => match self.active.as_mut() {
+            QueueMode::Steer => match self.active.as_mut().filter(|a| !a.heartbeat) {
                 Some(active) => {
                     active.steer.push_back(message);
                     (Disposition::Steered { run: active.run }, None)
@@ -407,6 +416,7 @@ impl QueueState {
             run: start.run,
             cancel: start.cancel.clone(),
             steer: VecDeque::new(),
+            heartbeat: start.messages.iter().any(|m| m.options.heartbeat),
         });
     }
 
@@ -545,6 +555,11 @@ fn summary_of(folded: &[Inbound]) -> Inbound {
             .map(|m| m.channel.clone())
             .unwrap_or_default(),
         options: RunOptions::default(),
+        folded: folded
+            .iter()
+            .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
+            .skip(1)
+            .collect(),
     }
 }
 
@@ -558,6 +573,7 @@ mod tests {
             text: text.into(),
             channel: TurnChannel::default(),
             options: RunOptions::default(),
+            folded: Vec::new(),
         }
     }
 
@@ -749,6 +765,37 @@ mod tests {
             .map(|s| s.messages.into_iter().map(|m| m.text).collect())
             .unwrap_or_default();
         assert_eq!(texts, ["b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_heartbeat_run_takes_no_steering_and_waits_behind_a_user_run() {
+        let mut q = QueueState::default();
+        let user = msg(&mut q, "user");
+        q.submit(user, QueueMode::Steer, 0, L);
+        let mut beat = msg(&mut q, "heartbeat");
+        beat.options.heartbeat = true;
+        // Due while the user's run is active: it waits for its own run.
+        assert_eq!(
+            q.submit(beat, QueueMode::Followup, 0, L).0,
+            Disposition::Followup { run: 2, ahead: 1 }
+        );
+        assert_eq!(q.finish_or_continue(1), None);
+        let next = q.run_ended(1).next;
+        assert_eq!(next.map(|s| s.run), Some(2));
+        // A message that arrives during the heartbeat waits too.
+        let later = msg(&mut q, "later");
+        assert_eq!(
+            q.submit(later, QueueMode::Steer, 0, L).0,
+            Disposition::Followup { run: 3, ahead: 1 }
+        );
+        assert!(q.drain_steer(2).is_empty());
+        assert_eq!(q.finish_or_continue(2), None);
+        let next = q.run_ended(2);
+        assert_eq!(next.handoff, None);
+        assert_eq!(
+            next.next.map(|s| (s.run, s.messages[0].text.clone())),
+            Some((3, "later".to_owned()))
+        );
     }
 
     #[test]

@@ -1,5 +1,10 @@
+mod codex;
+mod exec_safety;
 mod harness;
+mod memory_heartbeat;
 mod queue;
 mod runs;
+mod security;
 mod sessions;
+mod subagents;
 mod workspaces;

@@ -352,7 +352,13 @@ async fn collect_overflow_rejects_when_drop_is_new() {
 /// interrupted result, and the newest message runs next.
 #[tokio::test]
 async fn an_interrupt_aborts_the_run_and_runs_the_newest_message() {
-    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    // The sleep must really run: exec approvals refuse every command without a policy.
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"tools: { exec: { security: "full", ask: "off" } },"#,
+    )
+    .await;
     h.fake.push_all([
         FakeReply::tool_call("call-1", "exec", json!({ "command": "sleep 30" })),
         FakeReply::text("Stopped. What next?"),
@@ -774,4 +780,96 @@ async fn shutdown_saves_queued_messages() {
         }
     }
     assert_eq!(users, ["First.", "Queued A.", "Queued B."]);
+}
+
+/// A crash after messages were acknowledged but before they reached the
+/// transcript (simulated: the journal holds them, as the killed process left
+/// it, with a torn last line): the next start writes them into the
+/// transcript, unanswered, and skips the one that did get written.
+#[tokio::test]
+async fn acknowledged_messages_survive_a_crash_through_the_journal() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(FakeReply::text("First answer."));
+    let events = read_all(
+        &mut open_run(
+            &h,
+            run_request("Written before the crash.", pb::QueueMode::Unspecified),
+        )
+        .await,
+    )
+    .await;
+    assert!(final_of(&events).is_some());
+    let session = h
+        .service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner();
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let dir = service.stop().await;
+    let journal = dir.path().join(format!(
+        "state/agents/main/sessions/{}.queue",
+        session.session_id
+    ));
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis(),
+    )
+    .expect("ms");
+    let lines = [
+        // Acknowledged and written before the crash (its done mark was lost).
+        json!({ "accepted": { "seq": 1, "text": "Written before the crash.", "at": now - 60_000 } }),
+        json!({ "accepted": { "seq": 2, "text": "Queued follow-up A.", "at": now } }),
+        json!({ "accepted": { "seq": 3, "text": "Queued follow-up B.", "at": now } }),
+        json!({ "done": [3] }),
+        json!({ "accepted": { "seq": 4, "text": "Queued follow-up C.", "at": now } }),
+    ];
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    text.push_str("{\"accepted\":{\"seq\":5,\"te"); // torn: never acknowledged
+    std::fs::write(&journal, text).expect("journal");
+
+    let service = super::harness::Service::start_in(dir, None).await;
+    let mut stream = service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest { session: None })
+        .await
+        .expect("transcript")
+        .into_inner();
+    let mut users = Vec::new();
+    while let Some(item) = stream.message().await.expect("item") {
+        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
+            && e.role == "user"
+        {
+            let entry: Value = serde_json::from_str(&e.json).expect("json");
+            users.push(
+                entry["message"]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+    }
+    assert_eq!(
+        users,
+        [
+            "Written before the crash.",
+            "Queued follow-up A.",
+            "Queued follow-up C."
+        ]
+    );
+    assert_eq!(
+        std::fs::metadata(&journal).map(|m| m.len()).unwrap_or(1),
+        0,
+        "journal emptied"
+    );
+    drop(fake);
 }

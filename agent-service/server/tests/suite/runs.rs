@@ -506,3 +506,49 @@ async fn an_empty_message_is_invalid_argument() {
         status.message()
     );
 }
+
+/// Token counters and timestamps are written to the session index behind
+/// the runs (one batched rewrite instead of one durable rewrite per turn),
+/// yet a client reading right after its run sees every turn counted, and a
+/// graceful stop leaves them all on disk.
+#[tokio::test]
+async fn turn_counters_are_read_back_at_once_and_survive_a_restart() {
+    let h = harness(WireFormat::ChatCompletions, "").await;
+    let usage = FakeUsage {
+        input: 120,
+        output: 7,
+        cache_read: 0,
+        cache_write: 0,
+    };
+    for text in ["One.", "Two.", "Three."] {
+        h.fake.push(FakeReply::text(text).usage(usage));
+    }
+    run(&h.service, run_request("first")).await;
+    let first = get(&h.service).await.usage.expect("usage");
+    assert_eq!((first.input, first.output), (120, 7), "{first:?}");
+    run(&h.service, run_request("second")).await;
+    run(&h.service, run_request("third")).await;
+    let after = get(&h.service).await;
+    let three = after.usage.expect("usage");
+    assert_eq!((three.input, three.output), (360, 21), "{three:?}");
+    assert_eq!(three.total, 3 * first.total);
+
+    let Harness {
+        service, _prompt, ..
+    } = h;
+    let dir = service.stop().await;
+    let restarted = Service::start_full(dir, None, _prompt.client()).await;
+    let reloaded = get(&restarted).await;
+    assert_eq!(reloaded.usage, Some(three));
+    assert_eq!(reloaded.updated_at, after.updated_at);
+}
+
+async fn get(service: &Service) -> pb::Session {
+    service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner()
+}

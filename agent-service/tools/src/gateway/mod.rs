@@ -5,9 +5,11 @@
 //! - `config.apply`: the whole file replaced.
 //!
 //! Both writes are validated with the config crate's loader first (every problem reported
-//! with its path, line and column; nothing written), and both are refused when they would
-//! change a protected setting ([`protected`]): exec approval and security can only be changed
-//! by a person editing the file. `config.patch` rewrites the file as formatted JSON, so
+//! with its path, line and column; nothing written), and both are refused unless every
+//! setting they change is on a short allowlist of display, streaming, reply and queue
+//! settings ([`protected`], deny by default): exec settings, tool policy, models, prompts,
+//! agent runtimes, workspaces, sandboxes, channels and gateway auth and bind can only be
+//! changed by a person editing the file. `config.patch` rewrites the file as formatted JSON, so
 //! comments in it are lost (the result says so); `config.apply` writes the text as given.
 //! Restart, update and reading the raw file (which may hold secrets) are not offered.
 
@@ -20,7 +22,7 @@ use openclaw_config::{ConfigError, LoadOptions, Loader, NoEnv, UnresolvedVars, s
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use self::protected::{changed_keys, changed_protected, merge_patch};
+use self::protected::{changed_keys, merge_patch, refused_changes};
 use crate::arguments::parse;
 use crate::context::{ConfigControl, ToolContext};
 use crate::error::{ToolError, blocking};
@@ -80,9 +82,10 @@ impl Tool for GatewayTool {
          a config key accepts. action=config.patch with patch (an object) merges it into the \
          config: nested objects merge, null deletes a key. action=config.apply with raw (the \
          complete file as JSON5) replaces the config. Every change is validated first and \
-         nothing is written if it is invalid. Exec approval and security settings \
-         (tools.exec.ask, tools.exec.security and their tools.bash aliases) cannot be changed \
-         here. Restart and update are not available in this runtime."
+         nothing is written if it is invalid. Only display, streaming, reply and queue \
+         settings can be changed here (a refusal lists them); exec settings, tool policy, \
+         models, prompts, workspaces, sandboxes, channels' access and gateway auth are for the \
+         operator to edit. Restart and update are not available in this runtime."
             .to_owned()
     }
 
@@ -196,7 +199,9 @@ fn patch_argument(patch: Option<Value>, raw: Option<String>) -> Result<Value, To
 }
 
 fn parse_json5(text: &str) -> Result<Value, String> {
-    json5::from_str(text).map_err(|e| format!("not valid JSON5: {e}"))
+    // Nesting is capped before the parser recurses (a deep enough document overflows the
+    // stack and aborts the service).
+    openclaw_config::parse_json5(text).map_err(|e| format!("not valid JSON5: {e}"))
 }
 
 /// The current config as JSON; an empty file is `{}`.
@@ -220,7 +225,6 @@ fn patch_config(config: &dyn ConfigControl, patch: &Value) -> Result<ToolOutcome
     let (old_text, before) = current(config)?;
     let mut after = before.clone();
     merge_patch(&mut after, patch);
-    refuse_protected(&before, &after)?;
     let changed = changed_keys(&before, &after);
     if changed.is_empty() {
         return Ok(ToolOutcome::ok(
@@ -230,7 +234,9 @@ fn patch_config(config: &dyn ConfigControl, patch: &Value) -> Result<ToolOutcome
     let mut text = serde_json::to_string_pretty(&after)
         .map_err(|e| ToolError::Internal(format!("cannot encode the config: {e}")))?;
     text.push('\n');
+    // Validation first: a misspelt key is better reported as such than as a refusal.
     validate(&text)?;
+    refuse_protected(&before, &after)?;
     let reformatted =
         serde_json::to_string_pretty(&before).is_ok_and(|plain| plain.trim() != old_text.trim());
     write(config, &text)?;
@@ -266,15 +272,21 @@ fn apply_config(config: &dyn ConfigControl, raw: &str) -> Result<ToolOutcome, To
 }
 
 fn refuse_protected(before: &Value, after: &Value) -> Result<(), ToolError> {
-    let touched = changed_protected(before, after);
+    let touched = refused_changes(before, after);
     if touched.is_empty() {
         return Ok(());
     }
     Err(ToolError::failed(format!(
-        "refused: this change would modify {}, which the agent may not change (exec approval \
-         and security settings, including their legacy tools.bash aliases, can only be changed \
-         by a person editing openclaw.json). Nothing was written.",
-        touched.join(", ")
+        "refused: this change would modify {}, which the agent may not change. This is a fixed \
+         boundary of this tool, not a missing permission: nobody can authorise it in chat. \
+         The agent may change only display, streaming, reply and queue settings ({}, and per \
+         agent {}); exec settings (with their legacy tools.bash aliases), tool policy, models, \
+         prompts, agent runtimes, workspaces, sandboxes, channels' access lists and gateway \
+         auth and bind can only be changed by a person editing openclaw.json. Nothing was \
+         written.",
+        touched.join(", "),
+        protected::MUTABLE.join(", "),
+        protected::MUTABLE_PER_AGENT.join(", "),
     )))
 }
 

@@ -78,11 +78,13 @@ async fn a_patch_given_as_json5_text_works_too() {
     let outcome = f
         .call(
             &GatewayTool,
-            json!({ "action": "config.patch", "raw": "{ tools: { exec: { timeoutSec: 60 } } }" }),
+            json!({ "action": "config.patch", "raw": "{ agents: { defaults: { userTimezone: 'UTC' } } }" }),
         )
         .await;
-    assert!(ok_text(&outcome).starts_with("Config updated. Changed: tools.exec.timeoutSec."));
-    assert!(f.config.text().contains("\"timeoutSec\": 60"));
+    assert!(
+        ok_text(&outcome).starts_with("Config updated. Changed: agents.defaults.userTimezone.")
+    );
+    assert!(f.config.text().contains("\"userTimezone\": \"UTC\""));
 }
 
 #[tokio::test]
@@ -153,7 +155,8 @@ async fn legacy_bash_aliases_count_as_the_exec_settings() {
         )
         .await;
     assert!(error_text(&outcome).contains("would modify tools.exec.ask"));
-    // Moving the same value from the legacy spelling to the canonical one is not.
+    // Moving the same value from the legacy spelling to the canonical one changes no
+    // effective value, but both spellings are off the allowlist: refused all the same.
     *f.config.text.lock().unwrap() = "{ tools: { bash: { ask: 'always' } } }".to_owned();
     let outcome = f
         .call(
@@ -161,8 +164,11 @@ async fn legacy_bash_aliases_count_as_the_exec_settings() {
             json!({ "action": "config.patch", "patch": { "tools": { "bash": null, "exec": { "ask": "always" } } } }),
         )
         .await;
-    ok_text(&outcome);
-    assert_eq!(f.config.writes(), 1);
+    assert!(
+        error_text(&outcome)
+            .starts_with("refused: this change would modify tools.bash.ask, tools.exec.ask,")
+    );
+    assert_eq!(f.config.writes(), 0);
 }
 
 #[tokio::test]
@@ -184,7 +190,7 @@ async fn apply_is_refused_for_exec_settings_and_accepted_otherwise() {
         assert_eq!(f.config.text(), CONFIG);
     }
     let f = fixture();
-    let raw = "// still mine\n{\n  agents: { defaults: { workspace: '~/other' } },\n  tools: { exec: { ask: 'always', security: 'allowlist' } },\n}";
+    let raw = "// still mine\n{\n  agents: { defaults: { workspace: '~/ws', userTimezone: 'UTC' } },\n  tools: { exec: { ask: 'always', security: 'allowlist' } },\n}";
     let outcome = f
         .call(
             &GatewayTool,
@@ -193,7 +199,7 @@ async fn apply_is_refused_for_exec_settings_and_accepted_otherwise() {
         .await;
     assert_eq!(
         ok_text(&outcome),
-        "Config replaced (changed: agents.defaults.workspace)."
+        "Config replaced (changed: agents.defaults.userTimezone)."
     );
     assert_eq!(f.config.text(), format!("{raw}\n"));
 }
@@ -271,4 +277,195 @@ async fn other_actions_are_not_supported() {
         error_text(&scalar),
         "invalid arguments for gateway: patch: must be an object (use config.apply to replace the whole file)"
     );
+}
+
+/// Deny by default (lesson L15 e): regression cases from the public reports. Exec approval
+/// paths and their legacy aliases (openclaw#55682, #62001), global prompt and model defaults
+/// (#90145), auth, bind, channels, models and workspaces (#11945), and everything outside the
+/// short allowlist (#70726). Each is refused through both config.patch and config.apply,
+/// and nothing is written.
+#[tokio::test]
+async fn only_allowlisted_settings_can_be_changed() {
+    let refused = [
+        (
+            json!({ "tools": { "exec": { "security": "full" } } }),
+            "tools.exec.security",
+        ),
+        (
+            json!({ "tools": { "exec": { "askFallback": "full" } } }),
+            "tools.exec.askFallback",
+        ),
+        (
+            json!({ "tools": { "exec": { "safeBins": ["sh"] } } }),
+            "tools.exec.safeBins",
+        ),
+        (
+            json!({ "tools": { "exec": { "pathPrepend": ["./bin"] } } }),
+            "tools.exec.pathPrepend",
+        ),
+        (
+            json!({ "tools": { "exec": { "host": "gateway" } } }),
+            "tools.exec.host",
+        ),
+        (
+            json!({ "tools": { "exec": { "timeoutSec": 5 } } }),
+            "tools.exec.timeoutSec",
+        ),
+        (
+            json!({ "tools": { "exec": { "applyPatch": { "workspaceOnly": false } } } }),
+            "tools.exec.applyPatch.workspaceOnly",
+        ),
+        // Legacy aliases: the effective tools.exec value is what is reported; where
+        // tools.exec already decides, the alias is refused as itself.
+        (
+            json!({ "tools": { "bash": { "security": "full" } } }),
+            "tools.bash.security",
+        ),
+        (
+            json!({ "tools": { "exec": { "security": null }, "bash": { "security": "full" } } }),
+            "tools.exec.security",
+        ),
+        (
+            json!({ "tools": { "bash": { "safeBins": ["rm"] } } }),
+            "tools.exec.safeBins",
+        ),
+        (
+            json!({ "tools": { "bash": { "askFallback": "full" } } }),
+            "tools.exec.askFallback",
+        ),
+        // Tool policy and elevated exec.
+        (json!({ "tools": { "allow": ["*"] } }), "tools.allow"),
+        (
+            json!({ "tools": { "elevated": { "enabled": true } } }),
+            "tools.elevated.enabled",
+        ),
+        // Global prompt and model defaults.
+        (
+            json!({ "agents": { "defaults": { "model": { "primary": "evil/model" } } } }),
+            "agents.defaults.model.primary",
+        ),
+        (
+            json!({ "agents": { "defaults": { "heartbeat": { "prompt": "obey" } } } }),
+            "agents.defaults.heartbeat.prompt",
+        ),
+        // Workspaces, sandboxes, agents, runtimes.
+        (
+            json!({ "agents": { "defaults": { "workspace": "/" } } }),
+            "agents.defaults.workspace",
+        ),
+        (
+            json!({ "agents": { "defaults": { "sandbox": { "mode": "off" } } } }),
+            "agents.defaults.sandbox.mode",
+        ),
+        (
+            json!({ "agents": { "list": [{ "id": "evil", "workspace": "/" }] } }),
+            "agents.list[evil].workspace",
+        ),
+        // Who may talk to the agent, and the gateway itself.
+        (
+            json!({ "channels": { "telegram": { "allowFrom": ["*"] } } }),
+            "channels.telegram.allowFrom",
+        ),
+        (
+            json!({ "gateway": { "auth": { "mode": "none" } } }),
+            "gateway.auth",
+        ),
+        (json!({ "gateway": { "bind": "0.0.0.0" } }), "gateway.bind"),
+        (
+            json!({ "tools": { "fs": { "workspaceOnly": false } } }),
+            "tools.fs.workspaceOnly",
+        ),
+        (
+            json!({ "commands": { "ownerAllowFrom": ["*"] } }),
+            "commands.ownerAllowFrom",
+        ),
+    ];
+    for (patch, key) in refused {
+        let f = fixture();
+        let outcome = f
+            .call(
+                &GatewayTool,
+                json!({ "action": "config.patch", "patch": patch.clone() }),
+            )
+            .await;
+        let text = error_text(&outcome);
+        assert!(
+            text.starts_with(&format!("refused: this change would modify {key}")),
+            "{patch}: {text}"
+        );
+        assert!(text.contains("not a missing permission"), "{text}");
+        assert_eq!(f.config.writes(), 0, "{patch}");
+        // The same change as a whole new file.
+        let mut whole: serde_json::Value = json5::from_str(CONFIG).unwrap();
+        merge(&mut whole, &patch);
+        let outcome = f
+            .call(
+                &GatewayTool,
+                json!({ "action": "config.apply", "raw": whole.to_string() }),
+            )
+            .await;
+        let text = error_text(&outcome);
+        assert!(text.starts_with("refused: "), "apply {patch}: {text}");
+        assert_eq!(f.config.writes(), 0, "{patch}");
+        assert_eq!(f.config.text(), CONFIG);
+    }
+}
+
+#[tokio::test]
+async fn allowlisted_settings_can_be_changed() {
+    let f = Fixture::new();
+    *f.config.text.lock().unwrap() =
+        "{ agents: { list: [{ id: 'main', thinkingDefault: 'low' }] }, channels: { telegram: { allowFrom: ['42'] } } }"
+            .to_owned();
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": {
+                "agents": {
+                    "defaults": { "userTimezone": "Europe/Berlin", "humanDelay": { "mode": "natural" } },
+                    "list": [{ "id": "main", "thinkingDefault": "high", "groupChat": { "mentionPatterns": ["@bot"] } }]
+                },
+                "messages": { "groupChat": { "visibleReplies": "automatic" } },
+                "channels": { "telegram": { "allowFrom": ["42"], "textChunkLimit": 2000 } }
+            } }),
+        )
+        .await;
+    let text = ok_text(&outcome);
+    assert!(text.starts_with("Config updated. Changed: "), "{text}");
+    assert_eq!(f.config.writes(), 1);
+    // Adding an agent, or reordering the list, is not on the allowlist.
+    let outcome = f
+        .call(
+            &GatewayTool,
+            json!({ "action": "config.patch", "patch": { "agents": { "list": [
+                { "id": "main", "thinkingDefault": "high", "groupChat": { "mentionPatterns": ["@bot"] } },
+                { "id": "second" }
+            ] } } }),
+        )
+        .await;
+    assert!(
+        error_text(&outcome).starts_with("refused: this change would modify agents.list,"),
+        "{}",
+        error_text(&outcome)
+    );
+    assert_eq!(f.config.writes(), 1);
+}
+
+/// RFC 7396 merge, for building whole files from patches.
+fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (target, patch) {
+        (serde_json::Value::Object(fields), serde_json::Value::Object(changes)) => {
+            for (key, change) in changes {
+                if change.is_null() {
+                    fields.remove(key);
+                } else {
+                    merge(
+                        fields.entry(key.clone()).or_insert(serde_json::Value::Null),
+                        change,
+                    );
+                }
+            }
+        }
+        (target, patch) => *target = patch.clone(),
+    }
 }

@@ -2,14 +2,19 @@
 //! directory, fake session and config controls, and a fixed clock.
 
 mod apply_patch;
+mod command;
+mod escapes;
 mod exec;
+mod exec_approvals;
 mod fs_tools;
 mod gateway;
+mod memory;
 mod plan;
 mod policy;
 mod process;
 mod registry;
 mod session_status;
+mod untrusted;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -17,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use openclaw_tools::{
-    Clock, ConfigControl, Plan, SessionControl, StatusCard, Tool, ToolContext, ToolOutcome, Usage,
+    Clock, ConfigControl, ExecPolicy, Plan, SessionControl, StatusCard, Tool, ToolContext,
+    ToolOutcome, Usage,
 };
 use openclaw_workspace::Confined;
 use serde_json::Value;
@@ -138,6 +144,8 @@ impl Fixture {
         ctx.session_key = "agent:main:main".into();
         ctx.model = "openai/gpt-5.4".into();
         ctx.clock = Arc::new(FixedClock(NOW.parse().unwrap()));
+        // The exec tests run real commands; exec approvals have their own tests.
+        ctx.exec_policy = ExecPolicy::full();
         Self {
             _dir: dir,
             root,
@@ -221,4 +229,13 @@ pub async fn pid_from(fixture: &Fixture, relative: &str) -> i32 {
 
 pub fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Cases for a property test: `PROPTEST_CASES` when set (long fuzzing runs), else `default`
+/// (small enough for the ordinary test run).
+pub fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -1,6 +1,7 @@
 mod crash;
 mod fixture;
 mod format;
+mod fuzz;
 mod index;
 mod paths;
 mod reader;

@@ -140,9 +140,11 @@ volumes:
             "services.a: expose \"3\": nothing listens there (listening: [1])",
             "services.a: volume \"undeclared\" is not declared under top-level volumes",
             "services.a: bind source \"./missing.json\" does not exist",
+            "services.a: A_LISTEN=0.0.0.0:1 serves other hosts but A_TOKENS_FILE is not set (no token, no start)",
             "services.a: env_file \"./.env\" has no committed example \"./.env.example\"",
             "services.b: build context \"./nowhere\" is not a directory",
             "services.b: no stop_grace_period (Compose's default is 10 s)",
+            "services.b: B_LISTEN=0.0.0.0:9 serves other hosts but B_TOKENS_FILE is not set (no token, no start)",
             "volumes.unused: declared but no service mounts it",
         ]
     );
@@ -225,5 +227,70 @@ fn the_dockerfile_targets_run_each_binary_as_non_root() {
         runtime.base.starts_with("debian:") && runtime.base.ends_with("-slim"),
         "{}",
         runtime.base
+    );
+}
+
+/// Issue 9: both services listen on all interfaces in their containers, so
+/// both read accepted tokens from a secret, and agent-service sends
+/// prompt-service's first token from the same secret.
+#[test]
+fn the_compose_services_require_tokens_from_secrets() {
+    let compose = load();
+    let prompt = &compose.services["prompt-service"];
+    let agent = &compose.services["agent-service"];
+    assert_eq!(prompt.secrets, ["prompt-tokens"]);
+    assert_eq!(agent.secrets, ["agent-tokens", "prompt-tokens"]);
+    assert_eq!(
+        prompt.environment["PROMPT_SERVICE_TOKENS_FILE"],
+        "/run/secrets/prompt-tokens"
+    );
+    assert_eq!(
+        agent.environment["AGENT_SERVICE_TOKENS_FILE"],
+        "/run/secrets/agent-tokens"
+    );
+    assert_eq!(
+        agent.environment["PROMPT_SERVICE_TOKEN_FILE"],
+        "/run/secrets/prompt-tokens"
+    );
+    for secret in compose.secrets.values() {
+        assert!(secret.file.starts_with("./secrets/"), "{}", secret.file);
+    }
+    let ignore =
+        std::fs::read_to_string(support::repo_root().join(".gitignore")).expect(".gitignore");
+    assert!(ignore.lines().any(|l| l == "/deploy/secrets/"));
+    let dockerignore =
+        std::fs::read_to_string(support::repo_root().join(".dockerignore")).expect(".dockerignore");
+    assert!(dockerignore.lines().any(|l| l == "deploy/secrets"));
+}
+
+#[test]
+fn unauthenticated_services_are_reported() {
+    let compose = r#"
+services:
+  a:
+    build: { context: ., target: app }
+    environment: { A_LISTEN: "0.0.0.0:1", A_DRAIN_SECS: "1", B_URL: "http://b:2" }
+    depends_on: { b: { condition: service_started } }
+    restart: always
+    stop_grace_period: 10s
+  b:
+    build: { context: ., target: app }
+    environment: { B_LISTEN: "0.0.0.0:2", B_DRAIN_SECS: "1", B_TOKENS_FILE: /run/secrets/other }
+    secrets: [b-tokens, undeclared]
+    restart: always
+    stop_grace_period: 10s
+secrets:
+  b-tokens: { file: ./secrets/b-tokens }
+"#;
+    let (_dir, problems) = project(compose, &[("Dockerfile", DOCKERFILE)]);
+    assert_eq!(
+        problems,
+        [
+            "services.a: A_LISTEN=0.0.0.0:1 serves other hosts but A_TOKENS_FILE is not set (no token, no start)",
+            "services.a: B_URL calls b, which requires a token, but B_TOKEN_FILE is not set",
+            "services.b: secret \"undeclared\" is not declared under top-level secrets",
+            "services.b: B_TOKENS_FILE=/run/secrets/other is not one of its secrets (/run/secrets/b-tokens, /run/secrets/undeclared)",
+            "secrets.b-tokens: ./secrets/b-tokens is not git-ignored (it holds a real secret)",
+        ]
     );
 }

@@ -126,9 +126,21 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
     let compose = ComposeFile::load(&deploy.join("compose.yaml"), &support::example_vars())
         .expect("compose.yaml");
     let tmp = tempfile::tempdir().expect("tempdir");
+    // Tokens made up for this run, in the secret files' format, standing in
+    // for deploy/secrets/ (git-ignored, and never read by the test).
+    let agent_token = format!("deploy-check-agent-{}", std::process::id());
+    let prompt_token = format!("deploy-check-prompt-{}", std::process::id());
     let layout = Layout {
         root: tmp.path().join("root"),
         bin_dir: support::bin_dir(),
+        secrets: [
+            (
+                "agent-tokens".to_owned(),
+                format!("# newest first\n{agent_token}\n"),
+            ),
+            ("prompt-tokens".to_owned(), format!("{prompt_token}\n")),
+        ]
+        .into(),
     };
     let config_before = std::fs::read(deploy.join("openclaw.json")).expect("openclaw.json");
 
@@ -165,7 +177,35 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
         .connect()
         .await
         .expect("connect");
-    let mut client = AgentServiceClient::new(channel);
+    // prompt-service too needs its token: agent-service's renders below
+    // get through because it sends the first line of the same secret.
+    let prompt_channel = Channel::from_shared(format!(
+        "http://127.0.0.1:{}",
+        port_of(prompt, &compose, "PROMPT_SERVICE_LISTEN")
+    ))
+    .expect("url")
+    .connect()
+    .await
+    .expect("connect to prompt-service");
+    let refused =
+        openclaw_proto::prompt::v1::prompt_service_client::PromptServiceClient::new(prompt_channel)
+            .resolve_provider_contribution(
+                openclaw_proto::prompt::v1::ResolveProviderContributionRequest::default(),
+            )
+            .await
+            .expect_err("no token");
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    // Every call but health needs agent-service's token.
+    let refused = AgentServiceClient::new(channel.clone())
+        .setup(pb::SetupRequest::default())
+        .await
+        .expect_err("no token");
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    let token = service_kit::BearerToken::new(&agent_token).expect("token");
+    let mut client = AgentServiceClient::with_interceptor(channel, move |mut request| {
+        token.apply(&mut request);
+        Ok(request)
+    });
     client
         .setup(pb::SetupRequest::default())
         .await

@@ -238,6 +238,92 @@ fn every_broken_reference_is_reported() {
     );
 }
 
+/// Issue 9: both services read accepted tokens from the openclaw-tokens
+/// Secret, each pod mounting only the keys it needs.
+#[test]
+fn both_services_require_tokens_from_the_secret() {
+    let bundle = bundle();
+    let prompt = container(
+        bundle
+            .get("Deployment", "prompt-service")
+            .expect("deployment"),
+    );
+    let agent = container(
+        bundle
+            .get("StatefulSet", "agent-service")
+            .expect("statefulset"),
+    );
+    assert_eq!(
+        env(prompt, "PROMPT_SERVICE_TOKENS_FILE"),
+        "/run/secrets/prompt-tokens"
+    );
+    assert_eq!(
+        env(agent, "AGENT_SERVICE_TOKENS_FILE"),
+        "/run/secrets/agent-tokens"
+    );
+    assert_eq!(
+        env(agent, "PROMPT_SERVICE_TOKEN_FILE"),
+        "/run/secrets/prompt-tokens"
+    );
+    for (kind, name, keys) in [
+        ("Deployment", "prompt-service", vec!["prompt-tokens"]),
+        (
+            "StatefulSet",
+            "agent-service",
+            vec!["agent-tokens", "prompt-tokens"],
+        ),
+    ] {
+        let workload = bundle.get(kind, name).expect(name);
+        let volume = array(&workload.value, "/spec/template/spec/volumes")
+            .iter()
+            .find(|v| str_at(v, "/name") == "tokens")
+            .expect("tokens volume");
+        assert_eq!(str_at(volume, "/secret/secretName"), "openclaw-tokens");
+        assert!(
+            volume.pointer("/secret/optional").is_none(),
+            "{name}: not optional"
+        );
+        let mounted: Vec<&str> = array(volume, "/secret/items")
+            .iter()
+            .map(|i| str_at(i, "/key"))
+            .collect();
+        assert_eq!(mounted, keys, "{name}");
+    }
+    assert_eq!(
+        problems_after(|b| {
+            resource(b, "StatefulSet/agent-service")["spec"]["template"]["spec"]["containers"][0]
+                ["env"]
+                .as_array_mut()
+                .expect("env")
+                .retain(|e| e["name"] != "AGENT_SERVICE_TOKENS_FILE");
+        }),
+        [
+            "StatefulSet/agent-service: container agent-service: AGENT_SERVICE_LISTEN=0.0.0.0:50052 serves other hosts but AGENT_SERVICE_TOKENS_FILE is not set"
+        ]
+    );
+    assert_eq!(
+        problems_after(|b| {
+            resource(b, "StatefulSet/agent-service")["spec"]["template"]["spec"]["containers"][0]
+                ["env"]
+                .as_array_mut()
+                .expect("env")
+                .retain(|e| e["name"] != "PROMPT_SERVICE_TOKEN_FILE");
+        }),
+        [
+            "StatefulSet/agent-service: container agent-service: PROMPT_SERVICE_URL calls a service that requires a token but PROMPT_SERVICE_TOKEN_FILE is not set"
+        ]
+    );
+    assert_eq!(
+        problems_after(|b| {
+            resource(b, "Deployment/prompt-service")["spec"]["template"]["spec"]["volumes"][0]["secret"]
+                ["items"][0]["path"] = json!("tokens");
+        }),
+        [
+            "Deployment/prompt-service: container prompt-service: PROMPT_SERVICE_TOKENS_FILE=/run/secrets/prompt-tokens is not a file of a mounted Secret ([\"/run/secrets/tokens\"])"
+        ]
+    );
+}
+
 #[test]
 fn router_config_mistakes_are_reported() {
     let path = support::deploy_dir().join("k8s/router/envoy.yaml");

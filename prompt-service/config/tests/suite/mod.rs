@@ -1,3 +1,4 @@
+mod fuzz;
 mod load;
 mod model_ref;
 mod properties;

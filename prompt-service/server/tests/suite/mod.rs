@@ -1,4 +1,7 @@
 mod codex_rpc;
 mod config_rpcs;
+mod fuzz;
 mod harness;
+mod otlp;
 mod render_rpc;
+mod security;

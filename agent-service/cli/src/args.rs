@@ -1,0 +1,279 @@
+//! The command line: every command and flag, with the text `--help` shows.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use prompt_server::PreviewFormat;
+
+use crate::{client::DEFAULT_SERVER, error::EXIT_CODES_HELP};
+
+/// OpenClaw agents from the command line: run prompt-service and
+/// agent-service together, chat with an agent, and inspect its sessions,
+/// prompt, context and skills.
+#[derive(Debug, Parser)]
+#[command(
+    name = "openclaw",
+    version,
+    about,
+    long_about = "OpenClaw agents from the command line: run prompt-service and agent-service \
+together (`openclaw up`), chat with an agent (`openclaw chat`), and inspect its sessions, \
+prompt, context and skills.\n\nQuick start, no account or network needed: `openclaw demo`.",
+    after_long_help = EXIT_CODES_HELP
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start prompt-service and agent-service together in this process.
+    ///
+    /// agent-service renders every prompt through the local prompt-service
+    /// over gRPC, as in production; sessions are JSONL transcripts under the
+    /// state dir; nothing else is needed. Stops gracefully on Ctrl-C or
+    /// SIGTERM (agent-service first, so every session is flushed).
+    Up(UpArgs),
+    /// The quick start: `up --demo`, then one demo turn with a tool call,
+    /// then keep serving until Ctrl-C.
+    ///
+    /// Uses the offline scripted model (no account, no network) and the state
+    /// dir ./.openclaw-demo. Listens on the default ports when they are free,
+    /// else on free ones, and prints how to chat from another terminal.
+    Demo(DemoArgs),
+    /// Chat with an agent: one message with -m, else read messages from stdin.
+    ///
+    /// Assistant text streams to stdout; tool calls, thinking and usage go
+    /// to stderr as short dimmed lines (no colour when stdout is not a
+    /// terminal or NO_COLOR is set). Interactive commands: /new, /context,
+    /// /context detail, /preview, /help, /quit.
+    Chat(ChatArgs),
+    /// Create openclaw.json when missing and seed the agent workspaces.
+    Setup(SetupArgs),
+    /// List the configured agents (the default marked with *).
+    Agents(ServerArgs),
+    /// List sessions, show a transcript, reset or delete a session.
+    Sessions(SessionsArgs),
+    /// Print the exact system prompt the session's next turn would send.
+    Preview(PreviewArgs),
+    /// Print what the next prompt holds, like `/context list` (or `/context detail`).
+    Context(ContextArgs),
+    /// List an agent's skills, name collisions and skipped candidates.
+    Skills(SkillsArgs),
+}
+
+impl Command {
+    /// True for the commands that run the services (they log to stderr).
+    pub fn serves(&self) -> bool {
+        matches!(self, Self::Up(_) | Self::Demo(_))
+    }
+}
+
+/// Flags of `openclaw up`.
+#[derive(Debug, Clone, Args)]
+pub struct UpArgs {
+    /// State directory: sessions, workspaces, proof markers [default:
+    /// $OPENCLAW_STATE_DIR, else ~/.openclaw; with --demo ./.openclaw-demo].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Config file [default: $OPENCLAW_CONFIG_PATH, else <state dir>/openclaw.json].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address prompt-service listens on (HOST:PORT).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:50051")]
+    pub prompt_listen: String,
+    /// Address agent-service listens on (HOST:PORT); `openclaw chat --server` dials it.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:50052")]
+    pub agent_listen: String,
+    /// Use the offline scripted model: state dir ./.openclaw-demo unless
+    /// --state-dir is given, and a demo openclaw.json (plus its script)
+    /// written there when the config file does not exist yet.
+    #[arg(long)]
+    pub demo: bool,
+    /// Seconds in-flight calls may run after Ctrl-C/SIGTERM, per service.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub drain_secs: u64,
+}
+
+/// Flags of `openclaw demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// State directory [default: ./.openclaw-demo].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Address for prompt-service [default: 127.0.0.1:50051, or a free port when taken].
+    #[arg(long, value_name = "ADDR")]
+    pub prompt_listen: Option<String>,
+    /// Address for agent-service [default: 127.0.0.1:50052, or a free port when taken].
+    #[arg(long, value_name = "ADDR")]
+    pub agent_listen: Option<String>,
+    /// The message of the demo turn.
+    #[arg(short, long, value_name = "TEXT", default_value = crate::demo::DEMO_MESSAGE)]
+    pub message: String,
+}
+
+/// Where agent-service is.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// agent-service address (as printed by `openclaw up`).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "OPENCLAW_SERVER",
+        hide_env_values = true,
+        default_value = DEFAULT_SERVER,
+        global = true
+    )]
+    pub server: String,
+}
+
+/// Flags of `openclaw chat`.
+#[derive(Debug, Clone, Args)]
+pub struct ChatArgs {
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Session key, e.g. `main` or `agent:main:work` [default: the agent's main session].
+    #[arg(long, value_name = "KEY")]
+    pub session: Option<String>,
+    /// Send this one message, print the answer and exit (non-zero when the run fails).
+    #[arg(short, long, value_name = "MESSAGE")]
+    pub message: Option<String>,
+    /// Also show each model call's prompt evidence (size, stable-prefix hash, changes).
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Flags of `openclaw setup`.
+#[derive(Debug, Clone, Args)]
+pub struct SetupArgs {
+    /// Only this agent [default: every configured agent].
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Clear the workspace proof marker and setup state first, so a vanished
+    /// workspace is seeded afresh (user files are never deleted).
+    #[arg(long)]
+    pub full_reset: bool,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Flags of `openclaw sessions`.
+#[derive(Debug, Clone, Args)]
+pub struct SessionsArgs {
+    /// What to do with sessions [default: list].
+    #[command(subcommand)]
+    pub action: Option<SessionsAction>,
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID", global = true)]
+    pub agent: Option<String>,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `openclaw sessions ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SessionsAction {
+    /// List the agent's sessions, most recently updated first.
+    List,
+    /// Print a session's transcript readably, then its load report.
+    Show {
+        /// Session key (`main` means `agent:<id>:main`).
+        key: String,
+    },
+    /// Give the key a new session id (the old transcript is archived).
+    Reset {
+        /// Session key.
+        key: String,
+    },
+    /// Remove the session (the transcript is archived, not erased).
+    Delete {
+        /// Session key.
+        key: String,
+    },
+}
+
+/// Flags of `openclaw preview`.
+#[derive(Debug, Clone, Args)]
+pub struct PreviewArgs {
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Session key [default: the agent's main session]; it need not exist yet.
+    #[arg(long, value_name = "KEY")]
+    pub session: Option<String>,
+    /// What to print: the whole prompt, one side of the cache boundary, or
+    /// the render response as canonical protobuf JSON.
+    #[arg(long, value_enum, default_value = "text")]
+    pub part: PreviewFormat,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Flags of `openclaw context`.
+#[derive(Debug, Clone, Args)]
+pub struct ContextArgs {
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Session key [default: the agent's main session].
+    #[arg(long, value_name = "KEY")]
+    pub session: Option<String>,
+    /// Also list the largest skills and tools (`/context detail`).
+    #[arg(long)]
+    pub detail: bool,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Flags of `openclaw skills`.
+#[derive(Debug, Clone, Args)]
+pub struct SkillsArgs {
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sessions_defaults_to_list_and_takes_agent_anywhere() -> Result<(), clap::Error> {
+        let cli = Cli::try_parse_from(["openclaw", "sessions", "--agent", "work"])?;
+        assert!(matches!(
+            cli.command,
+            Command::Sessions(SessionsArgs { action: None, agent: Some(ref a), .. }) if a == "work"
+        ));
+        let cli = Cli::try_parse_from([
+            "openclaw", "sessions", "show", "main", "--agent", "w", "--server", "h:1",
+        ])?;
+        assert!(matches!(
+            cli.command,
+            Command::Sessions(SessionsArgs {
+                action: Some(SessionsAction::Show { ref key }),
+                agent: Some(_),
+                server: ServerArgs { ref server },
+            }) if key == "main" && server == "h:1"
+        ));
+        Ok(())
+    }
+}

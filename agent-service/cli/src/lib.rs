@@ -1,0 +1,32 @@
+//! The `openclaw` command line: `up` runs prompt-service and agent-service
+//! together in one process (agent-service rendering prompts through
+//! prompt-service over gRPC, as deployed), `demo` adds the offline scripted
+//! model and a first turn, and the other commands are a gRPC client of the
+//! AgentService API (`chat`, `setup`, `agents`, `sessions`, `preview`,
+//! `context`, `skills`).
+//!
+//! It is not where agent or prompt logic lives: it starts the servers of
+//! `agent-server` and `prompt-server` and prints what the API returns.
+//! Every command writes through [`Term`] (answers on stdout, notes on
+//! stderr) and fails with a [`CliError`] that carries its exit code, so the
+//! tests drive the same functions `main` does.
+
+mod app;
+mod args;
+pub mod chat;
+pub mod client;
+pub mod demo;
+mod error;
+pub mod inspect;
+pub mod sessions;
+pub mod stack;
+mod term;
+pub mod up;
+
+pub use app::run;
+pub use args::{
+    ChatArgs, Cli, Command, ContextArgs, DemoArgs, PreviewArgs, ServerArgs, SessionsAction,
+    SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
+};
+pub use error::{CliError, EXIT_CODES_HELP};
+pub use term::{Style, Term, table};

@@ -1,0 +1,43 @@
+//! `openclaw`: start the services (`up`, `demo`) or talk to a running
+//! agent-service (`chat`, `sessions`, `preview`, ...). See `openclaw --help`.
+
+use std::{io::IsTerminal, process::ExitCode, sync::Arc};
+
+use clap::Parser;
+use openclaw_cli::{Cli, Style, Term, up::Host};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.command.serves() {
+        service_kit::init_tracing(service_kit::LogFormat::Text);
+    }
+    let style = Style::detect(
+        std::env::var("NO_COLOR").ok().as_deref(),
+        std::io::stdout().is_terminal(),
+        std::io::stderr().is_terminal(),
+    );
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let mut term = Term::new(&mut out, &mut err, style);
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(error) => {
+            let _ = term.message(&format!(
+                "error: cannot read the current directory: {error}"
+            ));
+            return ExitCode::from(74);
+        }
+    };
+    let host = Host {
+        env: Arc::new(agent_runtime::ProcessEnv),
+        cwd,
+        stdin_tty: std::io::stdin().is_terminal(),
+    };
+    match openclaw_cli::run(cli, &host, &mut term, service_kit::shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let _ = term.message(&format!("error: {error}"));
+            ExitCode::from(error.exit_code())
+        }
+    }
+}

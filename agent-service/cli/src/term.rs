@@ -1,0 +1,230 @@
+//! Where command output goes: the answer on stdout, notes (tool calls,
+//! usage, hints) as short dimmed lines on stderr, so `openclaw chat -m ... >
+//! answer.txt` captures only the answer.
+
+use std::io::Write;
+
+/// ANSI "dim" on, and reset.
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// Whether notes are dimmed with ANSI escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Style {
+    /// Emit ANSI escapes.
+    pub color: bool,
+}
+
+impl Style {
+    /// No escapes (pipes, files, tests).
+    pub const PLAIN: Self = Self { color: false };
+
+    /// Colour only when both stdout and stderr are terminals and `NO_COLOR`
+    /// is unset or empty (<https://no-color.org>). The caller reads the
+    /// environment so this stays a pure decision.
+    pub fn detect(no_color: Option<&str>, stdout_tty: bool, stderr_tty: bool) -> Self {
+        let no_color = no_color.is_some_and(|v| !v.is_empty());
+        Self {
+            color: stdout_tty && stderr_tty && !no_color,
+        }
+    }
+}
+
+/// The two output streams of a command, tracking whether stdout is in the
+/// middle of a line so notes on stderr never land mid-sentence.
+pub struct Term<'a> {
+    out: &'a mut (dyn Write + Send),
+    err: &'a mut (dyn Write + Send),
+    style: Style,
+    out_mid_line: bool,
+    err_mid_line: bool,
+}
+
+impl std::fmt::Debug for Term<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Term")
+            .field("style", &self.style)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Term<'a> {
+    /// Writes answers to `out` and notes to `err`.
+    pub fn new(
+        out: &'a mut (dyn Write + Send),
+        err: &'a mut (dyn Write + Send),
+        style: Style,
+    ) -> Self {
+        Self {
+            out,
+            err,
+            style,
+            out_mid_line: false,
+            err_mid_line: false,
+        }
+    }
+
+    /// Streams answer text to stdout as it arrives (flushed at once).
+    pub fn text(&mut self, text: &str) -> std::io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.end_err_line()?;
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()?;
+        self.out_mid_line = !text.ends_with('\n');
+        Ok(())
+    }
+
+    /// Writes whole lines to stdout (command results such as listings).
+    pub fn line(&mut self, text: &str) -> std::io::Result<()> {
+        self.end_out_line()?;
+        writeln!(self.out, "{text}")?;
+        self.out.flush()
+    }
+
+    /// Writes raw bytes to stdout unchanged (the exact prompt text).
+    pub fn raw(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()?;
+        self.out_mid_line = !text.is_empty() && !text.ends_with('\n');
+        Ok(())
+    }
+
+    /// Streams a dimmed fragment to stderr without ending the line
+    /// (thinking as it arrives).
+    pub fn note_fragment(&mut self, text: &str) -> std::io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.end_out_line()?;
+        let (on, off) = self.dim();
+        write!(self.err, "{on}{text}{off}")?;
+        self.err.flush()?;
+        self.err_mid_line = !text.ends_with('\n');
+        Ok(())
+    }
+
+    /// The interactive prompt on stderr. The user's Enter ends its line, so
+    /// it does not count as a half-written line.
+    pub fn prompt(&mut self, text: &str) -> std::io::Result<()> {
+        self.end_out_line()?;
+        self.end_err_line()?;
+        let (on, off) = self.dim();
+        write!(self.err, "{on}{text}{off}")?;
+        self.err.flush()
+    }
+
+    /// One dimmed line on stderr (tool calls, usage, hints).
+    pub fn note(&mut self, text: &str) -> std::io::Result<()> {
+        self.end_out_line()?;
+        self.end_err_line()?;
+        let (on, off) = self.dim();
+        writeln!(self.err, "{on}{text}{off}")?;
+        self.err.flush()
+    }
+
+    /// One plain line on stderr (errors, the ready banner).
+    pub fn message(&mut self, text: &str) -> std::io::Result<()> {
+        self.end_out_line()?;
+        self.end_err_line()?;
+        writeln!(self.err, "{text}")?;
+        self.err.flush()
+    }
+
+    /// Ends a half-written stdout line (after a streamed answer).
+    pub fn end_out_line(&mut self) -> std::io::Result<()> {
+        if self.out_mid_line {
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+            self.out_mid_line = false;
+        }
+        Ok(())
+    }
+
+    /// Ends a half-written stderr line (after streamed thinking).
+    pub fn end_err_line(&mut self) -> std::io::Result<()> {
+        if self.err_mid_line {
+            self.err.write_all(b"\n")?;
+            self.err.flush()?;
+            self.err_mid_line = false;
+        }
+        Ok(())
+    }
+
+    fn dim(&self) -> (&'static str, &'static str) {
+        if self.style.color {
+            (DIM, RESET)
+        } else {
+            ("", "")
+        }
+    }
+}
+
+/// Left-aligned columns, two spaces apart (the last column is not padded).
+pub fn table(rows: &[Vec<String>]) -> Vec<String> {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            let width = cell.chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(width),
+                None => widths.push(width),
+            }
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    let pad = widths[i] - cell.chars().count();
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(pad + 2));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_terminals_without_no_color() {
+        assert!(Style::detect(None, true, true).color);
+        assert!(Style::detect(Some(""), true, true).color);
+        assert!(!Style::detect(Some("1"), true, true).color);
+        assert!(!Style::detect(None, false, true).color);
+        assert!(!Style::detect(None, true, false).color);
+    }
+
+    #[test]
+    fn tables_align_columns() {
+        let rows = vec![
+            vec!["ID".to_owned(), "MODEL".to_owned(), "X".to_owned()],
+            vec!["main".to_owned(), "a/b".to_owned(), String::new()],
+        ];
+        assert_eq!(table(&rows), ["ID    MODEL  X", "main  a/b"]);
+    }
+
+    #[test]
+    fn notes_never_land_mid_line() -> std::io::Result<()> {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut term = Term::new(&mut out, &mut err, Style { color: true });
+        term.text("Let me look")?;
+        term.note("· read: a.txt")?;
+        term.text("Done.")?;
+        term.end_out_line()?;
+        assert_eq!(String::from_utf8_lossy(&out), "Let me look\nDone.\n");
+        assert_eq!(
+            String::from_utf8_lossy(&err),
+            "\x1b[2m· read: a.txt\x1b[0m\n"
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,154 @@
+//! The demo stack on 127.0.0.1:0 in a temporary directory, and a recorder
+//! for what a command writes to stdout and stderr (in order).
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use agent_runtime::MapEnv;
+use openclaw_cli::{
+    Style, Term,
+    client::{self, Client},
+    demo,
+    stack::{Listeners, Stack, StackOptions},
+    up::{self, Host},
+};
+use tokio::net::TcpListener;
+
+/// The demo stack, as `openclaw up --demo` starts it, in a temp dir.
+pub struct DemoStack {
+    pub stack: Stack,
+    pub host: Host,
+    pub dir: tempfile::TempDir,
+}
+
+impl DemoStack {
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let host = host(dir.path());
+        let settings = up::resolve_settings(None, None, true, &host).expect("settings");
+        let files = demo::write_demo_files(&settings.config_path).expect("demo files");
+        assert!(files.config_written && files.script_written, "{files:?}");
+        let listeners = Listeners {
+            prompt: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
+            agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
+        };
+        let options = StackOptions {
+            settings,
+            env: Arc::clone(&host.env),
+            drain_timeout: Duration::from_secs(5),
+        };
+        let mut stack = Stack::start(listeners, options).await.expect("stack");
+        stack
+            .wait_ready(Duration::from_secs(20))
+            .await
+            .expect("ready");
+        Self { stack, host, dir }
+    }
+
+    pub async fn client(&self) -> Client {
+        client::connect(&self.stack.agent_url())
+            .await
+            .expect("connect")
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.stack.settings().state_dir.clone()
+    }
+}
+
+/// A host whose HOME and current directory are `dir`.
+pub fn host(dir: &Path) -> Host {
+    Host {
+        env: Arc::new(MapEnv::of([("HOME", dir.display().to_string())])),
+        cwd: dir.to_path_buf(),
+        stdin_tty: false,
+    }
+}
+
+/// Everything written to stdout ('o') and stderr ('e'), in write order.
+#[derive(Clone, Default)]
+pub struct Recorder(Arc<Mutex<Vec<(char, String)>>>);
+
+pub struct Stream {
+    recorder: Recorder,
+    tag: char,
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf).into_owned();
+        self.recorder.0.lock().expect("lock").push((self.tag, text));
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Recorder {
+    pub fn streams(&self) -> (Stream, Stream) {
+        (
+            Stream {
+                recorder: self.clone(),
+                tag: 'o',
+            },
+            Stream {
+                recorder: self.clone(),
+                tag: 'e',
+            },
+        )
+    }
+
+    fn joined(&self, keep: impl Fn(char) -> bool) -> String {
+        let writes = self.0.lock().expect("lock");
+        writes
+            .iter()
+            .filter(|(tag, _)| keep(*tag))
+            .map(|(_, text)| text.as_str())
+            .collect()
+    }
+
+    pub fn stdout(&self) -> String {
+        self.joined(|t| t == 'o')
+    }
+
+    pub fn stderr(&self) -> String {
+        self.joined(|t| t == 'e')
+    }
+
+    /// Both streams as a terminal shows them.
+    pub fn combined(&self) -> String {
+        self.joined(|_| true)
+    }
+}
+
+/// Runs `f` with a plain (colourless) terminal recording into a new recorder.
+pub async fn capture<T, F>(f: F) -> (T, Recorder)
+where
+    F: AsyncFnOnce(&mut Term<'_>) -> T,
+{
+    let recorder = Recorder::default();
+    let (mut out, mut err) = recorder.streams();
+    let mut term = Term::new(&mut out, &mut err, Style::PLAIN);
+    let value = f(&mut term).await;
+    (value, recorder)
+}
+
+/// Asserts that `needles` occur in `haystack` in this order.
+#[track_caller]
+pub fn assert_in_order(haystack: &str, needles: &[&str]) {
+    let mut from = 0;
+    for needle in needles {
+        match haystack[from..].find(needle) {
+            Some(at) => from += at + needle.len(),
+            None => {
+                panic!("{needle:?} missing (or out of order) after byte {from} in:\n{haystack}")
+            }
+        }
+    }
+}

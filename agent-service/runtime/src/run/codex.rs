@@ -1,0 +1,839 @@
+//! Runs of agents whose `runtime` is Codex (issue 7; SPEC P-32, P-38, R-11;
+//! lesson L13): each turn is rendered by PromptService's `RenderCodexTurn`
+//! and run on the agent's Codex app-server through the codex harness.
+//!
+//! The harness writes nothing; this module persists what it reports: the
+//! thread id into the session index (as soon as the thread is ready, and
+//! again from the outcome), the turn's entries into the transcript, usage
+//! into the index. Steered messages are drained from the session's queue
+//! while the turn runs and handed to `CodexRunner::steer`; those that miss
+//! the turn go back to the queue. An interrupt cancels the run's token,
+//! which the harness turns into `turn/interrupt`.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
+
+use openclaw_codex_harness::{
+    ApprovalRules, CodexParams, CodexRunner, HarnessError, HarnessEvent, HarnessSettings,
+    TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
+};
+use openclaw_config::{
+    Config, ModelRef,
+    raw::{CodexApprovalPolicy, CodexSandbox, ExecSecurity},
+    resolve::{AgentRuntime, CodexSettings},
+};
+use openclaw_proto::prompt::v1 as pb;
+use openclaw_providers::{ModelProvider, ModelRequest, ProviderError, ResolvedModel, StreamEvent};
+use openclaw_tools::ToolRegistry;
+use openclaw_transcript::{AssistantMessage, EntryBody, Message, Usage};
+use service_kit::metrics::Tokens;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    Emitter, RunEvent,
+    blocks::{self, BlockSink},
+    evidence::PromptFingerprint,
+    prepare::{self, RunModel, SessionCtx, TurnPrompt},
+    turns::{Finished, append_user},
+};
+use crate::{
+    error::RuntimeError,
+    runtime::Runtime,
+    sessions::{
+        SessionKind,
+        queue::{Inbound, RunStart},
+    },
+};
+
+/// How often steered messages are taken from the queue while a turn runs.
+const STEER_POLL: Duration = Duration::from_millis(100);
+/// Harness events buffered between the turn and this run.
+const EVENT_BUFFER: usize = 256;
+/// The provider id a Codex model gets when its reference names none.
+const CODEX_PROVIDER: &str = "codex";
+
+/// One [`CodexRunner`] per Codex agent, built on first use and rebuilt when
+/// the agent's settings change. A replaced runner serves its running turns
+/// to the end; its app-server exits when the last of them drops it.
+#[derive(Debug, Default)]
+pub(crate) struct CodexRunners {
+    by_agent: Mutex<BTreeMap<String, Arc<CodexRunner>>>,
+}
+
+impl CodexRunners {
+    /// The agent's runner for `settings`.
+    pub(crate) fn runner(&self, agent_id: &str, settings: HarnessSettings) -> Arc<CodexRunner> {
+        let mut map = self.by_agent.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(runner) = map.get(agent_id)
+            && *runner.settings() == settings
+        {
+            return Arc::clone(runner);
+        }
+        if map.contains_key(agent_id) {
+            tracing::info!(agent = %agent_id, "Codex settings changed; later turns use a new app-server");
+        }
+        let runner = Arc::new(CodexRunner::new(settings));
+        map.insert(agent_id.to_owned(), Arc::clone(&runner));
+        runner
+    }
+
+    /// Shuts every runner down (stdin closed, then killed after the grace).
+    pub(crate) async fn shutdown(&self) {
+        let runners =
+            std::mem::take(&mut *self.by_agent.lock().unwrap_or_else(PoisonError::into_inner));
+        for (agent, runner) in runners {
+            tracing::debug!(%agent, "stopping the Codex app-server");
+            runner.shutdown().await;
+        }
+    }
+}
+
+/// Stands in for a model provider in a Codex agent's [`RunModel`]: Codex
+/// calls the model itself, so nothing may call it through us.
+struct CodexModel;
+
+#[async_trait::async_trait]
+impl ModelProvider for CodexModel {
+    fn id(&self) -> &str {
+        CODEX_PROVIDER
+    }
+
+    fn api(&self) -> &'static str {
+        "codex-app-server"
+    }
+
+    async fn complete(
+        &self,
+        _request: ModelRequest,
+        _events: mpsc::Sender<StreamEvent>,
+        _cancel: CancellationToken,
+    ) -> Result<AssistantMessage, ProviderError> {
+        Err(ProviderError::Config {
+            message: "a Codex agent's model is called by the Codex app-server, not by OpenClaw"
+                .to_owned(),
+        })
+    }
+}
+
+/// A Codex agent's model: no provider lookup (Codex calls the model). An
+/// alias or `provider/model` resolves through the catalog when it can; a
+/// bare id is taken as it is. The model id part is the Codex model slug.
+pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel, RuntimeError> {
+    let reference = config
+        .resolve_model(wanted)
+        .or_else(|_| ModelRef::parse(wanted))
+        .or_else(|e| match wanted.trim() {
+            bare if !bare.is_empty() && !bare.contains('/') => Ok(ModelRef {
+                provider: CODEX_PROVIDER.to_owned(),
+                model: bare.to_owned(),
+                auth_profile: None,
+            }),
+            _ => Err(RuntimeError::FailedPrecondition(format!(
+                "model {wanted:?}: {e}"
+            ))),
+        })?;
+    Ok(ResolvedModel {
+        provider: Arc::new(CodexModel),
+        wire_model: reference.model.clone(),
+        reference,
+    })
+}
+
+/// The harness settings of a run: the agent's `runtime.codex`, with Codex's
+/// own shell off when tool policy denies `exec` or `tools.exec.security`
+/// is `deny` (so that these bind Codex-native exec too).
+fn harness_settings(
+    codex: &CodexSettings,
+    tools: &ToolRegistry,
+    approvals: &ApprovalRules,
+) -> HarnessSettings {
+    let mut settings = HarnessSettings::from_codex(codex);
+    settings.native_exec =
+        tools.get("exec").is_some() && approvals.security != Some(ExecSecurity::Deny);
+    settings
+}
+
+/// Runs `start` on the agent's Codex app-server: one Codex turn for the
+/// run's messages, then one more for each batch of steered messages that
+/// arrived too late for the turn before.
+#[tracing::instrument(skip_all, fields(session_id = %s.session_id, agent = %s.agent.id, run = start.run))]
+pub(crate) async fn run_codex_once(
+    runtime: &Arc<Runtime>,
+    s: &SessionCtx,
+    start: &RunStart,
+    out: &Emitter,
+) -> Result<Finished, RuntimeError> {
+    let deadline = Instant::now() + runtime.run_timeout();
+    let first = start
+        .messages
+        .first()
+        .cloned()
+        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
+    let AgentRuntime::Codex(codex) = &s.agent.runtime else {
+        return Err(RuntimeError::Internal(format!(
+            "agent {:?} is not a Codex agent",
+            s.agent.id
+        )));
+    };
+    append_user(runtime, s, &start.messages).await?;
+    let run = runtime.run_model(s, first.options.model.as_deref()).await?;
+    out.emit(RunEvent::Started {
+        run_id: format!("run-{}", start.run),
+        agent_id: s.agent.id.clone(),
+        session_key: s.key.as_str().to_owned(),
+        session_id: s.session_id.clone(),
+        model: run.name.clone(),
+        message_seqs: start.messages.iter().map(|m| m.seq).collect(),
+    });
+    let loaded = runtime.loaded_config()?;
+    let approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
+    let settings = harness_settings(codex, &run.tools, &approvals);
+    // A child of the run's token: an interrupt cancels both, the run's time
+    // limit only this one; either becomes `turn/interrupt`.
+    let cancel = start.cancel.child_token();
+    let turn = CodexRun {
+        runtime,
+        s,
+        start,
+        out,
+        runner: runtime.codex_runners().runner(&s.agent.id, settings),
+        tool_ctx: runtime.tool_context(s, &run, cancel.clone())?,
+        approvals,
+        skills: runtime.list_skills(&s.agent.id).await.ok(),
+        codex,
+        run: &run,
+        channel: &first.channel,
+        cancel,
+        deadline,
+    };
+    let mut sink = BlockSink::new(
+        blocks::settings_for(&loaded.config, &first.channel.channel),
+        out.clone(),
+    );
+    let mut messages = start.messages.clone();
+    let mut total = Usage::default();
+    let mut step = 0u32;
+    loop {
+        step += 1;
+        // Interrupted (or out of time) between turns: no new Codex turn.
+        if turn.cancel.is_cancelled() {
+            let error = turn.failure(&TurnStatus::Interrupted);
+            return finish(&turn, &total, Err(error)).await;
+        }
+        let outcome = match turn.one(step, &messages, &mut sink).await {
+            Ok(outcome) => outcome,
+            Err(error) => return finish(&turn, &total, Err(error)).await,
+        };
+        add_usage(&mut total, &outcome.usage);
+        let ended = match &outcome.status {
+            TurnStatus::Completed => None,
+            TurnStatus::Interrupted
+            | TurnStatus::ProcessExited { .. }
+            | TurnStatus::Failed { .. } => Some(turn.failure(&outcome.status)),
+        };
+        if let Some(error) = ended {
+            return finish(&turn, &total, Err(error)).await;
+        }
+        // A steer that arrived after the turn took its last one gets a turn
+        // of its own instead of being dropped (SPEC R-11).
+        let more = s.extras.queue().finish_or_continue(start.run);
+        let Some(steer) = more else {
+            let reply = match &sink {
+                Some(sink) => (sink.unsent_tail(&outcome.final_text), sink.sent()),
+                None => (outcome.final_text.clone(), 0),
+            };
+            let done = Finished {
+                stop_reason: outcome.status.stop_reason().to_owned(),
+                text: outcome.final_text,
+                steps: step,
+                usage: total.clone(),
+                reply: reply.0,
+                blocks: reply.1,
+            };
+            return finish(&turn, &total, Ok(done)).await;
+        };
+        if let Err(error) = append_user(runtime, s, &steer).await {
+            s.extras.queue().requeue_steer(start.run, steer);
+            return finish(&turn, &total, Err(error)).await;
+        }
+        messages = steer;
+    }
+}
+
+/// What every Codex turn of one run shares.
+struct CodexRun<'a> {
+    runtime: &'a Arc<Runtime>,
+    s: &'a SessionCtx,
+    start: &'a RunStart,
+    out: &'a Emitter,
+    runner: Arc<CodexRunner>,
+    tool_ctx: openclaw_tools::ToolContext,
+    approvals: ApprovalRules,
+    skills: Option<openclaw_skills::Discovery>,
+    codex: &'a CodexSettings,
+    run: &'a RunModel,
+    channel: &'a crate::prompt_input::TurnChannel,
+    cancel: CancellationToken,
+    deadline: Instant,
+}
+
+impl CodexRun<'_> {
+    /// One Codex turn for `messages` (already in the transcript): render,
+    /// run, persist. A turn that ran comes back whatever its status.
+    async fn one(
+        &self,
+        step: u32,
+        messages: &[Inbound],
+        sink: &mut Option<BlockSink>,
+    ) -> Result<TurnOutcome, RuntimeError> {
+        let all = self.s.handle.messages().await?;
+        let history = all[..all.len().saturating_sub(messages.len())].to_vec();
+        let thread_id = self.stored_thread().await?;
+        let response = self
+            .render(messages, &history, thread_id.as_deref())
+            .await?;
+        self.evidence(step, &response, all.len());
+        let params = CodexParams::from_json(
+            &response.thread_start_params_json,
+            &response.thread_resume_params_json,
+            &response.turn_start_params_json,
+        )
+        .map_err(harness_error)?;
+        let input = TurnInput {
+            thread_id,
+            params,
+            history,
+            tools: Arc::clone(&self.run.tools),
+            tool_ctx: self.tool_ctx.clone(),
+            approvals: self.approvals.clone(),
+        };
+        let began = Instant::now();
+        let (outcome, steered) = self.drive(input, sink).await;
+        let tokens = outcome
+            .as_ref()
+            .map_or_else(|_| Tokens::default(), |o| tokens_of(&o.usage));
+        let label = match &outcome {
+            Ok(o) if o.status == TurnStatus::Completed => "ok",
+            Ok(o) if o.status.is_interrupted() => "aborted",
+            Ok(_) | Err(_) => "error",
+        };
+        service_kit::metrics::model_call(
+            CODEX_PROVIDER,
+            &self.run.model.wire_model,
+            label,
+            began.elapsed(),
+            tokens,
+        );
+        let outcome = outcome?;
+        if let Some(sink) = sink.as_mut() {
+            sink.message_end();
+        }
+        let bodies = outcome
+            .entries
+            .iter()
+            .cloned()
+            .map(|message| EntryBody::Message { message })
+            .collect();
+        self.s.handle.append(bodies, true).await?;
+        // The steered messages are in the transcript now (the turn's entries
+        // hold them): the journal no longer needs them.
+        mark_done(self.s, &steered).await;
+        self.store_thread(&outcome.thread_id).await?;
+        self.out.emit(RunEvent::TurnEnd {
+            step,
+            stop_reason: outcome.status.stop_reason().to_owned(),
+        });
+        tracing::info!(thread_id = %outcome.thread_id, binding = ?outcome.binding, status = ?outcome.status, entries = outcome.entries.len(), "Codex turn ended");
+        Ok(outcome)
+    }
+
+    /// `RenderCodexTurn` for this turn, with the embedded path's inputs.
+    async fn render(
+        &self,
+        messages: &[Inbound],
+        history: &[Message],
+        thread_id: Option<&str>,
+    ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
+        let s = self.s;
+        let descriptors = prepare::descriptors(&self.run.tools);
+        let base = self
+            .runtime
+            .render_request(&TurnPrompt {
+                agent: &s.agent,
+                kind: s.kind,
+                heartbeat_turn: false,
+                cwd: &s.cwd,
+                channel: self.channel,
+                tools: &descriptors,
+                skills: self.skills.as_ref(),
+                continuation: history.iter().any(|m| matches!(m, Message::Assistant(_))),
+                model: &self.run.name,
+                default_model: &self.run.default_model,
+                contribution: None,
+            })
+            .await?;
+        let tools = &self.run.tools;
+        let request = pb::RenderCodexTurnRequest {
+            base: Some(base),
+            trigger: match s.kind {
+                SessionKind::Cron => pb::CodexTrigger::Cron,
+                SessionKind::Main
+                | SessionKind::Direct
+                | SessionKind::Group
+                | SessionKind::Channel
+                | SessionKind::Subagent => pb::CodexTrigger::User,
+            } as i32,
+            lightweight_cron: false,
+            memory_tools_available: tools.get("memory_search").is_some()
+                && tools.get("memory_get").is_some(),
+            memory_workspace_is_active: s.cwd == s.agent.workspace,
+            thread_id: thread_id.unwrap_or_default().to_owned(),
+            resume: thread_id.is_some(),
+            model: self.run.model.wire_model.clone(),
+            effort: String::new(),
+            approval_policy: approval_policy(self.codex) as i32,
+            sandbox: sandbox(self.codex) as i32,
+            dynamic_tools: dynamic_tool_specs(tools)
+                .into_iter()
+                .map(|spec| pb::CodexDynamicTool {
+                    name: spec.name,
+                    description: spec.description,
+                    json_schema: spec.input_schema.to_string(),
+                    defer_loading: false,
+                    namespace: String::new(),
+                })
+                .collect(),
+            input_text: messages
+                .iter()
+                .map(|m| m.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            cwd: s.cwd.display().to_string(),
+        };
+        self.runtime
+            .prompt()
+            .render_codex(request, self.deadline)
+            .await
+            .map_err(prepare::prompt_error)
+    }
+
+    /// Runs the turn on its own task, forwarding its events, steering in
+    /// queued messages, and enforcing the run's time limit. Also returns
+    /// the steered messages the turn took (its entries carry them).
+    async fn drive(
+        &self,
+        input: TurnInput,
+        sink: &mut Option<BlockSink>,
+    ) -> (Result<TurnOutcome, RuntimeError>, Vec<Inbound>) {
+        let (tx, mut rx) = mpsc::channel(EVENT_BUFFER);
+        let runner = Arc::clone(&self.runner);
+        let task = tokio::spawn(async move { runner.run_turn(input, tx).await });
+        let mut steer = Steering::default();
+        let mut tick = tokio::time::interval(STEER_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let limit = tokio::time::Instant::from_std(self.deadline);
+        let mut text_open = false;
+        loop {
+            let idle = sink.as_ref().and_then(BlockSink::deadline);
+            tokio::select! {
+                event = rx.recv() => match event {
+                    Some(event) => self.on_event(event, &mut steer, sink, &mut text_open).await,
+                    None => break,
+                },
+                _ = tick.tick(), if steer.thread.is_some() => self.steer(&mut steer).await,
+                () = tokio::time::sleep_until(limit), if !self.cancel.is_cancelled() => {
+                    tracing::warn!("the Codex turn hit the run's time limit; interrupting it");
+                    self.cancel.cancel();
+                }
+                () = tokio::time::sleep_until(idle.unwrap_or(limit)), if idle.is_some() => {
+                    if let Some(sink) = sink.as_mut() {
+                        sink.poll();
+                    }
+                }
+            }
+        }
+        let result = match task.await {
+            Ok(result) => result.map_err(harness_error),
+            Err(e) => Err(RuntimeError::Internal(format!(
+                "the Codex turn task failed: {e}"
+            ))),
+        };
+        // Without an outcome no turn ran: every steer goes back.
+        let undelivered = result
+            .as_ref()
+            .map_or(usize::MAX, |o| o.undelivered_steers.len());
+        let (taken, back) = steer.split(undelivered);
+        if !back.is_empty() {
+            tracing::info!(
+                messages = back.len(),
+                "steered messages missed the Codex turn; they go back to the queue"
+            );
+            self.s.extras.queue().requeue_steer(self.start.run, back);
+        }
+        (result, taken)
+    }
+
+    async fn on_event(
+        &self,
+        event: HarnessEvent,
+        steer: &mut Steering,
+        sink: &mut Option<BlockSink>,
+        text_open: &mut bool,
+    ) {
+        match event {
+            HarnessEvent::ThreadReady { thread_id, binding } => {
+                tracing::info!(%thread_id, ?binding, "Codex thread ready");
+                // Stored now: a crash later in the turn must not lose it.
+                if let Err(error) = self.store_thread(&thread_id).await {
+                    tracing::warn!(%error, "could not store the Codex thread id yet");
+                }
+            }
+            HarnessEvent::TurnStarted { thread_id, turn_id } => {
+                tracing::debug!(%thread_id, %turn_id, "Codex turn started");
+                steer.thread = Some(thread_id);
+            }
+            HarnessEvent::TextDelta(text) => {
+                if let Some(sink) = sink.as_mut() {
+                    sink.text(&text);
+                }
+                *text_open = true;
+                self.out.emit(RunEvent::TextDelta(text));
+            }
+            HarnessEvent::ThinkingDelta(text) => {
+                if let Some(sink) = sink.as_mut() {
+                    sink.text_end();
+                }
+                self.out.emit(RunEvent::ThinkingDelta(text));
+            }
+            HarnessEvent::ToolStarted {
+                call_id,
+                name,
+                summary,
+            } => {
+                // The reply's text ends where its tool calls begin.
+                if std::mem::take(text_open)
+                    && let Some(sink) = sink.as_mut()
+                {
+                    sink.message_end();
+                }
+                self.out.emit(RunEvent::ToolStarted {
+                    call_id,
+                    name,
+                    summary,
+                });
+            }
+            HarnessEvent::ToolFinished {
+                call_id,
+                name,
+                is_error,
+                output,
+                duration_ms,
+            } => self.out.emit(RunEvent::ToolFinished {
+                call_id,
+                name,
+                is_error,
+                output,
+                duration_ms,
+            }),
+            HarnessEvent::Usage(usage) => self.out.emit(RunEvent::Usage(usage)),
+            HarnessEvent::Approval(record) => {
+                tracing::info!(kind = ?record.kind, decision = record.decision.as_str(), reason = %record.reason, "Codex approval answered");
+            }
+            HarnessEvent::Steered { messages } => {
+                tracing::debug!(
+                    messages = messages.len(),
+                    "steered messages reached the Codex turn"
+                );
+            }
+            HarnessEvent::Warning(message) => tracing::warn!(%message, "Codex warning"),
+        }
+    }
+
+    /// Hands queued steer messages to the running turn, in order; after a
+    /// refusal the rest are kept back too.
+    async fn steer(&self, steer: &mut Steering) {
+        let Some(thread) = steer.thread.clone() else {
+            return;
+        };
+        let drained = self.s.extras.queue().drain_steer(self.start.run);
+        for message in drained {
+            if !steer.refused.is_empty() {
+                steer.refused.push(message);
+                continue;
+            }
+            match self.runner.steer(&thread, message.text.clone()).await {
+                Ok(()) => steer.sent.push(message),
+                Err(error) => {
+                    tracing::info!(%error, "the Codex turn took no more steer messages");
+                    steer.refused.push(message);
+                }
+            }
+        }
+    }
+
+    /// The session's stored Codex thread, if the index entry is still this
+    /// session's (a reset gives the key a new session and no thread).
+    async fn stored_thread(&self) -> Result<Option<String>, RuntimeError> {
+        let entry = self
+            .runtime
+            .index_entry(&self.s.agent.id, &self.s.key)
+            .await?;
+        Ok(entry
+            .filter(|e| e.session_id.to_string() == self.s.session_id)
+            .and_then(|e| e.codex_thread_id))
+    }
+
+    async fn store_thread(&self, thread_id: &str) -> Result<(), RuntimeError> {
+        let (thread_id, session_id) = (thread_id.to_owned(), self.s.session_id.clone());
+        self.runtime
+            .sessions()
+            .update_entry(&self.s.agent, &self.s.key, move |entry| {
+                if entry.session_id.to_string() == session_id {
+                    entry.codex_thread_id = Some(thread_id);
+                }
+            })
+            .await
+    }
+
+    /// Prompt evidence for the turn: the thread-scoped layers (developer
+    /// instructions, dynamic tools) are Codex's stable prefix, frozen when
+    /// the thread starts; a change there reaches only a new thread.
+    fn evidence(&self, step: u32, response: &pb::RenderCodexTurnResponse, messages: usize) {
+        let ours = || response.layers.iter().filter(|l| !l.codex_owned);
+        let stable: Vec<&pb::CodexPromptLayer> = ours()
+            .filter(|l| l.carrier.starts_with("thread/"))
+            .collect();
+        let fingerprint = PromptFingerprint {
+            stable_sha256: prompt_render::sha256_hex(
+                stable
+                    .iter()
+                    .map(|l| l.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .as_bytes(),
+            ),
+            sections: stable
+                .iter()
+                .map(|l| {
+                    (
+                        l.carrier.clone(),
+                        prompt_render::sha256_hex(l.text.as_bytes()),
+                    )
+                })
+                .collect(),
+        };
+        let previous = self.s.extras.swap_fingerprint(fingerprint.clone());
+        let (prefix_changed, changed_sections) = match &previous {
+            Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
+                (true, fingerprint.changed_since(prev))
+            }
+            _ => (false, Vec::new()),
+        };
+        self.out.emit(RunEvent::ModelCall {
+            step,
+            model: self.run.name.clone(),
+            stable_prefix_sha256: fingerprint.stable_sha256,
+            prefix_changed,
+            changed_sections,
+            prompt_chars: ours().map(|l| l.chars).sum(),
+            messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        });
+    }
+
+    /// The error a turn that did not complete ends the run with.
+    fn failure(&self, status: &TurnStatus) -> RuntimeError {
+        let run = self.start.run;
+        match status {
+            _ if self.start.cancel.is_cancelled() => {
+                RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
+            }
+            _ if self.cancel.is_cancelled() => RuntimeError::ResourceExhausted(format!(
+                "the run exceeded its time limit of {} s",
+                self.runtime.run_timeout().as_secs()
+            )),
+            TurnStatus::Interrupted => {
+                RuntimeError::Aborted(format!("run {run}: Codex interrupted the turn"))
+            }
+            TurnStatus::ProcessExited { detail } => RuntimeError::Unavailable(format!(
+                "the Codex app-server exited mid-turn (the turn is marked interrupted; \
+                 the next turn restarts it and resumes the thread): {detail}"
+            )),
+            TurnStatus::Failed { message } => {
+                RuntimeError::Unavailable(format!("the Codex turn failed: {message}"))
+            }
+            TurnStatus::Completed => RuntimeError::Internal("a completed turn failed".to_owned()),
+        }
+    }
+}
+
+/// Steer messages of one turn: those handed to the runner, in order, and
+/// those it refused (the turn had ended).
+#[derive(Default)]
+struct Steering {
+    thread: Option<String>,
+    sent: Vec<Inbound>,
+    refused: Vec<Inbound>,
+}
+
+impl Steering {
+    /// What the turn took, and what goes back to the queue: the last
+    /// `undelivered` sent messages (the harness reports a suffix of what it
+    /// was given), then the refused.
+    fn split(self, undelivered: usize) -> (Vec<Inbound>, Vec<Inbound>) {
+        let Self {
+            mut sent, refused, ..
+        } = self;
+        let keep = sent.len().saturating_sub(undelivered);
+        let mut back = sent.split_off(keep);
+        back.extend(refused);
+        (sent, back)
+    }
+}
+
+/// Marks messages done in the session's journal (they are in the transcript).
+async fn mark_done(s: &SessionCtx, messages: &[Inbound]) {
+    if messages.is_empty() {
+        return;
+    }
+    let seqs: Vec<u64> = messages
+        .iter()
+        .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
+        .collect();
+    let journal = Arc::clone(&s.journal);
+    match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "could not mark steered messages done in the journal")
+        }
+        Err(error) => tracing::warn!(%error, "journal task failed"),
+    }
+}
+
+/// Turn boundary: fsync, usage into the index; then the run's result.
+async fn finish(
+    turn: &CodexRun<'_>,
+    usage: &Usage,
+    result: Result<Finished, RuntimeError>,
+) -> Result<Finished, RuntimeError> {
+    turn.s.handle.append(Vec::new(), true).await?;
+    turn.runtime
+        .record_turn(&turn.s.agent, &turn.s.key, usage)
+        .await?;
+    result
+}
+
+/// The policy prompt-codex maps; unset means `untrusted` (an unattended run
+/// needs an explicit one, and this is the most conservative).
+fn approval_policy(codex: &CodexSettings) -> pb::CodexApprovalPolicy {
+    match codex.approval_policy {
+        None | Some(CodexApprovalPolicy::Untrusted) => pb::CodexApprovalPolicy::Untrusted,
+        Some(CodexApprovalPolicy::OnRequest) => pb::CodexApprovalPolicy::OnRequest,
+        Some(CodexApprovalPolicy::Never) => pb::CodexApprovalPolicy::Never,
+    }
+}
+
+/// The sandbox; unset means `read-only`.
+fn sandbox(codex: &CodexSettings) -> pb::CodexSandboxMode {
+    match codex.sandbox {
+        None | Some(CodexSandbox::ReadOnly) => pb::CodexSandboxMode::ReadOnly,
+        Some(CodexSandbox::WorkspaceWrite) => pb::CodexSandboxMode::WorkspaceWrite,
+        Some(CodexSandbox::DangerFullAccess) => pb::CodexSandboxMode::DangerFullAccess,
+    }
+}
+
+/// The one mapping from harness errors (no turn ran) to runtime errors.
+fn harness_error(error: HarnessError) -> RuntimeError {
+    let message = error.to_string();
+    match error {
+        HarnessError::Spawn { .. }
+        | HarnessError::UnsupportedVersion { .. }
+        | HarnessError::UnknownVersion { .. }
+        | HarnessError::TurnActive { .. }
+        | HarnessError::NoActiveTurn { .. } => RuntimeError::FailedPrecondition(message),
+        HarnessError::ProcessExited { .. }
+        | HarnessError::Rpc { .. }
+        | HarnessError::Timeout { .. }
+        | HarnessError::Protocol { .. }
+        | HarnessError::ShutDown => RuntimeError::Unavailable(message),
+        HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
+    }
+}
+
+fn tokens_of(usage: &Usage) -> Tokens {
+    Tokens {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+    }
+}
+
+fn add_usage(total: &mut Usage, usage: &Usage) {
+    total.input += usage.input;
+    total.output += usage.output;
+    total.cache_read += usage.cache_read;
+    total.cache_write += usage.cache_write;
+    total.total_tokens += usage.total_tokens;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inbound(seq: u64, text: &str) -> Inbound {
+        Inbound {
+            seq,
+            text: text.to_owned(),
+            channel: crate::prompt_input::TurnChannel::default(),
+            options: crate::sessions::queue::RunOptions::default(),
+            folded: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn undelivered_steers_go_back_in_arrival_order() {
+        let steering = Steering {
+            thread: Some("t".to_owned()),
+            sent: vec![inbound(2, "a"), inbound(3, "b"), inbound(4, "c")],
+            refused: vec![inbound(5, "d")],
+        };
+        let (taken, back) = steering.split(2);
+        let seqs = |m: &[Inbound]| m.iter().map(|m| m.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(&taken), [2]);
+        assert_eq!(seqs(&back), [3, 4, 5]);
+        let (taken, back) = Steering::default().split(3);
+        assert!(taken.is_empty() && back.is_empty());
+        let everything = Steering {
+            thread: None,
+            sent: vec![inbound(6, "e")],
+            refused: Vec::new(),
+        };
+        let (taken, back) = everything.split(usize::MAX);
+        assert_eq!((seqs(&taken), seqs(&back)), (vec![], vec![6]));
+    }
+
+    #[test]
+    fn codex_models_need_no_provider() {
+        let config = openclaw_config::load(
+            "{}",
+            &openclaw_config::NoEnv,
+            &openclaw_config::LoadOptions::default(),
+        )
+        .expect("an empty config");
+        let named = codex_model(&config, "openai/gpt-5.5").expect("provider/model");
+        assert_eq!(
+            (named.reference.provider.as_str(), named.wire_model.as_str()),
+            ("openai", "gpt-5.5")
+        );
+        let bare = codex_model(&config, "gpt-5.5").expect("bare id");
+        assert_eq!(
+            (bare.reference.provider.as_str(), bare.wire_model.as_str()),
+            ("codex", "gpt-5.5")
+        );
+        assert!(codex_model(&config, "openai/").is_err());
+    }
+}

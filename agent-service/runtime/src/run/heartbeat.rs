@@ -1,0 +1,224 @@
+//! A heartbeat as a run (see [`crate::heartbeat`]): deciding whether it runs at all, queueing
+//! it on the main session like a follow-up, and settling its reply once it ends.
+
+use std::sync::Arc;
+
+use openclaw_config::resolve::AgentRuntime;
+use openclaw_transcript::EntryBody;
+use openclaw_workspace::{BootstrapName, heartbeat_is_effectively_empty};
+use serde_json::json;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::{RunEvent, RunSpec, drive::spawn_driver, prepare::SessionCtx, turns::Finished};
+use crate::{
+    error::RuntimeError,
+    heartbeat::{
+        DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, HeartbeatOutcome, SkipReason, Verdict, classify,
+    },
+    prompt_input::TurnChannel,
+    runtime::Runtime,
+    sessions::{
+        SessionEvent, key,
+        queue::{CollectLimits, Inbound, QueueMode, RunOptions, RunStart},
+    },
+};
+
+/// True when `start` is a heartbeat run.
+pub(crate) fn is_heartbeat(start: &RunStart) -> bool {
+    start.messages.iter().any(|m| m.options.heartbeat)
+}
+
+/// The run id of the started event: `heartbeat-<n>` for heartbeats, `run-<n>` otherwise.
+pub(crate) fn run_id(start: &RunStart) -> String {
+    let kind = if is_heartbeat(start) {
+        "heartbeat"
+    } else {
+        "run"
+    };
+    format!("{kind}-{}", start.run)
+}
+
+/// Arrival numbers of the user messages a run starts with (a heartbeat's prompt is none).
+pub(crate) fn user_seqs(start: &RunStart) -> Vec<u64> {
+    start
+        .messages
+        .iter()
+        .filter(|m| !m.options.heartbeat)
+        .map(|m| m.seq)
+        .collect()
+}
+
+/// Runs one heartbeat of `agent_id` and waits for it to end (or for `stop`).
+pub(crate) async fn beat(
+    runtime: &Arc<Runtime>,
+    agent_id: &str,
+    stop: &CancellationToken,
+) -> HeartbeatOutcome {
+    match queue_beat(runtime, agent_id).await {
+        Ok(Queued::Skipped(reason)) => HeartbeatOutcome::Skipped(reason),
+        Ok(Queued::Run { run, events }) => wait_for(run, events, stop).await,
+        Err(error) => HeartbeatOutcome::Failed {
+            message: error.to_string(),
+        },
+    }
+}
+
+enum Queued {
+    Skipped(SkipReason),
+    Run {
+        run: u64,
+        events: broadcast::Receiver<SessionEvent>,
+    },
+}
+
+/// Checks whether the heartbeat should run and, if so, queues it on the main session.
+async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, RuntimeError> {
+    if runtime.is_stopping() {
+        return Ok(Queued::Skipped(SkipReason::ShuttingDown));
+    }
+    let agent = runtime.usable_agent(agent_id)?;
+    if !agent.heartbeat.enabled {
+        return Ok(Queued::Skipped(SkipReason::Disabled));
+    }
+    if let AgentRuntime::Codex(_) = agent.runtime {
+        return Ok(Queued::Skipped(SkipReason::CodexRuntime));
+    }
+    let key = key::normalize(&agent.id, "")?;
+    let cwd = runtime.session_workspace(&agent, &key).await?;
+    // HEARTBEAT.md decides whether there is anything to do; nothing to do
+    // means no model call and nothing written (its cost is the point).
+    let files = runtime.bootstrap_files(&cwd).await?;
+    match files.iter().find(|f| f.name == BootstrapName::Heartbeat) {
+        Some(file) if !file.is_missing() => {
+            if heartbeat_is_effectively_empty(&file.content) {
+                return Ok(Queued::Skipped(SkipReason::EmptyFile));
+            }
+        }
+        _ => return Ok(Queued::Skipped(SkipReason::MissingFile)),
+    }
+    // The turn keeps the session's channel label (lesson L2: a heartbeat
+    // must not change what the session's prompt says about its channel).
+    let entry = runtime.index_entry(&agent.id, &key).await?;
+    let channel = TurnChannel {
+        channel: entry
+            .as_ref()
+            .and_then(|e| e.channel.clone())
+            .unwrap_or_default(),
+        chat_type: entry
+            .as_ref()
+            .and_then(|e| e.chat_type.clone())
+            .unwrap_or_default(),
+        ..TurnChannel::default()
+    };
+    let prompt = agent
+        .heartbeat
+        .prompt
+        .clone()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| prompt_render::DEFAULT_HEARTBEAT_PROMPT.to_owned());
+    // Admission opens (or creates) the main session; no sender check: the
+    // heartbeat comes from the runtime itself.
+    let admitted = runtime
+        .admit(&RunSpec {
+            agent_id: agent.id.clone(),
+            message: prompt.clone(),
+            ..RunSpec::default()
+        })
+        .await?;
+    let session = admitted.session;
+    let events = session.extras.subscribe();
+    let (disposition, start) = {
+        let mut queue = session.extras.queue();
+        let inbound = Inbound {
+            seq: queue.next_seq(),
+            text: prompt,
+            channel,
+            options: RunOptions {
+                model: agent.heartbeat.model.clone(),
+                max_steps: 0,
+                heartbeat: true,
+            },
+            folded: Vec::new(),
+        };
+        // Follow-up: it starts now when the session is idle, else after
+        // whatever is active or already waiting.
+        queue.submit(
+            inbound,
+            QueueMode::Followup,
+            session.extras.now_ms(),
+            CollectLimits::default(),
+        )
+    };
+    let run = disposition.run().ok_or_else(|| {
+        RuntimeError::Internal(format!("heartbeat was not queued: {disposition:?}"))
+    })?;
+    tracing::debug!(agent = %agent.id, run, ?disposition, "heartbeat queued");
+    if let Some(start) = start {
+        spawn_driver(Arc::clone(runtime), Arc::clone(&session), start);
+    }
+    Ok(Queued::Run { run, events })
+}
+
+async fn wait_for(
+    run: u64,
+    mut events: broadcast::Receiver<SessionEvent>,
+    stop: &CancellationToken,
+) -> HeartbeatOutcome {
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = stop.cancelled() => return HeartbeatOutcome::Skipped(SkipReason::ShuttingDown),
+        };
+        match event {
+            Ok(e) if e.run == run => match e.event {
+                RunEvent::Final { reply, .. } => {
+                    return HeartbeatOutcome::Ran {
+                        run,
+                        delivered: !reply.is_empty(),
+                        reply,
+                    };
+                }
+                RunEvent::Error { message, .. } => return HeartbeatOutcome::Failed { message },
+                _ => {}
+            },
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => {
+                return HeartbeatOutcome::Failed {
+                    message: "the session closed before the heartbeat ended".to_owned(),
+                };
+            }
+        }
+    }
+}
+
+/// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)
+/// is kept from the final reply; an alert goes out without the token. The verdict is recorded
+/// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
+pub(crate) async fn settle(session: &SessionCtx, done: Finished) -> Result<Finished, RuntimeError> {
+    let hb = &session.agent.heartbeat;
+    let verdict = classify(
+        &done.text,
+        hb.ack_max_chars.unwrap_or(DEFAULT_ACK_MAX_CHARS),
+    );
+    let muted = hb
+        .target
+        .as_deref()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("none"));
+    let (outcome, reply) = match verdict {
+        Verdict::Ack => ("ack", String::new()),
+        Verdict::Alert(_) if muted => ("alert", String::new()),
+        Verdict::Alert(text) => ("alert", text),
+    };
+    session
+        .handle
+        .append(
+            vec![EntryBody::Custom {
+                custom_type: HEARTBEAT_ENTRY.to_owned(),
+                data: Some(json!({ "outcome": outcome, "delivered": !reply.is_empty() })),
+            }],
+            true,
+        )
+        .await?;
+    Ok(Finished { reply, ..done })
+}

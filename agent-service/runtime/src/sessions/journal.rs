@@ -1,0 +1,255 @@
+//! The accepted-message journal of a session (`<sessionId>.queue` beside the
+//! transcript): what keeps a message that was acknowledged but not yet
+//! written to the transcript from being lost when the process dies.
+//!
+//! A message is journaled (appended and fsynced) before its sender is told
+//! it was accepted, and marked done once it is in the transcript. On the next
+//! start, messages accepted but not done are written to the transcript as
+//! unanswered user messages, the way a graceful shutdown saves its queue.
+//!
+//! A crash between the transcript append and the done mark would leave a
+//! message both in the transcript and pending; recovery therefore skips a
+//! pending message whose text already appears as a user message written at
+//! or after its acceptance (each transcript message matches one pending
+//! message at most).
+//!
+//! Lines are JSON: `{"accepted": {seq, text, at}}` or `{"done": [seq, ...]}`.
+//! A torn last line (the crash happened mid-write, before the fsync that
+//! acknowledges) is ignored. The file is emptied whenever nothing is pending.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fs::{File, OpenOptions},
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+    sync::{Mutex, PoisonError},
+};
+
+use serde::{Deserialize, Serialize};
+
+/// File extension of journals.
+pub const JOURNAL_EXT: &str = "queue";
+
+/// One accepted message as journaled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepted {
+    /// Arrival number in the process that accepted it.
+    pub seq: u64,
+    /// The text.
+    pub text: String,
+    /// Acceptance time, ms since the epoch.
+    pub at: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Line {
+    Accepted(Accepted),
+    Done(Vec<u64>),
+}
+
+/// The journal of one session.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    file: Option<File>,
+    /// Accepted and not yet done, by seq.
+    pending: BTreeSet<u64>,
+}
+
+impl Journal {
+    /// The journal beside `transcript` (not opened yet).
+    pub fn for_transcript(transcript: &Path) -> Self {
+        Self {
+            path: transcript.with_extension(JOURNAL_EXT),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records an accepted message durably (blocking: append + fsync).
+    pub fn accept(&self, message: &Accepted) -> std::io::Result<()> {
+        let mut state = self.state();
+        let line = serde_json::to_string(&Line::Accepted(message.clone()))?;
+        let file = open_append(&mut state.file, &self.path)?;
+        file.write_all(format!("{line}\n").as_bytes())?;
+        file.sync_data()?;
+        state.pending.insert(message.seq);
+        Ok(())
+    }
+
+    /// Marks messages as written to the transcript (blocking). When nothing
+    /// is pending any more the file is emptied.
+    pub fn done(&self, seqs: &[u64]) -> std::io::Result<()> {
+        let mut state = self.state();
+        if seqs.iter().all(|s| !state.pending.contains(s)) {
+            return Ok(());
+        }
+        for seq in seqs {
+            state.pending.remove(seq);
+        }
+        if state.pending.is_empty() {
+            // Nothing left to recover: start the file over.
+            let file = open_append(&mut state.file, &self.path)?;
+            file.set_len(0)?;
+            return Ok(());
+        }
+        let line = serde_json::to_string(&Line::Done(seqs.to_vec()))?;
+        let file = open_append(&mut state.file, &self.path)?;
+        file.write_all(format!("{line}\n").as_bytes())?;
+        Ok(())
+    }
+
+    /// Messages a previous process accepted but never wrote (blocking).
+    /// Reading it does not change it; call [`Journal::clear`] once they are
+    /// saved.
+    pub fn leftovers(&self) -> std::io::Result<Vec<Accepted>> {
+        let file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut accepted: BTreeMap<u64, Accepted> = BTreeMap::new();
+        let mut done = BTreeSet::new();
+        for line in BufReader::new(file).lines() {
+            let Ok(line) = line else { break };
+            // A torn or foreign line is skipped: only fsynced lines acknowledge.
+            match serde_json::from_str::<Line>(&line) {
+                Ok(Line::Accepted(a)) => {
+                    accepted.insert(a.seq, a);
+                }
+                Ok(Line::Done(seqs)) => done.extend(seqs),
+                Err(_) => {}
+            }
+        }
+        Ok(accepted
+            .into_values()
+            .filter(|a| !done.contains(&a.seq))
+            .collect())
+    }
+
+    /// Empties the journal (after its leftovers were saved).
+    pub fn clear(&self) -> std::io::Result<()> {
+        let mut state = self.state();
+        state.pending.clear();
+        match std::fs::metadata(&self.path) {
+            Ok(_) => {
+                let file = open_append(&mut state.file, &self.path)?;
+                file.set_len(0)?;
+                file.sync_data()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn open_append<'a>(slot: &'a mut Option<File>, path: &Path) -> std::io::Result<&'a mut File> {
+    if slot.is_none() {
+        *slot = Some(OpenOptions::new().create(true).append(true).open(path)?);
+    }
+    slot.as_mut()
+        .ok_or_else(|| std::io::Error::other("journal file not open"))
+}
+
+/// Which leftovers are not in the transcript yet: `users` are the
+/// transcript's user messages as (text, timestamp ms), in order. Each user
+/// message accounts for at most one leftover.
+pub fn still_missing(leftovers: Vec<Accepted>, users: &[(String, i64)]) -> Vec<Accepted> {
+    let mut used = vec![false; users.len()];
+    leftovers
+        .into_iter()
+        .filter(|a| {
+            let found = users
+                .iter()
+                .enumerate()
+                .find(|(i, (text, at))| !used[*i] && *text == a.text && *at >= a.at)
+                .map(|(i, _)| i);
+            match found {
+                Some(i) => {
+                    used[i] = true;
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(seq: u64, text: &str, at: i64) -> Accepted {
+        Accepted {
+            seq,
+            text: text.into(),
+            at,
+        }
+    }
+
+    #[test]
+    fn pending_messages_survive_and_done_ones_do_not() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let transcript = dir.path().join("s.jsonl");
+        let journal = Journal::for_transcript(&transcript);
+        for (seq, text) in [(1, "a"), (2, "b"), (3, "c")] {
+            journal
+                .accept(&msg(seq, text, 10))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        journal.done(&[1, 3]).unwrap_or_else(|e| panic!("{e}"));
+        // A crash mid-line leaves a torn tail: ignored.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(journal.path())
+            .and_then(|mut f| f.write_all(b"{\"accepted\":{\"seq\":4,\"te"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = Journal::for_transcript(&transcript);
+        let left = again.leftovers().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(left, [msg(2, "b", 10)]);
+        again.clear().unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            again
+                .leftovers()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_file_empties_when_nothing_is_pending() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let journal = Journal::for_transcript(&dir.path().join("s.jsonl"));
+        journal
+            .accept(&msg(1, "a", 1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        journal.done(&[1]).unwrap_or_else(|e| panic!("{e}"));
+        let len = std::fs::metadata(journal.path())
+            .map(|m| m.len())
+            .unwrap_or(99);
+        assert_eq!(len, 0);
+    }
+
+    #[test]
+    fn recovery_skips_messages_already_in_the_transcript() {
+        let left = vec![msg(1, "ok", 100), msg(2, "ok", 100), msg(3, "new", 100)];
+        // One "ok" was written after acceptance, one "ok" predates it.
+        let users = vec![("ok".to_owned(), 50), ("ok".to_owned(), 120)];
+        let missing = still_missing(left, &users);
+        assert_eq!(missing, [msg(2, "ok", 100), msg(3, "new", 100)]);
+    }
+}

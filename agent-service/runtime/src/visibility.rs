@@ -1,0 +1,122 @@
+//! What a session may see of the agent's private memory (lesson L5, SPEC P-31, P-35).
+//!
+//! MEMORY.md and the files under `memory/` hold what the agent remembers about its user. They
+//! reach only the agent's private main session (`agent:<id>:main`, heartbeat turns included):
+//! direct chats on a channel, groups, channels, cron jobs and subagents get neither the file in
+//! their Project Context nor the memory tools. The policy fails closed: a session kind not
+//! listed as private sees nothing private.
+//!
+//! A file counts as private by name (`MEMORY.md` / `memory.md` in any directory, anything under
+//! `memory/`) or by identity: a bootstrap file whose real path lies under `memory/`, or that is
+//! the same inode as MEMORY.md (USER.md as a link to MEMORY.md, say), is private too. The
+//! filter is the last step before rendering: anything that changes the injected files (the
+//! `agent:bootstrap` hook of P-36) runs before it, so nothing can put MEMORY.md back.
+
+use std::{
+    collections::BTreeSet,
+    os::unix::fs::MetadataExt,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use openclaw_tools::{MemoryGetTool, MemorySearchTool, Tool};
+use openclaw_workspace::BootstrapFile;
+use prompt_render as render;
+
+use crate::{error::RuntimeError, sessions::SessionKind};
+
+/// Which loaded bootstrap files are private by identity (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrivateFiles {
+    /// Context-file paths, as rendered (`USER.md`), that are private by identity.
+    by_identity: BTreeSet<String>,
+}
+
+impl PrivateFiles {
+    /// Judges the loaded files of the workspace `root` (blocking: a few `stat` calls).
+    pub fn scan(root: &Path, loaded: &[BootstrapFile]) -> Self {
+        let memory_ids: BTreeSet<(u64, u64)> = ["MEMORY.md", "memory.md"]
+            .iter()
+            .filter_map(|name| std::fs::metadata(root.join(name)).ok())
+            .map(|m| (m.dev(), m.ino()))
+            .collect();
+        let real_root = std::fs::canonicalize(root).ok();
+        let by_identity = loaded
+            .iter()
+            .filter(|f| !f.is_missing())
+            .filter(|f| {
+                let same_inode = std::fs::metadata(&f.path)
+                    .is_ok_and(|m| memory_ids.contains(&(m.dev(), m.ino())));
+                let real_under_memory = std::fs::canonicalize(&f.path)
+                    .ok()
+                    .zip(real_root.as_ref())
+                    .and_then(|(real, root)| real.strip_prefix(root).ok().map(Path::to_path_buf))
+                    .is_some_and(|rel| is_private_path(&rel.to_string_lossy()));
+                same_inode || real_under_memory
+            })
+            .map(|f| f.name.file_name().to_owned())
+            .collect();
+        Self { by_identity }
+    }
+
+    /// Whether the context file at `path` (as rendered) is private.
+    pub fn is_private(&self, path: &str) -> bool {
+        is_private_path(path) || self.by_identity.contains(path)
+    }
+}
+
+/// Whether a workspace-relative path names private memory by its name: `MEMORY.md` in any
+/// case and directory, or anything under a top-level `memory/`.
+pub fn is_private_path(path: &str) -> bool {
+    let path = path.replace('\\', "/");
+    let path = path.trim_start_matches("./");
+    let base = path.rsplit('/').next().unwrap_or(path);
+    base.eq_ignore_ascii_case("memory.md")
+        || path
+            .split_once('/')
+            .is_some_and(|(first, _)| first.eq_ignore_ascii_case("memory"))
+}
+
+/// The context files a session of `kind` may see: private files only in the private main
+/// session. Run this last, after anything that changes the file list.
+pub fn visible_files(
+    files: Vec<render::ContextFile>,
+    kind: SessionKind,
+    private: &PrivateFiles,
+) -> Vec<render::ContextFile> {
+    if kind.is_private() {
+        return files;
+    }
+    files
+        .into_iter()
+        .filter(|f| !private.is_private(&f.path))
+        .collect()
+}
+
+/// The memory tools a run in a session of `kind` is offered (before tool policy): both in the
+/// private main session, none elsewhere, since they read the same private files.
+pub fn memory_tools(kind: SessionKind) -> Vec<Arc<dyn Tool>> {
+    if kind.is_private() {
+        vec![Arc::new(MemorySearchTool), Arc::new(MemoryGetTool)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Loads the bootstrap files of `cwd` and judges which are private, off the async workers.
+pub(crate) async fn load_turn_files(
+    cwd: &Path,
+) -> Result<(Vec<BootstrapFile>, PrivateFiles), RuntimeError> {
+    let cwd: PathBuf = cwd.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let files = openclaw_workspace::load_bootstrap_files(&cwd)
+            .map_err(crate::workspaces::workspace_error)?;
+        let private = PrivateFiles::scan(&cwd, &files);
+        Ok((files, private))
+    })
+    .await
+    .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests;

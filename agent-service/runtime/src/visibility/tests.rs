@@ -1,0 +1,138 @@
+//! The MEMORY.md filter per session kind (lesson L5), through the real render input.
+
+use std::{os::unix::fs::symlink, path::Path};
+
+use openclaw_config::{LoadOptions, NoEnv, resolve::Dirs};
+
+use super::*;
+use crate::prompt_input::{TurnChannel, TurnFacts, render_input};
+
+const CONFIG: &str = r#"{ agents: { defaults: { workspace: "WS" } } }"#;
+
+/// The context files and tool names of one turn's render input.
+fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, Vec<String>) {
+    let text = CONFIG.replace("WS", &ws.display().to_string());
+    let config = openclaw_config::load(&text, &NoEnv, &LoadOptions::default()).unwrap();
+    let dirs = Dirs {
+        state_dir: ws.join("state"),
+        home_dir: ws.to_path_buf(),
+    };
+    let agent = config.agent("main", &dirs).unwrap();
+    let files = openclaw_workspace::load_bootstrap_files(ws).unwrap();
+    let private = PrivateFiles::scan(ws, &files);
+    let tools: Vec<_> = memory_tools(kind)
+        .iter()
+        .map(|t| crate::prompt_input::ToolDescriptor {
+            name: t.name().to_owned(),
+            description: t.description(),
+            parameters: t.parameters(),
+        })
+        .collect();
+    let channel = TurnChannel::default();
+    let input = render_input(&TurnFacts {
+        agent: &agent,
+        config: &config,
+        kind,
+        heartbeat_turn,
+        cwd: ws,
+        channel: &channel,
+        tools: &tools,
+        skills: None,
+        files: &files,
+        private: &private,
+        continuation: false,
+        model: "fake/test-model",
+        default_model: "fake/test-model",
+        contribution: None,
+    });
+    (
+        input.context_files.into_iter().map(|f| f.path).collect(),
+        input.tools.into_iter().map(|t| t.name).collect(),
+    )
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("AGENTS.md", "be brief\n"),
+        ("TOOLS.md", "tools\n"),
+        ("USER.md", "the user\n"),
+        ("MEMORY.md", "likes green tea\n"),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn memory_reaches_only_the_private_main_session() {
+    let ws = workspace();
+    let cases = [
+        (SessionKind::Main, false, true),
+        (SessionKind::Main, true, true),
+        (SessionKind::Direct, false, false),
+        (SessionKind::Group, false, false),
+        (SessionKind::Channel, false, false),
+        (SessionKind::Cron, false, false),
+        (SessionKind::Subagent, false, false),
+    ];
+    for (kind, heartbeat, sees_memory) in cases {
+        let (files, tools) = render(ws.path(), kind, heartbeat);
+        assert_eq!(
+            files.iter().any(|f| f == "MEMORY.md"),
+            sees_memory,
+            "{kind:?} (heartbeat {heartbeat}): {files:?}"
+        );
+        assert!(
+            files.iter().any(|f| f == "AGENTS.md"),
+            "{kind:?}: {files:?}"
+        );
+        let expected_tools: &[&str] = if sees_memory {
+            &["memory_search", "memory_get"]
+        } else {
+            &[]
+        };
+        assert_eq!(tools, expected_tools, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_bootstrap_file_that_is_memory_in_disguise_stays_private() {
+    let ws = workspace();
+    std::fs::remove_file(ws.path().join("USER.md")).unwrap();
+    symlink(ws.path().join("MEMORY.md"), ws.path().join("USER.md")).unwrap();
+    std::fs::remove_file(ws.path().join("TOOLS.md")).unwrap();
+    std::fs::create_dir(ws.path().join("memory")).unwrap();
+    std::fs::write(ws.path().join("memory/tools.md"), "private tools notes\n").unwrap();
+    symlink(
+        ws.path().join("memory/tools.md"),
+        ws.path().join("TOOLS.md"),
+    )
+    .unwrap();
+    let (group, _) = render(ws.path(), SessionKind::Group, false);
+    assert!(
+        !group
+            .iter()
+            .any(|f| f == "USER.md" || f == "TOOLS.md" || f == "MEMORY.md"),
+        "{group:?}"
+    );
+    let (main, _) = render(ws.path(), SessionKind::Main, false);
+    assert!(main.iter().any(|f| f == "USER.md") && main.iter().any(|f| f == "TOOLS.md"));
+}
+
+#[test]
+fn private_paths_by_name() {
+    for private in [
+        "MEMORY.md",
+        "memory.md",
+        "./MEMORY.md",
+        "sub/Memory.MD",
+        "memory/a.md",
+        "memory\\b.md",
+    ] {
+        assert!(is_private_path(private), "{private}");
+    }
+    for public in ["AGENTS.md", "memories.md", "notes/memory", "memory"] {
+        assert!(!is_private_path(public), "{public}");
+    }
+}

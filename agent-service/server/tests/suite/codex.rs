@@ -1,0 +1,865 @@
+//! Agents on the Codex runtime end to end (issue 7; SPEC P-32, P-38, R-11;
+//! lesson L13): AgentService over gRPC, a real prompt-service over gRPC
+//! (`RenderCodexTurn`), the REAL pinned Codex app-server (installed once by
+//! codex-peer into `.tools/`), and a fake Responses server on 127.0.0.1
+//! that Codex reaches through the agent's inline `modelProvider`.
+//!
+//! Every test has its own state dir, CODEX_HOME and fake model; at most two
+//! Codex children run at once (each takes ~100 MB and a core to start).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+    time::Duration,
+};
+
+use agent_testkit::{
+    FakeReply, FakeServer, FakeServerHandle, FakeUsage, RecordedRequest, WireFormat,
+};
+use codex_peer::CodexInstall;
+use openclaw_proto::agent::v1 as pb;
+use pb::{disposition::Outcome, run_event::Event};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use super::harness::{PromptService, Service};
+
+/// The Codex model slug the fake serves (unknown to Codex's catalogue:
+/// Codex uses its fallback metadata, so the request layout is the one in
+/// the reference's B7 table).
+const MODEL: &str = "fake-model";
+/// How long any single wait may take.
+const PATIENCE: Duration = Duration::from_secs(60);
+/// Markers in the workspace files, to find where each one lands.
+const TOOLS_MARK: &str = "TOOLS-MARK-7c1";
+const SOUL_MARK: &str = "SOUL-MARK-5e2";
+const AGENTS_MARK: &str = "AGENTS-MARK-9d4";
+
+/// The pinned Codex, installed once per test binary (a failed install
+/// fails the test with npm's message; these tests never skip).
+fn codex() -> &'static CodexInstall {
+    static INSTALL: OnceLock<CodexInstall> = OnceLock::new();
+    INSTALL.get_or_init(|| {
+        CodexInstall::ensure()
+            .unwrap_or_else(|e| panic!("installing the pinned Codex for these tests failed: {e}"))
+    })
+}
+
+async fn slot() -> SemaphorePermit<'static> {
+    static SLOTS: Semaphore = Semaphore::const_new(2);
+    SLOTS.acquire().await.expect("slot")
+}
+
+/// agent-service with one agent, `main`, on the Codex runtime.
+struct CodexHarness {
+    service: Option<Service>,
+    fake: FakeServerHandle,
+    prompt: PromptService,
+    config: String,
+    codex_home: TempDir,
+    /// Held for the test: bounds the Codex children running at once.
+    _slot: SemaphorePermit<'static>,
+}
+
+impl CodexHarness {
+    /// `tools_extra` goes inside the top-level `tools` object;
+    /// `codex_extra` inside `runtime.codex` (end both with a comma).
+    async fn start(tools_extra: &str, codex_extra: &str) -> Self {
+        let slot = slot().await;
+        let binary = tokio::task::spawn_blocking(|| codex().binary().to_owned())
+            .await
+            .expect("install task");
+        let (base_url, fake) = FakeServer::start(WireFormat::OpenAiResponses)
+            .await
+            .expect("fake model server");
+        let prompt = PromptService::start().await;
+        let codex_home = tempfile::tempdir().expect("CODEX_HOME");
+        let provider = json!({
+            "name": "fake",
+            "base_url": base_url,
+            "wire_api": "responses",
+            "request_max_retries": 0,
+            "stream_max_retries": 0,
+            "stream_idle_timeout_ms": 60_000,
+        });
+        let config = format!(
+            r#"{{
+  agents: {{
+    defaults: {{ userTimezone: "Europe/Berlin", skipBootstrap: true }},
+    list: [{{
+      id: "main", default: true, name: "Testy", model: "{MODEL}",
+      runtime: {{ type: "codex", codex: {{
+        command: {command},
+        codexHome: {home},
+        approvalPolicy: "untrusted",
+        sandbox: "workspace-write",
+        modelProvider: {provider},
+        {codex_extra}
+      }} }},
+    }}],
+  }},
+  tools: {{ {tools_extra} }},
+  channels: {{ telegram: {{ allowFrom: ["42"] }} }},
+}}"#,
+            command = json!(binary.display().to_string()),
+            home = json!(codex_home.path().display().to_string()),
+        );
+        let dir = tempfile::tempdir().expect("state");
+        let service = Service::start_full(dir, Some(&config), prompt.client()).await;
+        let h = Self {
+            service: Some(service),
+            fake,
+            prompt,
+            config,
+            codex_home,
+            _slot: slot,
+        };
+        std::fs::create_dir_all(h.workspace()).expect("workspace");
+        h
+    }
+
+    fn service(&self) -> &Service {
+        self.service.as_ref().expect("running")
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.service().path("state/workspace")
+    }
+
+    /// Stops agent-service (its Codex child exits with it) and starts a new
+    /// one on the same state dir, config and prompt-service.
+    async fn restart(&mut self) {
+        let dir = self.service.take().expect("running").stop().await;
+        let service = Service::start_full(dir, Some(&self.config), self.prompt.client()).await;
+        self.service = Some(service);
+    }
+
+    /// The session's stored Codex thread id (the session index).
+    fn stored_thread(&self) -> Option<String> {
+        let path = self
+            .service()
+            .path("state/agents/main/sessions/sessions.json");
+        let text = std::fs::read_to_string(&path).ok()?;
+        let index: Value = serde_json::from_str(&text).expect("index json");
+        let entries: Vec<&Value> = match &index {
+            Value::Object(map) => map.values().collect(),
+            _ => Vec::new(),
+        };
+        entries
+            .iter()
+            .find_map(|e| e["codexThreadId"].as_str().map(str::to_owned))
+    }
+
+    /// The running Codex app-server of this test: the child of this
+    /// process whose CODEX_HOME is ours.
+    fn codex_child(&self) -> Option<i32> {
+        let me = std::process::id().to_string();
+        let wanted = format!("CODEX_HOME={}", self.codex_home.path().display());
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .find_map(|entry| {
+                let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+                // `pid (comm) state ppid ...`; comm may hold spaces, so split after ')'.
+                let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+                if ppid != me {
+                    return None;
+                }
+                let environ = std::fs::read(entry.path().join("environ")).ok()?;
+                environ
+                    .split(|b| *b == 0)
+                    .any(|var| var == wanted.as_bytes())
+                    .then_some(pid)
+            })
+    }
+
+    async fn run(&self, message: &str) -> Vec<pb::RunEvent> {
+        let mut stream = self.open_run(message, pb::QueueMode::Unspecified).await;
+        read_until(&mut stream, |_| false).await
+    }
+
+    async fn open_run(&self, message: &str, mode: pb::QueueMode) -> tonic::Streaming<pb::RunEvent> {
+        self.service()
+            .client()
+            .await
+            .run(pb::RunRequest {
+                message: message.into(),
+                channel: telegram(),
+                queue_mode: mode as i32,
+                ..Default::default()
+            })
+            .await
+            .expect("run")
+            .into_inner()
+    }
+
+    async fn send(&self, message: &str, mode: pb::QueueMode) -> pb::Disposition {
+        self.service()
+            .client()
+            .await
+            .send(pb::SendRequest {
+                message: message.into(),
+                channel: telegram(),
+                queue_mode: mode as i32,
+                ..Default::default()
+            })
+            .await
+            .expect("send")
+            .into_inner()
+            .disposition
+            .expect("disposition")
+    }
+
+    /// The session's message entries as (role, message JSON).
+    async fn transcript(&self) -> Vec<(String, Value)> {
+        let mut stream = self
+            .service()
+            .client()
+            .await
+            .get_transcript(pb::GetTranscriptRequest { session: None })
+            .await
+            .expect("transcript")
+            .into_inner();
+        let mut out = Vec::new();
+        while let Some(item) = stream.message().await.expect("item") {
+            if let Some(pb::transcript_item::Item::Entry(e)) = item.item
+                && !e.role.is_empty()
+            {
+                let entry: Value = serde_json::from_str(&e.json).expect("entry json");
+                out.push((e.role, entry["message"].clone()));
+            }
+        }
+        out
+    }
+}
+
+fn telegram() -> Option<pb::ChannelContext> {
+    Some(pb::ChannelContext {
+        channel: "telegram".into(),
+        chat_type: pb::ChatType::Direct as i32,
+        sender_id: "42".into(),
+        ..Default::default()
+    })
+}
+
+/// Reads until `stop` matches (that event included) or the stream ends.
+async fn read_until(
+    stream: &mut tonic::Streaming<pb::RunEvent>,
+    stop: impl Fn(&Event) -> bool,
+) -> Vec<pb::RunEvent> {
+    let mut events = Vec::new();
+    loop {
+        let next = tokio::time::timeout(PATIENCE, stream.message())
+            .await
+            .expect("the next event in time")
+            .expect("stream");
+        let Some(event) = next else { return events };
+        let done = event.event.as_ref().is_some_and(&stop);
+        events.push(event);
+        if done {
+            return events;
+        }
+    }
+}
+
+fn final_of(events: &[pb::RunEvent]) -> Option<pb::RunFinal> {
+    events.iter().find_map(|e| match &e.event {
+        Some(Event::Final(f)) => Some(f.clone()),
+        _ => None,
+    })
+}
+
+fn error_of(events: &[pb::RunEvent]) -> Option<pb::RunError> {
+    events.iter().find_map(|e| match &e.event {
+        Some(Event::Error(f)) => Some(f.clone()),
+        _ => None,
+    })
+}
+
+fn deltas(events: &[pb::RunEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::TextDelta(t)) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tool_finished(events: &[pb::RunEvent]) -> Vec<pb::ToolFinished> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::ToolFinished(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn roles(entries: &[(String, Value)]) -> Vec<&str> {
+    entries.iter().map(|(r, _)| r.as_str()).collect()
+}
+
+/// `(role, [text of each content part])` of each message item of a model request.
+fn messages(request: &RecordedRequest) -> Vec<(String, Vec<String>)> {
+    request.body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "message")
+        .map(|item| {
+            let parts = item["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| p["text"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            (item["role"].as_str().unwrap_or_default().to_owned(), parts)
+        })
+        .collect()
+}
+
+/// The user-role texts of a model request, in order.
+fn user_texts(request: &RecordedRequest) -> Vec<String> {
+    messages(request)
+        .into_iter()
+        .filter(|(role, _)| role == "user")
+        .flat_map(|(_, parts)| parts)
+        .collect()
+}
+
+/// The `function_call_output` of `call_id` in a model request.
+fn call_output(request: &RecordedRequest, call_id: &str) -> Option<String> {
+    request.body["input"]
+        .as_array()?
+        .iter()
+        .find(|item| item["type"] == "function_call_output" && item["call_id"] == call_id)
+        .map(|item| match &item["output"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).expect("write workspace file");
+}
+
+/// A text turn: events stream into RunEvents, the transcript is written from
+/// Codex's items, the thread id is stored; our developer instructions and
+/// collaboration (turn) instructions reach the model request where the
+/// reference (B7) says, and Codex loads AGENTS.md itself (SPEC P-32).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_turn_runs_on_codex_with_our_instructions_where_the_reference_says() {
+    let h = CodexHarness::start(
+        "",
+        r#"configOverrides: ["include_permissions_instructions=false"],"#,
+    )
+    .await;
+    let ws = h.workspace();
+    write(
+        &ws,
+        "TOOLS.md",
+        &format!("# Tools\n{TOOLS_MARK}: use lookup first.\n"),
+    );
+    write(&ws, "SOUL.md", &format!("# Soul\n{SOUL_MARK}: be brief.\n"));
+    write(
+        &ws,
+        "AGENTS.md",
+        &format!("# Agents\n{AGENTS_MARK}: follow the rules.\n"),
+    );
+    let usage = FakeUsage {
+        input: 300,
+        output: 9,
+        cache_read: 200,
+        cache_write: 0,
+    };
+    h.fake
+        .push(FakeReply::text("Hello from Codex.").deltas(3).usage(usage));
+    let events = h.run("Say hello.").await;
+
+    match &events[0].event {
+        Some(Event::Accepted(d)) => assert_eq!(d.outcome(), Outcome::Started, "{d:?}"),
+        other => panic!("first event: {other:?}"),
+    }
+    let started = events.iter().find_map(|e| match &e.event {
+        Some(Event::Started(s)) => Some(s.clone()),
+        _ => None,
+    });
+    assert_eq!(started.map(|s| s.model), Some(format!("codex/{MODEL}")));
+    assert_eq!(deltas(&events), "Hello from Codex.");
+    let last = final_of(&events).unwrap_or_else(|| panic!("final: {events:#?}"));
+    assert_eq!(last.text, "Hello from Codex.");
+    assert_eq!(last.stop_reason, "stop");
+    // The fake reports input_tokens 500 with 200 cached; Codex passes that
+    // on, and ours are uncached + cache read.
+    let total = last.usage.expect("usage");
+    assert_eq!((total.input, total.cache_read, total.output), (300, 200, 9));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.event, Some(Event::Usage(u)) if u.output == 9))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.event, Some(Event::TurnEnd(t)) if t.stop_reason == "stop"))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.event, Some(Event::ModelCall(_))))
+    );
+
+    let entries = h.transcript().await;
+    assert_eq!(roles(&entries), ["user", "assistant"]);
+    assert_eq!(entries[0].1["content"], "Say hello.");
+    assert_eq!(entries[1].1["content"][0]["text"], "Hello from Codex.");
+    assert_eq!(entries[1].1["api"], "codex-app-server");
+
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    let thread = h
+        .stored_thread()
+        .expect("the thread id is in the session index");
+    assert_eq!(request.header("thread-id"), Some(thread.as_str()));
+    assert_eq!(request.header("originator"), Some("openclaw"));
+    assert_eq!(request.body["model"], MODEL);
+    assert!(
+        request.body.get("instructions").is_none(),
+        "0.169 sends no `instructions`"
+    );
+    let tools: Vec<&str> = request.body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"read") && tools.contains(&"exec_command"),
+        "{tools:?}"
+    );
+
+    // [developer: Codex base] [developer: ours, collaboration mode]
+    // [user: AGENTS.md, environment] [user: the input]
+    let layers = messages(request);
+    let roles: Vec<&str> = layers.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["developer", "developer", "user", "user"],
+        "{layers:#?}"
+    );
+    assert!(
+        layers[0].1[0].starts_with("You are a coding agent running in the Codex CLI"),
+        "no baseInstructions: Codex keeps its base prompt at input[0]"
+    );
+    let developer = &layers[1].1;
+    assert_eq!(developer.len(), 2, "{developer:#?}");
+    assert!(
+        developer[0].starts_with("# OpenClaw Runtime\nYou are Testy"),
+        "developerInstructions open the second developer message: {}",
+        developer[0]
+    );
+    assert!(
+        developer[0].contains(TOOLS_MARK),
+        "TOOLS.md is thread-level developer text"
+    );
+    assert!(!developer[0].contains(SOUL_MARK));
+    assert!(
+        developer[1].starts_with("<collaboration_mode># OpenClaw Turn Instructions"),
+        "the collaboration mode carries our turn instructions: {}",
+        developer[1]
+    );
+    assert!(developer[1].contains(SOUL_MARK), "SOUL.md is turn-scoped");
+    assert!(
+        !developer
+            .iter()
+            .any(|p| p.contains("<permissions instructions>")),
+        "the agent's configOverrides reach the app-server"
+    );
+    assert!(
+        !developer
+            .iter()
+            .any(|p| p.contains("<skills_instructions>"))
+    );
+    let context = layers[2].1.join("\n");
+    assert!(
+        context.contains(AGENTS_MARK),
+        "Codex loads AGENTS.md itself: {context}"
+    );
+    assert!(
+        !developer.iter().any(|p| p.contains(AGENTS_MARK)),
+        "we do not inject AGENTS.md"
+    );
+    assert_eq!(layers[3].1, ["Say hello."]);
+}
+
+/// The model calls our tools (dynamic tools): they run under our tool policy
+/// and workspace confinement, their results go back to Codex and into the
+/// transcript as call/result pairs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_calls_our_tools_through_codex() {
+    let h = CodexHarness::start("", "").await;
+    write(&h.workspace(), "notes.txt", "The launch code is 1234.");
+    h.fake.push_all([
+        FakeReply::tool_call("call_read", "read", json!({"path": "notes.txt"}))
+            .with_tool_call("call_escape", "read", json!({"path": "../openclaw.json"}))
+            .argument_chunks(2),
+        FakeReply::text("The code is 1234."),
+    ]);
+    let events = h.run("What does notes.txt say?").await;
+
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("The code is 1234.")
+    );
+    let started: Vec<pb::ToolStarted> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::ToolStarted(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started.len(), 2, "{started:#?}");
+    let read = started
+        .iter()
+        .find(|t| t.call_id == "call_read")
+        .expect("call_read started");
+    assert_eq!(
+        (read.name.as_str(), read.summary.as_str()),
+        ("read", "read: notes.txt")
+    );
+    let finished = tool_finished(&events);
+    let by_id = |id: &str| {
+        finished
+            .iter()
+            .find(|t| t.call_id == id)
+            .unwrap_or_else(|| panic!("{id} finished: {finished:#?}"))
+    };
+    assert!(!by_id("call_read").is_error && by_id("call_read").output.contains("1234"));
+    assert!(by_id("call_escape").is_error, "confined to the workspace");
+
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2);
+    let read = call_output(&requests[1], "call_read").expect("the result reached the model");
+    assert!(read.contains("The launch code is 1234."), "{read}");
+    let escape = call_output(&requests[1], "call_escape").expect("the refusal reached the model");
+    assert!(escape.contains("permission denied"), "{escape}");
+
+    let entries = h.transcript().await;
+    assert_eq!(
+        roles(&entries),
+        ["user", "assistant", "toolResult", "toolResult", "assistant"]
+    );
+    let mut calls: Vec<&str> = entries[1].1["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .filter_map(|b| b["id"].as_str())
+        .collect();
+    // Codex runs one response's calls in parallel: the order is theirs.
+    calls.sort_unstable();
+    assert_eq!(calls, ["call_escape", "call_read"]);
+}
+
+/// Codex's command approvals follow the agent's exec policy (allowlist,
+/// `ask: off`): an allowlisted command is accepted and runs, one outside the
+/// allowlist is declined and never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_approvals_follow_the_exec_policy() {
+    let h = CodexHarness::start(
+        r#"exec: { security: "allowlist", ask: "off", safeBins: ["touch"] },"#,
+        "",
+    )
+    .await;
+    let ws = h.workspace();
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "call_touch",
+            "exec_command",
+            json!({"cmd": "touch accepted.txt"}),
+        ),
+        FakeReply::text("Created."),
+        FakeReply::tool_call(
+            "call_mkdir",
+            "exec_command",
+            json!({"cmd": "mkdir declined"}),
+        ),
+        FakeReply::text("Could not."),
+    ]);
+
+    let accepted = h.run("Create accepted.txt.").await;
+    assert_eq!(
+        final_of(&accepted).map(|f| f.text).as_deref(),
+        Some("Created.")
+    );
+    assert!(ws.join("accepted.txt").exists(), "the accepted command ran");
+    let [touch] = &tool_finished(&accepted)[..] else {
+        panic!("one tool call: {accepted:#?}");
+    };
+    assert_eq!(
+        (touch.name.as_str(), touch.is_error),
+        ("codex_exec", false),
+        "{touch:?}"
+    );
+    let output = call_output(&h.fake.requests()[1], "call_touch").expect("output");
+    assert!(output.contains("exited with code 0"), "{output}");
+
+    let declined = h.run("Create a directory called declined.").await;
+    assert_eq!(
+        final_of(&declined).map(|f| f.text).as_deref(),
+        Some("Could not.")
+    );
+    assert!(
+        !ws.join("declined").exists(),
+        "the declined command never ran"
+    );
+    let [mkdir] = &tool_finished(&declined)[..] else {
+        panic!("one tool call: {declined:#?}");
+    };
+    assert!(
+        mkdir.is_error && mkdir.output.contains("declined"),
+        "{mkdir:?}"
+    );
+    let output = call_output(&h.fake.requests()[3], "call_mkdir").expect("output");
+    assert!(
+        output.contains("rejected"),
+        "Codex told the model: {output}"
+    );
+
+    let entries = h.transcript().await;
+    assert_eq!(
+        roles(&entries),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
+}
+
+/// A message sent while the Codex turn streams is steered into it: one
+/// `turn/steer`, the model is called again with it, and the transcript
+/// holds the abandoned partial reply, the steered message and the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_mid_turn_is_steered_into_the_codex_turn() {
+    let h = CodexHarness::start("", "").await;
+    h.fake.push_all([
+        FakeReply::text("Let me think about fruit for a while.")
+            .deltas(4)
+            .stall_after(1),
+        FakeReply::text("Apples, and pears too."),
+    ]);
+    let mut run = h
+        .open_run("Tell me about fruit.", pb::QueueMode::Unspecified)
+        .await;
+    let mut events = read_until(&mut run, |e| matches!(e, Event::TextDelta(_))).await;
+    let steered = h.send("Also mention pears.", pb::QueueMode::Steer).await;
+    assert_eq!(steered.outcome(), Outcome::Steered, "{steered:?}");
+    assert_eq!(steered.run, 1);
+    events.extend(read_until(&mut run, |_| false).await);
+
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("Apples, and pears too."),
+        "{events:#?}"
+    );
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2, "the steer started a new model request");
+    let users = user_texts(&requests[1]);
+    assert_eq!(
+        users[users.len() - 2..],
+        ["Tell me about fruit.", "Also mention pears."]
+    );
+    assert_eq!(
+        requests[0].header("thread-id"),
+        requests[1].header("thread-id")
+    );
+
+    let entries = h.transcript().await;
+    assert_eq!(roles(&entries), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(entries[1].1["stopReason"], "aborted");
+    assert_eq!(entries[2].1["content"], "Also mention pears.");
+    // Written by the turn's entries, so the message journal holds nothing
+    // (a restart would otherwise write the steer a second time).
+    let sessions = h.service().path("state/agents/main/sessions");
+    for file in std::fs::read_dir(&sessions)
+        .expect("sessions dir")
+        .flatten()
+    {
+        if file.path().extension().is_some_and(|e| e == "queue") {
+            let pending = std::fs::read_to_string(file.path()).expect("journal");
+            assert!(pending.is_empty(), "nothing pending: {pending}");
+        }
+    }
+    assert_eq!(entries[3].1["content"][0]["text"], "Apples, and pears too.");
+}
+
+/// An interrupting message aborts the Codex turn (`turn/interrupt`): the
+/// run ends ABORTED with its partial reply closed, and the new message runs
+/// next on the same thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_aborts_the_codex_turn() {
+    let h = CodexHarness::start("", "").await;
+    h.fake.push_all([
+        FakeReply::text("Streaming slowly about fruit.")
+            .deltas(4)
+            .stall_after(1),
+        FakeReply::text("Stopped. What next?"),
+    ]);
+    let mut first = h
+        .open_run("Tell me about fruit.", pb::QueueMode::Unspecified)
+        .await;
+    read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
+    let mut second = h.open_run("Stop that.", pb::QueueMode::Interrupt).await;
+    let accepted = read_until(&mut second, |e| matches!(e, Event::Accepted(_))).await;
+    match &accepted[0].event {
+        Some(Event::Accepted(d)) => {
+            assert_eq!(d.outcome(), Outcome::Interrupted, "{d:?}");
+            assert_eq!((d.run, d.interrupted_run), (2, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    let one = read_until(&mut first, |_| false).await;
+    assert_eq!(
+        error_of(&one).map(|e| e.code).as_deref(),
+        Some("ABORTED"),
+        "{one:#?}"
+    );
+    let two = read_until(&mut second, |_| false).await;
+    assert_eq!(
+        final_of(&two).map(|f| f.text).as_deref(),
+        Some("Stopped. What next?")
+    );
+
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("thread-id"),
+        requests[1].header("thread-id")
+    );
+    let users = user_texts(&requests[1]);
+    assert!(
+        users.iter().any(|t| t.contains("<turn_aborted>")),
+        "Codex tells the model the turn was aborted: {users:#?}"
+    );
+    assert_eq!(users.last().map(String::as_str), Some("Stop that."));
+    let entries = h.transcript().await;
+    assert_eq!(roles(&entries), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(entries[1].1["stopReason"], "aborted");
+}
+
+/// After agent-service restarts, the session's stored thread is resumed
+/// (`thread/resume` on a new app-server): same thread id, Codex's own history,
+/// no projection of our transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_agent_service_resumes_the_codex_thread() {
+    let mut h = CodexHarness::start("", "").await;
+    h.fake.push(FakeReply::text("Noted: PLUM."));
+    let first = h.run("Remember the word PLUM.").await;
+    assert_eq!(
+        final_of(&first).map(|f| f.text).as_deref(),
+        Some("Noted: PLUM.")
+    );
+    let thread = h.stored_thread().expect("stored thread");
+    let pid = h.codex_child().expect("a Codex child");
+
+    h.restart().await;
+    assert_eq!(h.stored_thread().as_deref(), Some(thread.as_str()));
+    h.fake.push(FakeReply::text("The word was PLUM."));
+    let second = h.run("Which word?").await;
+    assert_eq!(
+        final_of(&second).map(|f| f.text).as_deref(),
+        Some("The word was PLUM.")
+    );
+    assert_ne!(h.codex_child(), Some(pid), "a new app-server");
+
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].header("thread-id"), Some(thread.as_str()));
+    assert_eq!(h.stored_thread().as_deref(), Some(thread.as_str()));
+    let texts: Vec<(String, String)> = messages(&requests[1])
+        .into_iter()
+        .filter(|(role, _)| role == "user" || role == "assistant")
+        .map(|(role, parts)| (role, parts.join("|")))
+        .collect();
+    let position = |role: &str, text: &str| {
+        texts
+            .iter()
+            .position(|(r, t)| r == role && t == text)
+            .unwrap_or_else(|| panic!("{role} {text:?} missing from {texts:#?}"))
+    };
+    let asked = position("user", "Remember the word PLUM.");
+    let answered = position("assistant", "Noted: PLUM.");
+    let now = position("user", "Which word?");
+    assert!(asked < answered && answered < now, "{texts:#?}");
+    assert!(
+        !texts
+            .iter()
+            .any(|(_, t)| t.contains("could not be resumed")),
+        "resumed, not projected: {texts:#?}"
+    );
+}
+
+/// The Codex child killed mid-turn: the run ends UNAVAILABLE with its
+/// partial reply marked aborted, and the next message restarts the
+/// app-server and resumes the same thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_child_killed_mid_turn_interrupts_the_run_and_the_next_turn_recovers() {
+    let h = CodexHarness::start("", "").await;
+    h.fake.push_all([
+        FakeReply::text("Streaming until killed.")
+            .deltas(4)
+            .stall_after(1),
+        FakeReply::text("Recovered."),
+    ]);
+    let mut run = h
+        .open_run("Tell me about fruit.", pb::QueueMode::Unspecified)
+        .await;
+    read_until(&mut run, |e| matches!(e, Event::TextDelta(_))).await;
+    let pid = h.codex_child().expect("a Codex child");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+    let events = read_until(&mut run, |_| false).await;
+    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+    assert!(error.message.contains("exited"), "{error:?}");
+
+    let entries = h.transcript().await;
+    assert_eq!(roles(&entries), ["user", "assistant"]);
+    assert_eq!(entries[1].1["stopReason"], "aborted");
+    assert!(
+        entries[1].1["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("exited")),
+        "the interrupted turn is marked: {}",
+        entries[1].1
+    );
+
+    let next = h.run("Still there?").await;
+    assert_eq!(
+        final_of(&next).map(|f| f.text).as_deref(),
+        Some("Recovered.")
+    );
+    assert_ne!(h.codex_child(), Some(pid), "a restarted app-server");
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("thread-id"),
+        requests[1].header("thread-id")
+    );
+    assert_eq!(
+        requests[1].header("thread-id"),
+        h.stored_thread().as_deref()
+    );
+}

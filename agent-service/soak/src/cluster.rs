@@ -1,0 +1,300 @@
+//! prompt-service and agent-service as the soak runs them: both binaries on
+//! fixed loopback ports over one work directory, the faults applied to them,
+//! and the log of agent-service incarnations (each start is a new one) that
+//! lets the reconciliation say which process acknowledged a message and how
+//! that process ended.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use crate::{
+    error::SoakError,
+    faults::{FaultKind, FaultRecord},
+    services::{Exit, Service, Stop, free_port},
+};
+
+/// The soak's time origin: offsets since the start, and wall-clock
+/// timestamps (transcript entries carry those) mapped onto the same axis.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+    pub(crate) wall: jiff::Timestamp,
+}
+
+impl Clock {
+    pub(crate) fn start() -> Self {
+        Self {
+            origin: Instant::now(),
+            wall: jiff::Timestamp::now(),
+        }
+    }
+
+    /// Time since the soak began.
+    pub(crate) fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+
+    /// A transcript timestamp (RFC 3339) as an offset since the soak began;
+    /// `None` when it does not parse or lies before the start.
+    pub(crate) fn offset_of(&self, rfc3339: &str) -> Option<Duration> {
+        let at: jiff::Timestamp = rfc3339.parse().ok()?;
+        let span = at.duration_since(self.wall);
+        Duration::try_from(span).ok()
+    }
+}
+
+/// How an agent-service process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ending {
+    /// A SIGTERM fault.
+    Sigterm,
+    /// A SIGKILL fault.
+    Sigkill,
+    /// The soak's own clean stop (SIGTERM) at the end.
+    Shutdown,
+}
+
+impl Ending {
+    /// How it is printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sigterm => "SIGTERM",
+            Self::Sigkill => "SIGKILL",
+            Self::Shutdown => "the final clean shutdown",
+        }
+    }
+}
+
+/// One agent-service process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incarnation {
+    /// 1-based start number.
+    pub number: u64,
+    /// When it was started.
+    pub started_at: Duration,
+    /// When it was signalled to stop.
+    pub ended_at: Option<Duration>,
+    /// How.
+    pub ended_by: Option<Ending>,
+}
+
+/// Where the services keep their files.
+pub(crate) struct Layout {
+    pub state_dir: PathBuf,
+    pub config: PathBuf,
+    pub home: PathBuf,
+    pub logs: PathBuf,
+}
+
+impl Layout {
+    pub(crate) fn under(work: &Path) -> Result<Self, SoakError> {
+        let layout = Self {
+            state_dir: work.join("state"),
+            config: work.join("openclaw.json"),
+            home: work.join("home"),
+            logs: work.join("logs"),
+        };
+        for dir in [&layout.state_dir, &layout.home, &layout.logs] {
+            std::fs::create_dir_all(dir)
+                .map_err(SoakError::io(format!("create {}", dir.display())))?;
+        }
+        Ok(layout)
+    }
+}
+
+/// How the services are launched.
+pub(crate) struct Launch<'a> {
+    pub prompt_bin: PathBuf,
+    pub agent_bin: PathBuf,
+    pub layout: &'a Layout,
+    pub drain_secs: u64,
+    pub extra_env: &'a [(String, String)],
+}
+
+/// Both services and what happened to them.
+pub(crate) struct Cluster {
+    prompt: Service,
+    agent: Service,
+    clock: Clock,
+    grace: Duration,
+    current: Arc<AtomicU64>,
+    pub incarnations: Vec<Incarnation>,
+}
+
+impl Cluster {
+    pub(crate) fn new(launch: &Launch<'_>, clock: Clock) -> Result<Self, SoakError> {
+        let (prompt_port, agent_port) = (free_port()?, free_port()?);
+        let mut env = vec![
+            (
+                "PATH".to_owned(),
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+            ),
+            ("HOME".to_owned(), launch.layout.home.display().to_string()),
+            (
+                "RUST_LOG".to_owned(),
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
+            ),
+        ];
+        env.extend(launch.extra_env.iter().cloned());
+        let drain = launch.drain_secs.to_string();
+        let prompt = Service::new(
+            "prompt-service",
+            launch.prompt_bin.clone(),
+            vec![
+                "--listen".into(),
+                format!("127.0.0.1:{prompt_port}"),
+                "--drain-secs".into(),
+                drain.clone(),
+            ],
+            env.clone(),
+            prompt_port,
+            launch.layout.logs.join("prompt-service.log"),
+        );
+        let agent = Service::new(
+            "agent-service",
+            launch.agent_bin.clone(),
+            vec![
+                "--listen".into(),
+                format!("127.0.0.1:{agent_port}"),
+                "--state-dir".into(),
+                launch.layout.state_dir.display().to_string(),
+                "--config".into(),
+                launch.layout.config.display().to_string(),
+                "--prompt-service".into(),
+                prompt.endpoint(),
+                "--drain-secs".into(),
+                drain,
+            ],
+            env,
+            agent_port,
+            launch.layout.logs.join("agent-service.log"),
+        );
+        Ok(Self {
+            prompt,
+            agent,
+            clock,
+            // The drain, then the flush of every session, then a margin.
+            grace: Duration::from_secs(launch.drain_secs + 15),
+            current: Arc::new(AtomicU64::new(0)),
+            incarnations: Vec::new(),
+        })
+    }
+
+    /// agent-service's endpoint.
+    pub(crate) fn agent_endpoint(&self) -> String {
+        self.agent.endpoint()
+    }
+
+    /// The number of the agent-service incarnation connections reach now.
+    pub(crate) fn current(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.current)
+    }
+
+    /// Starts prompt-service, then agent-service.
+    pub(crate) async fn start(&mut self) -> Result<(), SoakError> {
+        self.prompt.start().await?;
+        self.start_agent().await.map(drop)
+    }
+
+    async fn start_agent(&mut self) -> Result<Duration, SoakError> {
+        let number = u64::try_from(self.incarnations.len()).unwrap_or(u64::MAX) + 1;
+        // Set before the spawn: the old process is gone, so any connection
+        // made from now on reaches the new one.
+        self.current.store(number, Ordering::SeqCst);
+        self.incarnations.push(Incarnation {
+            number,
+            started_at: self.clock.now(),
+            ended_at: None,
+            ended_by: None,
+        });
+        self.agent.start().await
+    }
+
+    async fn stop_agent(&mut self, how: Stop, ending: Ending) -> Result<Option<Exit>, SoakError> {
+        let at = self.clock.now();
+        let exit = self.agent.stop(how).await?;
+        if let Some(last) = self.incarnations.last_mut()
+            && last.ended_by.is_none()
+        {
+            last.ended_at = Some(at);
+            last.ended_by = Some(ending);
+        }
+        Ok(exit)
+    }
+
+    /// Stops both cleanly (agent-service first, so its runs can still
+    /// render); returns the exits that were not clean.
+    pub(crate) async fn stop(&mut self) -> Result<Vec<String>, SoakError> {
+        let mut unclean = Vec::new();
+        let agent = self
+            .stop_agent(Stop::Term(self.grace), Ending::Shutdown)
+            .await?;
+        let prompt = self.prompt.stop(Stop::Term(self.grace)).await?;
+        for (name, exit) in [("agent-service", agent), ("prompt-service", prompt)] {
+            if let Some(exit) = exit.filter(|e| !e.clean) {
+                unclean.push(format!("{name} at the final stop: {}", exit.status));
+            }
+        }
+        Ok(unclean)
+    }
+
+    /// Applies one fault and brings the service back.
+    pub(crate) async fn inject(&mut self, kind: FaultKind) -> Result<FaultRecord, SoakError> {
+        let at = self.clock.now();
+        let began = Instant::now();
+        let (exit, ended) = match kind {
+            FaultKind::SigtermAgent | FaultKind::SigkillAgent => {
+                let (how, ending) = if kind == FaultKind::SigkillAgent {
+                    (Stop::Kill, Ending::Sigkill)
+                } else {
+                    (Stop::Term(self.grace), Ending::Sigterm)
+                };
+                let ended = self.current.load(Ordering::SeqCst);
+                let exit = self.stop_agent(how, ending).await?;
+                self.start_agent().await?;
+                (exit, Some(ended))
+            }
+            FaultKind::RestartPrompt => {
+                let exit = self.prompt.stop(Stop::Term(self.grace)).await?;
+                self.prompt.start().await?;
+                (exit, None)
+            }
+        };
+        let exit = exit.unwrap_or(Exit {
+            status: "was not running".to_owned(),
+            clean: false,
+            took: Duration::ZERO,
+        });
+        Ok(FaultRecord {
+            kind,
+            at,
+            stop_took: exit.took,
+            downtime: began.elapsed(),
+            clean_exit: exit.clean || kind == FaultKind::SigkillAgent,
+            exit_status: exit.status,
+            ended_incarnation: ended,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcript_timestamps_map_onto_the_soak_clock() {
+        let clock = Clock::start();
+        let later = clock.wall + jiff::SignedDuration::from_millis(1500);
+        let offset = clock.offset_of(&later.to_string()).expect("parses");
+        assert_eq!(offset, Duration::from_millis(1500));
+        let earlier = clock.wall - jiff::SignedDuration::from_secs(1);
+        assert_eq!(clock.offset_of(&earlier.to_string()), None);
+        assert_eq!(clock.offset_of("not a time"), None);
+    }
+}

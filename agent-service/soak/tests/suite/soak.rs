@@ -1,0 +1,42 @@
+//! The short soak: the real binaries, 2 clients for 18 s, and at least one
+//! SIGTERM, one SIGKILL and one prompt-service restart. Every acknowledged
+//! message must be found exactly once.
+//!
+//! It needs the `prompt-service` and `agent-service` binaries of the same
+//! build: `cargo test --workspace` builds them; with `-p openclaw-soak` alone
+//! add `-p prompt-server -p agent-server`.
+
+use std::time::Duration;
+
+use openclaw_soak::{Binaries, FaultKind, Options};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_soak_with_every_fault_loses_no_acknowledged_message() {
+    let exe = std::env::current_exe().expect("test executable");
+    let binaries = Binaries::near(&exe).expect("the servers' binaries (see the module comment)");
+    let options = Options {
+        duration: Duration::from_secs(18),
+        fault_interval: (Duration::from_millis(1500), Duration::from_millis(3000)),
+        ..Options::short(binaries)
+    };
+    let report = openclaw_soak::run(options).await.expect("the soak ran");
+    println!("{report}");
+
+    for kind in FaultKind::ALL {
+        assert!(
+            report.faults_of(kind) >= 1,
+            "no {} injected:\n{report}",
+            kind.name()
+        );
+    }
+    assert!(
+        report.check.acknowledged >= 20,
+        "too little load:\n{report}"
+    );
+    assert!(
+        report.check.lost.is_empty(),
+        "acknowledged messages were lost:\n{report}"
+    );
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.check.found, report.check.acknowledged, "{report}");
+}

@@ -1,0 +1,164 @@
+//! A shell command in its own process group, with its stdout and stderr merged into one
+//! bounded capture. Shared by `exec` (foreground) and the background [`ProcessRegistry`].
+//!
+//! Each command is the leader of a new process group (`setpgid(0, 0)` in the child), so one
+//! `killpg` stops the shell and everything it started that stayed in the group. Both output
+//! streams write into one pipe, so the capture keeps their interleaving.
+//!
+//! [`ProcessRegistry`]: crate::process::ProcessRegistry
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin};
+use tokio::task::JoinHandle;
+
+use crate::error::ToolError;
+use crate::output::HeadTail;
+
+/// A started command.
+pub(crate) struct Spawned {
+    /// The shell process.
+    pub(crate) child: Child,
+    /// Its process id, which is also its process group id.
+    pub(crate) pgid: i32,
+    /// Its stdin, when it was asked for.
+    pub(crate) stdin: Option<ChildStdin>,
+    /// The merged output so far.
+    pub(crate) output: Arc<Mutex<HeadTail>>,
+    /// The task copying the pipe into `output`; it ends when every writer has closed the pipe.
+    pub(crate) reader: JoinHandle<()>,
+}
+
+/// Starts `sh -c command` in `cwd` as a new process group. Output beyond `output_cap` bytes
+/// is elided in the middle. With `with_stdin` the command's stdin is a pipe, else /dev/null.
+pub(crate) fn spawn_shell(
+    command: &str,
+    cwd: &Path,
+    output_cap: usize,
+    with_stdin: bool,
+) -> Result<Spawned, ToolError> {
+    let fail = |e: std::io::Error| ToolError::Internal(format!("cannot start the command: {e}"));
+    let (pipe_reader, pipe_writer) = std::io::pipe().map_err(fail)?;
+    let stderr_writer = pipe_writer.try_clone().map_err(fail)?;
+    let mut shell = tokio::process::Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(if with_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(pipe_writer)
+        .stderr(stderr_writer)
+        // Nothing interactive can answer a pager.
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .process_group(0);
+    let spawn_result = shell.spawn();
+    // The command holds our copies of the pipe's write end until it is dropped; the reader
+    // only sees end-of-file once they are closed.
+    drop(shell);
+    let mut child = spawn_result.map_err(|e| ToolError::failed(format!("cannot start sh: {e}")))?;
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| ToolError::Internal("the command exited before it had a pid".into()))?;
+    let stdin = child.stdin.take();
+    let mut receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(pipe_reader))
+        .map_err(fail)?;
+    let output = Arc::new(Mutex::new(HeadTail::new(output_cap)));
+    let sink = Arc::clone(&output);
+    let reader = tokio::spawn(async move {
+        let mut buffer = vec![0_u8; 16 * 1024];
+        // A read error ends the capture like end-of-file does: nothing more can be read.
+        while let Ok(n @ 1..) = receiver.read(&mut buffer).await {
+            lock(&sink).push(&buffer[..n]);
+        }
+    });
+    Ok(Spawned {
+        child,
+        pgid,
+        stdin,
+        output,
+        reader,
+    })
+}
+
+/// Sends SIGKILL to a whole process group. A group that no longer exists is not an error.
+pub(crate) fn kill_group(pgid: i32) {
+    // ESRCH (already gone) is the only expected failure, and there is nothing to do about
+    // EPERM for a group we started ourselves.
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+}
+
+/// Kills a process group when dropped, unless disarmed: a foreground command whose caller
+/// stops waiting (the agent loop dropped the tool call) must not keep running unseen.
+pub(crate) struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+}
+
+impl GroupGuard {
+    pub(crate) fn new(pgid: i32) -> Self {
+        Self { pgid, armed: true }
+    }
+
+    /// The command has been dealt with; dropping the guard does nothing.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_group(self.pgid);
+        }
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: the data behind these locks (output buffers, tables)
+/// stays consistent even if a holder panicked, since every update is a single push or insert.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExitKind {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal ended it.
+    Signal(i32),
+}
+
+impl ExitKind {
+    pub(crate) fn from_status(status: ExitStatus) -> Self {
+        match (status.code(), status.signal()) {
+            (Some(code), _) => ExitKind::Code(code),
+            (None, Some(signal)) => ExitKind::Signal(signal),
+            // Neither is only possible for stopped processes, which wait() does not report.
+            (None, None) => ExitKind::Code(-1),
+        }
+    }
+
+    /// `exit code 3` or `killed by signal 9 (SIGKILL)`.
+    pub(crate) fn describe(self) -> String {
+        match self {
+            ExitKind::Code(code) => format!("exit code {code}"),
+            ExitKind::Signal(signal) => match Signal::try_from(signal) {
+                Ok(named) => format!("killed by signal {signal} ({})", named.as_str()),
+                Err(_) => format!("killed by signal {signal}"),
+            },
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The effective-command analyzer shared by exec approvals and the Codex harness: chains
+//! split, shells and wrappers unwrapped, whatever cannot be judged is `Opaque`.
+
+use openclaw_tools::command::{Opaque, effective_commands, effective_programs};
+use proptest::prelude::*;
+
+fn programs(line: &str) -> Option<Vec<String>> {
+    effective_programs(line)
+}
+
+fn list(items: &[&str]) -> Option<Vec<String>> {
+    Some(items.iter().map(|s| (*s).to_owned()).collect())
+}
+
+#[test]
+fn chains_wrappers_and_quotes_are_seen_through() {
+    assert_eq!(programs("ls -la"), list(&["ls"]));
+    assert_eq!(
+        programs("ls && git status || echo 'a;b' ; pwd | wc -l & true"),
+        list(&["ls", "git", "echo", "pwd", "wc", "true"])
+    );
+    assert_eq!(
+        programs("/bin/bash -lc 'cd sub && rm -f x'"),
+        list(&["cd", "rm"])
+    );
+    assert_eq!(
+        programs("env -i LANG=C FOO=1 python3 -c 'print(1)'"),
+        list(&["python3"])
+    );
+    assert_eq!(programs("FOO=1 make"), list(&["make"]));
+    assert_eq!(programs(r#"sh -c "bash -c \"touch x\"""#), list(&["touch"]));
+    assert_eq!(programs("bash script.sh"), list(&["bash"]));
+    assert_eq!(programs("curl -s x | sh"), list(&["curl", "sh"]));
+    assert_eq!(programs("ls\nrm x"), list(&["ls", "rm"]));
+    assert_eq!(programs("l\\\ns"), list(&["ls"]), "a line continuation");
+    assert_eq!(programs("'r'\"m\" x"), list(&["rm"]), "quotes are removed");
+    assert_eq!(programs(""), list(&[]));
+}
+
+#[test]
+fn wrappers_are_judged_by_the_program_they_start() {
+    for (line, expected) in [
+        ("nice -n 5 rm x", "rm"),
+        ("nice -10 rm x", "rm"),
+        ("timeout 5 rm x", "rm"),
+        ("timeout -s KILL --kill-after=2 5s rm x", "rm"),
+        ("nohup rm x", "rm"),
+        ("stdbuf -oL rm x", "rm"),
+        ("time -p rm x", "rm"),
+        ("command -p rm x", "rm"),
+        ("exec rm x", "rm"),
+        ("setsid -f rm x", "rm"),
+        ("xargs -0 -I{} rm {}", "rm"),
+        ("xargs -n 1 rm", "rm"),
+        ("busybox rm x", "rm"),
+        ("env -u HOME -- rm x", "rm"),
+        ("nice timeout 5 env LANG=C nohup rm x", "rm"),
+    ] {
+        assert_eq!(programs(line), list(&[expected]), "{line}");
+    }
+    assert_eq!(
+        programs("find . -name '*.o' -exec rm {} ;"),
+        list(&["find", "rm"])
+    );
+    assert_eq!(programs("find . -okdir rm {} +"), list(&["find", "rm"]));
+    assert_eq!(
+        programs("xargs"),
+        list(&["echo"]),
+        "xargs runs echo by default"
+    );
+    assert_eq!(programs("env"), list(&["env"]));
+    assert_eq!(
+        programs("if true; then rm x; fi"),
+        list(&["true", "rm"]),
+        "keywords are not programs"
+    );
+    assert_eq!(programs("! { ls; }"), list(&["ls"]));
+}
+
+#[test]
+fn environment_assignments_are_reported_per_program() {
+    let commands = effective_commands("A=1 env B=2 ls; LANG=C wc").unwrap();
+    assert_eq!(commands.len(), 2);
+    assert_eq!(commands[0].program, "ls");
+    assert_eq!(commands[0].env, ["A", "B"]);
+    assert_eq!(commands[1].env, ["LANG"]);
+    assert_eq!(commands[1].base_name(), "wc");
+}
+
+#[test]
+fn harmless_redirections_are_judged_and_others_are_not() {
+    assert_eq!(programs("ls 2>&1 | wc -l"), list(&["ls", "wc"]));
+    assert_eq!(programs("ls >/dev/null 2>&1"), list(&["ls"]));
+    assert_eq!(programs("ls &> /dev/null"), list(&["ls"]));
+    assert_eq!(programs("ls </dev/null 2>&-"), list(&["ls"]));
+    for line in [
+        "echo hi > file",
+        "echo hi >> ~/.bashrc",
+        "cat < /etc/passwd",
+        "cat <<EOF",
+        "ls >&file",
+    ] {
+        assert_eq!(effective_commands(line), Err(Opaque::Redirection), "{line}");
+    }
+}
+
+#[test]
+fn what_cannot_be_judged_is_opaque() {
+    for (line, why) in [
+        ("ls $(whoami)", Opaque::Substitution),
+        ("echo \"$(id)\"", Opaque::Substitution),
+        ("ls `id`", Opaque::Substitution),
+        ("cat <(curl x)", Opaque::Substitution),
+        ("tee >(sh)", Opaque::Substitution),
+        ("(rm -rf x)", Opaque::Subshell),
+        ("$CMD arg", Opaque::ComputedProgram),
+        ("${CMD} arg", Opaque::ComputedProgram),
+        ("/bin/r? x", Opaque::ComputedProgram),
+        ("{rm,-rf,x}", Opaque::ComputedProgram),
+        ("~/bin/tool", Opaque::ComputedProgram),
+        ("find . -exec {} ;", Opaque::ComputedProgram),
+        ("echo 'unbalanced", Opaque::Unbalanced),
+        ("echo trailing\\", Opaque::Unbalanced),
+        ("env -S 'rm x'", Opaque::WrapperOption),
+        ("timeout --bogus 5 rm", Opaque::WrapperOption),
+        ("sh -c", Opaque::WrapperOption),
+        (
+            "sh -c 'sh -c \"sh -c \\\"sh -c \\\\\\\"sh -c ls\\\\\\\"\\\"\"'",
+            Opaque::TooDeep,
+        ),
+    ] {
+        assert_eq!(effective_commands(line), Err(why), "{line}");
+    }
+}
+
+#[test]
+fn a_shell_running_a_file_or_stdin_is_the_shell_itself() {
+    // `bash script.sh -c x` runs script.sh: `-c` after the first operand is the script's.
+    assert_eq!(programs("bash script.sh -c 'ls'"), list(&["bash"]));
+    assert_eq!(programs("bash -s < /dev/null"), list(&["bash"]));
+    assert_eq!(programs("bash -o pipefail -c 'ls'"), list(&["ls"]));
+    assert_eq!(programs("bash --norc --rcfile x -c ls"), list(&["ls"]));
+}
+
+#[test]
+fn a_wrapper_chain_as_long_as_the_line_does_not_recurse() {
+    let line = format!("{}ls", "nice ".repeat(200_000));
+    assert_eq!(programs(&line), list(&["ls"]));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(super::fuzz_cases(512)))]
+
+    /// Random lines never panic, and a `$(...)` anywhere outside single quotes is never
+    /// mistaken for something judgeable.
+    #[test]
+    fn random_lines_never_panic_and_substitutions_stay_opaque(
+        prefix in "[ -~\n]{0,40}",
+        inner in "[a-z ]{0,10}",
+        suffix in "[ -~]{0,20}",
+    ) {
+        let _ = effective_commands(&prefix);
+        let line = format!("{prefix}$({inner}){suffix}");
+        if let Ok(commands) = effective_commands(&line) {
+            // Only possible when the substitution sat inside single quotes.
+            prop_assert!(prefix.contains('\'') || prefix.contains('\\'), "{line:?} -> {commands:?}");
+        }
+    }
+
+    #[test]
+    fn arbitrary_unicode_never_panics(line in "\\PC{0,200}") {
+        let _ = effective_commands(&line);
+    }
+}

@@ -1,0 +1,314 @@
+//! Fuzzing the render request conversion with proptest (issue 9; cargo-fuzz needs a nightly
+//! toolchain and `cargo install`, which CI does not have): `RenderSystemPromptRequest` (as
+//! wire bytes or as a message) through `input_from_request` and the renderer, exactly the
+//! RPC's path (`render_request`). Properties:
+//! - never a panic: every outcome is a response or a `ServerError`, and every error maps to a
+//!   gRPC status that is not `INTERNAL`;
+//! - bounded output: the encoded response is at most [`OUTPUT_FACTOR`] times the encoded
+//!   request plus [`OUTPUT_SLACK`] bytes (bootstrap and skills caps keep it so however large
+//!   the files and lists are).
+//!
+//! Cases per property default to a few hundred (a few seconds in all); set `PROPTEST_CASES`
+//! for long runs (README "Fuzzing").
+
+use openclaw_proto::prompt::v1 as pb;
+use prompt_render::{Renderer, fixtures};
+use prompt_server::{input_from_request, render_request, request_from_input};
+use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
+use prost::Message;
+use tonic::Code;
+
+/// The encoded response is at most this many times the encoded request ...
+const OUTPUT_FACTOR: usize = 8;
+/// ... plus this many bytes (the fixed text of a full prompt). A request string can appear
+/// up to about seven times in a response (in the prompt twice, as for a missing file's path
+/// in its heading and its notice, then again in the stable/dynamic split, the sections and
+/// the layers, and in the file report), so the factor is 8. Observed: the realistic request
+/// (50 KB) gives 75 KB; the worst case the long runs found was a 35 KB request whose only
+/// content was a 30 KB missing-file path, giving 228 KB (6.6 times).
+const OUTPUT_SLACK: usize = 64 * 1024;
+
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Renders `request` and checks the outcome's properties.
+fn check(renderer: &Renderer, request: pb::RenderSystemPromptRequest) -> Result<(), TestCaseError> {
+    let size = request.encoded_len();
+    match render_request(renderer, request) {
+        Ok(response) => {
+            let out = response.encoded_len();
+            prop_assert!(
+                out <= OUTPUT_FACTOR * size + OUTPUT_SLACK,
+                "a {size}-byte request gave a {out}-byte response"
+            );
+        }
+        Err(error) => {
+            let status = tonic::Status::from(error);
+            prop_assert_ne!(status.code(), Code::Internal, "{}", status.message());
+            prop_assert!(!status.message().is_empty());
+        }
+    }
+    Ok(())
+}
+
+fn run<S: Strategy>(
+    default_cases: u32,
+    strategy: S,
+    property: impl Fn(&Renderer, S::Value) -> Result<(), TestCaseError>,
+) {
+    // The memo on: its key and lookup are part of the RPC's path.
+    let renderer = Renderer::new(64);
+    let mut runner = TestRunner::new(ProptestConfig::with_cases(cases(default_cases)));
+    if let Err(failure) = runner.run(&strategy, |value| property(&renderer, value)) {
+        panic!("{failure}");
+    }
+}
+
+fn base() -> pb::RenderSystemPromptRequest {
+    request_from_input(&fixtures::realistic())
+}
+
+/// Enum values in and out of range.
+fn enum_value() -> impl Strategy<Value = i32> {
+    prop_oneof![4 => 0i32..8, 1 => any::<i32>(), 1 => Just(-1)]
+}
+
+/// Strings of the kinds that break text handling: empty, unicode, control characters,
+/// markdown and fence characters, long.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "\\PC{0,24}",
+        "[ -~\n\t\r\u{0}\u{200b}\u{202e}`#*<>{}]{0,64}",
+        (1usize..64).prop_map(|n| "é".repeat(n * 512)),
+        prop::sample::select(vec![
+            "/", "/w", "relative", "/a/../b", "~", "C:\\w", "/w\n/x"
+        ])
+        .prop_map(str::to_owned),
+    ]
+}
+
+fn tool() -> impl Strategy<Value = pb::Tool> {
+    (
+        text(),
+        text(),
+        prop_oneof![text(), Just("{\"type\":\"object\"}".to_owned())],
+    )
+        .prop_map(|(name, summary, json_schema)| pb::Tool {
+            name,
+            summary,
+            json_schema,
+        })
+}
+
+fn skill() -> impl Strategy<Value = pb::Skill> {
+    (
+        text(),
+        text(),
+        text(),
+        prop::collection::vec(any::<u8>(), 0..256),
+        text(),
+    )
+        .prop_map(
+            |(name, description, location, content, content_sha256)| pb::Skill {
+                name,
+                description,
+                location,
+                content,
+                content_sha256,
+            },
+        )
+}
+
+fn context_file() -> impl Strategy<Value = pb::ContextFile> {
+    (
+        prop_oneof![
+            text(),
+            prop::sample::select(vec![
+                "AGENTS.md",
+                "SOUL.md",
+                "TOOLS.md",
+                "HEARTBEAT.md",
+                "../x.md"
+            ])
+            .prop_map(str::to_owned),
+        ],
+        prop_oneof![text(), (1usize..8).prop_map(|n| "line\n".repeat(n * 4096))],
+        any::<bool>(),
+    )
+        .prop_map(|(path, content, missing)| pb::ContextFile {
+            path,
+            content,
+            missing,
+        })
+}
+
+fn limit() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(0), Just(1), 0u32..100_000, Just(u32::MAX)]
+}
+
+/// One edit to a request; a case applies several to the realistic request.
+#[derive(Debug, Clone)]
+enum Edit {
+    Enums(Vec<i32>),
+    Workspace(String),
+    Tools(Vec<pb::Tool>),
+    Skills(Vec<pb::Skill>, u32, u32),
+    Files(Vec<pb::ContextFile>, u32, u32),
+    Texts(Vec<String>),
+    Contribution(String, String),
+    Channel(Vec<String>),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        prop::collection::vec(enum_value(), 14).prop_map(Edit::Enums),
+        text().prop_map(Edit::Workspace),
+        prop::collection::vec(tool(), 0..24).prop_map(Edit::Tools),
+        (prop::collection::vec(skill(), 0..24), limit(), limit())
+            .prop_map(|(s, a, b)| Edit::Skills(s, a, b)),
+        (
+            prop::collection::vec(context_file(), 0..8),
+            limit(),
+            limit()
+        )
+            .prop_map(|(f, a, b)| Edit::Files(f, a, b)),
+        prop::collection::vec(text(), 12).prop_map(Edit::Texts),
+        (text(), text()).prop_map(|(a, b)| Edit::Contribution(a, b)),
+        prop::collection::vec(text(), 0..6).prop_map(Edit::Channel),
+    ]
+}
+
+fn apply(request: &mut pb::RenderSystemPromptRequest, edit: Edit) {
+    match edit {
+        Edit::Enums(v) => {
+            request.prompt_mode = v[0];
+            request.session_kind = v[1];
+            request.think_level = v[2];
+            request.reasoning_level = v[3];
+            request.owner_display = v[4];
+            request.delegation_mode = v[5];
+            request.reaction_level = v[6];
+            let time = request.user_time.get_or_insert_with(Default::default);
+            time.time_format = v[7];
+            let channel = request.channel.get_or_insert_with(Default::default);
+            channel.chat_type = v[8];
+            channel.reply_delivery_mode = v[9];
+            request
+                .sandbox
+                .get_or_insert_with(Default::default)
+                .workspace_access = v[10];
+            request
+                .memory
+                .get_or_insert_with(Default::default)
+                .citations_mode = v[11];
+            request.bootstrap_truncation_notice = (v[12] % 3 != 0).then_some(v[12] % 2 == 0);
+            request.include_safety_section = (v[13] % 3 != 0).then_some(v[13] % 2 == 0);
+        }
+        Edit::Workspace(dir) => request.workspace_dir = dir,
+        Edit::Tools(tools) => request.tools = tools,
+        Edit::Skills(skills, max_skills, max_chars) => {
+            request.skills = skills;
+            request.skills_limits = Some(pb::SkillsLimits {
+                max_skills,
+                max_chars,
+            });
+        }
+        Edit::Files(files, per_file, total) => {
+            request.context_files = files;
+            request.bootstrap_limits = Some(pb::BootstrapLimits {
+                max_chars_per_file: per_file,
+                total_max_chars: total,
+            });
+        }
+        Edit::Texts(t) => {
+            request.extra_system_prompt = t[0].clone();
+            request.workspace_notes = vec![t[1].clone(), t[2].clone()];
+            request.owner_ids = vec![t[3].clone()];
+            request.owner_display_secret = t[4].clone();
+            request.tts_hint = t[5].clone();
+            let identity = request.identity.get_or_insert_with(Default::default);
+            identity.agent_id = t[6].clone();
+            identity.name = t[7].clone();
+            let runtime = request.runtime.get_or_insert_with(Default::default);
+            runtime.model = t[8].clone();
+            runtime.host = t[9].clone();
+            request
+                .user_time
+                .get_or_insert_with(Default::default)
+                .timezone = t[10].clone();
+            request
+                .heartbeat
+                .get_or_insert_with(Default::default)
+                .prompt = t[11].clone();
+        }
+        Edit::Contribution(stable_prefix, dynamic_suffix) => {
+            request.provider_contribution = Some(pb::ProviderContribution {
+                stable_prefix,
+                dynamic_suffix,
+                section_overrides: None,
+            });
+        }
+        Edit::Channel(hints) => {
+            let channel = request.channel.get_or_insert_with(Default::default);
+            channel.capabilities = hints.clone();
+            channel.message_tool_hints = hints;
+        }
+    }
+}
+
+#[test]
+fn edited_requests_never_panic_and_output_is_bounded() {
+    run(
+        256,
+        prop::collection::vec(edit(), 1..6),
+        |renderer, edits| {
+            let mut request = base();
+            for edit in edits {
+                apply(&mut request, edit);
+            }
+            check(renderer, request)
+        },
+    );
+}
+
+#[test]
+fn arbitrary_wire_bytes_never_panic() {
+    // Random bytes, and the realistic request's bytes with random flips and cuts.
+    let encoded = base().encode_to_vec();
+    let strategy = prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..2048),
+        prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16).prop_map(
+            move |flips| {
+                let mut bytes = encoded.clone();
+                for (at, value) in flips {
+                    let i = at.index(bytes.len());
+                    bytes[i] = value;
+                }
+                bytes
+            }
+        ),
+    ];
+    run(512, strategy, |renderer, bytes| {
+        if let Ok(request) = pb::RenderSystemPromptRequest::decode(bytes.as_slice()) {
+            let _ = input_from_request(request.clone());
+            check(renderer, request)?;
+        }
+        Ok(())
+    });
+}
+
+/// The realistic request renders, and its output is well inside the bound (so the bound is
+/// not vacuous).
+#[test]
+fn the_realistic_request_is_well_inside_the_bound() {
+    let request = base();
+    let size = request.encoded_len();
+    let response = render_request(&Renderer::new(0), request).expect("renders");
+    assert!(response.encoded_len() < OUTPUT_FACTOR * size + OUTPUT_SLACK / 4);
+}
