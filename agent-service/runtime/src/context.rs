@@ -109,33 +109,39 @@ impl PairingRepair {
 }
 
 /// Ensures every assistant tool call is followed at once by exactly one
-/// result, before a model request (lesson L10). Orphaned and duplicate
-/// results are dropped; calls without a result get an "interrupted" error
-/// result, returned so the caller persists it (the next load is then clean).
-/// `now_ms` stamps filled results.
+/// result, before a model request (lesson L10). A call's result that sits
+/// further down (a result written after a crash, once other entries had
+/// followed the call) is moved up next to its call, so a repair persisted
+/// once stays repaired. Other orphaned and duplicate results are dropped;
+/// calls without any result get an "interrupted" error result, returned so
+/// the caller persists it (the next load is then clean). `now_ms` stamps
+/// filled results.
 pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
     let mut repair = PairingRepair::default();
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
-    let mut iter = std::mem::take(messages).into_iter().peekable();
-    while let Some(message) = iter.next() {
-        let calls = tool_call_ids(&message);
-        let is_result = matches!(message, Message::ToolResult(_));
-        if is_result {
+    let mut slots: Vec<Option<Message>> = std::mem::take(messages).into_iter().map(Some).collect();
+    let mut out: Vec<Message> = Vec::with_capacity(slots.len());
+    let mut i = 0;
+    while i < slots.len() {
+        let Some(message) = slots[i].take() else {
+            i += 1;
+            continue;
+        };
+        i += 1;
+        if let Message::ToolResult(r) = &message {
             // A result not directly after its call (handled below) is an orphan.
-            if let Message::ToolResult(r) = &message {
-                repair.orphans_dropped.push(r.tool_call_id.clone());
-            }
+            repair.orphans_dropped.push(r.tool_call_id.clone());
             continue;
         }
+        let calls = tool_call_ids(&message);
         out.push(message);
         if calls.is_empty() {
             continue;
         }
         let mut answered: BTreeSet<String> = BTreeSet::new();
-        while let Some(Message::ToolResult(r)) = iter.peek() {
+        while let Some(Some(Message::ToolResult(r))) = slots.get(i) {
             let known = calls.iter().any(|(id, _)| *id == r.tool_call_id);
             let fresh = !answered.contains(&r.tool_call_id);
-            if let Some(Message::ToolResult(r)) = iter.next() {
+            if let Some(Message::ToolResult(r)) = slots[i].take() {
                 if known && fresh {
                     answered.insert(r.tool_call_id.clone());
                     out.push(Message::ToolResult(r));
@@ -143,24 +149,48 @@ pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair
                     repair.orphans_dropped.push(r.tool_call_id);
                 }
             }
+            i += 1;
         }
         for (id, name) in calls {
-            if !answered.contains(&id) {
-                let filled = ToolResultMessage {
-                    tool_call_id: id,
-                    tool_name: name,
-                    content: vec![ContentBlock::text(INTERRUPTED)],
-                    details: None,
-                    is_error: true,
-                    timestamp: now_ms,
-                };
-                out.push(Message::ToolResult(filled.clone()));
-                repair.filled.push(filled);
+            if answered.contains(&id) {
+                continue;
             }
+            if let Some(later) = later_result(&mut slots, i, &id) {
+                answered.insert(id);
+                out.push(Message::ToolResult(later));
+                continue;
+            }
+            let filled = ToolResultMessage {
+                tool_call_id: id,
+                tool_name: name,
+                content: vec![ContentBlock::text(INTERRUPTED)],
+                details: None,
+                is_error: true,
+                timestamp: now_ms,
+            };
+            out.push(Message::ToolResult(filled.clone()));
+            repair.filled.push(filled);
         }
     }
     *messages = out;
     repair
+}
+
+/// Takes the first result for `id` at or after `from`, stopping at the next
+/// assistant message that calls `id` again (that result would be its).
+fn later_result(slots: &mut [Option<Message>], from: usize, id: &str) -> Option<ToolResultMessage> {
+    for slot in slots.iter_mut().skip(from) {
+        match slot {
+            Some(Message::ToolResult(r)) if r.tool_call_id == id => {
+                if let Some(Message::ToolResult(r)) = slot.take() {
+                    return Some(r);
+                }
+            }
+            Some(other) if tool_call_ids(other).iter().any(|(call, _)| call == id) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -270,6 +300,40 @@ mod tests {
         assert_eq!(repair.filled[0].timestamp, 7);
         // Repairing again changes nothing: the result is idempotent.
         assert!(repair_pairing(&mut m, 8).is_clean());
+    }
+
+    /// A crash left a call without its result; the next run appended a user
+    /// message and then the filled result (lesson L10, found by the soak).
+    /// The result is moved next to its call, and nothing is filled again.
+    #[test]
+    fn a_result_persisted_after_later_entries_is_moved_up_not_refilled() {
+        let mut history = vec![
+            user("go"),
+            call(&["a"]),
+            user("next"),
+            result("a"),
+            user("more"),
+        ];
+        let repair = repair_pairing(&mut history, 0);
+        assert!(repair.is_clean(), "{repair:?}");
+        assert_eq!(
+            shape(&history),
+            ["user", "call[\"a\"]", "result:a", "user", "user"]
+        );
+        // A later call reusing the id keeps its own result.
+        let mut reused = vec![call(&["x"]), user("u"), call(&["x"]), result("x")];
+        let repair = repair_pairing(&mut reused, 0);
+        assert_eq!(repair.filled.len(), 1);
+        assert_eq!(
+            shape(&reused),
+            [
+                "call[\"x\"]",
+                "result:x!",
+                "user",
+                "call[\"x\"]",
+                "result:x"
+            ]
+        );
     }
 
     #[test]

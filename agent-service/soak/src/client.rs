@@ -201,6 +201,7 @@ pub(crate) async fn run_client(mut plan: ClientPlan) -> ClientOutcome {
         let key = record.session_key.clone();
         let attempt = attempt(&mut plan, &key, text, api, mode, &mut followed).await;
         let acked = matches!(attempt.result, AttemptResult::Acked(_));
+        let may_retry = attempt.result.safe_to_retry();
         let record = &mut out.records[index];
         record.attempts.push(attempt);
         if acked {
@@ -220,7 +221,7 @@ pub(crate) async fn run_client(mut plan: ClientPlan) -> ClientOutcome {
                     slot.acked = 0;
                 }
             }
-        } else if record.attempts.len() < MAX_ATTEMPTS {
+        } else if may_retry && record.attempts.len() < MAX_ATTEMPTS {
             let shift = u32::try_from(record.attempts.len().min(5)).unwrap_or(5);
             let backoff = Duration::from_millis(100 * (1 << shift)).min(Duration::from_secs(2));
             retries.push_back((index, Instant::now() + backoff));

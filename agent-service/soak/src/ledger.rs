@@ -62,6 +62,35 @@ pub enum AttemptResult {
     },
 }
 
+impl AttemptResult {
+    /// True when the service certainly did not take the message, so sending
+    /// it again cannot make a second copy: no connection was made, or the
+    /// service refused it with a status of its own before accepting it
+    /// (shutting down, overloaded, invalid). A cut connection, a timeout or a
+    /// stream that ended before its first event are ambiguous: the service
+    /// may have journaled the message and lost only the answer. The API has
+    /// no idempotency key yet, so an ambiguous message is not sent again
+    /// (it may then be in the transcript once, unacknowledged).
+    pub fn safe_to_retry(&self) -> bool {
+        let AttemptResult::Failed { code, message } = self else {
+            return matches!(self, AttemptResult::Rejected(_));
+        };
+        let not_connected = [
+            "error trying to connect",
+            "onnection refused",
+            "tcp connect",
+        ]
+        .iter()
+        .any(|m| message.contains(m));
+        match code.as_str() {
+            "Unavailable" => not_connected || message.contains("shutting down"),
+            "ResourceExhausted" | "InvalidArgument" | "FailedPrecondition" | "PermissionDenied"
+            | "Unauthenticated" | "NotFound" => true,
+            _ => not_connected,
+        }
+    }
+}
+
 /// One try at delivering a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -150,6 +179,42 @@ pub(crate) fn outcome_name(outcome: Outcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_certain_non_deliveries_are_retried() {
+        let failed = |code: &str, message: &str| AttemptResult::Failed {
+            code: code.to_owned(),
+            message: message.to_owned(),
+        };
+        assert!(
+            failed(
+                "Unavailable",
+                "error trying to connect: tcp connect error: Connection refused"
+            )
+            .safe_to_retry()
+        );
+        assert!(
+            failed(
+                "Unavailable",
+                "agent-service is shutting down; send the message again once it is back"
+            )
+            .safe_to_retry()
+        );
+        assert!(failed("ResourceExhausted", "server at capacity").safe_to_retry());
+        assert!(AttemptResult::Rejected("cap".to_owned()).safe_to_retry());
+        // The service may have journaled these and lost only the answer.
+        assert!(!failed("Unknown", "transport error").safe_to_retry());
+        assert!(!failed("Cancelled", "h2 protocol error").safe_to_retry());
+        assert!(!failed("Unavailable", "connection reset").safe_to_retry());
+        assert!(!failed("TIMEOUT", "no first event").safe_to_retry());
+        assert!(
+            !failed(
+                "NO_ACCEPTED_EVENT",
+                "the stream ended before its first event"
+            )
+            .safe_to_retry()
+        );
+    }
 
     #[test]
     fn ids_are_found_in_messages_and_in_collect_summaries() {
