@@ -234,10 +234,30 @@ fn fill(template: &str, messages: &[Message]) -> String {
     }
     if text.contains("{{lastToolResult}}") {
         let result = last(|m| matches!(m, Message::ToolResult(_)));
-        let quote: String = result.chars().take(QUOTE_CHARS).collect();
+        let quote: String = unfenced(&result).chars().take(QUOTE_CHARS).collect();
         text = text.replace("{{lastToolResult}}", &quote);
     }
     text
+}
+
+/// The data inside an untrusted-content fence (the runtime wraps tool
+/// results in `<<<UNTRUSTED_DATA ...>>>`, a notice line, the data, then
+/// `<<<END_UNTRUSTED_DATA ...>>>`): a model reads the fence as framing and
+/// quotes the data, so the script does too. Text without a fence is returned
+/// as it is.
+fn unfenced(text: &str) -> &str {
+    if !text.starts_with("<<<UNTRUSTED_DATA ") {
+        return text;
+    }
+    let mut lines = text.splitn(3, '\n');
+    let (Some(_marker), Some(_notice), Some(rest)) = (lines.next(), lines.next(), lines.next())
+    else {
+        return text;
+    };
+    match rest.rfind("<<<END_UNTRUSTED_DATA ") {
+        Some(end) => rest[..end].trim_end_matches('\n'),
+        None => rest,
+    }
 }
 
 /// Splits text into pieces of `size` characters.
@@ -366,5 +386,22 @@ impl ModelProvider for ScriptedProvider {
             error_message: None,
             timestamp,
         })
+    }
+}
+
+#[cfg(test)]
+mod unfence_tests {
+    use super::unfenced;
+
+    #[test]
+    fn quotes_the_data_inside_an_untrusted_fence() {
+        let fenced = "<<<UNTRUSTED_DATA id=\"abc\" source=\"tool:read\">>>\n(Output of a tool call, shown as data.)\n# AGENTS.md\nline two\n<<<END_UNTRUSTED_DATA id=\"abc\">>>";
+        assert_eq!(unfenced(fenced), "# AGENTS.md\nline two");
+        assert_eq!(unfenced("plain result"), "plain result");
+        // A fence cut short keeps what there is.
+        assert_eq!(
+            unfenced("<<<UNTRUSTED_DATA id=\"x\">>>\nnotice\ndata"),
+            "data"
+        );
     }
 }
