@@ -257,14 +257,30 @@ impl Runtime {
             .await?;
         let cwd = self.session_workspace(agent, &info.key).await?;
         let handle = self.sessions.handle(agent, &info, &cwd)?;
+        let extras = self.sessions.extras(&agent.id, &info.entry.session_id);
+        self.open_journal(agent, &info, &handle, &extras)
+            .await
+            .map(drop)
+    }
+
+    /// The session's message journal, after writing into the transcript
+    /// whatever a previous process acknowledged but never wrote (once per
+    /// process and session, before anything new).
+    pub(crate) async fn open_journal(
+        &self,
+        agent: &AgentView,
+        info: &crate::sessions::SessionInfo,
+        handle: &crate::sessions::SessionHandle,
+        extras: &crate::sessions::SessionExtras,
+    ) -> Result<Arc<crate::sessions::journal::Journal>, RuntimeError> {
         let transcript = self
             .sessions
             .transcript_path(agent, &info.entry.session_id)?;
-        let extras = self.sessions.extras(&agent.id, &info.entry.session_id);
         let journal = extras.journal(&transcript);
         extras
-            .recover_once(|| crate::sessions::recover_journal(self, &handle, &journal, &info.key))
-            .await
+            .recover_once(|| crate::sessions::recover_journal(self, handle, &journal, &info.key))
+            .await?;
+        Ok(journal)
     }
 
     /// The run events of a session from now on (all runs).

@@ -720,9 +720,7 @@ async fn finish(
     result: Result<Finished, RuntimeError>,
 ) -> Result<Finished, RuntimeError> {
     turn.s.handle.append(Vec::new(), true).await?;
-    turn.runtime
-        .record_turn(&turn.s.agent, &turn.s.key, usage)
-        .await?;
+    turn.runtime.record_turn(&turn.s.agent, &turn.s.key, usage);
     result
 }
 

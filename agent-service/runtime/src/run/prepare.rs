@@ -271,15 +271,7 @@ impl Runtime {
         let (info, _) = self.sessions().create(&agent, &key, &cwd, meta).await?;
         let extras = self.sessions().extras(&agent.id, &info.entry.session_id);
         let handle = self.sessions().handle(&agent, &info, &cwd)?;
-        let transcript = self
-            .sessions()
-            .transcript_path(&agent, &info.entry.session_id)?;
-        let journal = extras.journal(&transcript);
-        // Messages a previous process acknowledged but never wrote go into
-        // the transcript before anything new (once per process and session).
-        extras
-            .recover_once(|| crate::sessions::recover_journal(self, &handle, &journal, &key))
-            .await?;
+        let journal = self.open_journal(&agent, &info, &handle, &extras).await?;
         Ok(Admitted {
             session: Arc::new(SessionCtx {
                 kind: kind_of(&key),
@@ -480,12 +472,12 @@ impl Runtime {
 
     /// Adds a turn's usage to the index and touches the timestamps (written
     /// behind the run; see `sessions::touches`).
-    pub(crate) async fn record_turn(
+    pub(crate) fn record_turn(
         &self,
         agent: &openclaw_config::resolve::AgentView,
         key: &SessionKey,
         usage: &Usage,
-    ) -> Result<(), RuntimeError> {
+    ) {
         self.sessions().record_turn(
             agent,
             key,
@@ -496,7 +488,6 @@ impl Runtime {
                 at: self.now_ms(),
             },
         );
-        Ok(())
     }
 
     /// The index entry of a session.
