@@ -142,6 +142,11 @@ pub async fn run_turn(
                     "· this stream fell behind and missed {missed} events"
                 ))?;
             }
+            Event::Compaction(compaction) => {
+                if let Some(note) = compaction_note(&compaction) {
+                    term.note(&note)?;
+                }
+            }
             // Blocks carry the same text as the deltas, cut for chat channels;
             // a terminal shows the deltas.
             Event::Block(_) | Event::Usage(_) | Event::TurnEnd(_) => {}
@@ -274,6 +279,30 @@ fn rejected_error(reason: &str) -> CliError {
     }
 }
 
+/// One stderr line per compaction phase that ends something.
+fn compaction_note(c: &pb::Compaction) -> Option<String> {
+    use pb::CompactionPhase as Phase;
+    let detail = if c.detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", c.detail)
+    };
+    match Phase::try_from(c.phase).ok()? {
+        Phase::Unspecified => None,
+        Phase::Started => Some(format!(
+            "· compacting: about {} tokens, threshold {} of a {}-token window ({})",
+            c.tokens_before, c.threshold, c.context_window, c.trigger
+        )),
+        Phase::MemoryFlushed => Some(format!("· memory flush{detail}")),
+        Phase::Finished => Some(format!(
+            "· compacted: {} older messages summarised, {} kept; about {} tokens now{detail}",
+            c.summarized_messages, c.kept_messages, c.tokens_after
+        )),
+        Phase::Skipped => Some(format!("· compaction skipped{detail}")),
+        Phase::Failed => Some(format!("· compaction failed{detail}")),
+    }
+}
+
 fn tool_finished_note(tool: &pb::ToolFinished) -> String {
     if tool.is_error {
         let first = tool.output.lines().next().unwrap_or_default();
@@ -335,6 +364,33 @@ mod tests {
             ..ok
         };
         assert_eq!(tool_finished_note(&failed), "· read ✗ (12 ms): lots");
+    }
+
+    #[test]
+    fn compaction_notes_say_what_happened() {
+        let finished = pb::Compaction {
+            phase: pb::CompactionPhase::Finished as i32,
+            trigger: "threshold".into(),
+            tokens_before: 31_000,
+            tokens_after: 9_000,
+            summarized_messages: 4,
+            kept_messages: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            compaction_note(&finished).as_deref(),
+            Some("· compacted: 4 older messages summarised, 1 kept; about 9000 tokens now")
+        );
+        let failed = pb::Compaction {
+            phase: pb::CompactionPhase::Failed as i32,
+            detail: "timed out".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            compaction_note(&failed).as_deref(),
+            Some("· compaction failed (timed out)")
+        );
+        assert_eq!(compaction_note(&pb::Compaction::default()), None);
     }
 
     #[test]

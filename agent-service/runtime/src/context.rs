@@ -18,7 +18,19 @@ pub const INTERRUPTED: &str = "Tool call interrupted: no result was recorded (th
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Conversation {
     entries: Vec<(EntryId, Message)>,
+    /// The first message is the summary of this compaction entry.
+    summary: Option<EntryId>,
+    /// A memory flush ran since the last compaction (a `custom` entry of
+    /// type [`MEMORY_FLUSH_ENTRY`]).
+    flushed: bool,
 }
+
+/// `customType` of the transcript entry that records a memory-flush turn.
+pub const MEMORY_FLUSH_ENTRY: &str = "openclaw:memory-flush";
+
+/// The key in a compaction entry's `details` holding the AGENTS.md
+/// excerpt re-read after the compaction (SPEC P-40).
+pub const AGENTS_REFRESH_DETAIL: &str = "agentsRefresh";
 
 impl Conversation {
     /// Applies one transcript entry.
@@ -30,6 +42,7 @@ impl Conversation {
             EntryBody::Compaction {
                 summary,
                 first_kept_entry_id,
+                details,
                 ..
             } => {
                 let kept_from = self
@@ -39,12 +52,34 @@ impl Conversation {
                     .unwrap_or(self.entries.len());
                 let kept: Vec<(EntryId, Message)> = self.entries.drain(kept_from..).collect();
                 self.entries.clear();
+                let refresh = details
+                    .as_ref()
+                    .and_then(|d| d.get(AGENTS_REFRESH_DETAIL))
+                    .and_then(serde_json::Value::as_str);
                 self.entries
-                    .push((entry.id.clone(), summary_message(summary)));
+                    .push((entry.id.clone(), summary_message(summary, refresh)));
                 self.entries.extend(kept);
+                self.summary = Some(entry.id.clone());
+                self.flushed = false;
+            }
+            EntryBody::Custom { custom_type, .. } if custom_type == MEMORY_FLUSH_ENTRY => {
+                self.flushed = true;
             }
             _ => {}
         }
+    }
+
+    /// True when the first message is a compaction summary.
+    pub fn starts_with_summary(&self) -> bool {
+        match (&self.summary, self.entries.first()) {
+            (Some(summary), Some((first, _))) => summary == first,
+            _ => false,
+        }
+    }
+
+    /// True when a memory flush ran since the last compaction.
+    pub fn flushed_since_compaction(&self) -> bool {
+        self.flushed
     }
 
     /// The messages, in order.
@@ -68,11 +103,24 @@ impl Conversation {
     }
 }
 
-fn summary_message(summary: &str) -> Message {
+/// First line of the message that stands in for compacted history.
+pub const SUMMARY_HEADER: &str =
+    "[Summary of the earlier conversation, written when it was compacted]";
+
+/// Heading of the AGENTS.md excerpt that follows a summary.
+pub const AGENTS_REFRESH_HEADER: &str =
+    "[AGENTS.md, re-read after the compaction: the workspace rules still apply]";
+
+fn summary_message(summary: &str, agents_refresh: Option<&str>) -> Message {
+    let mut text = format!("{SUMMARY_HEADER}\n{summary}");
+    if let Some(refresh) = agents_refresh.filter(|r| !r.is_empty()) {
+        text.push_str("\n\n");
+        text.push_str(AGENTS_REFRESH_HEADER);
+        text.push('\n');
+        text.push_str(refresh);
+    }
     Message::User(UserMessage {
-        content: UserContent::Text(format!(
-            "[Summary of the earlier conversation, written when it was compacted]\n{summary}"
-        )),
+        content: UserContent::Text(text),
         timestamp: 0,
     })
 }

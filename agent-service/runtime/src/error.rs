@@ -28,6 +28,11 @@ pub enum RuntimeError {
     /// Past capacity.
     #[error("{0}")]
     ResourceExhausted(String),
+    /// The model provider refused a request as longer than its context
+    /// window. Kept apart from [`RuntimeError::ResourceExhausted`] so the run
+    /// can compact and retry; clients see RESOURCE_EXHAUSTED.
+    #[error("{0}")]
+    ContextOverflow(String),
     /// A dependency (prompt-service, a model provider) is unreachable.
     #[error("{0}")]
     Unavailable(String),

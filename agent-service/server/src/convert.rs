@@ -4,7 +4,7 @@ use agent_runtime::skills::Discovery;
 use agent_runtime::{
     RuntimeError,
     prompt_input::TurnChannel,
-    run::{RunEvent, Submitted},
+    run::{CompactionPhase, RunEvent, Submitted},
     sessions::{
         NewSession, SessionInfo, SessionTarget,
         queue::{Disposition, QueueMode},
@@ -95,6 +95,7 @@ pub fn session_to_pb(info: SessionInfo, workspace: String) -> pb::Session {
             total: entry.total_tokens,
         }),
         workspace,
+        compactions: entry.compaction_count,
     }
 }
 
@@ -406,6 +407,23 @@ pub fn run_event_to_pb(seq: u64, run: u64, event: RunEvent) -> pb::RunEvent {
             E::MessageRejected(pb::MessageRejected { seq, reason })
         }
         RunEvent::Lagged(missed) => E::Lagged(missed),
+        RunEvent::Compaction(c) => E::Compaction(pb::Compaction {
+            phase: match c.phase {
+                CompactionPhase::Started => pb::CompactionPhase::Started,
+                CompactionPhase::MemoryFlushed => pb::CompactionPhase::MemoryFlushed,
+                CompactionPhase::Finished => pb::CompactionPhase::Finished,
+                CompactionPhase::Skipped => pb::CompactionPhase::Skipped,
+                CompactionPhase::Failed => pb::CompactionPhase::Failed,
+            } as i32,
+            trigger: c.trigger.as_str().to_owned(),
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+            summarized_messages: c.summarized_messages,
+            kept_messages: c.kept_messages,
+            context_window: c.context_window,
+            threshold: c.threshold,
+            detail: c.detail,
+        }),
     };
     pb::RunEvent {
         seq,

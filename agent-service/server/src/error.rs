@@ -14,7 +14,9 @@ pub fn status_of(error: RuntimeError) -> Status {
         }
         RuntimeError::PermissionDenied(_) => Status::permission_denied(message),
         RuntimeError::FailedPrecondition(_) => Status::failed_precondition(message),
-        RuntimeError::ResourceExhausted(_) => Status::resource_exhausted(message),
+        RuntimeError::ResourceExhausted(_) | RuntimeError::ContextOverflow(_) => {
+            Status::resource_exhausted(message)
+        }
         RuntimeError::Unavailable(_) => Status::unavailable(message),
         RuntimeError::Aborted(_) => Status::aborted(message),
         RuntimeError::Internal(detail) => {

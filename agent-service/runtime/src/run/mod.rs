@@ -11,6 +11,7 @@
 
 mod blocks;
 mod codex;
+mod compact;
 pub mod controls;
 mod drive;
 pub mod evidence;
@@ -252,6 +253,65 @@ pub enum RunEvent {
     },
     /// The reader fell behind and missed this many events.
     Lagged(u64),
+    /// Compaction progress (see [`CompactionEvent`]).
+    Compaction(CompactionEvent),
+}
+
+/// One phase of a compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionEvent {
+    /// The phase that ended.
+    pub phase: CompactionPhase,
+    /// What started it.
+    pub trigger: CompactionTrigger,
+    /// Estimated context before, in tokens.
+    pub tokens_before: u64,
+    /// Estimated context after (finished only).
+    pub tokens_after: u64,
+    /// Messages folded into the summary (finished only).
+    pub summarized_messages: u32,
+    /// Messages kept whole (finished only).
+    pub kept_messages: u32,
+    /// The model's context window, in tokens.
+    pub context_window: u64,
+    /// The threshold that applied, in tokens.
+    pub threshold: u64,
+    /// Why it was skipped or failed; what the memory flush did.
+    pub detail: String,
+}
+
+/// Phases of a compaction, in order; one of the last three ends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionPhase {
+    /// It began.
+    Started,
+    /// The silent memory-flush turn ended.
+    MemoryFlushed,
+    /// A compaction entry was written.
+    Finished,
+    /// Nothing older could be summarised.
+    Skipped,
+    /// It failed or ran out of time; the transcript is unchanged.
+    Failed,
+}
+
+/// What made a run compact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionTrigger {
+    /// The estimate passed the window minus the reserve.
+    Threshold,
+    /// The provider refused the request as too long.
+    Overflow,
+}
+
+impl CompactionTrigger {
+    /// `threshold` or `overflow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Threshold => "threshold",
+            Self::Overflow => "overflow",
+        }
+    }
 }
 
 impl RunEvent {
@@ -313,7 +373,9 @@ pub fn error_code(error: &RuntimeError) -> &'static str {
         RuntimeError::UnknownAgent(_) | RuntimeError::SessionNotFound(_) => "NOT_FOUND",
         RuntimeError::PermissionDenied(_) => "PERMISSION_DENIED",
         RuntimeError::FailedPrecondition(_) => "FAILED_PRECONDITION",
-        RuntimeError::ResourceExhausted(_) => "RESOURCE_EXHAUSTED",
+        RuntimeError::ResourceExhausted(_) | RuntimeError::ContextOverflow(_) => {
+            "RESOURCE_EXHAUSTED"
+        }
         RuntimeError::Unavailable(_) => "UNAVAILABLE",
         RuntimeError::Aborted(_) => "ABORTED",
         RuntimeError::Internal(_) => "INTERNAL",

@@ -126,6 +126,15 @@ impl Runtime {
         deadline: Instant,
     ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
         let request = self.render_request(t).await?;
+        self.render_prompt(request, deadline).await
+    }
+
+    /// Sends one render request to the prompt source.
+    pub(crate) async fn render_prompt(
+        &self,
+        request: pb::RenderSystemPromptRequest,
+        deadline: Instant,
+    ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
         self.prompt()
             .render(request, deadline)
             .await
@@ -486,6 +495,28 @@ impl Runtime {
                 output: usage.output,
                 total: usage.total_tokens,
                 at: self.now_ms(),
+                ..crate::sessions::TurnDelta::default()
+            },
+        );
+    }
+
+    /// Counts a compaction and a memory flush in the index (written behind
+    /// the run, like turn usage).
+    pub(crate) fn record_compaction(
+        &self,
+        agent: &openclaw_config::resolve::AgentView,
+        key: &SessionKey,
+        compactions: u64,
+        memory_flush_at: Option<i64>,
+    ) {
+        self.sessions().record_turn(
+            agent,
+            key,
+            crate::sessions::TurnDelta {
+                at: self.now_ms(),
+                compactions,
+                memory_flush_at,
+                ..crate::sessions::TurnDelta::default()
             },
         );
     }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     DEFAULT_MAX_STEPS, EVENT_OUTPUT_CHARS, Emitter, RunEvent,
     blocks::{self, BlockSink},
+    compact::Compactor,
     evidence::PromptFingerprint,
     prepare::{self, RunModel, SessionCtx, TurnPrompt},
     shorten, summarize_call,
@@ -141,45 +142,50 @@ pub(crate) async fn run_once(
         ))
     };
 
+    let turn = TurnPrompt {
+        agent: &s.agent,
+        kind: s.kind,
+        heartbeat_turn: first.options.heartbeat,
+        cwd: &s.cwd,
+        channel: &first.channel,
+        tools: &tool_descriptors,
+        skills: skills.as_ref(),
+        continuation,
+        model: &run.name,
+        default_model: &run.default_model,
+        contribution: contribution.as_ref(),
+    };
+    let tool_specs: Vec<ToolSpec> = tool_descriptors
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            parameters: t.parameters.clone(),
+        })
+        .collect();
+    // Lesson L15 b: tool results and chat participants' messages reach the model
+    // fenced with nonce markers; the transcript keeps the raw text.
+    let origin =
+        openclaw_tools::UserOrigin::for_chat(&first.channel.channel, &first.channel.chat_type);
+    let mut compactor =
+        Compactor::new(runtime, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
+    let mut overflow_retried = false;
+
     for step in 1..=max_steps {
         if start.cancel.is_cancelled() {
             return finish_failed(runtime, s, &total, interrupted()).await;
         }
-        // One choke point before every model request (lesson L10).
-        let repair = context::repair_pairing(&mut history, runtime.now_ms());
-        if !repair.is_clean() {
-            tracing::warn!(orphans = ?repair.orphans_dropped, filled = repair.filled.len(), "repaired tool call pairing before a model call");
-            let bodies = repair
-                .filled
-                .into_iter()
-                .map(|r| EntryBody::Message {
-                    message: Message::ToolResult(r),
-                })
-                .collect();
-            s.handle.append(bodies, true).await?;
+        repair(runtime, s, &mut history).await?;
+        let prompt = runtime.render_turn(&turn, deadline).await?;
+        // Compaction may replace older history with a summary (issue 10);
+        // the pairing check runs again on what it leaves (lesson L10).
+        if let Err(error) = compactor.before_call(&prompt, &mut history).await {
+            return finish_failed(runtime, s, &total, error).await;
         }
-
-        let prompt = runtime
-            .render_turn(
-                &TurnPrompt {
-                    agent: &s.agent,
-                    kind: s.kind,
-                    heartbeat_turn: first.options.heartbeat,
-                    cwd: &s.cwd,
-                    channel: &first.channel,
-                    tools: &tool_descriptors,
-                    skills: skills.as_ref(),
-                    continuation,
-                    model: &run.name,
-                    default_model: &run.default_model,
-                    contribution: contribution.as_ref(),
-                },
-                deadline,
-            )
-            .await?;
+        repair(runtime, s, &mut history).await?;
         let fingerprint = PromptFingerprint::of(&prompt);
         let previous = s.extras.swap_fingerprint(fingerprint.clone());
-        let (prefix_changed, changed_sections) = match &previous {
+        let (mut prefix_changed, mut changed_sections) = match &previous {
             Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
                 (true, fingerprint.changed_since(prev))
             }
@@ -189,57 +195,69 @@ pub(crate) async fn run_once(
             service_kit::metrics::stable_prefix_changed(&s.agent.id);
             tracing::info!(changed = ?changed_sections, "stable prompt prefix changed since the previous model call");
         }
-        out.emit(RunEvent::ModelCall {
-            step,
-            model: run.name.clone(),
-            stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
-            prefix_changed,
-            changed_sections,
-            prompt_chars: prompt.chars,
-            messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
-        });
-
-        let request = ModelRequest {
-            model: run.model.wire_model.clone(),
-            system: SystemPrompt {
-                stable: prompt.stable_prefix,
-                dynamic: prompt.dynamic_suffix,
-            },
-            // Lesson L15 b: tool results and chat participants' messages reach the model
-            // fenced with nonce markers; the transcript keeps the raw text.
-            messages: ctx.fence.model_messages(
-                &history,
-                openclaw_tools::UserOrigin::for_chat(
-                    &first.channel.channel,
-                    &first.channel.chat_type,
-                ),
-            ),
-            tools: tool_descriptors
-                .iter()
-                .map(|t| ToolSpec {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
-                })
-                .collect(),
-            max_output_tokens: None,
-            reasoning_effort: None,
+        let system = SystemPrompt {
+            stable: prompt.stable_prefix.clone(),
+            dynamic: prompt.dynamic_suffix.clone(),
         };
-        let reply =
-            match call_model(&run.model, request, out, &mut sink, &start.cancel, deadline).await {
-                Ok(reply) => reply,
-                Err(error) => {
-                    if let Some(sink) = sink.as_mut() {
-                        sink.message_failed();
-                    }
-                    let error = if start.cancel.is_cancelled() {
-                        interrupted()
-                    } else {
-                        error
-                    };
-                    return finish_failed(runtime, s, &total, error).await;
-                }
+        let reply = loop {
+            out.emit(RunEvent::ModelCall {
+                step,
+                model: run.name.clone(),
+                stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
+                prefix_changed: std::mem::take(&mut prefix_changed),
+                changed_sections: std::mem::take(&mut changed_sections),
+                prompt_chars: prompt.chars,
+                messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
+            });
+            let request = ModelRequest {
+                model: run.model.wire_model.clone(),
+                system: system.clone(),
+                messages: ctx.fence.model_messages(&history, origin),
+                tools: tool_specs.clone(),
+                max_output_tokens: None,
+                reasoning_effort: None,
             };
+            let error = match call_model(
+                &run.model,
+                request,
+                out,
+                &mut sink,
+                &start.cancel,
+                deadline,
+            )
+            .await
+            {
+                Ok(reply) => break reply,
+                Err(error) => error,
+            };
+            if let Some(sink) = sink.as_mut() {
+                sink.message_failed();
+            }
+            if start.cancel.is_cancelled() {
+                return finish_failed(runtime, s, &total, interrupted()).await;
+            }
+            let RuntimeError::ContextOverflow(provider_says) = error else {
+                return finish_failed(runtime, s, &total, error).await;
+            };
+            // The provider counted more than our estimate: compact and retry
+            // the call once (issue 10).
+            if overflow_retried {
+                let error = compactor.still_too_big(
+                    &prompt,
+                    &history,
+                    &format!("the provider refused the request as too long even after compaction ({provider_says})"),
+                );
+                return finish_failed(runtime, s, &total, error).await;
+            }
+            overflow_retried = true;
+            if let Err(error) = compactor
+                .after_overflow(&prompt, &mut history, &provider_says)
+                .await
+            {
+                return finish_failed(runtime, s, &total, error).await;
+            }
+            repair(runtime, s, &mut history).await?;
+        };
         let reply_message = Message::Assistant(reply.clone());
         s.handle
             .append(
@@ -397,6 +415,28 @@ pub(crate) async fn run_once(
     .await
 }
 
+/// The pairing check before a model request (lesson L10); what it fills in
+/// is persisted, so the next load is clean.
+async fn repair(
+    runtime: &Runtime,
+    s: &SessionCtx,
+    history: &mut Vec<Message>,
+) -> Result<(), RuntimeError> {
+    let repair = context::repair_pairing(history, runtime.now_ms());
+    if !repair.is_clean() {
+        tracing::warn!(orphans = ?repair.orphans_dropped, filled = repair.filled.len(), "repaired tool call pairing before a model call");
+        let bodies = repair
+            .filled
+            .into_iter()
+            .map(|r| EntryBody::Message {
+                message: Message::ToolResult(r),
+            })
+            .collect();
+        s.handle.append(bodies, true).await?;
+    }
+    Ok(())
+}
+
 /// Commits steered messages; if that fails they go back to the queue, so the
 /// next run takes them (lesson L11).
 async fn take_steer(
@@ -538,11 +578,11 @@ fn tokens_of(reply: &AssistantMessage) -> Tokens {
         })
 }
 
-fn provider_error(error: ProviderError) -> RuntimeError {
+pub(super) fn provider_error(error: ProviderError) -> RuntimeError {
     let message = format!("model provider: {error}");
     match error {
         ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
-        ProviderError::ContextOverflow { .. } => RuntimeError::ResourceExhausted(message),
+        ProviderError::ContextOverflow { .. } => RuntimeError::ContextOverflow(message),
         ProviderError::Config { .. } | ProviderError::Client { .. } => {
             RuntimeError::FailedPrecondition(message)
         }

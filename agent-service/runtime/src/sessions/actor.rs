@@ -11,7 +11,7 @@
 use std::{path::PathBuf, sync::Arc};
 
 use openclaw_transcript::{
-    Clock, Entry, EntryBody, Message, ReadOptions, SessionHeader, SessionId, SessionKey,
+    Clock, Entry, EntryBody, EntryId, Message, ReadOptions, SessionHeader, SessionId, SessionKey,
     TranscriptWriter, WriterOptions,
 };
 use tokio::sync::{mpsc, oneshot};
@@ -39,6 +39,9 @@ enum Command {
     Messages {
         ack: oneshot::Sender<Result<Vec<Message>, RuntimeError>>,
     },
+    Snapshot {
+        ack: oneshot::Sender<Result<Snapshot, RuntimeError>>,
+    },
     Close {
         ack: oneshot::Sender<()>,
     },
@@ -53,9 +56,22 @@ impl std::fmt::Debug for Command {
                 .field("sync", sync)
                 .finish(),
             Self::Messages { .. } => f.write_str("Messages"),
+            Self::Snapshot { .. } => f.write_str("Snapshot"),
             Self::Close { .. } => f.write_str("Close"),
         }
     }
+}
+
+/// The conversation with the transcript entry id of each message, for
+/// choosing a compaction cut point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// Entry ids and messages, in order (compactions applied).
+    pub entries: Vec<(EntryId, Message)>,
+    /// The first message is the summary of an earlier compaction.
+    pub starts_with_summary: bool,
+    /// A memory flush ran since the last compaction.
+    pub flushed_since_compaction: bool,
 }
 
 /// A cheap, cloneable handle to a session's actor.
@@ -98,6 +114,11 @@ impl SessionHandle {
     /// The conversation so far (compactions applied).
     pub async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
         self.request(|ack| Command::Messages { ack }).await?
+    }
+
+    /// The conversation with entry ids (see [`Snapshot`]).
+    pub async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
+        self.request(|ack| Command::Snapshot { ack }).await?
     }
 
     /// Flushes, releases the file lock and stops the actor.
@@ -154,6 +175,17 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
             Command::Messages { ack } => {
                 let result =
                     with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.messages())).await;
+                let _ = ack.send(result);
+            }
+            Command::Snapshot { ack } => {
+                let result = with_open(&mut open, &spec, &clock, |o| {
+                    Ok(Snapshot {
+                        entries: o.conversation.entries().to_vec(),
+                        starts_with_summary: o.conversation.starts_with_summary(),
+                        flushed_since_compaction: o.conversation.flushed_since_compaction(),
+                    })
+                })
+                .await;
                 let _ = ack.send(result);
             }
             Command::Close { ack } => {

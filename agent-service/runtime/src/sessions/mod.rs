@@ -9,7 +9,7 @@ pub mod queue;
 mod recover;
 mod touches;
 
-pub use actor::SessionHandle;
+pub use actor::{SessionHandle, Snapshot};
 pub use extras::{SessionEvent, SessionExtras};
 pub use key::SessionKind;
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};

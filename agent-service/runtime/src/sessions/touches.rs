@@ -35,6 +35,10 @@ pub struct TurnDelta {
     pub total: u64,
     /// When the turn ended (ms since the epoch).
     pub at: i64,
+    /// Compactions written.
+    pub compactions: u64,
+    /// When a memory-flush turn last ran (ms since the epoch).
+    pub memory_flush_at: Option<i64>,
 }
 
 impl TurnDelta {
@@ -43,6 +47,8 @@ impl TurnDelta {
         self.output += later.output;
         self.total += later.total;
         self.at = self.at.max(later.at);
+        self.compactions += later.compactions;
+        self.memory_flush_at = self.memory_flush_at.max(later.memory_flush_at);
     }
 }
 
@@ -117,6 +123,16 @@ impl Touches {
                         entry.updated_at = entry.updated_at.max(delta.at);
                         entry.last_interaction_at =
                             Some(entry.last_interaction_at.unwrap_or(0).max(delta.at));
+                        entry.compaction_count += delta.compactions;
+                        if let Some(at) = delta.memory_flush_at {
+                            // OpenClaw's field names: when the flush ran, and in which
+                            // compaction cycle.
+                            entry.extra.insert("memoryFlushAt".to_owned(), at.into());
+                            entry.extra.insert(
+                                "memoryFlushCompactionCount".to_owned(),
+                                entry.compaction_count.into(),
+                            );
+                        }
                     }
                 }
             })
@@ -153,6 +169,7 @@ mod tests {
                 output: 2,
                 total: 12,
                 at: 5,
+                ..TurnDelta::default()
             },
         );
         touches.add(
@@ -163,6 +180,8 @@ mod tests {
                 output: 1,
                 total: 2,
                 at: 3,
+                compactions: 1,
+                memory_flush_at: Some(2),
             },
         );
         assert_eq!(touches.dirty_agents(), ["main"]);
@@ -174,7 +193,9 @@ mod tests {
                 input: 11,
                 output: 3,
                 total: 14,
-                at: 5
+                at: 5,
+                compactions: 1,
+                memory_flush_at: Some(2),
             }
         );
     }

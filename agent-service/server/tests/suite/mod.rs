@@ -1,4 +1,5 @@
 mod codex;
+mod compaction;
 mod exec_safety;
 mod harness;
 mod memory_heartbeat;
