@@ -125,6 +125,7 @@ impl Runtime {
             Arc::clone(&options.clock),
         );
         let providers = build_providers(&options, &config);
+        let subagents_path = options.settings.state_dir.join("subagents.json");
         let runtime = Arc::new(Self {
             options,
             loader,
@@ -136,7 +137,7 @@ impl Runtime {
             stopping_since: std::sync::OnceLock::new(),
             codex: crate::run::CodexRunners::default(),
             heartbeats: crate::heartbeat::Heartbeats::default(),
-            subagents: crate::subagents::Subagents::default(),
+            subagents: crate::subagents::Subagents::at(subagents_path),
         });
         runtime.check_workspaces();
         Ok(runtime)

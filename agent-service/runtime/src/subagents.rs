@@ -18,20 +18,25 @@
 //! (default 1: the main session may spawn, its children may not). `model` picks the children's
 //! model. A refusal is a tool error the model reads.
 //!
-//! The registry of children lives in memory: after a restart the child sessions and their
-//! transcripts remain, but `subagents list` starts empty and results of runs cut short by the
-//! restart are not pushed back.
+//! The registry of children is written to `<state dir>/subagents.json` on every change (spawn,
+//! end, kill; temp file, fsync, rename), so a restart loses none of it. A result is recorded
+//! there as pending before it is pushed, and cleared once the parent has it. At start-up
+//! ([`Runtime::recover_subagents`]) a child still marked running was cut short by the stop or
+//! crash: its transcript decides what the parent hears (its final reply when it had finished,
+//! else that it was cut short), and every pending result is pushed, unless the parent's
+//! transcript already holds it (the message journal may have saved it).
 
 use std::{
     collections::VecDeque,
+    path::PathBuf,
     sync::{Arc, Mutex, PoisonError},
-    time::Instant,
 };
 
 use async_trait::async_trait;
 use openclaw_config::raw::{AgentEntry, SubagentsConfig};
 use openclaw_tools::{ChildInfo, SessionsSpawnTool, SpawnRequest, SubagentControl, SubagentsTool};
-use openclaw_transcript::{SessionId, SessionKey};
+use openclaw_transcript::{ContentBlock, Message, SessionId, SessionKey, StopReason, UserContent};
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::{
@@ -40,7 +45,7 @@ use crate::{
     run::{RunEvent, RunSpec, spawn_driver, submit},
     runtime::Runtime,
     sessions::{
-        SessionEvent,
+        SessionEvent, SessionTarget,
         journal::Accepted,
         queue::{CollectLimits, Disposition, Inbound, QueueMode, RunOptions},
     },
@@ -89,7 +94,8 @@ impl SubagentLimits {
 }
 
 /// How a child stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum Status {
     Running,
     Done,
@@ -117,20 +123,79 @@ struct Record {
     label: Option<String>,
     task: String,
     status: Status,
-    started: Instant,
+    /// When it was spawned (ms since the epoch).
+    started_ms: i64,
     /// The child's session id, once its session exists.
     session_id: Option<String>,
+    /// The result message, from the child's end until the parent has it.
+    pending: Option<String>,
+}
+
+/// A [`Record`] as `subagents.json` keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    id: String,
+    session_key: String,
+    parent_key: String,
+    agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+    task: String,
+    status: Status,
+    started_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pending_result: Option<String>,
+}
+
+/// The file: a version and the children, oldest first.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct RegistryFile {
+    version: u32,
+    children: Vec<Stored>,
 }
 
 impl Record {
-    fn info(&self) -> ChildInfo {
+    fn stored(&self) -> Stored {
+        Stored {
+            id: self.id.clone(),
+            session_key: self.key.as_str().to_owned(),
+            parent_key: self.parent.as_str().to_owned(),
+            agent_id: self.agent_id.clone(),
+            label: self.label.clone(),
+            task: self.task.clone(),
+            status: self.status,
+            started_at: self.started_ms,
+            session_id: self.session_id.clone(),
+            pending_result: self.pending.clone(),
+        }
+    }
+
+    fn from_stored(s: Stored) -> Option<Self> {
+        Some(Self {
+            key: SessionKey::new(s.session_key).ok()?,
+            parent: SessionKey::new(s.parent_key).ok()?,
+            id: s.id,
+            agent_id: s.agent_id,
+            label: s.label,
+            task: s.task,
+            status: s.status,
+            started_ms: s.started_at,
+            session_id: s.session_id,
+            pending: s.pending_result,
+        })
+    }
+
+    fn info(&self, now_ms: i64) -> ChildInfo {
         ChildInfo {
             id: self.id.clone(),
             session_key: self.key.as_str().to_owned(),
             label: self.label.clone(),
             status: self.status.as_str().to_owned(),
             task: preview(&self.task),
-            age_seconds: self.started.elapsed().as_secs(),
+            age_seconds: u64::try_from((now_ms - self.started_ms) / 1000).unwrap_or(0),
         }
     }
 
@@ -142,15 +207,71 @@ impl Record {
     }
 }
 
-/// The runtime's registry of subagents (one per runtime).
+/// The runtime's registry of subagents (one per runtime), kept in `subagents.json`.
 #[derive(Debug, Default)]
 pub struct Subagents {
     records: Mutex<VecDeque<Record>>,
+    /// Where the registry is written (`None`: memory only).
+    path: Option<PathBuf>,
 }
 
 impl Subagents {
+    /// A registry written to `path`.
+    pub(crate) fn at(path: PathBuf) -> Self {
+        Self {
+            records: Mutex::default(),
+            path: Some(path),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Record>> {
         self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes the registry (called with the lock held, so writes keep their order). Changes
+    /// are rare (a spawn, an end, a kill) and the file is small; a failure is logged and the
+    /// next change writes everything again.
+    fn save(&self, records: &VecDeque<Record>) {
+        let Some(path) = &self.path else { return };
+        let file = RegistryFile {
+            version: 1,
+            children: records.iter().map(Record::stored).collect(),
+        };
+        let written = serde_json::to_vec_pretty(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| {
+                openclaw_transcript::write_atomic(path, &bytes).map_err(|e| e.to_string())
+            });
+        if let Err(error) = written {
+            tracing::warn!(path = %path.display(), %error, "could not write the subagent registry");
+        }
+    }
+
+    /// Reads the registry file into memory (start-up). A missing file is an empty registry;
+    /// an unreadable one is logged, moved aside as `.corrupt` and replaced.
+    fn load(&self) -> usize {
+        let Some(path) = &self.path else { return 0 };
+        let text = match std::fs::read(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return 0,
+            Err(error) => {
+                tracing::error!(path = %path.display(), %error, "cannot read the subagent registry");
+                return 0;
+            }
+        };
+        let file: RegistryFile = match serde_json::from_slice(&text) {
+            Ok(file) => file,
+            Err(error) => {
+                let aside = path.with_extension("json.corrupt");
+                tracing::error!(path = %path.display(), %error, moved_to = %aside.display(), "the subagent registry is not valid JSON; starting empty");
+                let _ = std::fs::rename(path, &aside);
+                return 0;
+            }
+        };
+        let mut records = self.lock();
+        records.clear();
+        records.extend(file.children.into_iter().filter_map(Record::from_stored));
+        records.len()
     }
 
     /// Adds a running child unless the agent already has `max` running.
@@ -177,18 +298,27 @@ impl Subagents {
             }
         }
         records.push_back(record);
+        self.save(&records);
         Ok(())
     }
 
     fn remove(&self, key: &SessionKey) {
-        self.lock().retain(|r| &r.key != key);
+        let mut records = self.lock();
+        records.retain(|r| &r.key != key);
+        self.save(&records);
     }
 
     fn update(&self, key: &SessionKey, change: impl FnOnce(&mut Record)) -> Option<Record> {
         let mut records = self.lock();
         let record = records.iter_mut().find(|r| &r.key == key)?;
         change(record);
-        Some(record.clone())
+        let record = record.clone();
+        self.save(&records);
+        Some(record)
+    }
+
+    fn all(&self) -> Vec<Record> {
+        self.lock().iter().cloned().collect()
     }
 
     /// The child of `parent` whose id is `id`, else the newest one labelled `id`.
@@ -336,8 +466,9 @@ impl SubagentControl for Control {
             label: request.label.clone(),
             task: request.task.clone(),
             status: Status::Running,
-            started: Instant::now(),
+            started_ms: rt.now_ms(),
             session_id: None,
+            pending: None,
         };
         rt.subagents().reserve(record, limits.max_concurrent)?;
         let spec = RunSpec {
@@ -362,15 +493,16 @@ impl SubagentControl for Control {
             .ok_or_else(|| "the subagent vanished while starting".to_owned())?;
         tracing::info!(parent = %self.parent.as_str(), child = %key.as_str(), "subagent started");
         tokio::spawn(watch(Arc::clone(rt), key, submitted.follow()));
-        Ok(record.info())
+        Ok(record.info(rt.now_ms()))
     }
 
     async fn list(&self) -> Vec<ChildInfo> {
+        let now = self.runtime.now_ms();
         self.runtime
             .subagents()
             .children(&self.parent)
             .iter()
-            .map(Record::info)
+            .map(|r| r.info(now))
             .collect()
     }
 
@@ -473,6 +605,8 @@ async fn watch(runtime: Arc<Runtime>, key: SessionKey, mut events: mpsc::Receive
         }
     }
     let mut killed = false;
+    // Recorded as pending first: a stop or crash before the parent has it
+    // leaves it for the next start (see the module docs).
     let record = runtime.subagents().update(&key, |r| {
         killed = r.status == Status::Killed;
         if !killed {
@@ -481,15 +615,117 @@ async fn watch(runtime: Arc<Runtime>, key: SessionKey, mut events: mpsc::Receive
             } else {
                 Status::Failed
             };
+            r.pending = Some(result_message(r, &outcome));
         }
     });
     let Some(record) = record else { return };
     if killed {
         return;
     }
-    let message = result_message(&record, &outcome);
-    if let Err(error) = announce(&runtime, &record, message).await {
-        tracing::warn!(%error, parent = %record.parent.as_str(), child = %key.as_str(), "could not push a subagent's result to its parent");
+    deliver(&runtime, &record, false).await;
+}
+
+/// Pushes a record's pending result and clears it once the parent has it. With `once`, a
+/// result the parent's transcript already holds is not pushed again.
+async fn deliver(runtime: &Arc<Runtime>, record: &Record, once: bool) {
+    let Some(message) = record.pending.clone() else {
+        return;
+    };
+    match announce(runtime, record, message, once).await {
+        Ok(()) => {
+            runtime
+                .subagents()
+                .update(&record.key, |r| r.pending = None);
+        }
+        Err(error) => {
+            tracing::warn!(%error, parent = %record.parent.as_str(), child = %record.key.as_str(), "could not push a subagent's result to its parent; it is pushed at the next start");
+        }
+    }
+}
+
+/// What a child cut short by a stop or crash reports: its final reply if it had one (the
+/// last message is the model's answer, with no tool call left open), else that it was cut
+/// short.
+fn outcome_after_restart(record: &Record, messages: &[Message]) -> Result<String, String> {
+    match messages.last() {
+        Some(Message::Assistant(a))
+            if a.stop_reason == StopReason::Stop
+                && !a
+                    .content
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::ToolCall(_))) =>
+        {
+            Ok(a.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(""))
+        }
+        _ => Err(format!(
+            "it was cut short when agent-service stopped before it finished; what it did so \
+             far is in session {}",
+            record.key.as_str()
+        )),
+    }
+}
+
+impl Runtime {
+    /// Start-up: reloads the subagent registry; children still marked running were cut short
+    /// by the previous stop or crash, and every result their parents have not received yet
+    /// is pushed now (see the module docs). Call after [`Runtime::recover_journals`]. Returns
+    /// how many results were pushed.
+    pub async fn recover_subagents(self: &Arc<Self>) -> usize {
+        if self.subagents().load() == 0 {
+            return 0;
+        }
+        for record in self.subagents().all() {
+            if record.status != Status::Running {
+                continue;
+            }
+            let messages = self.child_messages(&record).await.unwrap_or_else(|error| {
+                tracing::warn!(child = %record.key.as_str(), %error, "cannot read a subagent's transcript");
+                Vec::new()
+            });
+            let outcome = outcome_after_restart(&record, &messages);
+            self.subagents().update(&record.key, |r| {
+                r.status = if outcome.is_ok() {
+                    Status::Done
+                } else {
+                    Status::Failed
+                };
+                r.pending = Some(result_message(r, &outcome));
+            });
+        }
+        let mut pushed = 0;
+        for record in self.subagents().all() {
+            if record.pending.is_some() {
+                deliver(self, &record, true).await;
+                pushed += 1;
+            }
+        }
+        if pushed > 0 {
+            tracing::info!(
+                results = pushed,
+                "subagent results from before the restart pushed to their parents"
+            );
+        }
+        pushed
+    }
+
+    async fn child_messages(&self, record: &Record) -> Result<Vec<Message>, RuntimeError> {
+        let agent = self.agent_view(&record.agent_id)?;
+        let info = self
+            .sessions()
+            .get(&agent, &SessionTarget::Key(record.key.as_str().to_owned()))
+            .await?;
+        let cwd = self.session_workspace(&agent, &info.key).await?;
+        self.sessions()
+            .handle(&agent, &info, &cwd)?
+            .messages()
+            .await
     }
 }
 
@@ -499,6 +735,7 @@ async fn announce(
     runtime: &Arc<Runtime>,
     record: &Record,
     message: String,
+    once: bool,
 ) -> Result<(), RuntimeError> {
     if runtime.is_stopping() {
         return Err(RuntimeError::Unavailable(
@@ -514,6 +751,14 @@ async fn announce(
         })
         .await?;
     let session = admitted.session;
+    if once {
+        let delivered = session.handle.messages().await?.iter().any(|m| {
+            matches!(m, Message::User(u) if matches!(&u.content, UserContent::Text(t) if *t == message))
+        });
+        if delivered {
+            return Ok(());
+        }
+    }
     // A run started for the result keeps the parent's channel label.
     let channel = TurnChannel {
         channel: admitted.entry.channel.clone().unwrap_or_default(),
@@ -602,5 +847,87 @@ mod tests {
             (none.max_concurrent, none.max_depth, none.model),
             (DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, None)
         );
+    }
+
+    fn record(status: Status) -> Record {
+        Record {
+            id: "ab12cd34".into(),
+            key: key("agent:main:subagent:ab12cd34"),
+            parent: key("agent:main:main"),
+            agent_id: "main".into(),
+            label: Some("counter".into()),
+            task: "Count the files.".into(),
+            status,
+            started_ms: 1_000,
+            session_id: Some("0b7c3a4e-8f2d-4c1a-9e5b-2d6f8a1c3e70".into()),
+            pending: None,
+        }
+    }
+
+    fn assistant(content: Vec<ContentBlock>, stop: StopReason) -> Message {
+        Message::Assistant(openclaw_transcript::AssistantMessage {
+            content,
+            provider: "p".into(),
+            model: "m".into(),
+            api: None,
+            usage: None,
+            stop_reason: stop,
+            error_message: None,
+            timestamp: 0,
+        })
+    }
+
+    #[test]
+    fn a_child_that_had_answered_reports_its_answer_after_a_restart() {
+        let r = record(Status::Running);
+        let done = [assistant(
+            vec![ContentBlock::text("7 files.")],
+            StopReason::Stop,
+        )];
+        assert_eq!(outcome_after_restart(&r, &done), Ok("7 files.".to_owned()));
+        let open_call = [assistant(
+            vec![ContentBlock::ToolCall(openclaw_transcript::ToolCall {
+                id: "c1".into(),
+                name: "read".into(),
+                arguments: serde_json::json!({}),
+            })],
+            StopReason::Stop,
+        )];
+        let cut = outcome_after_restart(&r, &open_call).unwrap_err();
+        assert!(
+            cut.contains("cut short") && cut.contains("agent:main:subagent:ab12cd34"),
+            "{cut}"
+        );
+        let errored = [assistant(
+            vec![ContentBlock::text("partial")],
+            StopReason::Error,
+        )];
+        assert!(outcome_after_restart(&r, &errored).is_err());
+        assert!(outcome_after_restart(&r, &[]).is_err());
+    }
+
+    #[test]
+    fn the_registry_survives_a_reload_and_a_corrupt_file_is_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("subagents.json");
+        let registry = Subagents::at(path.clone());
+        registry.reserve(record(Status::Running), 8).unwrap();
+        registry.update(&key("agent:main:subagent:ab12cd34"), |r| {
+            r.status = Status::Failed;
+            r.pending = Some("[Subagent Failed] x".into());
+        });
+        let reloaded = Subagents::at(path.clone());
+        assert_eq!(reloaded.load(), 1);
+        let all = reloaded.all();
+        assert_eq!(all[0].status, Status::Failed);
+        assert_eq!(all[0].pending.as_deref(), Some("[Subagent Failed] x"));
+        assert_eq!(all[0].label.as_deref(), Some("counter"));
+        assert_eq!(all[0].started_ms, 1_000);
+
+        std::fs::write(&path, "{ not json").unwrap();
+        let broken = Subagents::at(path.clone());
+        assert_eq!(broken.load(), 0);
+        assert!(dir.path().join("subagents.json.corrupt").exists());
+        assert!(!path.exists());
     }
 }

@@ -77,6 +77,16 @@ pub async fn serve(
             "recovered acknowledged messages from a previous crash"
         );
     }
+    // Subagents cut short by the previous stop or crash, and results their
+    // parents never got (after the journals: a result the journal saved is
+    // not pushed twice).
+    let pushed = runtime.recover_subagents().await;
+    if pushed > 0 {
+        tracing::warn!(
+            results = pushed,
+            "pushed subagent results left over from before the restart"
+        );
+    }
     // Heartbeat turns (agents.defaults.heartbeat.every); they stop when
     // shutdown begins.
     runtime.start_heartbeats();

@@ -152,7 +152,8 @@ fn card_lines(ctx: &ToolContext, card: &StatusCard) -> Vec<String> {
     match (card.context_tokens, card.context_window) {
         (Some(used), Some(window)) => lines.push(format!("Context: {used} of {window} tokens")),
         (Some(used), None) => lines.push(format!("Context: {used} tokens")),
-        (None, _) => {}
+        (None, Some(window)) => lines.push(format!("Context window: {window} tokens")),
+        (None, None) => {}
     }
     lines.push(format!("Compactions: {}", card.compactions));
     if let Some(thinking) = &card.thinking {

@@ -39,7 +39,7 @@ pub(crate) fn temp_beside(path: &Path) -> std::path::PathBuf {
 }
 
 /// Replaces `path` with `bytes` atomically and durably; never truncates `path` in place.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = parent_dir(path);
     let temp = temp_beside(path);
     let written = private(OpenOptions::new().write(true).create_new(true))

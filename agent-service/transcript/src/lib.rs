@@ -30,6 +30,7 @@ mod tail;
 mod writer;
 
 pub use clock::{Clock, FixedClock, SystemClock, rfc3339, unix_millis};
+pub use durable::write_atomic;
 pub use entry::{CURRENT_VERSION, Entry, EntryBody, EntryId, SessionHeader};
 pub use error::{Error, Result};
 pub use index::{InvalidIndexEntry, SessionEntry, SessionIndex};

@@ -90,8 +90,6 @@ pub enum SkipReason {
     EmptyFile,
     /// The previous heartbeat of the agent is still waiting or running.
     StillRunning,
-    /// The agent runs on the Codex runtime, whose heartbeat turns are not driven here.
-    CodexRuntime,
     /// Shutdown began.
     ShuttingDown,
 }
@@ -104,7 +102,6 @@ impl SkipReason {
             Self::MissingFile => "no HEARTBEAT.md",
             Self::EmptyFile => "HEARTBEAT.md has nothing to do",
             Self::StillRunning => "previous heartbeat still running",
-            Self::CodexRuntime => "Codex runtime",
             Self::ShuttingDown => "shutting down",
         }
     }

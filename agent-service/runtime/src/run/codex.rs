@@ -360,12 +360,13 @@ impl CodexRun<'_> {
     ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
         let s = self.s;
         let descriptors = prepare::descriptors(&self.run.tools);
+        let heartbeat = messages.iter().any(|m| m.options.heartbeat);
         let base = self
             .runtime
             .render_request(&TurnPrompt {
                 agent: &s.agent,
                 kind: s.kind,
-                heartbeat_turn: false,
+                heartbeat_turn: heartbeat,
                 cwd: &s.cwd,
                 channel: self.channel,
                 tools: &descriptors,
@@ -380,6 +381,7 @@ impl CodexRun<'_> {
         let request = pb::RenderCodexTurnRequest {
             base: Some(base),
             trigger: match s.kind {
+                _ if heartbeat => pb::CodexTrigger::Heartbeat,
                 SessionKind::Cron => pb::CodexTrigger::Cron,
                 SessionKind::Main
                 | SessionKind::Direct

@@ -41,7 +41,10 @@ impl SessionControl for SessionControls {
                 })
                 .unwrap_or_default(),
             context_tokens: None,
-            context_window: None,
+            context_window: self.runtime.loaded_config().ok().map(|loaded| {
+                let (provider, model) = self.model.split_once('/').unwrap_or(("", &self.model));
+                crate::compaction::Budget::resolve(loaded.config.raw(), provider, model).window
+            }),
             compactions: entry.as_ref().map_or(0, |e| e.compaction_count),
             thinking: entry.as_ref().and_then(|e| e.thinking_level.clone()),
             queue_mode: entry.as_ref().and_then(|e| e.queue_mode.clone()),

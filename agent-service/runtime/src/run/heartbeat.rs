@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use openclaw_config::resolve::AgentRuntime;
 use openclaw_transcript::EntryBody;
 use openclaw_workspace::{BootstrapName, heartbeat_is_effectively_empty};
 use serde_json::json;
@@ -80,9 +79,6 @@ async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, Ru
     let agent = runtime.usable_agent(agent_id)?;
     if !agent.heartbeat.enabled {
         return Ok(Queued::Skipped(SkipReason::Disabled));
-    }
-    if let AgentRuntime::Codex(_) = agent.runtime {
-        return Ok(Queued::Skipped(SkipReason::CodexRuntime));
     }
     let key = key::normalize(&agent.id, "")?;
     let cwd = runtime.session_workspace(&agent, &key).await?;

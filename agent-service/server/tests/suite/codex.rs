@@ -863,3 +863,45 @@ async fn a_codex_child_killed_mid_turn_interrupts_the_run_and_the_next_turn_reco
         h.stored_thread().as_deref()
     );
 }
+
+/// Heartbeats run on Codex agents too (issue 10): the heartbeat prompt is the turn's input,
+/// HEARTBEAT.md is pointed to rather than pasted (P-33), and an acknowledgement is recorded but
+/// not delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heartbeat_runs_as_a_codex_turn_and_an_ack_is_not_delivered() {
+    use agent_runtime::heartbeat::{DEFAULT_HEARTBEAT_PROMPT, HeartbeatOutcome};
+
+    let h = CodexHarness::start("", "").await;
+    write(
+        &h.workspace(),
+        "HEARTBEAT.md",
+        "# Heartbeat\n- HB-TASK-MARK: check that the nightly build passed.\n",
+    );
+    h.fake.push(FakeReply::text("HEARTBEAT_OK"));
+    let outcome = tokio::time::timeout(PATIENCE, h.service().runtime.heartbeat_now("main"))
+        .await
+        .expect("heartbeat within the patience");
+    match outcome {
+        HeartbeatOutcome::Ran {
+            delivered, reply, ..
+        } => {
+            assert!(!delivered, "an acknowledgement is not delivered");
+            assert!(reply.is_empty(), "{reply:?}");
+        }
+        other => panic!("heartbeat outcome: {other:?}"),
+    }
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 1);
+    let users = user_texts(&requests[0]);
+    let opening: String = DEFAULT_HEARTBEAT_PROMPT.chars().take(40).collect();
+    assert!(
+        users.iter().any(|t| t.contains(&opening)),
+        "the heartbeat prompt is the turn input: {users:?}"
+    );
+    let body = requests[0].body.to_string();
+    assert!(body.contains("HEARTBEAT.md"), "the file is pointed to");
+    assert!(!body.contains("HB-TASK-MARK"), "the file is never pasted");
+    let entries = h.transcript().await;
+    assert_eq!(roles(&entries), ["user", "assistant"]);
+    assert_eq!(entries[1].1["content"][0]["text"], "HEARTBEAT_OK");
+}

@@ -20,6 +20,7 @@ struct Stack {
     parent: FakeServerHandle,
     child: FakeServerHandle,
     _prompt: PromptService,
+    config: String,
 }
 
 impl Stack {
@@ -48,6 +49,27 @@ impl Stack {
             parent,
             child,
             _prompt: prompt,
+            config,
+        }
+    }
+
+    /// Stops agent-service gracefully and starts a new one on the same state dir and config.
+    async fn restart(self) -> Self {
+        let Self {
+            service,
+            parent,
+            child,
+            _prompt: prompt,
+            config,
+        } = self;
+        let dir = service.stop().await;
+        let service = Service::start_full(dir, Some(&config), prompt.client()).await;
+        Self {
+            service,
+            parent,
+            child,
+            _prompt: prompt,
+            config,
         }
     }
 
@@ -503,4 +525,58 @@ async fn prefer_delegation_follows_the_spawn_tool() {
             .to_string()
             .contains("## Sub-Agent Delegation")
     );
+}
+
+/// A child cut short by a stop of agent-service is not forgotten: the registry is on disk, and
+/// at the next start the parent is told (a run starts for the message); a further restart does
+/// not tell it twice.
+#[tokio::test]
+async fn a_child_cut_short_by_a_restart_is_reported_to_its_parent_after_it() {
+    let s = Stack::start("", "").await;
+    s.parent.push_all([
+        spawn("s1", "Index the whole archive.", "indexer"),
+        FakeReply::text("Started an indexer."),
+    ]);
+    // The child's model call outlasts the service.
+    s.child
+        .push(FakeReply::text("Indexed.").delay(Duration::from_secs(60)));
+    let mut stream = s.open_run("Index the archive, please.").await;
+    let events = read_until(&mut stream, is_terminal).await;
+    assert_eq!(final_of(&events).text, "Started an indexer.");
+    wait_requests(&s.child, 1).await;
+    let registry = s.service.path("state/subagents.json");
+    let stored: Value = serde_json::from_slice(&std::fs::read(&registry).unwrap()).unwrap();
+    assert_eq!(stored["children"][0]["status"], "running", "{stored}");
+
+    s.parent.push(FakeReply::text(
+        "The indexer was interrupted; I will restart it later.",
+    ));
+    let s = s.restart().await;
+    wait_requests(&s.parent, 3).await;
+    let told = user_texts(&s.parent.requests()[2].body);
+    let last = told.last().expect("a user message");
+    assert!(
+        last.starts_with("[Subagent Failed] Subagent ") && last.contains("\"indexer\""),
+        "{told:?}"
+    );
+    let stored: Value = serde_json::from_slice(&std::fs::read(&registry).unwrap()).unwrap();
+    let child = &stored["children"][0];
+    assert_eq!(child["status"], "failed", "{stored}");
+    assert!(child.get("pendingResult").is_none(), "delivered: {stored}");
+
+    // Once told, never again: another restart pushes nothing.
+    let s = s.restart().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(s.parent.request_count(), 3);
+    let mentions = s
+        .transcript()
+        .await
+        .iter()
+        .filter(|e| {
+            e["message"]["content"]
+                .to_string()
+                .contains("[Subagent Failed]")
+        })
+        .count();
+    assert_eq!(mentions, 1);
 }
