@@ -4,6 +4,17 @@
 //!
 //! By default it starts `prompt-service --bench-echo` (the binary next to
 //! itself) on a free loopback port; `--addr` targets a running server instead.
+//!
+//! The generator shares the machine with the server, so its own work is part
+//! of every latency it measures. By default it does the same work for both
+//! RPCs: each request is encoded once up front and sent as raw bytes, and
+//! each response is taken as raw bytes and checked only for its length (the
+//! server still decodes, renders and encodes every request in full; the
+//! first response of each kind is decoded and checked whole). `--typed`
+//! instead uses the generated clients as an application would, cloning and
+//! encoding the structured request and decoding the structured response on
+//! every call, which adds the client's cost of the larger message to the
+//! render side only.
 
 use std::{
     io::Write,
@@ -17,8 +28,16 @@ use openclaw_proto::{
     bench::v1::{EchoRequest, echo_client::EchoClient},
     prompt::v1::prompt_service_client::PromptServiceClient,
 };
-use prost::Message;
-use tonic::transport::Channel;
+use prost::{
+    Message,
+    bytes::{Buf, BufMut, Bytes},
+};
+use tonic::{
+    Status,
+    codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder},
+    codegen::http::uri::PathAndQuery,
+    transport::Channel,
+};
 
 /// Measure RenderSystemPrompt against a same-size echo baseline.
 #[derive(Debug, Parser)]
@@ -39,6 +58,70 @@ struct Args {
     /// Seconds of warm-up per pair (not measured).
     #[arg(long, default_value_t = 1)]
     warmup: u64,
+    /// Use the generated typed clients (clone, encode and decode structured
+    /// messages on every call) instead of pre-encoded raw bytes.
+    #[arg(long)]
+    typed: bool,
+}
+
+const RENDER_PATH: &str = "/openclaw.prompt.v1.PromptService/RenderSystemPrompt";
+const ECHO_PATH: &str = "/openclaw.bench.v1.Echo/Echo";
+
+/// Sends pre-encoded request bytes and returns the response bytes undecoded.
+#[derive(Debug, Clone, Copy, Default)]
+struct RawCodec;
+
+impl Codec for RawCodec {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        RawCodec
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RawCodec
+    }
+}
+
+impl Encoder for RawCodec {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawCodec {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}
+
+/// One raw unary call; the response length is returned.
+async fn raw_call(
+    grpc: &mut tonic::client::Grpc<Channel>,
+    path: &'static str,
+    body: Bytes,
+) -> Result<usize, Status> {
+    grpc.ready()
+        .await
+        .map_err(|e| Status::unavailable(e.to_string()))?;
+    let response = grpc
+        .unary(
+            tonic::Request::new(body),
+            PathAndQuery::from_static(path),
+            RawCodec,
+        )
+        .await?;
+    Ok(response.into_inner().len())
 }
 
 struct Spawned(Child);
@@ -88,16 +171,43 @@ async fn main() -> anyhow::Result<()> {
         payload: vec![b'x'; request.encoded_len()],
         response_bytes: u32::try_from(response.encoded_len())?,
     };
+    // The raw calls must get exactly what the typed ones get.
+    let raw = Raw {
+        render: Bytes::from(request.encode_to_vec()),
+        render_len: response.encoded_len(),
+        echo: Bytes::from(echo.encode_to_vec()),
+        echo_len: EchoClient::new(channel.clone())
+            .echo(echo.clone())
+            .await?
+            .into_inner()
+            .encoded_len(),
+    };
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    let got = raw_call(&mut grpc, RENDER_PATH, raw.render.clone()).await?;
+    if got != raw.render_len {
+        bail!(
+            "raw render response is {got} bytes, the typed one {}",
+            raw.render_len
+        );
+    }
+    let got = raw_call(&mut grpc, ECHO_PATH, raw.echo.clone()).await?;
+    if got != raw.echo_len {
+        bail!(
+            "raw echo response is {got} bytes, the typed one {}",
+            raw.echo_len
+        );
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "prompt-service load test against {endpoint}")?;
     writeln!(
         out,
-        "render request {} B, response {} B ({} prompt chars); echo sized the same; {} s per point after {} s warm-up",
+        "render request {} B, response {} B ({} prompt chars); echo sized the same; {} s per point after {} s warm-up; {} client",
         request.encoded_len(),
         response.encoded_len(),
         response.chars,
         args.seconds,
-        args.warmup
+        args.warmup,
+        if args.typed { "typed" } else { "raw-bytes" }
     )?;
     writeln!(
         out,
@@ -105,26 +215,17 @@ async fn main() -> anyhow::Result<()> {
         "conc", "render/s", "p50 µs", "p99 µs", "echo/s", "p50 µs", "p99 µs", "p50 ratio"
     )?;
     for &conc in &args.concurrency {
-        let render = run(
-            Rpc::Render,
-            &channel,
-            &request,
-            &echo,
+        let load = Load {
+            channel: &channel,
+            request: &request,
+            echo: &echo,
+            raw: (!args.typed).then_some(&raw),
             conc,
-            args.warmup,
-            args.seconds,
-        )
-        .await;
-        let baseline = run(
-            Rpc::Echo,
-            &channel,
-            &request,
-            &echo,
-            conc,
-            args.warmup,
-            args.seconds,
-        )
-        .await;
+            warmup: args.warmup,
+            seconds: args.seconds,
+        };
+        let render = run(Rpc::Render, &load).await;
+        let baseline = run(Rpc::Echo, &load).await;
         let ratio = render.p50_us as f64 / baseline.p50_us.max(1) as f64;
         writeln!(
             out,
@@ -185,22 +286,37 @@ async fn wait_healthy(endpoint: &str) -> anyhow::Result<()> {
     }
 }
 
-async fn run(
-    rpc: Rpc,
-    channel: &Channel,
-    request: &openclaw_proto::prompt::v1::RenderSystemPromptRequest,
-    echo: &EchoRequest,
+/// Pre-encoded requests and the response sizes they must get.
+#[derive(Debug, Clone)]
+struct Raw {
+    render: Bytes,
+    render_len: usize,
+    echo: Bytes,
+    echo_len: usize,
+}
+
+/// One measurement point.
+struct Load<'a> {
+    channel: &'a Channel,
+    request: &'a openclaw_proto::prompt::v1::RenderSystemPromptRequest,
+    echo: &'a EchoRequest,
+    /// Raw-bytes mode; `None` for typed clients.
+    raw: Option<&'a Raw>,
     conc: usize,
     warmup: u64,
     seconds: u64,
-) -> Figures {
-    let warm_until = Instant::now() + Duration::from_secs(warmup);
+}
+
+async fn run(rpc: Rpc, load: &Load<'_>) -> Figures {
+    let seconds = load.seconds;
+    let warm_until = Instant::now() + Duration::from_secs(load.warmup);
     let stop_at = warm_until + Duration::from_secs(seconds);
-    let mut tasks = Vec::with_capacity(conc);
-    for _ in 0..conc {
-        let mut render = PromptServiceClient::new(channel.clone());
-        let mut echoer = EchoClient::new(channel.clone());
-        let (request, echo) = (request.clone(), echo.clone());
+    let mut tasks = Vec::with_capacity(load.conc);
+    for _ in 0..load.conc {
+        let mut render = PromptServiceClient::new(load.channel.clone());
+        let mut echoer = EchoClient::new(load.channel.clone());
+        let mut grpc = tonic::client::Grpc::new(load.channel.clone());
+        let (request, echo, raw) = (load.request.clone(), load.echo.clone(), load.raw.cloned());
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = 0usize;
@@ -209,9 +325,19 @@ async fn run(
                 if now >= stop_at {
                     break;
                 }
-                let ok = match rpc {
-                    Rpc::Render => render.render_system_prompt(request.clone()).await.is_ok(),
-                    Rpc::Echo => echoer.echo(echo.clone()).await.is_ok(),
+                let ok = match (rpc, &raw) {
+                    (Rpc::Render, Some(raw)) => {
+                        raw_call(&mut grpc, RENDER_PATH, raw.render.clone())
+                            .await
+                            .is_ok_and(|len| len == raw.render_len)
+                    }
+                    (Rpc::Echo, Some(raw)) => raw_call(&mut grpc, ECHO_PATH, raw.echo.clone())
+                        .await
+                        .is_ok_and(|len| len == raw.echo_len),
+                    (Rpc::Render, None) => {
+                        render.render_system_prompt(request.clone()).await.is_ok()
+                    }
+                    (Rpc::Echo, None) => echoer.echo(echo.clone()).await.is_ok(),
                 };
                 let done = Instant::now();
                 if now >= warm_until {

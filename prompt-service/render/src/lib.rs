@@ -23,6 +23,7 @@ mod owners;
 mod paths;
 mod render;
 mod sections;
+mod shared;
 mod skills;
 mod text;
 mod tools;
@@ -54,6 +55,7 @@ pub use render::{
     render,
 };
 pub use sections::{HEARTBEAT_OK, NO_REPLY};
+pub use shared::{Sections, SharedStr};
 pub use skills::{
     DEFAULT_MAX_CHARS as DEFAULT_MAX_SKILLS_CHARS, DEFAULT_MAX_SKILLS, Listing as SkillsListing,
     PreparedSkill, listing as skills_listing, prepare as prepare_skills,

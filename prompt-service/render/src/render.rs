@@ -1,6 +1,8 @@
 //! The facade: validate and normalise the input, build the sections in table
 //! order, join them around the cache boundary, and report on the result.
 
+use std::sync::Arc;
+
 use crate::{
     bootstrap::{self, FileReport},
     boundary::{CACHE_BOUNDARY_MARKER, SECTION_SEPARATOR},
@@ -9,6 +11,7 @@ use crate::{
     mode::{Layer, SECTIONS},
     owners, paths,
     sections::{self, StableCtx, TurnCtx},
+    shared::{Sections, SharedStr},
     skills,
     text::{self, normalize_block, one_line},
     tools::ToolSet,
@@ -97,28 +100,34 @@ pub struct ToolsReport {
 }
 
 /// A rendered prompt and its diagnostics.
+///
+/// Everything that depends only on the stable inputs (the prefix, its hash,
+/// the stable sections, the skills and tools reports) is shared with the
+/// memoised stable block rather than copied on every turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
     /// Stable prefix, marker line, dynamic suffix.
     pub text: String,
     /// Everything above the marker.
-    pub stable_prefix: String,
+    pub stable_prefix: SharedStr,
     /// Everything below the marker.
     pub dynamic_suffix: String,
     /// Byte offset of the marker in `text`.
     pub boundary_offset: usize,
     /// Hex SHA-256 of `stable_prefix`.
-    pub stable_prefix_sha256: String,
+    pub stable_prefix_sha256: SharedStr,
+    /// Characters of `stable_prefix`.
+    pub stable_prefix_chars: u32,
     /// Mode used.
     pub mode: PromptMode,
     /// Sections in output order.
-    pub sections: Vec<SectionReport>,
+    pub sections: Sections,
     /// Injected files.
     pub context: ContextReport,
     /// Skills listing.
-    pub skills: SkillsReport,
+    pub skills: Arc<SkillsReport>,
     /// Tools.
-    pub tools: ToolsReport,
+    pub tools: Arc<ToolsReport>,
     /// Characters of `text`.
     pub chars: u32,
     /// `chars / 4`, rounded up.
@@ -139,12 +148,14 @@ pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
 #[derive(Debug, Clone)]
 pub(crate) struct StableBlock {
     ctx: StableCtx,
-    prefix: String,
-    prefix_sha256: String,
+    prefix: SharedStr,
+    prefix_sha256: SharedStr,
     prefix_chars: u32,
-    sections: Vec<SectionReport>,
-    skills: SkillsReport,
-    tools: ToolsReport,
+    sections: Arc<[SectionReport]>,
+    /// Characters of the stable Project Context sections.
+    project_context_chars: u32,
+    skills: Arc<SkillsReport>,
+    tools: Arc<ToolsReport>,
 }
 
 /// Renders the stable block.
@@ -156,16 +167,18 @@ pub(crate) fn stable_block(input: &RenderInput) -> Result<StableBlock, RenderErr
         .flat_map(|row| sections::build_stable(row.kind, row.id, &ctx))
         .collect();
     let prefix = join(&pieces);
+    let sections: Arc<[SectionReport]> = pieces
+        .iter()
+        .map(|p| section_report(p, Layer::Stable))
+        .collect();
     Ok(StableBlock {
-        prefix_sha256: text::sha256_hex(prefix.as_bytes()),
+        prefix_sha256: text::sha256_hex(prefix.as_bytes()).into(),
         prefix_chars: text::chars_u32(&prefix),
-        sections: pieces
-            .iter()
-            .map(|p| section_report(p, Layer::Stable))
-            .collect(),
-        skills: skills_report(&ctx),
-        tools: tools_report(&ctx.tools),
-        prefix,
+        project_context_chars: project_context_chars(&sections),
+        sections,
+        skills: Arc::new(skills_report(&ctx)),
+        tools: Arc::new(tools_report(&ctx.tools)),
+        prefix: prefix.into(),
         ctx,
     })
 }
@@ -180,24 +193,30 @@ pub(crate) fn finish(input: &RenderInput, block: &StableBlock) -> Result<Rendere
         .flat_map(|row| sections::build_dynamic(row.kind, row.id, ctx, &turn))
         .collect();
     let dynamic_suffix = join(&pieces);
-    let stable_prefix = block.prefix.clone();
-    let text = if dynamic_suffix.is_empty() {
-        format!("{stable_prefix}{SECTION_SEPARATOR}{CACHE_BOUNDARY_MARKER}")
-    } else {
-        format!(
-            "{stable_prefix}{SECTION_SEPARATOR}{CACHE_BOUNDARY_MARKER}{SECTION_SEPARATOR}{dynamic_suffix}"
-        )
-    };
-    let boundary_offset = stable_prefix.len() + SECTION_SEPARATOR.len();
-    let mut sections = block.sections.clone();
-    sections.extend(pieces.iter().map(|p| section_report(p, Layer::Dynamic)));
-    let project_context_chars = sections
+    let prefix = block.prefix.as_str();
+    // Built in one exact-size buffer: the stable prefix is ~35 KB, so a
+    // second copy or a regrowth is most of a per-turn render's cost.
+    let mut text = String::with_capacity(
+        prefix.len()
+            + 2 * SECTION_SEPARATOR.len()
+            + CACHE_BOUNDARY_MARKER.len()
+            + dynamic_suffix.len(),
+    );
+    text.push_str(prefix);
+    text.push_str(SECTION_SEPARATOR);
+    text.push_str(CACHE_BOUNDARY_MARKER);
+    if !dynamic_suffix.is_empty() {
+        text.push_str(SECTION_SEPARATOR);
+        text.push_str(&dynamic_suffix);
+    }
+    let boundary_offset = prefix.len() + SECTION_SEPARATOR.len();
+    let dynamic_sections: Vec<SectionReport> = pieces
         .iter()
-        .filter(|s| {
-            s.id.starts_with("project_context") || s.id.starts_with("dynamic_project_context")
-        })
-        .map(|s| s.chars)
-        .sum();
+        .map(|p| section_report(p, Layer::Dynamic))
+        .collect();
+    let sections = Sections::new(Arc::clone(&block.sections), dynamic_sections);
+    let project_context_chars =
+        block.project_context_chars + project_context_chars(sections.dynamic());
     // Counted from the parts: the stable prefix was measured once per block.
     let separators = if dynamic_suffix.is_empty() { 1 } else { 2 };
     let chars = block.prefix_chars
@@ -206,6 +225,7 @@ pub(crate) fn finish(input: &RenderInput, block: &StableBlock) -> Result<Rendere
         + text::chars_u32(&dynamic_suffix);
     Ok(Rendered {
         stable_prefix_sha256: block.prefix_sha256.clone(),
+        stable_prefix_chars: block.prefix_chars,
         context: ContextReport {
             max_chars_per_file: u32::try_from(ctx.bootstrap.max_chars_per_file).unwrap_or(u32::MAX),
             total_max_chars: u32::try_from(ctx.bootstrap.total_max_chars).unwrap_or(u32::MAX),
@@ -213,17 +233,28 @@ pub(crate) fn finish(input: &RenderInput, block: &StableBlock) -> Result<Rendere
             project_context_chars,
             truncation_notice_shown: sections.iter().any(|s| s.id == "bootstrap_notice"),
         },
-        skills: block.skills.clone(),
-        tools: block.tools.clone(),
+        skills: Arc::clone(&block.skills),
+        tools: Arc::clone(&block.tools),
         sections,
         mode: ctx.mode,
         boundary_offset,
-        stable_prefix,
+        stable_prefix: block.prefix.clone(),
         dynamic_suffix,
         chars,
         approx_tokens: chars.div_ceil(4),
         text,
     })
+}
+
+/// Characters of the Project Context sections among `sections`.
+fn project_context_chars(sections: &[SectionReport]) -> u32 {
+    sections
+        .iter()
+        .filter(|s| {
+            s.id.starts_with("project_context") || s.id.starts_with("dynamic_project_context")
+        })
+        .map(|s| s.chars)
+        .sum()
 }
 
 fn join(pieces: &[sections::Piece]) -> String {

@@ -19,7 +19,16 @@ pub fn chars_u32(s: &str) -> u32 {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    // A table lookup rather than `hex::encode`'s char iterator: every
+    // section of every turn is hashed, and the iterator was a third of it.
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(2 * digest.len());
+    for b in digest {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 /// Normalises caller-supplied free text before it enters the prompt:
@@ -107,6 +116,15 @@ mod tests {
         assert_eq!(last_chars(s, 0), "");
         assert_eq!(last_chars(s, 100), s);
         assert_eq!(take_chars(s, 100), s);
+    }
+
+    #[test]
+    fn sha256_hex_is_lowercase_hex_of_the_digest() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(sha256_hex(b"abc"), hex::encode(Sha256::digest(b"abc")));
     }
 
     #[test]

@@ -379,7 +379,7 @@ fn layer_to_pb(layer: render::Layer) -> pb::Layer {
     }
 }
 
-fn mode_to_pb(mode: render::PromptMode) -> pb::PromptMode {
+pub(crate) fn mode_to_pb(mode: render::PromptMode) -> pb::PromptMode {
     match mode {
         render::PromptMode::Full => pb::PromptMode::Full,
         render::PromptMode::Minimal => pb::PromptMode::Minimal,
@@ -416,6 +416,7 @@ pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResp
             dynamic_suffix,
             boundary_offset,
             stable_prefix_sha256,
+            stable_prefix_chars: _,
             mode,
             sections,
             context,
@@ -426,72 +427,109 @@ pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResp
         } = r;
         pb::RenderSystemPromptResponse {
             text,
-            stable_prefix,
+            stable_prefix: stable_prefix.into(),
             dynamic_suffix,
             boundary_offset: u32::try_from(boundary_offset).unwrap_or(u32::MAX),
             boundary_marker: render::CACHE_BOUNDARY_MARKER.to_owned(),
-            stable_prefix_sha256,
+            stable_prefix_sha256: stable_prefix_sha256.into(),
             resolved_mode: mode_to_pb(mode) as i32,
-            sections: sections
-                .into_iter()
-                .map(|s| pb::RenderedSection {
-                    id: s.id,
-                    heading: s.heading,
-                    layer: layer_to_pb(s.layer) as i32,
-                    chars: s.chars,
-                    sha256: s.sha256,
-                })
-                .collect(),
-            context: Some(pb::ContextReport {
-                max_chars_per_file: context.max_chars_per_file,
-                total_max_chars: context.total_max_chars,
-                files: context
-                    .files
-                    .into_iter()
-                    .map(|f| pb::InjectedFile {
-                        path: f.path,
-                        status: status_to_pb(f.status) as i32,
-                        raw_chars: f.raw_chars,
-                        injected_chars: f.injected_chars,
-                        cause: cause_to_pb(f.cause) as i32,
-                        layer: layer_to_pb(f.layer) as i32,
-                    })
-                    .collect(),
-                project_context_chars: context.project_context_chars,
-                truncation_notice_shown: context.truncation_notice_shown,
-            }),
-            skills: Some(pb::SkillsReport {
-                offered: skills.offered,
-                listed: skills.listed,
-                omitted: skills.omitted,
-                chars: skills.chars,
-                compact: skills.compact,
-                entries: skills
-                    .entries
-                    .into_iter()
-                    .map(|e| pb::SkillEntry {
-                        name: e.name,
-                        version: e.version,
-                        block_chars: e.block_chars,
-                    })
-                    .collect(),
-            }),
-            tools: Some(pb::ToolsReport {
-                list_chars: tools.list_chars,
-                schema_chars: tools.schema_chars,
-                entries: tools
-                    .entries
-                    .into_iter()
-                    .map(|e| pb::ToolEntry {
-                        name: e.name,
-                        summary_chars: e.summary_chars,
-                        schema_chars: e.schema_chars,
-                        properties_count: e.properties_count,
-                    })
-                    .collect(),
-            }),
+            sections: sections.iter().map(section_to_pb).collect(),
+            context: Some(context_to_pb(context)),
+            skills: Some(skills_to_pb(&skills)),
+            tools: Some(tools_to_pb(&tools)),
             chars,
             approx_tokens,
         }
+    }
+}
+
+pub(crate) fn section_to_pb(s: &render::SectionReport) -> pb::RenderedSection {
+    let render::SectionReport {
+        id,
+        heading,
+        layer,
+        chars,
+        sha256,
+    } = s;
+    pb::RenderedSection {
+        id: id.clone(),
+        heading: heading.clone(),
+        layer: layer_to_pb(*layer) as i32,
+        chars: *chars,
+        sha256: sha256.clone(),
+    }
+}
+
+pub(crate) fn context_to_pb(context: render::ContextReport) -> pb::ContextReport {
+    let render::ContextReport {
+        max_chars_per_file,
+        total_max_chars,
+        files,
+        project_context_chars,
+        truncation_notice_shown,
+    } = context;
+    pb::ContextReport {
+        max_chars_per_file,
+        total_max_chars,
+        files: files
+            .into_iter()
+            .map(|f| pb::InjectedFile {
+                path: f.path,
+                status: status_to_pb(f.status) as i32,
+                raw_chars: f.raw_chars,
+                injected_chars: f.injected_chars,
+                cause: cause_to_pb(f.cause) as i32,
+                layer: layer_to_pb(f.layer) as i32,
+            })
+            .collect(),
+        project_context_chars,
+        truncation_notice_shown,
+    }
+}
+
+pub(crate) fn skills_to_pb(skills: &render::SkillsReport) -> pb::SkillsReport {
+    let render::SkillsReport {
+        offered,
+        listed,
+        omitted,
+        chars,
+        compact,
+        entries,
+    } = skills;
+    pb::SkillsReport {
+        offered: *offered,
+        listed: *listed,
+        omitted: omitted.clone(),
+        chars: *chars,
+        compact: *compact,
+        entries: entries
+            .iter()
+            .map(|e| pb::SkillEntry {
+                name: e.name.clone(),
+                version: e.version.clone(),
+                block_chars: e.block_chars,
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn tools_to_pb(tools: &render::ToolsReport) -> pb::ToolsReport {
+    let render::ToolsReport {
+        list_chars,
+        schema_chars,
+        entries,
+    } = tools;
+    pb::ToolsReport {
+        list_chars: *list_chars,
+        schema_chars: *schema_chars,
+        entries: entries
+            .iter()
+            .map(|e| pb::ToolEntry {
+                name: e.name.clone(),
+                summary_chars: e.summary_chars,
+                schema_chars: e.schema_chars,
+                properties_count: e.properties_count,
+            })
+            .collect(),
     }
 }

@@ -8,11 +8,11 @@ use openclaw_proto::{
     prompt::v1::prompt_service_server::PromptServiceServer,
 };
 use tokio::net::TcpListener;
-use tonic::{Request, Response, Status, codec::CompressionEncoding, transport::Server};
+use tonic::{Request, Response, Status, transport::Server};
 use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
 
-use crate::service::PromptServiceImpl;
+use crate::{reply::PromptRoutes, service::PromptServiceImpl};
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -84,10 +84,7 @@ pub async fn serve(
         .await;
 
     let service = PromptServiceImpl::new(std::sync::Arc::default())?;
-    let prompt = PromptServiceServer::new(service)
-        .max_decoding_message_size(config.max_request_bytes)
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip);
+    let prompt = PromptRoutes::new(service, config.max_request_bytes);
     let echo = config.bench_echo.then(|| {
         echo_server::EchoServer::new(EchoService)
             .max_decoding_message_size(config.max_request_bytes)

@@ -13,6 +13,7 @@ use crate::{
     convert::{input_from_request, response_from_rendered},
     error::ServerError,
     knobs,
+    reply::RenderReply,
 };
 
 /// Renders a request exactly as the RPC does. The CLI preview calls this too,
@@ -44,6 +45,32 @@ impl PromptServiceImpl {
             loader: Arc::new(Loader::new()?),
         })
     }
+
+    /// RenderSystemPrompt's work: validate, render, log and count. Both the
+    /// served route and the generated trait method go through here.
+    pub(crate) fn render_reply(
+        &self,
+        request: pb::RenderSystemPromptRequest,
+    ) -> Result<RenderReply, Status> {
+        let input = input_from_request(request).inspect_err(|e| {
+            tracing::info!(error = %e, "render refused");
+        })?;
+        let rendered = self
+            .renderer
+            .render(&input)
+            .map_err(ServerError::from)
+            .inspect_err(|e| {
+                tracing::info!(error = %e, "render refused");
+            })?;
+        tracing::debug!(
+            chars = rendered.chars,
+            sections = rendered.sections.len(),
+            stable_prefix_sha256 = %rendered.stable_prefix_sha256,
+            "rendered"
+        );
+        service_kit::metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
+        Ok(RenderReply::new(rendered))
+    }
 }
 
 #[tonic::async_trait]
@@ -52,20 +79,9 @@ impl PromptService for PromptServiceImpl {
         &self,
         request: Request<pb::RenderSystemPromptRequest>,
     ) -> Result<Response<pb::RenderSystemPromptResponse>, Status> {
-        let response = render_request(&self.renderer, request.into_inner()).inspect_err(|e| {
-            tracing::info!(error = %e, "render refused");
-        })?;
-        tracing::debug!(
-            chars = response.chars,
-            sections = response.sections.len(),
-            stable_prefix_sha256 = %response.stable_prefix_sha256,
-            "rendered"
-        );
-        service_kit::metrics::prompt_rendered(
-            response.chars,
-            u32::try_from(response.stable_prefix.chars().count()).unwrap_or(u32::MAX),
-        );
-        Ok(Response::new(response))
+        Ok(Response::new(
+            self.render_reply(request.into_inner())?.into_response(),
+        ))
     }
 
     async fn resolve_prompt_config(
