@@ -48,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     CompactionEvent, CompactionPhase, CompactionTrigger, Emitter, RunEvent,
     prepare::{RunModel, SessionCtx, TurnPrompt},
-    turns::provider_error,
+    turns::{assistant_text, provider_error},
 };
 use crate::{
     compaction::{self, Budget, Estimate},
@@ -511,14 +511,7 @@ impl<'a> Compactor<'a> {
                 max_output_tokens: None,
                 reasoning_effort: None,
             };
-            let reply = self.quiet_call(request).await?;
-            if reply.stop_reason == StopReason::Error {
-                return Err(RuntimeError::Unavailable(
-                    reply
-                        .error_message
-                        .unwrap_or_else(|| "the summary call failed".to_owned()),
-                ));
-            }
+            let reply = self.quiet_call(request, "summary").await?;
             let text = assistant_text(&reply);
             if text.trim().is_empty() {
                 return Err(RuntimeError::Unavailable(
@@ -632,14 +625,7 @@ impl<'a> Compactor<'a> {
                 max_output_tokens: None,
                 reasoning_effort: None,
             };
-            let reply = self.quiet_call(request).await?;
-            if reply.stop_reason == StopReason::Error {
-                return Err(RuntimeError::Unavailable(
-                    reply
-                        .error_message
-                        .unwrap_or_else(|| "the flush call failed".to_owned()),
-                ));
-            }
+            let reply = self.quiet_call(request, "memory flush").await?;
             let calls: Vec<_> = reply
                 .content
                 .iter()
@@ -696,8 +682,12 @@ impl<'a> Compactor<'a> {
     }
 
     /// One model call without stream events (the flush and the summary are
-    /// not shown to the user).
-    async fn quiet_call(&self, request: ModelRequest) -> Result<AssistantMessage, RuntimeError> {
+    /// not shown to the user); a reply that ended in error is an error.
+    async fn quiet_call(
+        &self,
+        request: ModelRequest,
+        what: &str,
+    ) -> Result<AssistantMessage, RuntimeError> {
         let began = Instant::now();
         let (events, mut drain) = mpsc::channel(64);
         let policy = openclaw_providers::RetryPolicy {
@@ -720,7 +710,15 @@ impl<'a> Compactor<'a> {
             began.elapsed(),
             service_kit::metrics::Tokens::default(),
         );
-        result.map_err(provider_error)
+        let reply = result.map_err(provider_error)?;
+        if reply.stop_reason == StopReason::Error {
+            return Err(RuntimeError::Unavailable(
+                reply
+                    .error_message
+                    .unwrap_or_else(|| format!("the {what} call failed")),
+            ));
+        }
+        Ok(reply)
     }
 }
 
@@ -761,18 +759,6 @@ fn user_message(text: String, now: i64) -> Message {
         content: UserContent::Text(text),
         timestamp: now,
     })
-}
-
-fn assistant_text(reply: &AssistantMessage) -> String {
-    reply
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
 }
 
 #[cfg(test)]

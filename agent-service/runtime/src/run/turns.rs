@@ -618,7 +618,7 @@ fn add_usage(total: &mut Usage, usage: &Usage) {
     total.total_tokens += usage.total_tokens;
 }
 
-fn assistant_text(reply: &AssistantMessage) -> String {
+pub(super) fn assistant_text(reply: &AssistantMessage) -> String {
     reply
         .content
         .iter()

@@ -101,24 +101,8 @@ fn phases(events: &[pb::RunEvent]) -> Vec<pb::CompactionPhase> {
         .collect()
 }
 
-/// Every transcript entry of the main session, as JSON.
 async fn transcript(service: &Service) -> Vec<Value> {
-    let mut stream = service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-        .expect("transcript")
-        .into_inner();
-    let mut out = Vec::new();
-    while let Some(item) = stream.message().await.expect("item") {
-        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-            && !e.id.is_empty()
-        {
-            out.push(serde_json::from_str(&e.json).expect("entry json"));
-        }
-    }
-    out
+    service.transcript_json().await
 }
 
 fn entries_of<'a>(entries: &'a [Value], kind: &str) -> Vec<&'a Value> {

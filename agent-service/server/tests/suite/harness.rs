@@ -97,6 +97,27 @@ impl Service {
         self.dir.take().expect("dir")
     }
 
+    /// Every entry of the default agent's main session (not the header), as JSON.
+    pub async fn transcript_json(&self) -> Vec<serde_json::Value> {
+        use openclaw_proto::agent::v1 as pb;
+        let mut stream = self
+            .client()
+            .await
+            .get_transcript(pb::GetTranscriptRequest { session: None })
+            .await
+            .expect("transcript")
+            .into_inner();
+        let mut out = Vec::new();
+        while let Some(item) = stream.message().await.expect("item") {
+            if let Some(pb::transcript_item::Item::Entry(e)) = item.item
+                && !e.id.is_empty()
+            {
+                out.push(serde_json::from_str(&e.json).expect("entry json"));
+            }
+        }
+        out
+    }
+
     /// The temporary root (home dir; state under `state/`).
     pub fn root(&self) -> &std::path::Path {
         self.dir.as_ref().expect("dir").path()

@@ -137,23 +137,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 
 /// Every transcript entry of the main session, as JSON.
 async fn transcript(h: &Harness) -> Vec<Value> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-        .expect("transcript")
-        .into_inner();
-    let mut out = Vec::new();
-    while let Some(item) = stream.message().await.expect("item") {
-        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-            && !e.id.is_empty()
-        {
-            out.push(serde_json::from_str(&e.json).expect("entry json"));
-        }
-    }
-    out
+    h.service.transcript_json().await
 }
 
 fn heartbeat_verdicts(entries: &[Value]) -> Vec<Value> {

@@ -102,23 +102,7 @@ impl Stack {
 
     /// The main session's entries as JSON.
     async fn transcript(&self) -> Vec<Value> {
-        let mut stream = self
-            .service
-            .client()
-            .await
-            .get_transcript(pb::GetTranscriptRequest { session: None })
-            .await
-            .expect("transcript")
-            .into_inner();
-        let mut out = Vec::new();
-        while let Some(item) = stream.message().await.expect("item") {
-            if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-                && !e.id.is_empty()
-            {
-                out.push(serde_json::from_str(&e.json).expect("entry json"));
-            }
-        }
-        out
+        self.service.transcript_json().await
     }
 }
 
