@@ -3,12 +3,16 @@
 //! changing), convert back, encode the response. The load generator shows
 //! the same path over loopback next to a same-size echo.
 //!
+//! `served_path` is what the served route does (the reply's text fields written
+//! from the shared prefix, see `RenderReply`); `echo_path` is the echo
+//! baseline's own work for a same-size request and response.
+//!
 //! Run: `cargo bench -p prompt-server --bench rpc_path`
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use openclaw_proto::prompt::v1 as pb;
+use openclaw_proto::{bench::v1 as bench_pb, prompt::v1 as pb};
 use prompt_render::{Renderer, fixtures};
 use prost::Message;
 
@@ -28,6 +32,38 @@ fn bench(c: &mut Criterion) {
             let req =
                 pb::RenderSystemPromptRequest::decode(black_box(encoded[i % 2].as_slice())).ok()?;
             let resp = prompt_server::render_request(&renderer, req).ok()?;
+            Some(resp.encode_to_vec())
+        })
+    });
+    group.bench_function("served_path", |b| {
+        b.iter(|| {
+            i += 1;
+            let req =
+                pb::RenderSystemPromptRequest::decode(black_box(encoded[i % 2].as_slice())).ok()?;
+            let input = prompt_server::input_from_request(req).ok()?;
+            let reply = prompt_server::RenderReply::new(renderer.render(&input).ok()?);
+            let mut out = Vec::with_capacity(reply.encoded_len());
+            reply.encode_raw(&mut out);
+            Some(out)
+        })
+    });
+    let response_len = prompt_server::RenderReply::new(
+        renderer
+            .render(&inputs[0])
+            .unwrap_or_else(|e| panic!("the fixture renders: {e}")),
+    )
+    .encoded_len();
+    let echo = bench_pb::EchoRequest {
+        payload: vec![b'x'; encoded[0].len()],
+        response_bytes: u32::try_from(response_len).unwrap_or(u32::MAX),
+    }
+    .encode_to_vec();
+    group.bench_function("echo_path", |b| {
+        b.iter(|| {
+            let req = bench_pb::EchoRequest::decode(black_box(echo.as_slice())).ok()?;
+            let resp = bench_pb::EchoResponse {
+                payload: vec![b'x'; req.response_bytes as usize],
+            };
             Some(resp.encode_to_vec())
         })
     });

@@ -186,6 +186,13 @@ fn refuse(problems: &[String]) -> ExitCode {
     ExitCode::from(64)
 }
 
+/// mimalloc instead of the system allocator: a render request makes a few
+/// hundred small allocations on whichever worker thread runs it, and glibc's
+/// malloc spent a measurable share of the server's time consolidating and
+/// clearing pages under load (see README "Performance").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
