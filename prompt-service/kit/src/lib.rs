@@ -59,7 +59,7 @@ pub use logging::{LogFormat, SESSION_KEY_HEADER, init_tracing, record_session_id
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};
-pub use security::{ClientFlags, ClientSecurity, SecurityFlags, ServerSecurity};
+pub use security::{ClientFlags, ClientSecurity, SecurityArgs, SecurityFlags, ServerSecurity};
 pub use shutdown::{drain, shutdown_signal};
 pub use tls::{ClientTls, ServerTls};
 pub use tonic_reflection::server::Error as ReflectionError;

@@ -39,6 +39,110 @@ pub struct SecurityFlags {
     pub tls_server_name: Option<String>,
 }
 
+/// The server security flags of both service binaries (help heading "Security"), flattened
+/// into each binary's command line. Their environment variables carry the binary's prefix
+/// (`PROMPT_SERVICE_TOKENS`, `AGENT_SERVICE_TLS_CERT`, ...): build the command with
+/// [`SecurityArgs::with_env`].
+#[derive(Clone, clap::Args)]
+pub struct SecurityArgs {
+    /// File of accepted bearer tokens, one per line (`#` starts a comment); list several to
+    /// rotate without downtime. Callers send `authorization: Bearer <token>`; health and
+    /// reflection stay open. A non-loopback --listen needs a token (or --tls-client-ca).
+    #[arg(long, value_name = "PATH", help_heading = "Security")]
+    pub tokens_file: Option<PathBuf>,
+    /// Accepted bearer tokens, separated by commas or whitespace, 16+ characters each
+    /// (`openssl rand -hex 32`). Prefer --tokens-file or the variable: a command line is
+    /// visible to every local user.
+    #[arg(
+        long,
+        hide_env_values = true,
+        value_name = "TOKENS",
+        help_heading = "Security"
+    )]
+    pub tokens: Option<String>,
+    /// Serve a non-loopback --listen without any authentication. Only when something in
+    /// front of this service authenticates every caller (agent-service's callers can run
+    /// commands on its machine).
+    #[arg(
+        long,
+        value_parser = clap::builder::BoolishValueParser::new(),
+        help_heading = "Security"
+    )]
+    pub insecure_no_auth: bool,
+    /// Serve TLS with this certificate chain (PEM, leaf first; with --tls-key). Unset:
+    /// plaintext HTTP/2. `healthcheck` then probes over TLS (needs --tls-ca).
+    #[arg(long, value_name = "PEM", global = true, help_heading = "Security")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PEM", help_heading = "Security")]
+    pub tls_key: Option<PathBuf>,
+    /// Require client certificates signed by this CA (PEM; mTLS, needs --tls-cert). A
+    /// certificate it did not sign fails the handshake; a call without one gets
+    /// UNAUTHENTICATED (health stays open).
+    #[arg(long, value_name = "PEM", help_heading = "Security")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// `healthcheck` against a TLS server: the CA (PEM) that signed --tls-cert.
+    #[arg(long, value_name = "PEM", global = true, help_heading = "Security")]
+    pub tls_ca: Option<PathBuf>,
+    /// `healthcheck` against a TLS server: the name its certificate must carry.
+    #[arg(
+        long,
+        default_value = "localhost",
+        global = true,
+        help_heading = "Security"
+    )]
+    pub tls_server_name: String,
+}
+
+impl SecurityArgs {
+    /// Each flag's environment variable, after the binary's prefix and `_`.
+    const VARS: [(&'static str, &'static str); 8] = [
+        ("tokens_file", "TOKENS_FILE"),
+        ("tokens", "TOKENS"),
+        ("insecure_no_auth", "INSECURE_NO_AUTH"),
+        ("tls_cert", "TLS_CERT"),
+        ("tls_key", "TLS_KEY"),
+        ("tls_client_ca", "TLS_CLIENT_CA"),
+        ("tls_ca", "TLS_CA"),
+        ("tls_server_name", "TLS_SERVER_NAME"),
+    ];
+
+    /// `command` (which flattens these flags) with their variables named `<prefix>_...`.
+    pub fn with_env(command: clap::Command, prefix: &str) -> clap::Command {
+        Self::VARS.iter().fold(command, |command, (id, var)| {
+            command.mut_arg(*id, |arg| arg.env(format!("{prefix}_{var}")))
+        })
+    }
+
+    /// Parses the process's command line into `C`, which flattens these flags, with their
+    /// variables named `<prefix>_...`; on bad input prints clap's message and exits.
+    pub fn parse_cli<C: clap::Parser>(prefix: &str) -> C {
+        let matches = Self::with_env(C::command(), prefix).get_matches();
+        C::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
+    }
+
+    /// The flags as [`ServerSecurity::resolve`] takes them.
+    pub fn flags(&self) -> SecurityFlags {
+        SecurityFlags {
+            tokens: self.tokens.clone(),
+            tokens_file: self.tokens_file.clone(),
+            insecure_no_auth: self.insecure_no_auth,
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_client_ca: self.tls_client_ca.clone(),
+            tls_ca: self.tls_ca.clone(),
+            tls_server_name: Some(self.tls_server_name.clone()),
+        }
+    }
+}
+
+impl fmt::Debug for SecurityArgs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Through SecurityFlags: the tokens are redacted there.
+        fmt::Debug::fmt(&self.flags(), f)
+    }
+}
+
 impl fmt::Debug for SecurityFlags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecurityFlags")

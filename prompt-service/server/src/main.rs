@@ -1,10 +1,10 @@
 //! `prompt-service`: serve the PromptService, preview a render, or probe health.
 
-use std::{io::Write, path::PathBuf, process::ExitCode, time::Duration};
+use std::{io::Write, process::ExitCode, time::Duration};
 
-use clap::{Parser, Subcommand, builder::BoolishValueParser};
+use clap::{Parser, Subcommand};
 use prompt_server::{PreviewFormat, ServeConfig};
-use service_kit::{OverloadConfig, SecurityFlags, ServerSecurity};
+use service_kit::{OverloadConfig, SecurityArgs, ServerSecurity};
 
 /// Prefix of the environment variables, as security messages name them.
 const ENV_PREFIX: &str = "PROMPT_SERVICE";
@@ -37,82 +37,8 @@ struct Cli {
     #[arg(long, hide = true)]
     bench_echo: bool,
 
-    /// File of accepted bearer tokens, one per line (`#` starts a comment); list several to
-    /// rotate without downtime. Callers send `authorization: Bearer <token>`; health and
-    /// reflection stay open. A non-loopback --listen needs a token (or --tls-client-ca).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TOKENS_FILE",
-        value_name = "PATH",
-        help_heading = "Security"
-    )]
-    tokens_file: Option<PathBuf>,
-    /// Accepted bearer tokens, separated by commas or whitespace, 16+ characters each
-    /// (`openssl rand -hex 32`). Prefer --tokens-file or the variable: a command line is
-    /// visible to every local user.
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TOKENS",
-        hide_env_values = true,
-        value_name = "TOKENS",
-        help_heading = "Security"
-    )]
-    tokens: Option<String>,
-    /// Serve a non-loopback --listen without any authentication. Only when something in
-    /// front of this service authenticates every caller.
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_INSECURE_NO_AUTH",
-        value_parser = BoolishValueParser::new(),
-        help_heading = "Security"
-    )]
-    insecure_no_auth: bool,
-    /// Serve TLS with this certificate chain (PEM, leaf first; with --tls-key). Unset:
-    /// plaintext HTTP/2. `healthcheck` then probes over TLS (needs --tls-ca).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TLS_CERT",
-        value_name = "PEM",
-        global = true,
-        help_heading = "Security"
-    )]
-    tls_cert: Option<PathBuf>,
-    /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TLS_KEY",
-        value_name = "PEM",
-        help_heading = "Security"
-    )]
-    tls_key: Option<PathBuf>,
-    /// Require client certificates signed by this CA (PEM; mTLS, needs --tls-cert). A
-    /// certificate it did not sign fails the handshake; a call without one gets
-    /// UNAUTHENTICATED (health stays open).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TLS_CLIENT_CA",
-        value_name = "PEM",
-        help_heading = "Security"
-    )]
-    tls_client_ca: Option<PathBuf>,
-    /// `healthcheck` against a TLS server: the CA (PEM) that signed --tls-cert.
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TLS_CA",
-        value_name = "PEM",
-        global = true,
-        help_heading = "Security"
-    )]
-    tls_ca: Option<PathBuf>,
-    /// `healthcheck` against a TLS server: the name its certificate must carry.
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TLS_SERVER_NAME",
-        default_value = "localhost",
-        global = true,
-        help_heading = "Security"
-    )]
-    tls_server_name: String,
+    #[command(flatten)]
+    security: SecurityArgs,
 
     /// Unary calls in progress at once; past it a call gets RESOURCE_EXHAUSTED at once
     /// instead of queueing (health checks are exempt).
@@ -163,21 +89,6 @@ enum Command {
     Healthcheck,
 }
 
-impl Cli {
-    fn security_flags(&self) -> SecurityFlags {
-        SecurityFlags {
-            tokens: self.tokens.clone(),
-            tokens_file: self.tokens_file.clone(),
-            insecure_no_auth: self.insecure_no_auth,
-            tls_cert: self.tls_cert.clone(),
-            tls_key: self.tls_key.clone(),
-            tls_client_ca: self.tls_client_ca.clone(),
-            tls_ca: self.tls_ca.clone(),
-            tls_server_name: Some(self.tls_server_name.clone()),
-        }
-    }
-}
-
 /// Prints each problem and returns the usage exit code (EX_USAGE).
 fn refuse(problems: &[String]) -> ExitCode {
     for problem in problems {
@@ -195,14 +106,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli: Cli = SecurityArgs::parse_cli(ENV_PREFIX);
     service_kit::init_tracing(cli.log_format);
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve => {
             let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
             // Checked before binding: a server that would serve other hosts
             // unauthenticated never opens its port.
-            let security = match ServerSecurity::resolve(&cli.security_flags(), ENV_PREFIX) {
+            let security = match ServerSecurity::resolve(&cli.security.flags(), ENV_PREFIX) {
                 Ok(security) => security,
                 Err(problems) => return Ok(refuse(&problems)),
             };
@@ -245,7 +156,7 @@ async fn main() -> anyhow::Result<ExitCode> {
             // Health is open: no token is sent. Over TLS when this server
             // serves TLS (the same --tls-cert setting), verified with --tls-ca.
             let target = service_kit::parse_listen(&cli.listen)
-                .and_then(|addr| cli.security_flags().probe_target(addr, ENV_PREFIX));
+                .and_then(|addr| cli.security.flags().probe_target(addr, ENV_PREFIX));
             let (endpoint, tls) = match target {
                 Ok(target) => target,
                 Err(problem) => return Ok(refuse(&[problem])),
