@@ -158,16 +158,17 @@ impl<'a> Compactor<'a> {
 
     /// The estimate of a request with this prompt and history.
     fn estimate(&self, prompt: &pb::RenderSystemPromptResponse, history: &[Message]) -> Estimate {
-        Estimate::of(prompt.text.chars().count(), self.tool_chars, history)
+        Estimate::of(prompt.chars as usize, self.tool_chars, history)
     }
 
     /// Before a model call: flush memory past the flush point, compact past
-    /// the threshold. An error ends the run (the transcript is whole).
+    /// the threshold. True when a compaction replaced `history`. An error
+    /// ends the run (the transcript is whole).
     pub(crate) async fn before_call(
         &mut self,
         prompt: &pb::RenderSystemPromptResponse,
         history: &mut Vec<Message>,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<bool, RuntimeError> {
         let estimate = self.estimate(prompt, history);
         let tokens = estimate.tokens();
         if tokens >= self.budget.threshold() {
@@ -196,7 +197,7 @@ impl<'a> Compactor<'a> {
                 );
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// After the provider refused the request as too long: compact so the
@@ -211,6 +212,7 @@ impl<'a> Compactor<'a> {
         let estimate = self.estimate(prompt, history);
         self.compact(CompactionTrigger::Overflow, prompt, history, estimate)
             .await
+            .map(drop)
     }
 
     /// The error for a request the provider still refuses after compacting.
@@ -283,7 +285,7 @@ impl<'a> Compactor<'a> {
         prompt: &pb::RenderSystemPromptResponse,
         history: &mut Vec<Message>,
         estimate: Estimate,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<bool, RuntimeError> {
         let before = estimate.tokens();
         // Past the window (or refused by the provider), going on without a
         // smaller context cannot work; below it, a failed compaction only
@@ -297,7 +299,7 @@ impl<'a> Compactor<'a> {
                     &format!("this run already compacted {MAX_PER_RUN} times"),
                 ))
             } else {
-                Ok(())
+                Ok(false)
             };
         }
         self.done += 1;
@@ -358,7 +360,7 @@ impl<'a> Compactor<'a> {
                         "compaction summarised everything older than the newest turn and it is still too big",
                     ));
                 }
-                Ok(())
+                Ok(true)
             }
             Ok(Done::Skipped { reason }) => {
                 self.emit(CompactionPhase::Skipped, trigger, before, reason.clone());
@@ -366,7 +368,7 @@ impl<'a> Compactor<'a> {
                     return Err(self.still_too_big(prompt, history, &reason));
                 }
                 tracing::info!(%reason, "compaction skipped");
-                Ok(())
+                Ok(false)
             }
             Err(error) => {
                 self.emit(CompactionPhase::Failed, trigger, before, error.to_string());
@@ -382,7 +384,7 @@ impl<'a> Compactor<'a> {
                         )),
                     });
                 }
-                Ok(())
+                Ok(false)
             }
         }
     }

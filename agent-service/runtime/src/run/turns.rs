@@ -179,10 +179,11 @@ pub(crate) async fn run_once(
         let prompt = runtime.render_turn(&turn, deadline).await?;
         // Compaction may replace older history with a summary (issue 10);
         // the pairing check runs again on what it leaves (lesson L10).
-        if let Err(error) = compactor.before_call(&prompt, &mut history).await {
-            return finish_failed(runtime, s, &total, error).await;
+        match compactor.before_call(&prompt, &mut history).await {
+            Ok(true) => repair(runtime, s, &mut history).await?,
+            Ok(false) => {}
+            Err(error) => return finish_failed(runtime, s, &total, error).await,
         }
-        repair(runtime, s, &mut history).await?;
         let fingerprint = PromptFingerprint::of(&prompt);
         let previous = s.extras.swap_fingerprint(fingerprint.clone());
         let (mut prefix_changed, mut changed_sections) = match &previous {
