@@ -1,9 +1,10 @@
 //! Workspace bootstrap files: order, session filters, budgets and the
 //! per-file report (SPEC P-31, P-33 to P-35, R-4).
 
-use std::collections::BTreeMap;
+use std::{borrow::Cow, collections::BTreeMap};
 
 use crate::{
+    boundary::strip_markers,
     error::RenderError,
     input::{BootstrapLimits, ContextFile, HeartbeatInfo, SessionKind},
     mode::Layer,
@@ -143,9 +144,21 @@ fn is_named(path: &str, lower_basename: &str) -> bool {
     paths::basename(path).eq_ignore_ascii_case(lower_basename)
 }
 
+/// `s.to_lowercase() == lower` for an ASCII `lower`, without allocating.
+fn lowercase_eq(s: &str, lower: &str) -> bool {
+    if s.is_ascii() {
+        return s.eq_ignore_ascii_case(lower);
+    }
+    // Some non-ASCII characters lowercase to ASCII (the Kelvin sign to `k`).
+    s.chars().flat_map(char::to_lowercase).eq(lower.chars())
+}
+
 fn rank(path: &str) -> usize {
-    let base = paths::basename(path).to_lowercase();
-    ORDER.iter().position(|n| *n == base).unwrap_or(ORDER.len())
+    let base = paths::basename(path);
+    ORDER
+        .iter()
+        .position(|n| lowercase_eq(base, n))
+        .unwrap_or(ORDER.len())
 }
 
 /// True for files rendered below the boundary (they may change every turn).
@@ -155,54 +168,64 @@ pub fn is_dynamic(path: &str) -> bool {
 
 /// Whether a file is offered to this kind of run (SPEC P-33, P-35).
 pub fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool {
-    let base = paths::basename(path).to_lowercase();
+    let base = paths::basename(path);
+    let listed = |names: &[&str]| names.iter().any(|n| lowercase_eq(base, n));
     let kind_allows = match kind {
-        SessionKind::Subagent => SUBAGENT_FILES.contains(&base.as_str()),
-        SessionKind::Cron => CRON_FILES.contains(&base.as_str()),
+        SessionKind::Subagent => listed(SUBAGENT_FILES),
+        SessionKind::Cron => listed(CRON_FILES),
         SessionKind::Main | SessionKind::Heartbeat => true,
     };
     // HEARTBEAT.md is left out of normal runs when heartbeats are off or the
     // prompt section is disabled; heartbeat runs always see it.
-    let heartbeat_allows = base != "heartbeat.md"
+    let heartbeat_allows = !lowercase_eq(base, "heartbeat.md")
         || kind == SessionKind::Heartbeat
         || (heartbeat.enabled && heartbeat.include_system_prompt_section);
     kind_allows && heartbeat_allows
 }
 
-struct Candidate {
+struct Candidate<'a> {
     path: String,
-    content: String,
+    content: Cow<'a, str>,
     missing: bool,
+}
+
+/// A file's content as injected: faithful, except that CRLF becomes LF and
+/// an embedded boundary marker is removed, so no file can move the cache
+/// boundary. Borrowed when nothing changes.
+fn file_content(content: &str) -> Cow<'_, str> {
+    if content.contains("\r\n") {
+        Cow::Owned(strip_markers(&content.replace("\r\n", "\n")).into_owned())
+    } else {
+        strip_markers(content)
+    }
 }
 
 /// Validates the request's files of one layer (paths inside the workspace,
 /// no duplicates) and returns them in canonical order. Field indices refer to
 /// the whole request.
-fn candidates(
+fn candidates<'a>(
     workspace: &str,
-    files: &[ContextFile],
+    files: &'a [ContextFile],
     dynamic: bool,
-) -> Result<Vec<Candidate>, RenderError> {
+) -> Result<Vec<Candidate<'a>>, RenderError> {
     let mut by_path: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = Vec::new();
     for (i, file) in files.iter().enumerate() {
         if is_dynamic(&file.path) != dynamic {
             continue;
         }
-        let field = format!("context_files[{i}].path");
+        let field = || format!("context_files[{i}].path");
         let path = paths::relative_in_workspace(workspace, &file.path)
-            .map_err(|reason| RenderError::invalid(&field, reason))?;
+            .map_err(|reason| RenderError::invalid(field(), reason))?;
         if let Some(first) = by_path.insert(path.clone(), i) {
             return Err(RenderError::invalid(
-                field,
+                field(),
                 format!("duplicate context file {path:?} (same as context_files[{first}])"),
             ));
         }
         out.push(Candidate {
             path,
-            // Files are injected faithfully, except that an embedded boundary
-            // marker is removed so no file can move the cache boundary.
-            content: crate::boundary::strip_markers(&file.content.replace("\r\n", "\n")),
+            content: file_content(&file.content),
             missing: file.missing,
         });
     }
@@ -377,6 +400,21 @@ fn inject_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lowercase_eq_matches_to_lowercase() {
+        for (s, lower, want) in [
+            ("AGENTS.md", "agents.md", true),
+            ("agents.md", "agents.md", true),
+            ("AGENTS.mdx", "agents.md", false),
+            ("\u{212A}EYS.md", "keys.md", true),
+            ("\u{130}DENTITY.md", "identity.md", false),
+            ("", "", true),
+        ] {
+            assert_eq!(lowercase_eq(s, lower), want, "{s:?}");
+            assert_eq!(s.to_lowercase() == lower, want, "{s:?}");
+        }
+    }
 
     const WS: &str = "/ws";
 

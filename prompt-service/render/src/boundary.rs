@@ -5,6 +5,8 @@
 //! with prefix caching can reuse it across turns. The marker is transport
 //! metadata: providers that cache split on it, others strip it.
 
+use std::borrow::Cow;
+
 /// The marker line placed between the stable prefix and the dynamic suffix.
 /// Our own constant; callers should treat it as opaque.
 pub const CACHE_BOUNDARY_MARKER: &str = "<!-- openclaw:prompt-cache-boundary -->";
@@ -13,12 +15,13 @@ pub const CACHE_BOUNDARY_MARKER: &str = "<!-- openclaw:prompt-cache-boundary -->
 pub const SECTION_SEPARATOR: &str = "\n\n";
 
 /// Removes every occurrence of the marker from caller-supplied text, so that
-/// no input can smuggle a second boundary into the prompt.
-pub fn strip_markers(s: &str) -> String {
+/// no input can smuggle a second boundary into the prompt. Borrows `s` when
+/// it carries no marker (almost always).
+pub fn strip_markers(s: &str) -> Cow<'_, str> {
     if s.contains(CACHE_BOUNDARY_MARKER) {
-        s.replace(CACHE_BOUNDARY_MARKER, "")
+        Cow::Owned(s.replace(CACHE_BOUNDARY_MARKER, ""))
     } else {
-        s.to_owned()
+        Cow::Borrowed(s)
     }
 }
 

@@ -289,6 +289,48 @@ impl RenderInput {
         self.prompt_mode
             .unwrap_or_else(|| self.session_kind.default_mode())
     }
+
+    /// Moves the [`TurnInputs`] out, leaving their defaults behind.
+    pub fn take_turn(&mut self) -> TurnInputs {
+        TurnInputs {
+            channel: std::mem::take(&mut self.channel),
+            extra_system_prompt: std::mem::take(&mut self.extra_system_prompt),
+            heartbeat: std::mem::take(&mut self.heartbeat),
+            runtime: std::mem::take(&mut self.runtime),
+            think_level: std::mem::take(&mut self.think_level),
+            reasoning_level: std::mem::take(&mut self.reasoning_level),
+            tts_hint: std::mem::take(&mut self.tts_hint),
+            reaction_level: std::mem::take(&mut self.reaction_level),
+        }
+    }
+}
+
+/// The inputs that feed only the sections below the cache boundary and
+/// change from turn to turn: the fields of [`RenderInput`] of the same
+/// names. A [`crate::Prepared`] renders any number of turns from them
+/// without looking at its stable inputs again.
+///
+/// Other per-turn-ish inputs (the agent id, the provider's dynamic suffix,
+/// dynamic context files such as HEARTBEAT.md) stay with the prepared
+/// input: they rarely change within a session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnInputs {
+    /// Channel facts.
+    pub channel: ChannelInfo,
+    /// Extra context.
+    pub extra_system_prompt: String,
+    /// Heartbeat settings.
+    pub heartbeat: HeartbeatInfo,
+    /// Runtime facts.
+    pub runtime: RuntimeInfo,
+    /// Default thinking level.
+    pub think_level: ThinkLevel,
+    /// Reasoning visibility.
+    pub reasoning_level: ReasoningLevel,
+    /// Voice guidance.
+    pub tts_hint: String,
+    /// Reaction guidance level.
+    pub reaction_level: ReactionLevel,
 }
 
 /// A tool the model may call.

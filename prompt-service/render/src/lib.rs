@@ -45,9 +45,9 @@ pub use input::{
     BootstrapLimits, ChannelInfo, ChatType, CitationsMode, ContextFile, Contribution,
     DelegationMode, HeartbeatInfo, ModelAlias, OwnerDisplay, PromptMode, ReactionLevel,
     ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, SandboxInfo, SessionKind, Skill,
-    SkillVersionSource, SkillsLimits, ThinkLevel, Tool, WorkspaceAccess,
+    SkillVersionSource, SkillsLimits, ThinkLevel, Tool, TurnInputs, WorkspaceAccess,
 };
-pub use memo::{CacheStats, DEFAULT_CACHE_ENTRIES, Renderer};
+pub use memo::{CacheStats, DEFAULT_CACHE_ENTRIES, Prepared, Renderer, SampledHasher};
 pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
 pub use paths::{normalize_absolute, relative_in_workspace};
 pub use render::{

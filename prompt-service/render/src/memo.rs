@@ -19,11 +19,12 @@ use std::{
 use crate::{
     bootstrap,
     error::RenderError,
+    input::TurnInputs,
     input::{
         BootstrapLimits, CitationsMode, ContextFile, DelegationMode, ModelAlias, OwnerDisplay,
         PromptMode, RenderInput, SandboxInfo, SessionKind, Skill, SkillsLimits, Tool,
     },
-    render::{self, Rendered, StableBlock},
+    render::{self, Rendered, SectionReport, SkillsReport, StableBlock, ToolsReport, TurnRef},
 };
 
 /// Stable blocks kept by default.
@@ -80,17 +81,32 @@ impl Renderer {
 
     /// Renders `input`; byte-identical to [`crate::render`].
     pub fn render(&self, input: &RenderInput) -> Result<Rendered, RenderError> {
+        let block = self.block(input)?;
+        render::finish(input, TurnRef::of_input(input), &block)
+    }
+
+    /// Validates `input` and builds (or finds) its stable block, for a
+    /// caller that keeps it and renders many turns from it with
+    /// [`Prepared::render_turn`]. The input's [`TurnInputs`] are ignored;
+    /// take them out first with [`RenderInput::take_turn`].
+    pub fn prepare(&self, input: RenderInput) -> Result<Prepared, RenderError> {
+        let block = self.block(&input)?;
+        Ok(Prepared { input, block })
+    }
+
+    /// The stable block of `input`, from the memo or freshly built.
+    fn block(&self, input: &RenderInput) -> Result<Arc<StableBlock>, RenderError> {
         if self.capacity == 0 {
-            return render::render(input);
+            return Ok(Arc::new(render::stable_block(input)?));
         }
         let key = StableKey::of(input);
         let fingerprint = key.fingerprint();
         if let Some(block) = self.lookup(fingerprint, &key) {
-            return render::finish(input, &block);
+            return Ok(block);
         }
         let block = Arc::new(render::stable_block(input)?);
         self.insert(fingerprint, stable_copy(input), Arc::clone(&block));
-        render::finish(input, &block)
+        Ok(block)
     }
 
     /// Hit/miss counters and the number of cached blocks.
@@ -152,6 +168,45 @@ impl Renderer {
             block,
             last_used: tick,
         });
+    }
+}
+
+/// Validated stable inputs with their rendered stable block: everything of
+/// a render except the [`TurnInputs`]. Cheap to share (the block is behind
+/// an `Arc`); a caller that recognises a session's stable inputs by its own
+/// key (prompt-service does, by their wire bytes) keeps one per session and
+/// renders each turn from it without reading those inputs again.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    input: RenderInput,
+    block: Arc<StableBlock>,
+}
+
+impl Prepared {
+    /// Renders one turn: byte-identical to rendering the prepared input
+    /// with its turn inputs replaced by `turn`.
+    pub fn render_turn(&self, turn: &TurnInputs) -> Result<Rendered, RenderError> {
+        render::finish(&self.input, TurnRef::of_turn(turn), &self.block)
+    }
+
+    /// The input this was prepared from.
+    pub fn input(&self) -> &RenderInput {
+        &self.input
+    }
+
+    /// The sections above the boundary, as every render from this reports them.
+    pub fn stable_sections(&self) -> &Arc<[SectionReport]> {
+        self.block.sections()
+    }
+
+    /// The skills report every render from this carries.
+    pub fn skills(&self) -> &Arc<SkillsReport> {
+        self.block.skills()
+    }
+
+    /// The tools report every render from this carries.
+    pub fn tools(&self) -> &Arc<ToolsReport> {
+        self.block.tools()
     }
 }
 
@@ -280,10 +335,20 @@ impl<'a> StableKey<'a> {
 /// A hasher that reads short byte strings whole and long ones (context
 /// files, schemas) by their length, both ends and a sample every
 /// [`SampledHasher::STRIDE`] bytes. Equal keys always get equal
-/// fingerprints; keys that differ only between samples collide, which costs
-/// a longer comparison, never a wrong block.
+/// fingerprints; keys that differ only between samples collide, so a memo
+/// keyed by it must compare the keys in full before trusting a match (this
+/// one does, and so does prompt-service's memo of request bytes). Not a
+/// general-purpose hash: it is for finding candidates fast.
 #[derive(Default)]
-struct SampledHasher(rustc_hash::FxHasher);
+pub struct SampledHasher(rustc_hash::FxHasher);
+
+impl std::fmt::Debug for SampledHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SampledHasher")
+            .field(&self.0.finish())
+            .finish()
+    }
+}
 
 impl SampledHasher {
     /// Strings up to this length are hashed whole.

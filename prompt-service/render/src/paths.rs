@@ -2,6 +2,8 @@
 //! are normalised as strings: `.` and `..` are resolved, repeated slashes
 //! collapsed. The runtime does the real (symlink-aware) confinement on disk.
 
+use std::borrow::Cow;
+
 /// Normalises an absolute POSIX path. Errors when it is relative, contains a
 /// control character or climbs above the root.
 pub fn normalize_absolute(path: &str) -> Result<String, String> {
@@ -11,19 +13,25 @@ pub fn normalize_absolute(path: &str) -> Result<String, String> {
     if !path.starts_with('/') {
         return Err(format!("{path:?} is not an absolute path"));
     }
-    let mut parts: Vec<&str> = Vec::new();
+    // Built as `/part/part`; `..` cuts the last `/part` off again.
+    let mut out = String::with_capacity(path.len());
     for part in path.split('/') {
         match part {
             "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(format!("{path:?} climbs above the root"));
-                }
+            ".." => match out.rfind('/') {
+                Some(last) => out.truncate(last),
+                None => return Err(format!("{path:?} climbs above the root")),
+            },
+            other => {
+                out.push('/');
+                out.push_str(other);
             }
-            other => parts.push(other),
         }
     }
-    Ok(format!("/{}", parts.join("/")))
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
 }
 
 /// Resolves `path` (relative to `workspace`, or absolute) and returns it
@@ -34,17 +42,13 @@ pub fn relative_in_workspace(workspace: &str, path: &str) -> Result<String, Stri
         return Err("must not be empty".to_owned());
     }
     let joined = if trimmed.starts_with('/') {
-        trimmed.to_owned()
+        Cow::Borrowed(trimmed)
     } else {
-        format!("{workspace}/{trimmed}")
+        Cow::Owned([workspace, "/", trimmed].concat())
     };
     let absolute = normalize_absolute(&joined)?;
-    let root = if workspace == "/" {
-        String::new()
-    } else {
-        workspace.to_owned()
-    };
-    match absolute.strip_prefix(&root) {
+    let root = if workspace == "/" { "" } else { workspace };
+    match absolute.strip_prefix(root) {
         Some(rest) if rest.starts_with('/') && rest.len() > 1 => Ok(rest[1..].to_owned()),
         _ => Err(format!("{path:?} is outside the workspace {workspace}")),
     }

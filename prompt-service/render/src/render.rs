@@ -7,7 +7,10 @@ use crate::{
     bootstrap::{self, FileReport},
     boundary::{CACHE_BOUNDARY_MARKER, SECTION_SEPARATOR},
     error::RenderError,
-    input::{Contribution, ModelAlias, PromptMode, RenderInput},
+    input::{
+        ChannelInfo, Contribution, HeartbeatInfo, ModelAlias, PromptMode, ReactionLevel,
+        ReasoningLevel, RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
+    },
     mode::{Layer, SECTIONS},
     owners, paths,
     sections::{self, StableCtx, TurnCtx},
@@ -140,7 +143,61 @@ pub struct Rendered {
 /// only feed sections below the boundary never change the stable prefix.
 /// [`crate::Renderer`] gives the same output with the stable block memoised.
 pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
-    finish(input, &stable_block(input)?)
+    finish(input, TurnRef::of_input(input), &stable_block(input)?)
+}
+
+/// The turn inputs of one render, borrowed from a [`RenderInput`] or from
+/// separate [`TurnInputs`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TurnRef<'a> {
+    channel: &'a ChannelInfo,
+    extra_system_prompt: &'a str,
+    heartbeat: &'a HeartbeatInfo,
+    runtime: &'a RuntimeInfo,
+    think_level: ThinkLevel,
+    reasoning_level: ReasoningLevel,
+    tts_hint: &'a str,
+    reaction_level: ReactionLevel,
+}
+
+impl<'a> TurnRef<'a> {
+    /// The turn inputs of a whole input.
+    pub(crate) fn of_input(input: &'a RenderInput) -> Self {
+        Self {
+            channel: &input.channel,
+            extra_system_prompt: &input.extra_system_prompt,
+            heartbeat: &input.heartbeat,
+            runtime: &input.runtime,
+            think_level: input.think_level,
+            reasoning_level: input.reasoning_level,
+            tts_hint: &input.tts_hint,
+            reaction_level: input.reaction_level,
+        }
+    }
+
+    /// Separate turn inputs (destructured, so a new field is noticed here).
+    pub(crate) fn of_turn(turn: &'a TurnInputs) -> Self {
+        let TurnInputs {
+            channel,
+            extra_system_prompt,
+            heartbeat,
+            runtime,
+            think_level,
+            reasoning_level,
+            tts_hint,
+            reaction_level,
+        } = turn;
+        Self {
+            channel,
+            extra_system_prompt,
+            heartbeat,
+            runtime,
+            think_level: *think_level,
+            reasoning_level: *reasoning_level,
+            tts_hint,
+            reaction_level: *reaction_level,
+        }
+    }
 }
 
 /// Everything above the boundary, rendered and measured. A pure function of
@@ -156,6 +213,20 @@ pub(crate) struct StableBlock {
     project_context_chars: u32,
     skills: Arc<SkillsReport>,
     tools: Arc<ToolsReport>,
+}
+
+impl StableBlock {
+    pub(crate) fn sections(&self) -> &Arc<[SectionReport]> {
+        &self.sections
+    }
+
+    pub(crate) fn skills(&self) -> &Arc<SkillsReport> {
+        &self.skills
+    }
+
+    pub(crate) fn tools(&self) -> &Arc<ToolsReport> {
+        &self.tools
+    }
 }
 
 /// Renders the stable block.
@@ -183,10 +254,16 @@ pub(crate) fn stable_block(input: &RenderInput) -> Result<StableBlock, RenderErr
     })
 }
 
-/// Adds the per-turn sections to a stable block.
-pub(crate) fn finish(input: &RenderInput, block: &StableBlock) -> Result<Rendered, RenderError> {
+/// Adds the per-turn sections to a stable block. `base` is the input the
+/// block was built from (or an equal one); it supplies the agent id, the
+/// dynamic context files and the provider's dynamic suffix, `turn` the rest.
+pub(crate) fn finish(
+    base: &RenderInput,
+    turn: TurnRef<'_>,
+    block: &StableBlock,
+) -> Result<Rendered, RenderError> {
     let ctx = &block.ctx;
-    let turn = prepare_turn(input, ctx)?;
+    let turn = prepare_turn(base, turn, ctx)?;
     let pieces: Vec<sections::Piece> = SECTIONS
         .iter()
         .filter(|r| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
@@ -257,17 +334,25 @@ fn project_context_chars(sections: &[SectionReport]) -> u32 {
         .sum()
 }
 
+/// The pieces' texts, separated by [`SECTION_SEPARATOR`].
 fn join(pieces: &[sections::Piece]) -> String {
-    pieces
+    let len = pieces
         .iter()
-        .map(|p| p.text.as_str())
-        .collect::<Vec<_>>()
-        .join(SECTION_SEPARATOR)
+        .map(|p| SECTION_SEPARATOR.len() + p.text.len())
+        .sum::<usize>();
+    let mut out = String::with_capacity(len.saturating_sub(SECTION_SEPARATOR.len()));
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            out.push_str(SECTION_SEPARATOR);
+        }
+        out.push_str(&piece.text);
+    }
+    out
 }
 
 fn section_report(piece: &sections::Piece, layer: Layer) -> SectionReport {
     SectionReport {
-        id: piece.id.clone(),
+        id: piece.id.clone().into_owned(),
         heading: heading_of(&piece.text),
         layer,
         chars: text::chars_u32(&piece.text),
@@ -383,47 +468,79 @@ fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderError> {
 }
 
 /// Validates the per-turn inputs and normalises them.
-fn prepare_turn(input: &RenderInput, stable: &StableCtx) -> Result<TurnCtx, RenderError> {
-    let mut channel = input.channel.clone();
-    channel.name = one_line(&channel.name).to_lowercase();
-    channel.capabilities = normalize_capabilities(&channel.capabilities);
-    channel.message_tool_hints = non_empty_lines(&channel.message_tool_hints);
-
-    let mut heartbeat = input.heartbeat.clone();
-    heartbeat.prompt = normalize_block(&heartbeat.prompt);
-
-    let mut runtime = input.runtime.clone();
-    for field in [
-        &mut runtime.host,
-        &mut runtime.os,
-        &mut runtime.arch,
-        &mut runtime.runtime_version,
-        &mut runtime.model,
-        &mut runtime.default_model,
-        &mut runtime.shell,
-        &mut runtime.repo_root,
-    ] {
-        *field = one_line(field);
-    }
-    runtime.active_processes = non_empty_lines(&runtime.active_processes);
+fn prepare_turn(
+    base: &RenderInput,
+    turn: TurnRef<'_>,
+    stable: &StableCtx,
+) -> Result<TurnCtx, RenderError> {
+    // Built field by field (destructured, so a new field is noticed here)
+    // rather than cloned and then overwritten: this runs on every turn.
+    let ChannelInfo {
+        name,
+        chat_type,
+        capabilities,
+        native_approvals,
+        reply_delivery,
+        message_tool_hints,
+    } = turn.channel;
+    let channel = ChannelInfo {
+        name: text::one_line_cow(name).to_lowercase(),
+        chat_type: *chat_type,
+        capabilities: normalize_capabilities(capabilities),
+        native_approvals: *native_approvals,
+        reply_delivery: *reply_delivery,
+        message_tool_hints: non_empty_lines(message_tool_hints),
+    };
+    let HeartbeatInfo {
+        enabled,
+        prompt,
+        include_system_prompt_section,
+    } = turn.heartbeat;
+    let heartbeat = HeartbeatInfo {
+        enabled: *enabled,
+        prompt: normalize_block(prompt),
+        include_system_prompt_section: *include_system_prompt_section,
+    };
+    let RuntimeInfo {
+        host,
+        os,
+        arch,
+        runtime_version,
+        model,
+        default_model,
+        shell,
+        repo_root,
+        active_processes,
+    } = turn.runtime;
+    let runtime = RuntimeInfo {
+        host: one_line(host),
+        os: one_line(os),
+        arch: one_line(arch),
+        runtime_version: one_line(runtime_version),
+        model: one_line(model),
+        default_model: one_line(default_model),
+        shell: one_line(shell),
+        repo_root: one_line(repo_root),
+        active_processes: non_empty_lines(active_processes),
+    };
     let files = bootstrap::prepare_dynamic(
         &stable.bootstrap,
         &stable.workspace,
-        &input.context_files,
-        input.session_kind,
+        &base.context_files,
+        base.session_kind,
         &heartbeat,
     )?;
     Ok(TurnCtx {
-        agent_id: one_line(&input.agent_id),
+        agent_id: one_line(&base.agent_id),
         channel,
-        extra_system_prompt: normalize_block(&input.extra_system_prompt),
+        extra_system_prompt: normalize_block(turn.extra_system_prompt),
         heartbeat,
         runtime,
-        think_level: input.think_level,
-        reasoning_level: input.reasoning_level,
-        tts_hint: normalize_block(&input.tts_hint),
-        reaction_level: input.reaction_level,
-        dynamic_suffix: normalize_block(&input.contribution.dynamic_suffix),
+        think_level: turn.think_level,
+        reasoning_level: turn.reasoning_level,
+        tts_hint: normalize_block(turn.tts_hint),
+        reaction_level: turn.reaction_level,
+        dynamic_suffix: normalize_block(&base.contribution.dynamic_suffix),
         files,
     })
 }
@@ -440,7 +557,7 @@ fn non_empty_lines(items: &[String]) -> Vec<String> {
 fn normalize_capabilities(caps: &[String]) -> Vec<String> {
     let mut out: Vec<String> = caps
         .iter()
-        .map(|c| one_line(c).to_lowercase())
+        .map(|c| text::one_line_cow(c).to_lowercase())
         .filter(|c| !c.is_empty())
         .collect();
     out.sort();

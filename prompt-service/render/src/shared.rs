@@ -111,6 +111,11 @@ impl Sections {
         &self.dynamic
     }
 
+    /// The sections below the boundary, owned.
+    pub fn into_dynamic(self) -> Vec<SectionReport> {
+        self.dynamic
+    }
+
     /// Number of sections.
     pub fn len(&self) -> usize {
         self.stable.len() + self.dynamic.len()

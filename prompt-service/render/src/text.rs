@@ -3,9 +3,11 @@
 //! Lengths are counted in Unicode scalar values (`char`s) everywhere: in the
 //! truncation cut, in the budgets and in every report (lesson L4).
 
+use std::borrow::Cow;
+
 use sha2::{Digest, Sha256};
 
-use crate::boundary::strip_markers;
+use crate::boundary::{CACHE_BOUNDARY_MARKER, strip_markers};
 
 /// Number of Unicode scalar values in `s`.
 pub fn chars(s: &str) -> usize {
@@ -36,27 +38,45 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// embedded cache-boundary markers are removed (so no input can move the
 /// boundary), and the result is trimmed.
 pub fn normalize_block(s: &str) -> String {
-    let unified = s.replace("\r\n", "\n").replace('\r', "\n");
+    let unified = if s.contains('\r') {
+        Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(s)
+    };
     let without_markers = strip_markers(&unified);
-    let mut out = String::with_capacity(without_markers.len());
-    for (i, line) in without_markers.split('\n').enumerate() {
+    // Trimming first gives the same result as trimming last: the per-line
+    // cut below only removes whitespace, and never at the two ends of an
+    // already-trimmed text. It leaves one buffer to allocate.
+    let trimmed = without_markers.trim();
+    let mut out = String::with_capacity(trimmed.len());
+    for (i, line) in trimmed.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str(line.trim_end_matches([' ', '\t']));
     }
-    out.trim().to_owned()
+    out
 }
 
 /// Normalises a single-line value: control characters (newlines included)
 /// become spaces and the result is trimmed, so a value can never start a new
 /// heading or line of its own.
 pub fn one_line(s: &str) -> String {
+    one_line_cow(s).into_owned()
+}
+
+/// [`one_line`], borrowing from `s` when only trimming is needed.
+pub(crate) fn one_line_cow(s: &str) -> Cow<'_, str> {
+    // Without control characters the cleaned text is `s` itself, so `s` is
+    // what the marker check must look at.
+    if !s.contains(char::is_control) && !s.contains(CACHE_BOUNDARY_MARKER) {
+        return Cow::Borrowed(s.trim());
+    }
     let cleaned: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    strip_markers(&cleaned).trim().to_owned()
+    Cow::Owned(strip_markers(&cleaned).trim().to_owned())
 }
 
 /// Escapes the five XML special characters.

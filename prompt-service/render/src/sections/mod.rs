@@ -8,6 +8,11 @@ mod workspace;
 
 pub use turn::{HEARTBEAT_OK, NO_REPLY};
 
+use std::{
+    borrow::Cow,
+    fmt::{self, Write as _},
+};
+
 use crate::{
     bootstrap::{Bootstrap, DynamicFiles},
     input::{
@@ -68,14 +73,14 @@ pub struct TurnCtx {
 /// One rendered piece: a section, or one file of a Project Context section.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Piece {
-    /// Stable id.
-    pub id: String,
+    /// Stable id: a table id, or one made for a Project Context file.
+    pub id: Cow<'static, str>,
     /// Text, no trailing newline.
     pub text: String,
 }
 
 impl Piece {
-    pub(crate) fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+    pub(crate) fn new(id: impl Into<Cow<'static, str>>, text: impl Into<String>) -> Self {
         Self {
             id: id.into(),
             text: text.into(),
@@ -84,13 +89,10 @@ impl Piece {
 }
 
 /// Joins the lines of a section.
-pub(crate) fn lines<I, S>(items: I) -> String
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
-    let mut out = String::new();
-    for (i, line) in items.into_iter().enumerate() {
+pub(crate) fn lines<S: AsRef<str>>(items: &[S]) -> String {
+    let len = items.iter().map(|s| s.as_ref().len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(len.saturating_sub(1));
+    for (i, line) in items.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
@@ -99,7 +101,56 @@ where
     out
 }
 
-fn one(id: &str, text: Option<String>) -> Vec<Piece> {
+/// A section's text built in one buffer: its heading, then one line at a
+/// time. For the per-turn sections, which are rebuilt on every render.
+pub(crate) struct SectionText(String);
+
+impl SectionText {
+    /// Room for any per-turn section but a long list of hints.
+    const CAPACITY: usize = 1024;
+
+    /// Starts a section with its heading line.
+    pub(crate) fn new(heading: &str) -> Self {
+        let mut text = String::with_capacity(Self::CAPACITY);
+        text.push_str(heading);
+        Self(text)
+    }
+
+    /// Adds a line.
+    pub(crate) fn line(&mut self, line: &str) {
+        self.0.push('\n');
+        self.0.push_str(line);
+    }
+
+    /// Adds a formatted line (`format_args!`).
+    pub(crate) fn line_fmt(&mut self, line: fmt::Arguments<'_>) {
+        self.0.push('\n');
+        // Writing to a `String` cannot fail.
+        let _ = self.0.write_fmt(line);
+    }
+
+    /// The finished text.
+    pub(crate) fn finish(self) -> String {
+        self.0
+    }
+}
+
+/// Displays `items` separated by `sep`: `items.join(sep)`, written in place.
+pub(crate) struct Joined<'a>(pub(crate) &'a [String], pub(crate) &'a str);
+
+impl fmt::Display for Joined<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, item) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(self.1)?;
+            }
+            f.write_str(item)?;
+        }
+        Ok(())
+    }
+}
+
+fn one(id: &'static str, text: Option<String>) -> Vec<Piece> {
     text.filter(|t| !t.is_empty())
         .map(|t| Piece::new(id, t))
         .into_iter()
@@ -108,7 +159,7 @@ fn one(id: &str, text: Option<String>) -> Vec<Piece> {
 
 /// Builds the pieces of one stable section kind (`id` is the table's id).
 /// Dynamic kinds yield nothing here.
-pub(crate) fn build_stable(kind: SectionKind, id: &str, ctx: &StableCtx) -> Vec<Piece> {
+pub(crate) fn build_stable(kind: SectionKind, id: &'static str, ctx: &StableCtx) -> Vec<Piece> {
     use SectionKind as K;
     let c = &ctx.contribution;
     let provided = |s: &str| (!s.is_empty()).then(|| s.to_owned());
@@ -155,7 +206,7 @@ pub(crate) fn build_stable(kind: SectionKind, id: &str, ctx: &StableCtx) -> Vec<
 /// Builds the pieces of one per-turn section kind. Stable kinds yield nothing.
 pub(crate) fn build_dynamic(
     kind: SectionKind,
-    id: &str,
+    id: &'static str,
     ctx: &StableCtx,
     turn: &TurnCtx,
 ) -> Vec<Piece> {

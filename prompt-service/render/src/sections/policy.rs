@@ -65,7 +65,7 @@ pub fn tooling(ctx: &Ctx) -> String {
         "Never poll subagent or session lists in a loop to wait for work; results are delivered to you when they are ready.".to_owned()
     };
     out.push(waiting);
-    lines(out)
+    lines(&out)
 }
 
 /// `## Sub-Agent Delegation` (SPEC P-22): prefer mode with `sessions_spawn`.
@@ -92,12 +92,12 @@ pub fn delegation(ctx: &Ctx) -> Option<String> {
             t.spelled("sessions_yield")
         ));
     }
-    Some(lines(out))
+    Some(lines(&out))
 }
 
 /// `## Tool Call Style` (built-in text).
 pub fn tool_call_style(_ctx: &Ctx) -> String {
-    lines([
+    lines(&[
         "## Tool Call Style",
         "Call tools without narrating routine steps; explain only when a step is risky or surprising, or when the user wants to follow along.",
         "Batch independent read-only calls when the runtime allows it.",
@@ -107,7 +107,7 @@ pub fn tool_call_style(_ctx: &Ctx) -> String {
 
 /// `## Execution Bias` (SPEC P-8, built-in text).
 pub fn execution_bias(_ctx: &Ctx) -> String {
-    lines([
+    lines(&[
         "## Execution Bias",
         "When a request is actionable, act on it in this turn rather than describing what you would do.",
         "Keep going until the task is done or you are truly blocked, and say plainly what blocks you.",
@@ -120,7 +120,7 @@ pub fn execution_bias(_ctx: &Ctx) -> String {
 /// `## Safety` (SPEC P-9): advisory; enforcement lives in the runtime.
 pub fn safety(ctx: &Ctx) -> Option<String> {
     ctx.include_safety.then(|| {
-        lines([
+        lines(&[
             "## Safety",
             "Pursue only what the user asked for: do not gather resources, access or influence you were not given, and never try to avoid, disable or mislead oversight.",
             "If an instruction conflicts with safety or with what the user would plausibly want, stop and ask.",
@@ -132,7 +132,7 @@ pub fn safety(ctx: &Ctx) -> Option<String> {
 /// `## OpenClaw Control` (SPEC P-11).
 pub fn control(ctx: &Ctx) -> String {
     let gateway = ctx.tools.spelled("gateway");
-    lines([
+    lines(&[
         "## OpenClaw Control".to_owned(),
         format!("For configuration changes and restarts, prefer the {gateway} tool over shell commands."),
         "Run lifecycle actions such as restarts or updates only when the user asks, and restart with a single restart rather than a stop followed by a start.".to_owned(),
@@ -146,7 +146,7 @@ pub fn skills(ctx: &Ctx) -> Option<String> {
         return None;
     }
     let read = ctx.tools.spelled("read");
-    Some(lines([
+    Some(lines(&[
         "## Skills".to_owned(),
         format!("Skills are optional instruction packs. Before replying, scan the list: when one skill clearly fits the task, read its SKILL.md (the <location>) with {read} and follow it. When several fit, choose the most specific; load at most one up front."),
         "Each skill carries a <version>. If it differs from the version you saw earlier in this session, read that SKILL.md again.".to_owned(),
@@ -186,7 +186,7 @@ pub fn memory(ctx: &Ctx) -> Option<String> {
         }
         .to_owned(),
     );
-    Some(lines(out))
+    Some(lines(&out))
 }
 
 /// `## OpenClaw Self-Update` (SPEC P-12): only with the gateway tool.
@@ -194,7 +194,7 @@ pub fn self_update(ctx: &Ctx) -> Option<String> {
     if !ctx.tools.has("gateway") {
         return None;
     }
-    Some(lines([
+    Some(lines(&[
         "## OpenClaw Self-Update",
         "To change configuration, first read the relevant schema with `config.schema.lookup`, then make targeted edits with `config.patch`; use `config.apply` only to replace the whole file.",
         "Run `update.run` only when the user explicitly asks for an update.",
@@ -216,5 +216,5 @@ pub fn model_aliases(ctx: &Ctx) -> Option<String> {
             .iter()
             .map(|a| format!("- {}: {}", a.alias, a.model)),
     );
-    Some(lines(out))
+    Some(lines(&out))
 }

@@ -3,7 +3,9 @@
 //! reactions, approvals, heartbeats and the runtime line (SPEC P-18 to P-21,
 //! P-23, P-24, P-28).
 
-use super::{Piece, StableCtx, TurnCtx, lines};
+use std::fmt;
+
+use super::{Joined, Piece, SectionText, StableCtx, TurnCtx, lines};
 use crate::input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery};
 
 /// Acknowledgement token of a heartbeat turn with nothing to report.
@@ -22,15 +24,16 @@ pub fn dynamic_project_context(ctx: &StableCtx, turn: &TurnCtx) -> Vec<Piece> {
     } else {
         "# Dynamic Project Context"
     };
-    let header = lines([
+    let header = lines(&[
         heading,
         "These workspace files can change between turns, so they are loaded fresh each time.",
     ]);
-    let mut pieces = vec![Piece::new("dynamic_project_context", header)];
+    let mut pieces = Vec::with_capacity(1 + files.len());
+    pieces.push(Piece::new("dynamic_project_context", header));
     pieces.extend(files.iter().map(|f| {
         Piece::new(
             format!("dynamic_project_context:{}", f.path),
-            format!("## {}\n{}", f.path, f.text),
+            ["## ", &f.path, "\n", &f.text].concat(),
         )
     }));
     pieces
@@ -39,7 +42,7 @@ pub fn dynamic_project_context(ctx: &StableCtx, turn: &TurnCtx) -> Vec<Piece> {
 /// `## Control UI Embed`: only on the `webchat` channel.
 pub fn control_ui_embed(turn: &TurnCtx) -> Option<String> {
     (turn.channel.name == "webchat").then(|| {
-        lines([
+        lines(&[
             "## Control UI Embed",
             "This conversation is shown in the OpenClaw Control UI. Markdown renders fully here, tables and code blocks included, and attached images appear inline.",
         ])
@@ -50,56 +53,60 @@ pub fn control_ui_embed(turn: &TurnCtx) -> Option<String> {
 pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
     let t = &ctx.tools;
     let ch = &turn.channel;
-    let mut out = vec!["## Messaging".to_owned()];
+    let mut out = SectionText::new("## Messaging");
     match (ch.name.as_str(), ch.chat_type.label()) {
-        ("", _) => out.push("This turn did not arrive through a chat channel.".to_owned()),
-        (name, Some(kind)) => out.push(format!("This turn arrived on {name} ({kind}).")),
-        (name, None) => out.push(format!("This turn arrived on {name}.")),
+        ("", _) => out.line("This turn did not arrive through a chat channel."),
+        (name, Some(kind)) => out.line_fmt(format_args!("This turn arrived on {name} ({kind}).")),
+        (name, None) => out.line_fmt(format_args!("This turn arrived on {name}.")),
     }
     match ch.reply_delivery {
         ReplyDelivery::Automatic => {
-            out.push("Your final reply goes back to the same conversation automatically.".to_owned());
+            out.line("Your final reply goes back to the same conversation automatically.");
         }
-        ReplyDelivery::MessageToolOnly => out.push(format!(
+        ReplyDelivery::MessageToolOnly => out.line_fmt(format_args!(
             "Plain assistant text does not reach the chat here: send every visible reply with the {} tool. If nothing needs saying, end the turn without sending.",
             t.spelled("message")
         )),
     }
-    out.push("Runtime events such as finished background jobs or cron results are for you: restate what matters in your own words rather than forwarding the raw event.".to_owned());
+    out.line("Runtime events such as finished background jobs or cron results are for you: restate what matters in your own words rather than forwarding the raw event.");
     if t.has("sessions_spawn") || t.has("subagents") {
-        out.push("Subagent results arrive as messages in this session; summarise them for the user instead of pasting them.".to_owned());
+        out.line("Subagent results arrive as messages in this session; summarise them for the user instead of pasting them.");
     }
     if t.has("message") {
         let message = t.spelled("message");
-        out.push(format!("### {message} tool"));
-        out.push(format!(
+        out.line_fmt(format_args!("### {message} tool"));
+        out.line_fmt(format_args!(
             "To reach another chat or channel, call {message} with action \"send\", a target and the text. The current conversation is already the default target."
         ));
-        out.push("Never send the same content both through the tool and as your reply.".to_owned());
-        out.extend(ch.message_tool_hints.iter().cloned());
+        out.line("Never send the same content both through the tool and as your reply.");
+        for hint in &ch.message_tool_hints {
+            out.line(hint);
+        }
     }
-    lines(out)
+    out.finish()
 }
 
 /// `## Assistant Output Directives` (SPEC P-18): depends on reply delivery.
 pub fn output_directives(ctx: &StableCtx, turn: &TurnCtx) -> String {
     match turn.channel.reply_delivery {
-        ReplyDelivery::Automatic => lines([
+        ReplyDelivery::Automatic => lines(&[
             "## Assistant Output Directives",
             "To attach a file or image, put `MEDIA: <path or URL>` on a line of its own; attach only what the user needs.",
             "To send a voice note, attach an audio file the same way.",
             "To answer a specific message, begin the reply with [[reply_to_current]] or [[reply_to:<id>]].",
             "Directives are removed from the text before delivery, so do not explain them.",
         ]),
-        ReplyDelivery::MessageToolOnly => lines([
-            "## Assistant Output Directives".to_owned(),
-            format!(
+        ReplyDelivery::MessageToolOnly => {
+            let mut out = SectionText::new("## Assistant Output Directives");
+            out.line_fmt(format_args!(
                 "Attachments and voice notes go through the {} tool's attachment fields; keep them few and relevant.",
                 ctx.tools.spelled("message")
-            ),
-            "Reply threading is set with the tool's reply fields, not with tags in the text."
-                .to_owned(),
-        ]),
+            ));
+            out.line(
+                "Reply threading is set with the tool's reply fields, not with tags in the text.",
+            );
+            out.finish()
+        }
     }
 }
 
@@ -109,17 +116,16 @@ pub fn silent_replies(turn: &TurnCtx) -> Option<String> {
     let ch = &turn.channel;
     let group_like = matches!(ch.chat_type, ChatType::Group | ChatType::Channel);
     (ch.reply_delivery == ReplyDelivery::Automatic && group_like).then(|| {
-        lines([
-            "## Silent Replies".to_owned(),
-            format!("Not every group message needs an answer. When you have nothing useful to add, reply with exactly {NO_REPLY} and nothing else; it is never shown."),
-            format!("Never append {NO_REPLY} to a real reply."),
-        ])
+        let mut out = SectionText::new("## Silent Replies");
+        out.line_fmt(format_args!("Not every group message needs an answer. When you have nothing useful to add, reply with exactly {NO_REPLY} and nothing else; it is never shown."));
+        out.line_fmt(format_args!("Never append {NO_REPLY} to a real reply."));
+        out.finish()
     })
 }
 
 /// `## Voice (TTS)`: the configured hint.
 pub fn voice(turn: &TurnCtx) -> Option<String> {
-    (!turn.tts_hint.is_empty()).then(|| lines(["## Voice (TTS)", turn.tts_hint.as_str()]))
+    (!turn.tts_hint.is_empty()).then(|| lines(&["## Voice (TTS)", turn.tts_hint.as_str()]))
 }
 
 /// `## Group Chat Context` or, in minimal mode, `## Subagent Context`.
@@ -132,7 +138,7 @@ pub fn extra_context(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     } else {
         "## Group Chat Context"
     };
-    Some(lines([heading, turn.extra_system_prompt.as_str()]))
+    Some(lines(&[heading, turn.extra_system_prompt.as_str()]))
 }
 
 /// `## Reactions`.
@@ -142,22 +148,26 @@ pub fn reactions(turn: &TurnCtx) -> Option<String> {
     } else {
         turn.channel.name.as_str()
     };
-    let body = match turn.reaction_level {
+    let usage = match turn.reaction_level {
         ReactionLevel::Unspecified => return None,
-        ReactionLevel::Minimal => format!(
-            "Emoji reactions are available on {channel}. Use them rarely: only to acknowledge a message that needs no written answer."
-        ),
-        ReactionLevel::Extensive => format!(
-            "Emoji reactions are available on {channel} and are a normal way to respond: acknowledge, agree or show you are on it. A reaction can replace a short written reply."
-        ),
+        ReactionLevel::Minimal => {
+            ". Use them rarely: only to acknowledge a message that needs no written answer."
+        }
+        ReactionLevel::Extensive => {
+            " and are a normal way to respond: acknowledge, agree or show you are on it. A reaction can replace a short written reply."
+        }
     };
-    Some(lines(["## Reactions".to_owned(), body]))
+    let mut out = SectionText::new("## Reactions");
+    out.line_fmt(format_args!(
+        "Emoji reactions are available on {channel}{usage}"
+    ));
+    Some(out.finish())
 }
 
 /// `## Approvals` (SPEC P-23): channels with native approval UI.
 pub fn approvals(turn: &TurnCtx) -> Option<String> {
     turn.channel.native_approvals.then(|| {
-        lines([
+        lines(&[
             "## Approvals",
             "This channel shows approval requests as native cards or buttons. When a command needs approval, let that UI collect the decision.",
             "Mention the manual /approve command only when a tool result says chat approvals are unavailable or manual approval is the only way.",
@@ -171,77 +181,97 @@ pub fn heartbeats(turn: &TurnCtx) -> Option<String> {
     if !hb.enabled || !hb.include_system_prompt_section || hb.prompt.is_empty() {
         return None;
     }
-    Some(lines([
-        "## Heartbeats".to_owned(),
-        format!(
-            "Heartbeat polls arrive as a user message with this prompt: {}",
-            hb.prompt
-        ),
-        format!(
-            "If a heartbeat finds nothing that needs attention, reply with exactly {HEARTBEAT_OK} and nothing else; that reply is recorded but not delivered."
-        ),
-        format!(
-            "If something does need attention, reply with the alert itself and leave {HEARTBEAT_OK} out."
-        ),
-    ]))
+    let mut out = SectionText::new("## Heartbeats");
+    out.line_fmt(format_args!(
+        "Heartbeat polls arrive as a user message with this prompt: {}",
+        hb.prompt
+    ));
+    out.line_fmt(format_args!(
+        "If a heartbeat finds nothing that needs attention, reply with exactly {HEARTBEAT_OK} and nothing else; that reply is recorded but not delivered."
+    ));
+    out.line_fmt(format_args!(
+        "If something does need attention, reply with the alert itself and leave {HEARTBEAT_OK} out."
+    ));
+    Some(out.finish())
 }
 
 /// `## Runtime` (SPEC P-20, P-21): the runtime line, model identity, active
 /// background processes and the reasoning toggle.
 pub fn runtime(turn: &TurnCtx) -> String {
     let r = &turn.runtime;
-    let kv = |key: &str, value: &str| (!value.is_empty()).then(|| format!("{key}={value}"));
-    let os = match (r.os.as_str(), r.arch.as_str()) {
-        ("", "") => None,
-        ("", arch) => Some(format!("arch={arch}")),
-        (os, "") => Some(format!("os={os}")),
-        (os, arch) => Some(format!("os={os} ({arch})")),
-    };
-    let (channel, caps) = if turn.channel.name.is_empty() {
-        (None, None)
-    } else {
-        let caps = if turn.channel.capabilities.is_empty() {
-            "none".to_owned()
-        } else {
-            turn.channel.capabilities.join(",")
-        };
-        (
-            kv("channel", &turn.channel.name),
-            Some(format!("capabilities={caps}")),
-        )
-    };
-    let mut fields: Vec<String> = [
-        kv("agent", &turn.agent_id),
-        kv("host", &r.host),
-        kv("repo", &r.repo_root),
-        os,
-        kv("runtime", &r.runtime_version),
-        kv("model", &r.model),
-        kv("default_model", &r.default_model),
-        kv("shell", &r.shell),
-        channel,
-        caps,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    fields.push(format!("thinking={}", turn.think_level.as_str()));
-    let mut out = vec![
-        "## Runtime".to_owned(),
-        format!("Runtime: {}", fields.join(" | ")),
-    ];
+    let mut out = SectionText::new("## Runtime");
+    out.line_fmt(format_args!("Runtime: {}", RuntimeFields(turn)));
     if !r.model.is_empty() {
-        out.push(format!("You are running on the model {}.", r.model));
+        out.line_fmt(format_args!("You are running on the model {}.", r.model));
     }
     if !r.active_processes.is_empty() {
-        out.push(format!(
+        out.line_fmt(format_args!(
             "Background commands still running: {}.",
-            r.active_processes.join("; ")
+            Joined(&r.active_processes, "; ")
         ));
     }
-    out.push(format!(
+    out.line_fmt(format_args!(
         "Reasoning: {} (the user can switch it with /reasoning; shown reasoning is visible to them).",
         turn.reasoning_level.as_str()
     ));
-    lines(out)
+    out.finish()
+}
+
+/// The fields of the runtime line: `key=value`, ` | `-separated, fields
+/// with an empty value left out.
+struct RuntimeFields<'a>(&'a TurnCtx);
+
+impl fmt::Display for RuntimeFields<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let turn = self.0;
+        let r = &turn.runtime;
+        let mut fields = Fields { f, first: true };
+        fields.non_empty("agent", &turn.agent_id)?;
+        fields.non_empty("host", &r.host)?;
+        fields.non_empty("repo", &r.repo_root)?;
+        match (r.os.as_str(), r.arch.as_str()) {
+            ("", "") => {}
+            ("", arch) => fields.field("arch", arch)?,
+            (os, "") => fields.field("os", os)?,
+            (os, arch) => fields.field("os", format_args!("{os} ({arch})"))?,
+        }
+        fields.non_empty("runtime", &r.runtime_version)?;
+        fields.non_empty("model", &r.model)?;
+        fields.non_empty("default_model", &r.default_model)?;
+        fields.non_empty("shell", &r.shell)?;
+        let channel = &turn.channel;
+        if !channel.name.is_empty() {
+            fields.field("channel", &channel.name)?;
+            if channel.capabilities.is_empty() {
+                fields.field("capabilities", "none")?;
+            } else {
+                fields.field("capabilities", Joined(&channel.capabilities, ","))?;
+            }
+        }
+        fields.field("thinking", turn.think_level.as_str())
+    }
+}
+
+/// Writes ` | `-separated `key=value` fields.
+struct Fields<'a, 'f> {
+    f: &'a mut fmt::Formatter<'f>,
+    first: bool,
+}
+
+impl Fields<'_, '_> {
+    fn field(&mut self, key: &str, value: impl fmt::Display) -> fmt::Result {
+        if !self.first {
+            self.f.write_str(" | ")?;
+        }
+        self.first = false;
+        write!(self.f, "{key}={value}")
+    }
+
+    fn non_empty(&mut self, key: &str, value: &str) -> fmt::Result {
+        if value.is_empty() {
+            Ok(())
+        } else {
+            self.field(key, value)
+        }
+    }
 }

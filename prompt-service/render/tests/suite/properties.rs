@@ -261,6 +261,31 @@ proptest! {
         }
     }
 
+    /// A prepared input renders every turn exactly as the whole input
+    /// renders, however the turn inputs vary between turns.
+    #[test]
+    fn prepared_turns_equal_whole_renders(
+        input in stable_input(),
+        turns in proptest::collection::vec(per_turn(), 1..6),
+    ) {
+        let renderer = Renderer::new(2);
+        let mut stable = input.clone();
+        let _ = stable.take_turn();
+        let prepared = renderer.prepare(stable);
+        prop_assert!(prepared.is_ok(), "{:?}", prepared.err());
+        let Ok(prepared) = prepared else { return Ok(()) };
+        for turn in turns {
+            let mut whole = input.clone();
+            turn.apply(&mut whole);
+            // The session kind belongs to the prepared input, not the turn.
+            whole.session_kind = input.session_kind;
+            let mut turn_only = whole.clone();
+            let turn_inputs = turn_only.take_turn();
+            prop_assert_eq!(&turn_only, prepared.input());
+            prop_assert_eq!(prepared.render_turn(&turn_inputs), render(&whole));
+        }
+    }
+
     /// Arbitrary (possibly invalid) inputs never panic: they render or are
     /// refused with a named field.
     #[test]
