@@ -9,12 +9,17 @@
 //! of every latency it measures. By default it does the same work for both
 //! RPCs: each request is encoded once up front and sent as raw bytes, and
 //! each response is taken as raw bytes and checked only for its length (the
-//! server still decodes, renders and encodes every request in full; the
 //! first response of each kind is decoded and checked whole). `--typed`
 //! instead uses the generated clients as an application would, cloning and
 //! encoding the structured request and decoding the structured response on
 //! every call, which adds the client's cost of the larger message to the
 //! render side only.
+//!
+//! The render requests are a session's turns (`--turns`, default 8): the
+//! same stable inputs with different turn fields, cycled. The server renders
+//! every turn and encodes every reply; as in production, it recognises the
+//! stable part of a request it has seen before by its bytes and decodes only
+//! the turn fields.
 
 use std::{
     io::Write,
@@ -62,6 +67,11 @@ struct Args {
     /// messages on every call) instead of pre-encoded raw bytes.
     #[arg(long)]
     typed: bool,
+    /// Distinct render requests cycled through: one session's turns, sharing
+    /// the stable inputs and differing in the turn fields (channel, runtime
+    /// host, extra context). 1 sends the same request every time.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    turns: u32,
 }
 
 const RENDER_PATH: &str = "/openclaw.prompt.v1.PromptService/RenderSystemPrompt";
@@ -162,19 +172,29 @@ async fn main() -> anyhow::Result<()> {
         .connect()
         .await?;
 
-    let request = prompt_server::request_from_input(&prompt_render::fixtures::realistic());
-    let response = PromptServiceClient::new(channel.clone())
-        .render_system_prompt(request.clone())
-        .await?
-        .into_inner();
+    let requests = turn_requests(args.turns);
+    let mut renders = Vec::with_capacity(requests.len());
+    for request in &requests {
+        let response = PromptServiceClient::new(channel.clone())
+            .render_system_prompt(request.clone())
+            .await?
+            .into_inner();
+        renders.push((Bytes::from(request.encode_to_vec()), response.encoded_len()));
+    }
+    let (request, response) = (
+        requests[0].clone(),
+        PromptServiceClient::new(channel.clone())
+            .render_system_prompt(requests[0].clone())
+            .await?
+            .into_inner(),
+    );
     let echo = EchoRequest {
         payload: vec![b'x'; request.encoded_len()],
         response_bytes: u32::try_from(response.encoded_len())?,
     };
     // The raw calls must get exactly what the typed ones get.
     let raw = Raw {
-        render: Bytes::from(request.encode_to_vec()),
-        render_len: response.encoded_len(),
+        renders,
         echo: Bytes::from(echo.encode_to_vec()),
         echo_len: EchoClient::new(channel.clone())
             .echo(echo.clone())
@@ -183,12 +203,11 @@ async fn main() -> anyhow::Result<()> {
             .encoded_len(),
     };
     let mut grpc = tonic::client::Grpc::new(channel.clone());
-    let got = raw_call(&mut grpc, RENDER_PATH, raw.render.clone()).await?;
-    if got != raw.render_len {
-        bail!(
-            "raw render response is {got} bytes, the typed one {}",
-            raw.render_len
-        );
+    for (body, want) in &raw.renders {
+        let got = raw_call(&mut grpc, RENDER_PATH, body.clone()).await?;
+        if got != *want {
+            bail!("raw render response is {got} bytes, the typed one {want}");
+        }
     }
     let got = raw_call(&mut grpc, ECHO_PATH, raw.echo.clone()).await?;
     if got != raw.echo_len {
@@ -201,10 +220,11 @@ async fn main() -> anyhow::Result<()> {
     writeln!(out, "prompt-service load test against {endpoint}")?;
     writeln!(
         out,
-        "render request {} B, response {} B ({} prompt chars); echo sized the same; {} s per point after {} s warm-up; {} client",
+        "render request {} B, response {} B ({} prompt chars), {} turn(s) cycled; echo sized the same; {} s per point after {} s warm-up; {} client",
         request.encoded_len(),
         response.encoded_len(),
         response.chars,
+        requests.len(),
         args.seconds,
         args.warmup,
         if args.typed { "typed" } else { "raw-bytes" }
@@ -217,7 +237,7 @@ async fn main() -> anyhow::Result<()> {
     for &conc in &args.concurrency {
         let load = Load {
             channel: &channel,
-            request: &request,
+            requests: &requests,
             echo: &echo,
             raw: (!args.typed).then_some(&raw),
             conc,
@@ -286,11 +306,29 @@ async fn wait_healthy(endpoint: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The render requests of one session's turns: the realistic fixture with
+/// the turn fields varied.
+fn turn_requests(turns: u32) -> Vec<openclaw_proto::prompt::v1::RenderSystemPromptRequest> {
+    const CHANNELS: [&str; 4] = ["telegram", "discord", "slack", "webchat"];
+    let base = prompt_render::fixtures::realistic();
+    (0..turns as usize)
+        .map(|i| {
+            let mut input = base.clone();
+            if i > 0 {
+                input.channel.name = CHANNELS[i % CHANNELS.len()].into();
+                input.runtime.host = format!("host-{}", i % 3);
+                input.extra_system_prompt = format!("This is turn {i} of the load test.");
+            }
+            prompt_server::request_from_input(&input)
+        })
+        .collect()
+}
+
 /// Pre-encoded requests and the response sizes they must get.
 #[derive(Debug, Clone)]
 struct Raw {
-    render: Bytes,
-    render_len: usize,
+    /// Per turn: request bytes, response length.
+    renders: Vec<(Bytes, usize)>,
     echo: Bytes,
     echo_len: usize,
 }
@@ -298,7 +336,7 @@ struct Raw {
 /// One measurement point.
 struct Load<'a> {
     channel: &'a Channel,
-    request: &'a openclaw_proto::prompt::v1::RenderSystemPromptRequest,
+    requests: &'a [openclaw_proto::prompt::v1::RenderSystemPromptRequest],
     echo: &'a EchoRequest,
     /// Raw-bytes mode; `None` for typed clients.
     raw: Option<&'a Raw>,
@@ -312,31 +350,36 @@ async fn run(rpc: Rpc, load: &Load<'_>) -> Figures {
     let warm_until = Instant::now() + Duration::from_secs(load.warmup);
     let stop_at = warm_until + Duration::from_secs(seconds);
     let mut tasks = Vec::with_capacity(load.conc);
-    for _ in 0..load.conc {
+    for task in 0..load.conc {
         let mut render = PromptServiceClient::new(load.channel.clone());
         let mut echoer = EchoClient::new(load.channel.clone());
         let mut grpc = tonic::client::Grpc::new(load.channel.clone());
-        let (request, echo, raw) = (load.request.clone(), load.echo.clone(), load.raw.cloned());
+        let (requests, echo, raw) = (load.requests.to_vec(), load.echo.clone(), load.raw.cloned());
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = 0usize;
+            // Each task walks the turns from its own starting point.
+            let mut turn = task;
             loop {
                 let now = Instant::now();
                 if now >= stop_at {
                     break;
                 }
+                turn = (turn + 1) % requests.len();
                 let ok = match (rpc, &raw) {
                     (Rpc::Render, Some(raw)) => {
-                        raw_call(&mut grpc, RENDER_PATH, raw.render.clone())
+                        let (body, want) = &raw.renders[turn];
+                        raw_call(&mut grpc, RENDER_PATH, body.clone())
                             .await
-                            .is_ok_and(|len| len == raw.render_len)
+                            .is_ok_and(|len| len == *want)
                     }
                     (Rpc::Echo, Some(raw)) => raw_call(&mut grpc, ECHO_PATH, raw.echo.clone())
                         .await
                         .is_ok_and(|len| len == raw.echo_len),
-                    (Rpc::Render, None) => {
-                        render.render_system_prompt(request.clone()).await.is_ok()
-                    }
+                    (Rpc::Render, None) => render
+                        .render_system_prompt(requests[turn].clone())
+                        .await
+                        .is_ok(),
                     (Rpc::Echo, None) => echoer.echo(echo.clone()).await.is_ok(),
                 };
                 let done = Instant::now();

@@ -3,9 +3,12 @@
 //! changing), convert back, encode the response. The load generator shows
 //! the same path over loopback next to a same-size echo.
 //!
-//! `served_path` is what the served route does (the reply's text fields written
-//! from the shared prefix, see `RenderReply`); `echo_path` is the echo
-//! baseline's own work for a same-size request and response.
+//! `served_path` decodes the whole request and writes the reply's text fields
+//! from the shared prefix (see `RenderReply`); `wire_path` is what the served
+//! route does now: the request's bytes go to `render_wire`, which decodes
+//! only the turn fields of a request whose stable part it has seen;
+//! `echo_path` is the echo baseline's own work for a same-size request and
+//! response.
 //!
 //! Run: `cargo bench -p prompt-server --bench rpc_path`
 
@@ -42,6 +45,21 @@ fn bench(c: &mut Criterion) {
                 pb::RenderSystemPromptRequest::decode(black_box(encoded[i % 2].as_slice())).ok()?;
             let input = prompt_server::input_from_request(req).ok()?;
             let reply = prompt_server::RenderReply::new(renderer.render(&input).ok()?);
+            let mut out = Vec::with_capacity(reply.encoded_len());
+            reply.encode_raw(&mut out);
+            Some(out)
+        })
+    });
+    // What the served route does: the request's bytes to the service, which
+    // decodes only the turn fields once it has seen the stable part.
+    let service = prompt_server::PromptServiceImpl::new(std::sync::Arc::new(Renderer::default()))
+        .unwrap_or_else(|e| panic!("the service starts: {e}"));
+    group.bench_function("wire_path", |b| {
+        b.iter(|| {
+            i += 1;
+            let reply = service
+                .render_wire(black_box(encoded[i % 2].as_slice()))
+                .ok()?;
             let mut out = Vec::with_capacity(reply.encoded_len());
             reply.encode_raw(&mut out);
             Some(out)

@@ -92,13 +92,7 @@ pub fn input_from_request(
             user_timezone: user_time.timezone,
             channel: channel_of(channel.unwrap_or_default())?,
             extra_system_prompt,
-            heartbeat: render::HeartbeatInfo {
-                enabled: heartbeat.enabled,
-                prompt: heartbeat.prompt,
-                include_system_prompt_section: heartbeat
-                    .include_system_prompt_section
-                    .unwrap_or(true),
-            },
+            heartbeat: heartbeat_of(heartbeat),
             runtime: runtime_of(runtime.unwrap_or_default()),
             think_level: think_level_of(enum_value("think_level", think_level)?),
             reasoning_level: reasoning_level_of(enum_value("reasoning_level", reasoning_level)?),
@@ -121,6 +115,72 @@ pub fn input_from_request(
             truncation_notice: bootstrap_truncation_notice.unwrap_or(true),
             include_safety: include_safety_section.unwrap_or(true),
         })
+    }
+}
+
+/// Converts only the request's turn fields ([`crate::wire::TURN_FIELDS`])
+/// into the renderer's [`render::TurnInputs`], validated exactly as
+/// [`input_from_request`] validates them; every other field is ignored.
+pub fn turn_from_request(
+    req: pb::RenderSystemPromptRequest,
+) -> Result<render::TurnInputs, ServerError> {
+    let pb::RenderSystemPromptRequest {
+        channel,
+        extra_system_prompt,
+        heartbeat,
+        runtime,
+        think_level,
+        reasoning_level,
+        tts_hint,
+        reaction_level,
+        // Not turn fields.
+        prompt_mode: _,
+        session_kind: _,
+        identity: _,
+        workspace_dir: _,
+        workspace_notes: _,
+        fs_workspace_only: _,
+        tools: _,
+        skills: _,
+        skills_limits: _,
+        context_files: _,
+        bootstrap_limits: _,
+        sandbox: _,
+        user_time: _,
+        reasoning_tag_hint: _,
+        owner_ids: _,
+        owner_display: _,
+        owner_display_secret: _,
+        model_aliases: _,
+        delegation_mode: _,
+        docs: _,
+        memory: _,
+        provider_contribution: _,
+        bootstrap_truncation_notice: _,
+        include_safety_section: _,
+    } = req;
+    Ok(render::TurnInputs {
+        channel: channel_of(channel.unwrap_or_default())?,
+        extra_system_prompt,
+        heartbeat: heartbeat_of(heartbeat.unwrap_or_default()),
+        runtime: runtime_of(runtime.unwrap_or_default()),
+        think_level: think_level_of(enum_value("think_level", think_level)?),
+        reasoning_level: reasoning_level_of(enum_value("reasoning_level", reasoning_level)?),
+        tts_hint,
+        reaction_level: reaction_of(enum_value("reaction_level", reaction_level)?),
+    })
+}
+
+fn heartbeat_of(heartbeat: pb::HeartbeatInfo) -> render::HeartbeatInfo {
+    let pb::HeartbeatInfo {
+        enabled,
+        prompt,
+        include_system_prompt_section,
+    } = heartbeat;
+    render::HeartbeatInfo {
+        enabled,
+        prompt,
+        include_system_prompt_section: include_system_prompt_section.unwrap_or(true),
     }
 }
 
@@ -444,6 +504,11 @@ pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResp
 }
 
 pub(crate) fn section_to_pb(s: &render::SectionReport) -> pb::RenderedSection {
+    section_into_pb(s.clone())
+}
+
+/// [`section_to_pb`] for an owned report (no copies of its strings).
+pub(crate) fn section_into_pb(s: render::SectionReport) -> pb::RenderedSection {
     let render::SectionReport {
         id,
         heading,
@@ -452,11 +517,11 @@ pub(crate) fn section_to_pb(s: &render::SectionReport) -> pb::RenderedSection {
         sha256,
     } = s;
     pb::RenderedSection {
-        id: id.clone(),
-        heading: heading.clone(),
-        layer: layer_to_pb(*layer) as i32,
-        chars: *chars,
-        sha256: sha256.clone(),
+        id,
+        heading,
+        layer: layer_to_pb(layer) as i32,
+        chars,
+        sha256,
     }
 }
 

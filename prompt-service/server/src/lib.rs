@@ -15,13 +15,15 @@ mod reply;
 mod serve;
 mod service;
 mod to_proto;
+mod wire;
+mod wire_memo;
 
 pub use codex::{codex_input_from_request, render_codex_request, response_from_turn};
 pub use contribution::resolve as resolve_provider_contribution;
-pub use convert::{input_from_request, response_from_rendered};
+pub use convert::{input_from_request, response_from_rendered, turn_from_request};
 pub use error::ServerError;
 pub use preview::{PreviewError, PreviewFormat, parse_request, preview, response_json};
-pub use reply::RenderReply;
+pub use reply::{RenderReply, ReplyParts};
 pub use serve::{ServeConfig, ServeError, serve};
 pub use service::{PromptServiceImpl, render_request};
 pub use to_proto::request_from_input;

@@ -10,10 +10,12 @@ use tonic::{Request, Response, Status};
 use crate::{
     codex::render_codex_request,
     contribution,
-    convert::{input_from_request, response_from_rendered},
+    convert::{input_from_request, response_from_rendered, turn_from_request},
     error::ServerError,
     knobs,
-    reply::RenderReply,
+    reply::{RenderReply, ReplyParts},
+    wire::{self, Split},
+    wire_memo::WireMemo,
 };
 
 /// Renders a request exactly as the RPC does. The CLI preview calls this too,
@@ -27,12 +29,28 @@ pub fn render_request(
     Ok(response_from_rendered(rendered))
 }
 
-/// The prompt service. Its only state is the memo of stable prompt blocks,
-/// which never changes what a request returns, and the compiled config
-/// schema validator.
+fn prefix_chars(response: &pb::RenderSystemPromptResponse) -> u32 {
+    prompt_render::chars_u32(&response.stable_prefix)
+}
+
+/// Decodes a request, refusing malformed bytes as an invalid argument.
+fn decode(bytes: &[u8]) -> Result<pb::RenderSystemPromptRequest, ServerError> {
+    use prost::Message;
+    pb::RenderSystemPromptRequest::decode(bytes).map_err(|e| {
+        ServerError::invalid(
+            "request",
+            format!("not a valid RenderSystemPromptRequest: {e}"),
+        )
+    })
+}
+
+/// The prompt service. Its only state is the memos of stable prompt blocks
+/// (by stable inputs, and by the request bytes that carry them), which never
+/// change what a request returns, and the compiled config schema validator.
 #[derive(Debug, Clone)]
 pub struct PromptServiceImpl {
     renderer: Arc<Renderer>,
+    memo: Arc<WireMemo>,
     loader: Arc<Loader>,
 }
 
@@ -40,36 +58,62 @@ impl PromptServiceImpl {
     /// A service sharing `renderer` (for example with metrics). Compiles the
     /// config schema validator once.
     pub fn new(renderer: Arc<Renderer>) -> Result<Self, openclaw_config::ConfigError> {
+        Self::with_memo(renderer, prompt_render::DEFAULT_CACHE_ENTRIES)
+    }
+
+    /// The same, remembering the stable parts of at most `entries` distinct
+    /// requests by their bytes (see [`Self::render_wire`]; 0 turns that off).
+    pub fn with_memo(
+        renderer: Arc<Renderer>,
+        entries: usize,
+    ) -> Result<Self, openclaw_config::ConfigError> {
         Ok(Self {
             renderer,
+            memo: Arc::new(WireMemo::new(entries)),
             loader: Arc::new(Loader::new()?),
         })
     }
 
-    /// RenderSystemPrompt's work: validate, render, log and count. Both the
-    /// served route and the generated trait method go through here.
-    pub(crate) fn render_reply(
-        &self,
-        request: pb::RenderSystemPromptRequest,
-    ) -> Result<RenderReply, Status> {
-        let input = input_from_request(request).inspect_err(|e| {
+    /// RenderSystemPrompt from the request's bytes, as the served route
+    /// calls it: the same result as decoding the request and calling
+    /// [`render_request`], but a request whose stable part was seen before
+    /// has only its turn fields decoded (see [`crate::wire`]).
+    pub fn render_wire(&self, request: &[u8]) -> Result<RenderReply, Status> {
+        let result = match wire::split(request) {
+            Some(split) => self.render_split(request, &split),
+            None => decode(request)
+                .and_then(input_from_request)
+                .and_then(|input| Ok(RenderReply::new(self.renderer.render(&input)?))),
+        };
+        let reply = result.inspect_err(|e| {
             tracing::info!(error = %e, "render refused");
         })?;
-        let rendered = self
-            .renderer
-            .render(&input)
-            .map_err(ServerError::from)
-            .inspect_err(|e| {
-                tracing::info!(error = %e, "render refused");
-            })?;
-        tracing::debug!(
-            chars = rendered.chars,
-            sections = rendered.sections.len(),
-            stable_prefix_sha256 = %rendered.stable_prefix_sha256,
-            "rendered"
-        );
-        service_kit::metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
-        Ok(RenderReply::new(rendered))
+        tracing::debug!(chars = reply.chars(), "rendered");
+        service_kit::metrics::prompt_rendered(reply.chars(), reply.stable_prefix_chars());
+        Ok(reply)
+    }
+
+    fn render_split(&self, request: &[u8], split: &Split<'_>) -> Result<RenderReply, ServerError> {
+        let fingerprint = split.stable_fingerprint();
+        if let Some(entry) = self.memo.find(fingerprint, split) {
+            let turn = turn_from_request(decode(&split.turn)?)?;
+            let rendered = entry.prepared.render_turn(&turn)?;
+            return Ok(RenderReply::with_parts(rendered, Arc::clone(&entry.parts)));
+        }
+        let mut input = input_from_request(decode(request)?)?;
+        let turn = input.take_turn();
+        let prepared = self.renderer.prepare(input)?;
+        let parts = Arc::new(ReplyParts::of(&prepared));
+        let rendered = prepared.render_turn(&turn);
+        // The stable part is valid whatever this turn's outcome.
+        self.memo
+            .insert(fingerprint, split, prepared, Arc::clone(&parts));
+        Ok(RenderReply::with_parts(rendered?, parts))
+    }
+
+    /// Stable parts remembered by their bytes.
+    pub fn remembered_requests(&self) -> usize {
+        self.memo.len()
     }
 }
 
@@ -79,9 +123,13 @@ impl PromptService for PromptServiceImpl {
         &self,
         request: Request<pb::RenderSystemPromptRequest>,
     ) -> Result<Response<pb::RenderSystemPromptResponse>, Status> {
-        Ok(Response::new(
-            self.render_reply(request.into_inner())?.into_response(),
-        ))
+        // The served route goes through `render_wire`; this is the same
+        // render for callers of the generated service (tests, embedders).
+        let response = render_request(&self.renderer, request.into_inner()).inspect_err(|e| {
+            tracing::info!(error = %e, "render refused");
+        })?;
+        service_kit::metrics::prompt_rendered(response.chars, prefix_chars(&response));
+        Ok(Response::new(response))
     }
 
     async fn resolve_prompt_config(
@@ -117,5 +165,48 @@ impl PromptService for PromptServiceImpl {
             "codex turn mapped"
         );
         Ok(Response::new(response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    #[test]
+    fn a_session_s_stable_part_is_remembered_once() {
+        let service =
+            PromptServiceImpl::new(Arc::new(Renderer::default())).expect("the service starts");
+        let mut request = crate::request_from_input(&prompt_render::fixtures::realistic());
+        let first = service
+            .render_wire(&request.encode_to_vec())
+            .expect("renders");
+        assert_eq!(service.remembered_requests(), 1);
+        // Another turn: the same entry.
+        request.channel.get_or_insert_with(Default::default).name = "discord".into();
+        request.tts_hint = "Keep it short.".into();
+        let second = service
+            .render_wire(&request.encode_to_vec())
+            .expect("renders");
+        assert_eq!(service.remembered_requests(), 1);
+        assert_ne!(first.chars(), second.chars());
+        // Other stable inputs: a second entry.
+        request.workspace_notes.push("Another note.".into());
+        service
+            .render_wire(&request.encode_to_vec())
+            .expect("renders");
+        assert_eq!(service.remembered_requests(), 2);
+        // Refused stable inputs are not remembered.
+        request.workspace_dir = "relative/dir".into();
+        assert!(service.render_wire(&request.encode_to_vec()).is_err());
+        assert_eq!(service.remembered_requests(), 2);
+        // Nothing is remembered when the memo is off.
+        let off = PromptServiceImpl::with_memo(Arc::new(Renderer::default()), 0)
+            .expect("the service starts");
+        off.render_wire(
+            &crate::request_from_input(&prompt_render::fixtures::realistic()).encode_to_vec(),
+        )
+        .expect("renders");
+        assert_eq!(off.remembered_requests(), 0);
     }
 }

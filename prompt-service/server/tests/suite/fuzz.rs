@@ -13,7 +13,12 @@
 
 use openclaw_proto::prompt::v1 as pb;
 use prompt_render::{Renderer, fixtures};
-use prompt_server::{input_from_request, render_request, request_from_input};
+use std::sync::Arc;
+
+use prompt_server::{
+    PromptServiceImpl, RenderReply, input_from_request, render_request, request_from_input,
+    turn_from_request,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use prost::Message;
@@ -277,22 +282,26 @@ fn edited_requests_never_panic_and_output_is_bounded() {
     );
 }
 
+/// `encoded` with a number of bytes in `flips` overwritten at random places.
+fn corrupted(encoded: Vec<u8>, flips: std::ops::Range<usize>) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), flips).prop_map(
+        move |flips| {
+            let mut bytes = encoded.clone();
+            for (at, value) in flips {
+                let i = at.index(bytes.len());
+                bytes[i] = value;
+            }
+            bytes
+        },
+    )
+}
+
 #[test]
 fn arbitrary_wire_bytes_never_panic() {
     // Random bytes, and the realistic request's bytes with random flips and cuts.
-    let encoded = base().encode_to_vec();
     let strategy = prop_oneof![
         prop::collection::vec(any::<u8>(), 0..2048),
-        prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16).prop_map(
-            move |flips| {
-                let mut bytes = encoded.clone();
-                for (at, value) in flips {
-                    let i = at.index(bytes.len());
-                    bytes[i] = value;
-                }
-                bytes
-            }
-        ),
+        corrupted(base().encode_to_vec(), 1..16),
     ];
     run(512, strategy, |renderer, bytes| {
         if let Ok(request) = pb::RenderSystemPromptRequest::decode(bytes.as_slice()) {
@@ -311,4 +320,108 @@ fn the_realistic_request_is_well_inside_the_bound() {
     let size = request.encoded_len();
     let response = render_request(&Renderer::new(0), request).expect("renders");
     assert!(response.encoded_len() < OUTPUT_FACTOR * size + OUTPUT_SLACK / 4);
+}
+
+/// What a client gets: the encoded response, or the status code and message.
+fn outcome_of_wire(reply: Result<RenderReply, tonic::Status>) -> Result<Vec<u8>, (Code, String)> {
+    reply
+        .map(|reply| {
+            let mut wire = Vec::with_capacity(reply.encoded_len());
+            reply.encode_raw(&mut wire);
+            wire
+        })
+        .map_err(|s| (s.code(), s.message().to_owned()))
+}
+
+/// The same through the plain path: decode, convert, render, encode.
+fn outcome_of_decoded(bytes: &[u8]) -> Result<Vec<u8>, (Code, String)> {
+    match pb::RenderSystemPromptRequest::decode(bytes) {
+        Ok(request) => render_request(&Renderer::new(0), request)
+            .map(|response| response.encode_to_vec())
+            .map_err(|e| {
+                let status = tonic::Status::from(e);
+                (status.code(), status.message().to_owned())
+            }),
+        Err(_) => Err((Code::InvalidArgument, String::new())),
+    }
+}
+
+fn assert_same(
+    got: Result<Vec<u8>, (Code, String)>,
+    want: Result<Vec<u8>, (Code, String)>,
+) -> Result<(), TestCaseError> {
+    match (got, want) {
+        (Ok(got), Ok(want)) => prop_assert!(got == want, "the responses differ"),
+        // Malformed bytes: the plain decode error has no message to compare.
+        (Err((code, _)), Err((want_code, want))) if want.is_empty() => {
+            prop_assert_eq!(code, want_code);
+        }
+        (got, want) => prop_assert_eq!(got.map(|_| ()), want.map(|_| ())),
+    }
+    Ok(())
+}
+
+/// The served route's path (`render_wire`: stable parts remembered by their bytes, only the
+/// turn fields of a recognised request decoded) gives exactly what decoding the request and
+/// `render_request` give: for sequences of edited requests that share stable parts (memo
+/// hits with other turn fields, misses, invalid turn fields on a hit, invalid stable parts),
+/// with a memo small enough to evict.
+#[test]
+fn the_wire_path_equals_the_decoded_path() {
+    let bases = [base(), {
+        let mut other = base();
+        other.tools.truncate(3);
+        other
+    }];
+    let step = (0usize..2, prop::collection::vec(edit(), 0..3));
+    run(96, prop::collection::vec(step, 1..10), move |_, steps| {
+        let service = PromptServiceImpl::with_memo(Arc::new(Renderer::new(2)), 2)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (pick, edits) in steps {
+            let mut request = bases[pick].clone();
+            for edit in edits {
+                apply(&mut request, edit);
+            }
+            let bytes = request.encode_to_vec();
+            assert_same(
+                outcome_of_wire(service.render_wire(&bytes)),
+                outcome_of_decoded(&bytes),
+            )?;
+        }
+        Ok(())
+    });
+}
+
+/// The same for arbitrary and corrupted bytes, each sent twice (the second time the stable
+/// part may be remembered).
+#[test]
+fn the_wire_path_equals_the_decoded_path_on_corrupt_bytes() {
+    let strategy = corrupted(base().encode_to_vec(), 0..8);
+    let service = PromptServiceImpl::with_memo(Arc::new(Renderer::new(4)), 4)
+        .unwrap_or_else(|e| panic!("the service starts: {e}"));
+    run(256, strategy, move |_, bytes| {
+        for _ in 0..2 {
+            assert_same(
+                outcome_of_wire(service.render_wire(&bytes)),
+                outcome_of_decoded(&bytes),
+            )?;
+        }
+        Ok(())
+    });
+}
+
+/// `turn_from_request` converts exactly the turn inputs `input_from_request` converts.
+#[test]
+fn turn_conversion_agrees_with_the_whole_conversion() {
+    run(256, prop::collection::vec(edit(), 0..4), |_, edits| {
+        let mut request = base();
+        for edit in edits {
+            apply(&mut request, edit);
+        }
+        if let Ok(mut input) = input_from_request(request.clone()) {
+            let turn = turn_from_request(request);
+            prop_assert_eq!(turn.ok(), Some(input.take_turn()));
+        }
+        Ok(())
+    });
 }

@@ -108,6 +108,113 @@ async fn render_over_grpc_matches_the_cli_preview() {
     assert!(skills.entries[0].version.starts_with("sha256:"));
 }
 
+/// A session's turns share their stable inputs: from the second turn on the
+/// server recognises them by their bytes and decodes only the turn fields.
+/// Every reply must still be exactly the plain render of its own request,
+/// a bad turn field on a recognised request is refused naming the field, and
+/// bytes that are not a request are refused as invalid.
+#[tokio::test]
+async fn turns_sharing_stable_inputs_render_exactly_as_fresh_requests() {
+    use prost::Message;
+    let server = Server::start().await;
+    let mut client = server.client().await;
+    let renderer = prompt_render::Renderer::new(0);
+    let first = example();
+    let mut turns = vec![first.clone()];
+    for (i, channel) in ["discord", "slack", "webchat"].into_iter().enumerate() {
+        let mut turn = first.clone();
+        turn.channel.get_or_insert_with(Default::default).name = channel.into();
+        turn.extra_system_prompt = format!("Turn {i} context.");
+        turn.runtime.get_or_insert_with(Default::default).host = format!("host-{i}");
+        turn.think_level = pb::ThinkLevel::High as i32;
+        turns.push(turn);
+    }
+    // A stable change in between, then the first stable inputs again.
+    let mut other = first.clone();
+    other
+        .workspace_notes
+        .push("A note that changes the stable prefix.".into());
+    turns.push(other);
+    turns.push(first.clone());
+    for (i, turn) in turns.into_iter().enumerate() {
+        let want = prompt_server::render_request(&renderer, turn.clone()).expect("renders");
+        let got = client
+            .render_system_prompt(turn)
+            .await
+            .expect("render")
+            .into_inner();
+        assert!(
+            got.encode_to_vec() == want.encode_to_vec(),
+            "turn {i}: the reply differs from the plain render"
+        );
+    }
+
+    let mut bad = first.clone();
+    bad.reasoning_level = 42;
+    let status = status_of(&server, bad).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().contains("reasoning_level"),
+        "{}",
+        status.message()
+    );
+
+    // Bytes that are not a RenderSystemPromptRequest (a field 1 whose
+    // length runs past the end).
+    let mut grpc = tonic::client::Grpc::new(server.channel().await);
+    grpc.ready().await.expect("ready");
+    let status = grpc
+        .unary::<_, pb::RenderSystemPromptResponse, _>(
+            tonic::Request::new(RawRequest(vec![0x0a, 0x7f, 0x01])),
+            tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/openclaw.prompt.v1.PromptService/RenderSystemPrompt",
+            ),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .expect_err("refused");
+    assert_eq!(status.code(), Code::InvalidArgument, "{}", status.message());
+    assert!(
+        status
+            .message()
+            .contains("not a valid RenderSystemPromptRequest")
+    );
+}
+
+/// A message whose encoding is the given bytes, to send malformed requests.
+#[derive(Clone, PartialEq, Default)]
+struct RawRequest(Vec<u8>);
+
+impl std::fmt::Debug for RawRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawRequest({} bytes)", self.0.len())
+    }
+}
+
+impl prost::Message for RawRequest {
+    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
+        buf.put_slice(&self.0);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl prost::bytes::Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        prost::encoding::skip_field(wire_type, tag, buf, ctx)
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 #[tokio::test]
 async fn gzip_requests_are_accepted() {
     let server = Server::start().await;
