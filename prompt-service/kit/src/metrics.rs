@@ -33,6 +33,11 @@ pub const RPC_IN_FLIGHT: &str = "grpc_server_in_flight";
 /// Characters of rendered system prompts (histogram; `part` = `total` or
 /// `stable_prefix`).
 pub const PROMPT_RENDER_CHARS: &str = "prompt_render_chars";
+/// RenderSystemPrompt requests by how their stable inputs were obtained
+/// (counter; `source` = `remembered`: recognised by their bytes, only the
+/// turn fields decoded; `prepared`: decoded and prepared, then remembered;
+/// `decoded`: decoded whole, not remembered).
+pub const PROMPT_STABLE_INPUTS: &str = "prompt_render_stable_inputs_total";
 /// Model calls whose stable prefix hash differed from the session's previous
 /// call (counter; `agent`).
 pub const STABLE_PREFIX_CHANGES: &str = "agent_stable_prefix_changes_total";
@@ -179,6 +184,10 @@ fn describe() {
         "Characters of rendered system prompts (whole prompt and stable prefix)."
     );
     describe_counter!(
+        PROMPT_STABLE_INPUTS,
+        "RenderSystemPrompt requests by how their stable inputs were obtained (remembered, prepared, decoded)."
+    );
+    describe_counter!(
         STABLE_PREFIX_CHANGES,
         "Model calls whose stable prompt prefix changed since the session's previous call."
     );
@@ -203,6 +212,29 @@ pub fn prompt_rendered(total_chars: u32, stable_prefix_chars: u32) {
     ::metrics::histogram!(PROMPT_RENDER_CHARS, "part" => "total").record(f64::from(total_chars));
     ::metrics::histogram!(PROMPT_RENDER_CHARS, "part" => "stable_prefix")
         .record(f64::from(stable_prefix_chars));
+}
+
+/// How a RenderSystemPrompt request's stable inputs were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StableInputs {
+    /// Recognised by their bytes; only the turn fields were decoded.
+    Remembered,
+    /// Decoded, validated and prepared, then remembered.
+    Prepared,
+    /// Decoded whole and not remembered (not split, or refused).
+    Decoded,
+}
+
+/// Counts one RenderSystemPrompt request by how its stable inputs were
+/// obtained. A low share of `remembered` means clients change their stable
+/// inputs (or their encoding) between turns.
+pub fn prompt_stable_inputs(source: StableInputs) {
+    let source = match source {
+        StableInputs::Remembered => "remembered",
+        StableInputs::Prepared => "prepared",
+        StableInputs::Decoded => "decoded",
+    };
+    ::metrics::counter!(PROMPT_STABLE_INPUTS, "source" => source).increment(1);
 }
 
 /// Records that a model call's stable prefix hash differed from the session's

@@ -4,6 +4,7 @@ use openclaw_config::Loader;
 use openclaw_proto::prompt::v1 as pb;
 use pb::prompt_service_server::PromptService;
 use prompt_render::Renderer;
+use service_kit::metrics::{self, StableInputs};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -81,28 +82,41 @@ impl PromptServiceImpl {
     pub fn render_wire(&self, request: &[u8]) -> Result<RenderReply, Status> {
         let result = match wire::split(request) {
             Some(split) => self.render_split(request, &split),
-            None => decode(request)
-                .and_then(input_from_request)
-                .and_then(|input| Ok(RenderReply::new(self.renderer.render(&input)?))),
+            None => {
+                metrics::prompt_stable_inputs(StableInputs::Decoded);
+                decode(request)
+                    .and_then(input_from_request)
+                    .and_then(|input| Ok(RenderReply::new(self.renderer.render(&input)?)))
+            }
         };
         let reply = result.inspect_err(|e| {
             tracing::info!(error = %e, "render refused");
         })?;
         tracing::debug!(chars = reply.chars(), "rendered");
-        service_kit::metrics::prompt_rendered(reply.chars(), reply.stable_prefix_chars());
+        metrics::prompt_rendered(reply.chars(), reply.stable_prefix_chars());
         Ok(reply)
     }
 
     fn render_split(&self, request: &[u8], split: &Split<'_>) -> Result<RenderReply, ServerError> {
         let fingerprint = split.stable_fingerprint();
         if let Some(entry) = self.memo.find(fingerprint, split) {
+            metrics::prompt_stable_inputs(StableInputs::Remembered);
             let turn = turn_from_request(decode(&split.turn)?)?;
             let rendered = entry.prepared.render_turn(&turn)?;
             return Ok(RenderReply::with_parts(rendered, Arc::clone(&entry.parts)));
         }
-        let mut input = input_from_request(decode(request)?)?;
-        let turn = input.take_turn();
-        let prepared = self.renderer.prepare(input)?;
+        let prepared = decode(request)
+            .and_then(input_from_request)
+            .and_then(|mut input| {
+                let turn = input.take_turn();
+                Ok((self.renderer.prepare(input)?, turn))
+            });
+        metrics::prompt_stable_inputs(if prepared.is_ok() {
+            StableInputs::Prepared
+        } else {
+            StableInputs::Decoded
+        });
+        let (prepared, turn) = prepared?;
         let parts = Arc::new(ReplyParts::of(&prepared));
         let rendered = prepared.render_turn(&turn);
         // The stable part is valid whatever this turn's outcome.
@@ -128,7 +142,7 @@ impl PromptService for PromptServiceImpl {
         let response = render_request(&self.renderer, request.into_inner()).inspect_err(|e| {
             tracing::info!(error = %e, "render refused");
         })?;
-        service_kit::metrics::prompt_rendered(response.chars, prefix_chars(&response));
+        metrics::prompt_rendered(response.chars, prefix_chars(&response));
         Ok(Response::new(response))
     }
 

@@ -306,6 +306,23 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
         )
         .is_some_and(|chars| chars > 1000.0)
     );
+    // The run's model calls share their stable inputs: from the second on,
+    // prompt-service recognises them by their bytes.
+    let stable = |source| {
+        support::value(
+            &prompt_metrics,
+            "prompt_render_stable_inputs_total",
+            &[("source", source)],
+        )
+        .unwrap_or(0.0)
+    };
+    assert!(
+        stable("remembered") >= 1.0,
+        "prepared {}, decoded {}",
+        stable("prepared"),
+        stable("decoded")
+    );
+    assert_eq!(stable("remembered") + stable("prepared"), renders);
 
     // SIGTERM while a second run streams: it finishes, the process exits 0
     // within stop_grace_period, and both transcripts end with a whole line.

@@ -156,6 +156,8 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
 
     // The named hooks record under their documented names.
     service_kit::metrics::prompt_rendered(5_000, 3_000);
+    service_kit::metrics::prompt_stable_inputs(service_kit::metrics::StableInputs::Remembered);
+    service_kit::metrics::prompt_stable_inputs(service_kit::metrics::StableInputs::Remembered);
     service_kit::metrics::model_call(
         "anthropic",
         "claude",
@@ -183,6 +185,13 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
             r#"agent_model_tokens_total{provider="anthropic",model="claude",kind="cache_read"}"#
         )
         .ends_with(" 100")
+    );
+    assert!(
+        line(
+            &text,
+            r#"prompt_render_stable_inputs_total{source="remembered"}"#
+        )
+        .ends_with(" 2")
     );
     assert!(line(&text, "agent_runs_active ").ends_with(" 1"));
     drop(guard);
