@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::checks;
 use crate::error::{ConfigError, ConfigErrors, ErrorKind, LocatedError};
-use crate::locate::{Locator, Target, position_at};
+use crate::locate::{self, Locator, Target, position_at};
 use crate::path::{Segment, dotted};
 use crate::raw::RawConfig;
 use crate::schema::json_schema;
@@ -118,7 +118,8 @@ impl Loader {
 }
 
 fn locate_all(text: &str, findings: Vec<Finding>) -> ConfigErrors {
-    let locator = Locator::new(text);
+    let blanked = locate::blank_comments(text);
+    let locator = Locator::new(text, &blanked);
     ConfigErrors::new(
         findings
             .into_iter()

@@ -4,6 +4,8 @@
 //! re-parse the text with `jsonc-parser` (which accepts the full JSON5 grammar and records byte
 //! ranges) and walk its syntax tree. Valid configs never pay for this second parse.
 
+use std::borrow::Cow;
+
 use jsonc_parser::ast::{ObjectPropName, Value as Ast};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
@@ -34,6 +36,63 @@ pub(crate) fn position_at(text: &str, offset: usize) -> Position {
     }
 }
 
+/// `text` with every comment and every whitespace character other than space, tab, LF and CR
+/// replaced by spaces, byte for byte, so that offsets into the result are offsets into `text`.
+/// jsonc-parser refuses some of what JSON5 allows there (a comment between a key and its colon,
+/// `{a/* c */: 1}`; a byte order mark or a no-break space between tokens); without them it
+/// parses what `json5` parsed. Strings (single or double quoted, with escapes) are left alone.
+/// Borrowed when nothing needs replacing.
+pub(crate) fn blank_comments(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut blanked: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    // An escape covers the next byte (a quote, a backslash, or the first byte
+                    // of a line continuation); the bytes of a multi-byte character are never
+                    // quotes or backslashes.
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => {
+                let end = if bytes[i + 1] == b'/' {
+                    // To the line end (\n, \r, U+2028 or U+2029), which stays.
+                    text[i..]
+                        .find(['\n', '\r', '\u{2028}', '\u{2029}'])
+                        .map_or(bytes.len(), |n| i + n)
+                } else {
+                    text[i + 2..]
+                        .find("*/")
+                        .map_or(bytes.len(), |n| i + 2 + n + 2)
+                };
+                let out = blanked.get_or_insert_with(|| bytes.to_vec());
+                out[i..end].fill(b' ');
+                i = end;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            _ => {
+                // Other JSON5 whitespace (vertical tab, form feed, no-break and other Unicode
+                // spaces, U+2028/U+2029, the byte order mark) becomes plain spaces too.
+                let c = text[i..].chars().next().unwrap_or(' ');
+                let len = c.len_utf8();
+                if c == '\u{feff}' || c.is_whitespace() {
+                    blanked.get_or_insert_with(|| bytes.to_vec())[i..i + len].fill(b' ');
+                }
+                i += len;
+            }
+        }
+    }
+    match blanked.map(String::from_utf8) {
+        // Whole comments were replaced, so the bytes stay UTF-8.
+        Some(Ok(blanked)) => Cow::Owned(blanked),
+        Some(Err(_)) | None => Cow::Borrowed(text),
+    }
+}
+
 /// A parsed syntax tree of one config text, ready to answer position queries.
 pub(crate) struct Locator<'a> {
     text: &'a str,
@@ -41,15 +100,16 @@ pub(crate) struct Locator<'a> {
 }
 
 impl<'a> Locator<'a> {
-    /// Parses `text`; when even this parser fails (it should not after `json5` accepted the text)
-    /// every query answers `None` instead of failing the whole report.
-    pub(crate) fn new(text: &'a str) -> Self {
+    /// Parses `blanked` (the text after [`blank_comments`]) and reports positions in `text`;
+    /// when even this parser fails (it should not after `json5` accepted the text) every query
+    /// answers `None` instead of failing the whole report.
+    pub(crate) fn new(text: &'a str, blanked: &'a str) -> Self {
         let options = ParseOptions {
             // Match json5's grammar: commas are required there.
             allow_missing_commas: false,
             ..ParseOptions::default()
         };
-        let root = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
+        let root = jsonc_parser::parse_to_ast(blanked, &CollectOptions::default(), &options)
             .ok()
             .and_then(|parsed| parsed.value);
         Self { text, root }
@@ -105,7 +165,8 @@ mod tests {
     #[test]
     fn finds_values_keys_and_elements() {
         let text = "{\n  // note\n  a: { 'b-c': [1, \"two\"], },\n}\n";
-        let locator = Locator::new(text);
+        let blanked = blank_comments(text);
+        let locator = Locator::new(text, &blanked);
         let pos = |line, column| Some(Position { line, column });
         assert_eq!(locator.locate(&[key("a")], Target::Value), pos(3, 6));
         assert_eq!(locator.locate(&[key("a")], Target::Key), pos(3, 3));
@@ -126,9 +187,49 @@ mod tests {
     }
 
     #[test]
+    fn comments_anywhere_json5_allows_them_keep_positions() {
+        let text = "{\n  a /* one */ : /* two */ { b // three\n : 1 },\n  'c//d': \"e/*f\", g: 2 /* x\u{e9}\n */\n}";
+        let blanked = blank_comments(text);
+        assert_eq!(blanked.len(), text.len());
+        assert!(blanked.contains("'c//d': \"e/*f\""), "{blanked}");
+        assert!(
+            !blanked.contains("one") && !blanked.contains("three"),
+            "{blanked}"
+        );
+        let locator = Locator::new(text, &blanked);
+        let pos = |line, column| Some(Position { line, column });
+        assert_eq!(locator.locate(&[key("a")], Target::Key), pos(2, 3));
+        assert_eq!(
+            locator.locate(&[key("a"), key("b")], Target::Value),
+            pos(3, 4)
+        );
+        assert_eq!(locator.locate(&[key("g")], Target::Value), pos(4, 22));
+        assert_eq!(
+            blank_comments("{a: 'no comment'}"),
+            Cow::Borrowed("{a: 'no comment'}")
+        );
+        // Unicode whitespace between tokens.
+        assert_eq!(
+            blank_comments("{a:\u{feff}1,\u{a0}b: 2}"),
+            "{a:   1,  b: 2}"
+        );
+        assert_eq!(
+            blank_comments("{a: '\u{a0}'}"),
+            Cow::Borrowed("{a: '\u{a0}'}")
+        );
+        // Escaped quotes and an unterminated comment.
+        assert_eq!(
+            blank_comments(r#"{a: "x\"//y"}"#),
+            Cow::Borrowed(r#"{a: "x\"//y"}"#)
+        );
+        assert_eq!(blank_comments("{} /* open"), "{}        ");
+    }
+
+    #[test]
     fn columns_count_characters_and_crlf_is_one_line_end() {
         let text = "{\r\n  \"é€\": 1, x: 2\r\n}";
-        let locator = Locator::new(text);
+        let blanked = blank_comments(text);
+        let locator = Locator::new(text, &blanked);
         assert_eq!(
             locator.locate(&[key("x")], Target::Value),
             Some(Position {
@@ -141,7 +242,8 @@ mod tests {
     #[test]
     fn duplicate_keys_point_at_the_last_one() {
         let text = "{a: 1, a: 2}";
-        let locator = Locator::new(text);
+        let blanked = blank_comments(text);
+        let locator = Locator::new(text, &blanked);
         assert_eq!(
             locator.locate(&[key("a")], Target::Value),
             Some(Position {

@@ -238,11 +238,9 @@ fn check_outcome(
         prop_assert!(errors.len() <= text.len() + 1, "{} errors", errors.len());
         for located in errors {
             prop_assert!(!located.message.is_empty(), "{located}");
-            // Unlocated errors are possible: the locator's parser (jsonc-parser) refuses some
-            // JSON5 that json5 accepts, such as a comment between a key and its colon
-            // (`{a/* c */:1}`); the error is still reported, without a position.
+            // Every error is located, comments anywhere JSON5 allows them included.
             let Some(position) = located.position else {
-                continue;
+                return Err(TestCaseError::fail(format!("unlocated: {located}")));
             };
             // JSON5 ends lines at \n, \r, U+2028 and U+2029; a position never lies past
             // the text's last character.

@@ -503,3 +503,19 @@ fn a_byte_order_mark_is_ignored_and_not_counted() {
     let errors = invalid("\u{feff}{ bogus: 1 }", &env(&[]), &keep());
     assert_eq!(errors[0].position, at(1, 3));
 }
+
+/// JSON5 allows comments and Unicode whitespace between any two tokens, including between a
+/// key and its colon; errors there are still located.
+#[test]
+fn errors_after_comments_between_key_and_colon_are_located() {
+    let text = "{\n  agents /* all of them */ : {\n    defaults // inline\n    : { bootstrapMaxChars\u{feff}: 'many' },\n  },\n  tools: { profle\u{a0}: 'full' },\n}\n";
+    let errors = invalid(text, &env(&[]), &LoadOptions::default());
+    let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["agents.defaults.bootstrapMaxChars", "tools.profle"],
+        "{errors:?}"
+    );
+    assert_points_at(text, errors[0].position, "'many'");
+    assert_points_at(text, errors[1].position, "profle");
+}
