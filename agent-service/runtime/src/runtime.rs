@@ -289,7 +289,7 @@ impl Runtime {
         &self,
         agent_id: &str,
         target: &SessionTarget,
-    ) -> Result<tokio::sync::broadcast::Receiver<crate::sessions::SessionEvent>, RuntimeError> {
+    ) -> Result<crate::sessions::SessionEvents, RuntimeError> {
         let agent = self.agent_view(agent_id)?;
         let info = self.sessions.get(&agent, target).await?;
         Ok(self

@@ -322,7 +322,10 @@ impl AgentService for AgentServiceImpl {
         let stream = tokio_stream::wrappers::BroadcastStream::new(events).map(move |item| {
             seq += 1;
             Ok(match item {
-                Ok(e) => convert::run_event_to_pb(seq, e.run, e.event),
+                Ok(e) => {
+                    let e = std::sync::Arc::unwrap_or_clone(e);
+                    convert::run_event_to_pb(seq, e.run, e.event)
+                }
                 Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(missed)) => {
                     convert::run_event_to_pb(seq, 0, agent_runtime::run::RunEvent::Lagged(missed))
                 }

@@ -18,7 +18,7 @@ use crate::{
     prompt_input::TurnChannel,
     runtime::Runtime,
     sessions::{
-        SessionEvent, key,
+        SessionEvents, key,
         queue::{CollectLimits, Inbound, QueueMode, RunOptions, RunStart},
     },
 };
@@ -65,10 +65,7 @@ pub(crate) async fn beat(
 
 enum Queued {
     Skipped(SkipReason),
-    Run {
-        run: u64,
-        events: broadcast::Receiver<SessionEvent>,
-    },
+    Run { run: u64, events: SessionEvents },
 }
 
 /// Checks whether the heartbeat should run and, if so, queues it on the main session.
@@ -158,7 +155,7 @@ async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, Ru
 
 async fn wait_for(
     run: u64,
-    mut events: broadcast::Receiver<SessionEvent>,
+    mut events: SessionEvents,
     stop: &CancellationToken,
 ) -> HeartbeatOutcome {
     loop {
@@ -167,15 +164,19 @@ async fn wait_for(
             () = stop.cancelled() => return HeartbeatOutcome::Skipped(SkipReason::ShuttingDown),
         };
         match event {
-            Ok(e) if e.run == run => match e.event {
+            Ok(e) if e.run == run => match &e.event {
                 RunEvent::Final { reply, .. } => {
                     return HeartbeatOutcome::Ran {
                         run,
                         delivered: !reply.is_empty(),
-                        reply,
+                        reply: reply.clone(),
                     };
                 }
-                RunEvent::Error { message, .. } => return HeartbeatOutcome::Failed { message },
+                RunEvent::Error { message, .. } => {
+                    return HeartbeatOutcome::Failed {
+                        message: message.clone(),
+                    };
+                }
                 _ => {}
             },
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}

@@ -35,7 +35,7 @@ use crate::{
     error::RuntimeError,
     prompt_input::TurnChannel,
     sessions::{
-        SessionEvent, SessionExtras, SessionKind, key,
+        SessionEvent, SessionEvents, SessionExtras, SessionKind, key,
         queue::{Disposition, QueueMode},
     },
 };
@@ -88,7 +88,7 @@ pub struct Submitted {
     /// Session id.
     pub session_id: String,
     /// The session's events from just before the message was queued.
-    pub events: broadcast::Receiver<SessionEvent>,
+    pub events: SessionEvents,
 }
 
 impl Submitted {
@@ -106,7 +106,7 @@ impl Submitted {
         tokio::spawn(async move {
             loop {
                 let event = match events.recv().await {
-                    Ok(event) => event,
+                    Ok(event) => std::sync::Arc::unwrap_or_clone(event),
                     Err(broadcast::error::RecvError::Lagged(missed)) => SessionEvent {
                         run,
                         event: RunEvent::Lagged(missed),

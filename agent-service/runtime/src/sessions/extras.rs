@@ -17,8 +17,15 @@ use tokio::sync::broadcast;
 use super::{journal::Journal, queue::QueueState};
 use crate::run::{RunEvent, evidence::PromptFingerprint};
 
-/// Run events buffered for slow subscribers before they see a gap.
+/// Run events buffered for slow subscribers before they see a gap. The
+/// buffer is allocated whole when the session opens, one slot per event, so
+/// events travel behind an `Arc`: a slot is a pointer, not a `RunEvent`
+/// (about 40 bytes instead of about 220; 160 KB per open session instead of
+/// 900 KB).
 const EVENT_CAPACITY: usize = 4096;
+
+/// A subscription to a session's run events.
+pub type SessionEvents = broadcast::Receiver<Arc<SessionEvent>>;
 
 /// A run event tagged with its run number.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +42,7 @@ pub struct SessionExtras {
     queue: Mutex<QueueState>,
     fingerprint: Mutex<Option<PromptFingerprint>>,
     collect_timer: AtomicBool,
-    events: broadcast::Sender<SessionEvent>,
+    events: broadcast::Sender<Arc<SessionEvent>>,
     /// Origin of the queue's millisecond clock (tokio time, so tests can
     /// pause it).
     epoch: tokio::time::Instant,
@@ -118,13 +125,13 @@ impl SessionExtras {
     }
 
     /// Subscribes to the session's run events from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+    pub fn subscribe(&self) -> SessionEvents {
         self.events.subscribe()
     }
 
     /// Publishes a run event (no subscribers is fine).
     pub fn publish(&self, run: u64, event: RunEvent) {
-        let _ = self.events.send(SessionEvent { run, event });
+        let _ = self.events.send(Arc::new(SessionEvent { run, event }));
     }
 
     /// Stores this call's fingerprint and returns the previous one.

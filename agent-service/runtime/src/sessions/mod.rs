@@ -10,7 +10,7 @@ mod recover;
 mod touches;
 
 pub use actor::{SessionHandle, Snapshot};
-pub use extras::{SessionEvent, SessionExtras};
+pub use extras::{SessionEvent, SessionEvents, SessionExtras};
 pub use key::SessionKind;
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};
 pub(crate) use recover::recover_journal;
