@@ -29,7 +29,8 @@ pub(crate) struct Entry {
     pub(crate) parts: Arc<ReplyParts>,
 }
 
-/// A bounded least-recently-used set of [`Entry`]s.
+/// A least-recently-used set of [`Entry`]s, bounded in number and in bytes
+/// ([`MAX_KEY_BYTES`]).
 #[derive(Debug)]
 pub(crate) struct WireMemo {
     capacity: usize,
@@ -40,7 +41,16 @@ pub(crate) struct WireMemo {
 struct Slots {
     entries: Vec<(u64, Arc<Entry>)>,
     tick: u64,
+    /// Sum of the entries' key lengths.
+    bytes: usize,
 }
+
+/// Bound on the stable bytes held, summed over entries. An entry holds its
+/// bytes, the inputs decoded from them and their stable block, roughly three
+/// times its key, so this keeps the memo near 100 MB at worst (64 entries of
+/// a 50 KB request hold about 10 MB). A stable part over a quarter of it is
+/// not remembered at all.
+pub(crate) const MAX_KEY_BYTES: usize = 32 * 1024 * 1024;
 
 impl WireMemo {
     /// A memo of at most `capacity` entries (0 remembers nothing).
@@ -85,7 +95,7 @@ impl WireMemo {
         prepared: Prepared,
         parts: Arc<ReplyParts>,
     ) {
-        if self.capacity == 0 {
+        if self.capacity == 0 || split.stable_len() > MAX_KEY_BYTES / 4 {
             return;
         }
         let entry = Arc::new(Entry {
@@ -104,15 +114,22 @@ impl WireMemo {
         }
         slots.tick += 1;
         let tick = slots.tick;
-        let oldest = slots
-            .entries
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, (last_used, _))| *last_used)
-            .map(|(i, _)| i);
-        if let (true, Some(oldest)) = (slots.entries.len() >= self.capacity, oldest) {
-            slots.entries.swap_remove(oldest);
+        // Least recently used first out, until both bounds hold.
+        while slots.entries.len() >= self.capacity || slots.bytes + entry.key.len() > MAX_KEY_BYTES
+        {
+            let Some(oldest) = slots
+                .entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (last_used, _))| *last_used)
+                .map(|(i, _)| i)
+            else {
+                break;
+            };
+            let (_, evicted) = slots.entries.swap_remove(oldest);
+            slots.bytes -= evicted.key.len();
         }
+        slots.bytes += entry.key.len();
         slots.entries.push((tick, entry));
     }
 
@@ -123,5 +140,80 @@ impl WireMemo {
             .unwrap_or_else(PoisonError::into_inner)
             .entries
             .len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::split;
+    use prompt_render::{Renderer, fixtures};
+    use prost::Message;
+
+    fn remember(memo: &WireMemo, renderer: &Renderer, bytes: &[u8]) -> bool {
+        let Some(split) = split(bytes) else {
+            panic!("splits");
+        };
+        let fingerprint = split.stable_fingerprint();
+        if memo.find(fingerprint, &split).is_some() {
+            return true;
+        }
+        let mut input = crate::input_from_request(
+            openclaw_proto::prompt::v1::RenderSystemPromptRequest::decode(bytes)
+                .unwrap_or_else(|e| panic!("decodes: {e}")),
+        )
+        .unwrap_or_else(|e| panic!("converts: {e}"));
+        let _ = input.take_turn();
+        let prepared = renderer
+            .prepare(input)
+            .unwrap_or_else(|e| panic!("prepares: {e}"));
+        let parts = Arc::new(ReplyParts::of(&prepared));
+        memo.insert(fingerprint, &split, prepared, parts);
+        false
+    }
+
+    fn request_with_file(chars: usize, tag: usize) -> Vec<u8> {
+        let mut input = fixtures::realistic();
+        input.workspace_notes.push(format!("variant {tag}"));
+        input
+            .context_files
+            .push(fixtures::file("notes.md", "n".repeat(chars)));
+        crate::request_from_input(&input).encode_to_vec()
+    }
+
+    #[test]
+    fn the_memo_is_bounded_in_entries_and_bytes() {
+        let renderer = Renderer::new(0);
+        // By count: the least recently used goes first.
+        let memo = WireMemo::new(2);
+        let (a, b, c) = (
+            request_with_file(10, 1),
+            request_with_file(10, 2),
+            request_with_file(10, 3),
+        );
+        assert!(!remember(&memo, &renderer, &a));
+        assert!(!remember(&memo, &renderer, &b));
+        assert!(remember(&memo, &renderer, &a));
+        assert!(!remember(&memo, &renderer, &c));
+        assert_eq!(memo.len(), 2);
+        assert!(remember(&memo, &renderer, &a));
+        assert!(!remember(&memo, &renderer, &b));
+
+        // By bytes: three parts of a fifth of the budget fit, a fourth and
+        // fifth evict the oldest; one over a quarter is never kept.
+        let memo = WireMemo::new(64);
+        let fifth = MAX_KEY_BYTES / 5;
+        let big: Vec<Vec<u8>> = (0..5).map(|i| request_with_file(fifth, 10 + i)).collect();
+        for bytes in &big {
+            assert!(!remember(&memo, &renderer, bytes));
+        }
+        assert_eq!(memo.len(), 4);
+        assert!(
+            !remember(&memo, &renderer, &big[0]),
+            "the oldest was evicted"
+        );
+        let huge = request_with_file(MAX_KEY_BYTES / 4 + 1, 99);
+        assert!(!remember(&memo, &renderer, &huge));
+        assert!(!remember(&memo, &renderer, &huge), "never kept");
     }
 }
