@@ -30,6 +30,12 @@ use crate::{
 /// Stable blocks kept by default.
 pub const DEFAULT_CACHE_ENTRIES: usize = 64;
 
+/// Bound on the memo's size, estimated from the long strings of the kept
+/// inputs (each entry holds a copy of its stable inputs and the block
+/// rendered from them, which the injection budgets keep much smaller). An
+/// input over a quarter of it is rendered but not kept.
+pub const MAX_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
 /// Cache counters, for metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
@@ -41,7 +47,8 @@ pub struct CacheStats {
     pub entries: usize,
 }
 
-/// A renderer with a bounded least-recently-used memo of stable blocks.
+/// A renderer with a least-recently-used memo of stable blocks, bounded in
+/// entries and in bytes ([`MAX_CACHE_BYTES`]).
 #[derive(Debug)]
 pub struct Renderer {
     capacity: usize,
@@ -53,6 +60,8 @@ struct Lru {
     entries: Vec<Entry>,
     tick: u64,
     stats: CacheStats,
+    /// Sum of the entries' sizes.
+    bytes: usize,
 }
 
 #[derive(Debug)]
@@ -62,6 +71,35 @@ struct Entry {
     key: RenderInput,
     block: Arc<StableBlock>,
     last_used: u64,
+    /// [`approx_bytes`] of `key` and the block.
+    bytes: usize,
+}
+
+/// An estimate of what an entry holds: its inputs' long strings and its
+/// rendered prefix.
+fn approx_bytes(key: &RenderInput, block: &StableBlock) -> usize {
+    let files: usize = key
+        .context_files
+        .iter()
+        .map(|f| f.path.len() + f.content.len())
+        .sum();
+    let tools: usize = key
+        .tools
+        .iter()
+        .map(|t| t.name.len() + t.summary.len() + t.json_schema.len())
+        .sum();
+    let skills: usize = key
+        .skills
+        .iter()
+        .map(|s| {
+            let version = match &s.version_source {
+                crate::input::SkillVersionSource::Content(bytes) => bytes.len(),
+                crate::input::SkillVersionSource::Sha256(hex) => hex.len(),
+            };
+            s.name.len() + s.description.len() + s.location.len() + version
+        })
+        .sum();
+    files + tools + skills + block.prefix_len()
 }
 
 impl Default for Renderer {
@@ -141,6 +179,10 @@ impl Renderer {
     }
 
     fn insert(&self, fingerprint: u64, key: RenderInput, block: Arc<StableBlock>) {
+        let bytes = approx_bytes(&key, &block);
+        if bytes > MAX_CACHE_BYTES / 4 {
+            return;
+        }
         let mut lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         lru.tick += 1;
         let tick = lru.tick;
@@ -152,21 +194,27 @@ impl Renderer {
         {
             return; // Built concurrently by another request.
         }
-        let full = lru.entries.len() >= self.capacity;
-        let oldest = lru
-            .entries
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, e)| e.last_used)
-            .map(|(i, _)| i);
-        if let (true, Some(oldest)) = (full, oldest) {
-            lru.entries.swap_remove(oldest);
+        // Least recently used first out, until both bounds hold.
+        while lru.entries.len() >= self.capacity || lru.bytes + bytes > MAX_CACHE_BYTES {
+            let Some(oldest) = lru
+                .entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(i, _)| i)
+            else {
+                break;
+            };
+            let evicted = lru.entries.swap_remove(oldest);
+            lru.bytes -= evicted.bytes;
         }
+        lru.bytes += bytes;
         lru.entries.push(Entry {
             fingerprint,
             key,
             block,
             last_used: tick,
+            bytes,
         });
     }
 }
@@ -415,6 +463,36 @@ fn stable_copy(input: &RenderInput) -> RenderInput {
 mod tests {
     use super::*;
     use crate::fixtures;
+
+    #[test]
+    fn the_memo_is_bounded_in_bytes() {
+        let renderer = Renderer::new(64);
+        let with_file = |chars: usize, tag: usize| {
+            let mut input = fixtures::realistic();
+            input.workspace_notes.push(format!("variant {tag}"));
+            input
+                .context_files
+                .push(fixtures::file("notes.md", "n".repeat(chars)));
+            input
+        };
+        let fifth: Vec<RenderInput> = (0..5).map(|i| with_file(MAX_CACHE_BYTES / 5, i)).collect();
+        for input in &fifth {
+            assert!(renderer.render(input).is_ok());
+        }
+        // Four fit; the fifth evicted the oldest.
+        assert_eq!(renderer.stats().entries, 4);
+        assert!(renderer.render(&fifth[0]).is_ok());
+        assert_eq!(renderer.stats().hits, 0);
+        assert!(renderer.render(&fifth[4]).is_ok());
+        assert_eq!(renderer.stats().hits, 1);
+        // Over a quarter: rendered, never kept.
+        let huge = with_file(MAX_CACHE_BYTES / 4 + 1, 99);
+        let (before, entries) = (renderer.stats().misses, renderer.stats().entries);
+        assert_eq!(renderer.render(&huge), render::render(&huge));
+        assert!(renderer.render(&huge).is_ok());
+        assert_eq!(renderer.stats().misses, before + 2);
+        assert_eq!(renderer.stats().entries, entries);
+    }
 
     #[test]
     fn hits_reuse_the_block_and_give_the_same_bytes() {

@@ -216,6 +216,10 @@ pub(crate) struct StableBlock {
 }
 
 impl StableBlock {
+    pub(crate) fn prefix_len(&self) -> usize {
+        self.prefix.len()
+    }
+
     pub(crate) fn sections(&self) -> &Arc<[SectionReport]> {
         &self.sections
     }
