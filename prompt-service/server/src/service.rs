@@ -30,10 +30,6 @@ pub fn render_request(
     Ok(response_from_rendered(rendered))
 }
 
-fn prefix_chars(response: &pb::RenderSystemPromptResponse) -> u32 {
-    prompt_render::chars_u32(&response.stable_prefix)
-}
-
 /// Decodes a request, refusing malformed bytes as an invalid argument.
 fn decode(bytes: &[u8]) -> Result<pb::RenderSystemPromptRequest, ServerError> {
     use prost::Message;
@@ -139,11 +135,13 @@ impl PromptService for PromptServiceImpl {
     ) -> Result<Response<pb::RenderSystemPromptResponse>, Status> {
         // The served route goes through `render_wire`; this is the same
         // render for callers of the generated service (tests, embedders).
-        let response = render_request(&self.renderer, request.into_inner()).inspect_err(|e| {
-            tracing::info!(error = %e, "render refused");
-        })?;
-        metrics::prompt_rendered(response.chars, prefix_chars(&response));
-        Ok(Response::new(response))
+        let rendered = input_from_request(request.into_inner())
+            .and_then(|input| Ok(self.renderer.render(&input)?))
+            .inspect_err(|e| {
+                tracing::info!(error = %e, "render refused");
+            })?;
+        metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
+        Ok(Response::new(response_from_rendered(rendered)))
     }
 
     async fn resolve_prompt_config(

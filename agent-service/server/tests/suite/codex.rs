@@ -214,24 +214,16 @@ impl CodexHarness {
 
     /// The session's message entries as (role, message JSON).
     async fn transcript(&self) -> Vec<(String, Value)> {
-        let mut stream = self
-            .service()
-            .client()
+        self.service()
+            .transcript_entries()
             .await
-            .get_transcript(pb::GetTranscriptRequest { session: None })
-            .await
-            .expect("transcript")
-            .into_inner();
-        let mut out = Vec::new();
-        while let Some(item) = stream.message().await.expect("item") {
-            if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-                && !e.role.is_empty()
-            {
+            .into_iter()
+            .filter(|e| !e.role.is_empty())
+            .map(|e| {
                 let entry: Value = serde_json::from_str(&e.json).expect("entry json");
-                out.push((e.role, entry["message"].clone()));
-            }
-        }
-        out
+                (e.role, entry["message"].clone())
+            })
+            .collect()
     }
 }
 

@@ -97,8 +97,9 @@ impl Service {
         self.dir.take().expect("dir")
     }
 
-    /// Every entry of the default agent's main session (not the header), as JSON.
-    pub async fn transcript_json(&self) -> Vec<serde_json::Value> {
+    /// Every line of the default agent's main session as sent by GetTranscript (the header
+    /// first, with an empty id).
+    pub async fn transcript_entries(&self) -> Vec<openclaw_proto::agent::v1::TranscriptEntry> {
         use openclaw_proto::agent::v1 as pb;
         let mut stream = self
             .client()
@@ -109,13 +110,21 @@ impl Service {
             .into_inner();
         let mut out = Vec::new();
         while let Some(item) = stream.message().await.expect("item") {
-            if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-                && !e.id.is_empty()
-            {
-                out.push(serde_json::from_str(&e.json).expect("entry json"));
+            if let Some(pb::transcript_item::Item::Entry(e)) = item.item {
+                out.push(e);
             }
         }
         out
+    }
+
+    /// Every entry of the default agent's main session (not the header), as JSON.
+    pub async fn transcript_json(&self) -> Vec<serde_json::Value> {
+        self.transcript_entries()
+            .await
+            .into_iter()
+            .filter(|e| !e.id.is_empty())
+            .map(|e| serde_json::from_str(&e.json).expect("entry json"))
+            .collect()
     }
 
     /// The temporary root (home dir; state under `state/`).

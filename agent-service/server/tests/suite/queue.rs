@@ -758,27 +758,19 @@ async fn shutdown_saves_queued_messages() {
 
     // Reopen the state: both queued messages are in the transcript.
     let service = super::harness::Service::start_in(dir, None).await;
-    let mut stream = service
-        .client()
+    let users: Vec<String> = service
+        .transcript_entries()
         .await
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-        .expect("transcript")
-        .into_inner();
-    let mut users = Vec::new();
-    while let Some(item) = stream.message().await.expect("item") {
-        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-            && e.role == "user"
-        {
+        .into_iter()
+        .filter(|e| e.role == "user")
+        .map(|e| {
             let entry: Value = serde_json::from_str(&e.json).expect("json");
-            users.push(
-                entry["message"]["content"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            );
-        }
-    }
+            entry["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
     assert_eq!(users, ["First.", "Queued A.", "Queued B."]);
 }
 
@@ -837,27 +829,19 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     std::fs::write(&journal, text).expect("journal");
 
     let service = super::harness::Service::start_in(dir, None).await;
-    let mut stream = service
-        .client()
+    let users: Vec<String> = service
+        .transcript_entries()
         .await
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-        .expect("transcript")
-        .into_inner();
-    let mut users = Vec::new();
-    while let Some(item) = stream.message().await.expect("item") {
-        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-            && e.role == "user"
-        {
+        .into_iter()
+        .filter(|e| e.role == "user")
+        .map(|e| {
             let entry: Value = serde_json::from_str(&e.json).expect("json");
-            users.push(
-                entry["message"]["content"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            );
-        }
-    }
+            entry["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
     assert_eq!(
         users,
         [

@@ -361,6 +361,14 @@ fn assert_same(
     Ok(())
 }
 
+/// `bytes` through the served route's path and through the plain one give the same outcome.
+fn same_both_ways(service: &PromptServiceImpl, bytes: &[u8]) -> Result<(), TestCaseError> {
+    assert_same(
+        outcome_of_wire(service.render_wire(bytes)),
+        outcome_of_decoded(bytes),
+    )
+}
+
 /// The served route's path (`render_wire`: stable parts remembered by their bytes, only the
 /// turn fields of a recognised request decoded) gives exactly what decoding the request and
 /// `render_request` give: for sequences of edited requests that share stable parts (memo
@@ -382,11 +390,7 @@ fn the_wire_path_equals_the_decoded_path() {
             for edit in edits {
                 apply(&mut request, edit);
             }
-            let bytes = request.encode_to_vec();
-            assert_same(
-                outcome_of_wire(service.render_wire(&bytes)),
-                outcome_of_decoded(&bytes),
-            )?;
+            same_both_ways(&service, &request.encode_to_vec())?;
         }
         Ok(())
     });
@@ -401,10 +405,7 @@ fn the_wire_path_equals_the_decoded_path_on_corrupt_bytes() {
         .unwrap_or_else(|e| panic!("the service starts: {e}"));
     run(256, strategy, move |_, bytes| {
         for _ in 0..2 {
-            assert_same(
-                outcome_of_wire(service.render_wire(&bytes)),
-                outcome_of_decoded(&bytes),
-            )?;
+            same_both_ways(&service, &bytes)?;
         }
         Ok(())
     });
