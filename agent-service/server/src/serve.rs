@@ -90,7 +90,9 @@ pub async fn serve(
     // Heartbeat turns (agents.defaults.heartbeat.every); they stop when
     // shutdown begins.
     runtime.start_heartbeats();
-    let health = service_kit::health_services()?;
+    let health = service_kit::health_services(&[
+        <AgentServiceServer<AgentServiceImpl> as tonic::server::NamedService>::NAME,
+    ])?;
     let reporter = health.reporter.clone();
     // With an invalid config the process stays up (health, clear errors) but
     // the agent service reports NOT_SERVING until the config is fixed.

@@ -53,7 +53,9 @@ pub mod tls;
 
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use deadline::DeadlineLayer;
-pub use health::{HealthServices, health_services, probe, probe_with};
+pub use health::{
+    HealthServices, ListedServices, health_services, listed_services, probe, probe_with,
+};
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
 pub use logging::{LogFormat, SESSION_KEY_HEADER, init_tracing, record_session_id, request_span};
 pub use otlp::flush_traces;
