@@ -440,6 +440,27 @@ impl Bundle {
     }
 }
 
+/// Seconds a workload's first container waits in its preStop hook before
+/// the kubelet sends the stop signal: `sleep: {seconds: N}` or
+/// `exec: {command: ["sleep", "N"]}`; 0 without one.
+pub fn pre_stop_secs(workload: &Manifest) -> u64 {
+    let Some(hook) = containers(workload)
+        .next()
+        .and_then(|c| c.pointer("/lifecycle/preStop"))
+    else {
+        return 0;
+    };
+    if let Some(seconds) = hook.pointer("/sleep/seconds").and_then(Value::as_u64) {
+        return seconds;
+    }
+    match array(hook, "/exec/command") {
+        [sleep, seconds] if sleep.as_str().is_some_and(|s| s.ends_with("sleep")) => {
+            seconds.as_str().and_then(|s| s.parse().ok()).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
 /// Files a container sees from Secret volumes: `<mountPath>/<item path>`,
 /// or `<mountPath>/*` when the volume lists no items (every key).
 fn secret_files(container: &Value, volumes: &BTreeMap<String, &Value>) -> Vec<String> {

@@ -19,9 +19,14 @@
 //! (`docker compose config` and `kubernetes-validate` do that; see
 //! deploy/README.md).
 
+pub mod calls;
 pub mod compose;
+pub mod dist;
 pub mod dockerfile;
+pub mod engine;
 pub mod envoy;
+pub mod haproxy;
+pub mod install;
 pub mod k8s;
 pub mod native;
 mod yaml;
