@@ -31,10 +31,16 @@ pub fn client(channel: Channel, token: &str) -> Result<Client, String> {
     ))
 }
 
-/// A reference to the session of `key` in the default agent.
+/// A reference to the session of `key`: in the agent the key names
+/// (`agent:<id>:...`), else in the default agent.
 pub fn session_ref(key: &str) -> Option<pb::SessionRef> {
+    let agent_id = key
+        .strip_prefix("agent:")
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(id, _)| id.to_owned())
+        .unwrap_or_default();
     Some(pb::SessionRef {
-        agent_id: String::new(),
+        agent_id,
         target: Some(pb::session_ref::Target::SessionKey(key.into())),
     })
 }
@@ -100,7 +106,7 @@ pub async fn finish(mut stream: tonic::Streaming<pb::RunEvent>) -> Result<RunOut
     while let Some(event) = stream
         .message()
         .await
-        .map_err(|s| format!("run stream: {} {}", s.code(), s.message()))?
+        .map_err(|s| format!("run stream: {:?} {}", s.code(), s.message()))?
     {
         events.push(event);
     }
@@ -112,7 +118,7 @@ pub async fn run(client: &mut Client, key: &str, message: &str) -> Result<RunOut
     let stream = client
         .run(run_request(key, message)?)
         .await
-        .map_err(|s| format!("Run {key}: {} {}", s.code(), s.message()))?
+        .map_err(|s| format!("Run {key}: {:?} {}", s.code(), s.message()))?
         .into_inner();
     finish(stream).await
 }
@@ -127,13 +133,13 @@ pub async fn user_messages(client: &mut Client, key: &str) -> Result<Vec<String>
             },
         )?)
         .await
-        .map_err(|s| format!("GetTranscript {key}: {} {}", s.code(), s.message()))?
+        .map_err(|s| format!("GetTranscript {key}: {:?} {}", s.code(), s.message()))?
         .into_inner();
     let mut said = Vec::new();
     while let Some(item) = stream
         .message()
         .await
-        .map_err(|s| format!("transcript stream: {} {}", s.code(), s.message()))?
+        .map_err(|s| format!("transcript stream: {:?} {}", s.code(), s.message()))?
     {
         let Some(pb::transcript_item::Item::Entry(entry)) = item.item else {
             continue;

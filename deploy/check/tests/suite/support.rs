@@ -135,6 +135,24 @@ impl Running {
         }
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.child.id().and_then(|p| i32::try_from(p).ok())
+    }
+
+    /// Waits at most the stop grace period for the process to exit by itself.
+    pub async fn wait(&mut self) -> Result<std::process::ExitStatus, String> {
+        tokio::time::timeout(self.plan.stop_grace, self.child.wait())
+            .await
+            .map_err(|_| {
+                format!(
+                    "{} still running after {:?}",
+                    self.plan.service, self.plan.stop_grace
+                )
+            })?
+            .map_err(|e| e.to_string())
+    }
+
     /// Sends SIGTERM and waits at most the stop grace period for the exit.
     pub async fn terminate(&mut self) -> Result<std::process::ExitStatus, String> {
         let pid = self.child.id().ok_or("already exited")?;
