@@ -43,6 +43,10 @@ struct Cli {
     /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
     #[arg(long, env = "AGENT_SERVICE_METRICS_LISTEN")]
     metrics_listen: Option<String>,
+    /// The bubblewrap program sandboxed sessions run their commands in (a name is looked up
+    /// on PATH). Checked at start-up; if it cannot isolate here, sandboxed runs are refused.
+    #[arg(long, env = "AGENT_SERVICE_SANDBOX_BWRAP", default_value = agent_runtime::DEFAULT_SANDBOX_PROGRAM, value_name = "PROGRAM")]
+    sandbox_bwrap: std::ffi::OsString,
 
     #[command(flatten)]
     security: SecurityArgs,
@@ -246,6 +250,7 @@ async fn main() -> anyhow::Result<ExitCode> {
         env: Arc::new(ProcessEnv),
         clock: Arc::new(openclaw_transcript::SystemClock),
         prompt,
+        sandbox_program: cli.sandbox_bwrap.clone(),
     })?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     if let Some(metrics) = &cli.metrics_listen {

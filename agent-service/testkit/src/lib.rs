@@ -9,7 +9,8 @@
 //! calls with their arguments split over several chunks, usage with cache-read tokens, 429 with
 //! `retry-after`, 5xx, context overflow, a malformed chunk, a connection cut mid-stream, a
 //! stall, delays. [`FakeServerHandle::set_instant`] answers every request at once from
-//! pre-rendered bodies, for benchmarks. Later: helpers that start the services themselves.
+//! pre-rendered bodies, for benchmarks. [`packages::ensure_program`] installs a system program
+//! a test needs (bubblewrap, a router) from Debian's packages.
 //!
 //! What it is not for: production, or judging model behaviour; it never looks at prompts
 //! beyond "is the last message a tool result" in instant mode.
@@ -30,6 +31,7 @@
 mod anthropic;
 mod chat;
 mod frames;
+pub mod packages;
 mod reply;
 mod responses;
 mod server;

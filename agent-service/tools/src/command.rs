@@ -53,6 +53,9 @@ pub enum Opaque {
     Newline,
     /// A control character (NUL, escape ...) the shell and a reader may see differently.
     ControlCharacter,
+    /// A character beyond the Basic Multilingual Plane (an emoji, say): the bash grammar's
+    /// scanner is known to crash on some of them, so such lines are never parsed.
+    Unparsed,
     /// `cmd &`: something runs in the background.
     Background,
     /// `$(...)`, backticks, `<(...)` or `>(...)`: a command inside an argument.
@@ -89,6 +92,11 @@ impl Opaque {
             Opaque::Comment => "contains a shell comment (#)".to_owned(),
             Opaque::Newline => "spans more than one line".to_owned(),
             Opaque::ControlCharacter => "contains a control character".to_owned(),
+            Opaque::Unparsed => {
+                "contains a character outside the Basic Multilingual Plane (an emoji or a rare \
+                 script), which is not judged"
+                    .to_owned()
+            }
             Opaque::Background => "runs something in the background (&)".to_owned(),
             Opaque::Substitution => {
                 "uses command or process substitution ($(...), `...`, <(...))".to_owned()
@@ -240,6 +248,12 @@ fn simple_commands(line: &str) -> Result<Vec<Simple>, Opaque> {
     }
     if line.chars().any(|c| c.is_control() && c != '\t') {
         return Err(Opaque::ControlCharacter);
+    }
+    // tree-sitter-bash 0.25's external scanner reads out of bounds on some inputs with
+    // four-byte UTF-8 characters (`{` followed by U+31860 crashes the process); no such line
+    // reaches the parser.
+    if line.chars().any(|c| u32::from(c) > 0xFFFF) {
+        return Err(Opaque::Unparsed);
     }
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();

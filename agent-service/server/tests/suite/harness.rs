@@ -34,6 +34,16 @@ impl Service {
         config: Option<&str>,
         prompt: Arc<dyn prompt_client::PromptSource>,
     ) -> Self {
+        Self::start_sandboxed(dir, config, prompt, agent_runtime::DEFAULT_SANDBOX_PROGRAM).await
+    }
+
+    /// [`Service::start_full`] with the bubblewrap program sandboxed sessions use.
+    pub async fn start_sandboxed(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        sandbox_program: &str,
+    ) -> Self {
         let settings = Settings {
             state_dir: dir.path().join("state"),
             config_path: dir.path().join("openclaw.json"),
@@ -47,6 +57,7 @@ impl Service {
             env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
             clock: Arc::new(openclaw_transcript::SystemClock),
             prompt,
+            sandbox_program: sandbox_program.into(),
         })
         .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -193,13 +204,30 @@ impl Harness {
         defaults_extra: &str,
         top_extra: &str,
     ) -> Self {
+        Self::start_sandboxed(
+            format,
+            defaults_extra,
+            top_extra,
+            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
+        )
+        .await
+    }
+
+    /// [`Harness::start`] with the bubblewrap program sandboxed sessions use.
+    pub async fn start_sandboxed(
+        format: agent_testkit::WireFormat,
+        defaults_extra: &str,
+        top_extra: &str,
+        sandbox_program: &str,
+    ) -> Self {
         let (base_url, fake) = agent_testkit::FakeServer::start(format)
             .await
             .expect("fake server");
         let prompt = PromptService::start().await;
         let dir = tempfile::tempdir().expect("dir");
         let config = config(&base_url, format, defaults_extra, top_extra);
-        let service = Service::start_full(dir, Some(&config), prompt.client()).await;
+        let service =
+            Service::start_sandboxed(dir, Some(&config), prompt.client(), sandbox_program).await;
         Self {
             service,
             fake,

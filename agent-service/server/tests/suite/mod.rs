@@ -5,6 +5,7 @@ mod harness;
 mod memory_heartbeat;
 mod queue;
 mod runs;
+mod sandbox;
 mod security;
 mod sessions;
 mod subagents;

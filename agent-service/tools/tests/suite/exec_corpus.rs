@@ -266,6 +266,17 @@ const CORPUS: &[(&str, Decision, &str)] = &[
     ("ls )", Refuse, "a stray parenthesis"),
     ("ls \u{0}", Refuse, "a NUL byte"),
     ("ls \u{1b}[2J", Refuse, "an escape character"),
+    (
+        "ls {\u{31860}",
+        Refuse,
+        "a character that crashes the grammar's scanner",
+    ),
+    (
+        "echo '\u{1F600}'",
+        Refuse,
+        "an emoji is outside what is judged",
+    ),
+    ("echo 'café'", Allow, "other non-ASCII text is judged"),
 ];
 
 #[test]
@@ -446,6 +457,31 @@ proptest! {
     /// Random printable lines never panic.
     #[test]
     fn random_lines_never_panic(line in "[ -~\n\t]{0,120}") {
+        let _ = policy().judge_command(&line);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(super::fuzz_cases(2048)))]
+
+    /// Any Unicode, braces and shell punctuation in any mix never crash the process (the
+    /// grammar's scanner has crashed on `{` followed by a four-byte character).
+    #[test]
+    fn any_unicode_never_crashes_the_analyzer(
+        parts in prop::collection::vec(
+            prop_oneof![
+                Just("{".to_owned()),
+                Just("}".to_owned()),
+                Just("$(".to_owned()),
+                Just("'".to_owned()),
+                Just("\"".to_owned()),
+                "[ -~]{1,4}",
+                "\\PC{1,3}",
+            ],
+            0..40,
+        ),
+    ) {
+        let line: String = parts.concat();
         let _ = policy().judge_command(&line);
     }
 }

@@ -14,6 +14,7 @@ mod plan;
 mod policy;
 mod process;
 mod registry;
+mod sandboxed;
 mod session_status;
 mod untrusted;
 
