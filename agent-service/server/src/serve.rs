@@ -8,7 +8,6 @@ use openclaw_proto::agent::v1::agent_service_server::AgentServiceServer;
 use tokio::net::TcpListener;
 use tonic::{codec::CompressionEncoding, transport::Server};
 use tower::ServiceBuilder;
-use tower_http::trace::TraceLayer;
 
 use crate::service::AgentServiceImpl;
 
@@ -116,7 +115,7 @@ pub async fn serve(
     // for long) starts when a call is admitted; the size check runs before
     // any handler decodes the body.
     let layers = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
         .layer(config.security.auth_layer())
         .layer(service_kit::OverloadLayer::new(config.overload))

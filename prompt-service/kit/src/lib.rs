@@ -15,8 +15,9 @@
 //!
 //! Both servers stack the layers the same way, outermost first:
 //!
-//! 1. the request span ([`request_span`]): every refusal below is logged
-//!    inside its call's span;
+//! 1. the request span ([`trace_layer`]): every refusal below is logged
+//!    inside its call's span, and a failed call at the level its code
+//!    deserves ([`failure_level`]);
 //! 2. [`RpcMetricsLayer`]: every refusal below is counted with its status
 //!    code (UNAUTHENTICATED, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED);
 //! 3. [`AuthLayer`]: before load shedding, so callers without credentials
@@ -55,7 +56,10 @@ pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use deadline::DeadlineLayer;
 pub use health::{HealthServices, health_services, probe, probe_with};
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
-pub use logging::{LogFormat, SESSION_KEY_HEADER, init_tracing, record_session_id, request_span};
+pub use logging::{
+    LogFormat, OutcomeLog, RequestTraceLayer, SESSION_KEY_HEADER, failure_level, init_tracing,
+    record_session_id, request_span, trace_layer,
+};
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};

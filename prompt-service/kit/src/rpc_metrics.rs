@@ -226,7 +226,7 @@ impl HttpBody for MeteredBody {
 }
 
 /// The canonical name of a status code, as the gRPC spec spells it.
-fn code_name(code: Code) -> &'static str {
+pub(crate) fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
         Code::Cancelled => "CANCELLED",

@@ -10,7 +10,6 @@ use openclaw_proto::{
 use tokio::net::TcpListener;
 use tonic::{Request, Response, Status, transport::Server};
 use tower::ServiceBuilder;
-use tower_http::trace::TraceLayer;
 
 use crate::{reply::PromptRoutes, service::PromptServiceImpl};
 
@@ -99,7 +98,7 @@ pub async fn serve(
     // covers reading its body; the size check runs before any handler
     // decodes the body. Health passes authentication and load shedding.
     let layers = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
         .layer(config.security.auth_layer())
         .layer(service_kit::OverloadLayer::new(config.overload))

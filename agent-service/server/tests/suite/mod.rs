@@ -2,6 +2,7 @@ mod codex;
 mod compaction;
 mod exec_safety;
 mod harness;
+mod logs;
 mod memory_heartbeat;
 mod queue;
 mod runs;
