@@ -113,7 +113,8 @@ pub async fn serve(
     // without a token never take a slot from those with one (health passes
     // both); the deadline (the client's grpc-timeout only: runs may stream
     // for long) starts when a call is admitted; the size check runs before
-    // any handler decodes the body.
+    // any handler decodes the body; a body that cannot be decoded answers
+    // INVALID_ARGUMENT.
     let layers = ServiceBuilder::new()
         .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
@@ -122,7 +123,8 @@ pub async fn serve(
         .layer(service_kit::DeadlineLayer::new(None))
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
-        ));
+        ))
+        .layer(service_kit::MalformedRequestLayer::new());
 
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel();
     let stopping = Arc::clone(&runtime);

@@ -29,7 +29,10 @@
 //!    reading of its request body too; it must sit outside
 //!    [`RequestSizeLimitLayer`], which calls inward only once it has read
 //!    the message prefix;
-//! 6. [`RequestSizeLimitLayer`], then the services.
+//! 6. [`RequestSizeLimitLayer`];
+//! 7. [`MalformedRequestLayer`], next to the services: a request body tonic
+//!    cannot read answers INVALID_ARGUMENT instead of INTERNAL, and only
+//!    the services' own decoding is inside it.
 //!
 //! gRPC health passes 3 and 4 (open, exempt from shedding), so probes
 //! answer without a token and while the server is full. TLS sits below all
@@ -42,6 +45,8 @@ pub mod deadline;
 mod health;
 mod limit;
 mod logging;
+mod malformed;
+mod methods;
 pub mod metrics;
 mod otlp;
 pub mod overload;
@@ -60,6 +65,7 @@ pub use logging::{
     LogFormat, OutcomeLog, RequestTraceLayer, SESSION_KEY_HEADER, failure_level, init_tracing,
     record_session_id, request_span, trace_layer,
 };
+pub use malformed::{MalformedRequest, MalformedRequestLayer};
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};

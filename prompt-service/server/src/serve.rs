@@ -96,7 +96,8 @@ pub async fn serve(
     // load shedding, so callers without a token never take a slot from
     // those with one; the deadline starts when a call is admitted and
     // covers reading its body; the size check runs before any handler
-    // decodes the body. Health passes authentication and load shedding.
+    // decodes the body; a body that cannot be decoded answers
+    // INVALID_ARGUMENT. Health passes authentication and load shedding.
     let layers = ServiceBuilder::new()
         .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
@@ -107,7 +108,8 @@ pub async fn serve(
         )))
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
-        ));
+        ))
+        .layer(service_kit::MalformedRequestLayer::new());
 
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel();
     let signal = async move {

@@ -53,7 +53,10 @@ fn failures(lines: &[serde_json::Value]) -> Vec<(String, String)> {
         .map(|l| {
             (
                 l["level"].as_str().unwrap_or_default().to_owned(),
-                l["fields"]["grpc_code"].as_str().unwrap_or_default().to_owned(),
+                l["fields"]["grpc_code"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
             )
         })
         .collect()
@@ -77,7 +80,9 @@ async fn a_callers_mistakes_are_not_logged_as_errors() {
 
     let unknown = pb::SessionRef {
         agent_id: String::new(),
-        target: Some(pb::session_ref::Target::SessionId("0b7e6c3a-1f2d-4c5e-9a8b-7c6d5e4f3a2b".into())),
+        target: Some(pb::session_ref::Target::SessionId(
+            "0b7e6c3a-1f2d-4c5e-9a8b-7c6d5e4f3a2b".into(),
+        )),
     };
     let status = client
         .get_session(pb::GetSessionRequest {
@@ -120,7 +125,11 @@ async fn a_callers_mistakes_are_not_logged_as_errors() {
         }),
     });
     request.set_timeout(Duration::from_millis(200));
-    let mut watch = client.watch_session(request).await.expect("watch").into_inner();
+    let mut watch = client
+        .watch_session(request)
+        .await
+        .expect("watch")
+        .into_inner();
     let status = watch.message().await.expect_err("deadline");
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     drop(watch);

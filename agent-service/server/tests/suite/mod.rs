@@ -3,6 +3,7 @@ mod compaction;
 mod exec_safety;
 mod harness;
 mod logs;
+mod malformed;
 mod memory_heartbeat;
 mod queue;
 mod runs;
