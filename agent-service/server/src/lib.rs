@@ -6,6 +6,7 @@
 
 mod convert;
 mod error;
+mod readiness;
 mod report;
 mod serve;
 mod service;

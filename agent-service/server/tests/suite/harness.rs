@@ -34,6 +34,16 @@ impl Service {
         config: Option<&str>,
         prompt: Arc<dyn prompt_client::PromptSource>,
     ) -> Self {
+        Self::start_serving(dir, config, prompt, agent_server::ServeConfig::default()).await
+    }
+
+    /// The same, served with `serve_config`.
+    pub async fn start_serving(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        serve_config: agent_server::ServeConfig,
+    ) -> Self {
         let settings = Settings {
             state_dir: dir.path().join("state"),
             config_path: dir.path().join("openclaw.json"),
@@ -54,7 +64,7 @@ impl Service {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(agent_server::serve(
             listener,
-            agent_server::ServeConfig::default(),
+            serve_config,
             Arc::clone(&runtime),
             async {
                 let _ = stopped.await;
@@ -149,7 +159,11 @@ pub struct PromptService {
 
 impl PromptService {
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        Self::start_on(TcpListener::bind("127.0.0.1:0").await.expect("bind")).await
+    }
+
+    /// On a listener already bound (a port clients were given before).
+    pub async fn start_on(listener: TcpListener) -> Self {
         let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(prompt_server::serve(

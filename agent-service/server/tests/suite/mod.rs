@@ -5,6 +5,7 @@ mod harness;
 mod logs;
 mod malformed;
 mod memory_heartbeat;
+mod prompt_outage;
 mod queue;
 mod runs;
 mod security;
