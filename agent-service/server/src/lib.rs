@@ -6,6 +6,7 @@
 
 mod convert;
 mod error;
+mod parts;
 mod readiness;
 mod report;
 mod serve;

@@ -118,10 +118,16 @@ impl Service {
             .await
             .expect("transcript")
             .into_inner();
-        let mut out = Vec::new();
+        let mut out: Vec<pb::TranscriptEntry> = Vec::new();
+        let mut continuing = false;
         while let Some(item) = stream.message().await.expect("item") {
             if let Some(pb::transcript_item::Item::Entry(e)) = item.item {
-                out.push(e);
+                // An entry over 1 MiB comes in parts: join them.
+                match out.last_mut() {
+                    Some(head) if continuing => head.json.push_str(&e.json),
+                    _ => out.push(e.clone()),
+                }
+                continuing = e.json_continues;
             }
         }
         out

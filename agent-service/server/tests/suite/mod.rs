@@ -2,6 +2,7 @@ mod codex;
 mod compaction;
 mod exec_safety;
 mod harness;
+mod large_items;
 mod logs;
 mod malformed;
 mod memory_heartbeat;
