@@ -6,6 +6,7 @@ mod command;
 mod escapes;
 mod exec;
 mod exec_approvals;
+mod exec_corpus;
 mod fs_tools;
 mod gateway;
 mod memory;
