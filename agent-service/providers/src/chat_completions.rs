@@ -14,7 +14,7 @@
 //! `finish_reason: "stop"` with tool calls means `toolUse`, an `error` chunk fails the call, and
 //! a server that ignores `stream: true` and sends one `chat.completion` body is read as one
 //! chunk. Cache counts come from whichever usage fields the server uses (see
-//! `reply::openai_usage`).
+//! `usage::openai_usage`).
 
 use std::sync::Arc;
 
@@ -29,10 +29,11 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{self, ProviderError};
 use crate::openai_responses::tool_output;
 use crate::provider::ModelProvider;
-use crate::reply::{ReplyBuilder, openai_usage};
+use crate::reply::ReplyBuilder;
 use crate::request::{ModelRequest, StreamEvent};
 use crate::sse::SseEvent;
 use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::usage::openai_usage;
 
 const API: &str = "openai-completions";
 

@@ -24,10 +24,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{self, ProviderError};
 use crate::provider::ModelProvider;
-use crate::reply::{ReplyBuilder, count, openai_usage};
+use crate::reply::{ReplyBuilder, count};
 use crate::request::{ModelRequest, StreamEvent};
 use crate::sse::SseEvent;
 use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::usage::openai_usage;
 
 const API: &str = "openai-responses";
 
