@@ -101,6 +101,18 @@ struct Cli {
         help_heading = "Calling prompt-service"
     )]
     prompt_service_server_name: Option<String>,
+    /// How long a prompt-service call keeps retrying a service that cannot be reached
+    /// (refused connections, shed load) before the call fails UNAVAILABLE, in milliseconds,
+    /// whatever the call's own deadline.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_RETRY_BUDGET_MS",
+        value_name = "MS",
+        default_value_t = 2000,
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_retry_budget_ms: u64,
 
     /// Unary calls in progress at once; past it a call gets RESOURCE_EXHAUSTED at once
     /// instead of queueing (health checks are exempt).
@@ -233,17 +245,20 @@ async fn main() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(64));
         }
     };
-    let prompt: Arc<dyn prompt_client::PromptSource> = match (&cli.prompt_service, prompt_security)
-    {
-        (Some(url), Some(security)) => {
-            Arc::new(prompt_client::GrpcPromptSource::connect_lazy_with(
-                url,
-                prompt_client::RetryPolicy::default(),
-                &security,
-            )?)
-        }
-        _ => Arc::new(prompt_client::InProcessPromptSource::new()?),
+    let retry = prompt_client::RetryPolicy {
+        give_up_after: Duration::from_millis(cli.prompt_service_retry_budget_ms),
+        ..prompt_client::RetryPolicy::default()
     };
+    let (prompt, prompt_reachability): (Arc<dyn prompt_client::PromptSource>, _) =
+        match (&cli.prompt_service, prompt_security) {
+            (Some(url), Some(security)) => {
+                let grpc =
+                    prompt_client::GrpcPromptSource::connect_lazy_with(url, retry, &security)?;
+                let reachability = grpc.reachability();
+                (Arc::new(grpc), Some(reachability))
+            }
+            _ => (Arc::new(prompt_client::InProcessPromptSource::new()?), None),
+        };
     tracing::info!(prompt = %prompt.describe(), "prompt source");
     let runtime = Runtime::start(RuntimeOptions {
         settings,
@@ -264,6 +279,7 @@ async fn main() -> anyhow::Result<ExitCode> {
             max_concurrent_requests: cli.max_concurrent_requests as usize,
             max_concurrent_streams: cli.max_concurrent_streams as usize,
         },
+        prompt_reachability,
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
     service_kit::flush_traces();
