@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use deploy_check::{
-    haproxy::{HaproxyConfig, keyless_agent_methods},
+    haproxy::{HaproxyConfig, RouterRules, keyless_agent_methods},
     k8s::{Bundle, Manifest, array, containers, str_at},
     review,
 };
@@ -70,13 +70,13 @@ fn router_config() -> HaproxyConfig {
 
 fn router_problems(config: &HaproxyConfig, bundle: &Bundle) -> Vec<String> {
     let keyless = keyless_agent_methods().expect("descriptors");
-    config.problems(
-        bundle,
-        "router-haproxy",
-        service_kit::SESSION_KEY_HEADER,
-        &keyless,
-        LONGEST_RUN_SECS,
-    )
+    RouterRules {
+        config_map: "router-haproxy",
+        session_header: service_kit::SESSION_KEY_HEADER,
+        keyless: &keyless,
+        longest_run_secs: LONGEST_RUN_SECS,
+    }
+    .problems(config, bundle)
 }
 
 #[test]

@@ -98,6 +98,12 @@ fn plan(
 
 impl Cluster {
     async fn start() -> Self {
+        Self::start_with(None).await
+    }
+
+    /// With `hard_stop_after` in place of the config's (a test cannot wait
+    /// the 610 s a stopping router may take).
+    async fn start_with(hard_stop_after: Option<&str>) -> Self {
         let haproxy = tokio::task::spawn_blocking(Haproxy::ensure)
             .await
             .expect("install task")
@@ -109,8 +115,14 @@ impl Cluster {
         let (replica_ports, prompt_service_port) = ([port(), port()], port());
 
         // The router first: the replicas render through its prompt port.
-        let text = std::fs::read_to_string(support::deploy_dir().join("k8s/router/haproxy.cfg"))
-            .expect("haproxy.cfg");
+        let mut text =
+            std::fs::read_to_string(support::deploy_dir().join("k8s/router/haproxy.cfg"))
+                .expect("haproxy.cfg");
+        if let Some(bound) = hard_stop_after {
+            let shorter = text.replace("hard-stop-after 610s", &format!("hard-stop-after {bound}"));
+            assert_ne!(shorter, text, "haproxy.cfg sets hard-stop-after 610s");
+            text = shorter;
+        }
         let loopback = |p: u16| format!("127.0.0.1:{p}");
         let mapped = HaproxyConfig::mapped(
             &text,
@@ -325,7 +337,7 @@ impl Cluster {
     async fn until_workers(&self, what: &str, done: impl Fn(&[u32], &[u32]) -> bool) {
         let mut backoff = Duration::from_millis(10);
         let mut last = Err(String::new());
-        for _ in 0..120 {
+        for _ in 0..400 {
             last = self.workers().await;
             if let Ok((current, old)) = &last
                 && done(current, old)
@@ -544,14 +556,19 @@ impl Cluster {
     }
 }
 
+/// The bound on a stopping router in this test: longer than the slow run,
+/// far shorter than the config's 610 s. The replicas keep a health watch on
+/// prompt-service open through the router, which only this bound ends.
+const HARD_STOP_AFTER: &str = "10s";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
     use nix::sys::signal::Signal;
-    let mut cluster = Cluster::start().await;
+    let mut cluster = Cluster::start_with(Some(HARD_STOP_AFTER)).await;
     let mut client = cluster.router_client().await;
 
     // Reload while a Run streams: a new worker takes new calls, the old one
-    // finishes the stream, then exits.
+    // finishes the stream, then leaves (by hard-stop-after at the latest).
     let key = "agent:slow:reload";
     let mut stream = client
         .run(calls::run_request(key, "stream").expect("request"))
@@ -576,9 +593,18 @@ async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
     cluster
         .until_workers("retired the old one", |_, old| old.is_empty())
         .await;
+    // The replicas follow prompt-service's health through the new worker:
+    // ready again, and runs render.
+    for replica in &cluster.replicas {
+        wait_ready(&replica.url()).await;
+    }
+    let mut fresh = cluster.router_client().await;
+    calls::run(&mut fresh, "agent:main:after-retire", "still rendering")
+        .await
+        .expect("a call after the old worker left");
 
     // Graceful stop while a Run streams: the listeners close at once, the
-    // stream finishes, then the router exits 0.
+    // stream finishes, then the router exits.
     let key = "agent:slow:stop";
     let mut stream = client
         .run(calls::run_request(key, "stream").expect("request"))
@@ -588,13 +614,10 @@ async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
     let seen = first_delta(&mut stream).await;
     cluster.signal_router(Signal::SIGUSR1);
     let mut backoff = Duration::from_millis(10);
-    loop {
-        if tokio::net::TcpStream::connect(("127.0.0.1", cluster.agent_port))
-            .await
-            .is_err()
-        {
-            break;
-        }
+    while tokio::net::TcpStream::connect(("127.0.0.1", cluster.agent_port))
+        .await
+        .is_ok()
+    {
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_millis(100));
     }
@@ -606,4 +629,23 @@ async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
     assert!(status.success(), "{status}\n{}", cluster.router.log());
+}
+
+/// Until agent-service at `url` reports its AgentService SERVING (20 s at most).
+async fn wait_ready(url: &str) {
+    let mut backoff = Duration::from_millis(20);
+    for _ in 0..60 {
+        if let Ok(true) = service_kit::probe(
+            url,
+            "openclaw.agent.v1.AgentService",
+            Duration::from_secs(2),
+        )
+        .await
+        {
+            return;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(500));
+    }
+    panic!("{url} never became ready again");
 }
