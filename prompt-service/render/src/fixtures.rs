@@ -155,9 +155,11 @@ pub fn realistic() -> RenderInput {
         name: "telegram".into(),
         chat_type: ChatType::Direct,
         capabilities: vec!["inlineButtons".into(), "reactions".into()],
-        native_approvals: false,
+        native_approvals: Some(false),
         reply_delivery: ReplyDelivery::Automatic,
         message_tool_hints: Vec::new(),
+        display_name: String::new(),
+        known_channels: Vec::new(),
     };
     input.heartbeat = HeartbeatInfo {
         enabled: true,
@@ -175,6 +177,8 @@ pub fn realistic() -> RenderInput {
         shell: "bash".into(),
         repo_root: String::new(),
         active_processes: Vec::new(),
+        session_key: "agent:main:main".into(),
+        versions: Vec::new(),
     };
     input.think_level = ThinkLevel::Low;
     input.reasoning_level = ReasoningLevel::Off;

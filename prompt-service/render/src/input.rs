@@ -269,6 +269,24 @@ pub struct RenderInput {
     pub truncation_notice: bool,
     /// Render the Safety section (default true).
     pub include_safety: bool,
+    /// Project keys of the repository the session works in (for example
+    /// `github.com/acme/app` or `path:/home/ada/app`); MEMORY.md and USER.md
+    /// entries scoped to other projects are left out.
+    pub active_project_keys: Vec<String>,
+    /// External coding agents can be started over the Agent Client Protocol.
+    pub acp_enabled: bool,
+    /// Adds the GPT-5 overlay's heartbeat guidance (the caller sets it when
+    /// the friendly overlay applies and heartbeats are on for the run).
+    pub gpt5_heartbeat_guidance: bool,
+    /// Per-turn: the user's local date, `YYYY-MM-DD` (empty: not given).
+    pub current_date: String,
+    /// Per-turn: which adapter asks for the prompt. Never rendered: every
+    /// surface gets the same bytes (SPEC P-3).
+    pub prompt_surface: PromptSurface,
+    /// Per-turn: put the relocatable marker before the trailing per-turn
+    /// block (date and runtime line), for a caller that moves that block
+    /// after the conversation.
+    pub mark_relocatable: bool,
 }
 
 impl RenderInput {
@@ -301,6 +319,9 @@ impl RenderInput {
             reasoning_level: std::mem::take(&mut self.reasoning_level),
             tts_hint: std::mem::take(&mut self.tts_hint),
             reaction_level: std::mem::take(&mut self.reaction_level),
+            current_date: std::mem::take(&mut self.current_date),
+            prompt_surface: std::mem::take(&mut self.prompt_surface),
+            mark_relocatable: std::mem::take(&mut self.mark_relocatable),
         }
     }
 }
@@ -331,6 +352,42 @@ pub struct TurnInputs {
     pub tts_hint: String,
     /// Reaction guidance level.
     pub reaction_level: ReactionLevel,
+    /// The user's local date.
+    pub current_date: String,
+    /// The adapter asking (not rendered).
+    pub prompt_surface: PromptSurface,
+    /// Mark the relocatable block.
+    pub mark_relocatable: bool,
+}
+
+/// Which runtime adapter asks for a prompt (SPEC P-3). Reported and
+/// counted, never rendered: a preview must be byte-identical to a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PromptSurface {
+    /// Not said.
+    #[default]
+    Unspecified,
+    /// A model turn of the embedded agent loop.
+    EmbeddedRun,
+    /// A command-line backend.
+    Cli,
+    /// A preview or export of the prompt.
+    Preview,
+    /// The prompt a compaction summary is written under.
+    Compaction,
+}
+
+impl PromptSurface {
+    /// Lowercase name for metrics and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unspecified => "unspecified",
+            Self::EmbeddedRun => "embedded_run",
+            Self::Cli => "cli",
+            Self::Preview => "preview",
+            Self::Compaction => "compaction",
+        }
+    }
 }
 
 /// A tool the model may call.
@@ -414,6 +471,60 @@ pub struct SandboxInfo {
     pub agent_workspace_mount: String,
     /// Elevated host exec can be requested.
     pub elevated_available: bool,
+    /// The isolation engine that enforces the sandbox (for example
+    /// `bubblewrap`); empty when nothing isolates the session's commands.
+    pub engine: String,
+    /// Sandboxed commands can reach the network (stated only with an engine).
+    pub network: bool,
+    /// URL of the sandbox's browser bridge (empty: none).
+    pub browser_bridge_url: String,
+    /// The host's browser may be used from this session.
+    pub host_browser_allowed: bool,
+    /// Elevated exec level and full access.
+    pub elevated: Elevated,
+}
+
+/// The elevated exec settings of a sandboxed session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Elevated {
+    /// The level elevated exec starts at.
+    pub default_level: ElevatedLevel,
+    /// Full access (elevated without approval prompts) can be used.
+    pub full_access_available: bool,
+    /// Why full access is not available.
+    pub full_access_blocked: FullAccessBlock,
+}
+
+/// The level elevated exec starts at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ElevatedLevel {
+    /// Not said.
+    #[default]
+    Unspecified,
+    /// Commands stay in the sandbox until elevation is switched on.
+    Off,
+    /// Host commands go through the usual exec approvals.
+    On,
+    /// Every host command asks for approval.
+    Ask,
+    /// Host commands run without approval prompts.
+    Full,
+}
+
+/// Why full access is not available.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum FullAccessBlock {
+    /// Not said.
+    #[default]
+    Unspecified,
+    /// The host's exec policy forbids it.
+    HostPolicy,
+    /// The channel of this session does not allow it.
+    Channel,
+    /// The sandbox configuration does not allow it.
+    Sandbox,
+    /// The runtime does not support it.
+    Runtime,
 }
 
 /// Per-turn channel facts.
@@ -425,12 +536,16 @@ pub struct ChannelInfo {
     pub chat_type: ChatType,
     /// Capabilities.
     pub capabilities: Vec<String>,
-    /// Native approval UI.
-    pub native_approvals: bool,
+    /// Native approval UI; `None` takes it from the channel table.
+    pub native_approvals: Option<bool>,
     /// Reply delivery.
     pub reply_delivery: ReplyDelivery,
     /// Channel-owned message tool hints.
     pub message_tool_hints: Vec<String>,
+    /// The channel's display name (empty: from the channel table, else the id).
+    pub display_name: String,
+    /// Channel ids the message tool can send to.
+    pub known_channels: Vec<String>,
 }
 
 /// Heartbeat settings.
@@ -475,6 +590,19 @@ pub struct RuntimeInfo {
     pub repo_root: String,
     /// Background processes still running.
     pub active_processes: Vec<String>,
+    /// The session key (for example `agent:main:main`).
+    pub session_key: String,
+    /// Versions of runtime components, each shown as `key=value`.
+    pub versions: Vec<RuntimeVersion>,
+}
+
+/// A runtime component's version for the Runtime line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct RuntimeVersion {
+    /// Key: lowercase letters, digits and `_`, starting with a letter.
+    pub key: String,
+    /// Version text.
+    pub value: String,
 }
 
 /// A model alias.

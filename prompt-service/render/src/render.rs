@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use crate::{
     bootstrap::{self, FileReport},
+    boundary::RELOCATABLE_MARKER,
     boundary::{CACHE_BOUNDARY_MARKER, SECTION_SEPARATOR},
+    channels,
     error::RenderError,
     input::{
-        ChannelInfo, Contribution, HeartbeatInfo, ModelAlias, PromptMode, ReactionLevel,
-        ReasoningLevel, RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
+        ChannelInfo, Contribution, HeartbeatInfo, ModelAlias, PromptMode, PromptSurface,
+        ReactionLevel, ReasoningLevel, RenderInput, RuntimeInfo, RuntimeVersion, ThinkLevel,
+        TurnInputs,
     },
     mode::{Layer, SECTIONS},
     owners, paths,
@@ -109,14 +112,21 @@ pub struct ToolsReport {
 /// memoised stable block rather than copied on every turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
-    /// Stable prefix, marker line, dynamic suffix.
+    /// Stable prefix, marker line, dynamic suffix. In `none` mode, which has
+    /// no dynamic part, the stable prefix alone (no marker).
     pub text: String,
     /// Everything above the marker.
     pub stable_prefix: SharedStr,
     /// Everything below the marker.
     pub dynamic_suffix: String,
-    /// Byte offset of the marker in `text`.
+    /// Byte offset of the marker in `text` (`text.len()` when there is none).
     pub boundary_offset: usize,
+    /// Byte offset in `text` of the relocatable block: the trailing per-turn
+    /// sections (date, runtime) a caller may move after the conversation.
+    /// `text.len()` when there is none.
+    pub relocatable_offset: usize,
+    /// The adapter that asked (echoed from the input, never rendered).
+    pub prompt_surface: PromptSurface,
     /// Hex SHA-256 of `stable_prefix`.
     pub stable_prefix_sha256: SharedStr,
     /// Characters of `stable_prefix`.
@@ -158,6 +168,9 @@ pub(crate) struct TurnRef<'a> {
     reasoning_level: ReasoningLevel,
     tts_hint: &'a str,
     reaction_level: ReactionLevel,
+    current_date: &'a str,
+    prompt_surface: PromptSurface,
+    mark_relocatable: bool,
 }
 
 impl<'a> TurnRef<'a> {
@@ -172,6 +185,9 @@ impl<'a> TurnRef<'a> {
             reasoning_level: input.reasoning_level,
             tts_hint: &input.tts_hint,
             reaction_level: input.reaction_level,
+            current_date: &input.current_date,
+            prompt_surface: input.prompt_surface,
+            mark_relocatable: input.mark_relocatable,
         }
     }
 
@@ -186,6 +202,9 @@ impl<'a> TurnRef<'a> {
             reasoning_level,
             tts_hint,
             reaction_level,
+            current_date,
+            prompt_surface,
+            mark_relocatable,
         } = turn;
         Self {
             channel,
@@ -196,6 +215,9 @@ impl<'a> TurnRef<'a> {
             reasoning_level: *reasoning_level,
             tts_hint,
             reaction_level: *reaction_level,
+            current_date,
+            prompt_surface: *prompt_surface,
+            mark_relocatable: *mark_relocatable,
         }
     }
 }
@@ -267,14 +289,49 @@ pub(crate) fn finish(
     block: &StableBlock,
 ) -> Result<Rendered, RenderError> {
     let ctx = &block.ctx;
+    let prompt_surface = turn.prompt_surface;
+    let mark_relocatable = turn.mark_relocatable;
     let turn = prepare_turn(base, turn, ctx)?;
-    let pieces: Vec<sections::Piece> = SECTIONS
+    let mut pieces: Vec<sections::Piece> = Vec::new();
+    let mut relocatable: Vec<sections::Piece> = Vec::new();
+    for row in SECTIONS
         .iter()
         .filter(|r| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
-        .flat_map(|row| sections::build_dynamic(row.kind, row.id, ctx, &turn))
-        .collect();
-    let dynamic_suffix = join(&pieces);
+    {
+        let built = sections::build_dynamic(row.kind, row.id, ctx, &turn);
+        if row.relocatable {
+            relocatable.extend(built);
+        } else {
+            pieces.extend(built);
+        }
+    }
+    // The trailing block, optionally behind its own marker line.
+    let marker_piece = (mark_relocatable && !relocatable.is_empty())
+        .then(|| sections::Piece::new("relocatable_marker", RELOCATABLE_MARKER));
+    let leading = join(&pieces);
+    let trailing = join(&relocatable);
+    let mut dynamic_suffix = leading;
+    let mut relocatable_at = None;
+    for part in [
+        marker_piece.as_ref().map(|p| p.text.as_str()),
+        Some(trailing.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|t| !t.is_empty())
+    {
+        if !dynamic_suffix.is_empty() {
+            dynamic_suffix.push_str(SECTION_SEPARATOR);
+        }
+        dynamic_suffix.push_str(part);
+    }
+    if !trailing.is_empty() {
+        relocatable_at = Some(dynamic_suffix.len() - trailing.len());
+    }
     let prefix = block.prefix.as_str();
+    // `none` mode has no dynamic part, so no boundary either: the prompt is
+    // the identity line alone.
+    let with_marker = ctx.mode != PromptMode::None;
     // Built in one exact-size buffer: the stable prefix is ~35 KB, so a
     // second copy or a regrowth is most of a per-turn render's cost.
     let mut text = String::with_capacity(
@@ -284,24 +341,38 @@ pub(crate) fn finish(
             + dynamic_suffix.len(),
     );
     text.push_str(prefix);
-    text.push_str(SECTION_SEPARATOR);
-    text.push_str(CACHE_BOUNDARY_MARKER);
+    if with_marker {
+        text.push_str(SECTION_SEPARATOR);
+        text.push_str(CACHE_BOUNDARY_MARKER);
+    }
+    let boundary_offset = if with_marker {
+        prefix.len() + SECTION_SEPARATOR.len()
+    } else {
+        text.len()
+    };
     if !dynamic_suffix.is_empty() {
         text.push_str(SECTION_SEPARATOR);
-        text.push_str(&dynamic_suffix);
     }
-    let boundary_offset = prefix.len() + SECTION_SEPARATOR.len();
+    let suffix_at = text.len();
+    text.push_str(&dynamic_suffix);
+    let relocatable_offset = relocatable_at.map_or(text.len(), |at| suffix_at + at);
     let dynamic_sections: Vec<SectionReport> = pieces
         .iter()
+        .chain(&relocatable)
         .map(|p| section_report(p, Layer::Dynamic))
         .collect();
     let sections = Sections::new(Arc::clone(&block.sections), dynamic_sections);
     let project_context_chars =
         block.project_context_chars + project_context_chars(sections.dynamic());
     // Counted from the parts: the stable prefix was measured once per block.
-    let separators = if dynamic_suffix.is_empty() { 1 } else { 2 };
+    let separators = u32::from(with_marker) + u32::from(!dynamic_suffix.is_empty());
+    let marker_chars = if with_marker {
+        text::chars_u32(CACHE_BOUNDARY_MARKER)
+    } else {
+        0
+    };
     let chars = block.prefix_chars
-        + text::chars_u32(CACHE_BOUNDARY_MARKER)
+        + marker_chars
         + separators * text::chars_u32(SECTION_SEPARATOR)
         + text::chars_u32(&dynamic_suffix);
     Ok(Rendered {
@@ -319,6 +390,8 @@ pub(crate) fn finish(
         sections,
         mode: ctx.mode,
         boundary_offset,
+        relocatable_offset,
+        prompt_surface,
         stable_prefix: block.prefix.clone(),
         dynamic_suffix,
         chars,
@@ -430,6 +503,23 @@ fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderError> {
     let mut sandbox = input.sandbox.clone();
     sandbox.container_workspace_dir = one_line(&sandbox.container_workspace_dir);
     sandbox.agent_workspace_mount = one_line(&sandbox.agent_workspace_mount);
+    sandbox.engine = one_line(&sandbox.engine);
+    sandbox.browser_bridge_url = one_line(&sandbox.browser_bridge_url);
+    if !sandbox.browser_bridge_url.is_empty()
+        && !(sandbox.browser_bridge_url.starts_with("http://")
+            || sandbox.browser_bridge_url.starts_with("https://")
+            || sandbox.browser_bridge_url.starts_with("ws://")
+            || sandbox.browser_bridge_url.starts_with("wss://"))
+    {
+        return Err(RenderError::invalid(
+            "sandbox.browser_bridge_url",
+            format!(
+                "{:?} is not an http(s) or ws(s) URL",
+                sandbox.browser_bridge_url
+            ),
+        ));
+    }
+    let project_keys = normalize_project_keys(&input.active_project_keys)?;
     let tools = ToolSet::prepare(&input.tools)?;
     let skills = skills::listing(&skills::prepare(&input.skills)?, input.skills_limits);
     let bootstrap = bootstrap::prepare_stable(
@@ -437,6 +527,7 @@ fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderError> {
         &input.context_files,
         input.bootstrap_limits,
         input.session_kind,
+        &project_keys,
     )?;
     let mut contribution = normalize_contribution(&input.contribution);
     // The dynamic suffix is per-turn; it lives in the turn context.
@@ -468,7 +559,31 @@ fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderError> {
         contribution,
         truncation_notice: input.truncation_notice,
         include_safety: input.include_safety,
+        session_kind: input.session_kind,
+        acp_enabled: input.acp_enabled,
+        gpt5_heartbeat_guidance: input.gpt5_heartbeat_guidance,
     })
+}
+
+/// Trimmed, normalised (see [`crate::project_scope::normalize_key`]),
+/// deduplicated and sorted; a key that cannot be a project key is refused.
+fn normalize_project_keys(keys: &[String]) -> Result<Vec<String>, RenderError> {
+    let mut out = Vec::with_capacity(keys.len());
+    for (i, raw) in keys.iter().enumerate() {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let key = crate::project_scope::normalize_key(raw).ok_or_else(|| {
+            RenderError::invalid(
+                format!("active_project_keys[{i}]"),
+                format!("{raw:?} must not contain '<', '>' or a line break"),
+            )
+        })?;
+        out.push(key);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 /// Validates the per-turn inputs and normalises them.
@@ -486,14 +601,25 @@ fn prepare_turn(
         native_approvals,
         reply_delivery,
         message_tool_hints,
+        display_name,
+        known_channels,
     } = turn.channel;
+    let name = text::one_line_cow(name).to_lowercase();
+    // The request's facts win; the channel table fills the rest.
+    let native_approvals = native_approvals.unwrap_or_else(|| channels::native_approvals(&name));
+    let display_name = match text::one_line_cow(display_name) {
+        given if !given.is_empty() => given.into_owned(),
+        _ => channels::display_name(&name).map_or_else(|| name.clone(), str::to_owned),
+    };
     let channel = ChannelInfo {
-        name: text::one_line_cow(name).to_lowercase(),
+        name,
         chat_type: *chat_type,
         capabilities: normalize_capabilities(capabilities),
-        native_approvals: *native_approvals,
+        native_approvals: Some(native_approvals),
         reply_delivery: *reply_delivery,
         message_tool_hints: non_empty_lines(message_tool_hints),
+        display_name,
+        known_channels: normalize_capabilities(known_channels),
     };
     let HeartbeatInfo {
         enabled,
@@ -515,6 +641,8 @@ fn prepare_turn(
         shell,
         repo_root,
         active_processes,
+        session_key,
+        versions,
     } = turn.runtime;
     let runtime = RuntimeInfo {
         host: one_line(host),
@@ -526,6 +654,19 @@ fn prepare_turn(
         shell: one_line(shell),
         repo_root: one_line(repo_root),
         active_processes: non_empty_lines(active_processes),
+        session_key: one_line(session_key),
+        versions: normalize_versions(versions)?,
+    };
+    let current_date = turn.current_date.trim();
+    let date = if current_date.is_empty() {
+        None
+    } else {
+        Some(current_date.parse::<jiff::civil::Date>().map_err(|e| {
+            RenderError::invalid(
+                "current_date",
+                format!("{current_date:?} is not a date of the form YYYY-MM-DD: {e}"),
+            )
+        })?)
     };
     let files = bootstrap::prepare_dynamic(
         &stable.bootstrap,
@@ -546,7 +687,72 @@ fn prepare_turn(
         reaction_level: turn.reaction_level,
         dynamic_suffix: normalize_block(&base.contribution.dynamic_suffix),
         files,
+        date,
     })
+}
+
+/// Keys checked (`[a-z][a-z0-9_]*`, unique, not a built-in key of the
+/// Runtime line), values flattened to one line; empty entries dropped.
+fn normalize_versions(versions: &[RuntimeVersion]) -> Result<Vec<RuntimeVersion>, RenderError> {
+    const BUILT_IN: &[&str] = &[
+        "agent",
+        "session",
+        "host",
+        "repo",
+        "os",
+        "arch",
+        "runtime",
+        "model",
+        "default_model",
+        "shell",
+        "channel",
+        "capabilities",
+        "thinking",
+    ];
+    let mut out: Vec<RuntimeVersion> = Vec::with_capacity(versions.len());
+    for (i, v) in versions.iter().enumerate() {
+        let key = v.key.trim();
+        let value = one_line(&v.value);
+        if key.is_empty() && value.is_empty() {
+            continue;
+        }
+        let field = || format!("runtime.versions[{i}].key");
+        let mut chars = key.chars();
+        let well_formed = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !well_formed {
+            return Err(RenderError::invalid(
+                field(),
+                format!(
+                    "{key:?} must be lowercase letters, digits and '_', starting with a letter"
+                ),
+            ));
+        }
+        if BUILT_IN.contains(&key) {
+            return Err(RenderError::invalid(
+                field(),
+                format!("{key:?} is a built-in key of the Runtime line"),
+            ));
+        }
+        if out.iter().any(|o| o.key == key) {
+            return Err(RenderError::invalid(
+                field(),
+                format!("duplicate key {key:?}"),
+            ));
+        }
+        if value.is_empty() {
+            return Err(RenderError::invalid(
+                format!("runtime.versions[{i}].value"),
+                "must not be empty",
+            ));
+        }
+        out.push(RuntimeVersion {
+            key: key.to_owned(),
+            value,
+        });
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(out)
 }
 
 fn non_empty_lines(items: &[String]) -> Vec<String> {

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use sha2::{Digest, Sha256};
 
-use crate::boundary::{CACHE_BOUNDARY_MARKER, strip_markers};
+use crate::boundary::{MARKER_PREFIX, strip_markers};
 
 /// Number of Unicode scalar values in `s`.
 pub fn chars(s: &str) -> usize {
@@ -69,7 +69,7 @@ pub fn one_line(s: &str) -> String {
 pub(crate) fn one_line_cow(s: &str) -> Cow<'_, str> {
     // Without control characters the cleaned text is `s` itself, so `s` is
     // what the marker check must look at.
-    if !s.contains(char::is_control) && !s.contains(CACHE_BOUNDARY_MARKER) {
+    if !s.contains(char::is_control) && !s.contains(MARKER_PREFIX) {
         return Cow::Borrowed(s.trim());
     }
     let cleaned: String = s

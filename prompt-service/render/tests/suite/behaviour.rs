@@ -59,10 +59,7 @@ fn boundary_split_is_consistent() {
     for s in &r.sections {
         let in_stable = s.layer == Layer::Stable;
         assert!(
-            in_stable
-                || !r.stable_prefix.contains(&s.heading)
-                || s.heading.is_empty()
-                || s.heading.starts_with("## HEARTBEAT"),
+            in_stable || s.heading.is_empty() || !r.stable_prefix.lines().any(|l| l == s.heading),
             "{}",
             s.id
         );
@@ -78,8 +75,9 @@ fn full_mode_section_order() {
     input.tts_hint = "Voice replies are on.".into();
     input.extra_system_prompt = "Group rules.".into();
     input.reaction_level = ReactionLevel::Minimal;
-    input.channel.native_approvals = true;
+    input.channel.native_approvals = Some(true);
     input.sandbox.enabled = true;
+    input.current_date = "2026-12-01".into();
     let r = ok(&input);
     let order: Vec<&str> = ids(&r)
         .into_iter()
@@ -93,6 +91,8 @@ fn full_mode_section_order() {
             "delegation",
             "tool_call_style",
             "execution_bias",
+            "promised_work",
+            "runtime_context",
             "safety",
             "control",
             "skills",
@@ -116,6 +116,7 @@ fn full_mode_section_order() {
             "reactions",
             "approvals",
             "heartbeats",
+            "current_date",
             "runtime",
         ]
     );
@@ -313,7 +314,7 @@ fn date_time_has_no_clock() {
 fn native_approvals() {
     let mut input = fixture::realistic();
     assert!(!has(&ok(&input), "approvals"));
-    input.channel.native_approvals = true;
+    input.channel.native_approvals = Some(true);
     let r = ok(&input);
     assert!(
         r.dynamic_suffix

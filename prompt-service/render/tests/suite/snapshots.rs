@@ -127,7 +127,7 @@ snap!(variant_sandbox, {
         container_workspace_dir: "/workspace".into(),
         workspace_access: WorkspaceAccess::ReadOnly,
         agent_workspace_mount: "/agent".into(),
-        elevated_available: false,
+        ..SandboxInfo::default()
     };
     i
 });
@@ -137,9 +137,9 @@ snap!(variant_native_approvals, {
         name: "discord".into(),
         chat_type: ChatType::Group,
         capabilities: vec!["components".into(), "native-approvals".into()],
-        native_approvals: true,
+        native_approvals: Some(true),
         reply_delivery: ReplyDelivery::Automatic,
-        message_tool_hints: Vec::new(),
+        ..ChannelInfo::default()
     };
     i
 });
