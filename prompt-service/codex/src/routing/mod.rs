@@ -92,6 +92,7 @@ pub fn status_name(status: FileStatus) -> &'static str {
         FileStatus::Empty => "empty",
         FileStatus::Omitted => "omitted",
         FileStatus::Filtered => "filtered",
+        FileStatus::OutOfScope => "out_of_scope",
     }
 }
 
