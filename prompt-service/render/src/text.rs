@@ -21,12 +21,16 @@ pub fn chars_u32(s: &str) -> u32 {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    sha256_hex_of_digest(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of a digest.
+pub(crate) fn sha256_hex_of_digest(digest: &[u8]) -> String {
     // A table lookup rather than `hex::encode`'s char iterator: every
     // section of every turn is hashed, and the iterator was a third of it.
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(2 * digest.len());
-    for b in digest {
+    for &b in digest {
         out.push(char::from(DIGITS[usize::from(b >> 4)]));
         out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
     }
