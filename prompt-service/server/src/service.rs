@@ -90,6 +90,7 @@ impl PromptServiceImpl {
         })?;
         tracing::debug!(chars = reply.chars(), "rendered");
         metrics::prompt_rendered(reply.chars(), reply.stable_prefix_chars());
+        metrics::prompt_surface(reply.surface_name());
         Ok(reply)
     }
 
@@ -141,6 +142,7 @@ impl PromptService for PromptServiceImpl {
                 tracing::info!(error = %e, "render refused");
             })?;
         metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
+        metrics::prompt_surface(rendered.prompt_surface.as_str());
         Ok(Response::new(response_from_rendered(rendered)))
     }
 
