@@ -122,7 +122,37 @@ pub struct DynamicFiles {
     pub report: Vec<FileReport>,
 }
 
+/// Reports every file as not for this prompt (`none` mode carries none).
+fn leave_out(report: &mut [FileReport]) {
+    for r in report {
+        if matches!(
+            r.status,
+            FileStatus::Injected | FileStatus::Truncated | FileStatus::Missing
+        ) {
+            r.status = FileStatus::Filtered;
+            r.injected_chars = 0;
+            r.cause = TruncationCause::None;
+            r.out_of_scope_entries = 0;
+            r.out_of_scope_chars = 0;
+        }
+    }
+}
+
+impl DynamicFiles {
+    /// Drops every file: the prompt carries no workspace file.
+    pub fn leave_out_all(&mut self) {
+        self.injected.clear();
+        leave_out(&mut self.report);
+    }
+}
+
 impl Bootstrap {
+    /// Drops every file: the prompt carries no workspace file.
+    pub fn leave_out_all(&mut self) {
+        self.stable.clear();
+        leave_out(&mut self.report);
+    }
+
     /// True when a stable file was cut or left out for budget reasons. Only
     /// stable files count, so a per-turn file can never change the notice.
     pub fn stable_budget_hit(&self) -> bool {

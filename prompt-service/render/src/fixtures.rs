@@ -5,7 +5,7 @@
 
 use crate::{
     ChannelInfo, ChatType, ContextFile, HeartbeatInfo, ModelAlias, ReasoningLevel, RenderInput,
-    ReplyDelivery, RuntimeInfo, Skill, SkillVersionSource, ThinkLevel, Tool,
+    ReplyDelivery, RuntimeInfo, RuntimeVersion, Skill, SkillVersionSource, ThinkLevel, Tool,
 };
 
 /// The fixture workspace.
@@ -171,14 +171,17 @@ pub fn realistic() -> RenderInput {
         host: "atlas".into(),
         os: "Linux 6.8".into(),
         arch: "x86_64".into(),
-        runtime_version: "agent-service 0.1.0".into(),
+        runtime_version: "agent-service".into(),
         model: "anthropic/claude-sonnet-4-5".into(),
         default_model: "anthropic/claude-sonnet-4-5".into(),
         shell: "bash".into(),
         repo_root: String::new(),
         active_processes: Vec::new(),
         session_key: "agent:main:main".into(),
-        versions: Vec::new(),
+        versions: vec![RuntimeVersion {
+            key: "agent_service".into(),
+            value: "0.1.0".into(),
+        }],
     };
     input.think_level = ThinkLevel::Low;
     input.reasoning_level = ReasoningLevel::Off;

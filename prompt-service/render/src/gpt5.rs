@@ -92,7 +92,7 @@ Before calling a task done, confirm the change exists and works. If anything is 
 
 const FRIENDLY_STYLE: &str = "\
 ## Interaction Style
-Sound like a capable teammate: warm, direct and unhurried. Match the user's register, skip filler and stock phrases, and let some personality show when it fits the moment.";
+Sound like a capable teammate: warm, direct and unhurried. Match the user's register, skip filler and stock phrases, and let some personality show when it fits the moment. Where SOUL.md sets your tone, it comes first.";
 
 /// The overlay's heartbeat guidance, rendered as its own section when the
 /// request sets `gpt5_heartbeat_guidance`.

@@ -522,13 +522,17 @@ fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderError> {
     let project_keys = normalize_project_keys(&input.active_project_keys)?;
     let tools = ToolSet::prepare(&input.tools)?;
     let skills = skills::listing(&skills::prepare(&input.skills)?, input.skills_limits);
-    let bootstrap = bootstrap::prepare_stable(
+    let mut bootstrap = bootstrap::prepare_stable(
         &workspace,
         &input.context_files,
         input.bootstrap_limits,
         input.session_kind,
         &project_keys,
     )?;
+    if input.resolved_mode() == PromptMode::None {
+        // Validated all the same, but nothing of them is in the prompt.
+        bootstrap.leave_out_all();
+    }
     let mut contribution = normalize_contribution(&input.contribution);
     // The dynamic suffix is per-turn; it lives in the turn context.
     contribution.dynamic_suffix.clear();
@@ -668,13 +672,16 @@ fn prepare_turn(
             )
         })?)
     };
-    let files = bootstrap::prepare_dynamic(
+    let mut files = bootstrap::prepare_dynamic(
         &stable.bootstrap,
         &stable.workspace,
         &base.context_files,
         base.session_kind,
         &heartbeat,
     )?;
+    if stable.mode == PromptMode::None {
+        files.leave_out_all();
+    }
     Ok(TurnCtx {
         agent_id: one_line(&base.agent_id),
         channel,

@@ -92,7 +92,7 @@ pub fn delegation(ctx: &Ctx) -> Option<String> {
     ];
     if t.has("subagents") {
         out.push(format!(
-            "Use {} to check on, redirect or stop the subagents you started when the user asks or one looks stuck.",
+            "Use the {} tool to check on, redirect or stop the subagents you started when the user asks or one looks stuck.",
             t.spelled("subagents")
         ));
     }

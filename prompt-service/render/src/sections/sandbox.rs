@@ -45,8 +45,19 @@ pub fn sandbox(ctx: &Ctx) -> Option<String> {
         ));
     } else {
         let network = if s.network { "on" } else { "off" };
+        // A read-write mount of the agent workspace elsewhere is writable too.
+        let rw_mount = (s.workspace_access == WorkspaceAccess::ReadWrite
+            && !s.agent_workspace_mount.is_empty()
+            && s.agent_workspace_mount != workdir)
+            .then_some(s.agent_workspace_mount.as_str());
+        let writable = match rw_mount {
+            Some(mount) => format!(
+                "the working directory {workdir} and the agent workspace at {mount} are the only writable paths"
+            ),
+            None => format!("the working directory {workdir} is the only writable path"),
+        };
         out.push(format!(
-            "Commands run isolated by {}: the working directory {workdir} is the only writable path, /tmp is private to the sandbox, and network access is {network}.",
+            "Commands run isolated by {}: {writable}, /tmp is private to the sandbox, and network access is {network}.",
             s.engine
         ));
     }
