@@ -22,6 +22,7 @@ mod memo;
 mod mode;
 mod owners;
 mod paths;
+mod prepare;
 mod project_scope;
 mod render;
 mod sanitize;

@@ -176,7 +176,9 @@ use SectionKind as K;
 /// delegation, the built-in execution bias, memory recall, self-update, model
 /// aliases, documentation, authorized senders, output directives, messaging,
 /// silent replies, voice, the Control UI embed and heartbeats (SPEC P-26).
-/// `none` keeps only the identity line (SPEC P-27).
+/// `none` keeps only the identity line (SPEC P-27). The two trailing rows
+/// form the relocatable block: the per-turn facts that change most often,
+/// which a caller may move after the conversation.
 pub const SECTIONS: &[Row] = &[
     //   kind                          id                          layer full   min    none
     row(K::Identity, "identity", S, true, true, true),

@@ -386,9 +386,18 @@ proptest! {
         paths in proptest::collection::vec(text(20), 0..4),
         tool_names in proptest::collection::vec(text(10), 0..4),
         schema in text(40),
+        newer in proptest::collection::vec(text(24), 6),
     ) {
         let mut input = RenderInput::new(workspace);
         input.user_timezone = tz;
+        // The text inputs of the newer topics, arbitrary.
+        input.current_date = newer[0].clone();
+        input.active_project_keys = vec![newer[1].clone()];
+        input.sandbox.enabled = true;
+        input.sandbox.browser_bridge_url = newer[2].clone();
+        input.sandbox.engine = newer[3].clone();
+        input.runtime.versions = vec![RuntimeVersion { key: newer[4].clone(), value: newer[5].clone() }];
+        input.channel.display_name = newer[5].clone();
         input.context_files = paths.into_iter().map(|path| ContextFile { path, content: "x".into(), missing: false }).collect();
         input.tools = tool_names.into_iter().map(|name| Tool { name, summary: String::new(), json_schema: schema.clone() }).collect();
         if let Err(e) = render(&input) {
