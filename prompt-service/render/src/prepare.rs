@@ -33,18 +33,14 @@ pub(crate) fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderErr
     sandbox.agent_workspace_mount = one_line(&sandbox.agent_workspace_mount);
     sandbox.engine = one_line(&sandbox.engine);
     sandbox.browser_bridge_url = one_line(&sandbox.browser_bridge_url);
-    if !sandbox.browser_bridge_url.is_empty()
-        && !(sandbox.browser_bridge_url.starts_with("http://")
-            || sandbox.browser_bridge_url.starts_with("https://")
-            || sandbox.browser_bridge_url.starts_with("ws://")
-            || sandbox.browser_bridge_url.starts_with("wss://"))
-    {
+    let url = sandbox.browser_bridge_url.as_str();
+    let web_url = ["http://", "https://", "ws://", "wss://"]
+        .iter()
+        .any(|scheme| url.starts_with(scheme));
+    if !url.is_empty() && !web_url {
         return Err(RenderError::invalid(
             "sandbox.browser_bridge_url",
-            format!(
-                "{:?} is not an http(s) or ws(s) URL",
-                sandbox.browser_bridge_url
-            ),
+            format!("{url:?} is not an http(s) or ws(s) URL"),
         ));
     }
     let project_keys = normalize_project_keys(&input.active_project_keys)?;

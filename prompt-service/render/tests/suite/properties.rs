@@ -123,7 +123,6 @@ prop_compose! {
         channel in prop::sample::select(vec!["", "telegram", "discord", "webchat", "slack"]),
         chat in prop::sample::select(vec![ChatType::Unspecified, ChatType::Direct, ChatType::Group, ChatType::Channel]),
         caps in proptest::collection::vec("[a-zA-Z]{1,10}", 0..4),
-        native in any::<bool>(),
         tool_only in any::<bool>(),
         hb_enabled in any::<bool>(),
         hb_section in any::<bool>(),
