@@ -196,16 +196,19 @@ mod tests {
             .render_wire(&request.encode_to_vec())
             .expect("renders");
         assert_eq!(service.remembered_requests(), 1);
-        // Another turn: the same entry.
+        // Another turn: the same entry, whichever turn fields change.
         request.channel.get_or_insert_with(Default::default).name = "discord".into();
         request.tts_hint = "Keep it short.".into();
+        request.current_date = "2026-12-01".into();
+        request.prompt_surface = pb::PromptSurface::Preview as i32;
+        request.mark_relocatable_block = true;
         let second = service
             .render_wire(&request.encode_to_vec())
             .expect("renders");
         assert_eq!(service.remembered_requests(), 1);
         assert_ne!(first.chars(), second.chars());
-        // Other stable inputs: a second entry.
-        request.workspace_notes.push("Another note.".into());
+        // Other stable inputs: a second entry (the project keys are stable).
+        request.active_project_keys.push("github.com/acme/app".into());
         service
             .render_wire(&request.encode_to_vec())
             .expect("renders");
