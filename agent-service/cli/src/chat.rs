@@ -56,6 +56,8 @@ pub async fn run_turn(
     let mut thinking = false;
     // Arrival number of this message in the session (from `accepted`).
     let mut our_seq = 0;
+    // A long final answer's beginning (`final_part` events before `final`).
+    let mut final_head = String::new();
     while let Some(event) = stream.message().await? {
         let Some(event) = event.event else { continue };
         if thinking && !matches!(event, Event::ThinkingDelta(_)) {
@@ -150,7 +152,10 @@ pub async fn run_turn(
             // Blocks carry the same text as the deltas, cut for chat channels;
             // a terminal shows the deltas.
             Event::Block(_) | Event::Usage(_) | Event::TurnEnd(_) => {}
-            Event::Final(last) => {
+            Event::FinalPart(part) => final_head.push_str(&part.text),
+            Event::Final(mut last) => {
+                final_head.push_str(&last.text);
+                last.text = final_head;
                 if !streamed_text {
                     term.text(&last.text)?;
                 }

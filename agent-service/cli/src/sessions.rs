@@ -67,10 +67,35 @@ pub async fn show(
         })
         .await?
         .into_inner();
+    // An entry over 1 MiB arrives in parts; its line is their `json` joined.
+    let mut partial: Option<pb::TranscriptEntry> = None;
     while let Some(item) = stream.message().await? {
         match item.item {
-            Some(Item::Entry(entry)) => term.line(&describe_entry(&entry))?,
+            Some(Item::Entry(entry)) => {
+                let whole = match partial.take() {
+                    Some(mut head) if head.seq == entry.seq => {
+                        head.json.push_str(&entry.json);
+                        head.json_continues = entry.json_continues;
+                        head
+                    }
+                    // A part whose rest never came: shown as it is (a
+                    // broken line), then the next entry.
+                    Some(cut) => {
+                        term.line(&describe_entry(&cut))?;
+                        entry
+                    }
+                    None => entry,
+                };
+                if whole.json_continues {
+                    partial = Some(whole);
+                } else {
+                    term.line(&describe_entry(&whole))?;
+                }
+            }
             Some(Item::Report(report)) => {
+                if let Some(cut) = partial.take() {
+                    term.line(&describe_entry(&cut))?;
+                }
                 for line in describe_report(&report) {
                     term.note(&line)?;
                 }

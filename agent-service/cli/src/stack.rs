@@ -222,6 +222,7 @@ fn start_runtime(options: &StackOptions, prompt_url: &str) -> Result<Arc<Runtime
         env: Arc::clone(&options.env),
         clock: Arc::new(openclaw_transcript::SystemClock),
         prompt: Arc::new(prompt),
+        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
     })
     .map_err(|e| CliError::Startup(format!("agent runtime: {e}")))
 }

@@ -311,6 +311,68 @@ impl WireDecoder for AnthropicDecoder {
         &mut self.reply
     }
 
+    fn unstreamed(&self, body: Value) -> Vec<SseEvent> {
+        let event = |kind: &str, mut data: Value| {
+            data["type"] = json!(kind);
+            SseEvent {
+                event: Some(kind.to_owned()),
+                data: data.to_string(),
+            }
+        };
+        if body.get("type").and_then(Value::as_str) == Some("error") {
+            return vec![event("error", body)];
+        }
+        let usage = body.get("usage").cloned().unwrap_or_else(|| json!({}));
+        let mut events = vec![event("message_start", json!({"message": {"usage": usage}}))];
+        let blocks = body.get("content").and_then(Value::as_array);
+        for (index, block) in blocks.into_iter().flatten().enumerate() {
+            let delta = |delta: Value| {
+                event(
+                    "content_block_delta",
+                    json!({"index": index, "delta": delta}),
+                )
+            };
+            match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") => {
+                    let start = json!({"type": "tool_use", "id": block.get("id"), "name": block.get("name")});
+                    events.push(event(
+                        "content_block_start",
+                        json!({"index": index, "content_block": start}),
+                    ));
+                    let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
+                    events.push(delta(
+                        json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+                    ));
+                }
+                Some("thinking") => {
+                    let start = json!({"type": "thinking", "thinking": block.get("thinking")});
+                    events.push(event(
+                        "content_block_start",
+                        json!({"index": index, "content_block": start}),
+                    ));
+                    if let Some(signature) = block.get("signature") {
+                        events.push(delta(
+                            json!({"type": "signature_delta", "signature": signature}),
+                        ));
+                    }
+                }
+                // Text arrives whole in the block's start, as a stream's first piece would.
+                _ => events.push(event(
+                    "content_block_start",
+                    json!({"index": index, "content_block": block}),
+                )),
+            }
+            events.push(event("content_block_stop", json!({"index": index})));
+        }
+        let stop = json!({"stop_reason": body.get("stop_reason")});
+        events.push(event(
+            "message_delta",
+            json!({"delta": stop, "usage": {"output_tokens": body.pointer("/usage/output_tokens")}}),
+        ));
+        events.push(event("message_stop", json!({})));
+        events
+    }
+
     fn on_event(&mut self, event: &SseEvent) -> Result<bool, ProviderError> {
         let json: Value = serde_json::from_str(&event.data).map_err(|error| {
             ProviderError::malformed(format!("an Anthropic event is not JSON: {error}"))
@@ -409,9 +471,21 @@ impl WireDecoder for AnthropicDecoder {
 
 impl AnthropicDecoder {
     /// Anthropic reports usage in parts (`message_start`, then `message_delta`); each field
-    /// present overrides, and `input_tokens` already excludes cached tokens.
+    /// present overrides, and `input_tokens` already excludes cached tokens. Cache writes come
+    /// as `cache_creation_input_tokens`, or, from a gateway that passes on only the breakdown
+    /// by lifetime, as the sum of `cache_creation`'s counts.
     fn usage(&mut self, usage: &Value) {
-        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+        let breakdown = usage
+            .get("cache_creation")
+            .and_then(Value::as_object)
+            .map(|parts| parts.values().filter_map(Value::as_u64).sum::<u64>());
+        let field = |name: &str| {
+            let value = usage.get(name).and_then(Value::as_u64);
+            match name {
+                "cache_creation_input_tokens" => value.or(breakdown),
+                _ => value,
+            }
+        };
         let total = self.reply.usage_mut();
         for (name, target) in [
             ("input_tokens", &mut total.input),
@@ -445,6 +519,23 @@ mod tests {
                 status: 529,
                 message: "Overloaded".into()
             })
+        );
+    }
+
+    #[test]
+    fn cache_writes_come_from_the_flat_count_or_its_breakdown() {
+        let written = |usage: Value| {
+            let mut decoder = AnthropicDecoder::default();
+            decoder.usage(&usage);
+            decoder.reply.usage_mut().cache_write
+        };
+        assert_eq!(written(json!({"cache_creation_input_tokens": 50})), 50);
+        let breakdown = json!({"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 20});
+        assert_eq!(written(json!({"cache_creation": breakdown})), 50);
+        // Both given (Anthropic's own shape): the flat count, once.
+        assert_eq!(
+            written(json!({"cache_creation_input_tokens": 50, "cache_creation": breakdown})),
+            50
         );
     }
 

@@ -4,13 +4,17 @@
 //!
 //! Request: ONE system message (`stable + "\n\n" + dynamic`; several chat templates of local
 //! models refuse a second system message, and the stable part stays a byte prefix for prefix
-//! caches), then the conversation; tool calls as `tool_calls`, results as `role: "tool"`.
+//! caches), then the conversation; tool calls as `tool_calls`, results as `role: "tool"`; user
+//! messages in a row (left by a run that failed before the model answered) as one.
 //!
 //! Stream: `data:` chunks with `choices[0].delta` (`content`, `reasoning_content` or
 //! `reasoning`, `tool_calls` fragments by `index`), `finish_reason`, a final chunk with `usage`
 //! and `data: [DONE]`. Leniency for the servers that differ: missing ids are made up, a missing
 //! `[DONE]` after a `finish_reason` is accepted, `arguments` sent as an object is accepted,
-//! `finish_reason: "stop"` with tool calls means `toolUse`, and an `error` chunk fails the call.
+//! `finish_reason: "stop"` with tool calls means `toolUse`, an `error` chunk fails the call, and
+//! a server that ignores `stream: true` and sends one `chat.completion` body is read as one
+//! chunk. Cache counts come from whichever usage fields the server uses (see
+//! `usage::openai_usage`).
 
 use std::sync::Arc;
 
@@ -25,10 +29,11 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{self, ProviderError};
 use crate::openai_responses::tool_output;
 use crate::provider::ModelProvider;
-use crate::reply::{ReplyBuilder, count, usage_with_cached_inside};
+use crate::reply::ReplyBuilder;
 use crate::request::{ModelRequest, StreamEvent};
 use crate::sse::SseEvent;
 use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::usage::openai_usage;
 
 const API: &str = "openai-completions";
 
@@ -108,7 +113,9 @@ pub(crate) fn request_body(request: &ModelRequest, max_tokens_field: &str) -> Va
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system}));
     }
-    messages.extend(request.messages.iter().filter_map(chat_message));
+    for message in request.messages.iter().filter_map(chat_message) {
+        push_merging_users(&mut messages, message);
+    }
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("messages".into(), Value::Array(messages));
@@ -195,6 +202,36 @@ fn chat_message(message: &Message) -> Option<Value> {
     }
 }
 
+/// Appends `message`, folding a user message into a user message right before it. Two user
+/// messages in a row happen whenever a run failed before the model answered (its message stays
+/// in the transcript) and another follows; the chat templates of many local models refuse them
+/// ("roles must alternate"). Text joins with a blank line; content with images becomes one part
+/// list.
+fn push_merging_users(messages: &mut Vec<Value>, message: Value) {
+    let is_user = |m: &Value| m.get("role").and_then(Value::as_str) == Some("user");
+    let Some(last) = messages
+        .last_mut()
+        .filter(|last| is_user(last) && is_user(&message))
+    else {
+        messages.push(message);
+        return;
+    };
+    let as_parts = |content: &Value| match content {
+        Value::String(text) => vec![json!({"type": "text", "text": text})],
+        Value::Array(parts) => parts.clone(),
+        _ => Vec::new(),
+    };
+    let merged = match (&last["content"], &message["content"]) {
+        (Value::String(before), Value::String(after)) => json!(format!("{before}\n\n{after}")),
+        (before, after) => {
+            let mut parts = as_parts(before);
+            parts.extend(as_parts(after));
+            Value::Array(parts)
+        }
+    };
+    last["content"] = merged;
+}
+
 /// Text-only blocks become one string (every server accepts that); images need the part list.
 fn user_content(blocks: &[ContentBlock]) -> Option<Value> {
     let has_image = blocks
@@ -248,14 +285,10 @@ impl WireDecoder for ChatDecoder {
             return Err(error::from_stream(code.as_deref(), message));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            let cached = usage
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .or_else(|| usage.get("prompt_cache_hit_tokens"));
-            self.reply.set_usage(usage_with_cached_inside(
-                count(usage.get("prompt_tokens")),
-                count(cached),
-                count(usage.get("completion_tokens")),
-                usage.get("total_tokens").and_then(Value::as_u64),
+            self.reply.set_usage(openai_usage(
+                usage,
+                "prompt_tokens",
+                "prompt_tokens_details",
             ));
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
@@ -315,6 +348,36 @@ impl WireDecoder for ChatDecoder {
             self.reply.set_stop(stop);
         }
         Ok(false)
+    }
+
+    fn unstreamed(&self, body: Value) -> Vec<SseEvent> {
+        let data = |value: &Value| SseEvent {
+            event: None,
+            data: value.to_string(),
+        };
+        // An error answered with status 200: the chunk path reports it.
+        if body.get("error").is_some_and(|e| !e.is_null()) {
+            return vec![data(&body)];
+        }
+        let choice = body.pointer("/choices/0").unwrap_or(&Value::Null);
+        let mut delta = choice.get("message").cloned().unwrap_or_else(|| json!({}));
+        // Whole calls carry no stream `index`: their position is it.
+        if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+            for (index, call) in calls.iter_mut().enumerate() {
+                call["index"] = json!(index);
+            }
+        }
+        let chunk = json!({
+            "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
+            "usage": body.get("usage"),
+        });
+        vec![
+            data(&chunk),
+            SseEvent {
+                event: None,
+                data: "[DONE]".to_owned(),
+            },
+        ]
     }
 
     fn on_eof(&mut self) -> Result<(), ProviderError> {

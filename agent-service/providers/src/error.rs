@@ -40,8 +40,8 @@ pub enum ProviderError {
         /// The provider's message.
         message: String,
     },
-    /// The response could not be understood: a chunk that is not JSON, a non-SSE body, a tool
-    /// call whose complete arguments are not JSON.
+    /// The response could not be understood: a chunk that is not JSON, a JSON answer that is
+    /// not JSON after all, a tool call whose complete arguments are not JSON.
     #[error("malformed provider response: {message}")]
     Malformed {
         /// What was wrong.
@@ -203,11 +203,15 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 
 /// The code and message of an error body, whichever of the common shapes it has:
 /// `{error: {message, code|type}}` (OpenAI and compatibles), `{type: "error", error: {type,
-/// message}}` (Anthropic), `{error: "text"}` (Ollama), `{message}` or `{detail}`; otherwise the
-/// body text itself.
+/// message}}` (Anthropic), `{error: "text"}` (Ollama), `{message}` or `{detail}`, any of them
+/// inside an event stream (gateways answer a streaming request that failed with its error as
+/// an SSE event, `data: {...}`); otherwise the body text itself.
 pub(crate) fn error_fields(body: &str) -> (Option<String>, String) {
     let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
     let Ok(json) = serde_json::from_str::<Value>(body) else {
+        if let Some(found) = event_stream_error(body) {
+            return found;
+        }
         return (None, truncate(body.trim()));
     };
     let inner = json.get("error");
@@ -224,6 +228,23 @@ pub(crate) fn error_fields(body: &str) -> (Option<String>, String) {
     .or_else(|| text(json.get("detail")))
     .unwrap_or_else(|| body.trim().to_owned());
     (code, truncate(&message))
+}
+
+/// The error an event-stream body carries: the first event whose data is a JSON object with
+/// an error in it. None when the body is no event stream or holds no such event.
+fn event_stream_error(body: &str) -> Option<(Option<String>, String)> {
+    let mut events = Vec::new();
+    let mut decoder = crate::sse::SseDecoder::default();
+    decoder.push(body.as_bytes(), &mut events).ok()?;
+    // A body cut off by the read limit may lack the blank line that ends its last event.
+    decoder.push(b"\n\n", &mut events).ok()?;
+    events.iter().find_map(|event| {
+        let json: Value = serde_json::from_str(&event.data).ok()?;
+        let is_error = json.get("error").is_some_and(|e| !e.is_null())
+            || json.get("type").and_then(Value::as_str) == Some("error")
+            || event.event.as_deref() == Some("error");
+        is_error.then(|| error_fields(&event.data))
+    })
 }
 
 fn truncate(text: &str) -> String {
@@ -339,6 +360,26 @@ mod tests {
             from_stream(Some("server_error"), "x".into()),
             ProviderError::Server { status: 500, .. }
         ));
+    }
+
+    #[test]
+    fn an_error_sent_as_an_event_stream_reads_as_its_message() {
+        let anthropic = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        assert_eq!(
+            from_http(529, &HeaderMap::new(), anthropic),
+            ProviderError::Server {
+                status: 529,
+                message: "Overloaded".into()
+            }
+        );
+        // OpenAI style, without `event:` and cut before its blank line.
+        let openai = ": keep-alive\n\ndata: {\"error\":{\"message\":\"slow down\",\"code\":\"rate_limit_exceeded\"}}";
+        assert_eq!(
+            error_fields(openai),
+            (Some("rate_limit_exceeded".into()), "slow down".into())
+        );
+        // Events that are no error: the body text, as before.
+        assert_eq!(error_fields("data: [DONE]\n\n").1, "data: [DONE]");
     }
 
     #[test]

@@ -50,6 +50,7 @@ mod retry;
 mod scripted;
 mod sse;
 mod transport;
+mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_ANTHROPIC_MAX_TOKENS};
 pub use chat_completions::ChatCompletions;

@@ -24,10 +24,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{self, ProviderError};
 use crate::provider::ModelProvider;
-use crate::reply::{ReplyBuilder, count, usage_with_cached_inside};
+use crate::reply::{ReplyBuilder, count};
 use crate::request::{ModelRequest, StreamEvent};
 use crate::sse::SseEvent;
 use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::usage::openai_usage;
 
 const API: &str = "openai-responses";
 
@@ -235,6 +236,10 @@ impl WireDecoder for ResponsesDecoder {
         &mut self.reply
     }
 
+    fn unstreamed(&self, body: Value) -> Vec<SseEvent> {
+        Self::unstreamed_events(body)
+    }
+
     fn on_event(&mut self, event: &SseEvent) -> Result<bool, ProviderError> {
         let json: Value = serde_json::from_str(&event.data).map_err(|error| {
             ProviderError::malformed(format!("a Responses event is not JSON: {error}"))
@@ -299,6 +304,49 @@ impl WireDecoder for ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
+    fn unstreamed_events(body: Value) -> Vec<SseEvent> {
+        let event = |kind: &str, mut data: Value| {
+            data["type"] = json!(kind);
+            SseEvent {
+                event: Some(kind.to_owned()),
+                data: data.to_string(),
+            }
+        };
+        let status = body
+            .get("status")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let failed = body.get("error").is_some_and(|e| !e.is_null());
+        match status.as_deref() {
+            Some("failed") => return vec![event("response.failed", json!({"response": body}))],
+            // An error answered with status 200, not a response at all.
+            None if failed => {
+                let error = body.get("error").cloned().unwrap_or(Value::Null);
+                return vec![event("error", json!({"error": error}))];
+            }
+            _ => {}
+        }
+        let mut events: Vec<SseEvent> = body
+            .get("output")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(index, item)| {
+                event(
+                    "response.output_item.done",
+                    json!({"output_index": index, "item": item}),
+                )
+            })
+            .collect();
+        let terminal = match status.as_deref() {
+            Some("incomplete") => "response.incomplete",
+            _ => "response.completed",
+        };
+        events.push(event(terminal, json!({"response": body})));
+        events
+    }
+
     fn item_done(&mut self, index: u64, item: &Value) -> Result<(), ProviderError> {
         match item_type(item) {
             "function_call" => {
@@ -349,12 +397,8 @@ impl ResponsesDecoder {
 
     fn completed(&mut self, response: &Value) {
         if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
-            self.reply.set_usage(usage_with_cached_inside(
-                count(usage.get("input_tokens")),
-                count(usage.pointer("/input_tokens_details/cached_tokens")),
-                count(usage.get("output_tokens")),
-                usage.get("total_tokens").and_then(Value::as_u64),
-            ));
+            self.reply
+                .set_usage(openai_usage(usage, "input_tokens", "input_tokens_details"));
         }
         let reason = response
             .pointer("/incomplete_details/reason")

@@ -402,24 +402,6 @@ fn empty_thinking() -> Slot {
     }
 }
 
-/// Usage from an API that counts cached tokens inside its input total (OpenAI and compatibles):
-/// `input` becomes the uncached part.
-pub(crate) fn usage_with_cached_inside(
-    prompt: u64,
-    cached: u64,
-    output: u64,
-    total: Option<u64>,
-) -> Usage {
-    Usage {
-        input: prompt.saturating_sub(cached),
-        output,
-        cache_read: cached,
-        cache_write: 0,
-        total_tokens: total.unwrap_or(prompt + output),
-        cost: None,
-    }
-}
-
 /// A JSON number as `u64`, 0 when absent.
 pub(crate) fn count(value: Option<&Value>) -> u64 {
     value.and_then(Value::as_u64).unwrap_or(0)

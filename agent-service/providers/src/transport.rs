@@ -134,6 +134,18 @@ pub(crate) enum Auth {
     XApiKey,
 }
 
+/// What a model API answered a streaming request with.
+pub(crate) enum Answer {
+    /// The event stream asked for (boxed: it is several times the size of the other).
+    Stream(Box<SseStream>),
+    /// One JSON body: the server (or a proxy before it) ignored `stream: true` and sent the
+    /// API's non-streaming response, or an error with status 200.
+    Whole(serde_json::Value),
+}
+
+/// The most of a non-streamed JSON answer read (a whole reply, as the stream's lines may be).
+const MAX_WHOLE_BODY: usize = 16 * 1024 * 1024;
+
 /// A response body being read as server-sent events.
 pub(crate) struct SseStream {
     response: reqwest::Response,
@@ -142,8 +154,9 @@ pub(crate) struct SseStream {
     scratch: Vec<SseEvent>,
 }
 
-/// POSTs `body` to `{base_url}{path}` asking for an event stream, and returns the stream once
-/// the status says success; any other status is read and mapped to an error.
+/// POSTs `body` to `{base_url}{path}` asking for an event stream, and returns the stream (or
+/// the whole JSON body a server sent instead) once the status says success; any other status
+/// is read and mapped to an error.
 pub(crate) async fn post_sse(
     endpoint: &Endpoint,
     path: &str,
@@ -151,7 +164,7 @@ pub(crate) async fn post_sse(
     api_headers: &[(HeaderName, HeaderValue)],
     body: &serde_json::Value,
     cancel: &CancellationToken,
-) -> Result<SseStream, ProviderError> {
+) -> Result<Answer, ProviderError> {
     let body = serde_json::to_vec(body)
         .map_err(|error| ProviderError::malformed(format!("request body: {error}")))?;
     let mut request = endpoint
@@ -207,18 +220,25 @@ pub(crate) async fn post_sse(
         .and_then(|value| value.to_str().ok())
         .unwrap_or("text/event-stream");
     if content_type.starts_with("application/json") {
-        // A server (or proxy) that ignored `stream: true`, or answered an error with 200.
-        let (_, message) = error::error_fields(&read_limited(response).await);
-        return Err(ProviderError::malformed(format!(
-            "expected an event stream, got JSON: {message}"
-        )));
+        tracing::debug!("the server answered with one JSON body, not an event stream");
+        let body = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            body = read_whole(response) => body?,
+        };
+        let json = serde_json::from_slice(&body).map_err(|error| {
+            ProviderError::malformed(format!(
+                "expected an event stream, got a JSON content type with a body that is not JSON: {error}"
+            ))
+        })?;
+        return Ok(Answer::Whole(json));
     }
-    Ok(SseStream {
+    Ok(Answer::Stream(Box::new(SseStream {
         response,
         decoder: SseDecoder::default(),
         ready: VecDeque::new(),
         scratch: Vec::new(),
-    })
+    })))
 }
 
 impl SseStream {
@@ -261,16 +281,39 @@ pub(crate) trait WireDecoder {
 
     /// The reply being built.
     fn reply(&mut self) -> &mut ReplyBuilder;
+
+    /// The events the stream would have carried for `body`, the API's non-streaming response
+    /// (or an error object), ending with the terminal event. Decoding them builds the same
+    /// reply, with one delta per block.
+    fn unstreamed(&self, body: serde_json::Value) -> Vec<SseEvent>;
 }
 
-/// Feeds the stream to `decoder` until its terminal event, sending the stream events it
+/// Feeds the answer to `decoder` until its terminal event, sending the stream events it
 /// produced to `events` after each SSE event.
 pub(crate) async fn drive(
-    mut stream: SseStream,
+    answer: Answer,
     decoder: &mut impl WireDecoder,
     events: &mpsc::Sender<StreamEvent>,
     cancel: &CancellationToken,
 ) -> Result<(), ProviderError> {
+    let mut stream = match answer {
+        Answer::Stream(stream) => stream,
+        Answer::Whole(body) => {
+            let mut done = false;
+            for event in decoder.unstreamed(body) {
+                if decoder.on_event(&event)? {
+                    done = true;
+                    break;
+                }
+            }
+            if !done {
+                decoder.on_eof()?;
+            }
+            decoder.reply().finish_open_tools()?;
+            decoder.reply().emit_usage();
+            return send_all(decoder.reply().take_events(), events, cancel).await;
+        }
+    };
     loop {
         let done = match stream.next(cancel).await? {
             Some(event) => decoder.on_event(&event)?,
@@ -317,6 +360,25 @@ async fn read_limited(mut response: reqwest::Response) -> String {
         }
     }
     String::from_utf8_lossy(&body).into_owned()
+}
+
+async fn read_whole(mut response: reqwest::Response) -> Result<Vec<u8>, ProviderError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| ProviderError::Connection {
+            message: format!("the answer broke off: {}", chain(&error)),
+        })?
+    {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_WHOLE_BODY {
+            return Err(ProviderError::malformed(
+                "a non-streamed answer exceeds 16 MiB",
+            ));
+        }
+    }
+    Ok(body)
 }
 
 fn connection(error: reqwest::Error) -> ProviderError {

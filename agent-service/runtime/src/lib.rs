@@ -15,6 +15,7 @@ pub mod heartbeat;
 pub mod prompt_input;
 pub mod run;
 mod runtime;
+mod sandboxing;
 pub mod sessions;
 mod settings;
 pub mod subagents;
@@ -26,6 +27,9 @@ pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::RuntimeError;
 pub use openclaw_config as config;
 pub use openclaw_skills as skills;
-pub use runtime::{Runtime, RuntimeOptions, SetupOutcome, TranscriptItem, TranscriptStream};
+pub use runtime::{
+    DEFAULT_SANDBOX_PROGRAM, Runtime, RuntimeOptions, SetupOutcome, TranscriptItem,
+    TranscriptStream,
+};
 pub use settings::{Flags, Settings};
 pub use workspaces::WorkspaceSetup;

@@ -62,6 +62,8 @@ pub struct TurnFacts<'a> {
     pub heartbeat_turn: bool,
     /// The session's working directory.
     pub cwd: &'a Path,
+    /// The sandbox its commands run in, when it is sandboxed.
+    pub sandbox: Option<&'a openclaw_sandbox::Isolation>,
     /// The channel.
     pub channel: &'a TurnChannel,
     /// Tools after policy.
@@ -130,18 +132,23 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
         max_chars_per_file: clamp(f.agent.bootstrap.max_chars),
         total_max_chars: clamp(f.agent.bootstrap.total_max_chars),
     };
-    if f.cwd != f.agent.workspace {
+    // The Sandbox section states what the sandbox enforces, read off the isolation the
+    // session's commands really run in (never the config alone).
+    if let Some(sandbox) = f.sandbox {
+        let agent = sandbox.agent_workspace();
         input.sandbox = render::SandboxInfo {
             enabled: true,
             container_workspace_dir: String::new(),
-            workspace_access: match f.agent.sandbox.workspace_access {
-                openclaw_config::raw::WorkspaceAccess::None => render::WorkspaceAccess::None,
-                openclaw_config::raw::WorkspaceAccess::Ro => render::WorkspaceAccess::ReadOnly,
-                openclaw_config::raw::WorkspaceAccess::Rw => render::WorkspaceAccess::ReadWrite,
+            workspace_access: match agent.map(|m| m.access) {
+                None => render::WorkspaceAccess::None,
+                Some(openclaw_sandbox::Access::ReadOnly) => render::WorkspaceAccess::ReadOnly,
+                Some(openclaw_sandbox::Access::ReadWrite) => render::WorkspaceAccess::ReadWrite,
             },
-            agent_workspace_mount: String::new(),
-            // The runtime runs no command outside the sandbox, whatever
-            // `tools.elevated` says: the prompt must not offer it.
+            agent_workspace_mount: agent
+                .map(|m| m.path.display().to_string())
+                .unwrap_or_default(),
+            // Elevated (host) exec is not something this runtime offers,
+            // whatever `tools.elevated` says: the prompt must not offer it.
             elevated_available: false,
             // The isolation engine and its network rule are the sandbox
             // runtime's to report; until it does, nothing is claimed.

@@ -45,6 +45,9 @@ pub struct RuntimeOptions {
     pub clock: Arc<dyn Clock>,
     /// Where prompts come from (prompt-service over gRPC, or in-process).
     pub prompt: Arc<dyn PromptSource>,
+    /// The bubblewrap program sandboxed sessions run their commands with (a bare name is
+    /// looked up on `PATH`; `bwrap` is the usual one).
+    pub sandbox_program: std::ffi::OsString,
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -55,6 +58,9 @@ impl std::fmt::Debug for RuntimeOptions {
             .finish_non_exhaustive()
     }
 }
+
+/// The bubblewrap program looked up on `PATH` unless the operator names another.
+pub const DEFAULT_SANDBOX_PROGRAM: &str = "bwrap";
 
 /// One item of a transcript stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +109,8 @@ pub struct Runtime {
     heartbeats: crate::heartbeat::Heartbeats,
     /// The subagents started by sessions (see [`crate::subagents`]).
     subagents: crate::subagents::Subagents,
+    /// The sandbox engine, detected at start-up (see [`crate::sandboxing`]).
+    sandbox: crate::sandboxing::Engine,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -126,6 +134,7 @@ impl Runtime {
         );
         let providers = build_providers(&options, &config);
         let subagents_path = options.settings.state_dir.join("subagents.json");
+        let sandbox = crate::sandboxing::Engine::detect(&options.sandbox_program);
         let runtime = Arc::new(Self {
             options,
             loader,
@@ -138,6 +147,7 @@ impl Runtime {
             codex: crate::run::CodexRunners::default(),
             heartbeats: crate::heartbeat::Heartbeats::default(),
             subagents: crate::subagents::Subagents::at(subagents_path),
+            sandbox,
         });
         runtime.check_workspaces();
         Ok(runtime)
@@ -200,6 +210,17 @@ impl Runtime {
     /// Where prompts come from.
     pub(crate) fn prompt(&self) -> &Arc<dyn PromptSource> {
         &self.options.prompt
+    }
+
+    /// The sandbox of a session's commands, `None` when it is not sandboxed; refused with
+    /// FAILED_PRECONDITION when it is sandboxed but no real sandbox can be made.
+    pub(crate) fn session_isolation(
+        &self,
+        agent: &AgentView,
+        key: &SessionKey,
+        cwd: &std::path::Path,
+    ) -> Result<Option<openclaw_sandbox::Isolation>, RuntimeError> {
+        self.sandbox.isolation(agent, key, cwd)
     }
 
     /// The runtime clock.

@@ -104,6 +104,11 @@ fn sandbox_scope(agent: &AgentView, session_key: &SessionKey) -> Option<String> 
     })
 }
 
+/// Whether `agents.defaults.sandbox` covers a session (its commands then run sandboxed).
+pub(crate) fn sandboxed(agent: &AgentView, session_key: &SessionKey) -> bool {
+    sandbox_scope(agent, session_key).is_some()
+}
+
 /// The working directory of a session, without touching the disk.
 pub fn session_workspace_path(agent: &AgentView, session_key: &SessionKey) -> PathBuf {
     match sandbox_scope(agent, session_key) {

@@ -104,6 +104,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
         env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
         clock: Arc::new(openclaw_transcript::SystemClock),
         prompt: Arc::new(prompt_client::InProcessPromptSource::new().unwrap()),
+        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
     })
     .unwrap();
 

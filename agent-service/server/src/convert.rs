@@ -109,6 +109,7 @@ pub fn header_to_pb(header: &SessionHeader) -> pb::TranscriptEntry {
         timestamp: timestamp_rfc3339(&header.timestamp),
         role: String::new(),
         json: serde_json::to_string(header).unwrap_or_default(),
+        json_continues: false,
     }
 }
 
@@ -135,6 +136,7 @@ pub fn entry_to_pb(seq: u64, entry: &Entry) -> pb::TranscriptEntry {
         timestamp: timestamp_rfc3339(&entry.timestamp),
         role: role.to_owned(),
         json: serde_json::to_string(entry).unwrap_or_default(),
+        json_continues: false,
     }
 }
 
@@ -312,10 +314,11 @@ pub fn accepted_event(submitted: &Submitted) -> pb::RunEvent {
     }
 }
 
-/// A run event for the stream.
-pub fn run_event_to_pb(seq: u64, run: u64, event: RunEvent) -> pb::RunEvent {
+/// A run event for the stream (before [`crate::parts::run_events`] splits
+/// long text).
+pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
     use pb::run_event::Event as E;
-    let event = match event {
+    match event {
         RunEvent::Started {
             run_id,
             agent_id,
@@ -424,10 +427,5 @@ pub fn run_event_to_pb(seq: u64, run: u64, event: RunEvent) -> pb::RunEvent {
             threshold: c.threshold,
             detail: c.detail,
         }),
-    };
-    pb::RunEvent {
-        seq,
-        run,
-        event: Some(event),
     }
 }

@@ -6,6 +6,8 @@
 
 mod convert;
 mod error;
+mod parts;
+mod readiness;
 mod report;
 mod serve;
 mod service;

@@ -43,6 +43,10 @@ struct Cli {
     /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
     #[arg(long, env = "AGENT_SERVICE_METRICS_LISTEN")]
     metrics_listen: Option<String>,
+    /// The bubblewrap program sandboxed sessions run their commands in (a name is looked up
+    /// on PATH). Checked at start-up; if it cannot isolate here, sandboxed runs are refused.
+    #[arg(long, env = "AGENT_SERVICE_SANDBOX_BWRAP", default_value = agent_runtime::DEFAULT_SANDBOX_PROGRAM, value_name = "PROGRAM")]
+    sandbox_bwrap: std::ffi::OsString,
 
     #[command(flatten)]
     security: SecurityArgs,
@@ -97,6 +101,18 @@ struct Cli {
         help_heading = "Calling prompt-service"
     )]
     prompt_service_server_name: Option<String>,
+    /// How long a prompt-service call keeps retrying a service that cannot be reached
+    /// (refused connections, shed load) before the call fails UNAVAILABLE, in milliseconds,
+    /// whatever the call's own deadline.
+    #[arg(
+        long,
+        env = "PROMPT_SERVICE_RETRY_BUDGET_MS",
+        value_name = "MS",
+        default_value_t = 2000,
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Calling prompt-service"
+    )]
+    prompt_service_retry_budget_ms: u64,
 
     /// Unary calls in progress at once; past it a call gets RESOURCE_EXHAUSTED at once
     /// instead of queueing (health checks are exempt).
@@ -229,23 +245,27 @@ async fn main() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(64));
         }
     };
-    let prompt: Arc<dyn prompt_client::PromptSource> = match (&cli.prompt_service, prompt_security)
-    {
-        (Some(url), Some(security)) => {
-            Arc::new(prompt_client::GrpcPromptSource::connect_lazy_with(
-                url,
-                prompt_client::RetryPolicy::default(),
-                &security,
-            )?)
-        }
-        _ => Arc::new(prompt_client::InProcessPromptSource::new()?),
+    let retry = prompt_client::RetryPolicy {
+        give_up_after: Duration::from_millis(cli.prompt_service_retry_budget_ms),
+        ..prompt_client::RetryPolicy::default()
     };
+    let (prompt, prompt_reachability): (Arc<dyn prompt_client::PromptSource>, _) =
+        match (&cli.prompt_service, prompt_security) {
+            (Some(url), Some(security)) => {
+                let grpc =
+                    prompt_client::GrpcPromptSource::connect_lazy_with(url, retry, &security)?;
+                let reachability = grpc.reachability();
+                (Arc::new(grpc), Some(reachability))
+            }
+            _ => (Arc::new(prompt_client::InProcessPromptSource::new()?), None),
+        };
     tracing::info!(prompt = %prompt.describe(), "prompt source");
     let runtime = Runtime::start(RuntimeOptions {
         settings,
         env: Arc::new(ProcessEnv),
         clock: Arc::new(openclaw_transcript::SystemClock),
         prompt,
+        sandbox_program: cli.sandbox_bwrap.clone(),
     })?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     if let Some(metrics) = &cli.metrics_listen {
@@ -259,6 +279,7 @@ async fn main() -> anyhow::Result<ExitCode> {
             max_concurrent_requests: cli.max_concurrent_requests as usize,
             max_concurrent_streams: cli.max_concurrent_streams as usize,
         },
+        prompt_reachability,
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
     service_kit::flush_traces();

@@ -8,9 +8,11 @@ use openclaw_proto::agent::v1::agent_service_server::AgentServiceServer;
 use tokio::net::TcpListener;
 use tonic::{codec::CompressionEncoding, transport::Server};
 use tower::ServiceBuilder;
-use tower_http::trace::TraceLayer;
 
-use crate::service::AgentServiceImpl;
+use crate::{
+    readiness::{self, Readiness},
+    service::AgentServiceImpl,
+};
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -24,6 +26,10 @@ pub struct ServeConfig {
     /// Unary calls and streams in progress at once; past them
     /// RESOURCE_EXHAUSTED at once.
     pub overload: service_kit::OverloadConfig,
+    /// prompt-service's reachability ([`prompt_client::GrpcPromptSource::reachability`]):
+    /// while it is `false` the AgentService health status is NOT_SERVING.
+    /// None when prompts render in this process.
+    pub prompt_reachability: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Default for ServeConfig {
@@ -33,6 +39,7 @@ impl Default for ServeConfig {
             drain_timeout: Duration::from_secs(10),
             security: service_kit::ServerSecurity::default(),
             overload: service_kit::OverloadConfig::default(),
+            prompt_reachability: None,
         }
     }
 }
@@ -91,18 +98,17 @@ pub async fn serve(
     // shutdown begins.
     runtime.start_heartbeats();
     let health = service_kit::health_services()?;
-    let reporter = health.reporter.clone();
-    // With an invalid config the process stays up (health, clear errors) but
-    // the agent service reports NOT_SERVING until the config is fixed.
-    if runtime.config().ready().is_ok() {
-        reporter
-            .set_serving::<AgentServiceServer<AgentServiceImpl>>()
-            .await;
-    } else {
-        reporter
-            .set_not_serving::<AgentServiceServer<AgentServiceImpl>>()
-            .await;
-    }
+    // With an invalid config, or while prompt-service cannot be reached, the
+    // process stays up (liveness, clear errors) but the agent service
+    // reports NOT_SERVING (readiness).
+    let readiness = Readiness::start(
+        health.reporter.clone(),
+        readiness::Inputs {
+            config_ready: runtime.config().ready().is_ok(),
+            prompt: config.prompt_reachability.clone(),
+        },
+    )
+    .await;
     let service = AgentServiceServer::new(AgentServiceImpl::new(Arc::clone(&runtime)))
         .max_decoding_message_size(config.max_request_bytes)
         .accept_compressed(CompressionEncoding::Gzip)
@@ -114,25 +120,25 @@ pub async fn serve(
     // without a token never take a slot from those with one (health passes
     // both); the deadline (the client's grpc-timeout only: runs may stream
     // for long) starts when a call is admitted; the size check runs before
-    // any handler decodes the body.
+    // any handler decodes the body; a body that cannot be decoded answers
+    // INVALID_ARGUMENT.
     let layers = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
         .layer(config.security.auth_layer())
         .layer(service_kit::OverloadLayer::new(config.overload))
         .layer(service_kit::DeadlineLayer::new(None))
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
-        ));
+        ))
+        .layer(service_kit::MalformedRequestLayer::new());
 
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel();
     let stopping = Arc::clone(&runtime);
     let signal = async move {
         shutdown.await;
         stopping.begin_shutdown();
-        reporter
-            .set_not_serving::<AgentServiceServer<AgentServiceImpl>>()
-            .await;
+        readiness.stop().await;
         tracing::info!("stopped accepting; draining in-flight calls");
         let _ = drain_tx.send(());
     };

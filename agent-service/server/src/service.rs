@@ -3,12 +3,13 @@
 use std::{pin::Pin, sync::Arc};
 
 use agent_runtime::{Runtime, TranscriptItem, config::resolve::AgentRuntime};
+use futures_util::{StreamExt, stream};
 use openclaw_proto::agent::v1 as pb;
 use pb::agent_service_server::AgentService;
-use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
+use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
 
-use crate::{convert, error::status_of};
+use crate::{convert, error::status_of, parts};
 
 /// The gRPC service over one runtime.
 #[derive(Debug, Clone)]
@@ -225,22 +226,24 @@ impl AgentService for AgentServiceImpl {
             .await
             .map_err(status_of)?;
         let mut seq = 0u64;
-        let stream = ReceiverStream::new(rx).map(move |item| {
-            let item = item.map_err(status_of)?;
-            let out = match item {
-                TranscriptItem::Header(header) => {
+        let stream = ReceiverStream::new(rx).flat_map(move |item| {
+            let items = match item.map_err(status_of) {
+                Ok(TranscriptItem::Header(header)) => {
                     seq += 1;
-                    pb::transcript_item::Item::Entry(convert::header_to_pb(&header))
+                    parts::entry_items(convert::header_to_pb(&header))
                 }
-                TranscriptItem::Entry(entry) => {
+                Ok(TranscriptItem::Entry(entry)) => {
                     seq += 1;
-                    pb::transcript_item::Item::Entry(convert::entry_to_pb(seq, &entry))
+                    parts::entry_items(convert::entry_to_pb(seq, &entry))
                 }
-                TranscriptItem::Report(report) => {
-                    pb::transcript_item::Item::Report(convert::report_to_pb(&report))
-                }
+                Ok(TranscriptItem::Report(report)) => vec![pb::TranscriptItem {
+                    item: Some(pb::transcript_item::Item::Report(convert::report_to_pb(
+                        &report,
+                    ))),
+                }],
+                Err(status) => return stream::iter(vec![Err(status)]),
             };
-            Ok(pb::TranscriptItem { item: Some(out) })
+            stream::iter(items.into_iter().map(Ok).collect::<Vec<_>>())
         });
         Ok(Response::new(Box::pin(stream)))
     }
@@ -275,10 +278,11 @@ impl AgentService for AgentServiceImpl {
             .submit(session, message, channel, model, max_steps, queue_mode)
             .await?;
         let first = convert::accepted_event(&submitted);
-        let mut seq = first.seq;
-        let events = ReceiverStream::new(submitted.follow()).map(move |e| {
-            seq += 1;
-            Ok(convert::run_event_to_pb(seq, e.run, e.event))
+        let mut next = first.seq + 1;
+        let events = ReceiverStream::new(submitted.follow()).flat_map(move |e| {
+            let events = parts::run_events(next, e.run, convert::event_to_pb(e.event));
+            next += events.len() as u64;
+            stream::iter(events.into_iter().map(Ok))
         });
         Ok(Response::new(Box::pin(
             tokio_stream::once(Ok(first)).chain(events),
@@ -318,18 +322,20 @@ impl AgentService for AgentServiceImpl {
             .watch(&agent_id, &target)
             .await
             .map_err(status_of)?;
-        let mut seq = 0u64;
-        let stream = tokio_stream::wrappers::BroadcastStream::new(events).map(move |item| {
-            seq += 1;
-            Ok(match item {
+        let mut next = 1u64;
+        let stream = tokio_stream::wrappers::BroadcastStream::new(events).flat_map(move |item| {
+            let (run, event) = match item {
                 Ok(e) => {
                     let e = std::sync::Arc::unwrap_or_clone(e);
-                    convert::run_event_to_pb(seq, e.run, e.event)
+                    (e.run, e.event)
                 }
                 Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(missed)) => {
-                    convert::run_event_to_pb(seq, 0, agent_runtime::run::RunEvent::Lagged(missed))
+                    (0, agent_runtime::run::RunEvent::Lagged(missed))
                 }
-            })
+            };
+            let events = parts::run_events(next, run, convert::event_to_pb(event));
+            next += events.len() as u64;
+            stream::iter(events.into_iter().map(Ok))
         });
         Ok(Response::new(Box::pin(stream)))
     }

@@ -266,12 +266,30 @@ pub(crate) async fn scan_rpc(agent: &mut AgentClient, key: &str) -> Result<RpcSc
         .into_inner();
     let mut scanner = Scanner::default();
     let mut report = None;
+    // An entry over 1 MiB arrives in parts (`json_continues`); its line is
+    // their `json` joined.
+    let mut partial: Option<pb::TranscriptEntry> = None;
     while let Some(item) = stream
         .message()
         .await
         .map_err(SoakError::rpc(what("GetTranscript stream")))?
     {
-        match item.item {
+        let item = match (item.item, partial.take()) {
+            (Some(Item::Entry(part)), Some(mut head)) if part.seq == head.seq => {
+                head.json.push_str(&part.json);
+                head.json_continues = part.json_continues;
+                Some(Item::Entry(head))
+            }
+            (_, Some(cut)) => {
+                return Err(SoakError::Invalid(format!(
+                    "GetTranscript {key}: entry {} ended before its last part",
+                    cut.seq
+                )));
+            }
+            (item, None) => item,
+        };
+        match item {
+            Some(Item::Entry(entry)) if entry.json_continues => partial = Some(entry),
             Some(Item::Entry(entry)) if entry.r#type != "session" => {
                 let parsed: Entry = serde_json::from_str(&entry.json).map_err(|e| {
                     SoakError::Invalid(format!(
@@ -284,6 +302,12 @@ pub(crate) async fn scan_rpc(agent: &mut AgentClient, key: &str) -> Result<RpcSc
             Some(Item::Entry(_)) | None => {}
             Some(Item::Report(r)) => report = Some(r),
         }
+    }
+    if let Some(cut) = partial {
+        return Err(SoakError::Invalid(format!(
+            "GetTranscript {key}: entry {} ended before its last part",
+            cut.seq
+        )));
     }
     let mut scan = scanner.finish();
     match report {

@@ -84,14 +84,9 @@ pub(crate) fn frames(turn: &FakeTurn, model: &str, n: u64) -> Vec<Frame> {
             deltas,
         );
     }
-    let stop = match (turn.truncated, turn.tool_calls.is_empty()) {
-        (true, _) => "max_tokens",
-        (false, false) => "tool_use",
-        (false, true) => "end_turn",
-    };
     frames.push(Frame::named(
         "message_delta",
-        &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason(turn), "stop_sequence": null},
                 "usage": {"output_tokens": usage.output}}),
         Role::Terminal,
     ));
@@ -101,6 +96,42 @@ pub(crate) fn frames(turn: &FakeTurn, model: &str, n: u64) -> Vec<Frame> {
         Role::Close,
     ));
     frames
+}
+
+/// The non-streaming response: one `message` with every content block whole.
+pub(crate) fn whole(turn: &FakeTurn, model: &str, n: u64) -> Value {
+    let usage = &turn.usage;
+    let mut content = Vec::new();
+    if let Some(thinking) = &turn.thinking {
+        content.push(json!({"type": "thinking", "thinking": thinking,
+                            "signature": format!("fake-signature-{n}")}));
+    }
+    if let Some(text) = &turn.text {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for call in &turn.tool_calls {
+        content.push(
+            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}),
+        );
+    }
+    json!({
+        "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": model,
+        "content": content, "stop_reason": stop_reason(turn), "stop_sequence": null,
+        "usage": {
+            "input_tokens": usage.input,
+            "cache_creation_input_tokens": usage.cache_write,
+            "cache_read_input_tokens": usage.cache_read,
+            "output_tokens": usage.output,
+        },
+    })
+}
+
+fn stop_reason(turn: &FakeTurn) -> &'static str {
+    match (turn.truncated, turn.tool_calls.is_empty()) {
+        (true, _) => "max_tokens",
+        (false, false) => "tool_use",
+        (false, true) => "end_turn",
+    }
 }
 
 /// Whether the request answers a tool call: its last message is a user message holding a

@@ -6,10 +6,14 @@
 //! account. Each [`FakeServer`] checks what the real API would refuse (JSON body, key,
 //! `anthropic-version`, `stream: true`, `model`), records every request's path, headers and
 //! body, and answers from a queue of [`FakeReply`]s: text streamed in N deltas, thinking, tool
-//! calls with their arguments split over several chunks, usage with cache-read tokens, 429 with
-//! `retry-after`, 5xx, context overflow, a malformed chunk, a connection cut mid-stream, a
-//! stall, delays. [`FakeServerHandle::set_instant`] answers every request at once from
-//! pre-rendered bodies, for benchmarks. Later: helpers that start the services themselves.
+//! calls with their arguments split over several chunks, usage with cache-read tokens (and
+//! cache writes where gateways report them, [`CacheWriteField`]), 429 with `retry-after`, 5xx,
+//! context overflow, an error body sent as an event stream, a whole JSON answer to a streaming
+//! request, a malformed chunk, a connection cut mid-stream, a stall, delays. A Chat Completions
+//! fake can refuse roles that do not alternate, as many local models' chat templates do.
+//! [`FakeServerHandle::set_instant`] answers every request at once from pre-rendered bodies,
+//! for benchmarks. [`packages::ensure_program`] installs a system program a test needs
+//! (bubblewrap, a router) from Debian's packages.
 //!
 //! What it is not for: production, or judging model behaviour; it never looks at prompts
 //! beyond "is the last message a tool result" in instant mode.
@@ -30,11 +34,12 @@
 mod anthropic;
 mod chat;
 mod frames;
+pub mod packages;
 mod reply;
 mod responses;
 mod server;
 
-pub use reply::{FakeError, FakeReply, FakeToolCall, FakeTurn, FakeUsage};
+pub use reply::{CacheWriteField, FakeError, FakeReply, FakeToolCall, FakeTurn, FakeUsage};
 pub use server::{FakeServer, FakeServerHandle, RecordedRequest};
 
 /// The wire protocol a fake server speaks.

@@ -20,6 +20,22 @@ pub struct FakeUsage {
     pub cache_write: u64,
 }
 
+/// How an OpenAI-format fake (Responses or Chat Completions) reports cache writes, which
+/// OpenAI's own API never does and gateways in front of other models do, each its own way. The
+/// prompt total then counts the written tokens too, as those gateways count them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheWriteField {
+    /// Not at all: OpenAI's own usage shape.
+    #[default]
+    Unreported,
+    /// `prompt_tokens_details.cache_write_tokens` (Responses: `input_tokens_details.
+    /// cache_write_tokens`), next to `cached_tokens`, as OpenRouter reports them.
+    Details,
+    /// Anthropic's names at the top of the usage object, `cache_creation_input_tokens` and
+    /// `cache_read_input_tokens`, as proxies that translate Anthropic's API report them.
+    AnthropicNames,
+}
+
 /// A tool call of a fake turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FakeToolCall {
@@ -48,6 +64,8 @@ pub struct FakeTurn {
     pub usage: FakeUsage,
     /// End with the API's "output limit reached" stop reason instead of stop/tool use.
     pub truncated: bool,
+    /// Where an OpenAI-format fake reports `usage.cache_write` (Anthropic always reports it).
+    pub cache_write_field: CacheWriteField,
 }
 
 impl Default for FakeTurn {
@@ -64,6 +82,7 @@ impl Default for FakeTurn {
                 cache_write: 0,
             },
             truncated: false,
+            cache_write_field: CacheWriteField::Unreported,
         }
     }
 }
@@ -118,6 +137,10 @@ pub struct FakeReply {
     pub(crate) delay: Duration,
     pub(crate) frame_delay: Duration,
     pub(crate) fault: Option<Fault>,
+    /// Answer with the whole reply as one JSON body, ignoring `stream: true`.
+    pub(crate) unstreamed: bool,
+    /// Send an error's body as an event stream.
+    pub(crate) error_as_events: bool,
 }
 
 impl FakeReply {
@@ -128,6 +151,8 @@ impl FakeReply {
             delay: Duration::ZERO,
             frame_delay: Duration::ZERO,
             fault: None,
+            unstreamed: false,
+            error_as_events: false,
         }
     }
 
@@ -152,6 +177,8 @@ impl FakeReply {
             delay: Duration::ZERO,
             frame_delay: Duration::ZERO,
             fault: None,
+            unstreamed: false,
+            error_as_events: false,
         }
     }
 
@@ -222,6 +249,26 @@ impl FakeReply {
     /// Sets the reported usage.
     pub fn usage(self, usage: FakeUsage) -> Self {
         self.edit(|turn| turn.usage = usage)
+    }
+
+    /// Reports the turn's cache writes where a gateway would (OpenAI formats only).
+    pub fn cache_write_as(self, field: CacheWriteField) -> Self {
+        self.edit(|turn| turn.cache_write_field = field)
+    }
+
+    /// Answers with the whole reply as one `application/json` body, the API's non-streaming
+    /// response, as a server (or proxy) that ignores `stream: true` does. Faults and frame
+    /// delays do not apply.
+    pub fn unstreamed(mut self) -> Self {
+        self.unstreamed = true;
+        self
+    }
+
+    /// Sends an error's body as an event stream (`text/event-stream`, one `error` event with
+    /// the API's error object), as some gateways answer a streaming request that failed.
+    pub fn as_event_stream(mut self) -> Self {
+        self.error_as_events = true;
+        self
     }
 
     /// Ends with the API's "output limit reached" reason.

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::frames::{Frame, Role};
-use crate::reply::{FakeTurn, split};
+use crate::reply::{CacheWriteField, FakeTurn, split};
 
 struct Writer {
     frames: Vec<Frame>,
@@ -154,14 +154,7 @@ pub(crate) fn frames(turn: &FakeTurn, model: &str, n: u64) -> Vec<Frame> {
         out.item("response.output_item.done", index, &item, Role::Close);
         items.push(item);
     }
-    let usage = &turn.usage;
-    let usage = json!({
-        "input_tokens": usage.input + usage.cache_read,
-        "input_tokens_details": {"cached_tokens": usage.cache_read},
-        "output_tokens": usage.output,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": usage.input + usage.cache_read + usage.output,
-    });
+    let usage = usage(turn);
     if turn.truncated {
         let mut done = response("incomplete", &items, usage);
         done["incomplete_details"] = json!({"reason": "max_output_tokens"});
@@ -175,6 +168,46 @@ pub(crate) fn frames(turn: &FakeTurn, model: &str, n: u64) -> Vec<Frame> {
         out.push("response.completed", done, Role::Terminal);
     }
     out.frames
+}
+
+/// The usage object, with cache writes where [`FakeTurn::cache_write_field`] says.
+fn usage(turn: &FakeTurn) -> Value {
+    let usage = &turn.usage;
+    let written = match turn.cache_write_field {
+        CacheWriteField::Unreported => 0,
+        CacheWriteField::Details | CacheWriteField::AnthropicNames => usage.cache_write,
+    };
+    let input = usage.input + usage.cache_read + written;
+    let mut out = json!({
+        "input_tokens": input,
+        "input_tokens_details": {"cached_tokens": usage.cache_read},
+        "output_tokens": usage.output,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": input + usage.output,
+    });
+    match turn.cache_write_field {
+        CacheWriteField::Unreported => {}
+        CacheWriteField::Details => {
+            out["input_tokens_details"]["cache_write_tokens"] = json!(written);
+        }
+        CacheWriteField::AnthropicNames => {
+            out["cache_creation_input_tokens"] = json!(written);
+            out["cache_read_input_tokens"] = json!(usage.cache_read);
+        }
+    }
+    out
+}
+
+/// The non-streaming response: the `response` object the stream's terminal event carries.
+pub(crate) fn whole(turn: &FakeTurn, model: &str, n: u64) -> Value {
+    frames(turn, model, n)
+        .iter()
+        .rev()
+        .find_map(|frame| {
+            let data: Value = serde_json::from_str(&frame.data).ok()?;
+            data.get("response").cloned()
+        })
+        .unwrap_or(Value::Null)
 }
 
 /// Whether the request answers a tool call: its last input item is a `function_call_output`.

@@ -137,6 +137,13 @@ impl FakeServerHandle {
         self.shared.lock().api_key = Some(key.into());
     }
 
+    /// Refuses, as chat templates of many local models do (vLLM's, llama.cpp's for some
+    /// models), a Chat Completions request in which two user or two assistant messages follow
+    /// each other: 400 "Conversation roles must alternate ...". OpenAI itself accepts them.
+    pub fn require_alternating_roles(&self) {
+        self.shared.lock().alternating_roles = true;
+    }
+
     /// Instant mode, for benchmarks: every request is answered at once, without queue,
     /// recording, checks, delays or faults, with `on_tool_result` when the request's last
     /// message is a tool result and `on_user` otherwise. Both bodies are rendered once, here.
@@ -188,6 +195,7 @@ struct ServerState {
     api_key: Option<String>,
     served: u64,
     not_recording: bool,
+    alternating_roles: bool,
 }
 
 struct Instant {
@@ -262,6 +270,18 @@ async fn answer(
         if let Some(refusal) = refuse(format, &headers, json.as_ref(), state.api_key.as_deref()) {
             return refusal;
         }
+        let refused_roles = (state.alternating_roles && format == WireFormat::ChatCompletions)
+            .then(|| json.as_ref().and_then(chat::roles_not_alternating))
+            .flatten();
+        if let Some(message) = refused_roles {
+            return error_response(
+                format,
+                &FakeError::Other {
+                    status: 400,
+                    message,
+                },
+            );
+        }
         (n, state.queue.pop_front())
     };
     let Some(reply) = reply else {
@@ -281,6 +301,9 @@ async fn answer(
     }
     let turn = match reply.body {
         ReplyBody::Turn(turn) => turn,
+        ReplyBody::Error(error) if reply.error_as_events => {
+            return error_event_stream(format, &error);
+        }
         ReplyBody::Error(error) => return error_response(format, &error),
     };
     let model = json
@@ -288,6 +311,16 @@ async fn answer(
         .and_then(|b| b.get("model"))
         .and_then(Value::as_str)
         .unwrap_or("fake-model");
+    if reply.unstreamed {
+        let body = match format {
+            WireFormat::OpenAiResponses => responses::whole(&turn, model, n),
+            WireFormat::ChatCompletions => chat::whole(&turn, model, n),
+            WireFormat::AnthropicMessages => anthropic::whole(&turn, model, n),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return (StatusCode::OK, headers, body.to_string()).into_response();
+    }
     let steps = frames::steps(&render(format, &turn, model, n), reply.fault);
     stream_response(
         format,
@@ -395,9 +428,30 @@ fn request_id_header(format: WireFormat) -> HeaderName {
     }
 }
 
-/// An error in the API's own body shape: `{error: {message, type, param, code}}` for OpenAI,
-/// `{type: "error", error: {type, message}}` for Anthropic.
+/// An error in the API's own body shape (see [`error_parts`]).
 fn error_response(format: WireFormat, error: &FakeError) -> Response {
+    let (status, mut headers, body) = error_parts(format, error);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    (status, headers, body.to_string()).into_response()
+}
+
+/// The same error status with its body as one `error` event of an event stream.
+fn error_event_stream(format: WireFormat, error: &FakeError) -> Response {
+    let (status, mut headers, body) = error_parts(format, error);
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    let event = match format {
+        WireFormat::ChatCompletions => String::new(),
+        WireFormat::OpenAiResponses | WireFormat::AnthropicMessages => "event: error\n".to_owned(),
+    };
+    (status, headers, format!("{event}data: {body}\n\n")).into_response()
+}
+
+/// An error's status, headers and body in the API's own shape: `{error: {message, type,
+/// param, code}}` for OpenAI, `{type: "error", error: {type, message}}` for Anthropic.
+fn error_parts(format: WireFormat, error: &FakeError) -> (StatusCode, HeaderMap, Value) {
     let anthropic = format == WireFormat::AnthropicMessages;
     let (status, kind, code, message) = match error {
         FakeError::RateLimited { .. } if anthropic => (
@@ -460,7 +514,6 @@ fn error_response(format: WireFormat, error: &FakeError) -> Response {
         json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
     };
     let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     if let FakeError::RateLimited {
         retry_after: Some(seconds),
     } = error
@@ -468,5 +521,5 @@ fn error_response(format: WireFormat, error: &FakeError) -> Response {
         headers.insert(RETRY_AFTER, HeaderValue::from(*seconds));
     }
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, headers, body.to_string()).into_response()
+    (status, headers, body)
 }

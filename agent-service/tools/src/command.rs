@@ -1,27 +1,38 @@
 //! The commands a shell command line would really run: the one analyzer behind exec
-//! approvals, for our `exec` tool and for Codex's command approvals (lesson L15 d: judge the
-//! effective command, unwrap `sh -c` and `env`, split chains).
+//! approvals, for our `exec` tool and for Codex's command approvals (judge the effective
+//! command: unwrap `sh -c` and `env`, split chains).
 //!
-//! A line is split on `;`, `&`, `|`, `&&`, `||` and newlines, honouring quotes and
-//! backslashes. Shell keywords (`if`, `then`, `do`, `!`, `{` ...) and leading `NAME=value`
-//! assignments are stepped over. Wrappers that only start another program are unwrapped:
-//! `sh -c`/`bash -lc` (and the other shells) by analysing their script, `env`, `nice`,
-//! `timeout`, `nohup`, `stdbuf`, `time`, `command`, `exec`, `setsid`, `xargs` and `busybox`
-//! by judging the program they start, and `find -exec`/`-ok` by judging the program found
-//! files are handed to (as well as `find` itself). Shells and wrappers are unwrapped only
-//! when they are the system's (a bare name, or a path in `/bin`, `/usr/bin` ...): `./sh -c
-//! ls` runs whatever `./sh` is, and is judged as `./sh`.
+//! The line is parsed with the tree-sitter bash grammar (a superset of the POSIX `sh` that
+//! `exec` runs), never with a tokenizer of our own. A line is judged only when its whole tree
+//! is made of constructs this module understands exactly:
 //!
-//! Deliberately conservative: whatever this small parser cannot judge exactly is
-//! [`Opaque`], which an allowlist treats as a miss: command or process substitution,
-//! subshells, redirections other than to `/dev/null` or between descriptors, here-documents,
-//! a program name that the shell would compute (`$CMD`, globs, braces, `~`), a wrapper option
-//! it does not know, unbalanced quotes, or shells nested more than four deep. Shell comments
-//! are not recognised, which can only make a line look like it runs more, never less.
+//! - simple commands of literal words: unquoted words (backslash escapes removed), single
+//!   quotes, and double quotes without any expansion inside;
+//! - `NAME=value` prefixes with a literal value (the policy decides which names may be set);
+//! - `&&`, `||`, `;` and `|` between such commands;
+//! - redirections to `/dev/null` and descriptor copies (`2>&1`, `>&-`).
+//!
+//! Everything else is [`Opaque`], which an allowlist treats as a miss (fail closed): a parse
+//! error, a comment, a newline, `&`, here-documents and here-strings, command and process
+//! substitution, parameter, arithmetic and brace expansion, ANSI-C (`$'...'`) and locale
+//! (`$"..."`) quoting, subshells, groups, `if`/`for`/`while`/`case`, functions, `[[ ]]`,
+//! declarations and bare assignments, a program name the shell would compute (a glob, `~`,
+//! braces), and quoted text containing `$(` or a backtick (bash builtins such as
+//! `printf -v 'a[$(cmd)]'` evaluate it).
+//!
+//! Wrappers that only start another program are unwrapped when their own options are known:
+//! `sh -c`/`bash -lc` (and the other shells) by parsing their literal script again,
+//! `env`, `nice`, `timeout`, `nohup`, `stdbuf`, `time`, `command`, `exec`, `setsid`, `xargs`
+//! and `busybox` by judging the program they start, and `find -exec`/`-ok` by judging the
+//! program found files are handed to (as well as `find` itself). A wrapper, shell or `find`
+//! given a word the shell expands (a glob or braces) is opaque: the expansion could move
+//! which word is the program. Shells and wrappers are unwrapped only when they are the
+//! system's (a bare name, or a path in `/bin`, `/usr/bin` ...): `./sh -c ls` runs whatever
+//! `./sh` is, and is judged as `./sh`.
 
-use std::collections::VecDeque;
-use std::iter::Peekable;
-use std::str::Chars;
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
 
 /// Shells whose `-c` script is judged instead of the shell itself.
 const SHELLS: [&str; 11] = [
@@ -29,46 +40,120 @@ const SHELLS: [&str; 11] = [
 ];
 /// How deep `sh -c "sh -c …"` is unwrapped.
 const MAX_DEPTH: usize = 4;
-/// Words that start or end a shell construct and are not programs.
-const KEYWORDS: [&str; 13] = [
-    "!", "{", "}", "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "esac",
-];
 
 /// Why a command line cannot be judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opaque {
+    /// Not valid shell syntax.
+    Syntax,
+    /// A `#` comment: text after it is invisible to the shell, and hiding things there is
+    /// how analyzers are fooled.
+    Comment,
+    /// More than one line.
+    Newline,
+    /// A control character (NUL, escape ...) the shell and a reader may see differently.
+    ControlCharacter,
+    /// A character beyond the Basic Multilingual Plane (an emoji, say): the bash grammar's
+    /// scanner is known to crash on some of them, so such lines are never parsed.
+    Unparsed,
+    /// `cmd &`: something runs in the background.
+    Background,
     /// `$(...)`, backticks, `<(...)` or `>(...)`: a command inside an argument.
     Substitution,
-    /// `( ... )`: a subshell.
-    Subshell,
-    /// A redirection to or from a file, or a here-document.
+    /// `$VAR`, `${...}`, `$((...))` or `{a,b}`: text the shell computes.
+    Expansion,
+    /// `$'...'` or `$"..."`: quoting whose result the shell computes.
+    SpecialQuoting,
+    /// Quoted text containing `$(` or a backtick, which bash builtins can run.
+    SubstitutionText,
+    /// A redirection to or from a file other than `/dev/null`.
     Redirection,
-    /// A program name the shell computes (`$CMD`, a glob, braces, `~`, or empty).
+    /// A here-document or here-string.
+    HereDocument,
+    /// A compound construct (subshell, group, `if`, loop, function, `[[ ]]`, declaration,
+    /// bare assignment ...), with a readable name of it.
+    Construct(&'static str),
+    /// A program name the shell computes (a glob, braces, `~`, or empty).
     ComputedProgram,
-    /// A wrapper (`env`, `timeout`, `xargs` ...) with an option this parser does not know.
+    /// A wrapper (`env`, `timeout`, `xargs` ...) or shell with an option this analyzer does
+    /// not know, or without the program it should start.
     WrapperOption,
-    /// An unclosed quote or a trailing backslash.
-    Unbalanced,
+    /// A wrapper, shell or `find` given a word the shell expands (a glob or braces).
+    WrapperExpansion,
     /// Shells nested more than four deep.
     TooDeep,
 }
 
 impl Opaque {
     /// What the line does that cannot be judged, as a phrase ("uses command substitution").
-    pub fn describe(self) -> &'static str {
+    pub fn describe(self) -> String {
         match self {
-            Opaque::Substitution => "uses command or process substitution ($(...), `...`, <(...))",
-            Opaque::Subshell => "uses a subshell ( ... )",
+            Opaque::Syntax => "is not valid shell syntax".to_owned(),
+            Opaque::Comment => "contains a shell comment (#)".to_owned(),
+            Opaque::Newline => "spans more than one line".to_owned(),
+            Opaque::ControlCharacter => "contains a control character".to_owned(),
+            Opaque::Unparsed => {
+                "contains a character outside the Basic Multilingual Plane (an emoji or a rare \
+                 script), which is not judged"
+                    .to_owned()
+            }
+            Opaque::Background => "runs something in the background (&)".to_owned(),
+            Opaque::Substitution => {
+                "uses command or process substitution ($(...), `...`, <(...))".to_owned()
+            }
+            Opaque::Expansion => {
+                "uses parameter, arithmetic or brace expansion ($VAR, ${...}, $((...)), {a,b})"
+                    .to_owned()
+            }
+            Opaque::SpecialQuoting => "uses ANSI-C or locale quoting ($'...', $\"...\")".to_owned(),
+            Opaque::SubstitutionText => {
+                "passes quoted text containing $( or a backtick, which a shell can still run"
+                    .to_owned()
+            }
             Opaque::Redirection => {
                 "redirects to or from a file (only /dev/null and descriptor copies are judged)"
+                    .to_owned()
+            }
+            Opaque::HereDocument => "uses a here-document or here-string".to_owned(),
+            Opaque::Construct(name) => {
+                format!("uses a shell construct that is not judged ({name})")
             }
             Opaque::ComputedProgram => {
-                "runs a program whose name the shell computes ($VAR, a glob, braces or ~)"
+                "runs a program whose name the shell computes (a glob, braces, ~ or empty)"
+                    .to_owned()
             }
-            Opaque::WrapperOption => "gives a wrapper command an option that cannot be judged",
-            Opaque::Unbalanced => "has an unclosed quote or a trailing backslash",
-            Opaque::TooDeep => "nests shells more than four deep",
+            Opaque::WrapperOption => {
+                "gives a wrapper command or shell an option that cannot be judged".to_owned()
+            }
+            Opaque::WrapperExpansion => {
+                "gives a wrapper command, shell or find a word the shell expands (a glob or \
+                 braces)"
+                    .to_owned()
+            }
+            Opaque::TooDeep => "nests shells more than four deep".to_owned(),
         }
+    }
+}
+
+/// A readable name for a grammar kind.
+fn construct_name(kind: &str) -> &'static str {
+    match kind {
+        "subshell" => "a subshell ( ... )",
+        "compound_statement" => "a command group { ... }",
+        "if_statement" => "if",
+        "while_statement" => "a while or until loop",
+        "for_statement" | "c_style_for_statement" => "a for loop",
+        "case_statement" => "case",
+        "function_definition" => "a function definition",
+        "negated_command" => "a negated command (!)",
+        "test_command" => "a test [[ ... ]]",
+        "declaration_command" => "a declaration (export, local, declare ...)",
+        "unset_command" => "unset",
+        "variable_assignment" | "variable_assignments" => "a variable assignment",
+        "array" => "an array",
+        ";;" | ";&" | ";;&" => "a case terminator",
+        "|&" => "a pipe of standard error (|&)",
+        _ => "an operator or construct outside the judged set",
     }
 }
 
@@ -134,43 +219,391 @@ pub(crate) fn base_name(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-fn collect_line(line: &str, depth: usize, out: &mut Vec<Invocation>) -> Result<(), Opaque> {
-    if depth > MAX_DEPTH {
-        return Err(Opaque::TooDeep);
+/// One word after quote removal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Word {
+    text: String,
+    /// The shell may turn it into other or several words (an unquoted glob or brace).
+    expands: bool,
+}
+
+/// One simple command: its `NAME=value` prefixes and its words.
+#[derive(Debug, Default)]
+struct Simple {
+    env: Vec<String>,
+    words: Vec<Word>,
+}
+
+thread_local! {
+    /// Parsers are not shareable between threads; one per thread is reused.
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses `line` into its simple commands, or says why it cannot be judged.
+fn simple_commands(line: &str) -> Result<Vec<Simple>, Opaque> {
+    // Checked before parsing: a newline separates commands, and a carriage return is a
+    // character the grammar and the shell could disagree about.
+    if line.contains(['\n', '\r']) {
+        return Err(Opaque::Newline);
     }
-    for words in segments(line)? {
-        collect_words(words, depth, out)?;
+    if line.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(Opaque::ControlCharacter);
+    }
+    // tree-sitter-bash 0.25's external scanner reads out of bounds on some inputs with
+    // four-byte UTF-8 characters (`{` followed by U+31860 crashes the process); no such line
+    // reaches the parser.
+    if line.chars().any(|c| u32::from(c) > 0xFFFF) {
+        return Err(Opaque::Unparsed);
+    }
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .map_err(|_| Opaque::Syntax)?;
+            *slot = Some(parser);
+        }
+        let parser = slot.as_mut().ok_or(Opaque::Syntax)?;
+        let tree = parser.parse(line, None).ok_or(Opaque::Syntax)?;
+        let root = tree.root_node();
+        // Comments first: they are what hides a second command from a reader.
+        let mut out = Vec::new();
+        walk(root, line, &mut out)?;
+        if root.has_error() {
+            return Err(Opaque::Syntax);
+        }
+        Ok(out)
+    })
+}
+
+/// Walks the statements under `root` in source order (with an explicit stack: a line of
+/// ten thousand `&&` nests that deep and must not overflow ours).
+fn walk(root: Node<'_>, src: &str, out: &mut Vec<Simple>) -> Result<(), Opaque> {
+    reject_comments(root)?;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        match node.kind() {
+            "program" => {
+                operators(&children, &[";"])?;
+                push_statements(&mut stack, &children);
+            }
+            "list" => {
+                operators(&children, &["&&", "||"])?;
+                push_statements(&mut stack, &children);
+            }
+            "pipeline" => {
+                operators(&children, &["|"])?;
+                push_statements(&mut stack, &children);
+            }
+            "redirected_statement" => {
+                let mut body = Vec::new();
+                for child in &children {
+                    match child.kind() {
+                        "file_redirect" => redirect(*child, src)?,
+                        "heredoc_redirect" | "herestring_redirect" => {
+                            return Err(Opaque::HereDocument);
+                        }
+                        _ if child.is_named() => body.push(*child),
+                        _ => return Err(Opaque::Syntax),
+                    }
+                }
+                stack.extend(body.into_iter().rev());
+            }
+            "command" => out.push(simple(&children, src)?),
+            other => return Err(refusal_for(other)),
+        }
     }
     Ok(())
 }
 
-/// One simple command: keywords and assignments, then the program and its arguments.
-fn collect_words(
-    words: Vec<String>,
-    depth: usize,
-    out: &mut Vec<Invocation>,
-) -> Result<(), Opaque> {
-    let mut words = VecDeque::from(words);
-    let mut env = Vec::new();
-    while let Some(first) = words.front() {
-        if KEYWORDS.contains(&first.as_str()) {
-            words.pop_front();
-        } else if let Some(name) = assignment(first) {
-            env.push(name.to_owned());
-            words.pop_front();
-        } else {
-            break;
+/// Statements are named children; they are pushed so that the first is handled first.
+fn push_statements<'t>(stack: &mut Vec<Node<'t>>, children: &[Node<'t>]) {
+    stack.extend(children.iter().rev().filter(|c| c.is_named()).copied());
+}
+
+/// The operators between the statements of a program, list or pipeline must be `allowed`.
+fn operators(children: &[Node<'_>], allowed: &[&str]) -> Result<(), Opaque> {
+    for child in children.iter().filter(|c| !c.is_named()) {
+        match child.kind() {
+            kind if allowed.contains(&kind) => {}
+            "&" => return Err(Opaque::Background),
+            kind => return Err(Opaque::Construct(construct_name(kind))),
         }
     }
-    let Some(program) = words.pop_front() else {
-        return Ok(());
+    Ok(())
+}
+
+/// Any comment anywhere in the tree.
+fn reject_comments(root: Node<'_>) -> Result<(), Opaque> {
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "comment" {
+            return Err(Opaque::Comment);
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    Ok(())
+}
+
+/// The refusal for a node kind that is not a simple command.
+fn refusal_for(kind: &str) -> Opaque {
+    match kind {
+        "command_substitution" | "process_substitution" => Opaque::Substitution,
+        "simple_expansion" | "expansion" | "arithmetic_expansion" | "brace_expression" => {
+            Opaque::Expansion
+        }
+        "ansi_c_string" | "translated_string" => Opaque::SpecialQuoting,
+        "heredoc_redirect" | "herestring_redirect" | "heredoc_body" => Opaque::HereDocument,
+        "comment" => Opaque::Comment,
+        "ERROR" => Opaque::Syntax,
+        other => Opaque::Construct(construct_name(other)),
+    }
+}
+
+/// `2>&1`, `>&-`, `>/dev/null`, `&>/dev/null`: judged; any other redirection is opaque.
+fn redirect(node: Node<'_>, src: &str) -> Result<(), Opaque> {
+    let mut cursor = node.walk();
+    let mut operator = None;
+    let mut target = None;
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "file_descriptor" => {}
+            kind if !child.is_named() => operator = Some(kind),
+            _ if target.is_none() => target = Some(child),
+            _ => return Err(Opaque::Redirection),
+        }
+    }
+    let Some(operator) = operator else {
+        return Err(Opaque::Redirection);
     };
-    invocation(program, Vec::from(words), env, depth, out)
+    match (operator, target) {
+        // `>&-` closes a descriptor; the operator token carries the dash.
+        (">&-" | "<&-", None) => Ok(()),
+        (">&" | "<&", Some(t)) if t.kind() == "number" => Ok(()),
+        (">&" | "<&", Some(t)) if text(t, src) == "-" => Ok(()),
+        (">" | ">>" | "&>" | "&>>" | ">|" | "<", Some(t)) => {
+            match literal(t, src).map_err(|_| Opaque::Redirection)? {
+                Word {
+                    text,
+                    expands: false,
+                } if text == "/dev/null" => Ok(()),
+                _ => Err(Opaque::Redirection),
+            }
+        }
+        _ => Err(Opaque::Redirection),
+    }
+}
+
+/// A `command` node: assignments, the command name and its arguments, all literal.
+fn simple(children: &[Node<'_>], src: &str) -> Result<Simple, Opaque> {
+    let mut command = Simple::default();
+    for child in children {
+        match child.kind() {
+            "variable_assignment" if command.words.is_empty() => {
+                command.env.push(assignment(*child, src)?);
+            }
+            "command_name" => {
+                let mut cursor = child.walk();
+                let parts: Vec<Node<'_>> = child.children(&mut cursor).collect();
+                let [name] = parts.as_slice() else {
+                    return Err(Opaque::ComputedProgram);
+                };
+                // `$CMD args`: the shell computes which program runs.
+                let name = literal(*name, src).map_err(|e| match e {
+                    Opaque::Expansion => Opaque::ComputedProgram,
+                    other => other,
+                })?;
+                command.words.push(name);
+            }
+            "herestring_redirect" | "heredoc_redirect" => return Err(Opaque::HereDocument),
+            "file_redirect" => redirect(*child, src)?,
+            _ if child.is_named() => command.words.push(literal(*child, src)?),
+            _ => return Err(refusal_for(child.kind())),
+        }
+    }
+    if command.words.is_empty() {
+        // Only assignments: they change what later commands see (`PATH=...`).
+        return Err(Opaque::Construct(construct_name("variable_assignment")));
+    }
+    Ok(command)
+}
+
+/// `NAME=literal` before a command: its name.
+fn assignment(node: Node<'_>, src: &str) -> Result<String, Opaque> {
+    let mut cursor = node.walk();
+    let mut name = None;
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "variable_name" if name.is_none() => name = Some(text(child, src).to_owned()),
+            "=" => {}
+            "array" => return Err(Opaque::Construct(construct_name("array"))),
+            _ if child.is_named() => {
+                literal(child, src)?;
+            }
+            // `+=` and subscripts (`a[$(cmd)]=x`) are not judged.
+            _ => return Err(Opaque::Construct(construct_name("variable_assignment"))),
+        }
+    }
+    name.ok_or(Opaque::Construct(construct_name("variable_assignment")))
+}
+
+fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+/// The value of a literal word node after quote removal, or why it is not literal.
+fn literal(node: Node<'_>, src: &str) -> Result<Word, Opaque> {
+    let mut shape = String::new();
+    let mut word = literal_part(node, src, &mut shape)?;
+    word.expands |= brace_expands(&shape);
+    if word.text.contains("$(") || word.text.contains('`') {
+        return Err(Opaque::SubstitutionText);
+    }
+    Ok(word)
+}
+
+/// One part of a word. `shape` receives the part as the shell sees it for brace expansion:
+/// unquoted characters as they are, quoted or escaped ones as `q`.
+fn literal_part(node: Node<'_>, src: &str, shape: &mut String) -> Result<Word, Opaque> {
+    let word = match node.kind() {
+        "word" | "number" => unquoted(text(node, src), shape)?,
+        "raw_string" => {
+            let raw = text(node, src);
+            let inner = raw
+                .strip_prefix('\'')
+                .and_then(|r| r.strip_suffix('\''))
+                .ok_or(Opaque::Syntax)?;
+            shape.extend(inner.chars().map(|_| 'q'));
+            Word {
+                text: inner.to_owned(),
+                expands: false,
+            }
+        }
+        "string" => {
+            let word = double_quoted(node, src)?;
+            shape.extend(word.text.chars().map(|_| 'q'));
+            word
+        }
+        "concatenation" => {
+            let mut cursor = node.walk();
+            let mut joined = Word {
+                text: String::new(),
+                expands: false,
+            };
+            for part in node.children(&mut cursor) {
+                if !part.is_named() {
+                    return Err(refusal_for(part.kind()));
+                }
+                let piece = literal_part(part, src, shape)?;
+                joined.text.push_str(&piece.text);
+                joined.expands |= piece.expands;
+            }
+            joined
+        }
+        other => return Err(refusal_for(other)),
+    };
+    Ok(word)
+}
+
+/// Whether an unquoted `{...}` holds a comma or `..`: bash's brace expansion (`{a,b}`,
+/// `{1..3}`). `{}` and `-I{}` stay literal.
+fn brace_expands(shape: &str) -> bool {
+    let mut open: Vec<usize> = Vec::new();
+    for (at, c) in shape.char_indices() {
+        match c {
+            '{' => open.push(at),
+            '}' => {
+                if let Some(start) = open.pop() {
+                    let inside = &shape[start + 1..at];
+                    if inside.contains(',') || inside.contains("..") {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// An unquoted word: backslashes escape the next character; `$` and backticks would expand;
+/// unescaped `*`, `?` and `[` are globs.
+fn unquoted(raw: &str, shape: &mut String) -> Result<Word, Opaque> {
+    let mut text = String::with_capacity(raw.len());
+    let mut expands = false;
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                text.push(chars.next().ok_or(Opaque::Syntax)?);
+                shape.push('q');
+            }
+            '$' => return Err(Opaque::Expansion),
+            '`' => return Err(Opaque::Substitution),
+            '*' | '?' | '[' => {
+                expands = true;
+                text.push(c);
+                shape.push(c);
+            }
+            other => {
+                text.push(other);
+                shape.push(other);
+            }
+        }
+    }
+    Ok(Word { text, expands })
+}
+
+/// `"..."` with only literal content inside: `\"`, `\\`, `\$` and `` \` `` are escapes.
+fn double_quoted(node: Node<'_>, src: &str) -> Result<Word, Opaque> {
+    let mut cursor = node.walk();
+    let mut out = String::new();
+    for part in node.children(&mut cursor) {
+        match part.kind() {
+            "\"" => {}
+            "string_content" => {
+                let mut chars = text(part, src).chars().peekable();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => match chars.peek() {
+                            Some(&next @ ('"' | '\\' | '$' | '`')) => {
+                                out.push(next);
+                                chars.next();
+                            }
+                            _ => out.push('\\'),
+                        },
+                        '$' => return Err(Opaque::Expansion),
+                        '`' => return Err(Opaque::Substitution),
+                        other => out.push(other),
+                    }
+                }
+            }
+            "$" => return Err(Opaque::Expansion),
+            other => return Err(refusal_for(other)),
+        }
+    }
+    Ok(Word {
+        text: out,
+        expands: false,
+    })
+}
+
+fn collect_line(line: &str, depth: usize, out: &mut Vec<Invocation>) -> Result<(), Opaque> {
+    if depth > MAX_DEPTH {
+        return Err(Opaque::TooDeep);
+    }
+    for command in simple_commands(line)? {
+        invocation(command.words, command.env, depth, out)?;
+    }
+    Ok(())
 }
 
 fn invocation(
-    mut program: String,
-    mut args: Vec<String>,
+    words: Vec<Word>,
     mut env: Vec<String>,
     depth: usize,
     out: &mut Vec<Invocation>,
@@ -178,30 +611,52 @@ fn invocation(
     if depth > MAX_DEPTH {
         return Err(Opaque::TooDeep);
     }
+    let mut words = words.into_iter();
+    let Some(first) = words.next() else {
+        return Ok(());
+    };
+    let mut program = first;
+    let mut args: Vec<Word> = words.collect();
+    let first_expanding = args.iter().position(|a| a.expands);
     // Wrappers are peeled in a loop, not by recursion, and by moving an index, not by
     // copying: `nice nice nice ...` is as long as the line, and must cost no more than it.
     let mut start = 0;
     loop {
-        if program.is_empty()
-            || program.starts_with('~')
-            || program.contains(['$', '`', '*', '?', '[', ']', '{', '}'])
+        if program.expands
+            || program.text.is_empty()
+            || program.text.starts_with('~')
+            || program
+                .text
+                .contains(['$', '`', '*', '?', '[', ']', '{', '}'])
         {
             return Err(Opaque::ComputedProgram);
         }
         let Some(wrapper) = WRAPPERS
             .iter()
-            .find(|w| w.name == base_name(&program) && system_program(&program))
+            .find(|w| w.name == base_name(&program.text) && system_program(&program.text))
         else {
             break;
         };
+        if first_expanding.is_some_and(|at| at >= start) {
+            return Err(Opaque::WrapperExpansion);
+        }
         let at = start + wrapper.command_at(&args[start..], &mut env)?;
         match (args.get_mut(at), wrapper.default) {
             (Some(inner), _) => {
-                program = std::mem::take(inner);
+                program = std::mem::replace(
+                    inner,
+                    Word {
+                        text: String::new(),
+                        expands: false,
+                    },
+                );
                 start = at + 1;
             }
             (None, Some(default)) => {
-                program = default.to_owned();
+                program = Word {
+                    text: default.to_owned(),
+                    expands: false,
+                };
                 start = args.len();
             }
             // The wrapper alone (`env` prints the environment, `nohup` fails).
@@ -212,11 +667,13 @@ fn invocation(
         }
     }
     let args = args.split_off(start.min(args.len()));
-    let base = base_name(&program);
-    if SHELLS.contains(&base)
-        && system_program(&program)
-        && let Some(script) = shell_script(&args)?
-    {
+    let base = base_name(&program.text);
+    let shell = SHELLS.contains(&base) && system_program(&program.text);
+    if (shell || base == "find") && args.iter().any(|a| a.expands) {
+        return Err(Opaque::WrapperExpansion);
+    }
+    let args: Vec<String> = args.into_iter().map(|w| w.text).collect();
+    if shell && let Some(script) = shell_script(&args)? {
         // Variables set for the shell are inherited by everything its script runs (and
         // some, like `ENV` or `BASH_ENV`, make the shell itself run a file first).
         let first = out.len();
@@ -231,10 +688,21 @@ fn invocation(
     } else {
         Vec::new()
     };
-    out.push(Invocation { program, args, env });
+    out.push(Invocation {
+        program: program.text,
+        args,
+        env,
+    });
     let inherited = out.last().map(|i| i.env.clone()).unwrap_or_default();
     for (inner, inner_args) in found {
-        invocation(inner, inner_args, inherited.clone(), depth + 1, out)?;
+        let words = std::iter::once(inner)
+            .chain(inner_args)
+            .map(|text| Word {
+                text,
+                expands: false,
+            })
+            .collect();
+        invocation(words, inherited.clone(), depth + 1, out)?;
     }
     Ok(())
 }
@@ -293,8 +761,8 @@ fn find_exec_commands(args: &[String]) -> Vec<(String, Vec<String>)> {
     found
 }
 
-/// `NAME` of a `NAME=value` word.
-fn assignment(word: &str) -> Option<&str> {
+/// `NAME` of a `NAME=value` word (an `env` argument).
+fn assignment_word(word: &str) -> Option<&str> {
     let (name, _) = word.split_once('=')?;
     let valid = name
         .chars()
@@ -416,9 +884,9 @@ const WRAPPERS: [Wrapper; 11] = [
 impl Wrapper {
     /// The index in `args` where the wrapped program is (possibly `args.len()`: none).
     /// Assignments on the way are added to `env`.
-    fn command_at(&self, args: &[String], env: &mut Vec<String>) -> Result<usize, Opaque> {
+    fn command_at(&self, args: &[Word], env: &mut Vec<String>) -> Result<usize, Opaque> {
         let mut i = 0;
-        while let Some(arg) = args.get(i) {
+        while let Some(arg) = args.get(i).map(|w| w.text.as_str()) {
             if arg == "--" {
                 i += 1;
                 break;
@@ -445,7 +913,7 @@ impl Wrapper {
             return Err(Opaque::WrapperOption);
         }
         if self.assignments {
-            while let Some(name) = args.get(i).and_then(|a| assignment(a)) {
+            while let Some(name) = args.get(i).and_then(|a| assignment_word(&a.text)) {
                 env.push(name.to_owned());
                 i += 1;
             }
@@ -489,133 +957,5 @@ impl Wrapper {
             return Err(Opaque::WrapperOption);
         }
         Ok(1)
-    }
-}
-
-/// Splits a line into simple commands of words, honouring quotes and backslashes.
-fn segments(line: &str) -> Result<Vec<Vec<String>>, Opaque> {
-    let mut segments = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next().ok_or(Opaque::Unbalanced)? {
-                        '\'' => break,
-                        other => word.push(other),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next().ok_or(Opaque::Unbalanced)? {
-                        '"' => break,
-                        '`' => return Err(Opaque::Substitution),
-                        '$' if chars.peek() == Some(&'(') => return Err(Opaque::Substitution),
-                        '\\' => match chars.next().ok_or(Opaque::Unbalanced)? {
-                            '\n' => {}
-                            escaped => word.push(escaped),
-                        },
-                        other => word.push(other),
-                    }
-                }
-            }
-            '\\' => match chars.next().ok_or(Opaque::Unbalanced)? {
-                // A line continuation joins the lines.
-                '\n' => {}
-                escaped => {
-                    in_word = true;
-                    word.push(escaped);
-                }
-            },
-            '`' => return Err(Opaque::Substitution),
-            '$' if chars.peek() == Some(&'(') => return Err(Opaque::Substitution),
-            '(' | ')' => return Err(Opaque::Subshell),
-            '<' | '>' => {
-                // `2>` : the digits are the descriptor, not a word.
-                if in_word && word.chars().all(|d| d.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
-                }
-                redirection(c, &mut chars)?;
-            }
-            '&' if chars.peek() == Some(&'>') => {
-                chars.next();
-                if chars.peek() == Some(&'>') {
-                    chars.next();
-                }
-                redirection_target(&mut chars)?;
-            }
-            ';' | '&' | '|' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-                if !words.is_empty() {
-                    segments.push(std::mem::take(&mut words));
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            other => {
-                in_word = true;
-                word.push(other);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    if !words.is_empty() {
-        segments.push(words);
-    }
-    Ok(segments)
-}
-
-/// After `<` or `>`: only descriptor copies (`2>&1`, `<&-`) and `/dev/null` are judged.
-fn redirection(first: char, chars: &mut Peekable<Chars<'_>>) -> Result<(), Opaque> {
-    match (first, chars.peek()) {
-        (_, Some('(')) => return Err(Opaque::Substitution),
-        // Here-documents and here-strings: their text is data the parser cannot follow.
-        ('<', Some('<')) => return Err(Opaque::Redirection),
-        ('>', Some('>' | '|')) => {
-            chars.next();
-        }
-        _ => {}
-    }
-    if chars.peek() == Some(&'&') {
-        chars.next();
-        let mut descriptor = false;
-        while chars.next_if(|d| d.is_ascii_digit() || *d == '-').is_some() {
-            descriptor = true;
-        }
-        return if descriptor {
-            Ok(())
-        } else {
-            Err(Opaque::Redirection)
-        };
-    }
-    redirection_target(chars)
-}
-
-fn redirection_target(chars: &mut Peekable<Chars<'_>>) -> Result<(), Opaque> {
-    while chars.next_if(|c| *c == ' ' || *c == '\t').is_some() {}
-    let mut target = String::new();
-    while let Some(c) = chars.next_if(|c| !c.is_whitespace() && !";&|<>()".contains(*c)) {
-        target.push(c);
-    }
-    if target == "/dev/null" {
-        Ok(())
-    } else {
-        Err(Opaque::Redirection)
     }
 }

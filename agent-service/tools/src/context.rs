@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use openclaw_sandbox::Isolation;
 use openclaw_workspace::Confined;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -52,12 +53,18 @@ pub struct ToolContext {
     pub fence: Fence,
     /// Subagents of this session (`sessions_spawn`, `subagents`); the default refuses them.
     pub subagents: Arc<dyn SubagentControl>,
+    /// The sandbox `exec` and `process` commands run in, for a sandboxed session; `None` runs
+    /// them on the host.
+    pub sandbox: Option<Arc<Isolation>>,
+    /// Environment variables that hold secrets (provider keys, `${VAR}` values of the config):
+    /// commands run on the host do not inherit them. Sandboxed commands inherit nothing.
+    pub hidden_env: Arc<[String]>,
 }
 
 impl ToolContext {
     /// A context with default limits, a fresh process registry and cancellation token, the
-    /// system clock, UTC, agent `main`, empty session key and model, and no exec policy (so
-    /// `exec` refuses every command until one is set).
+    /// system clock, UTC, agent `main`, empty session key and model, no sandbox, no hidden
+    /// variables, and no exec policy (so `exec` refuses every command until one is set).
     pub fn new(
         workspace: Arc<Confined>,
         session: Arc<dyn SessionControl>,
@@ -78,6 +85,8 @@ impl ToolContext {
             exec_policy: ExecPolicy::default(),
             fence: Fence::random(),
             subagents: Arc::new(NoSubagents),
+            sandbox: None,
+            hidden_env: Arc::from(Vec::new()),
         }
     }
 }
@@ -92,6 +101,7 @@ impl fmt::Debug for ToolContext {
             .field("timezone", &self.timezone)
             .field("model", &self.model)
             .field("exec_policy", &self.exec_policy)
+            .field("sandbox", &self.sandbox)
             .finish_non_exhaustive()
     }
 }

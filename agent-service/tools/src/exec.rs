@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::arguments::{non_empty, parse};
 use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
-use crate::spawn::{ExitKind, GroupGuard, kill_group, lock, spawn_shell};
+use crate::spawn::{ExitKind, GroupGuard, Launch, kill_group, lock, spawn_shell};
 use crate::tool::{Tool, ToolOutcome};
 
 /// `exec`: a shell command in the workspace.
@@ -48,7 +48,7 @@ impl Tool for ExecTool {
 
     fn description(&self) -> String {
         "Run a shell command (sh -c) in the workspace and return its exit code and combined \
-         stdout/stderr. Long output keeps its beginning and end. The command is killed, with \
+         stdout/stderr. In a sandboxed session it runs inside the sandbox. Long output keeps its beginning and end. The command is killed, with \
          everything it started, when the timeout passes. Set background to true for \
          long-running commands started now (servers, watchers, builds): the call returns a \
          process id at once and the process tool reads its output or stops it. Do not use \
@@ -85,9 +85,14 @@ impl Tool for ExecTool {
             let cwd = working_dir(ctx, args.workdir.clone()).await?;
             let requested = args.timeout.map(Duration::from_secs);
             if args.background.unwrap_or(false) {
+                let launch = Launch {
+                    cwd: &cwd,
+                    sandbox: ctx.sandbox.as_deref(),
+                    hidden_env: &ctx.hidden_env,
+                };
                 let info = ctx.processes.start(
                     &args.command,
-                    &cwd,
+                    &launch,
                     &ctx.session_key,
                     requested.map(|t| t.min(ctx.limits.exec_max_timeout)),
                 )?;
@@ -156,7 +161,12 @@ async fn run_foreground(
     timeout: Duration,
 ) -> Result<ToolOutcome, ToolError> {
     let started = Instant::now();
-    let mut spawned = spawn_shell(command, cwd, ctx.limits.exec_output_bytes, false)?;
+    let launch = Launch {
+        cwd,
+        sandbox: ctx.sandbox.as_deref(),
+        hidden_env: &ctx.hidden_env,
+    };
+    let mut spawned = spawn_shell(command, &launch, ctx.limits.exec_output_bytes, false)?;
     let mut guard = GroupGuard::new(spawned.pgid);
     let end = tokio::select! {
         status = spawned.child.wait() => End::Exited(status),

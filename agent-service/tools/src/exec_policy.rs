@@ -20,8 +20,10 @@
 //!
 //! `askFallback: allowlist` runs allowlisted commands only, `full` runs anything.
 //!
-//! "Allowlisted" judges the *effective* command ([`crate::command`]): every program the line
-//! would start must be covered, after unwrapping shells and wrappers and splitting chains. A
+//! "Allowlisted" judges the *effective* command ([`crate::command`], on a real bash parse):
+//! every program the line would start must be covered, after unwrapping shells and wrappers
+//! and splitting chains, and a line with anything the analyzer does not understand exactly
+//! (comments, newlines, substitutions, expansions, compound commands ...) is never covered. A
 //! program is covered when a `safeBins` entry names it exactly (a bare name allows the PATH
 //! lookup of that name, a path allows that file only) or when it is one of the harmless shell
 //! builtins `cd`, `pwd`, `true`, `false`, `:`. Never covered, whatever `safeBins` says:
@@ -42,7 +44,7 @@ const SAFE_BUILTINS: [&str; 5] = [":", "true", "false", "pwd", "cd"];
 
 /// Programs never covered by `safeBins`: shells, interpreters that evaluate inline code, and
 /// programs that run other command lines. Version suffixes (`python3.12`) are ignored.
-const NEVER_COVERED: [&str; 61] = [
+const NEVER_COVERED: [&str; 74] = [
     "sh",
     "bash",
     "zsh",
@@ -104,6 +106,20 @@ const NEVER_COVERED: [&str; 61] = [
     "batch",
     "crontab",
     "expect",
+    // bash builtins that run code, define aliases, or change which file a name runs.
+    "trap",
+    "builtin",
+    "enable",
+    "alias",
+    "hash",
+    "let",
+    "mapfile",
+    "readarray",
+    "compgen",
+    "complete",
+    "fc",
+    "bind",
+    "coproc",
 ];
 
 /// Environment variables a command may set and stay covered.

@@ -1,13 +1,14 @@
-//! Blocking file helpers shared by the file tools and `apply_patch`. Paths are always
-//! resolved through [`Confined`] first; these helpers only touch the real paths it returns.
+//! Blocking file helpers shared by the file tools and `apply_patch`. Every file operation goes
+//! through [`Confined`], which judges the path and then performs the operation beneath the
+//! workspace's directory handle, so a directory swapped for a link after the check cannot
+//! redirect it outside.
 //!
 //! Writes go to a fresh temporary file in the target's directory that is then renamed over
 //! the target: readers see the old or the new file, never half of one, and a rename replaces
 //! a symbolic link at the destination instead of writing through it. Writes are not fsynced:
 //! an agent's edit is not worth a disk flush per call (the transcript is the durable record).
 
-use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::Path;
 
 use openclaw_workspace::Confined;
@@ -49,54 +50,43 @@ pub(crate) fn read_text(
     Ok(TextFile { text, real })
 }
 
-/// Whether a write created a new file or replaced one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Written {
-    /// The file did not exist.
-    Created,
-    /// An existing file was replaced.
-    Replaced,
+pub(crate) use openclaw_workspace::Written;
+
+/// Writes `bytes` to `path` (anything [`Confined::resolve_write`] accepts: a path as the model
+/// wrote it, or a real path inside) through [`Confined::write_file`]: atomically, beneath the
+/// workspace's directory handle. `shown` names the file in errors the way the model wrote it.
+pub(crate) fn write_file(
+    confined: &Confined,
+    path: &Path,
+    bytes: &[u8],
+    shown: &str,
+) -> Result<Written, ToolError> {
+    confined
+        .write_file(path, bytes)
+        .map(|(written, _)| written)
+        .map_err(|e| described("write", shown, e))
 }
 
-/// Writes `bytes` to `real` (a path [`Confined::resolve_write`] returned) through a temporary
-/// file and a rename, creating missing parent directories. A replaced file keeps its
-/// permissions. `shown` names the file in errors the way the model wrote it.
-pub(crate) fn write_atomic(real: &Path, bytes: &[u8], shown: &str) -> Result<Written, ToolError> {
-    let fail = |e: io::Error| ToolError::failed(format!("cannot write {shown}: {e}"));
-    let parent = real.parent().ok_or_else(|| {
-        ToolError::failed(format!("cannot write {shown}: it has no parent directory"))
-    })?;
-    fs::create_dir_all(parent).map_err(fail)?;
-    let existing = match fs::symlink_metadata(real) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::failed(format!(
-                "cannot write {shown}: it is a directory"
-            )));
+/// Deletes the regular file at `path` through [`Confined::remove_file`].
+pub(crate) fn remove_file(confined: &Confined, path: &Path, shown: &str) -> Result<(), ToolError> {
+    confined
+        .remove_file(path)
+        .map(|_| ())
+        .map_err(|e| described("delete", shown, e))
+}
+
+/// A workspace error as a tool error, IO failures and non-files phrased for the model.
+fn described(verb: &str, shown: &str, error: openclaw_workspace::Error) -> ToolError {
+    use openclaw_workspace::Error as W;
+    match error {
+        // Writes refuse only directories; deletes anything but a regular file.
+        W::NotAFile { .. } if verb == "write" => {
+            ToolError::failed(format!("cannot {verb} {shown}: it is a directory"))
         }
-        Ok(meta) => Some(meta.permissions()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(fail(e)),
-    };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".openclaw-")
-        .suffix(".tmp")
-        .tempfile_in(parent)
-        .map_err(fail)?;
-    temp.write_all(bytes).map_err(fail)?;
-    if let Some(permissions) = &existing {
-        temp.as_file()
-            .set_permissions(permissions.clone())
-            .map_err(fail)?;
+        W::NotAFile { .. } => {
+            ToolError::failed(format!("cannot {verb} {shown}: it is not a regular file"))
+        }
+        W::Io { source, .. } => ToolError::failed(format!("cannot {verb} {shown}: {source}")),
+        other => other.into(),
     }
-    temp.persist(real).map_err(|e| fail(e.error))?;
-    Ok(if existing.is_some() {
-        Written::Replaced
-    } else {
-        Written::Created
-    })
-}
-
-/// Deletes the regular file at `real`.
-pub(crate) fn remove_file(real: &Path, shown: &str) -> Result<(), ToolError> {
-    fs::remove_file(real).map_err(|e| ToolError::failed(format!("cannot delete {shown}: {e}")))
 }

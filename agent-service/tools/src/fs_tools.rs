@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::arguments::{non_empty, parse};
 use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
-use crate::file_io::{Written, read_text, write_atomic};
+use crate::file_io::{Written, read_text, write_file};
 use crate::tool::{Tool, ToolOutcome};
 
 /// Bytes `read` scans to count a file's lines after it has collected what it shows.
@@ -238,8 +238,12 @@ impl Tool for WriteTool {
             non_empty(self.name(), "path", &args.path)?;
             let workspace = ctx.workspace.clone();
             blocking(move || {
-                let real = workspace.resolve_write(&args.path)?;
-                let written = write_atomic(&real, args.content.as_bytes(), &args.path)?;
+                let written = write_file(
+                    &workspace,
+                    std::path::Path::new(&args.path),
+                    args.content.as_bytes(),
+                    &args.path,
+                )?;
                 let bytes = args.content.len();
                 let text = match written {
                     Written::Created => format!("Created {} ({bytes} bytes).", args.path),
@@ -354,10 +358,9 @@ fn edit_file(
     } else {
         file.text.replacen(&args.old_text, &args.new_text, 1)
     };
-    // The real path is inside the workspace and has no links left; resolving it for writing
-    // re-checks that, and refuses if it was swapped for a link in between.
-    let target = workspace.resolve_write(&file.real)?;
-    write_atomic(&target, updated.as_bytes(), path)?;
+    // The real path is inside the workspace and has no links left; writing it re-checks that
+    // and resolves it beneath the workspace handle, so a swap in between is refused.
+    write_file(workspace, &file.real, updated.as_bytes(), path)?;
     let replaced = if replace_all { count } else { 1 };
     let noun = if replaced == 1 {
         "occurrence"

@@ -6,7 +6,6 @@
 //! goes away does not leave its background commands behind.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,7 +21,7 @@ use crate::arguments::parse;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::output::{HeadTail, last_chars};
-use crate::spawn::{ExitKind, kill_group, lock, spawn_shell};
+use crate::spawn::{ExitKind, Launch, kill_group, lock, spawn_shell};
 use crate::tool::{Tool, ToolOutcome};
 
 /// Entries kept, running or finished; the oldest finished ones are forgotten first.
@@ -137,7 +136,7 @@ impl ProcessRegistry {
     pub(crate) fn start(
         &self,
         command: &str,
-        cwd: &Path,
+        launch: &Launch<'_>,
         session_key: &str,
         timeout: Option<Duration>,
     ) -> Result<ProcessInfo, ToolError> {
@@ -152,7 +151,7 @@ impl ProcessRegistry {
                  with the process tool first"
             )));
         }
-        let mut spawned = spawn_shell(command, cwd, self.log_bytes, true)?;
+        let mut spawned = spawn_shell(command, launch, self.log_bytes, true)?;
         let (exit_tx, exit_rx) = watch::channel(None);
         let mut inner = lock(&self.inner);
         inner.next += 1;

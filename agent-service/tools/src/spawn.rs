@@ -1,20 +1,31 @@
-//! A shell command in its own process group, with its stdout and stderr merged into one
-//! bounded capture. Shared by `exec` (foreground) and the background [`ProcessRegistry`].
+//! A shell command in its own session, with its stdout and stderr merged into one bounded
+//! capture. Shared by `exec` (foreground) and the background [`ProcessRegistry`].
 //!
-//! Each command is the leader of a new process group (`setpgid(0, 0)` in the child), so one
-//! `killpg` stops the shell and everything it started that stayed in the group. Both output
-//! streams write into one pipe, so the capture keeps their interleaving.
+//! Each command runs as `setsid sh -c ...` ([`openclaw_sandbox::new_session`]): the leader of
+//! a new session and process group whose id is its pid, with no controlling terminal (so it
+//! cannot type into the terminal the service runs in), and one `killpg` stops the shell and
+//! everything it started that stayed in the group. A sandboxed session's commands run as
+//! `setsid bwrap ... -- sh -c ...` ([`Isolation`]); killing the group kills the sandbox's
+//! init, and the kernel then kills everything inside it. Both output streams write into one
+//! pipe, so the capture keeps their interleaving.
+//!
+//! Unsandboxed commands inherit the service's environment minus the variables that hold
+//! secrets (`hidden_env`: API keys, `${VAR}` values of the config) and with relative `PATH`
+//! entries dropped (a `.` in `PATH` would let a workspace file shadow an allowlisted
+//! program). Sandboxed commands get an empty environment (see `openclaw-sandbox`).
 //!
 //! [`ProcessRegistry`]: crate::process::ProcessRegistry
 
+use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+use openclaw_sandbox::{Isolation, new_session};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin};
 use tokio::task::JoinHandle;
@@ -36,22 +47,45 @@ pub(crate) struct Spawned {
     pub(crate) reader: JoinHandle<()>,
 }
 
-/// Starts `sh -c command` in `cwd` as a new process group. Output beyond `output_cap` bytes
-/// is elided in the middle. With `with_stdin` the command's stdin is a pipe, else /dev/null.
+/// Where and how a command runs.
+pub(crate) struct Launch<'a> {
+    /// The working directory.
+    pub(crate) cwd: &'a Path,
+    /// The session's sandbox, when it has one.
+    pub(crate) sandbox: Option<&'a Isolation>,
+    /// Environment variables an unsandboxed command must not inherit.
+    pub(crate) hidden_env: &'a [String],
+}
+
+/// Starts `sh -c command` as described by `launch`, in a new session. Output beyond
+/// `output_cap` bytes is elided in the middle. With `with_stdin` the command's stdin is a
+/// pipe, else /dev/null.
 pub(crate) fn spawn_shell(
     command: &str,
-    cwd: &Path,
+    launch: &Launch<'_>,
     output_cap: usize,
     with_stdin: bool,
 ) -> Result<Spawned, ToolError> {
     let fail = |e: std::io::Error| ToolError::Internal(format!("cannot start the command: {e}"));
     let (pipe_reader, pipe_writer) = std::io::pipe().map_err(fail)?;
     let stderr_writer = pipe_writer.try_clone().map_err(fail)?;
-    let mut shell = tokio::process::Command::new("sh");
+    let script = [OsStr::new("-c"), OsStr::new(command)];
+    let std_command = match launch.sandbox {
+        Some(sandbox) => sandbox.command(launch.cwd, OsStr::new("sh"), &script),
+        None => {
+            let mut plain = new_session(OsStr::new("sh"));
+            plain.args(script).current_dir(launch.cwd);
+            for name in launch.hidden_env {
+                plain.env_remove(name);
+            }
+            if let Some(path) = std::env::var_os("PATH") {
+                plain.env("PATH", absolute_path_entries(&path));
+            }
+            plain
+        }
+    };
+    let mut shell = tokio::process::Command::from(std_command);
     shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
         .stdin(if with_stdin {
             Stdio::piped()
         } else {
@@ -61,13 +95,21 @@ pub(crate) fn spawn_shell(
         .stderr(stderr_writer)
         // Nothing interactive can answer a pager.
         .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .process_group(0);
+        .env("GIT_PAGER", "cat");
     let spawn_result = shell.spawn();
     // The command holds our copies of the pipe's write end until it is dropped; the reader
     // only sees end-of-file once they are closed.
     drop(shell);
-    let mut child = spawn_result.map_err(|e| ToolError::failed(format!("cannot start sh: {e}")))?;
+    let mut child = spawn_result.map_err(|e| {
+        ToolError::failed(format!(
+            "cannot start the command (setsid{} sh): {e}",
+            if launch.sandbox.is_some() {
+                " bwrap"
+            } else {
+                ""
+            }
+        ))
+    })?;
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
@@ -93,11 +135,22 @@ pub(crate) fn spawn_shell(
     })
 }
 
-/// Sends SIGKILL to a whole process group. A group that no longer exists is not an error.
+/// Sends SIGKILL to a whole process group, and to its leader by pid (in the instant after the
+/// start, before `setsid` has made the group, only the pid exists). A group that no longer
+/// exists is not an error.
 pub(crate) fn kill_group(pgid: i32) {
     // ESRCH (already gone) is the only expected failure, and there is nothing to do about
     // EPERM for a group we started ourselves.
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    let _ = kill(Pid::from_raw(pgid), Signal::SIGKILL);
+}
+
+/// `PATH` without empty or relative entries (both mean "the working directory").
+fn absolute_path_entries(path: &OsStr) -> OsString {
+    let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .collect();
+    std::env::join_paths(kept).unwrap_or_else(|_| OsString::from("/usr/bin:/bin"))
 }
 
 /// Kills a process group when dropped, unless disarmed: a foreground command whose caller

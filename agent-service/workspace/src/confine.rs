@@ -15,26 +15,32 @@
 //! exists inside the workspace is allowed: the returned path is the real target, so the caller
 //! writes that file rather than the link.
 //!
-//! TOCTOU caveat: checking a path and then using it is two steps, and a process that can modify
-//! the workspace between them (the agent's own exec tool, say) could swap a checked directory
-//! for a symlink. The returned path is fully resolved, which narrows the window to a swap of a
-//! component of that exact path. [`Confined::open_read`] closes it for reads: it opens the file
-//! and then requires the opened file to be the very inode (device and inode number) that was
-//! checked, so a swapped final component or parent directory is detected. Writers should
-//! create a temporary file in the returned path's directory and rename it into place (a rename
-//! never follows a symlink at the destination). The complete fix is `openat2` with
-//! `RESOLVE_BENEATH`, which needs a syscall binding this crate does not take on. Hard links are
-//! invisible to any path check: a hard link inside the workspace to a file outside it is read
-//! as a workspace file (Linux's `protected_hardlinks` stops users linking files they do not own).
+//! Checking a path and then using it is two steps, and a process that can modify the workspace
+//! between them (the agent's own exec tool, say) could swap a checked directory for a symlink
+//! to elsewhere. So the judgement above only decides *whether* and *what* may be touched; every
+//! file operation ([`Confined::open_read`], [`Confined::write_file`], [`Confined::remove_file`],
+//! [`Confined::create_dir_all`]) then goes through a directory handle of the root opened once
+//! ([`cap_std::fs::Dir`]), with the resolved path made relative to it. The kernel resolves that
+//! path beneath the handle (`openat2` with `RESOLVE_BENEATH` where available, a component walk
+//! with `O_NOFOLLOW` otherwise): a component swapped for a link out of the workspace fails the
+//! operation instead of following it. Reads also require the opened file to be the inode that
+//! was checked; writes create a temporary file in the parent directory's handle and rename it
+//! into place (a rename never follows a symlink at the destination). Hard links are invisible
+//! to any path check: a hard link inside the workspace to a file outside it is read as a
+//! workspace file (Linux's `protected_hardlinks` stops users linking files they do not own).
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions, Permissions, PermissionsExt};
 
 use crate::error::{DenyReason, Error, Result, io_at};
 
@@ -42,7 +48,7 @@ use crate::error::{DenyReason, Error, Result, io_at};
 const MAX_SYMLINKS: usize = 40;
 
 /// A workspace root that file access is confined to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Confined {
     /// The canonical root: absolute, no symlinks, no `..`.
     root: PathBuf,
@@ -51,6 +57,25 @@ pub struct Confined {
     alias: PathBuf,
     /// The home directory `~` expands to, if `~` is allowed at all.
     home: Option<PathBuf>,
+    /// A handle of the root, opened once: every file operation resolves beneath it.
+    dir: Arc<Dir>,
+}
+
+impl PartialEq for Confined {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.root, &self.alias, &self.home) == (&other.root, &other.alias, &other.home)
+    }
+}
+
+impl Eq for Confined {}
+
+/// Whether [`Confined::write_file`] created a file or replaced one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The file did not exist.
+    Created,
+    /// An existing file was replaced.
+    Replaced,
 }
 
 /// Whether a path is resolved for reading or for writing.
@@ -76,10 +101,13 @@ impl Confined {
         } else {
             canonical.clone()
         };
+        let dir = Dir::open_ambient_dir(&canonical, cap_std::ambient_authority())
+            .map_err(io_at(&canonical))?;
         Ok(Self {
             root: canonical,
             alias,
             home: None,
+            dir: Arc::new(dir),
         })
     }
 
@@ -122,18 +150,122 @@ impl Confined {
     pub fn open_read(&self, path: impl AsRef<Path>) -> Result<(File, PathBuf)> {
         let requested = path.as_ref();
         let real = self.resolve_read(requested)?;
+        let inside = self.inside(&real, requested)?;
         let checked = fs::symlink_metadata(&real).map_err(io_at(&real))?;
         if !checked.file_type().is_file() {
             return Err(Error::NotAFile {
                 path: requested.to_path_buf(),
             });
         }
-        let file = File::open(&real).map_err(io_at(&real))?;
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No);
+        let file = self
+            .dir
+            .open_with(inside, &options)
+            .map_err(|e| changed_or_io(e, requested, &real))?
+            .into_std();
         let opened = file.metadata().map_err(io_at(&real))?;
         if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
             return Err(denied(requested, DenyReason::ChangedDuringOpen));
         }
         Ok((file, real))
+    }
+
+    /// Writes `bytes` to the file at `path` (missing parent directories are created), through
+    /// a temporary file in its directory renamed into place: readers see the old file or the
+    /// new one, never half of one. A replaced file keeps its permissions; a new one is 0644.
+    /// Not fsynced: an agent's edit is not worth a disk flush per call.
+    ///
+    /// Errors: as [`Confined::resolve_write`], plus [`Error::NotAFile`] for a directory, and
+    /// [`DenyReason::ChangedDuringOpen`] when a directory on the way was swapped for a link
+    /// out of the workspace after the check.
+    pub fn write_file(&self, path: impl AsRef<Path>, bytes: &[u8]) -> Result<(Written, PathBuf)> {
+        let requested = path.as_ref();
+        let real = self.resolve_write(requested)?;
+        let inside = self.inside(&real, requested)?;
+        let (parent, name) = split_parent(inside, requested)?;
+        let io = |e: io::Error| changed_or_io(e, requested, &real);
+        if !parent.as_os_str().is_empty() {
+            self.dir.create_dir_all(parent).map_err(io)?;
+        }
+        let parent_dir = self.parent_dir(parent).map_err(io)?;
+        let existing = match parent_dir.symlink_metadata(name) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(Error::NotAFile {
+                    path: requested.to_path_buf(),
+                });
+            }
+            Ok(meta) => Some(meta.permissions()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e)),
+        };
+        let mut temp = cap_tempfile::TempFile::new(&parent_dir).map_err(io)?;
+        temp.write_all(bytes).map_err(io)?;
+        let permissions = existing
+            .clone()
+            .unwrap_or_else(|| Permissions::from_mode(0o644));
+        temp.as_file().set_permissions(permissions).map_err(io)?;
+        temp.replace(name).map_err(io)?;
+        let written = if existing.is_some() {
+            Written::Replaced
+        } else {
+            Written::Created
+        };
+        Ok((written, real))
+    }
+
+    /// Deletes the regular file at `path` (never a directory, never through a link).
+    pub fn remove_file(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
+        let requested = path.as_ref();
+        let real = self.resolve_write(requested)?;
+        let inside = self.inside(&real, requested)?;
+        let (parent, name) = split_parent(inside, requested)?;
+        let io = |e: io::Error| changed_or_io(e, requested, &real);
+        let parent_dir = self.parent_dir(parent).map_err(io)?;
+        match parent_dir.symlink_metadata(name) {
+            Ok(meta) if !meta.is_file() => {
+                return Err(Error::NotAFile {
+                    path: requested.to_path_buf(),
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(Error::NotFound {
+                    path: requested.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(io(e)),
+        }
+        parent_dir.remove_file(name).map_err(io)?;
+        Ok(real)
+    }
+
+    /// Creates the directory at `path` and its missing parents.
+    pub fn create_dir_all(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
+        let requested = path.as_ref();
+        let real = self.resolve_write(requested)?;
+        let inside = self.inside(&real, requested)?;
+        if !inside.as_os_str().is_empty() {
+            self.dir
+                .create_dir_all(inside)
+                .map_err(|e| changed_or_io(e, requested, &real))?;
+        }
+        Ok(real)
+    }
+
+    /// A resolved real path relative to the root (empty for the root itself).
+    fn inside<'r>(&self, real: &'r Path, requested: &Path) -> Result<&'r Path> {
+        real.strip_prefix(&self.root)
+            .map_err(|_| denied(requested, DenyReason::SymlinkEscape))
+    }
+
+    /// A handle of a directory inside the root (`""` is the root).
+    fn parent_dir(&self, parent: &Path) -> io::Result<Dir> {
+        if parent.as_os_str().is_empty() {
+            self.dir.try_clone()
+        } else {
+            self.dir.open_dir_nofollow(parent)
+        }
     }
 
     fn resolve(&self, requested: &Path, access: Access) -> Result<PathBuf> {
@@ -192,6 +324,34 @@ impl Confined {
             }
             _ => Ok(Cow::Borrowed(requested)),
         }
+    }
+}
+
+/// `a/b/c.txt` -> (`a/b`, `c.txt`); the root itself has no name to write.
+fn split_parent<'p>(inside: &'p Path, requested: &Path) -> Result<(&'p Path, &'p std::ffi::OsStr)> {
+    match (inside.parent(), inside.file_name()) {
+        (Some(parent), Some(name)) => Ok((parent, name)),
+        _ => Err(Error::NotAFile {
+            path: requested.to_path_buf(),
+        }),
+    }
+}
+
+/// An error of an operation beneath the root: a refusal to follow a link (the path changed
+/// since it was checked) is a denial; anything else is plain IO.
+fn changed_or_io(error: io::Error, requested: &Path, real: &Path) -> Error {
+    // Linux's ELOOP (40): a link met where none may be followed. EXDEV (18): `openat2`'s
+    // RESOLVE_BENEATH refusing a path that leaves the root. cap-std's own walk reports the same
+    // refusal as PermissionDenied "a path led outside of the filesystem".
+    const ELOOP: i32 = 40;
+    const EXDEV: i32 = 18;
+    let escaped = matches!(error.raw_os_error(), Some(ELOOP | EXDEV))
+        || (error.kind() == io::ErrorKind::PermissionDenied
+            && error.to_string().contains("led outside of the filesystem"));
+    if escaped {
+        denied(requested, DenyReason::ChangedDuringOpen)
+    } else {
+        io_at(real)(error)
     }
 }
 

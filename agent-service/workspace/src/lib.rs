@@ -58,7 +58,7 @@ pub use bootstrap_files::{
 };
 pub use bootstrap_name::BootstrapName;
 pub use config_file::{CONFIG_FILE_NAME, ConfigFile, default_config_text, ensure_config_file};
-pub use confine::Confined;
+pub use confine::{Confined, Written};
 pub use error::{DenyReason, Error, Result, VanishedCondition};
 pub use heartbeat::heartbeat_is_effectively_empty;
 pub use sandbox::{

@@ -6,7 +6,11 @@ use std::time::{Duration, Instant};
 
 use openclaw_proto::prompt::v1::{self as pb, prompt_service_client::PromptServiceClient};
 use service_kit::{BearerToken, ClientSecurity};
+use tokio::sync::watch;
 use tonic::{Code, transport::Channel};
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
 
 use crate::{PromptError, PromptSource};
 
@@ -17,13 +21,25 @@ pub struct RetryPolicy {
     pub initial_backoff: Duration,
     /// Longest pause between attempts.
     pub max_backoff: Duration,
+    /// How long one call keeps retrying a prompt-service that cannot be
+    /// reached (refused connections, shed load), counted from the call's
+    /// start; then it fails with [`PromptError::Unavailable`]. Independent
+    /// of the caller's deadline, which may be a whole run's: a service that
+    /// is down is reported in seconds, not when the run would have timed
+    /// out. An attempt that reached the service may still take until the
+    /// deadline.
+    pub give_up_after: Duration,
 }
+
+/// [`RetryPolicy::give_up_after`] by default.
+pub const DEFAULT_GIVE_UP_AFTER: Duration = Duration::from_secs(2);
 
 impl Default for RetryPolicy {
     fn default() -> Self {
         Self {
             initial_backoff: Duration::from_millis(50),
             max_backoff: Duration::from_secs(1),
+            give_up_after: DEFAULT_GIVE_UP_AFTER,
         }
     }
 }
@@ -34,6 +50,7 @@ impl Default for RetryPolicy {
 #[derive(Debug, Clone)]
 pub struct GrpcPromptSource {
     endpoint: String,
+    channel: Channel,
     client: PromptServiceClient<Channel>,
     retry: RetryPolicy,
     token: Option<BearerToken>,
@@ -65,12 +82,18 @@ impl GrpcPromptSource {
                 .tls_config(tls.client_config())
                 .map_err(|e| invalid(&e))?;
         }
+        // Keepalive PINGs: a prompt-service host that vanished without
+        // closing its connections (no FIN) is noticed in seconds, by the
+        // reachability watch too, rather than after TCP's own timeouts.
         let channel = config
             .connect_timeout(Duration::from_secs(2))
             .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(20))
+            .keep_alive_timeout(Duration::from_secs(10))
             .connect_lazy();
         Ok(Self {
             endpoint: endpoint.to_owned(),
+            channel: channel.clone(),
             client: PromptServiceClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
             retry,
             token: security.token.clone(),
@@ -88,12 +111,14 @@ impl GrpcPromptSource {
     }
 
     /// Runs `call` until it succeeds, fails for a reason retrying cannot fix,
-    /// or the deadline passes.
+    /// the retry budget is spent or the deadline passes.
     async fn with_retry<T, F, Fut>(&self, deadline: Instant, mut call: F) -> Result<T, PromptError>
     where
         F: FnMut(PromptServiceClient<Channel>, Duration) -> Fut,
         Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
+        let started = Instant::now();
+        let retry_until = deadline.min(started + self.retry.give_up_after);
         let mut backoff = self.retry.initial_backoff;
         let mut attempts = 0u32;
         loop {
@@ -108,15 +133,17 @@ impl GrpcPromptSource {
             match call(self.client.clone(), left).await {
                 Ok(response) => return Ok(response.into_inner()),
                 Err(status) if retryable(status.code()) => {
-                    tracing::warn!(endpoint = %self.endpoint, attempts, code = ?status.code(), message = status.message(), "prompt-service call failed; retrying");
-                    let pause = backoff.min(deadline.saturating_duration_since(Instant::now()));
+                    let pause = backoff.min(retry_until.saturating_duration_since(Instant::now()));
                     if pause.is_zero() {
+                        tracing::warn!(endpoint = %self.endpoint, attempts, code = ?status.code(), message = status.message(), "prompt-service unreachable; giving up");
                         return Err(PromptError::Unavailable(format!(
-                            "{}: {}",
+                            "{} cannot be reached: {} ({attempts} attempts in {:.1} s)",
                             self.endpoint,
-                            status.message()
+                            status.message(),
+                            started.elapsed().as_secs_f64()
                         )));
                     }
+                    tracing::debug!(endpoint = %self.endpoint, attempts, code = ?status.code(), message = status.message(), "prompt-service call failed; retrying");
                     tokio::time::sleep(pause).await;
                     backoff = (backoff * 2).min(self.retry.max_backoff);
                 }
@@ -128,6 +155,72 @@ impl GrpcPromptSource {
                     )));
                 }
             }
+        }
+    }
+}
+
+/// The health service name prompt-service reports for its RPCs.
+const PROMPT_SERVICE: &str = "openclaw.prompt.v1.PromptService";
+
+impl GrpcPromptSource {
+    /// Whether prompt-service is up, as it goes: a task (on the current
+    /// runtime) keeps a `grpc.health.v1` Watch open on
+    /// `openclaw.prompt.v1.PromptService` and the value is `true` while that
+    /// reports SERVING. A refused connection, a broken stream or NOT_SERVING
+    /// (prompt-service draining) make it `false`; the watch is re-opened
+    /// with backoff (`initial_backoff` doubling to `max_backoff`). It starts
+    /// `false` until the first answer. The task ends once every receiver is
+    /// dropped.
+    pub fn reachability(&self) -> watch::Receiver<bool> {
+        let (tx, rx) = watch::channel(false);
+        let source = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = source.follow_health(&tx) => {}
+                () = tx.closed() => {}
+            }
+        });
+        rx
+    }
+
+    async fn follow_health(&self, reachable: &watch::Sender<bool>) {
+        let mut backoff = self.retry.initial_backoff;
+        loop {
+            let mut request = tonic::Request::new(HealthCheckRequest {
+                service: PROMPT_SERVICE.to_owned(),
+            });
+            if let Some(token) = &self.token {
+                token.apply(&mut request);
+            }
+            let reason = match HealthClient::new(self.channel.clone()).watch(request).await {
+                Ok(response) => {
+                    let mut stream = response.into_inner();
+                    loop {
+                        match stream.message().await {
+                            Ok(Some(reply)) if reply.status() == ServingStatus::Serving => {
+                                backoff = self.retry.initial_backoff;
+                                if !reachable.send_replace(true) {
+                                    tracing::info!(endpoint = %self.endpoint, "prompt-service reachable");
+                                }
+                            }
+                            // Draining, most likely: its connection takes no
+                            // new calls, so watch again over a new one, which
+                            // may reach another instance.
+                            Ok(Some(reply)) => {
+                                break format!("it reports {:?}", reply.status());
+                            }
+                            Ok(None) => break "the health stream ended".to_owned(),
+                            Err(status) => break status.message().to_owned(),
+                        }
+                    }
+                }
+                Err(status) => status.message().to_owned(),
+            };
+            if reachable.send_replace(false) {
+                tracing::warn!(endpoint = %self.endpoint, %reason, "prompt-service unreachable");
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(self.retry.max_backoff);
         }
     }
 }

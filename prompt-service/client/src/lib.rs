@@ -2,8 +2,11 @@
 //! two transports.
 //!
 //! - [`GrpcPromptSource`] calls a prompt-service over gRPC (the deployment
-//!   default). Connection failures are retried with backoff until the
-//!   caller's deadline, then reported as [`PromptError::Unavailable`].
+//!   default). Connection failures are retried with backoff for a short
+//!   budget ([`RetryPolicy::give_up_after`], 2 s by default) or until the
+//!   caller's deadline if that comes first, then reported as
+//!   [`PromptError::Unavailable`]. [`GrpcPromptSource::reachability`]
+//!   follows whether prompt-service is up, for readiness.
 //! - [`InProcessPromptSource`] runs the very same request through the RPC's
 //!   own code path inside the process (the single-binary embedded mode).
 //!
@@ -14,7 +17,7 @@
 mod grpc;
 mod in_process;
 
-pub use grpc::{GrpcPromptSource, RetryPolicy};
+pub use grpc::{DEFAULT_GIVE_UP_AFTER, GrpcPromptSource, RetryPolicy};
 pub use in_process::InProcessPromptSource;
 pub use prompt_server::request_from_input;
 

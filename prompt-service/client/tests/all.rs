@@ -81,6 +81,7 @@ async fn unreachable_service_is_unavailable_after_the_deadline() {
         RetryPolicy {
             initial_backoff: Duration::from_millis(20),
             max_backoff: Duration::from_millis(100),
+            ..RetryPolicy::default()
         },
     )
     .unwrap();
@@ -114,6 +115,7 @@ async fn a_late_service_is_reached_by_retrying() {
         RetryPolicy {
             initial_backoff: Duration::from_millis(20),
             max_backoff: Duration::from_millis(100),
+            ..RetryPolicy::default()
         },
     )
     .unwrap();
@@ -185,4 +187,69 @@ async fn codex_turns_render_the_same_over_both_transports() {
             "{err:?}"
         );
     }
+}
+
+/// A prompt-service that refuses connections is reported unavailable once
+/// the retry budget is spent, long before a distant deadline.
+#[tokio::test]
+async fn a_refusing_service_is_unavailable_after_the_retry_budget_not_the_deadline() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let call = grpc.render(request_from_input(&fixtures::realistic()), soon(40));
+    // Ten seconds is far past the 2 s budget and far before the deadline.
+    let err = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("gave up before the deadline")
+        .unwrap_err();
+    let PromptError::Unavailable(message) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        message.starts_with(&format!("{endpoint} cannot be reached: ")),
+        "{message}"
+    );
+}
+
+/// Reachability follows prompt-service's health: false while nothing
+/// listens, true once it serves, false again when it stops.
+#[tokio::test]
+async fn reachability_follows_the_service_coming_and_going() {
+    let reserved = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = reserved.local_addr().unwrap();
+    drop(reserved);
+    let grpc = GrpcPromptSource::connect_lazy(
+        &format!("http://{addr}"),
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(100),
+            ..RetryPolicy::default()
+        },
+    )
+    .unwrap();
+    let mut reachable = grpc.reachability();
+    assert!(!*reachable.borrow());
+    let wait = |reachable: &mut tokio::sync::watch::Receiver<bool>, want: bool| {
+        let mut reachable = reachable.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), reachable.wait_for(|r| *r == want))
+                .await
+                .unwrap_or_else(|_| panic!("reachability never became {want}"))
+                .map(|_| ())
+                .expect("watch task alive");
+        }
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let stop = start_server(listener).await;
+    wait(&mut reachable, true).await;
+    stop.send(()).unwrap();
+    wait(&mut reachable, false).await;
+    // And back.
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let _stop = start_server(listener).await;
+    wait(&mut reachable, true).await;
 }

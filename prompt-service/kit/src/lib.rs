@@ -15,8 +15,9 @@
 //!
 //! Both servers stack the layers the same way, outermost first:
 //!
-//! 1. the request span ([`request_span`]): every refusal below is logged
-//!    inside its call's span;
+//! 1. the request span ([`trace_layer`]): every refusal below is logged
+//!    inside its call's span, and a failed call at the level its code
+//!    deserves ([`failure_level`]);
 //! 2. [`RpcMetricsLayer`]: every refusal below is counted with its status
 //!    code (UNAUTHENTICATED, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED);
 //! 3. [`AuthLayer`]: before load shedding, so callers without credentials
@@ -28,7 +29,10 @@
 //!    reading of its request body too; it must sit outside
 //!    [`RequestSizeLimitLayer`], which calls inward only once it has read
 //!    the message prefix;
-//! 6. [`RequestSizeLimitLayer`], then the services.
+//! 6. [`RequestSizeLimitLayer`];
+//! 7. [`MalformedRequestLayer`], next to the services: a request body tonic
+//!    cannot read answers INVALID_ARGUMENT instead of INTERNAL, and only
+//!    the services' own decoding is inside it.
 //!
 //! gRPC health passes 3 and 4 (open, exempt from shedding), so probes
 //! answer without a token and while the server is full. TLS sits below all
@@ -41,6 +45,8 @@ pub mod deadline;
 mod health;
 mod limit;
 mod logging;
+mod malformed;
+mod methods;
 pub mod metrics;
 mod otlp;
 pub mod overload;
@@ -55,7 +61,11 @@ pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use deadline::DeadlineLayer;
 pub use health::{HealthServices, health_services, probe, probe_with};
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
-pub use logging::{LogFormat, SESSION_KEY_HEADER, init_tracing, record_session_id, request_span};
+pub use logging::{
+    LogFormat, OutcomeLog, RequestTraceLayer, SESSION_KEY_HEADER, failure_level, init_tracing,
+    record_session_id, request_span, trace_layer,
+};
+pub use malformed::{MalformedRequest, MalformedRequestLayer};
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};

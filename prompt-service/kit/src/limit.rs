@@ -3,7 +3,9 @@
 //! tonic's own `max_decoding_message_size` rejects oversize messages with
 //! OUT_OF_RANGE after buffering them. This layer reads only the 5-byte gRPC
 //! length prefix of the first message and refuses an oversize request before
-//! its body is read, with the status code our API promises. tonic's limit
+//! its body is read, with the status code our API promises (and a body
+//! whose first byte is no compression flag, so no gRPC frame at all, gets
+//! INVALID_ARGUMENT before its "length" is believed). tonic's limit
 //! stays configured as a second guard for later messages of a stream.
 
 use std::{
@@ -73,8 +75,18 @@ where
         let max_bytes = self.max_bytes;
         Box::pin(async move {
             let (parts, body) = req.into_parts();
-            let (body, declared) = peek_length(body).await;
-            if let Some(len) = declared.filter(|&len| len > max_bytes) {
+            let (body, prefix) = peek_prefix(body).await;
+            if let Some((flag, _)) = prefix.filter(|(flag, _)| *flag > 1) {
+                // Not a gRPC message frame at all (say JSON posted to the
+                // port): its "length" would be text read as a number.
+                tracing::debug!(flag, "request refused: not a gRPC message frame");
+                return Ok(Status::invalid_argument(format!(
+                    "the request body is not a gRPC message: its first byte, the compression \
+                     flag, is {flag} (0 or 1 expected)"
+                ))
+                .into_http());
+            }
+            if let Some(len) = prefix.map(|(_, len)| len).filter(|&len| len > max_bytes) {
                 tracing::warn!(len, max_bytes, "request refused: message too large");
                 return Ok(Status::resource_exhausted(format!(
                     "request message is {len} bytes; the limit is {max_bytes} bytes"
@@ -87,8 +99,9 @@ where
 }
 
 /// Reads frames until the 5-byte prefix is known, then returns a body that
-/// replays what was read followed by the rest, and the declared length.
-async fn peek_length(mut body: Body) -> (Body, Option<usize>) {
+/// replays what was read followed by the rest, and the prefix's compression
+/// flag and declared length.
+async fn peek_prefix(mut body: Body) -> (Body, Option<(u8, usize)>) {
     let mut buffered: VecDeque<Bytes> = VecDeque::new();
     let mut seen = 0usize;
     let mut trailers = None;
@@ -118,7 +131,10 @@ async fn peek_length(mut body: Body) -> (Body, Option<usize>) {
                 filled += 1;
             }
         }
-        u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize
+        (
+            prefix[0],
+            u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize,
+        )
     });
     let replay = Replay {
         buffered,

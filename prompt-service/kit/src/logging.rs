@@ -1,6 +1,14 @@
-//! Tracing setup and the per-request span.
+//! Tracing setup, the per-request span and the line that reports a failed
+//! call at the level its status code deserves.
 
-use tonic::body::Body;
+use std::time::Duration;
+
+use tonic::{Code, body::Body};
+use tower_http::{
+    classify::{GrpcErrorsAsFailures, GrpcFailureClass, SharedClassifier},
+    trace::{DefaultOnBodyChunk, DefaultOnEos, DefaultOnRequest, DefaultOnResponse, TraceLayer},
+};
+use tracing::Level;
 use tracing_subscriber::{EnvFilter, fmt, prelude::*};
 
 /// Log output format.
@@ -80,4 +88,82 @@ pub fn request_span(req: &http::Request<Body>) -> tracing::Span {
 /// handler, where that span is current; elsewhere it does nothing).
 pub fn record_session_id(session_id: &str) {
     tracing::Span::current().record("session_id", session_id);
+}
+
+/// The request span layer both servers put outermost: [`request_span`] for
+/// every call, and a failed call logged by [`OutcomeLog`].
+pub type RequestTraceLayer = TraceLayer<
+    SharedClassifier<GrpcErrorsAsFailures>,
+    fn(&http::Request<Body>) -> tracing::Span,
+    DefaultOnRequest,
+    DefaultOnResponse,
+    DefaultOnBodyChunk,
+    DefaultOnEos,
+    OutcomeLog,
+>;
+
+/// See [`RequestTraceLayer`].
+pub fn trace_layer() -> RequestTraceLayer {
+    TraceLayer::new_for_grpc()
+        .make_span_with(request_span as fn(&_) -> _)
+        .on_failure(OutcomeLog)
+}
+
+/// Logs a call that did not end OK, at [`failure_level`] of its code.
+/// tower-http's default logs every non-OK code at ERROR, so a client asking
+/// for a session that does not exist would page whoever watches errors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OutcomeLog;
+
+impl tower_http::trace::OnFailure<GrpcFailureClass> for OutcomeLog {
+    fn on_failure(&mut self, class: GrpcFailureClass, latency: Duration, _span: &tracing::Span) {
+        let latency_ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
+        let (code, message) = match &class {
+            GrpcFailureClass::Status(status) => (
+                Code::from(status.code_raw()),
+                status.message().unwrap_or_default().to_owned(),
+            ),
+            // The response body failed while being sent: the connection
+            // broke, mostly because the client went away.
+            GrpcFailureClass::Error(error) => (Code::Cancelled, error.clone()),
+            // A class tower-http adds later: loudly, until it is placed here.
+            _ => (Code::Unknown, class.to_string()),
+        };
+        let code_name = crate::rpc_metrics::code_name(code);
+        macro_rules! log {
+            ($level:expr) => {
+                tracing::event!($level, grpc_code = code_name, grpc_message = %message, latency_ms, "call failed")
+            };
+        }
+        match failure_level(code) {
+            Level::ERROR => log!(Level::ERROR),
+            Level::WARN => log!(Level::WARN),
+            Level::INFO => log!(Level::INFO),
+            Level::DEBUG => log!(Level::DEBUG),
+            _ => log!(Level::TRACE),
+        }
+    }
+}
+
+/// How loudly a call that ended with `code` is logged. ERROR is kept for
+/// faults of the server or of what it depends on, the codes an operator
+/// must act on; WARN for limits being hit and refused credentials, worth a
+/// look when they pile up; INFO for the caller's own mistakes and choices
+/// (a bad field, an unknown session or health service name, its deadline,
+/// its cancellation), which are the caller's to fix.
+pub fn failure_level(code: Code) -> Level {
+    match code {
+        Code::Unknown | Code::Internal | Code::DataLoss | Code::Unavailable => Level::ERROR,
+        Code::ResourceExhausted | Code::Unauthenticated | Code::PermissionDenied => Level::WARN,
+        Code::Ok
+        | Code::Cancelled
+        | Code::InvalidArgument
+        | Code::DeadlineExceeded
+        | Code::NotFound
+        | Code::AlreadyExists
+        | Code::FailedPrecondition
+        | Code::Aborted
+        | Code::OutOfRange
+        | Code::Unimplemented => Level::INFO,
+    }
 }

@@ -29,7 +29,6 @@ use std::{
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use prost::Message as _;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::{Status, body::Body};
 use tower::{Layer, Service};
@@ -94,19 +93,13 @@ impl OverloadLayer {
     /// shares the same slots (tonic clones the layered service per
     /// connection).
     pub fn new(config: OverloadConfig) -> Self {
-        let mut streaming = HashSet::new();
-        for set in [
-            openclaw_proto::FILE_DESCRIPTOR_SET,
-            tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
-            tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
-        ] {
-            match prost_types::FileDescriptorSet::decode(set) {
-                Ok(set) => streaming.extend(streaming_paths(&set)),
-                // Compiled-in bytes; a failure is a bug. Streams would then
-                // count as unary calls, which still bounds them.
-                Err(error) => tracing::error!(%error, "cannot decode a descriptor set"),
-            }
-        }
+        // A decoding failure (a bug, logged) would count streams as unary
+        // calls, which still bounds them.
+        let streaming = crate::methods::served_methods()
+            .into_iter()
+            .filter(|m| m.client_streaming || m.server_streaming)
+            .map(|m| m.path)
+            .collect();
         Self {
             shared: Arc::new(Shared {
                 requests: Pool::new(config.max_concurrent_requests, "requests"),
@@ -115,25 +108,6 @@ impl OverloadLayer {
             }),
         }
     }
-}
-
-fn streaming_paths(set: &prost_types::FileDescriptorSet) -> Vec<String> {
-    let mut paths = Vec::new();
-    for file in &set.file {
-        for service in &file.service {
-            for method in &service.method {
-                if method.client_streaming() || method.server_streaming() {
-                    paths.push(format!(
-                        "/{}.{}/{}",
-                        file.package(),
-                        service.name(),
-                        method.name()
-                    ));
-                }
-            }
-        }
-    }
-    paths
 }
 
 impl<S> Layer<S> for OverloadLayer {

@@ -19,7 +19,6 @@ use std::{
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use prost::Message as _;
 use tonic::{Code, Status, body::Body};
 use tower::{Layer, Service};
 
@@ -40,19 +39,11 @@ impl RpcMetricsLayer {
     /// Labels the methods of our protos, gRPC health and reflection by name;
     /// any other path is labelled `unknown`.
     pub fn new() -> Self {
-        let mut known = HashSet::new();
-        for set in [
-            openclaw_proto::FILE_DESCRIPTOR_SET,
-            tonic_health::pb::FILE_DESCRIPTOR_SET,
-            tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
-            tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
-        ] {
-            match prost_types::FileDescriptorSet::decode(set) {
-                Ok(set) => known.extend(method_paths(&set)),
-                // Compiled-in bytes; a failure is a bug, and it only costs labels.
-                Err(error) => tracing::error!(%error, "cannot decode a descriptor set for metrics"),
-            }
-        }
+        // A decoding failure (a bug, logged) only costs labels.
+        let known = crate::methods::served_methods()
+            .into_iter()
+            .map(|m| m.path)
+            .collect();
         Self {
             known: Arc::new(known),
         }
@@ -63,24 +54,6 @@ impl Default for RpcMetricsLayer {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// `/package.Service/Method` for every method of every service in `set`.
-fn method_paths(set: &prost_types::FileDescriptorSet) -> Vec<String> {
-    let mut paths = Vec::new();
-    for file in &set.file {
-        for service in &file.service {
-            for method in &service.method {
-                paths.push(format!(
-                    "/{}.{}/{}",
-                    file.package(),
-                    service.name(),
-                    method.name()
-                ));
-            }
-        }
-    }
-    paths
 }
 
 impl<S> Layer<S> for RpcMetricsLayer {
@@ -226,7 +199,7 @@ impl HttpBody for MeteredBody {
 }
 
 /// The canonical name of a status code, as the gRPC spec spells it.
-fn code_name(code: Code) -> &'static str {
+pub(crate) fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
         Code::Cancelled => "CANCELLED",

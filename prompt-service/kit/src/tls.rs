@@ -35,9 +35,10 @@ impl fmt::Debug for ServerTls {
 impl ServerTls {
     /// Reads and checks the PEM files: `cert` (the chain, leaf first),
     /// `key` (PKCS#8, PKCS#1 or SEC1) and the optional client CA bundle.
+    /// The key must be the certificate's own: a pair that does not match
+    /// would pass startup and fail every handshake.
     pub fn from_files(cert: &Path, key: &Path, client_ca: Option<&Path>) -> Result<Self, String> {
-        let cert = read_certs(cert, "certificate")?;
-        let key = read_key(key)?;
+        let (cert, key) = read_pair(cert, key)?;
         let client_ca = client_ca
             .map(|path| read_certs(path, "client CA certificate"))
             .transpose()?;
@@ -101,7 +102,8 @@ impl fmt::Debug for ClientTls {
 
 impl ClientTls {
     /// Reads and checks the PEM files. `cert` and `key` come together or
-    /// not at all. Without `server_name` the URL's host is expected.
+    /// not at all, and the key must be the certificate's. Without
+    /// `server_name` the URL's host is expected.
     pub fn from_files(
         ca: &Path,
         cert: Option<&Path>,
@@ -110,7 +112,7 @@ impl ClientTls {
     ) -> Result<Self, String> {
         let ca = read_certs(ca, "CA certificate")?;
         let identity = match (cert, key) {
-            (Some(cert), Some(key)) => Some((read_certs(cert, "certificate")?, read_key(key)?)),
+            (Some(cert), Some(key)) => Some(read_pair(cert, key)?),
             (None, None) => None,
             (Some(_), None) => return Err("a client certificate needs its key file".to_owned()),
             (None, Some(_)) => return Err("a client key needs its certificate file".to_owned()),
@@ -164,13 +166,78 @@ fn read_certs(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     }
 }
 
-fn read_key(path: &Path) -> Result<Vec<u8>, String> {
+fn read_key(path: &Path) -> Result<(Vec<u8>, PrivateKeyDer<'static>), String> {
     let pem = read(path)?;
     match PrivateKeyDer::from_pem_slice(&pem) {
-        Ok(_) => Ok(pem),
+        Ok(key) => Ok((pem, key)),
         Err(_) => Err(format!(
             "{} holds no PEM private key (PKCS#8, PKCS#1 or SEC1)",
             path.display()
         )),
+    }
+}
+
+/// A certificate chain and its private key, checked to belong together:
+/// the key's public half must be the one in the leaf certificate. rustls
+/// would find out at the first handshake, after the server said it was
+/// listening; here both files are named before anything starts.
+fn read_pair(cert_path: &Path, key_path: &Path) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let cert = read_certs(cert_path, "certificate")?;
+    let (key, key_der) = read_key(key_path)?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: invalid PEM certificate: {e}", cert_path.display()))?;
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    let mismatch = |detail: &dyn fmt::Display| {
+        format!(
+            "the key in {} does not belong to the certificate in {} ({detail})",
+            key_path.display(),
+            cert_path.display()
+        )
+    };
+    let signing_key = provider
+        .key_provider
+        .load_private_key(key_der)
+        .map_err(|e| format!("{}: unusable private key: {e}", key_path.display()))?;
+    match rustls::sign::CertifiedKey::new(chain, signing_key).keys_match() {
+        Ok(()) => Ok((cert, key)),
+        // A key type whose public half rustls cannot derive: the handshake decides.
+        Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => Ok((cert, key)),
+        Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) => {
+            Err(mismatch(&"their public keys differ"))
+        }
+        Err(e) => Err(mismatch(&e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_pki::{TestCa, write};
+
+    #[test]
+    fn a_certificate_with_another_pairs_key_is_refused_naming_both_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ca = TestCa::new("test CA");
+        let (first, second) = (ca.server(&["localhost"]), ca.client("c"));
+        let cert = write(dir.path(), "cert.pem", &first.cert);
+        let key = write(dir.path(), "key.pem", &first.key);
+        let other = write(dir.path(), "other.pem", &second.key);
+        let ca_file = write(dir.path(), "ca.pem", &ca.cert);
+        assert!(ServerTls::from_files(&cert, &key, None).is_ok());
+        let expected = format!(
+            "the key in {} does not belong to the certificate in {} (their public keys differ)",
+            other.display(),
+            cert.display()
+        );
+        assert_eq!(
+            ServerTls::from_files(&cert, &other, None).map(|_| ()),
+            Err(expected.clone())
+        );
+        // A client identity is checked the same way.
+        assert_eq!(
+            ClientTls::from_files(&ca_file, Some(&cert), Some(&other), None).map(|_| ()),
+            Err(expected)
+        );
     }
 }

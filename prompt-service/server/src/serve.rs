@@ -10,7 +10,6 @@ use openclaw_proto::{
 use tokio::net::TcpListener;
 use tonic::{Request, Response, Status, transport::Server};
 use tower::ServiceBuilder;
-use tower_http::trace::TraceLayer;
 
 use crate::{reply::PromptRoutes, service::PromptServiceImpl};
 
@@ -97,9 +96,10 @@ pub async fn serve(
     // load shedding, so callers without a token never take a slot from
     // those with one; the deadline starts when a call is admitted and
     // covers reading its body; the size check runs before any handler
-    // decodes the body. Health passes authentication and load shedding.
+    // decodes the body; a body that cannot be decoded answers
+    // INVALID_ARGUMENT. Health passes authentication and load shedding.
     let layers = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_grpc().make_span_with(service_kit::request_span as fn(&_) -> _))
+        .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
         .layer(config.security.auth_layer())
         .layer(service_kit::OverloadLayer::new(config.overload))
@@ -108,7 +108,8 @@ pub async fn serve(
         )))
         .layer(service_kit::RequestSizeLimitLayer::new(
             config.max_request_bytes,
-        ));
+        ))
+        .layer(service_kit::MalformedRequestLayer::new());
 
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel();
     let signal = async move {

@@ -208,7 +208,9 @@ mod tests {
         assert_eq!(service.remembered_requests(), 1);
         assert_ne!(first.chars(), second.chars());
         // Other stable inputs: a second entry (the project keys are stable).
-        request.active_project_keys.push("github.com/acme/app".into());
+        request
+            .active_project_keys
+            .push("github.com/acme/app".into());
         service
             .render_wire(&request.encode_to_vec())
             .expect("renders");

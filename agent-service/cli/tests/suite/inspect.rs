@@ -149,3 +149,45 @@ async fn agents_skills_and_setup() {
         .expect_err("unknown agent");
     assert_eq!(error.exit_code(), 66);
 }
+
+/// A transcript with a 7 MB line (a 3.5 MiB message of quotes, each stored
+/// escaped) is shown whole: the line arrives in parts that fit the client's
+/// default 4 MiB limit, and `show` joins them.
+#[tokio::test]
+async fn sessions_show_reads_a_seven_megabyte_line() {
+    let demo = DemoStack::start().await;
+    let mut client = demo.client().await;
+    let quotes = "\"".repeat(3_500_000);
+    let mut run = client
+        .run(pb::RunRequest {
+            session: Some(Target::default().session_ref()),
+            message: quotes,
+            ..Default::default()
+        })
+        .await
+        .expect("run")
+        .into_inner();
+    // The run's own outcome does not matter: the message is stored first.
+    while run.message().await.expect("event").is_some() {}
+
+    let (result, rec) =
+        capture(async |term| sessions::show(&mut client, &Target::default(), term).await).await;
+    result.expect("show");
+    let shown = rec.stdout();
+    assert!(
+        shown.starts_with("#1 session "),
+        "{}",
+        &shown[..shown.len().min(400)]
+    );
+    assert!(
+        shown.contains("\n#2 user: \"\"\"\"\"\"\"\""),
+        "{}",
+        &shown[..shown.len().min(400)]
+    );
+    assert!(
+        !shown.contains("broken"),
+        "{}",
+        &shown[..shown.len().min(400)]
+    );
+    assert_in_order(&rec.stderr(), &["· load report: ", " · 0 bad lines"]);
+}

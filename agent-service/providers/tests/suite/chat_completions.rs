@@ -4,7 +4,7 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_transcript::Message;
 use serde_json::json;
 
-use super::support::{KEY, fake, request, run, tool_result};
+use super::support::{KEY, fake, request, run, tool_result, user};
 
 #[tokio::test]
 async fn request_carries_one_system_message_tools_and_the_tool_round() {
@@ -70,5 +70,25 @@ async fn limits_and_reasoning_use_the_compatible_field_names() {
     assert_eq!(
         (&body["max_tokens"], &body["reasoning_effort"]),
         (&json!(256), &json!("low"))
+    );
+}
+
+/// Two user messages in a row (a run failed before the model answered, then another message
+/// came) go as one, since many chat templates refuse roles that do not alternate.
+#[tokio::test]
+async fn user_messages_in_a_row_go_as_one() {
+    let (fake, provider) = fake(WireFormat::ChatCompletions).await;
+    // A server whose template refuses two user messages in a row.
+    fake.require_alternating_roles();
+    fake.push(FakeReply::text("Both read."));
+    let mut both = request();
+    both.messages = vec![user("first"), user("second")];
+    run(provider.as_ref(), both).await.0.unwrap();
+    assert_eq!(
+        fake.requests()[0].body["messages"],
+        json!([
+            {"role": "system", "content": "STABLE\n\nDYNAMIC"},
+            {"role": "user", "content": "first\n\nsecond"},
+        ])
     );
 }

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use agent_testkit::{FakeReply, FakeUsage, WireFormat};
+use agent_testkit::{CacheWriteField, FakeReply, FakeUsage, WireFormat};
 use openclaw_providers::{ProviderError, RetryPolicy, StreamEvent};
 use openclaw_transcript::{ContentBlock, Message, StopReason, TextContent, ToolCall, Usage};
 use serde_json::json;
@@ -45,6 +45,9 @@ per_format!(
     context_overflow_is_recognised,
     wrong_key_is_a_client_error,
     instant_mode_answers_the_tool_round,
+    gateway_cache_writes_are_kept,
+    an_error_sent_as_an_event_stream_reads_as_its_message,
+    an_unstreamed_answer_is_read_like_a_stream,
 );
 
 async fn text_deltas_stream_in_order(format: WireFormat) {
@@ -384,4 +387,108 @@ async fn instant_mode_answers_the_tool_round(format: WireFormat) {
         (2, 0),
         "counted, not recorded"
     );
+}
+
+/// Gateways report cache writes in their own fields (OpenRouter in the details, proxies of
+/// Anthropic's API under Anthropic's names) and count them in the input total; they are kept
+/// as writes, not counted as plain input. Anthropic reports its own.
+async fn gateway_cache_writes_are_kept(format: WireFormat) {
+    let (fake, provider) = fake(format).await;
+    let usage = FakeUsage {
+        input: 100,
+        output: 20,
+        cache_read: 900,
+        cache_write: 50,
+    };
+    let expected = Usage {
+        input: 100,
+        output: 20,
+        cache_read: 900,
+        cache_write: 50,
+        total_tokens: 1070,
+        cost: None,
+    };
+    for field in [CacheWriteField::Details, CacheWriteField::AnthropicNames] {
+        fake.push(FakeReply::text("ok").usage(usage).cache_write_as(field));
+        let (result, _) = run(provider.as_ref(), request()).await;
+        assert_eq!(result.unwrap().usage, Some(expected.clone()), "{field:?}");
+    }
+}
+
+/// An HTTP error whose body is an event stream (`data: {...}`) reads as the error's own
+/// message and kind, not as the raw stream text.
+async fn an_error_sent_as_an_event_stream_reads_as_its_message(format: WireFormat) {
+    let (fake, provider) = fake(format).await;
+    fake.push(FakeReply::rate_limited(Some(2)).as_event_stream());
+    let (result, _) = run(provider.as_ref(), request()).await;
+    let Err(ProviderError::RateLimited {
+        retry_after,
+        message,
+    }) = result
+    else {
+        panic!("{result:?}")
+    };
+    assert_eq!(retry_after, Some(Duration::from_secs(2)));
+    assert!(
+        !message.contains("data:") && !message.contains("event:") && !message.contains('{'),
+        "{message}"
+    );
+    assert!(message.to_lowercase().contains("rate limit"), "{message}");
+    fake.push(FakeReply::context_overflow().as_event_stream());
+    let (result, _) = run(provider.as_ref(), request()).await;
+    assert!(
+        matches!(result, Err(ProviderError::ContextOverflow { .. })),
+        "{result:?}"
+    );
+}
+
+/// A server that ignores `stream: true` and answers with the API's whole JSON response is
+/// read as if it had streamed: the same message, one delta per block, usage.
+async fn an_unstreamed_answer_is_read_like_a_stream(format: WireFormat) {
+    let (fake, provider) = fake(format).await;
+    let usage = FakeUsage {
+        input: 100,
+        output: 20,
+        cache_read: 0,
+        cache_write: 0,
+    };
+    fake.push(
+        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))
+            .with_text("Let me look.")
+            .with_thinking("A file first.")
+            .usage(usage)
+            .unstreamed(),
+    );
+    let (result, events) = run(provider.as_ref(), request()).await;
+    let message = result.unwrap();
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    assert_eq!(streamed_text(&events), "Let me look.");
+    let calls: Vec<&ToolCall> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 1, "{message:?}");
+    assert_eq!(
+        (calls[0].name.as_str(), &calls[0].arguments),
+        ("read", &json!({"path": "AGENTS.md"}))
+    );
+    assert!(
+        message
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Thinking(t) if t.thinking == "A file first.")),
+        "{message:?}"
+    );
+    let usage = message.usage.expect("usage");
+    assert_eq!((usage.input, usage.output), (100, 20));
+
+    fake.push(FakeReply::text("Whole answer.").unstreamed());
+    let (result, _) = run(provider.as_ref(), request()).await;
+    let message = result.unwrap();
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    assert_eq!(message.content, vec![ContentBlock::text("Whole answer.")]);
 }

@@ -368,6 +368,7 @@ impl CodexRun<'_> {
                 kind: s.kind,
                 heartbeat_turn: heartbeat,
                 cwd: &s.cwd,
+                sandbox: None,
                 channel: self.channel,
                 tools: &descriptors,
                 skills: self.skills.as_ref(),

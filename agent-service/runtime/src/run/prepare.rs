@@ -86,6 +86,8 @@ pub struct TurnPrompt<'a> {
     pub heartbeat_turn: bool,
     /// Working directory.
     pub cwd: &'a Path,
+    /// The sandbox of the session's commands, when it is sandboxed.
+    pub sandbox: Option<&'a openclaw_sandbox::Isolation>,
     /// The channel.
     pub channel: &'a TurnChannel,
     /// Tools after policy.
@@ -155,6 +157,7 @@ impl Runtime {
             kind: t.kind,
             heartbeat_turn: t.heartbeat_turn,
             cwd: t.cwd,
+            sandbox: t.sandbox,
             channel: t.channel,
             tools: t.tools,
             skills: t.skills,
@@ -225,6 +228,7 @@ impl Runtime {
         let skills = self.list_skills(&agent.id).await.ok();
         let contribution = self.contribution(&model, deadline).await;
         let default_model = agent.model.clone().unwrap_or_default();
+        let sandbox = self.session_isolation(&agent, &key, &cwd)?;
         let prompt = self
             .render_turn(
                 &TurnPrompt {
@@ -232,6 +236,7 @@ impl Runtime {
                     kind: kind_of(&key),
                     heartbeat_turn: false,
                     cwd: &cwd,
+                    sandbox: sandbox.as_ref(),
                     channel,
                     tools: &descriptors,
                     skills: skills.as_ref(),
@@ -272,6 +277,9 @@ impl Runtime {
         }
         let key = key::normalize(&agent.id, &spec.session_key)?;
         let cwd = self.session_workspace(&agent, &key).await?;
+        // A sandboxed session whose sandbox cannot be made is refused before the message is
+        // accepted, so nothing is recorded that no run could answer.
+        self.session_isolation(&agent, &key, &cwd)?;
         let meta = NewSession {
             channel: (!spec.channel.channel.is_empty()).then(|| spec.channel.channel.clone()),
             chat_type: (!spec.channel.chat_type.is_empty()).then(|| spec.channel.chat_type.clone()),
@@ -416,6 +424,9 @@ impl Runtime {
         // across runs (prompt caching).
         ctx.fence = p.extras.fence.clone();
         ctx.subagents = self.subagent_control(&p.agent.id, &p.key);
+        ctx.sandbox = self
+            .session_isolation(&p.agent, &p.key, &p.cwd)?
+            .map(Arc::new);
         Ok(ctx)
     }
 

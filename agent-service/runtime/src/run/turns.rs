@@ -147,6 +147,7 @@ pub(crate) async fn run_once(
         kind: s.kind,
         heartbeat_turn: first.options.heartbeat,
         cwd: &s.cwd,
+        sandbox: ctx.sandbox.as_deref(),
         channel: &first.channel,
         tools: &tool_descriptors,
         skills: skills.as_ref(),

@@ -35,6 +35,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         kind,
         heartbeat_turn,
         cwd: ws,
+        sandbox: None,
         channel: &channel,
         tools: &tools,
         skills: None,

@@ -34,6 +34,57 @@ impl Service {
         config: Option<&str>,
         prompt: Arc<dyn prompt_client::PromptSource>,
     ) -> Self {
+        Self::start_with(
+            dir,
+            config,
+            prompt,
+            agent_server::ServeConfig::default(),
+            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
+        )
+        .await
+    }
+
+    /// The same, served with `serve_config`.
+    pub async fn start_serving(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        serve_config: agent_server::ServeConfig,
+    ) -> Self {
+        Self::start_with(
+            dir,
+            config,
+            prompt,
+            serve_config,
+            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
+        )
+        .await
+    }
+
+    /// [`Service::start_full`] with the bubblewrap program sandboxed sessions use.
+    pub async fn start_sandboxed(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        sandbox_program: &str,
+    ) -> Self {
+        Self::start_with(
+            dir,
+            config,
+            prompt,
+            agent_server::ServeConfig::default(),
+            sandbox_program,
+        )
+        .await
+    }
+
+    async fn start_with(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        serve_config: agent_server::ServeConfig,
+        sandbox_program: &str,
+    ) -> Self {
         let settings = Settings {
             state_dir: dir.path().join("state"),
             config_path: dir.path().join("openclaw.json"),
@@ -47,6 +98,7 @@ impl Service {
             env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
             clock: Arc::new(openclaw_transcript::SystemClock),
             prompt,
+            sandbox_program: sandbox_program.into(),
         })
         .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -54,7 +106,7 @@ impl Service {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(agent_server::serve(
             listener,
-            agent_server::ServeConfig::default(),
+            serve_config,
             Arc::clone(&runtime),
             async {
                 let _ = stopped.await;
@@ -108,10 +160,16 @@ impl Service {
             .await
             .expect("transcript")
             .into_inner();
-        let mut out = Vec::new();
+        let mut out: Vec<pb::TranscriptEntry> = Vec::new();
+        let mut continuing = false;
         while let Some(item) = stream.message().await.expect("item") {
             if let Some(pb::transcript_item::Item::Entry(e)) = item.item {
-                out.push(e);
+                // An entry over 1 MiB comes in parts: join them.
+                match out.last_mut() {
+                    Some(head) if continuing => head.json.push_str(&e.json),
+                    _ => out.push(e.clone()),
+                }
+                continuing = e.json_continues;
             }
         }
         out
@@ -149,7 +207,11 @@ pub struct PromptService {
 
 impl PromptService {
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        Self::start_on(TcpListener::bind("127.0.0.1:0").await.expect("bind")).await
+    }
+
+    /// On a listener already bound (a port clients were given before).
+    pub async fn start_on(listener: TcpListener) -> Self {
         let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(prompt_server::serve(
@@ -193,13 +255,30 @@ impl Harness {
         defaults_extra: &str,
         top_extra: &str,
     ) -> Self {
+        Self::start_sandboxed(
+            format,
+            defaults_extra,
+            top_extra,
+            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
+        )
+        .await
+    }
+
+    /// [`Harness::start`] with the bubblewrap program sandboxed sessions use.
+    pub async fn start_sandboxed(
+        format: agent_testkit::WireFormat,
+        defaults_extra: &str,
+        top_extra: &str,
+        sandbox_program: &str,
+    ) -> Self {
         let (base_url, fake) = agent_testkit::FakeServer::start(format)
             .await
             .expect("fake server");
         let prompt = PromptService::start().await;
         let dir = tempfile::tempdir().expect("dir");
         let config = config(&base_url, format, defaults_extra, top_extra);
-        let service = Service::start_full(dir, Some(&config), prompt.client()).await;
+        let service =
+            Service::start_sandboxed(dir, Some(&config), prompt.client(), sandbox_program).await;
         Self {
             service,
             fake,

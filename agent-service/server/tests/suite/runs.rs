@@ -625,3 +625,41 @@ async fn the_preview_shows_the_newer_inputs_as_filled() {
         openclaw_proto::prompt::v1::PromptSurface::EmbeddedRun as i32
     );
 }
+
+/// A run that failed before the model answered leaves its user message in the transcript; the
+/// next Chat Completions request sends it and the new one as one user message, since many chat
+/// templates refuse roles that do not alternate.
+#[tokio::test]
+async fn after_a_failed_run_the_next_chat_request_still_alternates_roles() {
+    let harness = harness(WireFormat::ChatCompletions, "").await;
+    harness.fake.require_alternating_roles();
+    harness
+        .fake
+        .push(FakeReply::error(agent_testkit::FakeError::Other {
+            status: 400,
+            message: "refused for the test".into(),
+        }));
+    let events = run(&harness.service, run_request("First question?")).await;
+    assert!(error_of(&events).is_some(), "{events:?}");
+    harness.fake.push(FakeReply::text("Both answered."));
+    let events = run(&harness.service, run_request("Second question?")).await;
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("Both answered."),
+        "{events:?}"
+    );
+    let requests = harness.fake.requests();
+    let sent = &requests.last().expect("a request").body["messages"];
+    let users: Vec<&str> = sent
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(users.len(), 1, "{sent}");
+    assert!(
+        users[0].contains("First question?") && users[0].contains("Second question?"),
+        "{sent}"
+    );
+}

@@ -51,6 +51,7 @@ impl Agent {
             env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
             clock: Arc::new(openclaw_transcript::SystemClock),
             prompt,
+            sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
         })
         .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");

@@ -509,6 +509,7 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
         prompt: std::sync::Arc::new(
             prompt_client::InProcessPromptSource::new().expect("prompt source"),
         ),
+        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
     })
     .expect("second runtime");
     let err = other

@@ -25,7 +25,7 @@ use self::parse::{Operation, parse};
 use crate::arguments::{non_empty, parse as parse_args};
 use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
-use crate::file_io::{read_text, remove_file, write_atomic};
+use crate::file_io::{read_text, remove_file, write_file};
 use crate::policy::apply_patch_available;
 use crate::tool::{Tool, ToolOutcome};
 
@@ -253,10 +253,14 @@ fn apply(scope: &Scope, operations: Vec<Operation>) -> Result<ToolOutcome, ToolE
     let mut done: Vec<&str> = Vec::new();
     for change in &changes {
         let result = match &change.staged {
-            Staged::Write(text) => {
-                write_atomic(&change.real, text.as_bytes(), &change.shown).map(|_| ())
-            }
-            Staged::Delete => remove_file(&change.real, &change.shown),
+            Staged::Write(text) => write_file(
+                &scope.confined,
+                &change.real,
+                text.as_bytes(),
+                &change.shown,
+            )
+            .map(|_| ()),
+            Staged::Delete => remove_file(&scope.confined, &change.real, &change.shown),
         };
         if let Err(error) = result {
             let changed = if done.is_empty() {

@@ -1,5 +1,6 @@
-//! The effective-command analyzer shared by exec approvals and the Codex harness: chains
-//! split, shells and wrappers unwrapped, whatever cannot be judged is `Opaque`.
+//! The effective-command analyzer shared by exec approvals and the Codex harness: a real
+//! bash parse, chains split, shells and wrappers unwrapped, whatever cannot be judged exactly
+//! is `Opaque`. The decision corpus and the embedding property test are in `exec_corpus.rs`.
 
 use openclaw_tools::command::{Opaque, effective_commands, effective_programs};
 use proptest::prelude::*;
@@ -16,7 +17,7 @@ fn list(items: &[&str]) -> Option<Vec<String>> {
 fn chains_wrappers_and_quotes_are_seen_through() {
     assert_eq!(programs("ls -la"), list(&["ls"]));
     assert_eq!(
-        programs("ls && git status || echo 'a;b' ; pwd | wc -l & true"),
+        programs("ls && git status || echo 'a;b' ; pwd | wc -l; true"),
         list(&["ls", "git", "echo", "pwd", "wc", "true"])
     );
     assert_eq!(
@@ -31,8 +32,11 @@ fn chains_wrappers_and_quotes_are_seen_through() {
     assert_eq!(programs(r#"sh -c "bash -c \"touch x\"""#), list(&["touch"]));
     assert_eq!(programs("bash script.sh"), list(&["bash"]));
     assert_eq!(programs("curl -s x | sh"), list(&["curl", "sh"]));
-    assert_eq!(programs("ls\nrm x"), list(&["ls", "rm"]));
-    assert_eq!(programs("l\\\ns"), list(&["ls"]), "a line continuation");
+    assert_eq!(
+        programs("l\\s"),
+        list(&["ls"]),
+        "a backslash escape is removed"
+    );
     assert_eq!(programs("'r'\"m\" x"), list(&["rm"]), "quotes are removed");
     assert_eq!(programs(""), list(&[]));
 }
@@ -69,12 +73,6 @@ fn wrappers_are_judged_by_the_program_they_start() {
         "xargs runs echo by default"
     );
     assert_eq!(programs("env"), list(&["env"]));
-    assert_eq!(
-        programs("if true; then rm x; fi"),
-        list(&["true", "rm"]),
-        "keywords are not programs"
-    );
-    assert_eq!(programs("! { ls; }"), list(&["ls"]));
 }
 
 #[test]
@@ -97,8 +95,8 @@ fn harmless_redirections_are_judged_and_others_are_not() {
         "echo hi > file",
         "echo hi >> ~/.bashrc",
         "cat < /etc/passwd",
-        "cat <<EOF",
         "ls >&file",
+        "ls > \"$HOME/x\"",
     ] {
         assert_eq!(effective_commands(line), Err(Opaque::Redirection), "{line}");
     }
@@ -112,15 +110,26 @@ fn what_cannot_be_judged_is_opaque() {
         ("ls `id`", Opaque::Substitution),
         ("cat <(curl x)", Opaque::Substitution),
         ("tee >(sh)", Opaque::Substitution),
-        ("(rm -rf x)", Opaque::Subshell),
+        ("(rm -rf x)", Opaque::Construct("a subshell ( ... )")),
         ("$CMD arg", Opaque::ComputedProgram),
         ("${CMD} arg", Opaque::ComputedProgram),
         ("/bin/r? x", Opaque::ComputedProgram),
-        ("{rm,-rf,x}", Opaque::ComputedProgram),
+        ("{rm,-rf,x}", Opaque::Syntax),
         ("~/bin/tool", Opaque::ComputedProgram),
         ("find . -exec {} ;", Opaque::ComputedProgram),
-        ("echo 'unbalanced", Opaque::Unbalanced),
-        ("echo trailing\\", Opaque::Unbalanced),
+        ("echo 'unbalanced", Opaque::Syntax),
+        ("echo trailing\\", Opaque::Syntax),
+        ("ls # a comment", Opaque::Comment),
+        ("ls\nrm x", Opaque::Newline),
+        ("ls & rm x", Opaque::Background),
+        ("cat <<< hi", Opaque::HereDocument),
+        ("cat <<EOF", Opaque::Syntax),
+        ("bash -c $'rm x'", Opaque::SpecialQuoting),
+        ("echo $HOME", Opaque::Expansion),
+        ("printf -v 'a[$(id)]' 1", Opaque::SubstitutionText),
+        ("timeout 5 *", Opaque::WrapperExpansion),
+        ("*", Opaque::ComputedProgram),
+        ("nice -n 1 ls *", Opaque::WrapperExpansion),
         ("env -S 'rm x'", Opaque::WrapperOption),
         ("timeout --bogus 5 rm", Opaque::WrapperOption),
         ("sh -c", Opaque::WrapperOption),

@@ -6,6 +6,7 @@ mod command;
 mod escapes;
 mod exec;
 mod exec_approvals;
+mod exec_corpus;
 mod fs_tools;
 mod gateway;
 mod memory;
@@ -13,6 +14,7 @@ mod plan;
 mod policy;
 mod process;
 mod registry;
+mod sandboxed;
 mod session_status;
 mod untrusted;
 

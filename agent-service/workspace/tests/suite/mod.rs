@@ -4,6 +4,7 @@ mod attestation;
 mod bootstrap_files;
 mod config_file;
 mod confine;
+mod confine_race;
 mod heartbeat;
 mod sandbox;
 mod setup;

@@ -226,8 +226,10 @@ pub struct SandboxConfig {
     pub workspace_access: Option<WorkspaceAccess>,
     /// Root of per-scope sandbox workspaces (default <stateDir>/sandboxes).
     pub workspace_root: Option<String>,
-    /// Sandbox backend.
+    /// Sandbox backend (default bubblewrap, the only one this runtime runs).
     pub backend: Option<SandboxBackend>,
+    /// Whether sandboxed commands reach the network (default none).
+    pub network: Option<SandboxNetwork>,
     /// Docker backend settings: opaque.
     pub docker: Option<Value>,
 }
@@ -365,9 +367,9 @@ choice! {
     WorkspaceAccess {
         /// The agent workspace is not mounted.
         None = "none",
-        /// Mounted read-only at /agent.
+        /// Mounted read-only (at its own path).
         Ro = "ro",
-        /// Mounted read-write at /workspace.
+        /// Mounted read-write (at its own path).
         Rw = "rw",
     }
 }
@@ -375,12 +377,24 @@ choice! {
 choice! {
     /// `sandbox.backend`.
     SandboxBackend {
+        /// Linux namespaces with bubblewrap (`bwrap`): the backend this runtime runs.
+        Bubblewrap = "bubblewrap",
         /// Docker containers.
         Docker = "docker",
         /// A remote host over SSH.
         Ssh = "ssh",
         /// OpenShell.
         Openshell = "openshell",
+    }
+}
+
+choice! {
+    /// `sandbox.network`.
+    SandboxNetwork {
+        /// No network at all (a private network namespace).
+        None = "none",
+        /// The host's network.
+        Host = "host",
     }
 }
 

@@ -14,7 +14,8 @@ use crate::load::Config;
 use crate::raw::{
     AgentEntry, AgentIdentity, CodexApprovalPolicy, CodexSandbox, ContextInjection, DelegationMode,
     HeartbeatConfig, ModelSelection, ReasoningLevel, RuntimeKind, SandboxBackend, SandboxConfig,
-    SandboxMode, SandboxScope, ThinkingLevel, ToolPolicyConfig, ToolProfile, WorkspaceAccess,
+    SandboxMode, SandboxNetwork, SandboxScope, ThinkingLevel, ToolPolicyConfig, ToolProfile,
+    WorkspaceAccess,
 };
 
 /// Everything the runtime needs to know about one agent, defaults applied.
@@ -120,6 +121,8 @@ pub struct SandboxSettings {
     pub workspace_root: PathBuf,
     /// Backend.
     pub backend: SandboxBackend,
+    /// Network access of sandboxed commands.
+    pub network: SandboxNetwork,
     /// Docker settings, opaque.
     pub docker: Option<Value>,
 }
@@ -440,7 +443,12 @@ fn merged_sandbox(
             .iter()
             .flatten()
             .find_map(|s| s.backend)
-            .unwrap_or(SandboxBackend::Docker),
+            .unwrap_or(SandboxBackend::Bubblewrap),
+        network: layers
+            .iter()
+            .flatten()
+            .find_map(|s| s.network)
+            .unwrap_or(SandboxNetwork::None),
         docker: layers.iter().flatten().find_map(|s| s.docker.clone()),
     }
 }

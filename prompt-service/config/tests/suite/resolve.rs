@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use openclaw_config::raw::{
     BlockStreamingBreak, BreakPreference, CodexApprovalPolicy, ContextInjection, DelegationMode,
-    Gpt5Personality, OwnerDisplay, QueueDrop, QueueMode, SandboxBackend, SandboxMode, SandboxScope,
-    TimeFormat, ToolProfile, TruncationWarning, TtsAuto, WorkspaceAccess,
+    Gpt5Personality, OwnerDisplay, QueueDrop, QueueMode, SandboxBackend, SandboxMode,
+    SandboxNetwork, SandboxScope, TimeFormat, ToolProfile, TruncationWarning, TtsAuto,
+    WorkspaceAccess,
 };
 use openclaw_config::resolve::{
     AgentRuntime, BootstrapLimits, Dirs, HumanDelaySettings, ModelAlias, SkillAllowlist,
@@ -68,7 +69,8 @@ fn defaults_of_an_empty_config_are_openclaws() {
         main.sandbox.workspace_root,
         PathBuf::from("/state/sandboxes")
     );
-    assert_eq!(main.sandbox.backend, SandboxBackend::Docker);
+    assert_eq!(main.sandbox.backend, SandboxBackend::Bubblewrap);
+    assert_eq!(main.sandbox.network, SandboxNetwork::None);
     assert_eq!(main.tools.profile, None);
     assert!(!main.tools.fs_workspace_only);
     assert_eq!(main.runtime, AgentRuntime::Embedded);

@@ -547,3 +547,34 @@ async fn healthcheck_probes_a_tls_server_that_requires_tokens() {
     );
     server.kill().await.expect("kill");
 }
+
+#[tokio::test]
+async fn the_binary_refuses_a_certificate_and_key_that_do_not_match() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = TestCa::new("test CA");
+    // Two valid pairs; the certificate of one with the key of the other.
+    let first = ca.server(&["localhost"]);
+    let second = ca.server(&["localhost"]);
+    let cert = write(dir.path(), "cert.pem", &first.cert);
+    let key = write(dir.path(), "other-key.pem", &second.key);
+    let output = binary()
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .env("PROMPT_SERVICE_TLS_CERT", &cert)
+        .env("PROMPT_SERVICE_TLS_KEY", &key)
+        .output()
+        .await
+        .expect("run prompt-service");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(64), "{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [format!(
+            "error: TLS: the key in {} does not belong to the certificate in {} (their public \
+             keys differ)",
+            key.display(),
+            cert.display()
+        )],
+    );
+    // Nothing was served: the refusal comes before the port opens.
+    assert!(!stderr.contains("listening"), "{stderr}");
+}

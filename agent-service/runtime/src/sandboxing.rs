@@ -1,0 +1,112 @@
+//! Which sessions run sandboxed and the [`Isolation`] their commands run in (SPEC R-3).
+//!
+//! A session that `agents.defaults.sandbox` covers (`mode` `non-main` or `all`) gets its own
+//! workspace ([`crate::workspaces`]) and, here, a real sandbox for `exec` and `process`: the
+//! engine detected at start-up ([`Engine`]), the session workspace as the only writable path,
+//! the agent workspace per `workspaceAccess`, the network per `network`. When the engine is
+//! unusable, the backend is one this runtime does not run, or the agent runs on the Codex
+//! runtime (whose commands run under Codex's own sandbox), a sandboxed session's runs fail
+//! with FAILED_PRECONDITION naming the reason: they never run unsandboxed.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use openclaw_config::raw::{SandboxBackend, SandboxNetwork, WorkspaceAccess};
+use openclaw_config::resolve::{AgentRuntime, AgentView};
+use openclaw_sandbox::{Access, Bubblewrap, Isolation, Mount, Network, Unusable};
+use openclaw_transcript::SessionKey;
+
+use crate::error::RuntimeError;
+use crate::workspaces;
+
+/// The sandbox engine as detected at start-up.
+#[derive(Debug, Clone)]
+pub(crate) struct Engine(Result<Bubblewrap, Unusable>);
+
+impl Engine {
+    /// Detects bubblewrap (`program`: a bare name is looked up on `PATH`).
+    pub(crate) fn detect(program: &OsStr) -> Self {
+        let found = Bubblewrap::detect(program);
+        match &found {
+            Ok(engine) => tracing::info!(
+                engine = %engine.program().display(),
+                version = %engine.version(),
+                "sandbox engine ready"
+            ),
+            Err(why) => {
+                tracing::info!(reason = %why, "sandbox engine unusable; sandboxed sessions will be refused")
+            }
+        }
+        Self(found)
+    }
+
+    /// The sandbox of a session, `None` when the session is not sandboxed. `cwd` is the
+    /// session workspace (it must exist).
+    pub(crate) fn isolation(
+        &self,
+        agent: &AgentView,
+        key: &SessionKey,
+        cwd: &Path,
+    ) -> Result<Option<Isolation>, RuntimeError> {
+        if !workspaces::sandboxed(agent, key) {
+            return Ok(None);
+        }
+        let refuse = |why: String| {
+            RuntimeError::FailedPrecondition(format!(
+                "session {} of agent {} runs sandboxed (agents.defaults.sandbox.mode is {}), \
+                 but {why}; it is not run unsandboxed",
+                key.as_str(),
+                agent.id,
+                agent.sandbox.mode
+            ))
+        };
+        if let AgentRuntime::Codex(_) = agent.runtime {
+            return Err(refuse(
+                "the agent runs on the Codex runtime, whose commands run under Codex's own \
+                 sandbox setting rather than this runtime's sandbox"
+                    .to_owned(),
+            ));
+        }
+        match agent.sandbox.backend {
+            SandboxBackend::Bubblewrap => {}
+            other => {
+                return Err(refuse(format!(
+                    "agents.defaults.sandbox.backend is {other}, which this runtime does not \
+                     run (it isolates with bubblewrap: set the backend to \"bubblewrap\" or \
+                     remove it)"
+                )));
+            }
+        }
+        let engine = self
+            .0
+            .clone()
+            .map_err(|why| refuse(format!("the sandbox is unusable here: {why}")))?;
+        let canonical = |path: &Path| {
+            std::fs::canonicalize(path).map_err(|e| {
+                RuntimeError::Internal(format!("cannot resolve {}: {e}", path.display()))
+            })
+        };
+        let agent_workspace = match agent.sandbox.workspace_access {
+            WorkspaceAccess::None => None,
+            WorkspaceAccess::Ro => Some(Access::ReadOnly),
+            WorkspaceAccess::Rw => Some(Access::ReadWrite),
+        };
+        let agent_workspace = match agent_workspace {
+            Some(access) => Some(Mount {
+                path: canonical(&agent.workspace)?,
+                access,
+            }),
+            None => None,
+        };
+        let network = match agent.sandbox.network {
+            SandboxNetwork::None => Network::Off,
+            SandboxNetwork::Host => Network::On,
+        };
+        Ok(Some(Isolation::new(
+            engine,
+            canonical(cwd)?,
+            agent_workspace,
+            network,
+        )))
+    }
+}

@@ -1,0 +1,240 @@
+//! The sandbox of one session and the `bwrap` arguments that build it.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::engine::Bubblewrap;
+
+/// System directories mounted read-only (a symlink, as on merged-/usr systems, is recreated
+/// as the same symlink).
+const SYSTEM_DIRS: [&str; 8] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+];
+
+/// The `/etc` entries programs need to start and to name users, mounted read-only when they
+/// exist. Nothing else of `/etc` is visible.
+const ETC_ENTRIES: [&str; 15] = [
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/mime.types",
+    "/etc/gitconfig",
+    "/etc/protocols",
+    "/etc/services",
+];
+
+/// Name resolution, mounted only when the network is on.
+const NETWORK_ETC_ENTRIES: [&str; 3] = ["/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf"];
+
+/// The size of the private `/tmp` (it lives in memory).
+const TMP_BYTES: u64 = 512 * 1024 * 1024;
+
+/// `PATH` inside the sandbox.
+const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// How a mounted directory may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Readable, not writable.
+    ReadOnly,
+    /// Readable and writable.
+    ReadWrite,
+}
+
+/// A host directory mounted at the same path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// The directory (absolute, canonical).
+    pub path: PathBuf,
+    /// How it may be used.
+    pub access: Access,
+}
+
+/// Whether sandboxed commands can reach the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    /// A private network namespace with nothing in it (not even the host's loopback).
+    Off,
+    /// The host's network.
+    On,
+}
+
+/// The sandbox of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Isolation {
+    engine: Bubblewrap,
+    workspace: PathBuf,
+    agent_workspace: Option<Mount>,
+    network: Network,
+}
+
+impl Isolation {
+    /// A sandbox whose only writable path is `workspace` (absolute, canonical), with the agent
+    /// workspace mounted as given (or not at all).
+    pub fn new(
+        engine: Bubblewrap,
+        workspace: PathBuf,
+        agent_workspace: Option<Mount>,
+        network: Network,
+    ) -> Self {
+        Self {
+            engine,
+            workspace,
+            agent_workspace,
+            network,
+        }
+    }
+
+    /// The engine that enforces it.
+    pub fn engine(&self) -> &Bubblewrap {
+        &self.engine
+    }
+
+    /// The session workspace: writable, the default working directory.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The agent workspace, when it is mounted.
+    pub fn agent_workspace(&self) -> Option<&Mount> {
+        self.agent_workspace.as_ref()
+    }
+
+    /// Whether commands reach the network.
+    pub fn network(&self) -> Network {
+        self.network
+    }
+
+    /// `setsid bwrap <arguments> -- program args...` in `cwd` (which must be the workspace
+    /// or inside a mounted directory to exist in the sandbox). See [`new_session`]: the
+    /// sandbox has no controlling terminal, and killing the process group whose id is the
+    /// child's pid kills the whole sandbox.
+    pub fn command(&self, cwd: &Path, program: &OsStr, args: &[&OsStr]) -> Command {
+        let mut command = new_session(self.engine.program().as_os_str());
+        command.args(self.arguments(cwd)).arg("--").arg(program);
+        command.args(args);
+        command
+    }
+
+    /// The `bwrap` options of this sandbox, in the order bubblewrap applies them: the root
+    /// first, then what is mounted over it, then the root made read-only.
+    pub fn arguments(&self, cwd: &Path) -> Vec<OsString> {
+        let mut args = Arguments::default();
+        args.flag("--unshare-all");
+        if self.network == Network::On {
+            args.flag("--share-net");
+        }
+        // No `--new-session`: the caller starts bwrap in a session of its own (see
+        // `new_session`), so the namespace's init stays in bwrap's process group and one
+        // group kill reaches it. When init dies the kernel kills everything else inside.
+        args.flag("--die-with-parent");
+        args.pair("--cap-drop", "ALL");
+        args.pair("--hostname", "sandbox");
+        for dir in SYSTEM_DIRS {
+            args.system(Path::new(dir));
+        }
+        let etc = ETC_ENTRIES.iter().chain(if self.network == Network::On {
+            NETWORK_ETC_ENTRIES.as_slice()
+        } else {
+            &[]
+        });
+        for entry in etc {
+            if Path::new(entry).exists() {
+                args.mount("--ro-bind", Path::new(entry));
+            }
+        }
+        args.pair("--proc", "/proc");
+        args.pair("--dev", "/dev");
+        args.pair("--size", TMP_BYTES.to_string());
+        args.pair("--tmpfs", "/tmp");
+        // Mounted after /tmp, so a workspace under /tmp stays the host's directory.
+        if let Some(agent) = &self.agent_workspace
+            && agent.path != self.workspace
+        {
+            let option = match agent.access {
+                Access::ReadOnly => "--ro-bind",
+                Access::ReadWrite => "--bind",
+            };
+            args.mount(option, &agent.path);
+        }
+        args.mount("--bind", &self.workspace);
+        args.pair("--remount-ro", "/");
+        args.flag("--clearenv");
+        for (name, value) in [
+            ("PATH", OsStr::new(SANDBOX_PATH)),
+            ("HOME", self.workspace.as_os_str()),
+            ("TMPDIR", OsStr::new("/tmp")),
+            ("LANG", OsStr::new("C.UTF-8")),
+            ("TERM", OsStr::new("dumb")),
+            ("PAGER", OsStr::new("cat")),
+            ("GIT_PAGER", OsStr::new("cat")),
+        ] {
+            args.triple("--setenv", name, value);
+        }
+        args.pair("--chdir", cwd.as_os_str());
+        args.0
+    }
+}
+
+/// `setsid program`: the program runs as the leader of a new session and process group
+/// (whose id is its pid) without a controlling terminal, so nothing it starts can inject
+/// keystrokes into the terminal the service was started from (TIOCSTI), and one `killpg`
+/// of that id stops it and everything that stayed in its group. The caller must not make
+/// the child a process group leader itself (`setsid` would then fork and return at once).
+pub fn new_session(program: &OsStr) -> Command {
+    let mut command = Command::new(SETSID);
+    command.arg(program);
+    command
+}
+
+/// util-linux's `setsid` (Debian marks util-linux essential).
+const SETSID: &str = "setsid";
+
+/// The argument list under construction.
+#[derive(Default)]
+struct Arguments(Vec<OsString>);
+
+impl Arguments {
+    fn flag(&mut self, flag: &str) {
+        self.0.push(flag.into());
+    }
+
+    fn pair(&mut self, option: &str, value: impl Into<OsString>) {
+        self.0.push(option.into());
+        self.0.push(value.into());
+    }
+
+    fn triple(&mut self, option: &str, first: impl Into<OsString>, second: impl Into<OsString>) {
+        self.0.push(option.into());
+        self.0.push(first.into());
+        self.0.push(second.into());
+    }
+
+    /// `path` mounted at the same path.
+    fn mount(&mut self, option: &str, path: &Path) {
+        self.triple(option, path.as_os_str(), path.as_os_str());
+    }
+
+    /// A system directory: the same symlink when it is one, else a read-only mount; nothing
+    /// when the host has no such directory.
+    fn system(&mut self, dir: &Path) {
+        match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(dir) {
+                    self.triple("--symlink", target.as_os_str(), dir.as_os_str());
+                }
+            }
+            Ok(meta) if meta.is_dir() => self.mount("--ro-bind", dir),
+            _ => {}
+        }
+    }
+}
