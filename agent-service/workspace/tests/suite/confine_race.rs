@@ -39,13 +39,27 @@ impl Race {
         let swapper = std::thread::spawn(move || {
             let mut swaps = 0_u64;
             while !flag.load(Ordering::Relaxed) {
-                renameat2(AT_FDCWD, &swap, AT_FDCWD, &sub, RenameFlags::RENAME_EXCHANGE).unwrap();
+                renameat2(
+                    AT_FDCWD,
+                    &swap,
+                    AT_FDCWD,
+                    &sub,
+                    RenameFlags::RENAME_EXCHANGE,
+                )
+                .unwrap();
                 swaps += 1;
                 std::thread::yield_now();
             }
             // Leave the directory in place.
             if fs::symlink_metadata(&sub).unwrap().file_type().is_symlink() {
-                renameat2(AT_FDCWD, &swap, AT_FDCWD, &sub, RenameFlags::RENAME_EXCHANGE).unwrap();
+                renameat2(
+                    AT_FDCWD,
+                    &swap,
+                    AT_FDCWD,
+                    &sub,
+                    RenameFlags::RENAME_EXCHANGE,
+                )
+                .unwrap();
             }
             swaps
         });
@@ -91,7 +105,10 @@ fn ten_thousand_writes_under_a_directory_swap_never_land_outside() {
     }
     let swaps = race.stop();
     assert!(swaps > 100, "the attacker swapped {swaps} times");
-    assert!(written > 0, "some writes went through while the directory was in place");
+    assert!(
+        written > 0,
+        "some writes went through while the directory was in place"
+    );
     assert_eq!(
         race.outside_entries(),
         ["secret.txt"],
