@@ -210,6 +210,7 @@ impl Loader {
                     // A field that holds a secret never has its value quoted.
                     if let Some(Segment::Key(key)) = finding.path.last()
                         && secret_key(key)
+                        && finding.kind != ErrorKind::UnresolvedVariable
                     {
                         finding.message = "the value is not valid here (it is not shown: this \
                                            field holds a secret)"
