@@ -165,7 +165,11 @@ async fn a_sandboxed_session_cannot_reach_the_state_dir_the_agent_workspace_or_t
         .await
         .expect("main run");
     let out = outputs(&events);
-    assert!(out[0].contains("test-key"), "{out:?}");
+    // The file was read (its key is redacted on the way out, like every secret).
+    assert!(
+        out[0].contains("apiKey: \"[redacted models.providers.fake.apiKey]\""),
+        "{out:?}"
+    );
     let main_system = h.fake.requests().last().expect("request").body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default()
