@@ -150,10 +150,9 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
             // Elevated (host) exec is not something this runtime offers,
             // whatever `tools.elevated` says: the prompt must not offer it.
             elevated_available: false,
-            // The isolation engine and its network rule are the sandbox
-            // runtime's to report; until it does, nothing is claimed.
-            engine: String::new(),
-            network: false,
+            // What the isolation really is: bubblewrap, and its network rule.
+            engine: openclaw_sandbox::Bubblewrap::NAME.to_owned(),
+            network: sandbox.network() == openclaw_sandbox::Network::On,
             // No browser bridge exists in this runtime.
             browser_bridge_url: String::new(),
             host_browser_allowed: false,

@@ -141,6 +141,12 @@ async fn a_sandboxed_session_cannot_reach_the_state_dir_the_agent_workspace_or_t
         .and_then(|rest| rest.split("\n## ").next())
         .unwrap_or_else(|| panic!("a Sandbox section: {system}"));
     assert!(section.contains(&sandbox_dir), "{section}");
+    assert!(
+        section.contains(&format!(
+            "Commands run isolated by bubblewrap: the working directory {sandbox_dir} is the only writable path, /tmp is private to the sandbox, and network access is off."
+        )),
+        "{section}"
+    );
     assert!(section.contains("read-only"), "{section}");
     assert!(
         section.contains(&agent_workspace.display().to_string()),
