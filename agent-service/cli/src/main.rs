@@ -9,8 +9,12 @@ use openclaw_cli::{Cli, Style, Term, up::Host};
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let redactor = openclaw_secrets::Redactor::new();
     if cli.command.serves() {
-        service_kit::init_tracing(service_kit::LogFormat::Text);
+        service_kit::init_tracing_to(
+            service_kit::LogFormat::Text,
+            openclaw_secrets::RedactingWriter::new(redactor.clone(), std::io::stderr),
+        );
     }
     let style = Style::detect(
         std::env::var("NO_COLOR").ok().as_deref(),
@@ -29,6 +33,7 @@ async fn main() -> ExitCode {
         }
     };
     let host = Host {
+        redactor,
         env: Arc::new(agent_runtime::ProcessEnv),
         cwd,
         stdin_tty: std::io::stdin().is_terminal(),

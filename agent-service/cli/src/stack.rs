@@ -41,6 +41,8 @@ pub struct StackOptions {
     pub env: Arc<dyn Env>,
     /// How long in-flight calls may run after shutdown begins, per service.
     pub drain_timeout: Duration,
+    /// Where the runtime puts the config's secrets (share it with the log writer).
+    pub redactor: openclaw_secrets::Redactor,
 }
 
 impl std::fmt::Debug for StackOptions {
@@ -218,11 +220,13 @@ fn start_runtime(options: &StackOptions, prompt_url: &str) -> Result<Arc<Runtime
     )
     .map_err(|e| CliError::Startup(format!("prompt-service client: {e}")))?;
     Runtime::start(RuntimeOptions {
-        settings: options.settings.clone(),
-        env: Arc::clone(&options.env),
-        clock: Arc::new(openclaw_transcript::SystemClock),
-        prompt: Arc::new(prompt),
-        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
+        redactor: options.redactor.clone(),
+        ..RuntimeOptions::new(
+            options.settings.clone(),
+            Arc::clone(&options.env),
+            Arc::new(openclaw_transcript::SystemClock),
+            Arc::new(prompt),
+        )
     })
     .map_err(|e| CliError::Startup(format!("agent runtime: {e}")))
 }

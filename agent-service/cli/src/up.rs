@@ -42,6 +42,8 @@ pub struct Host {
     pub cwd: PathBuf,
     /// True when stdin is a terminal (show a prompt in interactive chat).
     pub stdin_tty: bool,
+    /// Secrets to keep out of log lines and replies (shared with the log writer).
+    pub redactor: openclaw_secrets::Redactor,
 }
 
 impl std::fmt::Debug for Host {
@@ -209,6 +211,7 @@ async fn start(
         settings,
         env: Arc::clone(&host.env),
         drain_timeout: Duration::from_secs(drain_secs),
+        redactor: host.redactor.clone(),
     };
     let mut stack = Stack::start(listeners, options).await?;
     tracing::info!(prompt_service = %stack.prompt_url(), agent_service = %stack.agent_url(), "listening");

@@ -18,6 +18,14 @@ pub enum HarnessError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The configured `codexHome` does not exist and cannot be created.
+    #[error("cannot create the Codex home {} (runtime.codex.codexHome): {source}", path.display())]
+    CodexHome {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// The app-server reported a version outside the supported range.
     #[error(
         "{command} is Codex {found}, but this build supports Codex {supported} only; install a supported release (for example `npm install -g @openai/codex@0.169.0`)"

@@ -43,6 +43,7 @@
 //! ```
 
 mod approvals;
+mod child_env;
 mod dynamic_tools;
 mod error;
 mod events;

@@ -2,8 +2,11 @@
 //! detection and shutdown.
 //!
 //! The child runs in its own process group so that killing it also kills
-//! the commands it started. Its stderr is drained into the log, and the last
-//! lines are kept for the error message when it dies.
+//! the commands it started, with an environment of its own
+//! ([`crate::child_env`]) and its `CODEX_HOME` created (0700) when missing.
+//! Its stderr is drained into the log at debug level, and the last lines are
+//! kept, without colour codes or control characters, for the error message
+//! when it dies.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -65,6 +68,9 @@ impl AppServer {
     /// Spawns the child, runs `initialize`/`initialized` and checks the version.
     #[tracing::instrument(skip_all, fields(command = %settings.command.display()))]
     pub(crate) async fn start(settings: &HarnessSettings) -> Result<Arc<Self>, HarnessError> {
+        if let Some(home) = &settings.codex_home {
+            ensure_codex_home(home)?;
+        }
         let mut command = Command::new(&settings.command);
         command
             .args(settings.args())
@@ -73,9 +79,7 @@ impl AppServer {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        if let Some(home) = &settings.codex_home {
-            command.env("CODEX_HOME", home);
-        }
+        apply_env(&mut command, settings);
         let mut child = command.spawn().map_err(|source| HarnessError::Spawn {
             command: settings.command.clone(),
             source,
@@ -276,9 +280,7 @@ async fn version_from_cli(
 ) -> Result<CodexVersion, HarnessError> {
     let mut command = Command::new(&settings.command);
     command.arg("--version").kill_on_drop(true);
-    if let Some(home) = &settings.codex_home {
-        command.env("CODEX_HOME", home);
-    }
+    apply_env(&mut command, settings);
     let unknown = |detail: String| HarnessError::UnknownVersion {
         command: settings.command.clone(),
         detail,
@@ -296,9 +298,38 @@ async fn version_from_cli(
     })
 }
 
+/// The child's environment: [`crate::child_env`], and `CODEX_HOME` when configured.
+fn apply_env(command: &mut Command, settings: &HarnessSettings) {
+    let extra = crate::child_env::provider_key_names(settings.model_provider.as_ref());
+    command
+        .env_clear()
+        .envs(crate::child_env::child_env(std::env::vars(), &extra));
+    if let Some(home) = &settings.codex_home {
+        command.env("CODEX_HOME", home);
+    }
+}
+
+/// Creates a configured `CODEX_HOME` that does not exist yet, private to this user (Codex
+/// aborts on a missing one). An existing directory is used as it is.
+fn ensure_codex_home(home: &std::path::Path) -> Result<(), HarnessError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if home.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(home)
+        .map_err(|source| HarnessError::CodexHome {
+            path: home.to_path_buf(),
+            source,
+        })
+}
+
 async fn drain_stderr(stderr: ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
+        let line = crate::child_env::printable(&line);
         tracing::debug!(target: "codex_app_server", %line, "stderr");
         let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
         if tail.len() == STDERR_TAIL_LINES {

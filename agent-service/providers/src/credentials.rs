@@ -84,6 +84,40 @@ fn conventional_variable(id: &str) -> String {
     format!("{stem}_API_KEY")
 }
 
+/// The keys of every configured provider, for redaction: `(label, key)` where the label is
+/// the variable the key came from or `models.providers.<id>.apiKey`; and the names of the
+/// environment variables providers read keys from (which commands must not inherit). Broken
+/// entries are skipped: the registry reports them.
+pub fn provider_secrets(
+    config: &openclaw_config::Config,
+    env: &dyn EnvSource,
+) -> (Vec<(String, ApiKey)>, Vec<String>) {
+    let mut keys = Vec::new();
+    let mut variables = Vec::new();
+    let providers = config
+        .raw()
+        .models
+        .as_ref()
+        .and_then(|m| m.providers.as_ref());
+    for (id, settings) in providers.into_iter().flatten() {
+        let variable = match settings.api_key.as_ref() {
+            Some(SecretInput::Ref(reference)) if reference.source == SecretSource::Env => {
+                Some(reference.id.clone())
+            }
+            Some(_) => None,
+            None => Some(conventional_variable(id)),
+        };
+        let label = variable
+            .clone()
+            .unwrap_or_else(|| format!("models.providers.{id}.apiKey"));
+        if let Ok(Some(key)) = resolve_api_key(id, settings.api_key.as_ref(), env) {
+            keys.push((label, key));
+        }
+        variables.extend(variable);
+    }
+    (keys, variables)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

@@ -54,7 +54,7 @@ mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_ANTHROPIC_MAX_TOKENS};
 pub use chat_completions::ChatCompletions;
-pub use credentials::{ApiKey, resolve_api_key};
+pub use credentials::{ApiKey, provider_secrets, resolve_api_key};
 pub use error::ProviderError;
 pub use openai_responses::OpenAiResponses;
 pub use provider::ModelProvider;

@@ -13,6 +13,7 @@ mod env;
 mod error;
 pub mod heartbeat;
 pub mod prompt_input;
+mod redaction;
 pub mod run;
 mod runtime;
 mod sandboxing;

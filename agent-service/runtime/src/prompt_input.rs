@@ -147,8 +147,20 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
             agent_workspace_mount: agent
                 .map(|m| m.path.display().to_string())
                 .unwrap_or_default(),
-            // Elevated (host) exec is not something this runtime offers.
+            // Elevated (host) exec is not something this runtime offers,
+            // whatever `tools.elevated` says: the prompt must not offer it.
             elevated_available: false,
+            // What the isolation really is: bubblewrap, and its network rule.
+            engine: openclaw_sandbox::Bubblewrap::NAME.to_owned(),
+            network: sandbox.network() == openclaw_sandbox::Network::On,
+            // No browser bridge exists in this runtime.
+            browser_bridge_url: String::new(),
+            host_browser_allowed: false,
+            elevated: render::Elevated {
+                default_level: render::ElevatedLevel::Unspecified,
+                full_access_available: false,
+                full_access_blocked: render::FullAccessBlock::Runtime,
+            },
         };
     }
     // An invalid configured zone is dropped with a warning rather than
@@ -173,13 +185,18 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
             _ => render::ChatType::Unspecified,
         },
         capabilities: f.channel.capabilities.clone(),
-        native_approvals: f.channel.native_approvals,
+        // The client's flag cannot say "unknown", so only a yes is taken as
+        // given; otherwise the renderer's channel table decides.
+        native_approvals: f.channel.native_approvals.then_some(true),
         reply_delivery: if f.channel.message_tool_only {
             render::ReplyDelivery::MessageToolOnly
         } else {
             render::ReplyDelivery::Automatic
         },
         message_tool_hints: Vec::new(),
+        // The renderer names known channels itself.
+        display_name: String::new(),
+        known_channels: configured_channels(f.config),
     };
     input.extra_system_prompt = f.channel.group_context.clone();
     let hb = &f.agent.heartbeat;
@@ -250,6 +267,12 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
         settings.bootstrap_truncation_warning,
         openclaw_config::raw::TruncationWarning::Off
     );
+    input.active_project_keys = project_keys(f.cwd);
+    // This runtime starts no external ACP agents.
+    input.acp_enabled = false;
+    input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f);
+    input.current_date = today(&input.user_timezone);
+    input.prompt_surface = render::PromptSurface::EmbeddedRun;
     if let Some(c) = f.contribution {
         let overrides = c.section_overrides.clone().unwrap_or_default();
         input.contribution = render::Contribution {
@@ -301,7 +324,7 @@ fn runtime_info(f: &TurnFacts<'_>) -> render::RuntimeInfo {
         host: host_name(),
         os: std::env::consts::OS.to_owned(),
         arch: std::env::consts::ARCH.to_owned(),
-        runtime_version: format!("agent-service {}", env!("CARGO_PKG_VERSION")),
+        runtime_version: "agent-service".to_owned(),
         model: f.model.to_owned(),
         default_model: f.default_model.to_owned(),
         shell: std::env::var("SHELL").unwrap_or_default(),
@@ -314,11 +337,175 @@ fn runtime_info(f: &TurnFacts<'_>) -> render::RuntimeInfo {
             .and_then(|d| d.repo_root.clone())
             .unwrap_or_default(),
         active_processes: Vec::new(),
+        // Not among the facts a turn's render receives yet.
+        session_key: String::new(),
+        versions: vec![render::RuntimeVersion {
+            key: "agent_service".to_owned(),
+            value: env!("CARGO_PKG_VERSION").to_owned(),
+        }],
     }
+}
+
+/// Channels configured and not switched off, for the message tool's sends.
+fn configured_channels(config: &Config) -> Vec<String> {
+    config
+        .raw()
+        .channels
+        .iter()
+        .flatten()
+        .filter(|(_, c)| c.enabled != Some(false))
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+/// The GPT-5 overlay's heartbeat guidance goes to friendly GPT-5 runs of a
+/// session that gets heartbeats (never to subagent or cron runs).
+fn gpt5_heartbeat_guidance(f: &TurnFacts<'_>) -> bool {
+    let (provider, model) = f.model.split_once('/').unwrap_or(("", f.model));
+    let friendly = !matches!(
+        f.config.gpt5_personality(Some(provider)),
+        openclaw_config::raw::Gpt5Personality::Off
+    );
+    let main = !matches!(f.kind, SessionKind::Subagent | SessionKind::Cron);
+    f.contribution.is_some()
+        && render::gpt5_applies(provider, model)
+        && friendly
+        && main
+        && f.agent.heartbeat.enabled
+}
+
+/// The user's date today, in their time zone when it is known (else UTC,
+/// as compaction's dated notes), as `YYYY-MM-DD`.
+fn today(timezone: &str) -> String {
+    let zone = jiff::tz::TimeZone::get(timezone).unwrap_or(jiff::tz::TimeZone::UTC);
+    jiff::Timestamp::now()
+        .to_zoned_datetime(zone)
+        .date()
+        .to_string()
+}
+
+/// The project keys of the repository around `cwd`: `path:<root>` for the
+/// nearest directory holding `.git`, and the `origin` remote as
+/// `host/owner/repo` when it can be read. Empty outside a repository.
+fn project_keys(cwd: &Path) -> Vec<String> {
+    let Some(root) = cwd.ancestors().find(|d| d.join(".git").exists()) else {
+        return Vec::new();
+    };
+    let mut keys = vec![format!("path:{}", root.display())];
+    if let Some(remote) = git_config(&root.join(".git")).and_then(|c| origin_key(&c)) {
+        keys.push(remote);
+    }
+    keys
+}
+
+/// The text of a repository's git config; `.git` may be a directory or a
+/// worktree's `gitdir:` file pointing at one (whose `commondir` holds it).
+fn git_config(dot_git: &Path) -> Option<String> {
+    let dir = if dot_git.is_dir() {
+        dot_git.to_path_buf()
+    } else {
+        let pointer = std::fs::read_to_string(dot_git).ok()?;
+        let gitdir = dot_git
+            .parent()?
+            .join(pointer.strip_prefix("gitdir:")?.trim());
+        match std::fs::read_to_string(gitdir.join("commondir")) {
+            Ok(common) => gitdir.join(common.trim()),
+            Err(_) => gitdir,
+        }
+    };
+    std::fs::read_to_string(dir.join("config")).ok()
+}
+
+/// `host/owner/repo` of the `[remote "origin"]` url: the scheme, user and
+/// `.git` suffix dropped, an scp-like `host:path` turned into `host/path`.
+fn origin_key(config: &str) -> Option<String> {
+    let mut in_origin = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line == "[remote \"origin\"]";
+            continue;
+        }
+        let Some(url) = line.strip_prefix("url").map(str::trim_start) else {
+            continue;
+        };
+        let Some(url) = url.strip_prefix('=').map(str::trim).filter(|_| in_origin) else {
+            continue;
+        };
+        let (rest, scp) = match url.split_once("://") {
+            Some((_, rest)) => (rest, false),
+            None => (url, true),
+        };
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+        let rest = if scp {
+            rest.replacen(':', "/", 1)
+        } else {
+            rest.to_owned()
+        };
+        let key = rest
+            .trim_end_matches('/')
+            .trim_end_matches(".git")
+            .to_owned();
+        return (key.contains('/') && !key.starts_with('/')).then_some(key);
+    }
+    None
 }
 
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_urls_become_host_owner_repo() {
+        for (url, key) in [
+            (
+                "https://github.com/acme/app.git",
+                Some("github.com/acme/app"),
+            ),
+            ("git@github.com:acme/app.git", Some("github.com/acme/app")),
+            (
+                "ssh://git@git.example.org:22/acme/app/",
+                Some("git.example.org:22/acme/app"),
+            ),
+            ("/srv/git/app.git", None),
+        ] {
+            let config = format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {url}\n");
+            assert_eq!(origin_key(&config).as_deref(), key, "{url}");
+        }
+        let other = "[remote \"upstream\"]\n\turl = https://github.com/x/y\n";
+        assert_eq!(origin_key(other), None);
+    }
+
+    #[test]
+    fn project_keys_name_the_repository_around_the_working_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().join("app");
+        std::fs::create_dir_all(repo.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(repo.join("src/deep")).expect("mkdir");
+        std::fs::write(
+            repo.join(".git/config"),
+            "[remote \"origin\"]\n\turl = git@github.com:Acme/App.git\n",
+        )
+        .expect("write");
+        assert_eq!(
+            project_keys(&repo.join("src/deep")),
+            [
+                format!("path:{}", repo.display()),
+                "github.com/Acme/App".to_owned()
+            ]
+        );
+        assert!(project_keys(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn today_is_a_date_the_renderer_accepts() {
+        let date = today("Europe/Berlin");
+        assert!(date.parse::<jiff::civil::Date>().is_ok(), "{date}");
+        assert!(today("").parse::<jiff::civil::Date>().is_ok());
+    }
 }

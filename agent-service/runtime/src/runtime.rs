@@ -48,6 +48,28 @@ pub struct RuntimeOptions {
     /// The bubblewrap program sandboxed sessions run their commands with (a bare name is
     /// looked up on `PATH`; `bwrap` is the usual one).
     pub sandbox_program: std::ffi::OsString,
+    /// Where the resolved secrets of the config go (its `config` source is replaced on every
+    /// load); share it with the log writer so log lines are redacted too.
+    pub redactor: openclaw_secrets::Redactor,
+}
+
+impl RuntimeOptions {
+    /// Options with the default sandbox program and a fresh redactor.
+    pub fn new(
+        settings: Settings,
+        env: Arc<dyn Env>,
+        clock: Arc<dyn Clock>,
+        prompt: Arc<dyn PromptSource>,
+    ) -> Self {
+        Self {
+            settings,
+            env,
+            clock,
+            prompt,
+            sandbox_program: DEFAULT_SANDBOX_PROGRAM.into(),
+            redactor: openclaw_secrets::Redactor::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -111,6 +133,9 @@ pub struct Runtime {
     subagents: crate::subagents::Subagents,
     /// The sandbox engine, detected at start-up (see [`crate::sandboxing`]).
     sandbox: crate::sandboxing::Engine,
+    /// Environment variables commands must not inherit (they hold secrets); refreshed with
+    /// the config.
+    hidden_env: RwLock<Arc<[String]>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -148,7 +173,9 @@ impl Runtime {
             heartbeats: crate::heartbeat::Heartbeats::default(),
             subagents: crate::subagents::Subagents::at(subagents_path),
             sandbox,
+            hidden_env: RwLock::new(Arc::from(Vec::new())),
         });
+        runtime.refresh_secrets();
         runtime.check_workspaces();
         Ok(runtime)
     }
@@ -193,7 +220,57 @@ impl Runtime {
             .providers
             .write()
             .unwrap_or_else(PoisonError::into_inner) = providers;
+        self.refresh_secrets();
         self.heartbeats.config_changed();
+    }
+
+    /// Collects the secrets of the current config (what `${VAR}` references expanded to,
+    /// secret-named fields, provider keys) into the redactor, and the variables they came
+    /// from into the list commands do not inherit. An invalid config keeps the last set.
+    fn refresh_secrets(&self) {
+        let Ok(loaded) = self.loaded() else { return };
+        let env = crate::env::ConfigEnv(self.options.env.as_ref());
+        let (keys, key_variables) = openclaw_providers::provider_secrets(&loaded.config, &env);
+        let secrets = loaded
+            .config
+            .secret_values()
+            .into_iter()
+            .map(|s| openclaw_secrets::Secret::new(s.label, s.value))
+            .chain(
+                keys.into_iter()
+                    .map(|(label, key)| openclaw_secrets::Secret::new(label, key.expose())),
+            );
+        self.options.redactor.replace_source("config", secrets);
+        let mut hidden: Vec<String> = loaded.config.substituted_variables();
+        for name in key_variables {
+            if !hidden.contains(&name) {
+                hidden.push(name);
+            }
+        }
+        *self
+            .hidden_env
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::from(hidden);
+    }
+
+    /// Replaces secret values in `text`.
+    pub fn redact<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        self.options.redactor.redact(text)
+    }
+
+    /// The redactor every outgoing text goes through.
+    pub fn redactor(&self) -> &openclaw_secrets::Redactor {
+        &self.options.redactor
+    }
+
+    /// Variables commands run on the host must not inherit.
+    pub(crate) fn hidden_env(&self) -> Arc<[String]> {
+        Arc::clone(
+            &self
+                .hidden_env
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     /// The model providers, or FAILED_PRECONDITION saying why there are none.

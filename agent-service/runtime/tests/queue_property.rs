@@ -95,17 +95,16 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
     let config_path = dir.path().join("openclaw.json");
     std::fs::write(&config_path, config(drop)).unwrap();
     std::fs::write(dir.path().join("script.json5"), SCRIPT).unwrap();
-    let runtime = Runtime::start(RuntimeOptions {
-        settings: Settings {
+    let runtime = Runtime::start(RuntimeOptions::new(
+        Settings {
             state_dir: dir.path().join("state"),
             config_path,
             home_dir: dir.path().to_path_buf(),
         },
-        env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-        clock: Arc::new(openclaw_transcript::SystemClock),
-        prompt: Arc::new(prompt_client::InProcessPromptSource::new().unwrap()),
-        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
-    })
+        Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
+        Arc::new(openclaw_transcript::SystemClock),
+        Arc::new(prompt_client::InProcessPromptSource::new().unwrap()),
+    ))
     .unwrap();
 
     // Each message is followed as a Run client would; rejections arrive

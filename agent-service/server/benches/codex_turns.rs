@@ -90,13 +90,12 @@ async fn main() {
         home_dir: dir.path().to_path_buf(),
     };
     std::fs::write(&settings.config_path, config).expect("config");
-    let runtime = Runtime::start(RuntimeOptions {
+    let runtime = Runtime::start(RuntimeOptions::new(
         settings,
-        env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-        clock: Arc::new(openclaw_transcript::SystemClock),
+        Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
+        Arc::new(openclaw_transcript::SystemClock),
         prompt,
-        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
-    })
+    ))
     .expect("runtime");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let endpoint = format!("http://{}", listener.local_addr().expect("addr"));

@@ -8,6 +8,7 @@ mod convert;
 mod error;
 mod parts;
 mod readiness;
+mod redact;
 mod report;
 mod serve;
 mod service;

@@ -198,7 +198,13 @@ fn refuse(problems: &[String]) -> ExitCode {
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli: Cli = SecurityArgs::parse_cli(ENV_PREFIX);
-    service_kit::init_tracing(cli.log_format);
+    // Log lines pass through the runtime's redactor: a secret quoted in any message (a
+    // provider's error body, a config value) is replaced before it is written.
+    let redactor = openclaw_secrets::Redactor::new();
+    service_kit::init_tracing_to(
+        cli.log_format,
+        openclaw_secrets::RedactingWriter::new(redactor.clone(), std::io::stderr),
+    );
     if let Some(Command::Healthcheck) = cli.command {
         // Health is open: no token is sent. Over TLS when this server serves
         // TLS (the same --tls-cert setting), verified with --tls-ca.
@@ -260,12 +266,24 @@ async fn main() -> anyhow::Result<ExitCode> {
             _ => (Arc::new(prompt_client::InProcessPromptSource::new()?), None),
         };
     tracing::info!(prompt = %prompt.describe(), "prompt source");
+    if let Some(token) = &cli.prompt_service_token {
+        redactor.replace_source(
+            "auth",
+            [openclaw_secrets::Secret::new(
+                "PROMPT_SERVICE_TOKEN",
+                token.clone(),
+            )],
+        );
+    }
     let runtime = Runtime::start(RuntimeOptions {
-        settings,
-        env: Arc::new(ProcessEnv),
-        clock: Arc::new(openclaw_transcript::SystemClock),
-        prompt,
         sandbox_program: cli.sandbox_bwrap.clone(),
+        redactor,
+        ..RuntimeOptions::new(
+            settings,
+            Arc::new(ProcessEnv),
+            Arc::new(openclaw_transcript::SystemClock),
+            prompt,
+        )
     })?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     if let Some(metrics) = &cli.metrics_listen {

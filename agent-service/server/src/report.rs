@@ -48,11 +48,20 @@ pub fn context_text(
             pb::FileStatus::Empty => "EMPTY".to_owned(),
             pb::FileStatus::Omitted => "OMITTED (total limit)".to_owned(),
             pb::FileStatus::Filtered => "NOT FOR THIS SESSION".to_owned(),
+            pb::FileStatus::OutOfScope => "OTHER PROJECTS ONLY".to_owned(),
             pb::FileStatus::Unspecified => "?".to_owned(),
+        };
+        let scoped = if f.out_of_scope_entries > 0 {
+            format!(
+                " | {} entries of other projects left out ({} chars)",
+                f.out_of_scope_entries, f.out_of_scope_chars
+            )
+        } else {
+            String::new()
         };
         let _ = writeln!(
             out,
-            "  {}: {status} | raw {} chars (~{} tok) | injected {} chars (~{} tok)",
+            "  {}: {status} | raw {} chars (~{} tok) | injected {} chars (~{} tok){scoped}",
             f.path,
             f.raw_chars,
             tokens(f.raw_chars),

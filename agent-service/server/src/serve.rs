@@ -123,8 +123,12 @@ pub async fn serve(
     // both); the deadline (the client's grpc-timeout only: runs may stream
     // for long) starts when a call is admitted; the size check runs before
     // any handler decodes the body; a body that cannot be decoded answers
-    // INVALID_ARGUMENT.
+    // INVALID_ARGUMENT. Status messages are redacted outermost, so nothing below (a
+    // refusal quoting a provider, a command's output in an error) sends a secret.
     let layers = ServiceBuilder::new()
+        .layer(crate::redact::RedactStatusLayer::new(
+            runtime.redactor().clone(),
+        ))
         .layer(service_kit::trace_layer())
         .layer(service_kit::RpcMetricsLayer::new())
         .layer(config.security.auth_layer())

@@ -178,10 +178,11 @@ fn listed(skill: Loaded, home: &Path) -> DiscoveredSkill {
         ..
     } = skill;
     let sha256 = sha256_hex(&content);
-    let version = version_tag(&sha256);
+    let display_location = display_path(&file, home);
+    let version = version_tag(&display_location, &sha256);
     let skill_key = gates::skill_key(&name, &frontmatter.metadata).to_owned();
     DiscoveredSkill {
-        display_location: display_path(&file, home),
+        display_location,
         location: file,
         sha256,
         version,

@@ -52,7 +52,8 @@ pub struct DiscoveredSkill {
     pub content: Vec<u8>,
     /// SHA-256 of `content`, lowercase hex.
     pub sha256: String,
-    /// `sha256:` and the first 16 hex digits of `sha256`, as the prompt shows it.
+    /// The version the prompt shows, derived from `display_location` and
+    /// `content` (see [`version_tag`]).
     pub version: String,
     /// The root it was found under.
     pub root: Root,
@@ -77,11 +78,21 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// The version tag the prompt shows: `sha256:` and the first 16 hex digits of SHA-256 over
-/// the SKILL.md bytes (the path is not hashed).
-pub fn version_tag(sha256_hex: &str) -> String {
-    let end = sha256_hex.len().min(16);
-    format!("sha256:{}", sha256_hex.get(..end).unwrap_or_default())
+/// The version tag the prompt shows (P-37), derived from the skill file's path and content:
+/// `sha256:` and the first 16 hex digits of SHA-256 over the location as the prompt lists it,
+/// a NUL byte and the 32-byte SHA-256 digest of the SKILL.md bytes (`sha256_hex` decoded).
+/// It is prompt-render's rule; a test holds the two to the same value.
+pub fn version_tag(location: &str, sha256_hex: &str) -> String {
+    let mut digest = [0u8; 32];
+    if hex::decode_to_slice(sha256_hex, &mut digest).is_err() {
+        digest = [0u8; 32];
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(location.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(digest);
+    let full = hex::encode(hasher.finalize());
+    format!("sha256:{}", &full[..16])
 }
 
 /// Writes a path under the home directory as `~/…` (always with `/`), others unchanged.

@@ -59,6 +59,8 @@ pub struct ToolContext {
     /// Environment variables that hold secrets (provider keys, `${VAR}` values of the config):
     /// commands run on the host do not inherit them. Sandboxed commands inherit nothing.
     pub hidden_env: Arc<[String]>,
+    /// Replaces secret values in every tool result before the model or the transcript sees it.
+    pub redactor: openclaw_secrets::Redactor,
 }
 
 impl ToolContext {
@@ -87,6 +89,7 @@ impl ToolContext {
             subagents: Arc::new(NoSubagents),
             sandbox: None,
             hidden_env: Arc::from(Vec::new()),
+            redactor: openclaw_secrets::Redactor::new(),
         }
     }
 }

@@ -136,7 +136,7 @@ impl ToolRegistry {
                 self.names().join(", ")
             ));
         };
-        match AssertUnwindSafe(tool.call(ctx, arguments))
+        let mut outcome = match AssertUnwindSafe(tool.call(ctx, arguments))
             .catch_unwind()
             .await
         {
@@ -144,6 +144,10 @@ impl ToolRegistry {
             Err(_) => ToolOutcome::error(format!(
                 "the {name} tool failed unexpectedly (an internal error); the call had no result"
             )),
-        }
+        };
+        // A secret a command printed (or a file held) never reaches the model or the
+        // transcript.
+        ctx.redactor.redact_in_place(outcome.text_mut());
+        outcome
     }
 }

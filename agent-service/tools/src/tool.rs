@@ -46,6 +46,15 @@ pub enum ToolOutcome {
 }
 
 impl ToolOutcome {
+    /// The text the model sees, whichever kind of outcome it is.
+    pub fn text_mut(&mut self) -> &mut String {
+        match self {
+            ToolOutcome::Ok { text, .. }
+            | ToolOutcome::Error { text }
+            | ToolOutcome::EndTurn { text } => text,
+        }
+    }
+
     /// A success without details.
     pub fn ok(text: impl Into<String>) -> Self {
         ToolOutcome::Ok {

@@ -1,7 +1,8 @@
 //! The pinned Codex model-prompt fixture (SPEC P-29, P-30).
 //!
 //! Codex renders a model's instructions from its model catalog
-//! (`models_cache.json`): the entry's `model_messages.instructions_template`
+//! (`models_cache.json`, or the `models.json` checked into Codex's source;
+//! both hold a `models` array of the same shape): the entry's `model_messages.instructions_template`
 //! with `{{ personality }}` replaced by the `personality_<name>` variable, or
 //! `base_instructions` when there is no template. The fixture is that text
 //! plus a small JSON note of where it came from. The committed fixture is
@@ -25,7 +26,7 @@ pub struct CatalogSource {
     /// when avoidable.
     pub path: String,
     /// `models_cache` for Codex's cache, `checked_in_catalog` for a catalog
-    /// file kept in this repository.
+    /// checked into a repository: ours, or Codex's `models.json`.
     pub kind: &'static str,
 }
 

@@ -149,7 +149,10 @@ pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError
             channel: &channel,
             chat_type: base.channel.chat_type,
             capabilities: &capabilities,
-            native_approvals: base.channel.native_approvals,
+            native_approvals: base
+                .channel
+                .native_approvals
+                .unwrap_or_else(|| prompt_render::channel_has_native_approvals(&channel)),
             reply_delivery: base.channel.reply_delivery,
             message_tool: catalog.spelled("message").unwrap_or("message"),
             extra_context: &normalize_block(&base.extra_system_prompt),

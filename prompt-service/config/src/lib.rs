@@ -46,7 +46,7 @@ mod validate;
 
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrors, ErrorKind, LocatedError, Position};
-pub use load::{Config, LoadOptions, Loader, MAX_NESTING, load, parse_json5};
+pub use load::{Config, LoadOptions, Loader, MAX_NESTING, SecretValue, load, parse_json5};
 pub use model_ref::{ModelCatalog, ModelRef, is_gpt5_family};
 pub use schema::{json_schema, schema_lookup};
-pub use substitute::{EnvSource, NoEnv, UnresolvedVars};
+pub use substitute::{EnvSource, NoEnv, UnresolvedVars, referenced_names};

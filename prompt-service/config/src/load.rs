@@ -10,7 +10,7 @@ use crate::locate::{self, Locator, Target, position_at};
 use crate::path::{Segment, dotted};
 use crate::raw::RawConfig;
 use crate::schema::json_schema;
-use crate::substitute::{EnvSource, UnresolvedVars, substitute_all};
+use crate::substitute::{EnvSource, Resolved, UnresolvedVars, substitute_all};
 use crate::validate::{self, Finding};
 
 /// How [`load`] treats the text.
@@ -21,10 +21,41 @@ pub struct LoadOptions {
 }
 
 /// A validated config: the typed raw shape plus the substituted JSON it came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Config {
     pub(crate) raw: RawConfig,
     pub(crate) value: Value,
+    /// The `${VAR}` references that were replaced, with their values.
+    pub(crate) resolved: Vec<Resolved>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The raw config holds substituted values, which may be secrets.
+        f.debug_struct("Config")
+            .field(
+                "resolved_variables",
+                &self.resolved.iter().map(|r| &r.name).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// One secret-bearing value of a config: where it came from and what it is.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretValue {
+    /// The variable (`ANTHROPIC_API_KEY`) or the dotted path (`models.providers.x.apiKey`).
+    pub label: String,
+    /// The value.
+    pub value: String,
+}
+
+impl std::fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretValue")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Config {
@@ -36,6 +67,63 @@ impl Config {
     /// The config as JSON after `${VAR}` substitution, keys in file order.
     pub fn value(&self) -> &Value {
         &self.value
+    }
+
+    /// The names of the environment variables `${VAR}` references were replaced from.
+    pub fn substituted_variables(&self) -> Vec<String> {
+        self.resolved.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// Every value that must stay secret: what each `${VAR}` expanded to (whatever field it
+    /// sits in), and every string under a key that names a secret (`apiKey`, `token`,
+    /// `password`, `secret` and their compounds, any case), labelled by its path.
+    pub fn secret_values(&self) -> Vec<SecretValue> {
+        let mut out: Vec<SecretValue> = self
+            .resolved
+            .iter()
+            .map(|r| SecretValue {
+                label: r.name.clone(),
+                value: r.value.clone(),
+            })
+            .collect();
+        collect_secret_fields(&self.value, &mut Vec::new(), &mut out);
+        out
+    }
+}
+
+/// Whether a key names a secret: `apiKey`, `token`, `botToken`, `password`, `clientSecret`...
+fn secret_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    ["apikey", "api_key", "token", "password", "secret"]
+        .iter()
+        .any(|word| lower.ends_with(word))
+}
+
+fn collect_secret_fields(value: &Value, path: &mut Vec<Segment>, out: &mut Vec<SecretValue>) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(Segment::Key(key.clone()));
+                match item {
+                    Value::String(text) if secret_key(key) && !text.is_empty() => {
+                        out.push(SecretValue {
+                            label: dotted(path),
+                            value: text.clone(),
+                        });
+                    }
+                    other => collect_secret_fields(other, path, out),
+                }
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Segment::Index(i));
+                collect_secret_fields(item, path, out);
+                path.pop();
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
     }
 }
 
@@ -78,7 +166,9 @@ impl Loader {
         // Editors do not show a byte-order mark, so columns are counted without it.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut document = parse_json5(text)?;
-        let unresolved = substitute_all(&mut document, env, options.unresolved_vars);
+        let substitution = substitute_all(&mut document, env, options.unresolved_vars);
+        let unresolved = substitution.unresolved;
+        let resolved = substitution.resolved;
 
         let mut findings = validate::findings(&self.validator, &self.schema, &document);
         findings.extend(checks::check(&document));
@@ -111,8 +201,32 @@ impl Loader {
             Some(raw) if findings.is_empty() => Ok(Config {
                 raw,
                 value: document,
+                resolved,
             }),
-            _ => Err(ConfigError::Invalid(locate_all(text, findings))),
+            _ => {
+                // A message may quote the offending value ("unknown variant `...`"); a value
+                // that came from a variable is shown as the reference the file has instead.
+                for finding in &mut findings {
+                    // A field that holds a secret never has its value quoted.
+                    if let Some(Segment::Key(key)) = finding.path.last()
+                        && secret_key(key)
+                        && finding.kind != ErrorKind::UnresolvedVariable
+                    {
+                        finding.message = "the value is not valid here (it is not shown: this \
+                                           field holds a secret)"
+                            .to_owned();
+                        continue;
+                    }
+                    for r in &resolved {
+                        if r.value.chars().count() >= 4 && finding.message.contains(&r.value) {
+                            finding.message = finding
+                                .message
+                                .replace(&r.value, &format!("${{{}}}", r.name));
+                        }
+                    }
+                }
+                Err(ConfigError::Invalid(locate_all(text, findings)))
+            }
         }
     }
 }

@@ -118,7 +118,9 @@ impl<'a> Locator<'a> {
     /// Where the value (or key) at `path` starts. For a path that runs past the tree (a missing
     /// required key, say) the deepest existing node is used.
     pub(crate) fn locate(&self, path: &[Segment], target: Target) -> Option<Position> {
-        let mut node = self.root.as_ref()?;
+        let Some(mut node) = self.root.as_ref() else {
+            return Some(self.search(path));
+        };
         let mut key_offset = None;
         for segment in path {
             let next = match (node, segment) {
@@ -147,6 +149,29 @@ impl<'a> Locator<'a> {
     }
 }
 
+impl Locator<'_> {
+    /// Where `path` is when this parser cannot read the text (JSON5 allows identifier
+    /// characters, such as combining marks, that it refuses): each key of the path is searched
+    /// in order after the previous one; the position of the last one found, else the start.
+    fn search(&self, path: &[Segment]) -> Position {
+        let mut offset = 0;
+        let mut found = 0;
+        for segment in path {
+            if let Segment::Key(key) = segment
+                && !key.is_empty()
+                && let Some(at) = self
+                    .text
+                    .get(offset..)
+                    .and_then(|rest| rest.find(key.as_str()))
+            {
+                found = offset + at;
+                offset = found + key.len();
+            }
+        }
+        position_at(self.text, found)
+    }
+}
+
 fn prop_name<'b>(name: &'b ObjectPropName<'_>) -> &'b str {
     match name {
         ObjectPropName::String(lit) => lit.value.as_ref(),
@@ -160,6 +185,27 @@ mod tests {
 
     fn key(k: &str) -> Segment {
         Segment::Key(k.to_owned())
+    }
+
+    #[test]
+    fn keys_the_parser_refuses_are_still_located_by_search() {
+        // U+1CD0 is a combining mark: a valid JSON5 identifier character the locator's parser
+        // refuses, so the whole text falls back to a search.
+        let text = "{\n  skills: { a\u{1cd0}llowBundled: [] },\n}\n";
+        let blanked = blank_comments(text);
+        let locator = Locator::new(text, &blanked);
+        let at = locator.locate(&[key("skills"), key("a\u{1cd0}llowBundled")], Target::Key);
+        assert_eq!(
+            at,
+            Some(Position {
+                line: 2,
+                column: 13
+            })
+        );
+        assert_eq!(
+            locator.locate(&[key("nowhere")], Target::Value),
+            Some(Position { line: 1, column: 1 })
+        );
     }
 
     #[test]

@@ -64,50 +64,69 @@ pub(crate) struct Unresolved {
     pub(crate) name: String,
 }
 
-/// Substitutes every string in `value` in place and returns the references left unresolved
-/// (always empty under [`UnresolvedVars::Keep`]).
+/// A reference that was replaced by its variable's value.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+/// What [`substitute_all`] did.
+#[derive(Default)]
+pub(crate) struct Substitution {
+    /// References left unresolved (always empty under [`UnresolvedVars::Keep`]).
+    pub(crate) unresolved: Vec<Unresolved>,
+    /// References replaced, each name once.
+    pub(crate) resolved: Vec<Resolved>,
+}
+
+/// Substitutes every string in `value` in place.
 pub(crate) fn substitute_all(
     value: &mut Value,
     env: &dyn EnvSource,
     policy: UnresolvedVars,
-) -> Vec<Unresolved> {
-    let mut unresolved = Vec::new();
+) -> Substitution {
+    let mut done = Substitution::default();
     let mut path = Vec::new();
-    walk(value, env, &mut path, &mut unresolved);
-    match policy {
-        UnresolvedVars::Error => unresolved,
-        UnresolvedVars::Keep => Vec::new(),
+    walk(value, env, &mut path, &mut done);
+    if policy == UnresolvedVars::Keep {
+        done.unresolved.clear();
     }
+    done
 }
 
-fn walk(
-    value: &mut Value,
-    env: &dyn EnvSource,
-    path: &mut Vec<Segment>,
-    unresolved: &mut Vec<Unresolved>,
-) {
+fn walk(value: &mut Value, env: &dyn EnvSource, path: &mut Vec<Segment>, done: &mut Substitution) {
     match value {
         Value::String(text) => {
             if text.contains('$') {
                 let (replaced, missing) = substitute_str(text, env);
+                for name in referenced_names(text) {
+                    if missing.contains(&name) || done.resolved.iter().any(|r| r.name == name) {
+                        continue;
+                    }
+                    if let Some(value) = env.get(&name).filter(|v| !v.is_empty()) {
+                        done.resolved.push(Resolved { name, value });
+                    }
+                }
                 *text = replaced;
-                unresolved.extend(missing.into_iter().map(|name| Unresolved {
-                    path: path.clone(),
-                    name,
-                }));
+                done.unresolved
+                    .extend(missing.into_iter().map(|name| Unresolved {
+                        path: path.clone(),
+                        name,
+                    }));
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
                 path.push(Segment::Index(i));
-                walk(item, env, path, unresolved);
+                walk(item, env, path, done);
                 path.pop();
             }
         }
         Value::Object(map) => {
             for (key, item) in map.iter_mut() {
                 path.push(Segment::Key(key.clone()));
-                walk(item, env, path, unresolved);
+                walk(item, env, path, done);
                 path.pop();
             }
         }
@@ -145,6 +164,27 @@ pub(crate) fn substitute_str(text: &str, env: &dyn EnvSource) -> (String, Vec<St
     }
     out.push_str(rest);
     (out, missing)
+}
+
+/// The names of the `${NAME}` references in `text` (escaped `$${NAME}` ones left out), in
+/// order, each once.
+pub fn referenced_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(dollar) = rest.find('$') {
+        let from_dollar = &rest[dollar..];
+        if let Some(name) = reference_at(from_dollar.strip_prefix('$').unwrap_or_default()) {
+            rest = &from_dollar[name.len() + 4..];
+        } else if let Some(name) = reference_at(from_dollar) {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+            rest = &from_dollar[name.len() + 3..];
+        } else {
+            rest = &from_dollar[1..];
+        }
+    }
+    names
 }
 
 /// If `text` starts with `${NAME}` for a valid NAME, returns NAME.

@@ -65,7 +65,7 @@ pub use health::{
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
 pub use logging::{
     LogFormat, OutcomeLog, RequestTraceLayer, SESSION_KEY_HEADER, failure_level, init_tracing,
-    record_session_id, request_span, trace_layer,
+    init_tracing_to, record_session_id, request_span, trace_layer,
 };
 pub use malformed::{MalformedRequest, MalformedRequestLayer};
 pub use otlp::flush_traces;

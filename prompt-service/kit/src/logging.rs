@@ -38,19 +38,28 @@ impl std::str::FromStr for LogFormat {
 /// on stderr so stdout stays free for command output, and OTLP trace export
 /// when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (see [`crate::flush_traces`]).
 pub fn init_tracing(format: LogFormat) {
+    init_tracing_to(format, std::io::stderr);
+}
+
+/// [`init_tracing`] writing log lines through `writer` (agent-service passes one that
+/// redacts secrets).
+pub fn init_tracing_to<W>(format: LogFormat, writer: W)
+where
+    W: for<'a> fmt::MakeWriter<'a> + Send + Sync + 'static,
+{
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let registry = tracing_subscriber::registry()
         .with(filter)
         .with(crate::otlp::layer());
     let result = match format {
         LogFormat::Text => registry
-            .with(fmt::layer().with_writer(std::io::stderr).with_target(false))
+            .with(fmt::layer().with_writer(writer).with_target(false))
             .try_init(),
         LogFormat::Json => registry
             .with(
                 fmt::layer()
                     .json()
-                    .with_writer(std::io::stderr)
+                    .with_writer(writer)
                     .with_current_span(true),
             )
             .try_init(),

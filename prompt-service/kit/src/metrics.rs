@@ -38,6 +38,9 @@ pub const PROMPT_RENDER_CHARS: &str = "prompt_render_chars";
 /// turn fields decoded; `prepared`: decoded and prepared, then remembered;
 /// `decoded`: decoded whole, not remembered).
 pub const PROMPT_STABLE_INPUTS: &str = "prompt_render_stable_inputs_total";
+/// RenderSystemPrompt requests by the adapter that asked (counter;
+/// `surface`: `embedded_run`, `cli`, `preview`, `compaction`, `unspecified`).
+pub const PROMPT_SURFACES: &str = "prompt_render_surfaces_total";
 /// Model calls whose stable prefix hash differed from the session's previous
 /// call (counter; `agent`).
 pub const STABLE_PREFIX_CHANGES: &str = "agent_stable_prefix_changes_total";
@@ -188,6 +191,10 @@ fn describe() {
         "RenderSystemPrompt requests by how their stable inputs were obtained (remembered, prepared, decoded)."
     );
     describe_counter!(
+        PROMPT_SURFACES,
+        "RenderSystemPrompt requests by the adapter that asked (embedded_run, cli, preview, compaction, unspecified)."
+    );
+    describe_counter!(
         STABLE_PREFIX_CHANGES,
         "Model calls whose stable prompt prefix changed since the session's previous call."
     );
@@ -235,6 +242,12 @@ pub fn prompt_stable_inputs(source: StableInputs) {
         StableInputs::Decoded => "decoded",
     };
     ::metrics::counter!(PROMPT_STABLE_INPUTS, "source" => source).increment(1);
+}
+
+/// Counts one rendered prompt by the adapter that asked for it (the
+/// request's `prompt_surface`, as its lowercase name).
+pub fn prompt_surface(surface: &'static str) {
+    ::metrics::counter!(PROMPT_SURFACES, "surface" => surface).increment(1);
 }
 
 /// Records that a model call's stable prefix hash differed from the session's

@@ -8,7 +8,7 @@ use crate::{
     error::RenderError,
     input::{BootstrapLimits, ContextFile, HeartbeatInfo, SessionKind},
     mode::Layer,
-    paths, text, truncate,
+    paths, project_scope, sanitize, text, truncate,
 };
 
 /// Default per-file budget (`agents.defaults.bootstrapMaxChars`).
@@ -51,6 +51,8 @@ pub enum FileStatus {
     Omitted,
     /// Not for this session kind.
     Filtered,
+    /// Every entry belongs to projects that are not active.
+    OutOfScope,
 }
 
 /// Which budget cut a file.
@@ -79,6 +81,12 @@ pub struct FileReport {
     pub cause: TruncationCause,
     /// Side of the boundary.
     pub layer: Layer,
+    /// Characters of the legacy embedded heartbeat block removed from it.
+    pub legacy_heartbeat_chars: u32,
+    /// Entries left out because they belong to projects that are not active.
+    pub out_of_scope_entries: u32,
+    /// Characters those entries took in the budgeted text.
+    pub out_of_scope_chars: u32,
 }
 
 /// A file's text as it goes into the prompt.
@@ -114,7 +122,37 @@ pub struct DynamicFiles {
     pub report: Vec<FileReport>,
 }
 
+/// Reports every file as not for this prompt (`none` mode carries none).
+fn leave_out(report: &mut [FileReport]) {
+    for r in report {
+        if matches!(
+            r.status,
+            FileStatus::Injected | FileStatus::Truncated | FileStatus::Missing
+        ) {
+            r.status = FileStatus::Filtered;
+            r.injected_chars = 0;
+            r.cause = TruncationCause::None;
+            r.out_of_scope_entries = 0;
+            r.out_of_scope_chars = 0;
+        }
+    }
+}
+
+impl DynamicFiles {
+    /// Drops every file: the prompt carries no workspace file.
+    pub fn leave_out_all(&mut self) {
+        self.injected.clear();
+        leave_out(&mut self.report);
+    }
+}
+
 impl Bootstrap {
+    /// Drops every file: the prompt carries no workspace file.
+    pub fn leave_out_all(&mut self) {
+        self.stable.clear();
+        leave_out(&mut self.report);
+    }
+
     /// True when a stable file was cut or left out for budget reasons. Only
     /// stable files count, so a per-turn file can never change the notice.
     pub fn stable_budget_hit(&self) -> bool {
@@ -187,17 +225,31 @@ struct Candidate<'a> {
     path: String,
     content: Cow<'a, str>,
     missing: bool,
+    /// Characters of the raw content as given.
+    raw_chars: u32,
+    /// Characters of the legacy heartbeat block removed.
+    legacy_heartbeat_chars: u32,
 }
 
-/// A file's content as injected: faithful, except that CRLF becomes LF and
-/// an embedded boundary marker is removed, so no file can move the cache
-/// boundary. Borrowed when nothing changes.
-fn file_content(content: &str) -> Cow<'_, str> {
-    if content.contains("\r\n") {
+/// A file's content as injected: faithful, except that CRLF becomes LF, an
+/// embedded boundary marker is removed (so no file can move the cache
+/// boundary), the legacy embedded heartbeat block is removed and runs of
+/// blank lines are shortened to one. Borrowed when nothing changes.
+fn file_content(content: &str) -> (Cow<'_, str>, u32) {
+    let unified = if content.contains("\r\n") {
         Cow::Owned(strip_markers(&content.replace("\r\n", "\n")).into_owned())
     } else {
         strip_markers(content)
-    }
+    };
+    let (stripped, legacy) = match sanitize::strip_legacy_heartbeat(&unified) {
+        (Cow::Borrowed(_), n) => (unified, n),
+        (Cow::Owned(text), n) => (Cow::Owned(text), n),
+    };
+    let collapsed = match sanitize::collapse_blank_runs(&stripped) {
+        Cow::Borrowed(_) => stripped,
+        Cow::Owned(text) => Cow::Owned(text),
+    };
+    (collapsed, legacy)
 }
 
 /// Validates the request's files of one layer (paths inside the workspace,
@@ -223,10 +275,13 @@ fn candidates<'a>(
                 format!("duplicate context file {path:?} (same as context_files[{first}])"),
             ));
         }
+        let (content, legacy_heartbeat_chars) = file_content(&file.content);
         out.push(Candidate {
             path,
-            content: file_content(&file.content),
+            content,
             missing: file.missing,
+            raw_chars: text::chars_u32(&file.content),
+            legacy_heartbeat_chars,
         });
     }
     out.sort_by(|a, b| {
@@ -245,6 +300,7 @@ pub fn prepare_stable(
     files: &[ContextFile],
     limits: BootstrapLimits,
     kind: SessionKind,
+    project_keys: &[String],
 ) -> Result<Bootstrap, RenderError> {
     let max_per_file = match limits.max_chars_per_file {
         0 => DEFAULT_MAX_CHARS_PER_FILE,
@@ -271,6 +327,7 @@ pub fn prepare_stable(
             kind,
             &no_heartbeat,
             Layer::Stable,
+            project_keys,
         );
         out.report.push(report);
         if let Some(text) = injected {
@@ -299,6 +356,7 @@ pub fn prepare_dynamic(
             kind,
             heartbeat,
             Layer::Dynamic,
+            &[],
         );
         out.report.push(report);
         if let Some(text) = injected {
@@ -324,6 +382,10 @@ pub fn merged_report(stable: &Bootstrap, dynamic: &DynamicFiles) -> Vec<FileRepo
     all
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one file's facts and the running budget, passed as they are"
+)]
 fn inject_one(
     c: &Candidate,
     workspace: &str,
@@ -332,12 +394,9 @@ fn inject_one(
     kind: SessionKind,
     heartbeat: &HeartbeatInfo,
     layer: Layer,
+    project_keys: &[String],
 ) -> (FileReport, Option<String>) {
-    let raw_chars = if c.missing {
-        0
-    } else {
-        text::chars_u32(&c.content)
-    };
+    let raw_chars = if c.missing { 0 } else { c.raw_chars };
     let report = |status, injected: &str, cause| FileReport {
         path: c.path.clone(),
         status,
@@ -345,6 +404,9 @@ fn inject_one(
         injected_chars: text::chars_u32(injected),
         cause,
         layer,
+        legacy_heartbeat_chars: c.legacy_heartbeat_chars,
+        out_of_scope_entries: 0,
+        out_of_scope_chars: 0,
     };
     if !allowed(&c.path, kind, heartbeat) {
         return (
@@ -373,28 +435,69 @@ fn inject_one(
         );
     }
     let content = c.content.trim_end();
-    if content.trim().is_empty() {
+    // A HEARTBEAT.md of headings and comments (the seeded template) asks
+    // for nothing, and costs nothing.
+    let empty =
+        content.trim().is_empty() || (is_dynamic(&c.path) && sanitize::heartbeat_is_empty(content));
+    if empty {
         return (report(FileStatus::Empty, "", TruncationCause::None), None);
     }
     let budget = max_per_file.min(*remaining);
-    if text::chars(content) <= budget {
-        *remaining -= text::chars(content);
-        return (
-            report(FileStatus::Injected, content, TruncationCause::None),
-            Some(content.to_owned()),
-        );
-    }
-    let cause = if max_per_file <= *remaining {
-        TruncationCause::PerFileLimit
+    let (budgeted, cut, cause) = if text::chars(content) <= budget {
+        (content.to_owned(), None, TruncationCause::None)
     } else {
-        TruncationCause::TotalLimit
+        let cause = if max_per_file <= *remaining {
+            TruncationCause::PerFileLimit
+        } else {
+            TruncationCause::TotalLimit
+        };
+        let cut = truncate::head_tail(content, budget, &c.path);
+        (cut.text.clone(), Some(cut), cause)
     };
-    let cut = truncate::head_tail(content, budget, &c.path);
-    *remaining -= text::chars(&cut.text);
-    (
-        report(FileStatus::Truncated, &cut.text, cause),
-        Some(cut.text),
-    )
+    // Project scopes are applied to what the budget kept.
+    let budgeted_chars = text::chars_u32(&budgeted);
+    let (injected, dropped_entries) = match project_scope::is_curated(&c.path) {
+        true => match project_scope::Kept::of(content, project_keys) {
+            kept if kept.dropped_entries == 0 => (budgeted, 0),
+            kept => (scoped(content, cut.as_ref(), &kept), kept.dropped_entries),
+        },
+        false => (budgeted, 0),
+    };
+    let status = match (injected.trim().is_empty(), cut.is_some()) {
+        (true, _) => FileStatus::OutOfScope,
+        (false, true) => FileStatus::Truncated,
+        (false, false) => FileStatus::Injected,
+    };
+    *remaining -= text::chars(&injected);
+    let mut r = report(status, &injected, cause);
+    r.out_of_scope_entries = dropped_entries;
+    r.out_of_scope_chars = budgeted_chars.saturating_sub(r.injected_chars);
+    let injected = (status != FileStatus::OutOfScope).then_some(injected);
+    (r, injected)
+}
+
+/// The budgeted text of a curated file with the entries of inactive
+/// projects removed. Entries are decided on the whole content, so a cut
+/// through an entry keeps or drops both of its parts.
+fn scoped(content: &str, cut: Option<&truncate::Cut>, kept: &project_scope::Kept) -> String {
+    let Some(cut) = cut else {
+        return kept.apply(content, 0..content.len());
+    };
+    let head_end = text::take_chars(content, cut.head).len();
+    let tail_len = text::last_chars(content, cut.tail).len();
+    let head = kept.apply(content, 0..head_end);
+    if cut.text.len() == head_end {
+        // Clamped: no marker, no tail.
+        return head;
+    }
+    // The cut is `head \n marker \n tail`.
+    let marker = &cut.text[head_end + 1..cut.text.len() - tail_len - 1];
+    let tail = kept.apply(content, content.len() - tail_len..content.len());
+    [head.as_str(), marker, tail.as_str()]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
@@ -427,7 +530,7 @@ mod tests {
     }
 
     fn run(files: &[ContextFile], limits: BootstrapLimits, kind: SessionKind) -> Bootstrap {
-        prepare_stable(WS, files, limits, kind).unwrap_or_default()
+        prepare_stable(WS, files, limits, kind, &[]).unwrap_or_default()
     }
 
     #[test]
@@ -495,7 +598,7 @@ mod tests {
             (&on, SessionKind::Main, 1),
             (&off, SessionKind::Heartbeat, 1),
         ] {
-            let b = prepare_stable(WS, &files, lim, kind).unwrap_or_default();
+            let b = prepare_stable(WS, &files, lim, kind, &[]).unwrap_or_default();
             assert!(
                 b.stable.is_empty() && b.report.is_empty(),
                 "HEARTBEAT.md is never stable"
@@ -578,13 +681,20 @@ mod tests {
     #[test]
     fn paths_outside_the_workspace_and_duplicates_are_refused() {
         let lim = BootstrapLimits::default();
-        let err = prepare_stable(WS, &[file("../etc/passwd", "x")], lim, SessionKind::Main).err();
+        let err = prepare_stable(
+            WS,
+            &[file("../etc/passwd", "x")],
+            lim,
+            SessionKind::Main,
+            &[],
+        )
+        .err();
         assert_eq!(
             err.as_ref().map(RenderError::field),
             Some("context_files[0].path")
         );
         let dup = [file("AGENTS.md", "a"), file("/ws/AGENTS.md", "b")];
-        let err = prepare_stable(WS, &dup, lim, SessionKind::Main).err();
+        let err = prepare_stable(WS, &dup, lim, SessionKind::Main, &[]).err();
         assert_eq!(
             err.as_ref().map(RenderError::field),
             Some("context_files[1].path")

@@ -5,7 +5,7 @@
 
 use crate::{
     ChannelInfo, ChatType, ContextFile, HeartbeatInfo, ModelAlias, ReasoningLevel, RenderInput,
-    ReplyDelivery, RuntimeInfo, Skill, SkillVersionSource, ThinkLevel, Tool,
+    ReplyDelivery, RuntimeInfo, RuntimeVersion, Skill, SkillVersionSource, ThinkLevel, Tool,
 };
 
 /// The fixture workspace.
@@ -155,9 +155,11 @@ pub fn realistic() -> RenderInput {
         name: "telegram".into(),
         chat_type: ChatType::Direct,
         capabilities: vec!["inlineButtons".into(), "reactions".into()],
-        native_approvals: false,
+        native_approvals: Some(false),
         reply_delivery: ReplyDelivery::Automatic,
         message_tool_hints: Vec::new(),
+        display_name: String::new(),
+        known_channels: Vec::new(),
     };
     input.heartbeat = HeartbeatInfo {
         enabled: true,
@@ -169,12 +171,17 @@ pub fn realistic() -> RenderInput {
         host: "atlas".into(),
         os: "Linux 6.8".into(),
         arch: "x86_64".into(),
-        runtime_version: "agent-service 0.1.0".into(),
+        runtime_version: "agent-service".into(),
         model: "anthropic/claude-sonnet-4-5".into(),
         default_model: "anthropic/claude-sonnet-4-5".into(),
         shell: "bash".into(),
         repo_root: String::new(),
         active_processes: Vec::new(),
+        session_key: "agent:main:main".into(),
+        versions: vec![RuntimeVersion {
+            key: "agent_service".into(),
+            value: "0.1.0".into(),
+        }],
     };
     input.think_level = ThinkLevel::Low;
     input.reasoning_level = ReasoningLevel::Off;

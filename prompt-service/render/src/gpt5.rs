@@ -2,6 +2,12 @@
 //! contract above the cache boundary plus an optional friendlier
 //! `interaction_style`. The OpenAI and Codex provider plugins apply it to
 //! every `gpt-5*` model they route.
+//!
+//! With the friendly personality the contract opens with a persona part and
+//! the interaction style is added. The overlay's heartbeat guidance is not
+//! part of the contribution: the renderer adds it as its own section when
+//! the request asks (`gpt5_heartbeat_guidance`), so that a minimal prompt
+//! never carries it unasked.
 
 use crate::input::Contribution;
 
@@ -63,6 +69,13 @@ pub fn applies(provider_id: &str, model_id: &str) -> bool {
     PROVIDERS.contains(&provider.as_str()) && is_gpt5_model(model_id)
 }
 
+/// The persona part of the contract (friendly personality only).
+const PERSONA: &str = "\
+<persona>
+Keep one persona for the whole session: the one SOUL.md and IDENTITY.md describe, or a warm, capable teammate when they say nothing. Long tasks and tool output do not change how you sound.
+</persona>
+";
+
 const BEHAVIOUR_CONTRACT: &str = "\
 <execution_policy>
 Carry a request through to its resolution. When a step can be done with the tools you have, do it rather than proposing it. Ask a question only when a missing fact blocks progress and no tool can find it.
@@ -79,19 +92,26 @@ Before calling a task done, confirm the change exists and works. If anything is 
 
 const FRIENDLY_STYLE: &str = "\
 ## Interaction Style
-Sound like a capable teammate: warm, direct and unhurried. Match the user's register, skip filler and stock phrases, and let some personality show when it fits the moment.
-### Heartbeats
-On heartbeat turns, look for something genuinely worth doing or reporting; when there is nothing, acknowledge quietly rather than inventing work.";
+Sound like a capable teammate: warm, direct and unhurried. Match the user's register, skip filler and stock phrases, and let some personality show when it fits the moment. Where SOUL.md sets your tone, it comes first.";
+
+/// The overlay's heartbeat guidance, rendered as its own section when the
+/// request sets `gpt5_heartbeat_guidance`.
+pub const HEARTBEAT_GUIDANCE: &str = "\
+## Heartbeat Initiative
+On a heartbeat turn, look for one thing genuinely worth doing or telling the user, such as a follow-up you promised or an item on the heartbeat checklist. When nothing qualifies, acknowledge as the heartbeat instructions say instead of inventing work.";
 
 /// The overlay's contribution for a personality.
 pub fn contribution(personality: Personality) -> Contribution {
-    Contribution {
-        stable_prefix: BEHAVIOUR_CONTRACT.to_owned(),
-        interaction_style: match personality {
-            Personality::Friendly => FRIENDLY_STYLE.to_owned(),
-            Personality::Off => String::new(),
+    match personality {
+        Personality::Friendly => Contribution {
+            stable_prefix: format!("{PERSONA}{BEHAVIOUR_CONTRACT}"),
+            interaction_style: FRIENDLY_STYLE.to_owned(),
+            ..Contribution::default()
         },
-        ..Contribution::default()
+        Personality::Off => Contribution {
+            stable_prefix: BEHAVIOUR_CONTRACT.to_owned(),
+            ..Contribution::default()
+        },
     }
 }
 
@@ -126,12 +146,18 @@ mod tests {
         assert!(!applies("openai", "gpt-4.1"));
     }
 
-    /// SPEC P-5: "off" keeps only the behaviour contract.
+    /// SPEC P-5: "off" keeps the behaviour contract without its persona
+    /// part and drops the interaction style.
     #[test]
-    fn personality_controls_interaction_style_only() {
+    fn personality_controls_the_persona_and_the_interaction_style() {
         let friendly = contribution(Personality::Friendly);
         let off = contribution(Personality::Off);
-        assert_eq!(friendly.stable_prefix, off.stable_prefix);
+        assert_eq!(
+            friendly.stable_prefix,
+            format!("{PERSONA}{}", off.stable_prefix)
+        );
+        assert!(off.stable_prefix.starts_with("<execution_policy>"));
+        assert!(!friendly.interaction_style.contains("Heartbeat"));
         assert!(
             friendly
                 .interaction_style

@@ -12,6 +12,7 @@
 
 mod bootstrap;
 mod boundary;
+mod channels;
 mod error;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
@@ -21,7 +22,10 @@ mod memo;
 mod mode;
 mod owners;
 mod paths;
+mod prepare;
+mod project_scope;
 mod render;
+mod sanitize;
 mod sections;
 mod shared;
 mod skills;
@@ -35,25 +39,33 @@ pub use bootstrap::{
     Injected, TruncationCause, allowed as bootstrap_file_allowed,
     prepare_stable as budget_bootstrap_files,
 };
-pub use boundary::{CACHE_BOUNDARY_MARKER, split as split_at_boundary, strip as strip_boundary};
+pub use boundary::{
+    CACHE_BOUNDARY_MARKER, RELOCATABLE_MARKER, split as split_at_boundary, strip as strip_boundary,
+};
+pub use channels::{
+    display_name as channel_display_name, native_approvals as channel_has_native_approvals,
+};
 pub use error::RenderError;
 pub use gpt5::{
-    Personality as Gpt5Personality, applies as gpt5_applies, contribution as gpt5_contribution,
-    is_gpt5_model,
+    HEARTBEAT_GUIDANCE as GPT5_HEARTBEAT_GUIDANCE, Personality as Gpt5Personality,
+    applies as gpt5_applies, contribution as gpt5_contribution, is_gpt5_model,
 };
 pub use input::{
     BootstrapLimits, ChannelInfo, ChatType, CitationsMode, ContextFile, Contribution,
-    DelegationMode, HeartbeatInfo, ModelAlias, OwnerDisplay, PromptMode, ReactionLevel,
-    ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, SandboxInfo, SessionKind, Skill,
+    DelegationMode, Elevated, ElevatedLevel, FullAccessBlock, HeartbeatInfo, ModelAlias,
+    OwnerDisplay, PromptMode, PromptSurface, ReactionLevel, ReasoningLevel, RenderInput,
+    ReplyDelivery, RuntimeInfo, RuntimeVersion, SandboxInfo, SessionKind, Skill,
     SkillVersionSource, SkillsLimits, ThinkLevel, Tool, TurnInputs, WorkspaceAccess,
 };
 pub use memo::{CacheStats, DEFAULT_CACHE_ENTRIES, Prepared, Renderer, SampledHasher};
 pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
 pub use paths::{normalize_absolute, relative_in_workspace};
+pub use project_scope::normalize_key as normalize_project_key;
 pub use render::{
     ContextReport, Rendered, SectionReport, SkillEntry, SkillsReport, ToolEntry, ToolsReport,
     render,
 };
+pub use sanitize::heartbeat_is_empty;
 pub use sections::{HEARTBEAT_OK, NO_REPLY};
 pub use shared::{Sections, SharedStr};
 pub use skills::{

@@ -292,6 +292,9 @@ struct StableKey<'a> {
     execution_bias: &'a str,
     truncation_notice: bool,
     include_safety: bool,
+    active_project_keys: &'a [String],
+    acp_enabled: bool,
+    gpt5_heartbeat_guidance: bool,
 }
 
 impl<'a> StableKey<'a> {
@@ -332,6 +335,12 @@ impl<'a> StableKey<'a> {
             reaction_level: _,
             truncation_notice,
             include_safety,
+            active_project_keys,
+            acp_enabled,
+            gpt5_heartbeat_guidance,
+            current_date: _,
+            prompt_surface: _,
+            mark_relocatable: _,
         } = input;
         Self {
             mode: input.resolved_mode(),
@@ -370,6 +379,9 @@ impl<'a> StableKey<'a> {
             execution_bias: &contribution.execution_bias,
             truncation_notice: *truncation_notice,
             include_safety: *include_safety,
+            active_project_keys,
+            acp_enabled: *acp_enabled,
+            gpt5_heartbeat_guidance: *gpt5_heartbeat_guidance,
         }
     }
 
@@ -456,6 +468,9 @@ fn stable_copy(input: &RenderInput) -> RenderInput {
     copy.tts_hint.clear();
     copy.contribution.dynamic_suffix.clear();
     copy.agent_id.clear();
+    copy.current_date.clear();
+    copy.prompt_surface = Default::default();
+    copy.mark_relocatable = false;
     copy
 }
 

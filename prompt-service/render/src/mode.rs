@@ -35,6 +35,8 @@ pub enum SectionKind {
     Delegation,
     /// Provider `interaction_style` override.
     InteractionStyle,
+    /// `## Heartbeat Initiative`, the GPT-5 overlay's heartbeat guidance.
+    Gpt5Heartbeat,
     /// `## Tool Call Style` (built-in text).
     ToolCallStyle,
     /// Provider `tool_call_style` override.
@@ -43,6 +45,10 @@ pub enum SectionKind {
     ExecutionBias,
     /// Provider `execution_bias` override.
     ProviderExecutionBias,
+    /// `## Promised Work`.
+    PromisedWork,
+    /// `## Runtime Context`.
+    RuntimeContext,
     /// Provider stable prefix.
     ProviderStablePrefix,
     /// `## Safety`.
@@ -99,6 +105,8 @@ pub enum SectionKind {
     ProviderDynamicSuffix,
     /// `## Heartbeats`.
     Heartbeats,
+    /// `## Current Date`.
+    CurrentDate,
     /// `## Runtime`.
     Runtime,
 }
@@ -118,6 +126,9 @@ pub struct Row {
     pub minimal: bool,
     /// Carried in none mode.
     pub none: bool,
+    /// Part of the relocatable block: the trailing per-turn sections a
+    /// caller may move after the conversation (dynamic rows only).
+    pub relocatable: bool,
 }
 
 impl Row {
@@ -146,6 +157,15 @@ const fn row(
         full,
         minimal,
         none,
+        relocatable: false,
+    }
+}
+
+/// A row of the relocatable block.
+const fn trailing(row: Row) -> Row {
+    Row {
+        relocatable: true,
+        ..row
     }
 }
 
@@ -156,7 +176,9 @@ use SectionKind as K;
 /// delegation, the built-in execution bias, memory recall, self-update, model
 /// aliases, documentation, authorized senders, output directives, messaging,
 /// silent replies, voice, the Control UI embed and heartbeats (SPEC P-26).
-/// `none` keeps only the identity line (SPEC P-27).
+/// `none` keeps only the identity line (SPEC P-27). The two trailing rows
+/// form the relocatable block: the per-turn facts that change most often,
+/// which a caller may move after the conversation.
 pub const SECTIONS: &[Row] = &[
     //   kind                          id                          layer full   min    none
     row(K::Identity, "identity", S, true, true, true),
@@ -170,6 +192,7 @@ pub const SECTIONS: &[Row] = &[
         true,
         false,
     ),
+    row(K::Gpt5Heartbeat, "gpt5_heartbeat", S, true, true, false),
     row(K::ToolCallStyle, "tool_call_style", S, true, true, false),
     row(
         K::ProviderToolCallStyle,
@@ -188,6 +211,8 @@ pub const SECTIONS: &[Row] = &[
         true,
         false,
     ),
+    row(K::PromisedWork, "promised_work", S, true, true, false),
+    row(K::RuntimeContext, "runtime_context", S, true, true, false),
     row(
         K::ProviderStablePrefix,
         "provider:stable_prefix",
@@ -258,7 +283,8 @@ pub const SECTIONS: &[Row] = &[
         false,
     ),
     row(K::Heartbeats, "heartbeats", D, true, false, false),
-    row(K::Runtime, "runtime", D, true, true, false),
+    trailing(row(K::CurrentDate, "current_date", D, true, true, false)),
+    trailing(row(K::Runtime, "runtime", D, true, true, false)),
 ];
 
 #[cfg(test)]
@@ -297,10 +323,13 @@ mod tests {
             ("tooling", true, true, false),
             ("delegation", true, false, false),
             ("provider:interaction_style", true, true, false),
+            ("gpt5_heartbeat", true, true, false),
             ("tool_call_style", true, true, false),
             ("provider:tool_call_style", true, true, false),
             ("execution_bias", true, false, false),
             ("provider:execution_bias", true, true, false),
+            ("promised_work", true, true, false),
+            ("runtime_context", true, true, false),
             ("provider:stable_prefix", true, true, false),
             ("safety", true, true, false),
             ("control", true, true, false),
@@ -329,6 +358,7 @@ mod tests {
             ("approvals", true, true, false),
             ("provider:dynamic_suffix", true, true, false),
             ("heartbeats", true, false, false),
+            ("current_date", true, true, false),
             ("runtime", true, true, false),
         ];
         assert_eq!(expected.len(), SECTIONS.len());
@@ -338,6 +368,23 @@ mod tests {
             assert_eq!(row.in_mode(PromptMode::Minimal), *minimal, "{id} minimal");
             assert_eq!(row.in_mode(PromptMode::None), *none, "{id} none");
         }
+    }
+
+    /// The relocatable block is the table's dynamic tail: date, then runtime.
+    #[test]
+    fn the_relocatable_rows_close_the_table() {
+        let ids: Vec<&str> = SECTIONS
+            .iter()
+            .skip_while(|r| !r.relocatable)
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["current_date", "runtime"]);
+        assert!(
+            SECTIONS
+                .iter()
+                .filter(|r| r.relocatable)
+                .all(|r| r.layer == Layer::Dynamic)
+        );
     }
 
     /// SPEC P-24: the per-turn sections sit below the boundary.
@@ -350,6 +397,7 @@ mod tests {
             "extra_context",
             "reactions",
             "heartbeats",
+            "current_date",
             "runtime",
         ] {
             let row = SECTIONS.iter().find(|r| r.id == id);

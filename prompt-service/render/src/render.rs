@@ -1,22 +1,21 @@
-//! The facade: validate and normalise the input, build the sections in table
-//! order, join them around the cache boundary, and report on the result.
+//! The facade: validate and normalise the input ([`crate::prepare`]), build
+//! the sections in table order, join them around the cache boundary, and
+//! report on the result.
 
 use std::sync::Arc;
 
 use crate::{
     bootstrap::{self, FileReport},
-    boundary::{CACHE_BOUNDARY_MARKER, SECTION_SEPARATOR},
+    boundary::{CACHE_BOUNDARY_MARKER, RELOCATABLE_MARKER, SECTION_SEPARATOR},
     error::RenderError,
     input::{
-        ChannelInfo, Contribution, HeartbeatInfo, ModelAlias, PromptMode, ReactionLevel,
-        ReasoningLevel, RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
+        ChannelInfo, HeartbeatInfo, PromptMode, PromptSurface, ReactionLevel, ReasoningLevel,
+        RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
     },
     mode::{Layer, SECTIONS},
-    owners, paths,
-    sections::{self, StableCtx, TurnCtx},
+    sections::{self, StableCtx},
     shared::{Sections, SharedStr},
-    skills,
-    text::{self, normalize_block, one_line},
+    text,
     tools::ToolSet,
 };
 
@@ -109,14 +108,21 @@ pub struct ToolsReport {
 /// memoised stable block rather than copied on every turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
-    /// Stable prefix, marker line, dynamic suffix.
+    /// Stable prefix, marker line, dynamic suffix. In `none` mode, which has
+    /// no dynamic part, the stable prefix alone (no marker).
     pub text: String,
     /// Everything above the marker.
     pub stable_prefix: SharedStr,
     /// Everything below the marker.
     pub dynamic_suffix: String,
-    /// Byte offset of the marker in `text`.
+    /// Byte offset of the marker in `text` (`text.len()` when there is none).
     pub boundary_offset: usize,
+    /// Byte offset in `text` of the relocatable block: the trailing per-turn
+    /// sections (date, runtime) a caller may move after the conversation.
+    /// `text.len()` when there is none.
+    pub relocatable_offset: usize,
+    /// The adapter that asked (echoed from the input, never rendered).
+    pub prompt_surface: PromptSurface,
     /// Hex SHA-256 of `stable_prefix`.
     pub stable_prefix_sha256: SharedStr,
     /// Characters of `stable_prefix`.
@@ -150,14 +156,17 @@ pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
 /// separate [`TurnInputs`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TurnRef<'a> {
-    channel: &'a ChannelInfo,
-    extra_system_prompt: &'a str,
-    heartbeat: &'a HeartbeatInfo,
-    runtime: &'a RuntimeInfo,
-    think_level: ThinkLevel,
-    reasoning_level: ReasoningLevel,
-    tts_hint: &'a str,
-    reaction_level: ReactionLevel,
+    pub(crate) channel: &'a ChannelInfo,
+    pub(crate) extra_system_prompt: &'a str,
+    pub(crate) heartbeat: &'a HeartbeatInfo,
+    pub(crate) runtime: &'a RuntimeInfo,
+    pub(crate) think_level: ThinkLevel,
+    pub(crate) reasoning_level: ReasoningLevel,
+    pub(crate) tts_hint: &'a str,
+    pub(crate) reaction_level: ReactionLevel,
+    pub(crate) current_date: &'a str,
+    pub(crate) prompt_surface: PromptSurface,
+    pub(crate) mark_relocatable: bool,
 }
 
 impl<'a> TurnRef<'a> {
@@ -172,6 +181,9 @@ impl<'a> TurnRef<'a> {
             reasoning_level: input.reasoning_level,
             tts_hint: &input.tts_hint,
             reaction_level: input.reaction_level,
+            current_date: &input.current_date,
+            prompt_surface: input.prompt_surface,
+            mark_relocatable: input.mark_relocatable,
         }
     }
 
@@ -186,6 +198,9 @@ impl<'a> TurnRef<'a> {
             reasoning_level,
             tts_hint,
             reaction_level,
+            current_date,
+            prompt_surface,
+            mark_relocatable,
         } = turn;
         Self {
             channel,
@@ -196,6 +211,9 @@ impl<'a> TurnRef<'a> {
             reasoning_level: *reasoning_level,
             tts_hint,
             reaction_level: *reaction_level,
+            current_date,
+            prompt_surface: *prompt_surface,
+            mark_relocatable: *mark_relocatable,
         }
     }
 }
@@ -235,7 +253,7 @@ impl StableBlock {
 
 /// Renders the stable block.
 pub(crate) fn stable_block(input: &RenderInput) -> Result<StableBlock, RenderError> {
-    let ctx = prepare_stable(input)?;
+    let ctx = crate::prepare::prepare_stable(input)?;
     let pieces: Vec<sections::Piece> = SECTIONS
         .iter()
         .filter(|r| r.layer == Layer::Stable && r.in_mode(ctx.mode))
@@ -267,14 +285,49 @@ pub(crate) fn finish(
     block: &StableBlock,
 ) -> Result<Rendered, RenderError> {
     let ctx = &block.ctx;
-    let turn = prepare_turn(base, turn, ctx)?;
-    let pieces: Vec<sections::Piece> = SECTIONS
+    let prompt_surface = turn.prompt_surface;
+    let mark_relocatable = turn.mark_relocatable;
+    let turn = crate::prepare::prepare_turn(base, turn, ctx)?;
+    let mut pieces: Vec<sections::Piece> = Vec::new();
+    let mut relocatable: Vec<sections::Piece> = Vec::new();
+    for row in SECTIONS
         .iter()
         .filter(|r| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
-        .flat_map(|row| sections::build_dynamic(row.kind, row.id, ctx, &turn))
-        .collect();
-    let dynamic_suffix = join(&pieces);
+    {
+        let built = sections::build_dynamic(row.kind, row.id, ctx, &turn);
+        if row.relocatable {
+            relocatable.extend(built);
+        } else {
+            pieces.extend(built);
+        }
+    }
+    // The trailing block, optionally behind its own marker line.
+    let marker_piece = (mark_relocatable && !relocatable.is_empty())
+        .then(|| sections::Piece::new("relocatable_marker", RELOCATABLE_MARKER));
+    let leading = join(&pieces);
+    let trailing = join(&relocatable);
+    let mut dynamic_suffix = leading;
+    let mut relocatable_at = None;
+    for part in [
+        marker_piece.as_ref().map(|p| p.text.as_str()),
+        Some(trailing.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|t| !t.is_empty())
+    {
+        if !dynamic_suffix.is_empty() {
+            dynamic_suffix.push_str(SECTION_SEPARATOR);
+        }
+        dynamic_suffix.push_str(part);
+    }
+    if !trailing.is_empty() {
+        relocatable_at = Some(dynamic_suffix.len() - trailing.len());
+    }
     let prefix = block.prefix.as_str();
+    // `none` mode has no dynamic part, so no boundary either: the prompt is
+    // the identity line alone.
+    let with_marker = ctx.mode != PromptMode::None;
     // Built in one exact-size buffer: the stable prefix is ~35 KB, so a
     // second copy or a regrowth is most of a per-turn render's cost.
     let mut text = String::with_capacity(
@@ -284,24 +337,38 @@ pub(crate) fn finish(
             + dynamic_suffix.len(),
     );
     text.push_str(prefix);
-    text.push_str(SECTION_SEPARATOR);
-    text.push_str(CACHE_BOUNDARY_MARKER);
+    if with_marker {
+        text.push_str(SECTION_SEPARATOR);
+        text.push_str(CACHE_BOUNDARY_MARKER);
+    }
+    let boundary_offset = if with_marker {
+        prefix.len() + SECTION_SEPARATOR.len()
+    } else {
+        text.len()
+    };
     if !dynamic_suffix.is_empty() {
         text.push_str(SECTION_SEPARATOR);
-        text.push_str(&dynamic_suffix);
     }
-    let boundary_offset = prefix.len() + SECTION_SEPARATOR.len();
+    let suffix_at = text.len();
+    text.push_str(&dynamic_suffix);
+    let relocatable_offset = relocatable_at.map_or(text.len(), |at| suffix_at + at);
     let dynamic_sections: Vec<SectionReport> = pieces
         .iter()
+        .chain(&relocatable)
         .map(|p| section_report(p, Layer::Dynamic))
         .collect();
     let sections = Sections::new(Arc::clone(&block.sections), dynamic_sections);
     let project_context_chars =
         block.project_context_chars + project_context_chars(sections.dynamic());
     // Counted from the parts: the stable prefix was measured once per block.
-    let separators = if dynamic_suffix.is_empty() { 1 } else { 2 };
+    let separators = u32::from(with_marker) + u32::from(!dynamic_suffix.is_empty());
+    let marker_chars = if with_marker {
+        text::chars_u32(CACHE_BOUNDARY_MARKER)
+    } else {
+        0
+    };
     let chars = block.prefix_chars
-        + text::chars_u32(CACHE_BOUNDARY_MARKER)
+        + marker_chars
         + separators * text::chars_u32(SECTION_SEPARATOR)
         + text::chars_u32(&dynamic_suffix);
     Ok(Rendered {
@@ -319,6 +386,8 @@ pub(crate) fn finish(
         sections,
         mode: ctx.mode,
         boundary_offset,
+        relocatable_offset,
+        prompt_surface,
         stable_prefix: block.prefix.clone(),
         dynamic_suffix,
         chars,
@@ -413,206 +482,5 @@ fn tools_report(tools: &ToolSet) -> ToolsReport {
             .saturating_add(u32::try_from(entries.len().saturating_sub(1)).unwrap_or(0)),
         schema_chars: entries.iter().map(|e| e.schema_chars).sum(),
         entries,
-    }
-}
-
-/// Validates the stable inputs and normalises them.
-fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderError> {
-    let workspace = paths::normalize_absolute(input.workspace_dir.trim())
-        .map_err(|reason| RenderError::invalid("workspace_dir", reason))?;
-    let timezone = input.user_timezone.trim().to_owned();
-    if !timezone.is_empty() && jiff::tz::db().get(&timezone).is_err() {
-        return Err(RenderError::invalid(
-            "user_time.timezone",
-            format!("{timezone:?} is not a valid IANA time zone"),
-        ));
-    }
-    let mut sandbox = input.sandbox.clone();
-    sandbox.container_workspace_dir = one_line(&sandbox.container_workspace_dir);
-    sandbox.agent_workspace_mount = one_line(&sandbox.agent_workspace_mount);
-    let tools = ToolSet::prepare(&input.tools)?;
-    let skills = skills::listing(&skills::prepare(&input.skills)?, input.skills_limits);
-    let bootstrap = bootstrap::prepare_stable(
-        &workspace,
-        &input.context_files,
-        input.bootstrap_limits,
-        input.session_kind,
-    )?;
-    let mut contribution = normalize_contribution(&input.contribution);
-    // The dynamic suffix is per-turn; it lives in the turn context.
-    contribution.dynamic_suffix.clear();
-    Ok(StableCtx {
-        mode: input.resolved_mode(),
-        agent_name: one_line(&input.agent_name),
-        workspace,
-        workspace_notes: non_empty_lines(&input.workspace_notes),
-        fs_workspace_only: input.fs_workspace_only,
-        tools,
-        skills,
-        bootstrap,
-        sandbox,
-        timezone,
-        reasoning_tag_hint: input.reasoning_tag_hint,
-        owners: owners::display_tokens(
-            &input.owner_ids,
-            input.owner_display,
-            &input.owner_display_secret,
-        ),
-        owner_display: input.owner_display,
-        aliases: normalize_aliases(&input.model_aliases)?,
-        delegation: input.delegation_mode,
-        docs_path: one_line(&input.docs_path),
-        source_path: one_line(&input.source_path),
-        memory_include: input.memory_include_section,
-        citations: input.memory_citations,
-        contribution,
-        truncation_notice: input.truncation_notice,
-        include_safety: input.include_safety,
-    })
-}
-
-/// Validates the per-turn inputs and normalises them.
-fn prepare_turn(
-    base: &RenderInput,
-    turn: TurnRef<'_>,
-    stable: &StableCtx,
-) -> Result<TurnCtx, RenderError> {
-    // Built field by field (destructured, so a new field is noticed here)
-    // rather than cloned and then overwritten: this runs on every turn.
-    let ChannelInfo {
-        name,
-        chat_type,
-        capabilities,
-        native_approvals,
-        reply_delivery,
-        message_tool_hints,
-    } = turn.channel;
-    let channel = ChannelInfo {
-        name: text::one_line_cow(name).to_lowercase(),
-        chat_type: *chat_type,
-        capabilities: normalize_capabilities(capabilities),
-        native_approvals: *native_approvals,
-        reply_delivery: *reply_delivery,
-        message_tool_hints: non_empty_lines(message_tool_hints),
-    };
-    let HeartbeatInfo {
-        enabled,
-        prompt,
-        include_system_prompt_section,
-    } = turn.heartbeat;
-    let heartbeat = HeartbeatInfo {
-        enabled: *enabled,
-        prompt: normalize_block(prompt),
-        include_system_prompt_section: *include_system_prompt_section,
-    };
-    let RuntimeInfo {
-        host,
-        os,
-        arch,
-        runtime_version,
-        model,
-        default_model,
-        shell,
-        repo_root,
-        active_processes,
-    } = turn.runtime;
-    let runtime = RuntimeInfo {
-        host: one_line(host),
-        os: one_line(os),
-        arch: one_line(arch),
-        runtime_version: one_line(runtime_version),
-        model: one_line(model),
-        default_model: one_line(default_model),
-        shell: one_line(shell),
-        repo_root: one_line(repo_root),
-        active_processes: non_empty_lines(active_processes),
-    };
-    let files = bootstrap::prepare_dynamic(
-        &stable.bootstrap,
-        &stable.workspace,
-        &base.context_files,
-        base.session_kind,
-        &heartbeat,
-    )?;
-    Ok(TurnCtx {
-        agent_id: one_line(&base.agent_id),
-        channel,
-        extra_system_prompt: normalize_block(turn.extra_system_prompt),
-        heartbeat,
-        runtime,
-        think_level: turn.think_level,
-        reasoning_level: turn.reasoning_level,
-        tts_hint: normalize_block(turn.tts_hint),
-        reaction_level: turn.reaction_level,
-        dynamic_suffix: normalize_block(&base.contribution.dynamic_suffix),
-        files,
-    })
-}
-
-fn non_empty_lines(items: &[String]) -> Vec<String> {
-    items
-        .iter()
-        .map(|s| one_line(s))
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// Trimmed, lowercased, deduplicated and sorted.
-fn normalize_capabilities(caps: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = caps
-        .iter()
-        .map(|c| text::one_line_cow(c).to_lowercase())
-        .filter(|c| !c.is_empty())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn normalize_aliases(aliases: &[ModelAlias]) -> Result<Vec<ModelAlias>, RenderError> {
-    let mut out: Vec<ModelAlias> = Vec::with_capacity(aliases.len());
-    for (i, a) in aliases.iter().enumerate() {
-        let alias = one_line(&a.alias);
-        let model = one_line(&a.model);
-        match (alias.is_empty(), model.is_empty()) {
-            (true, true) => continue,
-            (true, false) => {
-                return Err(RenderError::invalid(
-                    format!("model_aliases[{i}].alias"),
-                    "must not be empty",
-                ));
-            }
-            (false, true) => {
-                return Err(RenderError::invalid(
-                    format!("model_aliases[{i}].model"),
-                    "must not be empty",
-                ));
-            }
-            (false, false) => {}
-        }
-        if out.iter().any(|o| o.alias.eq_ignore_ascii_case(&alias)) {
-            return Err(RenderError::invalid(
-                format!("model_aliases[{i}].alias"),
-                format!("duplicate alias {alias:?}"),
-            ));
-        }
-        out.push(ModelAlias { alias, model });
-    }
-    out.sort_by(|a, b| {
-        a.alias
-            .to_lowercase()
-            .cmp(&b.alias.to_lowercase())
-            .then_with(|| a.alias.cmp(&b.alias))
-    });
-    Ok(out)
-}
-
-fn normalize_contribution(c: &Contribution) -> Contribution {
-    Contribution {
-        stable_prefix: normalize_block(&c.stable_prefix),
-        dynamic_suffix: normalize_block(&c.dynamic_suffix),
-        interaction_style: normalize_block(&c.interaction_style),
-        tool_call_style: normalize_block(&c.tool_call_style),
-        execution_bias: normalize_block(&c.execution_bias),
     }
 }

@@ -47,13 +47,31 @@ pub struct Listing {
     pub compact: bool,
 }
 
-/// `sha256:` followed by the first 16 hex chars of SHA-256 over SKILL.md.
-pub fn version_tag(source: &SkillVersionSource) -> String {
-    let hex = match source {
-        SkillVersionSource::Content(bytes) => text::sha256_hex(bytes),
-        SkillVersionSource::Sha256(hex) => hex.to_lowercase(),
+/// A skill's version (SPEC P-37), derived from the skill file's path and
+/// content: `sha256:` and the first 16 hex digits of SHA-256 over the
+/// location as listed (after one-line normalisation), a NUL byte and the
+/// 32-byte SHA-256 digest of the SKILL.md bytes. A moved skill gets a new
+/// version as surely as an edited one. The location holds no NUL (control
+/// characters become spaces), so no two (path, content) pairs share an input.
+pub fn version_tag(location: &str, source: &SkillVersionSource) -> String {
+    use sha2::{Digest, Sha256};
+    let content: [u8; 32] = match source {
+        SkillVersionSource::Content(bytes) => Sha256::digest(bytes).into(),
+        SkillVersionSource::Sha256(hex) => {
+            let mut digest = [0u8; 32];
+            // Validated in `prepare` (64 hex chars); a bad one hashes as zeros.
+            if hex::decode_to_slice(hex, &mut digest).is_err() {
+                digest = [0u8; 32];
+            }
+            digest
+        }
     };
-    format!("sha256:{}", &hex[..16.min(hex.len())])
+    let mut hasher = Sha256::new();
+    hasher.update(text::one_line(location).as_bytes());
+    hasher.update([0u8]);
+    hasher.update(content);
+    let hex = text::sha256_hex_of_digest(&hasher.finalize());
+    format!("sha256:{}", &hex[..16])
 }
 
 /// Validates and sorts the skills.
@@ -92,7 +110,7 @@ pub fn prepare(skills: &[Skill]) -> Result<Vec<PreparedSkill>, RenderError> {
             name,
             description: text::one_line(&skill.description),
             location: text::one_line(&skill.location),
-            version: version_tag(&skill.version_source),
+            version: version_tag(&skill.location, &skill.version_source),
         });
     }
     // Explicit total order: by name (names are unique).
@@ -242,11 +260,22 @@ mod tests {
         }
     }
 
+    /// SPEC P-37: the version follows the path and the content.
     #[test]
-    fn version_is_sha256_prefix_of_the_bytes() {
-        // sha256("abc") = ba7816bf8f01cfea...
-        let tag = version_tag(&SkillVersionSource::Content(b"abc".to_vec()));
-        assert_eq!(tag, "sha256:ba7816bf8f01cfea");
+    fn version_is_derived_from_path_and_content() {
+        use sha2::{Digest, Sha256};
+        let mut input = b"/skills/a/SKILL.md\0".to_vec();
+        input.extend_from_slice(&Sha256::digest(b"abc"));
+        let expected = format!("sha256:{}", &hex::encode(Sha256::digest(&input))[..16]);
+        let content = SkillVersionSource::Content(b"abc".to_vec());
+        assert_eq!(version_tag("/skills/a/SKILL.md", &content), expected);
+        // A precomputed content digest gives the same version.
+        let digest = SkillVersionSource::Sha256(hex::encode(Sha256::digest(b"abc")));
+        assert_eq!(version_tag("/skills/a/SKILL.md", &digest), expected);
+        // Another path or another content: another version.
+        assert_ne!(version_tag("/skills/b/SKILL.md", &content), expected);
+        let edited = SkillVersionSource::Content(b"abd".to_vec());
+        assert_ne!(version_tag("/skills/a/SKILL.md", &edited), expected);
     }
 
     #[test]

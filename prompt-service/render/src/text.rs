@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use sha2::{Digest, Sha256};
 
-use crate::boundary::{CACHE_BOUNDARY_MARKER, strip_markers};
+use crate::boundary::{MARKER_PREFIX, strip_markers};
 
 /// Number of Unicode scalar values in `s`.
 pub fn chars(s: &str) -> usize {
@@ -21,12 +21,16 @@ pub fn chars_u32(s: &str) -> u32 {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    sha256_hex_of_digest(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of a digest.
+pub(crate) fn sha256_hex_of_digest(digest: &[u8]) -> String {
     // A table lookup rather than `hex::encode`'s char iterator: every
     // section of every turn is hashed, and the iterator was a third of it.
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(2 * digest.len());
-    for b in digest {
+    for &b in digest {
         out.push(char::from(DIGITS[usize::from(b >> 4)]));
         out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
     }
@@ -69,7 +73,7 @@ pub fn one_line(s: &str) -> String {
 pub(crate) fn one_line_cow(s: &str) -> Cow<'_, str> {
     // Without control characters the cleaned text is `s` itself, so `s` is
     // what the marker check must look at.
-    if !s.contains(char::is_control) && !s.contains(CACHE_BOUNDARY_MARKER) {
+    if !s.contains(char::is_control) && !s.contains(MARKER_PREFIX) {
         return Cow::Borrowed(s.trim());
     }
     let cleaned: String = s

@@ -53,6 +53,12 @@ pub fn input_from_request(
             reaction_level,
             bootstrap_truncation_notice,
             include_safety_section,
+            active_project_keys,
+            acp_enabled,
+            gpt5_heartbeat_guidance,
+            current_date,
+            prompt_surface,
+            mark_relocatable_block,
         } = req;
 
         if workspace_dir.trim().is_empty() {
@@ -114,6 +120,12 @@ pub fn input_from_request(
             reaction_level: reaction_of(enum_value("reaction_level", reaction_level)?),
             truncation_notice: bootstrap_truncation_notice.unwrap_or(true),
             include_safety: include_safety_section.unwrap_or(true),
+            active_project_keys,
+            acp_enabled,
+            gpt5_heartbeat_guidance,
+            current_date,
+            prompt_surface: surface_of(enum_value("prompt_surface", prompt_surface)?),
+            mark_relocatable: mark_relocatable_block,
         })
     }
 }
@@ -133,6 +145,9 @@ pub fn turn_from_request(
         reasoning_level,
         tts_hint,
         reaction_level,
+        current_date,
+        prompt_surface,
+        mark_relocatable_block,
         // Not turn fields.
         prompt_mode: _,
         session_kind: _,
@@ -158,6 +173,9 @@ pub fn turn_from_request(
         provider_contribution: _,
         bootstrap_truncation_notice: _,
         include_safety_section: _,
+        active_project_keys: _,
+        acp_enabled: _,
+        gpt5_heartbeat_guidance: _,
     } = req;
     Ok(render::TurnInputs {
         channel: channel_of(channel.unwrap_or_default())?,
@@ -168,7 +186,31 @@ pub fn turn_from_request(
         reasoning_level: reasoning_level_of(enum_value("reasoning_level", reasoning_level)?),
         tts_hint,
         reaction_level: reaction_of(enum_value("reaction_level", reaction_level)?),
+        current_date,
+        prompt_surface: surface_of(enum_value("prompt_surface", prompt_surface)?),
+        mark_relocatable: mark_relocatable_block,
     })
+}
+
+pub(crate) fn surface_of(surface: pb::PromptSurface) -> render::PromptSurface {
+    match surface {
+        pb::PromptSurface::Unspecified => render::PromptSurface::Unspecified,
+        pb::PromptSurface::EmbeddedRun => render::PromptSurface::EmbeddedRun,
+        pb::PromptSurface::Cli => render::PromptSurface::Cli,
+        pb::PromptSurface::Preview => render::PromptSurface::Preview,
+        pb::PromptSurface::Compaction => render::PromptSurface::Compaction,
+    }
+}
+
+/// The renderer's prompt surface to proto.
+pub(crate) fn surface_to_pb(surface: render::PromptSurface) -> pb::PromptSurface {
+    match surface {
+        render::PromptSurface::Unspecified => pb::PromptSurface::Unspecified,
+        render::PromptSurface::EmbeddedRun => pb::PromptSurface::EmbeddedRun,
+        render::PromptSurface::Cli => pb::PromptSurface::Cli,
+        render::PromptSurface::Preview => pb::PromptSurface::Preview,
+        render::PromptSurface::Compaction => pb::PromptSurface::Compaction,
+    }
 }
 
 fn heartbeat_of(heartbeat: pb::HeartbeatInfo) -> render::HeartbeatInfo {
@@ -255,7 +297,35 @@ fn sandbox_of(sandbox: pb::SandboxInfo) -> Result<render::SandboxInfo, ServerErr
         workspace_access,
         agent_workspace_mount,
         elevated_available,
+        engine,
+        network,
+        browser_bridge_url,
+        host_browser_allowed,
+        elevated,
     } = sandbox;
+    let pb::ElevatedInfo {
+        default_level,
+        full_access_available,
+        full_access_blocked_reason,
+    } = elevated.unwrap_or_default();
+    let default_level =
+        match enum_value::<pb::ElevatedLevel>("sandbox.elevated.default_level", default_level)? {
+            pb::ElevatedLevel::Unspecified => render::ElevatedLevel::Unspecified,
+            pb::ElevatedLevel::Off => render::ElevatedLevel::Off,
+            pb::ElevatedLevel::On => render::ElevatedLevel::On,
+            pb::ElevatedLevel::Ask => render::ElevatedLevel::Ask,
+            pb::ElevatedLevel::Full => render::ElevatedLevel::Full,
+        };
+    let full_access_blocked = match enum_value::<pb::FullAccessBlockReason>(
+        "sandbox.elevated.full_access_blocked_reason",
+        full_access_blocked_reason,
+    )? {
+        pb::FullAccessBlockReason::Unspecified => render::FullAccessBlock::Unspecified,
+        pb::FullAccessBlockReason::HostPolicy => render::FullAccessBlock::HostPolicy,
+        pb::FullAccessBlockReason::Channel => render::FullAccessBlock::Channel,
+        pb::FullAccessBlockReason::Sandbox => render::FullAccessBlock::Sandbox,
+        pb::FullAccessBlockReason::Runtime => render::FullAccessBlock::Runtime,
+    };
     let access =
         match enum_value::<pb::WorkspaceAccess>("sandbox.workspace_access", workspace_access)? {
             pb::WorkspaceAccess::Unspecified | pb::WorkspaceAccess::None => {
@@ -270,6 +340,15 @@ fn sandbox_of(sandbox: pb::SandboxInfo) -> Result<render::SandboxInfo, ServerErr
         workspace_access: access,
         agent_workspace_mount,
         elevated_available,
+        engine,
+        network,
+        browser_bridge_url,
+        host_browser_allowed,
+        elevated: render::Elevated {
+            default_level,
+            full_access_available,
+            full_access_blocked,
+        },
     })
 }
 
@@ -281,6 +360,8 @@ fn channel_of(channel: pb::ChannelInfo) -> Result<render::ChannelInfo, ServerErr
         native_approvals,
         reply_delivery_mode,
         message_tool_hints,
+        display_name,
+        known_channels,
     } = channel;
     let chat_type = match enum_value::<pb::ChatType>("channel.chat_type", chat_type)? {
         pb::ChatType::Unspecified => render::ChatType::Unspecified,
@@ -304,6 +385,8 @@ fn channel_of(channel: pb::ChannelInfo) -> Result<render::ChannelInfo, ServerErr
         native_approvals,
         reply_delivery,
         message_tool_hints,
+        display_name,
+        known_channels,
     })
 }
 
@@ -318,6 +401,8 @@ fn runtime_of(runtime: pb::RuntimeInfo) -> render::RuntimeInfo {
         shell,
         repo_root,
         active_processes,
+        session_key,
+        versions,
     } = runtime;
     render::RuntimeInfo {
         host,
@@ -329,6 +414,14 @@ fn runtime_of(runtime: pb::RuntimeInfo) -> render::RuntimeInfo {
         shell,
         repo_root,
         active_processes,
+        session_key,
+        versions: versions
+            .into_iter()
+            .map(|v| {
+                let pb::RuntimeVersion { key, value } = v;
+                render::RuntimeVersion { key, value }
+            })
+            .collect(),
     }
 }
 
@@ -456,6 +549,7 @@ pub(crate) fn status_to_pb(status: render::FileStatus) -> pb::FileStatus {
         render::FileStatus::Empty => pb::FileStatus::Empty,
         render::FileStatus::Omitted => pb::FileStatus::Omitted,
         render::FileStatus::Filtered => pb::FileStatus::Filtered,
+        render::FileStatus::OutOfScope => pb::FileStatus::OutOfScope,
     }
 }
 
@@ -475,6 +569,8 @@ pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResp
             stable_prefix,
             dynamic_suffix,
             boundary_offset,
+            relocatable_offset,
+            prompt_surface,
             stable_prefix_sha256,
             stable_prefix_chars: _,
             mode,
@@ -499,6 +595,9 @@ pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResp
             tools: Some(tools_to_pb(&tools)),
             chars,
             approx_tokens,
+            relocatable_offset: u32::try_from(relocatable_offset).unwrap_or(u32::MAX),
+            relocatable_marker: render::RELOCATABLE_MARKER.to_owned(),
+            prompt_surface: surface_to_pb(prompt_surface) as i32,
         }
     }
 }
@@ -538,13 +637,29 @@ pub(crate) fn context_to_pb(context: render::ContextReport) -> pb::ContextReport
         total_max_chars,
         files: files
             .into_iter()
-            .map(|f| pb::InjectedFile {
-                path: f.path,
-                status: status_to_pb(f.status) as i32,
-                raw_chars: f.raw_chars,
-                injected_chars: f.injected_chars,
-                cause: cause_to_pb(f.cause) as i32,
-                layer: layer_to_pb(f.layer) as i32,
+            .map(|f| {
+                let render::FileReport {
+                    path,
+                    status,
+                    raw_chars,
+                    injected_chars,
+                    cause,
+                    layer,
+                    legacy_heartbeat_chars,
+                    out_of_scope_entries,
+                    out_of_scope_chars,
+                } = f;
+                pb::InjectedFile {
+                    path,
+                    status: status_to_pb(status) as i32,
+                    raw_chars,
+                    injected_chars,
+                    cause: cause_to_pb(cause) as i32,
+                    layer: layer_to_pb(layer) as i32,
+                    legacy_heartbeat_chars,
+                    out_of_scope_entries,
+                    out_of_scope_chars,
+                }
             })
             .collect(),
         project_context_chars,

@@ -93,7 +93,7 @@ impl ReplyParts {
 /// Written in field order: the three text fields straight from the shared
 /// prefix, fields 4-7 by prost, the stable sections from [`ReplyParts`], the
 /// dynamic sections and field 9 by prost, fields 10-11 from the parts, and
-/// fields 12-13 by prost.
+/// fields 12-16 by prost.
 #[derive(Debug)]
 pub struct RenderReply {
     text: String,
@@ -105,7 +105,7 @@ pub struct RenderReply {
     parts: Arc<ReplyParts>,
     /// The dynamic sections' entries of field 8, and field 9.
     middle: pb::RenderSystemPromptResponse,
-    /// Fields 12 and 13.
+    /// Fields 12 to 16.
     tail: pb::RenderSystemPromptResponse,
 }
 
@@ -124,6 +124,8 @@ impl RenderReply {
             stable_prefix,
             dynamic_suffix,
             boundary_offset,
+            relocatable_offset,
+            prompt_surface,
             stable_prefix_sha256,
             stable_prefix_chars,
             mode,
@@ -160,6 +162,9 @@ impl RenderReply {
             tail: pb::RenderSystemPromptResponse {
                 chars,
                 approx_tokens,
+                relocatable_offset: u32::try_from(relocatable_offset).unwrap_or(u32::MAX),
+                relocatable_marker: render::RELOCATABLE_MARKER.to_owned(),
+                prompt_surface: crate::convert::surface_to_pb(prompt_surface) as i32,
                 ..Default::default()
             },
         }
@@ -173,6 +178,13 @@ impl RenderReply {
     /// Characters of the stable prefix.
     pub fn stable_prefix_chars(&self) -> u32 {
         self.stable_prefix_chars
+    }
+
+    /// The request's prompt surface, by its metric name.
+    pub fn surface_name(&self) -> &'static str {
+        pb::PromptSurface::try_from(self.tail.prompt_surface)
+            .map(crate::convert::surface_of)
+            .map_or("unspecified", render::PromptSurface::as_str)
     }
 
     /// Fields 1 to 3 (`text`, `stable_prefix`, `dynamic_suffix`), the

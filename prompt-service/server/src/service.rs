@@ -90,6 +90,7 @@ impl PromptServiceImpl {
         })?;
         tracing::debug!(chars = reply.chars(), "rendered");
         metrics::prompt_rendered(reply.chars(), reply.stable_prefix_chars());
+        metrics::prompt_surface(reply.surface_name());
         Ok(reply)
     }
 
@@ -141,6 +142,7 @@ impl PromptService for PromptServiceImpl {
                 tracing::info!(error = %e, "render refused");
             })?;
         metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
+        metrics::prompt_surface(rendered.prompt_surface.as_str());
         Ok(Response::new(response_from_rendered(rendered)))
     }
 
@@ -194,16 +196,21 @@ mod tests {
             .render_wire(&request.encode_to_vec())
             .expect("renders");
         assert_eq!(service.remembered_requests(), 1);
-        // Another turn: the same entry.
+        // Another turn: the same entry, whichever turn fields change.
         request.channel.get_or_insert_with(Default::default).name = "discord".into();
         request.tts_hint = "Keep it short.".into();
+        request.current_date = "2026-12-01".into();
+        request.prompt_surface = pb::PromptSurface::Preview as i32;
+        request.mark_relocatable_block = true;
         let second = service
             .render_wire(&request.encode_to_vec())
             .expect("renders");
         assert_eq!(service.remembered_requests(), 1);
         assert_ne!(first.chars(), second.chars());
-        // Other stable inputs: a second entry.
-        request.workspace_notes.push("Another note.".into());
+        // Other stable inputs: a second entry (the project keys are stable).
+        request
+            .active_project_keys
+            .push("github.com/acme/app".into());
         service
             .render_wire(&request.encode_to_vec())
             .expect("renders");

@@ -45,6 +45,12 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         reaction_level,
         truncation_notice,
         include_safety,
+        active_project_keys,
+        acp_enabled,
+        gpt5_heartbeat_guidance,
+        current_date,
+        prompt_surface,
+        mark_relocatable,
     } = input.clone();
     pb::RenderSystemPromptRequest {
         prompt_mode: match prompt_mode {
@@ -116,6 +122,27 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
             } as i32,
             agent_workspace_mount: sandbox.agent_workspace_mount,
             elevated_available: sandbox.elevated_available,
+            engine: sandbox.engine,
+            network: sandbox.network,
+            browser_bridge_url: sandbox.browser_bridge_url,
+            host_browser_allowed: sandbox.host_browser_allowed,
+            elevated: Some(pb::ElevatedInfo {
+                default_level: match sandbox.elevated.default_level {
+                    render::ElevatedLevel::Unspecified => pb::ElevatedLevel::Unspecified,
+                    render::ElevatedLevel::Off => pb::ElevatedLevel::Off,
+                    render::ElevatedLevel::On => pb::ElevatedLevel::On,
+                    render::ElevatedLevel::Ask => pb::ElevatedLevel::Ask,
+                    render::ElevatedLevel::Full => pb::ElevatedLevel::Full,
+                } as i32,
+                full_access_available: sandbox.elevated.full_access_available,
+                full_access_blocked_reason: match sandbox.elevated.full_access_blocked {
+                    render::FullAccessBlock::Unspecified => pb::FullAccessBlockReason::Unspecified,
+                    render::FullAccessBlock::HostPolicy => pb::FullAccessBlockReason::HostPolicy,
+                    render::FullAccessBlock::Channel => pb::FullAccessBlockReason::Channel,
+                    render::FullAccessBlock::Sandbox => pb::FullAccessBlockReason::Sandbox,
+                    render::FullAccessBlock::Runtime => pb::FullAccessBlockReason::Runtime,
+                } as i32,
+            }),
         }),
         user_time: Some(pb::UserTime {
             timezone: user_timezone,
@@ -136,6 +163,8 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
                 render::ReplyDelivery::MessageToolOnly => pb::ReplyDeliveryMode::MessageToolOnly,
             } as i32,
             message_tool_hints: channel.message_tool_hints,
+            display_name: channel.display_name,
+            known_channels: channel.known_channels,
         }),
         extra_system_prompt,
         heartbeat: Some(pb::HeartbeatInfo {
@@ -153,6 +182,15 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
             shell: runtime.shell,
             repo_root: runtime.repo_root,
             active_processes: runtime.active_processes,
+            session_key: runtime.session_key,
+            versions: runtime
+                .versions
+                .into_iter()
+                .map(|v| pb::RuntimeVersion {
+                    key: v.key,
+                    value: v.value,
+                })
+                .collect(),
         }),
         think_level: match think_level {
             render::ThinkLevel::Off => pb::ThinkLevel::Off,
@@ -206,6 +244,12 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         } as i32,
         bootstrap_truncation_notice: Some(truncation_notice),
         include_safety_section: Some(include_safety),
+        active_project_keys,
+        acp_enabled,
+        gpt5_heartbeat_guidance,
+        current_date,
+        prompt_surface: crate::convert::surface_to_pb(prompt_surface) as i32,
+        mark_relocatable_block: mark_relocatable,
     }
 }
 
@@ -223,6 +267,29 @@ mod tests {
         input.sandbox.workspace_access = render::WorkspaceAccess::ReadWrite;
         input.contribution.execution_bias = "## Execution Bias\nX".into();
         input.skills[0].version_source = render::SkillVersionSource::Sha256("ab".repeat(32));
+        // Every field added for the newer prompt topics survives too.
+        input.active_project_keys = vec!["github.com/acme/app".into()];
+        input.acp_enabled = true;
+        input.gpt5_heartbeat_guidance = true;
+        input.current_date = "2026-12-01".into();
+        input.prompt_surface = render::PromptSurface::Preview;
+        input.mark_relocatable = true;
+        input.sandbox.engine = "bubblewrap".into();
+        input.sandbox.network = true;
+        input.sandbox.browser_bridge_url = "http://127.0.0.1:9222".into();
+        input.sandbox.host_browser_allowed = true;
+        input.sandbox.elevated = render::Elevated {
+            default_level: render::ElevatedLevel::Ask,
+            full_access_available: false,
+            full_access_blocked: render::FullAccessBlock::Runtime,
+        };
+        input.channel.native_approvals = None;
+        input.channel.display_name = "Telegram".into();
+        input.channel.known_channels = vec!["discord".into(), "telegram".into()];
+        input.runtime.versions = vec![render::RuntimeVersion {
+            key: "agent_service".into(),
+            value: "0.1.0".into(),
+        }];
         let back = crate::convert::input_from_request(request_from_input(&input));
         assert_eq!(back.ok(), Some(input));
     }

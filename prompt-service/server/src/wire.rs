@@ -24,7 +24,7 @@ use prost::{
 /// renderer's [`prompt_render::TurnInputs`], by number and name (the names
 /// are checked against the proto descriptor by a test, and
 /// `turn_from_request` converts exactly these).
-pub(crate) const TURN_FIELDS: [(u32, &str); 8] = [
+pub(crate) const TURN_FIELDS: [(u32, &str); 11] = [
     (14, "channel"),
     (15, "extra_system_prompt"),
     (16, "heartbeat"),
@@ -33,6 +33,9 @@ pub(crate) const TURN_FIELDS: [(u32, &str); 8] = [
     (19, "reasoning_level"),
     (26, "tts_hint"),
     (30, "reaction_level"),
+    (36, "current_date"),
+    (37, "prompt_surface"),
+    (38, "mark_relocatable_block"),
 ];
 
 fn is_turn_field(tag: u32) -> bool {
@@ -207,7 +210,7 @@ mod tests {
             panic!("a prost-encoded request splits");
         };
         assert_eq!(split.stable_len() + split.turn.len(), bytes.len());
-        // Fields in tag order: 1-13, 20-25, 27-29, 31-32 are separate runs.
+        // Fields in tag order: 1-13, 20-25, 27-29, 31-35 are separate runs.
         assert!(split.stable.len() <= 4, "{} runs", split.stable.len());
         let turn = pb::RenderSystemPromptRequest::decode(split.turn.as_slice())
             .unwrap_or_else(|e| panic!("the turn part decodes: {e}"));

@@ -37,6 +37,7 @@ impl DemoStack {
             agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
         };
         let options = StackOptions {
+            redactor: Default::default(),
             settings,
             env: Arc::clone(&host.env),
             drain_timeout: Duration::from_secs(5),
@@ -63,6 +64,7 @@ impl DemoStack {
 /// A host whose HOME and current directory are `dir`.
 pub fn host(dir: &Path) -> Host {
     Host {
+        redactor: Default::default(),
         env: Arc::new(MapEnv::of([("HOME", dir.display().to_string())])),
         cwd: dir.to_path_buf(),
         stdin_tty: false,

@@ -32,6 +32,7 @@ fn demo_state_dir_defaults_to_the_current_directory() {
 fn without_demo_the_environment_and_home_apply() {
     let env = MapEnv::of([("HOME", "/home/u"), ("OPENCLAW_STATE_DIR", "~/state")]);
     let host = Host {
+        redactor: Default::default(),
         env: Arc::new(env),
         cwd: "/elsewhere".into(),
         stdin_tty: false,
@@ -61,6 +62,7 @@ async fn an_invalid_config_is_refused_with_every_problem() {
         agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
     };
     let options = StackOptions {
+        redactor: Default::default(),
         settings,
         env: Arc::clone(&host.env),
         drain_timeout: Duration::from_secs(1),

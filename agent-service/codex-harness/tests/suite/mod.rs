@@ -1,4 +1,5 @@
 mod approvals;
+mod child;
 mod dynamic_tools;
 mod fixture;
 mod restart;

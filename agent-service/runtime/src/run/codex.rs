@@ -751,6 +751,7 @@ fn harness_error(error: HarnessError) -> RuntimeError {
     let message = error.to_string();
     match error {
         HarnessError::Spawn { .. }
+        | HarnessError::CodexHome { .. }
         | HarnessError::UnsupportedVersion { .. }
         | HarnessError::UnknownVersion { .. }
         | HarnessError::TurnActive { .. }

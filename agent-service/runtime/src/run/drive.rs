@@ -61,7 +61,7 @@ async fn drive(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart)
                 tracing::warn!(%error, run, session = %session.key.as_str(), "run failed");
                 out.emit(RunEvent::Error {
                     code: error_code(&error),
-                    message: error.to_string(),
+                    message: runtime.redact(&error.to_string()).into_owned(),
                 });
             }
         }

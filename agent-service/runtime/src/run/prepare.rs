@@ -168,9 +168,10 @@ impl Runtime {
             default_model: t.default_model,
             contribution: t.contribution,
         };
-        Ok(prompt_client::request_from_input(
-            &prompt_input::render_input(&facts),
-        ))
+        let mut request = prompt_client::request_from_input(&prompt_input::render_input(&facts));
+        // No secret reaches a prompt (or a preview), whatever config field or file it sits in.
+        crate::redaction::redact_request(self.redactor(), &mut request);
+        Ok(request)
     }
 
     /// The prompt the next model call of a session would send, without
@@ -427,6 +428,8 @@ impl Runtime {
         ctx.sandbox = self
             .session_isolation(&p.agent, &p.key, &p.cwd)?
             .map(Arc::new);
+        ctx.hidden_env = self.hidden_env();
+        ctx.redactor = self.redactor().clone();
         Ok(ctx)
     }
 

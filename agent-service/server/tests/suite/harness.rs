@@ -94,11 +94,13 @@ impl Service {
             std::fs::write(&settings.config_path, text).expect("write config");
         }
         let runtime = Runtime::start(RuntimeOptions {
-            settings,
-            env: Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-            clock: Arc::new(openclaw_transcript::SystemClock),
-            prompt,
             sandbox_program: sandbox_program.into(),
+            ..RuntimeOptions::new(
+                settings,
+                Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
+                Arc::new(openclaw_transcript::SystemClock),
+                prompt,
+            )
         })
         .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");

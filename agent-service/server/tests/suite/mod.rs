@@ -10,6 +10,7 @@ mod prompt_outage;
 mod queue;
 mod runs;
 mod sandbox;
+mod secrets;
 mod security;
 mod sessions;
 mod subagents;

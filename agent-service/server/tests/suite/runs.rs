@@ -553,6 +553,79 @@ async fn get(service: &Service) -> pb::Session {
         .into_inner()
 }
 
+/// The inputs agent-service fills for the newer prompt topics, as
+/// PreviewPrompt shows them: today's date in the user's zone below the
+/// boundary, the version keys, the channel table's display name and native
+/// approvals, and MEMORY.md entries of other projects left out (the
+/// workspace is a repository, so its `path:` key is active).
+#[tokio::test]
+async fn the_preview_shows_the_newer_inputs_as_filled() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let workspace = h.service.path("state/workspace");
+    std::fs::create_dir_all(workspace.join(".git")).expect("mkdir");
+    let key = format!("path:{}", workspace.display());
+    std::fs::write(
+        workspace.join("MEMORY.md"),
+        format!(
+            "- A global fact.\n- A fact of this repository. <!-- project: {key} -->\n- A fact of another one. <!-- project: github.com/acme/other -->\n"
+        ),
+    )
+    .expect("write");
+    let preview = h
+        .service
+        .client()
+        .await
+        .preview_prompt(pb::PreviewPromptRequest {
+            session: None,
+            channel: run_request("").channel,
+        })
+        .await
+        .expect("preview")
+        .into_inner();
+    let prompt = preview.prompt.expect("prompt");
+    let today = jiff::Timestamp::now()
+        .to_zoned_datetime(jiff::tz::TimeZone::get("Europe/Berlin").expect("zone"))
+        .date()
+        .to_string();
+    assert!(
+        prompt
+            .dynamic_suffix
+            .contains(&format!("({today}) in Europe/Berlin")),
+        "{}",
+        prompt.dynamic_suffix
+    );
+    assert!(!prompt.stable_prefix.contains(&today));
+    assert!(
+        prompt
+            .dynamic_suffix
+            .contains(&format!("agent_service={}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        prompt.dynamic_suffix
+    );
+    assert!(
+        prompt
+            .dynamic_suffix
+            .contains("This turn arrived on Telegram (direct chat).")
+    );
+    assert!(prompt.dynamic_suffix.contains("## Approvals"));
+    assert!(prompt.stable_prefix.contains("A global fact."));
+    assert!(prompt.stable_prefix.contains("A fact of this repository."));
+    assert!(!prompt.stable_prefix.contains("another one"));
+    let memory = prompt
+        .context
+        .expect("context")
+        .files
+        .into_iter()
+        .find(|f| f.path == "MEMORY.md")
+        .expect("MEMORY.md reported");
+    assert_eq!(memory.out_of_scope_entries, 1);
+    assert!(memory.out_of_scope_chars > 0);
+    assert_eq!(
+        prompt.prompt_surface,
+        openclaw_proto::prompt::v1::PromptSurface::EmbeddedRun as i32
+    );
+}
+
 /// A run that failed before the model answered leaves its user message in the transcript; the
 /// next Chat Completions request sends it and the new one as one user message, since many chat
 /// templates refuse roles that do not alternate.

@@ -141,6 +141,12 @@ async fn a_sandboxed_session_cannot_reach_the_state_dir_the_agent_workspace_or_t
         .and_then(|rest| rest.split("\n## ").next())
         .unwrap_or_else(|| panic!("a Sandbox section: {system}"));
     assert!(section.contains(&sandbox_dir), "{section}");
+    assert!(
+        section.contains(&format!(
+            "Commands run isolated by bubblewrap: the working directory {sandbox_dir} is the only writable path, /tmp is private to the sandbox, and network access is off."
+        )),
+        "{section}"
+    );
     assert!(section.contains("read-only"), "{section}");
     assert!(
         section.contains(&agent_workspace.display().to_string()),
@@ -165,7 +171,11 @@ async fn a_sandboxed_session_cannot_reach_the_state_dir_the_agent_workspace_or_t
         .await
         .expect("main run");
     let out = outputs(&events);
-    assert!(out[0].contains("test-key"), "{out:?}");
+    // The file was read (its key is redacted on the way out, like every secret).
+    assert!(
+        out[0].contains("apiKey: \"[redacted models.providers.fake.apiKey]\""),
+        "{out:?}"
+    );
     let main_system = h.fake.requests().last().expect("request").body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default()

@@ -499,18 +499,15 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
         .await
         .expect("append");
     // Another runtime over the same state dir (as another process would be).
-    let other = agent_runtime::Runtime::start(agent_runtime::RuntimeOptions {
-        settings: service.runtime.settings().clone(),
-        env: std::sync::Arc::new(agent_runtime::MapEnv::of([(
+    let other = agent_runtime::Runtime::start(agent_runtime::RuntimeOptions::new(
+        service.runtime.settings().clone(),
+        std::sync::Arc::new(agent_runtime::MapEnv::of([(
             "HOME",
             service.root().display().to_string(),
         )])),
-        clock: std::sync::Arc::new(openclaw_transcript::SystemClock),
-        prompt: std::sync::Arc::new(
-            prompt_client::InProcessPromptSource::new().expect("prompt source"),
-        ),
-        sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
-    })
+        std::sync::Arc::new(openclaw_transcript::SystemClock),
+        std::sync::Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source")),
+    ))
     .expect("second runtime");
     let err = other
         .sessions()

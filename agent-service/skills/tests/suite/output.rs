@@ -21,9 +21,9 @@ fn a_listed_skill_carries_everything_the_prompt_and_status_need() {
         display_location: "~/ws/skills/outdoor/weather/SKILL.md".into(),
         content: TEXT.as_bytes().to_vec(),
         sha256: openclaw_skills::sha256_hex(TEXT.as_bytes()),
-        version: format!(
-            "sha256:{}",
-            &openclaw_skills::sha256_hex(TEXT.as_bytes())[..16]
+        version: version_tag(
+            "~/ws/skills/outdoor/weather/SKILL.md",
+            &openclaw_skills::sha256_hex(TEXT.as_bytes()),
         ),
         root: Root {
             kind: RootKind::Workspace,
@@ -52,16 +52,30 @@ fn the_version_is_what_prompt_render_computes() {
     write_skill(&w.workspace.join("skills/weather"), TEXT);
     skill(&w.workspace.join("skills/other"), "other", "d");
     for s in &w.discover().skills {
+        let at = s.display_location.as_str();
         assert_eq!(
             s.version,
-            skill_version(&SkillVersionSource::Content(s.content.clone()))
+            skill_version(at, &SkillVersionSource::Content(s.content.clone()))
         );
         assert_eq!(
             s.version,
-            skill_version(&SkillVersionSource::Sha256(s.sha256.clone()))
+            skill_version(at, &SkillVersionSource::Sha256(s.sha256.clone()))
         );
-        assert_eq!(s.version, version_tag(&s.sha256));
+        assert_eq!(s.version, version_tag(at, &s.sha256));
     }
+}
+
+/// P-37: the version follows the skill file's path as well as its content.
+#[test]
+fn moving_a_skill_changes_its_version() {
+    let w = World::new();
+    write_skill(&w.workspace.join("skills/weather"), TEXT);
+    let before = w.discover().skills[0].clone();
+    fs::remove_dir_all(w.workspace.join("skills/weather")).expect("remove");
+    write_skill(&w.workspace.join("skills/outdoor/weather"), TEXT);
+    let after = w.discover().skills[0].clone();
+    assert_eq!(before.sha256, after.sha256, "same content");
+    assert_ne!(before.version, after.version, "another path");
 }
 
 #[test]

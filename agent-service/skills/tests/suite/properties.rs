@@ -24,10 +24,13 @@ proptest! {
     }
 
     #[test]
-    fn version_matches_prompt_render(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+    fn version_matches_prompt_render(
+        bytes in proptest::collection::vec(any::<u8>(), 0..512),
+        location in "[~/a-zA-Z0-9._ -]{1,60}",
+    ) {
         prop_assert_eq!(
-            version_tag(&sha256_hex(&bytes)),
-            skill_version(&SkillVersionSource::Content(bytes))
+            version_tag(location.trim(), &sha256_hex(&bytes)),
+            skill_version(location.trim(), &SkillVersionSource::Content(bytes))
         );
     }
 }

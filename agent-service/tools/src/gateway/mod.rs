@@ -237,6 +237,7 @@ fn patch_config(config: &dyn ConfigControl, patch: &Value) -> Result<ToolOutcome
     // Validation first: a misspelt key is better reported as such than as a refusal.
     validate(&text)?;
     refuse_protected(&before, &after)?;
+    refuse_new_references(&before, &after)?;
     let reformatted =
         serde_json::to_string_pretty(&before).is_ok_and(|plain| plain.trim() != old_text.trim());
     write(config, &text)?;
@@ -254,6 +255,7 @@ fn apply_config(config: &dyn ConfigControl, raw: &str) -> Result<ToolOutcome, To
     let (_, before) = current(config)?;
     let after = parse_json5(raw).map_err(ToolError::failed)?;
     refuse_protected(&before, &after)?;
+    refuse_new_references(&before, &after)?;
     let changed = changed_keys(&before, &after);
     let mut text = raw.to_owned();
     if !text.ends_with('\n') {
@@ -288,6 +290,63 @@ fn refuse_protected(before: &Value, after: &Value) -> Result<(), ToolError> {
         protected::MUTABLE.join(", "),
         protected::MUTABLE_PER_AGENT.join(", "),
     )))
+}
+
+/// Refuses a change that puts a `${VAR}` reference into any value where the file did not
+/// already have that exact string: on the next load it would expand to the variable's value,
+/// which may be a secret, and land wherever that field is shown (the prompt, a log line).
+/// References the operator wrote stay allowed as they are.
+fn refuse_new_references(before: &Value, after: &Value) -> Result<(), ToolError> {
+    let mut added = Vec::new();
+    new_references(before, after, &mut String::new(), &mut added);
+    if added.is_empty() {
+        return Ok(());
+    }
+    Err(ToolError::failed(format!(
+        "refused: this change would put an environment-variable reference (${{...}}) into {}. \
+         References expand to the variable's value when the config loads, so the agent may \
+         not write them; only a person editing openclaw.json can. Nothing was written.",
+        added.join(", ")
+    )))
+}
+
+/// The dotted paths of strings in `after` that reference a variable and differ from
+/// `before` at the same path.
+fn new_references(before: &Value, after: &Value, path: &mut String, out: &mut Vec<String>) {
+    match after {
+        Value::String(text) => {
+            let kept = matches!(before, Value::String(old) if old == text);
+            if !kept && !openclaw_config::referenced_names(text).is_empty() {
+                out.push(if path.is_empty() {
+                    "(the whole file)".to_owned()
+                } else {
+                    path.clone()
+                });
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                let old = before.get(key).unwrap_or(&Value::Null);
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                new_references(old, item, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let old = before.get(i).unwrap_or(&Value::Null);
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                new_references(old, item, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// Loads `text` with the config crate; `${VAR}` references are kept as written.

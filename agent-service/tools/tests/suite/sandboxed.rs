@@ -56,13 +56,14 @@ async fn a_sandboxed_background_process_runs_inside_and_dies_with_its_kill() {
     let started = f
         .call(
             &ExecTool,
-            json!({ "command": "echo $$ > pid; ls / > root.txt; sleep 300", "background": true }),
+            json!({ "command": "ls / > root.txt; echo $$ > pid; sleep 300", "background": true }),
         )
         .await;
     let id = started.details().unwrap()["id"]
         .as_str()
         .unwrap()
         .to_owned();
+    // The pid is written after the listing, so the listing is whole once the pid is there.
     let _inside_pid = pid_from(&f, "pid").await;
     let root = f.read("root.txt");
     assert!(!root.contains("home\n"), "an empty root: {root}");

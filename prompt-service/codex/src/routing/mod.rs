@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 
 use prompt_render::{
     BootstrapLimits, ContextFile, FileStatus, HeartbeatInfo, Injected, SessionKind,
-    bootstrap_file_allowed, budget_bootstrap_files, chars_u32, relative_in_workspace,
+    bootstrap_file_allowed, budget_bootstrap_files, chars_u32, normalize_project_key,
+    relative_in_workspace,
 };
 
 use crate::{error::CodexError, input::CodexTurnInput};
@@ -91,6 +92,7 @@ pub fn status_name(status: FileStatus) -> &'static str {
         FileStatus::Empty => "empty",
         FileStatus::Omitted => "omitted",
         FileStatus::Filtered => "filtered",
+        FileStatus::OutOfScope => "out_of_scope",
     }
 }
 
@@ -183,11 +185,19 @@ pub fn route_files(input: &CodexTurnInput, workspace: &str) -> Result<Routed, Co
             .collect()
     };
     let limits = input.base.bootstrap_limits;
+    // MEMORY.md and USER.md entries of other projects stay out here too.
+    let project_keys: Vec<String> = input
+        .base
+        .active_project_keys
+        .iter()
+        .filter_map(|k| normalize_project_key(k))
+        .collect();
     let thread = budget_bootstrap_files(
         workspace,
         &pasted(&[Route::ThreadInstructions]),
         limits,
         kind,
+        &project_keys,
     )?;
     // Turn-scoped files get what the thread-level ones left. (A zero total
     // would mean "default", so an exhausted budget is passed as 1: too
@@ -201,6 +211,7 @@ pub fn route_files(input: &CodexTurnInput, workspace: &str) -> Result<Routed, Co
         &pasted(&[Route::TurnInstructions, Route::TurnInput]),
         turn_limits,
         kind,
+        &project_keys,
     )?;
     let budgeted: BTreeMap<&str, _> = thread
         .report

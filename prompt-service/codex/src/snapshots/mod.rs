@@ -57,6 +57,8 @@ fn readme(fixture: &ModelFixture, rows: &[String]) -> String {
         String::new(),
         "What PromptService's `RenderCodexTurn` sends to the Codex app-server (protocol of Codex 0.169.0) for three pinned scenarios: the `thread/start`, `thread/resume` and `turn/start` params, the reconstructed model-bound layer stack with per-layer sizes, and the dynamic tool catalog. Workspace file contents are placeholders.".to_owned(),
         String::new(),
+        "These are not byte-exact OpenAI requests: after the thread and turn params arrive, Codex may add context of its own (AGENTS.md, environment context, memory, app or plugin instructions, its built-in collaboration-mode text). The layers Codex writes itself are listed with empty text.".to_owned(),
+        String::new(),
         "| snapshot | scenario | trigger | dynamic tools |".to_owned(),
         "|---|---|---|---|".to_owned(),
     ]
@@ -77,7 +79,7 @@ fn readme(fixture: &ModelFixture, rows: &[String]) -> String {
         "- `cargo run -p prompt-codex --bin prompt-snapshots -- gen` rewrites these files and deletes stale ones.".to_owned(),
         "- `cargo run -p prompt-codex --bin prompt-snapshots -- check` regenerates them in memory and prints a diff on any drift; `cargo test` runs it.".to_owned(),
         format!(
-            "- `cargo run -p prompt-codex --bin prompt-snapshots -- sync-codex-model [--catalog PATH]` refreshes the model-prompt fixture from `$CODEX_HOME/models_cache.json`, `~/.codex/models_cache.json` or PATH. The committed fixture comes from our own catalog: `--catalog {TEST_CATALOG_SHOWN}`."
+            "- `cargo run -p prompt-codex --bin prompt-snapshots -- sync-codex-model [--catalog PATH]` refreshes the model-prompt fixture from the first of `$CODEX_HOME/models_cache.json`, `~/.codex/models_cache.json` and `~/code/codex/codex-rs/models-manager/models.json`, or from PATH (a `models_cache.json` or a `models.json`); with none found it changes nothing. The committed fixture comes from our own catalog: `--catalog {TEST_CATALOG_SHOWN}`."
         ),
     ]);
     format!("{}\n", lines.collect::<Vec<_>>().join("\n"))

@@ -220,9 +220,9 @@ fn telegram(reply: ReplyDelivery) -> ChannelInfo {
         name: "telegram".to_owned(),
         chat_type: ChatType::Direct,
         capabilities: vec!["inlineButtons".to_owned(), "reactions".to_owned()],
-        native_approvals: true,
+        native_approvals: Some(true),
         reply_delivery: reply,
-        message_tool_hints: Vec::new(),
+        ..ChannelInfo::default()
     }
 }
 
@@ -273,9 +273,9 @@ fn discord_group() -> Scenario {
         name: "discord".to_owned(),
         chat_type: ChatType::Group,
         capabilities: vec!["reactions".to_owned(), "threads".to_owned()],
-        native_approvals: false,
+        native_approvals: Some(false),
         reply_delivery: ReplyDelivery::MessageToolOnly,
-        message_tool_hints: Vec::new(),
+        ..ChannelInfo::default()
     };
     // Group sessions carry no MEMORY.md (private memory stays out of shared chats).
     let mut base = base(

@@ -187,6 +187,85 @@ fn sync_uses_the_given_catalog_then_codex_home_and_else_changes_nothing() {
     );
 }
 
+/// SPEC P-44: a maintainer's Codex checkout is the third place looked at,
+/// and `--catalog` takes a `models.json` as well as a `models_cache.json`.
+#[test]
+fn sync_reads_a_codex_checkout_and_a_models_json() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ours = fs::read_to_string(root.join("tests/fixtures/models_cache.json")).expect("read");
+    let note_of = |dir: &Path| {
+        fs::read_to_string(dir.join("codex-model-catalog/gpt-5.5.pragmatic.source.json"))
+            .expect("note")
+    };
+
+    // Only the checkout exists: it is found after the two caches.
+    let home = tempfile::tempdir().expect("tempdir");
+    let checkout = home.path().join("code/codex/codex-rs/models-manager");
+    fs::create_dir_all(&checkout).expect("mkdir");
+    fs::write(checkout.join("models.json"), &ours).expect("write");
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(TOOL)
+        .arg("--dir")
+        .arg(out.path())
+        .arg("sync-codex-model")
+        .env("CODEX_HOME", home.path().join("no-codex-home"))
+        .env("HOME", home.path())
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    let note = note_of(out.path());
+    assert!(
+        note.contains("\"~/code/codex/codex-rs/models-manager/models.json\""),
+        "{note}"
+    );
+    assert!(note.contains("\"checked_in_catalog\""), "{note}");
+    assert!(text(&output).contains("not ours"), "{}", text(&output));
+
+    // A cache in ~/.codex wins over the checkout.
+    fs::create_dir_all(home.path().join(".codex")).expect("mkdir");
+    fs::write(home.path().join(".codex/models_cache.json"), &ours).expect("write");
+    let output = Command::new(TOOL)
+        .arg("--dir")
+        .arg(out.path())
+        .arg("sync-codex-model")
+        .env("CODEX_HOME", home.path().join("no-codex-home"))
+        .env("HOME", home.path())
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(note_of(out.path()).contains("\"~/.codex/models_cache.json\""));
+
+    // --catalog with a models.json outside the workspace.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let catalog = elsewhere.path().join("models.json");
+    fs::write(&catalog, &ours).expect("write");
+    let output = run(
+        &[
+            "sync-codex-model",
+            "--catalog",
+            catalog.to_str().expect("utf-8"),
+        ],
+        Some(out.path()),
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    let note = note_of(out.path());
+    assert!(note.contains("\"checked_in_catalog\""), "{note}");
+    assert!(note.contains("models.json"), "{note}");
+    let instructions = fs::read_to_string(
+        out.path()
+            .join("codex-model-catalog/gpt-5.5.pragmatic.instructions.md"),
+    )
+    .expect("instructions");
+    let committed = fs::read_to_string(
+        root.join("snapshots/codex-model-catalog/gpt-5.5.pragmatic.instructions.md"),
+    )
+    .expect("committed");
+    assert_eq!(
+        instructions, committed,
+        "the same catalog renders the same text"
+    );
+}
+
 /// The effective config shown in each snapshot is a valid `openclaw.json`
 /// for our config crate, and agrees with the scenario's Codex settings.
 #[test]

@@ -4,4 +4,5 @@ mod model_ref;
 mod properties;
 mod resolve;
 mod schema;
+mod secrets;
 mod support;

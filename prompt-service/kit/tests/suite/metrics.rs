@@ -158,6 +158,7 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
     service_kit::metrics::prompt_rendered(5_000, 3_000);
     service_kit::metrics::prompt_stable_inputs(service_kit::metrics::StableInputs::Remembered);
     service_kit::metrics::prompt_stable_inputs(service_kit::metrics::StableInputs::Remembered);
+    service_kit::metrics::prompt_surface("preview");
     service_kit::metrics::model_call(
         "anthropic",
         "claude",
@@ -193,6 +194,7 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
         )
         .ends_with(" 2")
     );
+    assert!(line(&text, r#"prompt_render_surfaces_total{surface="preview"}"#).ends_with(" 1"));
     assert!(line(&text, "agent_runs_active ").ends_with(" 1"));
     drop(guard);
     assert!(line(&scrape(metrics).await, "agent_runs_active ").ends_with(" 0"));

@@ -2,7 +2,9 @@
 //! text of one section, or nothing when its data is absent. Whether a mode
 //! carries a section at all is decided by the table in [`crate::mode`].
 
+mod knowledge;
 mod policy;
+mod sandbox;
 mod turn;
 mod workspace;
 
@@ -18,7 +20,7 @@ use crate::{
     input::{
         ChannelInfo, CitationsMode, Contribution, DelegationMode, HeartbeatInfo, ModelAlias,
         OwnerDisplay, PromptMode, ReactionLevel, ReasoningLevel, RuntimeInfo, SandboxInfo,
-        ThinkLevel,
+        SessionKind, ThinkLevel,
     },
     mode::SectionKind,
     skills::Listing,
@@ -52,6 +54,9 @@ pub struct StableCtx {
     pub(crate) contribution: Contribution,
     pub(crate) truncation_notice: bool,
     pub(crate) include_safety: bool,
+    pub(crate) session_kind: SessionKind,
+    pub(crate) acp_enabled: bool,
+    pub(crate) gpt5_heartbeat_guidance: bool,
 }
 
 /// What only the per-turn sections read.
@@ -68,6 +73,14 @@ pub struct TurnCtx {
     pub(crate) reaction_level: ReactionLevel,
     pub(crate) dynamic_suffix: String,
     pub(crate) files: DynamicFiles,
+    pub(crate) date: Option<jiff::civil::Date>,
+}
+
+impl TurnCtx {
+    /// Whether the channel shows native approval UI (resolved in prepare).
+    pub(crate) fn native_approvals(&self) -> bool {
+        self.channel.native_approvals.unwrap_or(false)
+    }
 }
 
 /// One rendered piece: a section, or one file of a Project Context section.
@@ -168,6 +181,7 @@ pub(crate) fn build_stable(kind: SectionKind, id: &'static str, ctx: &StableCtx)
         K::Tooling => one(id, Some(policy::tooling(ctx))),
         K::Delegation => one(id, policy::delegation(ctx)),
         K::InteractionStyle => one(id, provided(&c.interaction_style)),
+        K::Gpt5Heartbeat => one(id, knowledge::gpt5_heartbeat(ctx)),
         K::ToolCallStyle => one(
             id,
             c.tool_call_style
@@ -182,21 +196,23 @@ pub(crate) fn build_stable(kind: SectionKind, id: &'static str, ctx: &StableCtx)
                 .then(|| policy::execution_bias(ctx)),
         ),
         K::ProviderExecutionBias => one(id, provided(&c.execution_bias)),
+        K::PromisedWork => one(id, Some(policy::promised_work(ctx))),
+        K::RuntimeContext => one(id, Some(policy::runtime_context(ctx))),
         K::ProviderStablePrefix => one(id, provided(&c.stable_prefix)),
         K::Safety => one(id, policy::safety(ctx)),
         K::Control => one(id, Some(policy::control(ctx))),
-        K::Skills => one(id, policy::skills(ctx)),
-        K::Memory => one(id, policy::memory(ctx)),
-        K::SelfUpdate => one(id, policy::self_update(ctx)),
-        K::ModelAliases => one(id, policy::model_aliases(ctx)),
+        K::Skills => one(id, knowledge::skills(ctx)),
+        K::Memory => one(id, knowledge::memory(ctx)),
+        K::SelfUpdate => one(id, knowledge::self_update(ctx)),
+        K::ModelAliases => one(id, knowledge::model_aliases(ctx)),
         K::Workspace => one(id, Some(workspace::workspace(ctx))),
         K::Documentation => one(id, Some(workspace::documentation(ctx))),
-        K::Sandbox => one(id, workspace::sandbox(ctx)),
+        K::Sandbox => one(id, sandbox::sandbox(ctx)),
         K::AuthorizedSenders => one(id, workspace::authorized_senders(ctx)),
         K::DateTime => one(id, workspace::date_time(ctx)),
         K::BootstrapPending => one(id, workspace::bootstrap_pending(ctx)),
         K::BootstrapNotice => one(id, workspace::bootstrap_notice(ctx)),
-        K::WorkspaceFiles => one(id, Some(workspace::workspace_files(ctx))),
+        K::WorkspaceFiles => one(id, workspace::workspace_files(ctx)),
         K::ReasoningFormat => one(id, workspace::reasoning_format(ctx)),
         K::ProjectContext => workspace::project_context(ctx),
         _ => Vec::new(),
@@ -216,16 +232,17 @@ pub(crate) fn build_dynamic(
         K::ControlUiEmbed => one(id, turn::control_ui_embed(turn)),
         K::Messaging => one(id, Some(turn::messaging(ctx, turn))),
         K::OutputDirectives => one(id, Some(turn::output_directives(ctx, turn))),
+        K::CurrentDate => one(id, turn::current_date(ctx, turn)),
         K::SilentReplies => one(id, turn::silent_replies(turn)),
         K::Voice => one(id, turn::voice(turn)),
         K::ExtraContext => one(id, turn::extra_context(ctx, turn)),
         K::Reactions => one(id, turn::reactions(turn)),
-        K::Approvals => one(id, turn::approvals(turn)),
+        K::Approvals => one(id, turn::approvals(ctx, turn)),
         K::ProviderDynamicSuffix => one(
             id,
             (!turn.dynamic_suffix.is_empty()).then(|| turn.dynamic_suffix.clone()),
         ),
-        K::Heartbeats => one(id, turn::heartbeats(turn)),
+        K::Heartbeats => one(id, turn::heartbeats(ctx, turn)),
         K::Runtime => one(id, Some(turn::runtime(turn))),
         _ => Vec::new(),
     }

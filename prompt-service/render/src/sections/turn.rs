@@ -1,12 +1,12 @@
 //! Per-turn sections below the boundary: dynamic project context, Control UI,
 //! messaging, output directives, silent replies, voice, extra context,
-//! reactions, approvals, heartbeats and the runtime line (SPEC P-18 to P-21,
-//! P-23, P-24, P-28).
+//! reactions, approvals, heartbeats, the date and the runtime line (SPEC
+//! P-18 to P-21, P-23, P-24, P-28).
 
 use std::fmt;
 
 use super::{Joined, Piece, SectionText, StableCtx, TurnCtx, lines};
-use crate::input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery};
+use crate::input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery, SessionKind};
 
 /// Acknowledgement token of a heartbeat turn with nothing to report.
 pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
@@ -26,7 +26,7 @@ pub fn dynamic_project_context(ctx: &StableCtx, turn: &TurnCtx) -> Vec<Piece> {
     };
     let header = lines(&[
         heading,
-        "These workspace files can change between turns, so they are loaded fresh each time.",
+        "These workspace files can change between turns, so they are loaded fresh each time. HEARTBEAT.md is the checklist for heartbeat turns.",
     ]);
     let mut pieces = Vec::with_capacity(1 + files.len());
     pieces.push(Piece::new("dynamic_project_context", header));
@@ -54,30 +54,54 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
     let t = &ctx.tools;
     let ch = &turn.channel;
     let mut out = SectionText::new("## Messaging");
-    match (ch.name.as_str(), ch.chat_type.label()) {
-        ("", _) => out.line("This turn did not arrive through a chat channel."),
-        (name, Some(kind)) => out.line_fmt(format_args!("This turn arrived on {name} ({kind}).")),
-        (name, None) => out.line_fmt(format_args!("This turn arrived on {name}.")),
+    match (ch.name.is_empty(), ch.chat_type.label()) {
+        (true, _) => out.line("This turn did not arrive through a chat channel."),
+        (false, Some(kind)) => out.line_fmt(format_args!(
+            "This turn arrived on {} ({kind}).",
+            ch.display_name
+        )),
+        (false, None) => out.line_fmt(format_args!("This turn arrived on {}.", ch.display_name)),
     }
-    match ch.reply_delivery {
-        ReplyDelivery::Automatic => {
+    match (ch.reply_delivery, ch.name.is_empty()) {
+        (ReplyDelivery::Automatic, false) => {
             out.line("Your final reply goes back to the same conversation automatically.");
         }
-        ReplyDelivery::MessageToolOnly => out.line_fmt(format_args!(
+        (ReplyDelivery::Automatic, true) => {
+            out.line("Your final reply goes back to whoever started the turn.");
+        }
+        (ReplyDelivery::MessageToolOnly, _) if t.has("message") => out.line_fmt(format_args!(
             "Plain assistant text does not reach the chat here: send every visible reply with the {} tool. If nothing needs saying, end the turn without sending.",
             t.spelled("message")
         )),
+        (ReplyDelivery::MessageToolOnly, _) => out.line(
+            "Plain assistant text does not reach the chat here, and no message tool is available in this run, so nothing you write is delivered; say so in your reply if the user expects an answer.",
+        ),
     }
-    out.line("Runtime events such as finished background jobs or cron results are for you: restate what matters in your own words rather than forwarding the raw event.");
-    if t.has("sessions_spawn") || t.has("subagents") {
-        out.line("Subagent results arrive as messages in this session; summarise them for the user instead of pasting them.");
-    }
+    out.line("When a runtime message reports something the user is waiting for, such as a finished job or a subagent's result, tell them in your own words rather than forwarding the raw message.");
     if t.has("message") {
         let message = t.spelled("message");
         out.line_fmt(format_args!("### {message} tool"));
-        out.line_fmt(format_args!(
-            "To reach another chat or channel, call {message} with action \"send\", a target and the text. The current conversation is already the default target."
-        ));
+        if ch.name.is_empty() {
+            out.line_fmt(format_args!(
+                "To reach a chat or channel, call {message} with action \"send\", the channel, a target and the text: this turn has no conversation to default to."
+            ));
+        } else {
+            out.line_fmt(format_args!(
+                "To reach another chat or channel, call {message} with action \"send\", a target and the text. The current conversation is already the default target."
+            ));
+        }
+        if !ch.known_channels.is_empty() {
+            out.line_fmt(format_args!(
+                "Channels you can send to: {}.",
+                Joined(&ch.known_channels, ", ")
+            ));
+        }
+        if ch.capabilities.iter().any(|c| c == "inlinebuttons") {
+            out.line_fmt(format_args!(
+                "{} shows inline buttons: offer short choices as buttons through {message} when its schema has a buttons field; a tap comes back to you as a user message.",
+                ch.display_name
+            ));
+        }
         out.line("Never send the same content both through the tool and as your reply.");
         for hint in &ch.message_tool_hints {
             out.line(hint);
@@ -89,12 +113,22 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
 /// `## Assistant Output Directives` (SPEC P-18): depends on reply delivery.
 pub fn output_directives(ctx: &StableCtx, turn: &TurnCtx) -> String {
     match turn.channel.reply_delivery {
-        ReplyDelivery::Automatic => lines(&[
+        ReplyDelivery::Automatic => {
+            let mut out = SectionText::new("## Assistant Output Directives");
+            out.line("To attach a file or image, put `MEDIA: <path or URL>` on a line of its own; attach only what the user needs.");
+            out.line("To send a voice note, attach an audio file the same way.");
+            // Reply tags point at a chat message; without a channel there is none.
+            if !turn.channel.name.is_empty() {
+                out.line("To answer a specific message, begin the reply with [[reply_to_current]] or [[reply_to:<id>]].");
+            }
+            out.line(
+                "Directives are removed from the text before delivery, so do not explain them.",
+            );
+            out.finish()
+        }
+        ReplyDelivery::MessageToolOnly if !ctx.tools.has("message") => lines(&[
             "## Assistant Output Directives",
-            "To attach a file or image, put `MEDIA: <path or URL>` on a line of its own; attach only what the user needs.",
-            "To send a voice note, attach an audio file the same way.",
-            "To answer a specific message, begin the reply with [[reply_to_current]] or [[reply_to:<id>]].",
-            "Directives are removed from the text before delivery, so do not explain them.",
+            "Nothing you write reaches the chat in this run, so attachments and reply threading are unavailable.",
         ]),
         ReplyDelivery::MessageToolOnly => {
             let mut out = SectionText::new("## Assistant Output Directives");
@@ -128,26 +162,26 @@ pub fn voice(turn: &TurnCtx) -> Option<String> {
     (!turn.tts_hint.is_empty()).then(|| lines(&["## Voice (TTS)", turn.tts_hint.as_str()]))
 }
 
-/// `## Group Chat Context` or, in minimal mode, `## Subagent Context`.
+/// `## Group Chat Context`; in minimal mode `## Subagent Context`, or
+/// `## Cron Job Context` for a cron run.
 pub fn extra_context(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     if turn.extra_system_prompt.is_empty() {
         return None;
     }
-    let heading = if ctx.mode == PromptMode::Minimal {
-        "## Subagent Context"
-    } else {
-        "## Group Chat Context"
+    let heading = match (ctx.mode, ctx.session_kind) {
+        (PromptMode::Minimal, SessionKind::Cron) => "## Cron Job Context",
+        (PromptMode::Minimal, _) => "## Subagent Context",
+        _ => "## Group Chat Context",
     };
     Some(lines(&[heading, turn.extra_system_prompt.as_str()]))
 }
 
-/// `## Reactions`.
+/// `## Reactions`: only on a channel, which it names.
 pub fn reactions(turn: &TurnCtx) -> Option<String> {
-    let channel = if turn.channel.name.is_empty() {
-        "this channel"
-    } else {
-        turn.channel.name.as_str()
-    };
+    if turn.channel.name.is_empty() {
+        return None;
+    }
+    let channel = turn.channel.display_name.as_str();
     let usage = match turn.reaction_level {
         ReactionLevel::Unspecified => return None,
         ReactionLevel::Minimal => {
@@ -164,9 +198,10 @@ pub fn reactions(turn: &TurnCtx) -> Option<String> {
     Some(out.finish())
 }
 
-/// `## Approvals` (SPEC P-23): channels with native approval UI.
-pub fn approvals(turn: &TurnCtx) -> Option<String> {
-    turn.channel.native_approvals.then(|| {
+/// `## Approvals` (SPEC P-23): channels with native approval UI, in a run
+/// that can run commands.
+pub fn approvals(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
+    (turn.native_approvals() && ctx.tools.has("exec")).then(|| {
         lines(&[
             "## Approvals",
             "This channel shows approval requests as native cards or buttons. When a command needs approval, let that UI collect the decision.",
@@ -175,8 +210,9 @@ pub fn approvals(turn: &TurnCtx) -> Option<String> {
     })
 }
 
-/// `## Heartbeats` (SPEC P-19).
-pub fn heartbeats(turn: &TurnCtx) -> Option<String> {
+/// `## Heartbeats` (SPEC P-19). With message-tool-only delivery an alert
+/// goes out through the tool, since plain text does not reach the chat.
+pub fn heartbeats(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     let hb = &turn.heartbeat;
     if !hb.enabled || !hb.include_system_prompt_section || hb.prompt.is_empty() {
         return None;
@@ -189,10 +225,48 @@ pub fn heartbeats(turn: &TurnCtx) -> Option<String> {
     out.line_fmt(format_args!(
         "If a heartbeat finds nothing that needs attention, reply with exactly {HEARTBEAT_OK} and nothing else; that reply is recorded but not delivered."
     ));
-    out.line_fmt(format_args!(
-        "If something does need attention, reply with the alert itself and leave {HEARTBEAT_OK} out."
-    ));
+    let tool_only =
+        turn.channel.reply_delivery == ReplyDelivery::MessageToolOnly && ctx.tools.has("message");
+    if tool_only {
+        out.line_fmt(format_args!(
+            "If something does need attention, send the alert with the {} tool (plain text does not reach the chat here) and leave {HEARTBEAT_OK} out of it.",
+            ctx.tools.spelled("message")
+        ));
+    } else {
+        out.line_fmt(format_args!(
+            "If something does need attention, reply with the alert itself and leave {HEARTBEAT_OK} out."
+        ));
+    }
     Some(out.finish())
+}
+
+/// `## Current Date`: the user's local date, when the turn gives it. Below
+/// the boundary (it changes daily); the zone stays above it.
+pub fn current_date(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
+    let date = turn.date?;
+    let mut out = SectionText::new("## Current Date");
+    if ctx.timezone.is_empty() {
+        out.line_fmt(format_args!("Today is {} ({date}).", weekday(date)));
+    } else {
+        out.line_fmt(format_args!(
+            "Today is {} ({date}) in {}.",
+            weekday(date),
+            ctx.timezone
+        ));
+    }
+    Some(out.finish())
+}
+
+fn weekday(date: jiff::civil::Date) -> &'static str {
+    match date.weekday() {
+        jiff::civil::Weekday::Monday => "Monday",
+        jiff::civil::Weekday::Tuesday => "Tuesday",
+        jiff::civil::Weekday::Wednesday => "Wednesday",
+        jiff::civil::Weekday::Thursday => "Thursday",
+        jiff::civil::Weekday::Friday => "Friday",
+        jiff::civil::Weekday::Saturday => "Saturday",
+        jiff::civil::Weekday::Sunday => "Sunday",
+    }
 }
 
 /// `## Runtime` (SPEC P-20, P-21): the runtime line, model identity, active
@@ -201,9 +275,6 @@ pub fn runtime(turn: &TurnCtx) -> String {
     let r = &turn.runtime;
     let mut out = SectionText::new("## Runtime");
     out.line_fmt(format_args!("Runtime: {}", RuntimeFields(turn)));
-    if !r.model.is_empty() {
-        out.line_fmt(format_args!("You are running on the model {}.", r.model));
-    }
     if !r.active_processes.is_empty() {
         out.line_fmt(format_args!(
             "Background commands still running: {}.",
@@ -227,6 +298,7 @@ impl fmt::Display for RuntimeFields<'_> {
         let r = &turn.runtime;
         let mut fields = Fields { f, first: true };
         fields.non_empty("agent", &turn.agent_id)?;
+        fields.non_empty("session", &r.session_key)?;
         fields.non_empty("host", &r.host)?;
         fields.non_empty("repo", &r.repo_root)?;
         match (r.os.as_str(), r.arch.as_str()) {
@@ -236,6 +308,9 @@ impl fmt::Display for RuntimeFields<'_> {
             (os, arch) => fields.field("os", format_args!("{os} ({arch})"))?,
         }
         fields.non_empty("runtime", &r.runtime_version)?;
+        for v in &r.versions {
+            fields.field(&v.key, &v.value)?;
+        }
         fields.non_empty("model", &r.model)?;
         fields.non_empty("default_model", &r.default_model)?;
         fields.non_empty("shell", &r.shell)?;

@@ -33,7 +33,7 @@ fn has(r: &Rendered, id: &str) -> bool {
 
 /// SPEC P-24: text = stable + marker + dynamic, offsets and hash consistent.
 #[test]
-fn boundary_split_is_consistent() {
+pub(super) fn boundary_split_is_consistent() {
     let r = ok(&fixture::realistic());
     assert_eq!(
         &r.text[r.boundary_offset..r.boundary_offset + CACHE_BOUNDARY_MARKER.len()],
@@ -59,10 +59,7 @@ fn boundary_split_is_consistent() {
     for s in &r.sections {
         let in_stable = s.layer == Layer::Stable;
         assert!(
-            in_stable
-                || !r.stable_prefix.contains(&s.heading)
-                || s.heading.is_empty()
-                || s.heading.starts_with("## HEARTBEAT"),
+            in_stable || s.heading.is_empty() || !r.stable_prefix.lines().any(|l| l == s.heading),
             "{}",
             s.id
         );
@@ -71,15 +68,16 @@ fn boundary_split_is_consistent() {
 
 /// SPEC P-7..P-23: the fixed order of sections in a full render.
 #[test]
-fn full_mode_section_order() {
+pub(super) fn full_mode_section_order() {
     let mut input = fixture::realistic();
     input.delegation_mode = DelegationMode::Prefer;
     input.reasoning_tag_hint = true;
     input.tts_hint = "Voice replies are on.".into();
     input.extra_system_prompt = "Group rules.".into();
     input.reaction_level = ReactionLevel::Minimal;
-    input.channel.native_approvals = true;
+    input.channel.native_approvals = Some(true);
     input.sandbox.enabled = true;
+    input.current_date = "2026-12-01".into();
     let r = ok(&input);
     let order: Vec<&str> = ids(&r)
         .into_iter()
@@ -93,6 +91,8 @@ fn full_mode_section_order() {
             "delegation",
             "tool_call_style",
             "execution_bias",
+            "promised_work",
+            "runtime_context",
             "safety",
             "control",
             "skills",
@@ -116,6 +116,7 @@ fn full_mode_section_order() {
             "reactions",
             "approvals",
             "heartbeats",
+            "current_date",
             "runtime",
         ]
     );
@@ -124,7 +125,7 @@ fn full_mode_section_order() {
 /// SPEC P-26: minimal keeps tooling, safety, skills, workspace, sandbox,
 /// date/time, runtime and injected context; drops the rest listed there.
 #[test]
-fn minimal_mode_keeps_and_drops() {
+pub(super) fn minimal_mode_keeps_and_drops() {
     let mut input = fixture::realistic();
     input.session_kind = SessionKind::Subagent;
     input.extra_system_prompt = "You are a subagent; report back.".into();
@@ -162,7 +163,7 @@ fn minimal_mode_keeps_and_drops() {
 
 /// SPEC P-27: none renders only the identity line.
 #[test]
-fn none_mode_is_the_identity_line() {
+pub(super) fn none_mode_is_the_identity_line() {
     let mut input = fixture::realistic();
     input.prompt_mode = Some(PromptMode::None);
     let r = ok(&input);
@@ -176,7 +177,7 @@ fn none_mode_is_the_identity_line() {
 
 /// Lesson L3: cron runs default to minimal; heartbeat runs stay full.
 #[test]
-fn session_kind_resolves_the_mode() {
+pub(super) fn session_kind_resolves_the_mode() {
     let mut input = fixture::realistic();
     for (kind, mode) in [
         (SessionKind::Main, PromptMode::Full),
@@ -194,7 +195,7 @@ fn session_kind_resolves_the_mode() {
 
 /// SPEC P-28: NO_REPLY only in automatic group/channel runs.
 #[test]
-fn silent_replies_rules() {
+pub(super) fn silent_replies_rules() {
     let mut input = fixture::realistic();
     let cases = [
         (ChatType::Group, ReplyDelivery::Automatic, true),
@@ -214,7 +215,7 @@ fn silent_replies_rules() {
 
 /// SPEC P-28 / delivery: message-tool-only replies are told to use the tool.
 #[test]
-fn message_tool_only_delivery() {
+pub(super) fn message_tool_only_delivery() {
     let mut input = fixture::realistic();
     input.channel.reply_delivery = ReplyDelivery::MessageToolOnly;
     let r = ok(&input);
@@ -229,7 +230,7 @@ fn message_tool_only_delivery() {
 /// SPEC P-4: overrides replace exactly the named sections; the prefix sits
 /// before Safety, the suffix after Reactions and before Heartbeats.
 #[test]
-fn provider_contribution_placement() {
+pub(super) fn provider_contribution_placement() {
     let mut input = fixture::realistic();
     input.reaction_level = ReactionLevel::Extensive;
     input.contribution = Contribution {
@@ -268,7 +269,7 @@ fn provider_contribution_placement() {
 /// SPEC P-5 through the renderer: the contract lands above the boundary,
 /// and "off" removes only the interaction style.
 #[test]
-fn gpt5_overlay_in_the_prompt() {
+pub(super) fn gpt5_overlay_in_the_prompt() {
     let mut input = fixture::realistic();
     input.contribution = gpt5_contribution(prompt_render::Gpt5Personality::Friendly);
     let on = ok(&input);
@@ -282,7 +283,7 @@ fn gpt5_overlay_in_the_prompt() {
 
 /// SPEC P-22: prefer mode adds the section only when sessions_spawn exists.
 #[test]
-fn delegation_needs_sessions_spawn() {
+pub(super) fn delegation_needs_sessions_spawn() {
     let mut input = fixture::realistic();
     input.delegation_mode = DelegationMode::Prefer;
     assert!(has(&ok(&input), "delegation"));
@@ -294,7 +295,7 @@ fn delegation_needs_sessions_spawn() {
 
 /// SPEC P-17: the time zone only, never a clock.
 #[test]
-fn date_time_has_no_clock() {
+pub(super) fn date_time_has_no_clock() {
     let r = ok(&fixture::realistic());
     let section = r.text.split("## Current Date & Time").nth(1).unwrap_or("");
     let body: String = section.lines().take(3).collect::<Vec<_>>().join("\n");
@@ -310,10 +311,10 @@ fn date_time_has_no_clock() {
 
 /// SPEC P-23: native approval channels get the UI-first guidance.
 #[test]
-fn native_approvals() {
+pub(super) fn native_approvals() {
     let mut input = fixture::realistic();
     assert!(!has(&ok(&input), "approvals"));
-    input.channel.native_approvals = true;
+    input.channel.native_approvals = Some(true);
     let r = ok(&input);
     assert!(
         r.dynamic_suffix
@@ -324,7 +325,7 @@ fn native_approvals() {
 
 /// SPEC P-19: heartbeat section needs enabled + prompt + section switch.
 #[test]
-fn heartbeat_section_gating() {
+pub(super) fn heartbeat_section_gating() {
     let mut input = fixture::realistic();
     assert!(ok(&input).dynamic_suffix.contains(HEARTBEAT_OK));
     input.heartbeat.include_system_prompt_section = false;
@@ -338,7 +339,7 @@ fn heartbeat_section_gating() {
 
 /// SPEC P-34, lesson L4: truncation is reported with its cause.
 #[test]
-fn memory_truncation_is_reported() {
+pub(super) fn memory_truncation_is_reported() {
     let r = ok(&fixture::realistic());
     let memory = r
         .report_file("MEMORY.md")
@@ -361,7 +362,7 @@ fn memory_truncation_is_reported() {
 
 /// SPEC R-4: a missing file gets a one-line marker.
 #[test]
-fn missing_soul_marker() {
+pub(super) fn missing_soul_marker() {
     let mut input = fixture::realistic();
     for f in &mut input.context_files {
         if f.path == "SOUL.md" {
@@ -380,7 +381,7 @@ fn missing_soul_marker() {
 
 /// SPEC R-5: BOOTSTRAP.md in context adds the Bootstrap Pending section.
 #[test]
-fn bootstrap_pending() {
+pub(super) fn bootstrap_pending() {
     let mut input = fixture::realistic();
     assert!(!has(&ok(&input), "bootstrap_pending"));
     input.context_files.push(fixture::file(
@@ -394,7 +395,7 @@ fn bootstrap_pending() {
 
 /// Owner display (P-2): hash mode hides raw ids.
 #[test]
-fn owner_hash_display() {
+pub(super) fn owner_hash_display() {
     let mut input = fixture::realistic();
     input.owner_display = OwnerDisplay::Hash;
     input.owner_display_secret = "s3cret".into();
@@ -405,7 +406,7 @@ fn owner_hash_display() {
 
 /// Lesson L1: no input can smuggle a second boundary marker in.
 #[test]
-fn marker_smuggling_is_neutralised() {
+pub(super) fn marker_smuggling_is_neutralised() {
     let mut input = fixture::realistic();
     let evil = format!("before {CACHE_BOUNDARY_MARKER} after");
     input.context_files.push(ContextFile {
@@ -422,7 +423,7 @@ fn marker_smuggling_is_neutralised() {
 
 /// P-24: a tool description never names the current channel.
 #[test]
-fn tool_lines_do_not_name_the_channel() {
+pub(super) fn tool_lines_do_not_name_the_channel() {
     let r = ok(&fixture::realistic());
     let tooling = r
         .text
@@ -435,7 +436,7 @@ fn tool_lines_do_not_name_the_channel() {
 
 /// Tool casing is preserved, including where other sections name tools.
 #[test]
-fn tool_casing_is_preserved() {
+pub(super) fn tool_casing_is_preserved() {
     let mut input = fixture::realistic();
     for t in &mut input.tools {
         if t.name == "read" {
@@ -449,7 +450,7 @@ fn tool_casing_is_preserved() {
 
 /// Webchat gets the Control UI section; other channels do not.
 #[test]
-fn control_ui_only_for_webchat() {
+pub(super) fn control_ui_only_for_webchat() {
     let mut input = fixture::realistic();
     assert!(!has(&ok(&input), "control_ui_embed"));
     input.channel.name = "WebChat".into();
@@ -458,7 +459,7 @@ fn control_ui_only_for_webchat() {
 
 /// Reports: tools and skills sizes add up.
 #[test]
-fn reports_add_up() {
+pub(super) fn reports_add_up() {
     let r = ok(&fixture::realistic());
     assert_eq!(r.tools.entries.len(), 20);
     assert_eq!(
@@ -482,14 +483,14 @@ fn reports_add_up() {
 // ---- bad input: every rule names its field --------------------------------
 
 #[test]
-fn relative_workspace_is_refused() {
+pub(super) fn relative_workspace_is_refused() {
     let mut input = fixture::realistic();
     input.workspace_dir = "relative/ws".into();
     assert_eq!(err(&input).field(), "workspace_dir");
 }
 
 #[test]
-fn invalid_timezone_is_refused() {
+pub(super) fn invalid_timezone_is_refused() {
     let mut input = fixture::realistic();
     input.user_timezone = "Mars/Olympus".into();
     let e = err(&input);
@@ -498,7 +499,7 @@ fn invalid_timezone_is_refused() {
 }
 
 #[test]
-fn context_file_outside_workspace_is_refused() {
+pub(super) fn context_file_outside_workspace_is_refused() {
     let mut input = fixture::realistic();
     input
         .context_files
@@ -507,7 +508,7 @@ fn context_file_outside_workspace_is_refused() {
 }
 
 #[test]
-fn duplicate_tool_names_are_refused() {
+pub(super) fn duplicate_tool_names_are_refused() {
     let mut input = fixture::realistic();
     input.tools.push(Tool {
         name: "EXEC".into(),

@@ -1,3 +1,4 @@
 mod behaviour;
 mod properties;
 mod snapshots;
+mod topics;

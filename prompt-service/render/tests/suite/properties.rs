@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use prompt_render::{
-    ChannelInfo, ChatType, ContextFile, HeartbeatInfo, ReactionLevel, ReasoningLevel, RenderInput,
-    Renderer, ReplyDelivery, RuntimeInfo, SessionKind, Skill, SkillVersionSource, ThinkLevel, Tool,
-    render,
+    ChannelInfo, ChatType, ContextFile, HeartbeatInfo, PromptSurface, ReactionLevel,
+    ReasoningLevel, RenderInput, Renderer, ReplyDelivery, RuntimeInfo, RuntimeVersion, SessionKind,
+    Skill, SkillVersionSource, ThinkLevel, Tool, render,
 };
 use proptest::prelude::*;
 
@@ -66,6 +66,24 @@ fn skills() -> impl Strategy<Value = Vec<Skill>> {
     )
 }
 
+/// Memory-like text: entries and headings, some scoped to projects, some
+/// with malformed scopes, and the legacy heartbeat block.
+fn curated_text() -> impl Strategy<Value = String> {
+    let line = prop::sample::select(vec![
+        "- a global fact",
+        "- an alpha fact <!-- project: github.com/acme/a -->",
+        "- a shared fact <!-- project: github.com/acme/a; B -->",
+        "- a broken scope <!-- project: x<y -->",
+        "- never closed <!-- project: B",
+        "## Heading",
+        "  continued line",
+        "",
+        "",
+        "Default heartbeat prompt:\n`Read HEARTBEAT.md if it exists. Reply HEARTBEAT_OK.`",
+    ]);
+    proptest::collection::vec(line, 0..60).prop_map(|lines| lines.join("\n"))
+}
+
 fn files() -> impl Strategy<Value = Vec<ContextFile>> {
     let known = proptest::sample::subsequence(KNOWN_FILES, 0..=KNOWN_FILES.len());
     let extra = proptest::collection::btree_set("[a-z]{1,8}", 0..3);
@@ -78,7 +96,13 @@ fn files() -> impl Strategy<Value = Vec<ContextFile>> {
         let n = paths.len();
         (
             Just(paths),
-            proptest::collection::vec((text(3_000), prop::bool::weighted(0.15)), n),
+            proptest::collection::vec(
+                (
+                    prop_oneof![text(3_000), curated_text()],
+                    prop::bool::weighted(0.15),
+                ),
+                n,
+            ),
         )
             .prop_map(|(paths, bodies)| {
                 paths
@@ -99,7 +123,6 @@ prop_compose! {
         channel in prop::sample::select(vec!["", "telegram", "discord", "webchat", "slack"]),
         chat in prop::sample::select(vec![ChatType::Unspecified, ChatType::Direct, ChatType::Group, ChatType::Channel]),
         caps in proptest::collection::vec("[a-zA-Z]{1,10}", 0..4),
-        native in any::<bool>(),
         tool_only in any::<bool>(),
         hb_enabled in any::<bool>(),
         hb_section in any::<bool>(),
@@ -112,7 +135,9 @@ prop_compose! {
         reaction in prop::sample::select(vec![ReactionLevel::Unspecified, ReactionLevel::Minimal, ReactionLevel::Extensive]),
         think in prop::sample::select(vec![ThinkLevel::Off, ThinkLevel::High]),
         reasoning in prop::sample::select(vec![ReasoningLevel::Off, ReasoningLevel::Stream]),
+        extra_turn in extra_turn(),
     ) -> PerTurn {
+        let (native, display_name, known_channels, session_key, versions, date, surface, mark) = extra_turn;
         PerTurn {
             channel: ChannelInfo {
                 name: channel.into(),
@@ -121,17 +146,67 @@ prop_compose! {
                 native_approvals: native,
                 reply_delivery: if tool_only { ReplyDelivery::MessageToolOnly } else { ReplyDelivery::Automatic },
                 message_tool_hints: Vec::new(),
+                display_name,
+                known_channels,
             },
             heartbeat: HeartbeatInfo { enabled: hb_enabled, prompt: hb_prompt, include_system_prompt_section: hb_section },
             kind,
             extra,
             tts,
-            runtime: RuntimeInfo { host, model, ..RuntimeInfo::default() },
+            runtime: RuntimeInfo { host, model, session_key, versions, ..RuntimeInfo::default() },
             reaction,
             think,
             reasoning,
+            date,
+            surface,
+            mark,
         }
     }
+}
+
+/// The per-turn inputs issue by issue added: explicit native approvals,
+/// the channel's display name and known channels, the session key, version
+/// keys, the date, the prompt surface and the relocatable marker.
+type ExtraTurn = (
+    Option<bool>,
+    String,
+    Vec<String>,
+    String,
+    Vec<RuntimeVersion>,
+    String,
+    PromptSurface,
+    bool,
+);
+
+fn extra_turn() -> impl Strategy<Value = ExtraTurn> {
+    (
+        prop::option::of(any::<bool>()),
+        text(16),
+        proptest::collection::vec("[a-z]{1,8}", 0..3),
+        "[a-z:]{0,20}",
+        proptest::collection::btree_map("[a-z][a-z0-9_]{0,8}", "[0-9.]{1,6}", 0..3).prop_map(|m| {
+            m.into_iter()
+                .filter(|(k, _)| {
+                    ![
+                        "os", "host", "repo", "arch", "model", "shell", "agent", "channel",
+                        "session", "runtime", "thinking",
+                    ]
+                    .contains(&k.as_str())
+                })
+                .map(|(key, value)| RuntimeVersion { key, value })
+                .collect::<Vec<_>>()
+        }),
+        prop::sample::select(vec!["", "2026-12-01", "2027-02-28", "2024-02-29"]),
+        prop::sample::select(vec![
+            PromptSurface::Unspecified,
+            PromptSurface::EmbeddedRun,
+            PromptSurface::Cli,
+            PromptSurface::Preview,
+            PromptSurface::Compaction,
+        ]),
+        any::<bool>(),
+    )
+        .prop_map(|(a, b, c, d, e, f, g, h)| (a, b, c, d, e, f.to_owned(), g, h))
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +220,9 @@ struct PerTurn {
     reaction: ReactionLevel,
     think: ThinkLevel,
     reasoning: ReasoningLevel,
+    date: String,
+    surface: PromptSurface,
+    mark: bool,
 }
 
 impl PerTurn {
@@ -158,6 +236,9 @@ impl PerTurn {
         input.reaction_level = self.reaction;
         input.think_level = self.think;
         input.reasoning_level = self.reasoning;
+        input.current_date = self.date;
+        input.prompt_surface = self.surface;
+        input.mark_relocatable = self.mark;
     }
 }
 
@@ -171,6 +252,8 @@ prop_compose! {
         tz in prop::sample::select(vec!["", "UTC", "Asia/Tokyo", "America/New_York"]),
         per_file in prop::sample::select(vec![0u32, 200, 2_000]),
         total in prop::sample::select(vec![0u32, 500, 5_000]),
+        project_keys in proptest::collection::vec(prop::sample::select(vec!["github.com/acme/a", "path:/home/user/ws", "B"]), 0..3),
+        flags in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
     ) -> RenderInput {
         let mut input = RenderInput::new("/home/user/ws");
         input.agent_id = "main".into();
@@ -182,6 +265,13 @@ prop_compose! {
         input.user_timezone = tz.into();
         input.bootstrap_limits.max_chars_per_file = per_file;
         input.bootstrap_limits.total_max_chars = total;
+        input.active_project_keys = project_keys.into_iter().map(str::to_owned).collect();
+        let (acp, gpt5_heartbeat, sandboxed, network) = flags;
+        input.acp_enabled = acp;
+        input.gpt5_heartbeat_guidance = gpt5_heartbeat;
+        input.sandbox.enabled = sandboxed;
+        input.sandbox.engine = if network { "bubblewrap".into() } else { String::new() };
+        input.sandbox.network = network;
         input
     }
 }
@@ -295,9 +385,18 @@ proptest! {
         paths in proptest::collection::vec(text(20), 0..4),
         tool_names in proptest::collection::vec(text(10), 0..4),
         schema in text(40),
+        newer in proptest::collection::vec(text(24), 6),
     ) {
         let mut input = RenderInput::new(workspace);
         input.user_timezone = tz;
+        // The text inputs of the newer topics, arbitrary.
+        input.current_date = newer[0].clone();
+        input.active_project_keys = vec![newer[1].clone()];
+        input.sandbox.enabled = true;
+        input.sandbox.browser_bridge_url = newer[2].clone();
+        input.sandbox.engine = newer[3].clone();
+        input.runtime.versions = vec![RuntimeVersion { key: newer[4].clone(), value: newer[5].clone() }];
+        input.channel.display_name = newer[5].clone();
         input.context_files = paths.into_iter().map(|path| ContextFile { path, content: "x".into(), missing: false }).collect();
         input.tools = tool_names.into_iter().map(|name| Tool { name, summary: String::new(), json_schema: schema.clone() }).collect();
         if let Err(e) = render(&input) {

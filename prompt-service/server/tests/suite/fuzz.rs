@@ -168,6 +168,8 @@ enum Edit {
     Texts(Vec<String>),
     Contribution(String, String),
     Channel(Vec<String>),
+    /// The inputs of the newer prompt topics, arbitrary where text.
+    Topics(Vec<i32>, Vec<String>),
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -186,6 +188,11 @@ fn edit() -> impl Strategy<Value = Edit> {
         prop::collection::vec(text(), 12).prop_map(Edit::Texts),
         (text(), text()).prop_map(|(a, b)| Edit::Contribution(a, b)),
         prop::collection::vec(text(), 0..6).prop_map(Edit::Channel),
+        (
+            prop::collection::vec(enum_value(), 8),
+            prop::collection::vec(text(), 8)
+        )
+            .prop_map(|(e, t)| Edit::Topics(e, t)),
     ]
 }
 
@@ -263,6 +270,38 @@ fn apply(request: &mut pb::RenderSystemPromptRequest, edit: Edit) {
             let channel = request.channel.get_or_insert_with(Default::default);
             channel.capabilities = hints.clone();
             channel.message_tool_hints = hints;
+        }
+        Edit::Topics(e, t) => {
+            request.prompt_surface = e[0];
+            request.acp_enabled = e[1] % 2 == 0;
+            request.gpt5_heartbeat_guidance = e[2] % 2 == 0;
+            request.mark_relocatable_block = e[3] % 2 == 0;
+            // A valid date most of the time, text otherwise.
+            request.current_date = if e[4] % 3 == 0 {
+                t[0].clone()
+            } else {
+                "2026-12-01".into()
+            };
+            request.active_project_keys = vec![t[1].clone()];
+            let sandbox = request.sandbox.get_or_insert_with(Default::default);
+            sandbox.enabled = e[5] % 2 == 0;
+            sandbox.engine = t[2].clone();
+            sandbox.browser_bridge_url = t[3].clone();
+            sandbox.elevated = Some(pb::ElevatedInfo {
+                default_level: e[6],
+                full_access_available: e[7] % 2 == 0,
+                full_access_blocked_reason: e[7],
+            });
+            let channel = request.channel.get_or_insert_with(Default::default);
+            channel.native_approvals = (e[1] % 3 != 0).then_some(e[2] % 2 == 0);
+            channel.display_name = t[4].clone();
+            channel.known_channels = vec![t[5].clone()];
+            let runtime = request.runtime.get_or_insert_with(Default::default);
+            runtime.session_key = t[6].clone();
+            runtime.versions = vec![pb::RuntimeVersion {
+                key: t[7].clone(),
+                value: "1".into(),
+            }];
         }
     }
 }

@@ -5,3 +5,4 @@ mod harness;
 mod otlp;
 mod render_rpc;
 mod security;
+mod topics_rpc;

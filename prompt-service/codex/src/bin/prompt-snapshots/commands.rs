@@ -208,6 +208,9 @@ fn candidates(catalog: Option<PathBuf>) -> Vec<Candidate> {
         let inside = fs::canonicalize(&workspace)
             .ok()
             .and_then(|root| absolute.strip_prefix(root).ok().map(Path::to_path_buf));
+        // A `models.json` is a catalog checked into a repository (Codex's
+        // own, or ours); anything else outside this workspace is a cache.
+        let is_models_json = path.file_name().is_some_and(|n| n == "models.json");
         let source = match inside {
             Some(rel) => CatalogSource {
                 path: rel.to_string_lossy().into_owned(),
@@ -215,7 +218,11 @@ fn candidates(catalog: Option<PathBuf>) -> Vec<Candidate> {
             },
             None => CatalogSource {
                 path: path.to_string_lossy().into_owned(),
-                kind: "models_cache",
+                kind: if is_models_json {
+                    "checked_in_catalog"
+                } else {
+                    "models_cache"
+                },
             },
         };
         return vec![Candidate { path, source }];
@@ -231,16 +238,28 @@ fn candidates(catalog: Option<PathBuf>) -> Vec<Candidate> {
         });
     }
     if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        let home = PathBuf::from(home);
         out.push(Candidate {
-            path: PathBuf::from(home).join(".codex").join("models_cache.json"),
+            path: home.join(".codex").join("models_cache.json"),
             source: CatalogSource {
                 path: "~/.codex/models_cache.json".to_owned(),
                 kind: "models_cache",
             },
         });
+        // A maintainer's Codex checkout, last (SPEC P-44).
+        out.push(Candidate {
+            path: home.join(CODEX_CHECKOUT_CATALOG),
+            source: CatalogSource {
+                path: format!("~/{CODEX_CHECKOUT_CATALOG}"),
+                kind: "checked_in_catalog",
+            },
+        });
     }
     out
 }
+
+/// Codex's checked-in model catalog in a checkout at `~/code/codex`.
+const CODEX_CHECKOUT_CATALOG: &str = "code/codex/codex-rs/models-manager/models.json";
 
 /// `sync-codex-model`: renders the pinned model's instructions from the
 /// first catalog found and rewrites the fixture. With none found it changes
@@ -272,7 +291,7 @@ pub fn sync_codex_model(dir: &Path, catalog: Option<PathBuf>) -> Result<ExitCode
         found.path.display(),
         found.source.kind
     );
-    if found.source.kind == "models_cache" {
+    if found.source.path != TEST_CATALOG_SHOWN {
         println!(
             "note: that catalog is not ours; do not commit its prompt text (`check` accepts only the fixture from {TEST_CATALOG_SHOWN})"
         );

@@ -24,9 +24,11 @@ enum Command {
     Gen,
     /// Regenerate in memory; print a unified diff and exit 1 on any drift.
     Check,
-    /// Refresh the pinned Codex model-prompt fixture from a models_cache.json.
+    /// Refresh the pinned Codex model-prompt fixture from a Codex model catalog.
     SyncCodexModel {
-        /// Catalog to read instead of $CODEX_HOME/models_cache.json and ~/.codex/models_cache.json.
+        /// Catalog to read (a models_cache.json or a models.json) instead of
+        /// $CODEX_HOME/models_cache.json, ~/.codex/models_cache.json and
+        /// ~/code/codex/codex-rs/models-manager/models.json, in that order.
         #[arg(long)]
         catalog: Option<PathBuf>,
     },

@@ -1,0 +1,116 @@
+//! Secrets out of prompts: every string field of a render request (config knobs, workspace
+//! files, channel context, runtime facts) has its secret values replaced before the request
+//! leaves, so neither the model nor a preview ever shows one.
+//!
+//! The common case costs one scan: the encoded request is searched for any secret at once,
+//! and only a request that holds one is walked field by field (through the descriptor, so a
+//! field added to the proto later is covered without a change here).
+
+use openclaw_proto::prompt::v1 as pb;
+use openclaw_secrets::Redactor;
+use prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, ReflectMessage, Value};
+
+/// Replaces secret values in every string of `request`.
+pub(crate) fn redact_request(redactor: &Redactor, request: &mut pb::RenderSystemPromptRequest) {
+    if redactor.is_empty() {
+        return;
+    }
+    let bytes = request.encode_to_vec();
+    if !redactor.contains_secret(&bytes) {
+        return;
+    }
+    let Some(redacted) = redact_message(redactor, &bytes) else {
+        tracing::error!(
+            "a render request holding a secret could not be redacted; its strings are cleared"
+        );
+        *request = pb::RenderSystemPromptRequest::default();
+        return;
+    };
+    *request = redacted;
+}
+
+fn redact_message(redactor: &Redactor, bytes: &[u8]) -> Option<pb::RenderSystemPromptRequest> {
+    let pool = DescriptorPool::decode(openclaw_proto::FILE_DESCRIPTOR_SET).ok()?;
+    let descriptor = pool.get_message_by_name("openclaw.prompt.v1.RenderSystemPromptRequest")?;
+    let mut message = DynamicMessage::decode(descriptor, bytes).ok()?;
+    redact_dynamic(redactor, &mut message);
+    message.transcode_to().ok()
+}
+
+fn redact_dynamic(redactor: &Redactor, message: &mut DynamicMessage) {
+    let fields: Vec<_> = message.descriptor().fields().collect();
+    for field in fields {
+        if !message.has_field(&field) {
+            continue;
+        }
+        redact_value(redactor, message.get_field_mut(&field));
+    }
+}
+
+fn redact_value(redactor: &Redactor, value: &mut Value) {
+    match value {
+        Value::String(text) => redactor.redact_in_place(text),
+        Value::Message(inner) => redact_dynamic(redactor, inner),
+        Value::List(items) => items.iter_mut().for_each(|v| redact_value(redactor, v)),
+        Value::Map(entries) => entries.values_mut().for_each(|v| redact_value(redactor, v)),
+        Value::Bool(_)
+        | Value::I32(_)
+        | Value::I64(_)
+        | Value::U32(_)
+        | Value::U64(_)
+        | Value::F32(_)
+        | Value::F64(_)
+        | Value::Bytes(_)
+        | Value::EnumNumber(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openclaw_secrets::Secret;
+
+    #[test]
+    fn every_string_field_is_redacted_and_the_rest_kept() {
+        let redactor = Redactor::new();
+        redactor.replace([Secret::new("ANTHROPIC_API_KEY", "sk-ant-secret-42")]);
+        let mut request = pb::RenderSystemPromptRequest {
+            workspace_dir: "/ws".into(),
+            user_time: Some(pb::UserTime {
+                timezone: "sk-ant-secret-42".into(),
+                ..Default::default()
+            }),
+            context_files: vec![pb::ContextFile {
+                path: "MEMORY.md".into(),
+                content: "the key is sk-ant-secret-42.".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        redact_request(&redactor, &mut request);
+        assert_eq!(request.workspace_dir, "/ws");
+        assert_eq!(
+            request.user_time.as_ref().map(|t| t.timezone.as_str()),
+            Some("[redacted ANTHROPIC_API_KEY]")
+        );
+        assert_eq!(
+            request.context_files[0].content,
+            "the key is [redacted ANTHROPIC_API_KEY]."
+        );
+        assert_eq!(request.context_files[0].path, "MEMORY.md");
+    }
+
+    #[test]
+    fn a_request_without_secrets_is_left_byte_identical() {
+        let redactor = Redactor::new();
+        redactor.replace([Secret::new("K", "sk-not-present")]);
+        let mut request = pb::RenderSystemPromptRequest {
+            workspace_dir: "/ws".into(),
+            ..Default::default()
+        };
+        let before = request.encode_to_vec();
+        redact_request(&redactor, &mut request);
+        assert_eq!(request.encode_to_vec(), before);
+    }
+}
