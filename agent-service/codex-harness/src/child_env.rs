@@ -6,8 +6,8 @@
 //! `TMPDIR`, `TZ`, `LANG`, `LC_*`, the proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`,
 //! `ALL_PROXY`, `NO_PROXY`, any case), TLS trust (`SSL_CERT_FILE`, `SSL_CERT_DIR`),
 //! `CODEX_*` and `OPENAI_*` (Codex's own settings and the key of its default provider), and
-//! every variable the inline model provider names as its `env_key`. `CODEX_HOME` is set when
-//! configured. `NO_COLOR=1` keeps colour codes out of what Codex writes.
+//! every variable the inline model provider names as its `env_key`. A configured `CODEX_HOME`
+//! replaces the service's. `NO_COLOR=1` keeps colour codes out of what Codex writes.
 
 use std::ffi::OsString;
 
@@ -41,7 +41,6 @@ where
             || KEPT_PREFIXES.iter().any(|p| name.starts_with(p))
             || PROXIES.iter().any(|p| name.eq_ignore_ascii_case(p))
             || extra_names.iter().any(|e| e == name))
-            && name != "CODEX_HOME"
     };
     let mut out: Vec<(OsString, OsString)> = parent
         .into_iter()

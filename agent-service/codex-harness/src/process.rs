@@ -304,6 +304,7 @@ fn apply_env(command: &mut Command, settings: &HarnessSettings) {
     let extra = crate::child_env::provider_key_names(settings.model_provider.as_ref());
     let mut env = crate::child_env::child_env(std::env::vars_os(), &extra);
     if let Some(home) = &settings.codex_home {
+        env.retain(|(k, _)| k != "CODEX_HOME");
         env.push(("CODEX_HOME".into(), home.clone().into_os_string()));
         if let Some(dir) = sandbox_helper(home, &settings.command) {
             let rest = env
