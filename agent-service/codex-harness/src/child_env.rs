@@ -107,6 +107,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "CODEX_HOME",
                 "CODEX_SANDBOX",
                 "HOME",
                 "LANG",
