@@ -6,8 +6,10 @@
 //! `TMPDIR`, `TZ`, `LANG`, `LC_*`, the proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`,
 //! `ALL_PROXY`, `NO_PROXY`, any case), TLS trust (`SSL_CERT_FILE`, `SSL_CERT_DIR`),
 //! `CODEX_*` and `OPENAI_*` (Codex's own settings and the key of its default provider), and
-//! every variable the inline model provider names as its `env_key`. `CODEX_HOME` is set when
-//! configured. `NO_COLOR=1` keeps colour codes out of what Codex writes.
+//! every variable the inline model provider names as its `env_key`. A configured `CODEX_HOME`
+//! replaces the service's. `NO_COLOR=1` keeps colour codes out of what Codex writes.
+
+use std::ffi::OsString;
 
 /// Variables kept by exact name.
 const KEPT: [&str; 9] = [
@@ -27,23 +29,24 @@ const KEPT_PREFIXES: [&str; 3] = ["LC_", "CODEX_", "OPENAI_"];
 const PROXIES: [&str; 4] = ["http_proxy", "https_proxy", "all_proxy", "no_proxy"];
 
 /// The child's environment from the service's: `parent` filtered as the module says, plus
-/// `extra_names` (the provider's `env_key`s) and `NO_COLOR=1`.
-pub(crate) fn child_env<I>(parent: I, extra_names: &[String]) -> Vec<(String, String)>
+/// `extra_names` (the provider's `env_key`s) and `NO_COLOR=1`. Names that are not UTF-8 are
+/// never kept; values are passed as they are.
+pub(crate) fn child_env<I>(parent: I, extra_names: &[String]) -> Vec<(OsString, OsString)>
 where
-    I: IntoIterator<Item = (String, String)>,
+    I: IntoIterator<Item = (OsString, OsString)>,
 {
-    let mut out: Vec<(String, String)> = parent
+    let kept = |name: &str| {
+        (KEPT.contains(&name)
+            || name == "LANG"
+            || KEPT_PREFIXES.iter().any(|p| name.starts_with(p))
+            || PROXIES.iter().any(|p| name.eq_ignore_ascii_case(p))
+            || extra_names.iter().any(|e| e == name))
+    };
+    let mut out: Vec<(OsString, OsString)> = parent
         .into_iter()
-        .filter(|(name, _)| {
-            KEPT.contains(&name.as_str())
-                || name == "LANG"
-                || KEPT_PREFIXES.iter().any(|p| name.starts_with(p))
-                || PROXIES.iter().any(|p| name.eq_ignore_ascii_case(p))
-                || extra_names.contains(name)
-        })
-        .filter(|(name, _)| name != "CODEX_HOME")
+        .filter(|(name, _)| name.to_str().is_some_and(kept))
         .collect();
-    out.push(("NO_COLOR".to_owned(), "1".to_owned()));
+    out.push(("NO_COLOR".into(), "1".into()));
     out.sort();
     out
 }
@@ -74,10 +77,10 @@ pub fn printable(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect()
     }
 
@@ -100,10 +103,11 @@ mod tests {
             ("MY_GATEWAY_KEY", "sk-gw"),
         ]);
         let child = child_env(parent, &["MY_GATEWAY_KEY".to_owned()]);
-        let names: Vec<&str> = child.iter().map(|(k, _)| k.as_str()).collect();
+        let names: Vec<&str> = child.iter().filter_map(|(k, _)| k.to_str()).collect();
         assert_eq!(
             names,
             [
+                "CODEX_HOME",
                 "CODEX_SANDBOX",
                 "HOME",
                 "LANG",

@@ -298,15 +298,55 @@ async fn version_from_cli(
     })
 }
 
-/// The child's environment: [`crate::child_env`], and `CODEX_HOME` when configured.
+/// The child's environment: [`crate::child_env`], and `CODEX_HOME` when configured, with
+/// the directory of [`sandbox_helper`] first on `PATH`.
 fn apply_env(command: &mut Command, settings: &HarnessSettings) {
     let extra = crate::child_env::provider_key_names(settings.model_provider.as_ref());
-    command
-        .env_clear()
-        .envs(crate::child_env::child_env(std::env::vars(), &extra));
+    let mut env = crate::child_env::child_env(std::env::vars_os(), &extra);
     if let Some(home) = &settings.codex_home {
-        command.env("CODEX_HOME", home);
+        env.retain(|(k, _)| k != "CODEX_HOME");
+        env.push(("CODEX_HOME".into(), home.clone().into_os_string()));
+        if let Some(dir) = sandbox_helper(home, &settings.command) {
+            let rest = env
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+            let joined =
+                std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest)));
+            if let Ok(joined) = joined {
+                env.retain(|(k, _)| k != "PATH");
+                env.push(("PATH".into(), joined));
+            }
+        }
     }
+    command.env_clear().envs(env);
+}
+
+/// A directory in `CODEX_HOME` holding `codex-linux-sandbox`, a link to the Codex binary:
+/// Codex's Linux sandbox runs its commands through a helper of that name looked up on `PATH`,
+/// and Codex itself declines to create that link when its home lies in the system temp
+/// directory, so sandboxed commands would fail to start. `None` when it cannot be made
+/// (then Codex's own arrangement applies).
+fn sandbox_helper(home: &std::path::Path, command: &std::path::Path) -> Option<std::path::PathBuf> {
+    let binary = if command.components().count() > 1 {
+        std::fs::canonicalize(command).ok()?
+    } else {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(command))
+            .find(|candidate| candidate.is_file())
+            .and_then(|found| std::fs::canonicalize(found).ok())?
+    };
+    let dir = home.join(".openclaw-path");
+    std::fs::create_dir_all(&dir).ok()?;
+    let link = dir.join("codex-linux-sandbox");
+    if std::fs::read_link(&link).ok().as_deref() != Some(binary.as_path()) {
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&binary, &link).ok()?;
+    }
+    Some(dir)
 }
 
 /// Creates a configured `CODEX_HOME` that does not exist yet, private to this user (Codex

@@ -134,7 +134,11 @@ async fn an_allowlisted_command_is_accepted_through_its_shell_wrapper() {
         "{approval:?}"
     );
     assert_eq!(approval.decision, Decision::Accept, "{approval:?}");
-    assert!(f.workspace.path().join(MARKER).exists());
+    assert!(
+        f.workspace.path().join(MARKER).exists(),
+        "the accepted command ran; Codex told the model: {}",
+        exec_output(&f)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
