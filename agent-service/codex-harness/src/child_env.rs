@@ -36,11 +36,11 @@ where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
     let kept = |name: &str| {
-        (KEPT.contains(&name)
+        KEPT.contains(&name)
             || name == "LANG"
             || KEPT_PREFIXES.iter().any(|p| name.starts_with(p))
             || PROXIES.iter().any(|p| name.eq_ignore_ascii_case(p))
-            || extra_names.iter().any(|e| e == name))
+            || extra_names.iter().any(|e| e == name)
     };
     let mut out: Vec<(OsString, OsString)> = parent
         .into_iter()

@@ -97,7 +97,9 @@ pub async fn serve(
     // Heartbeat turns (agents.defaults.heartbeat.every); they stop when
     // shutdown begins.
     runtime.start_heartbeats();
-    let health = service_kit::health_services()?;
+    let health = service_kit::health_services(&[
+        <AgentServiceServer<AgentServiceImpl> as tonic::server::NamedService>::NAME,
+    ])?;
     // With an invalid config, or while prompt-service cannot be reached, the
     // process stays up (liveness, clear errors) but the agent service
     // reports NOT_SERVING (readiness).

@@ -35,11 +35,26 @@ pub fn default_config_text(workspace: &str) -> String {
 /// that name: written to a temporary file, fsynced, and published only if the name is still
 /// free, with mode 0600 (a config holds channel tokens sooner or later). A missing state dir is
 /// created with mode 0700.
+///
+/// When anything is already there (a file, a symlink such as a Kubernetes ConfigMap's, even a
+/// dangling one) nothing at all is written, not even a temporary file: deployments mount the
+/// config from a read-only directory, where any write fails.
 pub fn ensure_config_file(path: &Path, workspace: &str) -> Result<ConfigFile> {
+    let path = path.to_path_buf();
+    match std::fs::symlink_metadata(&path) {
+        Ok(_) => {
+            return Ok(ConfigFile {
+                path,
+                created: false,
+            });
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_at(&path)(e)),
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     durable::create_private_dir(dir).map_err(io_at(dir))?;
-    let path = path.to_path_buf();
     let text = default_config_text(workspace);
+    // Still publish-if-free: another process may create the file after the check above.
     let created =
         durable::create_new(&path, text.as_bytes(), durable::PRIVATE_FILE).map_err(io_at(&path))?;
     Ok(ConfigFile { path, created })

@@ -353,6 +353,9 @@ fn build_image(dir: &Path, build: &Build) -> Result<crate::dockerfile::Image, St
         ));
     }
     let parsed = Dockerfile::load(&dockerfile).map_err(|e| e.to_string())?;
+    if let Some(problem) = parsed.problems().into_iter().next() {
+        return Err(format!("{}: {problem}", dockerfile.display()));
+    }
     let target = build
         .target
         .clone()

@@ -27,6 +27,9 @@ pub struct Stage {
 /// A parsed Dockerfile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dockerfile {
+    /// Parser directives (`# key=value` lines at the very top), with their
+    /// line numbers.
+    pub directives: Vec<(usize, String, String)>,
     /// Stages in file order.
     pub stages: Vec<Stage>,
 }
@@ -59,6 +62,7 @@ impl Dockerfile {
     /// HEALTHCHECK: the shell forms run through /bin/sh, which is not what
     /// our images do).
     pub fn parse(text: &str) -> Result<Self, String> {
+        let directives = parser_directives(text);
         let mut stages: Vec<Stage> = Vec::new();
         for (number, line) in logical_lines(text) {
             let (instruction, rest) = line.split_once(char::is_whitespace).unwrap_or((&line, ""));
@@ -100,7 +104,24 @@ impl Dockerfile {
                 _ => {}
             }
         }
-        Ok(Self { stages })
+        Ok(Self { directives, stages })
+    }
+
+    /// What the file needs beyond the engine's built-in frontend: a
+    /// `syntax` directive makes BuildKit pull that frontend image before it
+    /// reads the file, so builds without registry access (offline, behind a
+    /// mirror) fail on line 1.
+    pub fn problems(&self) -> Vec<String> {
+        self.directives
+            .iter()
+            .filter(|(_, key, _)| key == "syntax")
+            .map(|(line, _, value)| {
+                format!(
+                    "line {line}: `# syntax={value}` pulls a frontend image before the build \
+                     starts (fails offline); use the built-in frontend"
+                )
+            })
+            .collect()
     }
 
     /// The stage called `name`.
@@ -138,6 +159,26 @@ impl Dockerfile {
         }
         Some(image)
     }
+}
+
+/// `# key=value` lines before the first blank line, other comment or
+/// instruction (where BuildKit stops looking for them).
+fn parser_directives(text: &str) -> Vec<(usize, String, String)> {
+    let mut directives = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let Some(body) = line.trim().strip_prefix('#') else {
+            break;
+        };
+        let Some((key, value)) = body.split_once('=') else {
+            break;
+        };
+        let key = key.trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            break;
+        }
+        directives.push((index + 1, key.to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    directives
 }
 
 /// Lines joined across trailing backslashes, without comments and blanks,
@@ -216,6 +257,17 @@ mod tests {
              HEALTHCHECK --interval=5s CMD [\"/bin/app\", \"healthcheck\"]\n",
         )
         .unwrap();
+        assert_eq!(
+            file.directives,
+            [(1, "syntax".to_owned(), "docker/dockerfile:1".to_owned())]
+        );
+        assert_eq!(
+            file.problems(),
+            [
+                "line 1: `# syntax=docker/dockerfile:1` pulls a frontend image before the build \
+              starts (fails offline); use the built-in frontend"
+            ]
+        );
         let image = file.image("app").unwrap();
         assert_eq!(
             image,
@@ -231,6 +283,15 @@ mod tests {
             file.image("base").unwrap().env.get("B").map(String::as_str),
             Some("two words")
         );
+    }
+
+    #[test]
+    fn directives_end_at_the_first_other_line() {
+        let file = Dockerfile::parse("# escape=`\n\n# syntax=x\nFROM a\n").unwrap();
+        assert_eq!(file.directives, [(1, "escape".to_owned(), "`".to_owned())]);
+        assert!(file.problems().is_empty());
+        let file = Dockerfile::parse("# A comment\n# syntax=x\nFROM a\n").unwrap();
+        assert!(file.directives.is_empty());
     }
 
     #[test]

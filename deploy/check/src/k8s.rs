@@ -51,6 +51,9 @@ pub struct Bundle {
     pub generated: BTreeMap<String, BTreeSet<String>>,
     /// Image names the kustomization retags.
     pub images: Vec<String>,
+    /// The kustomization's `images:` entries (`name`, `newName`, `newTag`,
+    /// `digest`).
+    pub image_entries: Vec<Value>,
     /// Problems found while loading (missing files).
     pub load_problems: Vec<String>,
 }
@@ -115,6 +118,7 @@ impl Bundle {
             .iter()
             .map(|i| str_at(i, "/name").to_owned())
             .collect();
+        bundle.image_entries = array(&kustomization, "/images").to_vec();
         Ok(bundle)
     }
 
@@ -440,6 +444,27 @@ impl Bundle {
     }
 }
 
+/// Seconds a workload's first container waits in its preStop hook before
+/// the kubelet sends the stop signal: `sleep: {seconds: N}` or
+/// `exec: {command: ["sleep", "N"]}`; 0 without one.
+pub fn pre_stop_secs(workload: &Manifest) -> u64 {
+    let Some(hook) = containers(workload)
+        .next()
+        .and_then(|c| c.pointer("/lifecycle/preStop"))
+    else {
+        return 0;
+    };
+    if let Some(seconds) = hook.pointer("/sleep/seconds").and_then(Value::as_u64) {
+        return seconds;
+    }
+    match array(hook, "/exec/command") {
+        [sleep, seconds] if sleep.as_str().is_some_and(|s| s.ends_with("sleep")) => {
+            seconds.as_str().and_then(|s| s.parse().ok()).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
 /// Files a container sees from Secret volumes: `<mountPath>/<item path>`,
 /// or `<mountPath>/*` when the volume lists no items (every key).
 fn secret_files(container: &Value, volumes: &BTreeMap<String, &Value>) -> Vec<String> {
@@ -494,7 +519,7 @@ fn selects(selector: &Value, workload: &Manifest) -> bool {
     })
 }
 
-fn subset(selector: &Value, labels: &Value) -> bool {
+pub(crate) fn subset(selector: &Value, labels: &Value) -> bool {
     selector
         .as_object()
         .is_some_and(|s| s.iter().all(|(k, v)| labels.get(k) == Some(v)))
@@ -510,12 +535,12 @@ pub fn containers(workload: &Manifest) -> impl Iterator<Item = &Value> {
     .flat_map(|p| array(&workload.value, p))
 }
 
-fn container_ports(container: &Value) -> Vec<&Value> {
+pub(crate) fn container_ports(container: &Value) -> Vec<&Value> {
     array(container, "/ports").iter().collect()
 }
 
 /// A port reference (number or name) names one of `ports`.
-fn port_matches(reference: &Value, ports: &[&Value]) -> bool {
+pub(crate) fn port_matches(reference: &Value, ports: &[&Value]) -> bool {
     ports.iter().any(|p| match reference {
         Value::String(name) => p["name"].as_str() == Some(name),
         number => p["containerPort"] == *number,

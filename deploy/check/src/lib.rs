@@ -1,5 +1,6 @@
 //! Dev-only checks of `deploy/`, run by `cargo test --workspace` with no
-//! Docker engine and no cluster.
+//! Docker engine and no cluster, and the `deploy-check` command for what
+//! needs more (a real engine).
 //!
 //! - [`compose`]: reads `compose.yaml` into typed structs (an unknown key is
 //!   an error, so a typo such as `helthcheck` fails), checks what Compose
@@ -11,19 +12,30 @@
 //!   file and `environment:` on top, container paths and ports mapped onto a
 //!   temporary root and loopback.
 //! - [`k8s`]: loads the manifests listed by `kustomization.yaml` and checks
-//!   their cross references; [`envoy`] checks the router's Envoy config
-//!   against them.
+//!   their cross references; [`review`] holds them to what an operator
+//!   signs off on (spread over nodes, disruption budgets, pinned images,
+//!   startup probes, graceful stops, network policies); [`haproxy`] checks
+//!   the router's HAProxy config against them and maps it onto loopback for
+//!   the router test, which runs HAProxy from Debian packages ([`install`]).
+//! - [`dist`] and [`engine`] are the `deploy-check` command's: the release
+//!   binaries with their debug info split off, and the compose file run on
+//!   a real Docker engine (outside `cargo test`: CI has no engine).
 //!
 //! It is not a Compose or Kubernetes implementation: it knows the keys our
 //! files use and refuses the rest, and it checks references, not schemas
 //! (`docker compose config` and `kubernetes-validate` do that; see
 //! deploy/README.md).
 
+pub mod calls;
 pub mod compose;
+pub mod dist;
 pub mod dockerfile;
-pub mod envoy;
+pub mod engine;
+pub mod haproxy;
+pub mod install;
 pub mod k8s;
 pub mod native;
+pub mod review;
 mod yaml;
 
 use std::path::PathBuf;

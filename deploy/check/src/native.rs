@@ -10,12 +10,23 @@
 //! - a listen address on all interfaces (`0.0.0.0:P`) becomes a loopback
 //!   port chosen by the caller, and `http://SERVICE:P` the loopback port
 //!   that service's `P` got;
-//! - container paths under a mount target move under a temporary root:
-//!   named volumes become empty directories there, bind sources are copied
-//!   there (read-only when the mount is);
-//! - a secret (`/run/secrets/<name>`) moves under the temporary root too,
-//!   holding what the caller gives for it in [`Layout::secrets`], never the
-//!   deployment's real secret file.
+//! - each service gets its own directory standing in for its container's
+//!   `/` ([`Layout::container_root`]); container paths under a mount target
+//!   move under it: named volumes become empty directories there, bind
+//!   sources are copied there (read-only when the mount is), `tmpfs:`
+//!   targets become empty directories;
+//! - a secret (`/run/secrets/<name>`) moves under it too, holding what the
+//!   caller gives for it in [`Layout::secrets`], never the deployment's real
+//!   secret file;
+//! - `read_only: true` leaves every directory of that root read-only except
+//!   the writable mounts (volumes, tmpfs, writable binds), as the container's
+//!   read-only root filesystem is: a write beside the mounted config fails
+//!   here as it does in the container;
+//! - `cap_drop: [ALL]` and `no-new-privileges:true` run the process (and
+//!   its health check) through `setpriv` (util-linux) without capabilities
+//!   and with no_new_privs, so a test run as root cannot write where the
+//!   container could not (root ignores directory modes only through
+//!   CAP_DAC_OVERRIDE).
 
 use std::{
     collections::BTreeMap,
@@ -32,12 +43,25 @@ const IMAGE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 /// Where mapped files and binaries are.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    /// Stands in for the container's `/`.
+    /// Holds one directory per service, each standing in for that
+    /// container's `/`.
     pub root: PathBuf,
     /// Directory holding the built binaries (`target/<profile>`).
     pub bin_dir: PathBuf,
     /// The content of each secret a service mounts, by secret name.
     pub secrets: BTreeMap<String, String>,
+}
+
+impl Layout {
+    /// The directory standing in for `service`'s container root.
+    pub fn container_root(&self, service: &str) -> PathBuf {
+        self.root.join(service)
+    }
+
+    /// Where `container_path` of `service` is on this machine.
+    pub fn host_path(&self, service: &str, container_path: &str) -> PathBuf {
+        under(&self.container_root(service), container_path)
+    }
 }
 
 /// One service as a process.
@@ -60,6 +84,75 @@ pub struct ProcessPlan {
     /// Health check timing: how long to keep trying before giving up
     /// (start period plus retries × interval).
     pub health_deadline: Duration,
+    /// `cap_drop: [ALL]`: no capabilities.
+    pub drop_capabilities: bool,
+    /// `security_opt: ["no-new-privileges:true"]`.
+    pub no_new_privileges: bool,
+}
+
+impl ProcessPlan {
+    /// The service's command line as it must be spawned: through `setpriv`
+    /// when the plan drops capabilities or privileges (see the module docs).
+    pub fn command(&self) -> Result<(PathBuf, Vec<String>), String> {
+        self.confine(&self.program, &self.args)
+    }
+
+    /// The health check's command line, confined like the service.
+    pub fn healthcheck_command(&self) -> Result<Option<(PathBuf, Vec<String>)>, String> {
+        self.healthcheck
+            .as_ref()
+            .map(|(program, args)| self.confine(program, args))
+            .transpose()
+    }
+
+    fn confine(&self, program: &Path, args: &[String]) -> Result<(PathBuf, Vec<String>), String> {
+        let mut wrapper = Vec::new();
+        if self.no_new_privileges {
+            wrapper.push("--no-new-privs".to_owned());
+        }
+        // Without capabilities there is nothing to drop, and dropping the
+        // bounding set needs CAP_SETPCAP.
+        if self.drop_capabilities && has_capabilities()? {
+            wrapper.extend(
+                [
+                    "--inh-caps=-all",
+                    "--ambient-caps=-all",
+                    "--bounding-set=-all",
+                ]
+                .map(String::from),
+            );
+        }
+        if wrapper.is_empty() {
+            return Ok((program.to_path_buf(), args.to_vec()));
+        }
+        let setpriv = find_program("setpriv").ok_or(
+            "cap_drop/no-new-privileges need setpriv (util-linux) on PATH to run the service natively",
+        )?;
+        wrapper.push("--".into());
+        wrapper.push(program.display().to_string());
+        wrapper.extend(args.iter().cloned());
+        Ok((setpriv, wrapper))
+    }
+}
+
+/// Whether this process has any effective capability (root usually has all).
+fn has_capabilities() -> Result<bool, String> {
+    let status = std::fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("/proc/self/status: {e}"))?;
+    let effective = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .ok_or("/proc/self/status has no CapEff line")?;
+    u64::from_str_radix(effective.trim(), 16)
+        .map(|caps| caps != 0)
+        .map_err(|e| format!("CapEff {effective:?}: {e}"))
+}
+
+fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
 }
 
 /// Plans `service`. `planned` holds the port maps of services started
@@ -94,16 +187,23 @@ pub fn plan(
     }
     env.extend(service.environment.clone());
 
-    let mut mounts = mount(service, dir, &layout.root)?;
+    let root = layout.container_root(name);
+    // A retried plan finds the directories the previous one left read-only.
+    unlock(&root)?;
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let (mut mounts, writable) = mount(service, dir, &root)?;
     for name in &service.secrets {
         let target = compose::secret_path(name);
         let content = layout
             .secrets
             .get(name)
             .ok_or_else(|| format!("secret {name:?}: the caller gave no content for it"))?;
-        let at = under(&layout.root, &target);
+        let at = under(&root, &target);
         write_secret(&at, content)?;
         mounts.push(target);
+    }
+    if service.read_only == Some(true) {
+        lock(&root, &writable)?;
     }
     let mut ports = BTreeMap::new();
     for (key, value) in env.iter_mut() {
@@ -128,7 +228,7 @@ pub fn plan(
             );
             continue;
         }
-        if let Some(mapped) = map_path(value, &mounts, &layout.root) {
+        if let Some(mapped) = map_path(value, &mounts, &root) {
             *value = mapped;
         }
     }
@@ -183,6 +283,14 @@ pub fn plan(
         ports,
         stop_grace: duration(&service.stop_grace_period, 10),
         health_deadline,
+        drop_capabilities: service
+            .cap_drop
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case("ALL")),
+        no_new_privileges: service
+            .security_opt
+            .iter()
+            .any(|o| matches!(o.as_str(), "no-new-privileges:true" | "no-new-privileges")),
     })
 }
 
@@ -193,27 +301,84 @@ fn all_interfaces_port(value: &str) -> Option<u16> {
     port.parse().ok()
 }
 
-/// Creates the mounts under `root`; returns their container targets.
-fn mount(service: &compose::Service, dir: &Path, root: &Path) -> Result<Vec<String>, String> {
+/// Creates the mounts under `root`; returns their container targets, and
+/// the host paths that stay writable on a read-only root.
+fn mount(
+    service: &compose::Service,
+    dir: &Path,
+    root: &Path,
+) -> Result<(Vec<String>, Vec<PathBuf>), String> {
     let mut targets = Vec::new();
+    let mut writable = Vec::new();
     for mount in &service.volumes {
         let at = under(root, &mount.target);
         match mount.kind.as_str() {
             "volume" => {
-                std::fs::create_dir_all(&at).map_err(|e| format!("{}: {e}", at.display()))?
+                std::fs::create_dir_all(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+                writable.push(at);
             }
             "bind" => {
                 let source = dir.join(&mount.source);
                 copy(&source, &at)?;
                 if mount.read_only == Some(true) {
                     read_only(&at)?;
+                } else {
+                    writable.push(at);
                 }
             }
             other => return Err(format!("mount type {other:?}")),
         }
         targets.push(mount.target.clone());
     }
-    Ok(targets)
+    for target in &service.tmpfs {
+        let at = under(root, target);
+        std::fs::create_dir_all(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+        writable.push(at);
+        targets.push(target.clone());
+    }
+    Ok((targets, writable))
+}
+
+/// Makes every directory under `root` read-only (0555), `root` included,
+/// except the `writable` mounts and what is under them.
+fn lock(root: &Path, writable: &[PathBuf]) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    if writable.iter().any(|w| root.starts_with(w)) {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", root.display()))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            lock(&entry.path(), writable)?;
+        }
+    }
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o555))
+        .map_err(|e| format!("{}: {e}", root.display()))
+}
+
+/// Gives the owner write access to every directory under `root` again, so
+/// that a plan can be retried and the temporary root deleted. A missing
+/// `root` is fine.
+pub fn unlock(root: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(metadata) = std::fs::symlink_metadata(root) else {
+        return Ok(());
+    };
+    if !metadata.is_dir() {
+        return Ok(());
+    }
+    let mode = metadata.permissions().mode();
+    if mode & 0o200 == 0 {
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(mode | 0o200))
+            .map_err(|e| format!("{}: {e}", root.display()))?;
+    }
+    let entries = std::fs::read_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", root.display()))?;
+        unlock(&entry.path())?;
+    }
+    Ok(())
 }
 
 /// A container path under a mount target, moved under `root`.

@@ -59,7 +59,9 @@ pub mod tls;
 
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use deadline::DeadlineLayer;
-pub use health::{HealthServices, health_services, probe, probe_with};
+pub use health::{
+    HealthServices, ListedServices, health_services, listed_services, probe, probe_with,
+};
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
 pub use logging::{
     LogFormat, OutcomeLog, RequestTraceLayer, SESSION_KEY_HEADER, failure_level, init_tracing,

@@ -8,7 +8,7 @@ use openclaw_proto::{
     prompt::v1::prompt_service_server::PromptServiceServer,
 };
 use tokio::net::TcpListener;
-use tonic::{Request, Response, Status, transport::Server};
+use tonic::{Request, Response, Status, server::NamedService, transport::Server};
 use tower::ServiceBuilder;
 
 use crate::{reply::PromptRoutes, service::PromptServiceImpl};
@@ -76,7 +76,11 @@ pub async fn serve(
             .map_err(ServeError::Insecure)?;
         config.security.log_startup(addr);
     }
-    let health = service_kit::health_services()?;
+    let mut served = vec![<PromptServiceServer<PromptServiceImpl> as NamedService>::NAME];
+    if config.bench_echo {
+        served.push(echo_server::SERVICE_NAME);
+    }
+    let health = service_kit::health_services(&served)?;
     let reporter = health.reporter.clone();
     reporter
         .set_serving::<PromptServiceServer<PromptServiceImpl>>()

@@ -556,3 +556,29 @@ async fn shutdown_flushes_sessions() {
     assert!(text.ends_with('\n') && text.contains("last words"));
     drop(dir);
 }
+
+/// Reflection lists what agent-service serves: not the PromptService it
+/// calls, nor the bench Echo of prompt-service (both would answer
+/// UNIMPLEMENTED here).
+#[tokio::test]
+async fn reflection_lists_only_the_agent_service() {
+    let service = Service::start(None).await;
+    let served = service_kit::listed_services(service.channel().await)
+        .await
+        .expect("reflection");
+    let expected: Vec<String> = [
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+        "openclaw.agent.v1.AgentService",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(
+        served,
+        service_kit::ListedServices {
+            v1: expected.clone(),
+            v1alpha: expected,
+        }
+    );
+}

@@ -65,6 +65,41 @@ fn an_existing_config_is_never_touched() {
     assert_eq!(listing(&home.state_dir), ["openclaw.json"]);
 }
 
+/// A deployment mounts the config read-only (a compose bind mount, a Kubernetes ConfigMap whose
+/// file is a symlink): an existing config means no write at all in its directory, not even a
+/// temporary file. Root ignores the directory's mode, so the test also checks that the
+/// directory's mtime, which any create or delete in it would move, stays where it was put.
+#[test]
+fn an_existing_config_in_a_read_only_directory_is_left_without_a_write() {
+    let home = Home::new();
+    let dir = home.state_dir.join("etc");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("real.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("real.json", dir.join("openclaw.json")).unwrap();
+    std::os::unix::fs::symlink("nowhere.json", dir.join("dangling.json")).unwrap();
+    let epoch = std::time::SystemTime::UNIX_EPOCH;
+    fs::File::open(&dir).unwrap().set_modified(epoch).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
+
+    for name in ["openclaw.json", "dangling.json"] {
+        let outcome = ensure_config_file(&dir.join(name), "/ws").unwrap();
+        assert_eq!(
+            outcome,
+            ConfigFile {
+                path: dir.join(name),
+                created: false,
+            }
+        );
+    }
+
+    assert_eq!(fs::metadata(&dir).unwrap().modified().unwrap(), epoch);
+    assert_eq!(
+        listing(&dir),
+        ["dangling.json", "openclaw.json", "real.json"]
+    );
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 #[test]
 fn the_commented_out_allowlist_example_is_valid_once_uncommented() {
     let text = default_config_text("/srv/ws");

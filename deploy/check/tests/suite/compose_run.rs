@@ -1,4 +1,4 @@
-//! compose.yaml run natively (issue 8): each service's binary with exactly
+//! compose.yaml run natively: each service's binary with exactly
 //! the command, environment, mounts and ports the compose file gives, mapped
 //! onto loopback and a temporary root (see `deploy_check::native`); health
 //! through the compose health check; one demo turn through agent-service;
@@ -96,8 +96,7 @@ async fn finish(mut stream: tonic::Streaming<pb::RunEvent>) -> RunOutcome {
 fn assert_flushed(layout: &Layout, compose: &ComposeFile, outcome: &RunOutcome) {
     let state_dir = &compose.services["agent-service"].environment["OPENCLAW_STATE_DIR"];
     let path = layout
-        .root
-        .join(state_dir.trim_start_matches('/'))
+        .host_path("agent-service", state_dir)
         .join("agents/main/sessions")
         .join(format!("{}.jsonl", outcome.session_id));
     let text = std::fs::read_to_string(&path)
@@ -125,7 +124,7 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
     let deploy = support::deploy_dir();
     let compose = ComposeFile::load(&deploy.join("compose.yaml"), &support::example_vars())
         .expect("compose.yaml");
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let tmp = support::Root::new();
     // Tokens made up for this run, in the secret files' format, standing in
     // for deploy/secrets/ (git-ignored, and never read by the test).
     let agent_token = format!("deploy-check-agent-{}", std::process::id());
@@ -206,10 +205,24 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
         token.apply(&mut request);
         Ok(request)
     });
-    client
+    // Setup with the config present in a read-only directory (the
+    // container's read-only root): it reports the config as found, and
+    // writes nothing next to it.
+    let setup = client
         .setup(pb::SetupRequest::default())
         .await
-        .expect("Setup");
+        .expect("Setup")
+        .into_inner();
+    let config_path = &compose.services["agent-service"].environment["OPENCLAW_CONFIG_PATH"];
+    assert!(!setup.config_created, "{setup:?}");
+    assert_eq!(
+        setup.config_path,
+        layout
+            .host_path("agent-service", config_path)
+            .display()
+            .to_string()
+    );
+    assert_eq!(setup.workspaces.len(), 1, "{setup:?}");
 
     // One demo turn: the scripted model reads AGENTS.md with a tool, then quotes it.
     let first = finish(
@@ -388,9 +401,16 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
         }
     }
     assert_eq!(
-        std::fs::read(layout.root.join("etc/openclaw/openclaw.json")).expect("mounted config"),
+        std::fs::read(layout.host_path("agent-service", config_path)).expect("mounted config"),
         config_before
     );
+    let config_dir = layout.host_path("agent-service", "/etc/openclaw");
+    let mut listed: Vec<String> = std::fs::read_dir(&config_dir)
+        .expect("config dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["demo-script.json5", "openclaw.json"]);
 }
 
 fn finish_events(events: Vec<pb::RunEvent>) -> RunOutcome {

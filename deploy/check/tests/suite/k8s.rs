@@ -1,10 +1,13 @@
 //! deploy/k8s: the manifests kustomization.yaml lists, their cross
-//! references, the router's Envoy config against them, and what issue 8
-//! asks of each workload.
+//! references, the review rules, the router's HAProxy config against them,
+//! and what each workload must be.
+
+use std::collections::BTreeSet;
 
 use deploy_check::{
-    envoy::EnvoyConfig,
+    haproxy::{HaproxyConfig, RouterRules, keyless_agent_methods},
     k8s::{Bundle, Manifest, array, containers, str_at},
+    review,
 };
 use serde_json::{Value, json};
 
@@ -27,9 +30,10 @@ fn env<'a>(container: &'a Value, name: &str) -> &'a str {
 }
 
 #[test]
-fn manifests_have_no_cross_reference_problems() {
+fn manifests_have_no_cross_reference_or_review_problems() {
     let bundle = bundle();
     assert_eq!(bundle.problems(), Vec::<String>::new());
+    assert_eq!(review::review(&bundle), Vec::<String>::new());
     let kinds: Vec<String> = bundle.resources.iter().map(Manifest::id).collect();
     assert_eq!(
         kinds,
@@ -49,18 +53,51 @@ fn manifests_have_no_cross_reference_problems() {
             "Deployment/router",
             "Service/openclaw-router",
             "PodDisruptionBudget/router",
+            "NetworkPolicy/default-deny-ingress",
+            "NetworkPolicy/router",
+            "NetworkPolicy/prompt-service",
+            "NetworkPolicy/agent-service",
         ]
     );
 }
 
+/// The longest a Run may stream: agents.defaults.timeoutSeconds' default.
+const LONGEST_RUN_SECS: u64 = 600;
+
+fn router_config() -> HaproxyConfig {
+    HaproxyConfig::load(&support::deploy_dir().join("k8s/router/haproxy.cfg")).expect("haproxy.cfg")
+}
+
+fn router_problems(config: &HaproxyConfig, bundle: &Bundle) -> Vec<String> {
+    let keyless = keyless_agent_methods().expect("descriptors");
+    RouterRules {
+        config_map: "router-haproxy",
+        session_header: service_kit::SESSION_KEY_HEADER,
+        keyless: &keyless,
+        longest_run_secs: LONGEST_RUN_SECS,
+    }
+    .problems(config, bundle)
+}
+
 #[test]
-fn the_router_config_matches_the_manifests() {
-    let bundle = bundle();
-    let envoy = EnvoyConfig::load(&support::deploy_dir().join("k8s/router/envoy.yaml"))
-        .expect("envoy.yaml");
+fn the_router_config_matches_the_manifests_and_the_api() {
     assert_eq!(
-        envoy.problems(&bundle, "router-envoy", service_kit::SESSION_KEY_HEADER),
+        router_problems(&router_config(), &bundle()),
         Vec::<String>::new()
+    );
+    // The calls that may go to any replica are those whose request names no session.
+    let keyless = keyless_agent_methods().expect("descriptors");
+    assert_eq!(
+        keyless,
+        [
+            "/openclaw.agent.v1.AgentService/ListAgents",
+            "/openclaw.agent.v1.AgentService/ListSessions",
+            "/openclaw.agent.v1.AgentService/ListSkills",
+            "/openclaw.agent.v1.AgentService/Setup",
+        ]
+        .map(String::from)
+        .into_iter()
+        .collect::<BTreeSet<_>>()
     );
 }
 
@@ -70,13 +107,15 @@ fn prompt_service_is_a_scaled_deployment_with_grpc_probes() {
     let deployment = bundle
         .get("Deployment", "prompt-service")
         .expect("deployment");
-    assert!(deployment.value["spec"]["replicas"].as_u64() >= Some(2));
+    // The autoscaler owns the count.
+    assert_eq!(deployment.value["spec"].get("replicas"), None);
     let c = container(deployment);
     assert_eq!(
         c["readinessProbe"]["grpc"],
         json!({ "port": 50051, "service": "openclaw.prompt.v1.PromptService" })
     );
     assert_eq!(c["livenessProbe"]["grpc"], json!({ "port": 50051 }));
+    assert_eq!(c["startupProbe"]["grpc"], json!({ "port": 50051 }));
     assert!(
         c.pointer("/resources/requests/cpu").is_some()
             && c.pointer("/resources/limits/memory").is_some()
@@ -238,8 +277,8 @@ fn every_broken_reference_is_reported() {
     );
 }
 
-/// Issue 9: both services read accepted tokens from the openclaw-tokens
-/// Secret, each pod mounting only the keys it needs.
+/// Both services read accepted tokens from the openclaw-tokens Secret, each
+/// pod mounting only the keys it needs.
 #[test]
 fn both_services_require_tokens_from_the_secret() {
     let bundle = bundle();
@@ -326,60 +365,256 @@ fn both_services_require_tokens_from_the_secret() {
 
 #[test]
 fn router_config_mistakes_are_reported() {
-    let path = support::deploy_dir().join("k8s/router/envoy.yaml");
-    let check = |edit: &dyn Fn(&mut Value), bundle_edit: &dyn Fn(&mut Bundle)| {
-        let mut envoy = EnvoyConfig::load(&path).expect("envoy.yaml");
-        edit(&mut envoy.value);
+    let text = std::fs::read_to_string(support::deploy_dir().join("k8s/router/haproxy.cfg"))
+        .expect("haproxy.cfg");
+    let check = |edit: &dyn Fn(&str) -> String, bundle_edit: &dyn Fn(&mut Bundle)| {
+        let edited = edit(&text);
+        assert_ne!(edited, text, "the edit changed nothing");
+        let config = HaproxyConfig::parse(&edited).expect("parse");
         let mut bundle = bundle();
         bundle_edit(&mut bundle);
-        envoy.problems(&bundle, "router-envoy", service_kit::SESSION_KEY_HEADER)
+        router_problems(&config, &bundle)
     };
-    let route = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config/virtual_hosts/0/routes/0/route";
+    let keep = |_: &mut Bundle| {};
     assert_eq!(
         check(
-            &|v| v.pointer_mut(route).expect("route")["hash_policy"][0]["header"]["header_name"] =
-                json!("x-session"),
-            &|_| {}
+            &|t| t.replace(
+                "balance hdr(x-openclaw-session-key)",
+                "balance hdr(x-session)"
+            ),
+            &keep
         ),
         [
-            "listener agent: ring-hash route hashes on [\"x-session\"], not [\"x-openclaw-session-key\"]"
+            "frontend agent: backend agent_service hashes on \"x-session\", not \"x-openclaw-session-key\""
         ]
     );
-    // A third replica without its ring endpoint and Service.
     assert_eq!(
-        check(&|_| {}, &|b| {
+        check(&|t| t.replace("    hash-type consistent\n", ""), &keep),
+        [
+            "backend agent_service: hash-type is not consistent: a replica change would move most sessions"
+        ]
+    );
+    assert_eq!(
+        check(
+            &|t| t.replace("proto h2 id 2", "proto h2 id 2 check"),
+            &keep
+        ),
+        [
+            "backend agent_service: server agent-service-1: health checks would move sessions off their owner"
+        ]
+    );
+    assert_eq!(
+        check(&|t| t.replace(" id 1 ", " "), &keep),
+        [
+            "backend agent_service: server agent-service-0: no fixed `id` (the ring position would follow the file order)"
+        ]
+    );
+    // A third replica without its ring server and Service.
+    assert_eq!(
+        check(&|t| t.to_owned() + "\n", &|b| {
             resource(b, "StatefulSet/agent-service")["spec"]["replicas"] = json!(3);
         }),
         [
-            "cluster agent_service: ring endpoints own pods {\"agent-service-0\", \"agent-service-1\"}, but the StatefulSet has {\"agent-service-0\", \"agent-service-1\", \"agent-service-2\"}"
+            "backend agent_service: ring servers own pods {\"agent-service-0\", \"agent-service-1\"}, but the StatefulSet has {\"agent-service-0\", \"agent-service-1\", \"agent-service-2\"}"
         ]
     );
     assert_eq!(
         check(
-            &|v| v["static_resources"]["clusters"][0]["common_lb_config"] = json!({}),
-            &|_| {}
+            &|t| t.replace(
+                "prompt-service-headless.openclaw.svc.cluster.local",
+                "prompt-service-headless.default.svc.cluster.local"
+            ),
+            &keep
         ),
         [
-            "cluster agent_service: ring hash on pod IPs: set use_hostname_for_hashing so restarts keep ownership"
+            "backend prompt_service: server prompt-service: prompt-service-headless.default.svc.cluster.local is not <service>.openclaw.svc.cluster.local"
         ]
     );
     assert_eq!(
+        check(&|t| t.replace("bind :8404", "bind :8405"), &keep),
+        ["frontend health binds port 8405, not a container port of Deployment/router"]
+    );
+    // Keyless Run: sessions would land on any replica.
+    assert_eq!(
         check(
-            &|v| v["static_resources"]["clusters"][1]["load_assignment"]["endpoints"][0]["lb_endpoints"]
-                [0]["endpoint"]["address"]["socket_address"]["address"] =
-                json!("prompt-service-headless.default.svc.cluster.local"),
-            &|_| {}
+            &|t| t.replace(
+                "/openclaw.agent.v1.AgentService/ListSkills",
+                "/openclaw.agent.v1.AgentService/ListSkills /openclaw.agent.v1.AgentService/Run"
+            ),
+            &keep
         ),
         [
-            "cluster prompt_service: prompt-service-headless.default.svc.cluster.local is not <service>.openclaw.svc.cluster.local"
+            "frontend agent: acl keyless lets {\"/openclaw.agent.v1.AgentService/ListAgents\", \"/openclaw.agent.v1.AgentService/ListSessions\", \"/openclaw.agent.v1.AgentService/ListSkills\", \"/openclaw.agent.v1.AgentService/Run\", \"/openclaw.agent.v1.AgentService/Setup\"} through without the header; the AgentService methods that name no session are {\"/openclaw.agent.v1.AgentService/ListAgents\", \"/openclaw.agent.v1.AgentService/ListSessions\", \"/openclaw.agent.v1.AgentService/ListSkills\", \"/openclaw.agent.v1.AgentService/Setup\"}"
+        ]
+    );
+    assert_eq!(
+        check(&|t| t.replace("grpc-status 3", "grpc-status 14"), &keep),
+        [
+            "frontend agent: a call without the header is not refused with grpc-status 3 (INVALID_ARGUMENT)"
         ]
     );
     assert_eq!(
         check(
-            &|v| v["static_resources"]["listeners"][2]["address"]["socket_address"]["port_value"] =
-                json!(8081),
-            &|_| {}
+            &|t| t.replace("hard-stop-after 610s", "hard-stop-after 60s"),
+            &keep
         ),
-        ["listener health on port 8081 is not a container port of Deployment/router"]
+        ["global: hard-stop-after 60 s cuts runs shorter than the longest (600 s)"]
     );
+    assert_eq!(
+        check(&|t| t.to_owned() + "\n", &|b| {
+            resource(b, "Deployment/router")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] =
+                json!(600);
+        }),
+        [
+            "Deployment/router: terminationGracePeriodSeconds 600 does not outlast preStop (5 s) plus hard-stop-after (610 s): the kubelet would cut the drain"
+        ]
+    );
+}
+
+/// An edit of the real bundle.
+type Edit = Box<dyn Fn(&mut Bundle)>;
+
+/// Each review rule reports what breaks it.
+#[test]
+fn every_review_rule_reports_its_problem() {
+    let review_after = |edit: &dyn Fn(&mut Bundle)| {
+        let mut bundle = bundle();
+        edit(&mut bundle);
+        review::review(&bundle)
+    };
+    let pod =
+        |b: &mut Bundle, id: &str| -> Value { resource(b, id)["spec"]["template"]["spec"].clone() };
+    let cases: Vec<(&str, Edit, Vec<&str>)> = vec![
+        (
+            "autoscaled-replicas",
+            Box::new(|b| resource(b, "Deployment/prompt-service")["spec"]["replicas"] = json!(2)),
+            vec![
+                "autoscaled-replicas: Deployment/prompt-service sets spec.replicas, but HorizontalPodAutoscaler/prompt-service owns the count",
+            ],
+        ),
+        (
+            "spread",
+            Box::new(move |b| {
+                let mut spec = pod(b, "StatefulSet/agent-service");
+                spec["topologySpreadConstraints"][0]["whenUnsatisfiable"] = json!("ScheduleAnyway");
+                resource(b, "StatefulSet/agent-service")["spec"]["template"]["spec"] = spec;
+            }),
+            vec![
+                "spread: StatefulSet/agent-service: its spread over nodes is ScheduleAnyway: its 2 pods may share one node",
+            ],
+        ),
+        (
+            "spread",
+            Box::new(|b| {
+                resource(b, "Deployment/router")["spec"]["template"]["spec"]
+                    .as_object_mut()
+                    .expect("pod spec")
+                    .remove("topologySpreadConstraints");
+            }),
+            vec![
+                "spread: Deployment/router: no topology spread constraint on kubernetes.io/hostname selecting its pods",
+            ],
+        ),
+        (
+            "disruption-budget",
+            Box::new(|b| {
+                b.resources
+                    .retain(|m| m.id() != "PodDisruptionBudget/agent-service")
+            }),
+            vec![
+                "disruption-budget: StatefulSet/agent-service: no PodDisruptionBudget selects its pods",
+            ],
+        ),
+        (
+            "pinned-images",
+            Box::new(|b| {
+                b.image_entries[1]["newTag"] = json!("latest");
+            }),
+            vec![
+                "pinned-images: StatefulSet/agent-service container agent-service: image openclaw/agent-service runs tag \"latest\", which moves (pin a release tag or a digest in kustomization.yaml)",
+            ],
+        ),
+        (
+            "pinned-images (a digest pins any tag)",
+            Box::new(|b| {
+                b.image_entries[1]["newTag"] = json!("dev");
+                b.image_entries[1]["digest"] = json!("sha256:0123");
+            }),
+            vec![],
+        ),
+        (
+            "startup-probe",
+            Box::new(|b| {
+                let container = &mut resource(b, "Deployment/prompt-service")["spec"]["template"]["spec"]
+                    ["containers"][0];
+                container
+                    .as_object_mut()
+                    .expect("container")
+                    .remove("startupProbe");
+                container["livenessProbe"]["initialDelaySeconds"] = json!(5);
+            }),
+            vec![
+                "startup-probe: Deployment/prompt-service container prompt-service: no startupProbe",
+                "startup-probe: Deployment/prompt-service container prompt-service: livenessProbe.initialDelaySeconds guesses what the startupProbe knows",
+            ],
+        ),
+        (
+            "graceful-stop",
+            Box::new(|b| {
+                resource(b, "StatefulSet/agent-service")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] =
+                    json!(22);
+            }),
+            vec![
+                "graceful-stop: StatefulSet/agent-service: terminationGracePeriodSeconds 22 < preStop 0 + drain 20 + 5",
+            ],
+        ),
+        (
+            "network-policy",
+            Box::new(|b| {
+                b.resources
+                    .retain(|m| m.id() != "NetworkPolicy/default-deny-ingress")
+            }),
+            vec![
+                "network-policy: no default-deny ingress policy (podSelector {}, policyTypes [Ingress], no rules)",
+            ],
+        ),
+        (
+            "network-policy",
+            Box::new(|b| {
+                resource(b, "NetworkPolicy/agent-service")["spec"]["ingress"][0]["ports"][0]["port"] =
+                    json!("grcp");
+            }),
+            vec![
+                "network-policy: NetworkPolicy/agent-service allows port \"grcp\" that StatefulSet/agent-service does not have",
+                "network-policy: StatefulSet/agent-service: a Service sends to its port \"grpc\", which no policy allows",
+            ],
+        ),
+        (
+            "network-policy",
+            Box::new(|b| {
+                resource(b, "NetworkPolicy/prompt-service")["spec"]["ingress"][0]["from"][0]["podSelector"]
+                    ["matchLabels"] = json!({ "app.kubernetes.io/name": "proxy" });
+            }),
+            vec![
+                "network-policy: NetworkPolicy/prompt-service allows pods {\"app.kubernetes.io/name\":\"proxy\"} that no workload runs",
+            ],
+        ),
+        (
+            "network-policy",
+            Box::new(|b| b.resources.retain(|m| m.id() != "NetworkPolicy/router")),
+            vec![
+                "network-policy: Deployment/router: no NetworkPolicy selects its pods: default-deny leaves it unreachable",
+            ],
+        ),
+    ];
+    let covered: BTreeSet<&str> = cases
+        .iter()
+        .map(|(rule, _, _)| rule.split(' ').next().unwrap_or_default())
+        .collect();
+    for (rule, edit, expected) in cases {
+        assert_eq!(review_after(&*edit), expected, "{rule}");
+    }
+    // Every rule of the table has a case above.
+    let rules: BTreeSet<&str> = review::RULES.iter().map(|r| r.name).collect();
+    assert_eq!(covered, rules);
 }

@@ -62,10 +62,12 @@ pub struct Running {
 }
 
 impl Running {
-    /// Spawns the plan with exactly its environment.
+    /// Spawns the plan with exactly its environment (and without
+    /// capabilities when it drops them).
     pub fn spawn(plan: &ProcessPlan) -> Self {
-        let mut child = tokio::process::Command::new(&plan.program)
-            .args(&plan.args)
+        let (program, args) = plan.command().expect("command");
+        let mut child = tokio::process::Command::new(&program)
+            .args(&args)
             .env_clear()
             .envs(&plan.env)
             .stdin(Stdio::null())
@@ -100,7 +102,7 @@ impl Running {
     /// backoff, for at most the compose file's start period plus retries.
     pub async fn wait_healthy(&mut self) -> Result<Duration, String> {
         let started = Instant::now();
-        let (program, args) = self.plan.healthcheck.clone().ok_or("no healthcheck")?;
+        let (program, args) = self.plan.healthcheck_command()?.ok_or("no healthcheck")?;
         let mut backoff = Duration::from_millis(25);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -133,6 +135,24 @@ impl Running {
         }
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.child.id().and_then(|p| i32::try_from(p).ok())
+    }
+
+    /// Waits at most the stop grace period for the process to exit by itself.
+    pub async fn wait(&mut self) -> Result<std::process::ExitStatus, String> {
+        tokio::time::timeout(self.plan.stop_grace, self.child.wait())
+            .await
+            .map_err(|_| {
+                format!(
+                    "{} still running after {:?}",
+                    self.plan.service, self.plan.stop_grace
+                )
+            })?
+            .map_err(|e| e.to_string())
+    }
+
     /// Sends SIGTERM and waits at most the stop grace period for the exit.
     pub async fn terminate(&mut self) -> Result<std::process::ExitStatus, String> {
         let pid = self.child.id().ok_or("already exited")?;
@@ -148,6 +168,27 @@ impl Running {
                 )
             })?
             .map_err(|e| e.to_string())
+    }
+}
+
+/// A temporary directory for [`deploy_check::native::Layout::root`]: the
+/// plans leave parts of it read-only, so it is unlocked before it is
+/// deleted (as a user without capabilities could not delete it otherwise).
+pub struct Root(pub tempfile::TempDir);
+
+impl Root {
+    pub fn new() -> Self {
+        Self(tempfile::tempdir().expect("tempdir"))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = deploy_check::native::unlock(self.0.path());
     }
 }
 

@@ -7,6 +7,8 @@ use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
 
+use prompt_server::ServeConfig;
+
 use super::harness::Server;
 
 const EXAMPLE: &str = include_str!("../../examples/render-request.json5");
@@ -41,36 +43,36 @@ async fn health_reports_serving_for_the_server_and_the_service() {
     }
 }
 
+/// Reflection lists what this server serves and nothing else: no
+/// AgentService, and the bench Echo only when it is turned on.
 #[tokio::test]
-async fn reflection_lists_the_service() {
-    use tonic_reflection::pb::v1::{
-        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
-        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+async fn reflection_lists_only_the_served_services() {
+    let base = [
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+        "openclaw.prompt.v1.PromptService",
+    ];
+    let listed = |names: &[&str]| service_kit::ListedServices {
+        v1: names.iter().map(|n| (*n).to_owned()).collect(),
+        v1alpha: names.iter().map(|n| (*n).to_owned()).collect(),
     };
     let server = Server::start().await;
-    let mut client = ServerReflectionClient::new(server.channel().await);
-    let request = ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(MessageRequest::ListServices(String::new())),
-    };
-    let mut stream = client
-        .server_reflection_info(tokio_stream::iter([request]))
+    let served = service_kit::listed_services(server.channel().await)
         .await
-        .expect("reflect")
-        .into_inner();
-    let reply = stream.message().await.expect("message").expect("one reply");
-    let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else {
-        panic!("unexpected reply")
-    };
-    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
-    assert!(
-        names.contains(&"openclaw.prompt.v1.PromptService".to_owned()),
-        "{names:?}"
-    );
-    assert!(
-        names.contains(&"grpc.health.v1.Health".to_owned()),
-        "{names:?}"
-    );
+        .expect("reflection");
+    assert_eq!(served, listed(&base));
+    let server = Server::start_with(ServeConfig {
+        bench_echo: true,
+        ..ServeConfig::default()
+    })
+    .await;
+    let mut with_echo = base.to_vec();
+    with_echo.insert(3, "openclaw.bench.v1.Echo");
+    let served = service_kit::listed_services(server.channel().await)
+        .await
+        .expect("reflection");
+    assert_eq!(served, listed(&with_echo));
 }
 
 /// SPEC P-3: the preview prints exactly what the RPC returns.

@@ -1,0 +1,651 @@
+//! The Kubernetes router for real: HAProxy from Debian (installed into
+//! .tools by the test itself) runs deploy/k8s/router/haproxy.cfg, mapped
+//! onto loopback, in front of two native agent-service replicas; the
+//! replicas reach prompt-service through the router's prompt port, as in
+//! the cluster.
+//!
+//! - every call of a session lands on one replica, and both replicas own
+//!   sessions;
+//! - a session call without the session-key header is refused with
+//!   INVALID_ARGUMENT naming the header; calls that name no session pass;
+//! - while a replica is away its sessions get UNAVAILABLE and do not move;
+//!   once it is back they reach it again, history intact;
+//! - a reload (SIGUSR2 to the master) and a graceful stop (SIGUSR1) let a
+//!   Run stream in flight finish on the old worker.
+
+use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+
+use deploy_check::{calls, haproxy::HaproxyConfig, install::Haproxy, native::ProcessPlan};
+use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
+use tonic::{Code, transport::Channel};
+
+use super::support::{self, Running};
+
+/// Answers at once, naming the message it answers.
+const FAST_SCRIPT: &str = r#"{ chunkChars: 4096, turns: [{ text: "pong: {{lastUserMessage}}" }] }"#;
+/// What the slow agent says, one character every 30 ms (about 3 s): long
+/// enough for a reload or a stop to happen while it streams.
+const SLOW_TEXT: &str = "This answer streams slowly, one character at a time, so that the router can be reloaded or stopped midway.";
+
+fn config() -> String {
+    r#"{
+  agents: {
+    defaults: { model: "fast/m", userTimezone: "UTC" },
+    list: [{ id: "main", default: true }, { id: "slow", model: "slow/m" }],
+  },
+  models: {
+    providers: {
+      fast: { api: "scripted", script: "fast.json5", models: [{ id: "m" }] },
+      slow: { api: "scripted", script: "slow.json5", models: [{ id: "m" }] },
+    },
+  },
+}
+"#
+    .to_owned()
+}
+
+fn slow_script() -> String {
+    format!(r#"{{ chunkChars: 1, delayMs: 30, turns: [{{ text: "{SLOW_TEXT}" }}] }}"#)
+}
+
+/// The services in the router config, by the address it names them with.
+const AGENT_0: &str = "agent-service-0.openclaw.svc.cluster.local:50052";
+const AGENT_1: &str = "agent-service-1.openclaw.svc.cluster.local:50052";
+const PROMPT: &str = "prompt-service-headless.openclaw.svc.cluster.local:50051";
+
+struct Cluster {
+    /// Holds the configs and the replicas' state (deleted last).
+    _root: support::Root,
+    router: Running,
+    master_socket: PathBuf,
+    /// The router's AgentService port.
+    agent_port: u16,
+    _prompt: Running,
+    replicas: Vec<Replica>,
+}
+
+struct Replica {
+    plan: ProcessPlan,
+    running: Option<Running>,
+    port: u16,
+}
+
+impl Replica {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+fn plan(
+    service: &str,
+    program: PathBuf,
+    env: BTreeMap<String, String>,
+    listen: u16,
+) -> ProcessPlan {
+    ProcessPlan {
+        service: service.to_owned(),
+        healthcheck: Some((program.clone(), vec!["healthcheck".to_owned()])),
+        program,
+        args: vec!["serve".to_owned()],
+        env,
+        ports: [(listen, listen)].into(),
+        stop_grace: Duration::from_secs(30),
+        health_deadline: Duration::from_secs(30),
+        drop_capabilities: false,
+        no_new_privileges: false,
+    }
+}
+
+impl Cluster {
+    async fn start() -> Self {
+        Self::start_with(None).await
+    }
+
+    /// With `hard_stop_after` in place of the config's (a test cannot wait
+    /// the 610 s a stopping router may take).
+    async fn start_with(hard_stop_after: Option<&str>) -> Self {
+        let haproxy = tokio::task::spawn_blocking(Haproxy::ensure)
+            .await
+            .expect("install task")
+            .unwrap_or_else(|e| panic!("install HAProxy: {e}"));
+        let root = support::Root::new();
+        let dir = root.path().to_path_buf();
+        let port = || support::free_port().expect("port");
+        let (agent_port, prompt_port, health_port) = (port(), port(), port());
+        let (replica_ports, prompt_service_port) = ([port(), port()], port());
+
+        // The router first: the replicas render through its prompt port.
+        let mut text =
+            std::fs::read_to_string(support::deploy_dir().join("k8s/router/haproxy.cfg"))
+                .expect("haproxy.cfg");
+        if let Some(bound) = hard_stop_after {
+            let shorter = text.replace("hard-stop-after 610s", &format!("hard-stop-after {bound}"));
+            assert_ne!(shorter, text, "haproxy.cfg sets hard-stop-after 610s");
+            text = shorter;
+        }
+        let loopback = |p: u16| format!("127.0.0.1:{p}");
+        let mapped = HaproxyConfig::mapped(
+            &text,
+            &[
+                (50052, agent_port),
+                (50051, prompt_port),
+                (8404, health_port),
+            ]
+            .into(),
+            &[
+                (AGENT_0.to_owned(), loopback(replica_ports[0])),
+                (AGENT_1.to_owned(), loopback(replica_ports[1])),
+                (PROMPT.to_owned(), loopback(prompt_service_port)),
+            ]
+            .into(),
+        )
+        .expect("map the router config");
+        let config_path = dir.join("haproxy.cfg");
+        std::fs::write(&config_path, mapped).expect("write haproxy.cfg");
+        let master_socket = dir.join("master.sock");
+        let router = Running::spawn(&ProcessPlan {
+            service: "router".into(),
+            program: haproxy.binary.clone(),
+            args: vec![
+                "-W".into(),
+                "-db".into(),
+                "-S".into(),
+                master_socket.display().to_string(),
+                "-f".into(),
+                config_path.display().to_string(),
+            ],
+            env: [("LD_LIBRARY_PATH".to_owned(), haproxy.library_path.clone())].into(),
+            healthcheck: None,
+            ports: BTreeMap::new(),
+            stop_grace: Duration::from_secs(30),
+            health_deadline: Duration::ZERO,
+            drop_capabilities: false,
+            no_new_privileges: false,
+        });
+
+        let bin = support::bin_dir();
+        let prompt_env: BTreeMap<String, String> = [(
+            "PROMPT_SERVICE_LISTEN".to_owned(),
+            loopback(prompt_service_port),
+        )]
+        .into();
+        let mut prompt = Running::spawn(&plan(
+            "prompt-service",
+            bin.join("prompt-service"),
+            prompt_env,
+            prompt_service_port,
+        ));
+        prompt
+            .wait_healthy()
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", prompt.log()));
+
+        let config_dir = dir.join("config");
+        std::fs::create_dir_all(&config_dir).expect("config dir");
+        std::fs::write(config_dir.join("openclaw.json"), config()).expect("config");
+        std::fs::write(config_dir.join("fast.json5"), FAST_SCRIPT).expect("script");
+        std::fs::write(config_dir.join("slow.json5"), slow_script()).expect("script");
+        let mut replicas = Vec::new();
+        for (ordinal, port) in replica_ports.into_iter().enumerate() {
+            let home = dir.join(format!("agent-service-{ordinal}"));
+            let env: BTreeMap<String, String> = [
+                ("AGENT_SERVICE_LISTEN", loopback(port)),
+                ("AGENT_SERVICE_DRAIN_SECS", "20".to_owned()),
+                (
+                    "OPENCLAW_STATE_DIR",
+                    home.join("state").display().to_string(),
+                ),
+                (
+                    "OPENCLAW_CONFIG_PATH",
+                    config_dir.join("openclaw.json").display().to_string(),
+                ),
+                (
+                    "PROMPT_SERVICE_URL",
+                    format!("http://{}", loopback(prompt_port)),
+                ),
+                ("HOME", home.display().to_string()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+            let mut replica = Replica {
+                plan: plan(
+                    &format!("agent-service-{ordinal}"),
+                    bin.join("agent-service"),
+                    env,
+                    port,
+                ),
+                running: None,
+                port,
+            };
+            replica.start().await;
+            replicas.push(replica);
+        }
+        let cluster = Self {
+            _root: root,
+            router,
+            master_socket,
+            agent_port,
+            _prompt: prompt,
+            replicas,
+        };
+        cluster.wait_router().await;
+        cluster
+    }
+
+    /// Until the master lists a worker and the AgentService port answers a
+    /// health check through it.
+    async fn wait_router(&self) {
+        let endpoint = format!("http://127.0.0.1:{}", self.agent_port);
+        let mut backoff = Duration::from_millis(20);
+        for _ in 0..60 {
+            if let Ok(true) = service_kit::probe(&endpoint, "", Duration::from_secs(2)).await {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(500));
+        }
+        panic!("the router never answered\n{}", self.router.log());
+    }
+
+    async fn router_channel(&self) -> Channel {
+        Channel::from_shared(format!("http://127.0.0.1:{}", self.agent_port))
+            .expect("url")
+            .connect()
+            .await
+            .unwrap_or_else(|e| panic!("connect to the router: {e}\n{}", self.router.log()))
+    }
+
+    async fn router_client(&self) -> calls::Client {
+        calls::client(self.router_channel().await, "unused-on-loopback").expect("client")
+    }
+
+    /// The replica (0 or 1) that knows the session of `key`, asked directly.
+    async fn owners(&self, key: &str) -> Vec<(usize, String)> {
+        let mut owners = Vec::new();
+        for (ordinal, replica) in self.replicas.iter().enumerate() {
+            let channel = Channel::from_shared(replica.url())
+                .expect("url")
+                .connect()
+                .await
+                .expect("connect to a replica");
+            match AgentServiceClient::new(channel)
+                .get_session(pb::GetSessionRequest {
+                    session: calls::session_ref(key),
+                })
+                .await
+            {
+                Ok(session) => owners.push((ordinal, session.into_inner().session_id)),
+                Err(status) if status.code() == Code::NotFound => {}
+                Err(status) => panic!("GetSession {key} on replica {ordinal}: {status}"),
+            }
+        }
+        owners
+    }
+
+    /// The master CLI's answer to `command`. While the master reloads (it
+    /// re-executes itself) its socket refuses connections for a moment.
+    async fn master(&self, command: &str) -> Result<String, String> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::UnixStream::connect(&self.master_socket)
+            .await
+            .map_err(|e| format!("master socket: {e}"))?;
+        stream
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+            .map_err(|e| format!("send: {e}"))?;
+        // The CLI answers once the command line ends and closes on EOF.
+        stream
+            .shutdown()
+            .await
+            .map_err(|e| format!("end the command: {e}"))?;
+        // The master may reset the connection right after its answer.
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) => break,
+                Ok(n) => answer.extend_from_slice(&buffer[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => return Err(format!("master socket: {e}")),
+            }
+        }
+        Ok(String::from_utf8_lossy(&answer).into_owned())
+    }
+
+    /// The current workers' and the old (draining) workers' pids.
+    async fn workers(&self) -> Result<(Vec<u32>, Vec<u32>), String> {
+        let answer = self.master("show proc").await?;
+        let (mut current, mut old) = (Vec::new(), Vec::new());
+        let mut in_old = false;
+        for line in answer.lines() {
+            if line.starts_with("# old workers") {
+                in_old = true;
+                continue;
+            }
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if let [pid, "worker", ..] = fields.as_slice()
+                && let Ok(pid) = pid.parse()
+            {
+                if in_old { &mut old } else { &mut current }.push(pid);
+            }
+        }
+        Ok((current, old))
+    }
+
+    /// Polls `workers` until `done` holds (or fails after about 10 s).
+    async fn until_workers(&self, what: &str, done: impl Fn(&[u32], &[u32]) -> bool) {
+        let mut backoff = Duration::from_millis(10);
+        let mut last = Err(String::new());
+        for _ in 0..400 {
+            last = self.workers().await;
+            if let Ok((current, old)) = &last
+                && done(current, old)
+            {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(100));
+        }
+        panic!("workers never {what}: {last:?}\n{}", self.router.log());
+    }
+
+    fn signal_router(&self, signal: nix::sys::signal::Signal) {
+        let pid = self.router.pid().expect("router running");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).expect("signal the router");
+    }
+}
+
+impl Replica {
+    async fn start(&mut self) {
+        let mut running = Running::spawn(&self.plan);
+        running
+            .wait_healthy()
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", running.log()));
+        self.running = Some(running);
+    }
+
+    async fn stop(&mut self) {
+        let mut running = self.running.take().expect("running");
+        let status = running
+            .terminate()
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", running.log()));
+        assert!(status.success(), "{status}\n{}", running.log());
+    }
+}
+
+/// Waits (at most 30 s) for a run's first text delta: it is streaming.
+async fn first_delta(stream: &mut tonic::Streaming<pb::RunEvent>) -> Vec<pb::RunEvent> {
+    let mut seen = Vec::new();
+    let waited = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let event = stream
+                .message()
+                .await
+                .expect("run stream")
+                .unwrap_or_else(|| panic!("the run ended before streaming: {seen:?}"));
+            let delta = matches!(event.event, Some(pb::run_event::Event::TextDelta(_)));
+            seen.push(event);
+            if delta {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "no text delta within 30 s: {seen:?}");
+    seen
+}
+
+/// The rest of a run's stream (at most 30 s), and its outcome.
+async fn rest(
+    mut stream: tonic::Streaming<pb::RunEvent>,
+    mut seen: Vec<pb::RunEvent>,
+) -> calls::RunOutcome {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(event) = stream.message().await.expect("the stream was cut") {
+            seen.push(event);
+        }
+    })
+    .await
+    .expect("the run did not end within 30 s");
+    calls::outcome(seen).expect("run outcome")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_stay_on_their_replica_and_calls_without_the_key_are_refused() {
+    let mut cluster = Cluster::start().await;
+    let mut client = cluster.router_client().await;
+    let keys: Vec<String> = (0..12).map(|i| format!("agent:main:route-{i}")).collect();
+
+    // Two runs per session through the router: both reach the same replica
+    // (the second continues the first's session), and only that replica
+    // knows the session.
+    let mut owner_of = BTreeMap::new();
+    for key in &keys {
+        let first = calls::run(&mut client, key, &format!("one {key}"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+        assert_eq!(first.final_text, format!("pong: one {key}"));
+        let second = calls::run(&mut client, key, &format!("two {key}"))
+            .await
+            .expect("second run");
+        assert_eq!(second.session_id, first.session_id, "{key}");
+        let owners = cluster.owners(key).await;
+        assert_eq!(owners, [(owners[0].0, first.session_id.clone())], "{key}");
+        assert_eq!(
+            calls::user_messages(&mut client, key)
+                .await
+                .expect("transcript"),
+            [format!("one {key}"), format!("two {key}")]
+        );
+        owner_of.insert(key.clone(), owners[0].0);
+    }
+    let owned: Vec<usize> = (0..2)
+        .map(|r| owner_of.values().filter(|&&o| o == r).count())
+        .collect();
+    assert!(
+        owned.iter().all(|&n| n > 0),
+        "sessions per replica: {owned:?}"
+    );
+
+    // No header on a session call: refused by the router, naming the header.
+    let refused = AgentServiceClient::new(cluster.router_channel().await)
+        .run(pb::RunRequest {
+            session: calls::session_ref(&keys[0]),
+            message: "no header".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a Run without the header");
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert!(
+        refused.message().contains("x-openclaw-session-key"),
+        "{refused:?}"
+    );
+    let refused = AgentServiceClient::new(cluster.router_channel().await)
+        .get_session(pb::GetSessionRequest {
+            session: calls::session_ref(&keys[0]),
+        })
+        .await
+        .expect_err("a GetSession without the header");
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    // ...and it reached no replica: the session still has two messages.
+    assert_eq!(
+        calls::user_messages(&mut client, &keys[0])
+            .await
+            .expect("transcript")
+            .len(),
+        2
+    );
+    // Calls that name no session need no header.
+    let agents = AgentServiceClient::new(cluster.router_channel().await)
+        .list_agents(pb::ListAgentsRequest {})
+        .await
+        .expect("ListAgents without the header")
+        .into_inner();
+    assert_eq!(agents.agents.len(), 2);
+
+    // Replica 0 goes away: its sessions get UNAVAILABLE and stay put.
+    let away: Vec<&String> = keys.iter().filter(|k| owner_of[*k] == 0).collect();
+    cluster.replicas[0].stop().await;
+    for key in &away {
+        let status = calls::run(&mut client, key, "while away")
+            .await
+            .expect_err("its replica is away");
+        assert!(status.contains("Unavailable"), "{key}: {status}");
+    }
+    let staying = keys
+        .iter()
+        .find(|k| owner_of[*k] == 1)
+        .expect("a key of replica 1");
+    calls::run(&mut client, staying, "still here")
+        .await
+        .expect("replica 1's sessions are unaffected");
+    for key in &away {
+        let owners = cluster.owners_of_running(key).await;
+        assert_eq!(owners, Vec::<usize>::new(), "{key} moved to replica 1");
+    }
+
+    // Back with its volume: the same sessions, their history intact.
+    cluster.replicas[0].start().await;
+    for key in &away {
+        let after = calls::run(&mut client, key, &format!("three {key}"))
+            .await
+            .unwrap_or_else(|e| panic!("{key}: {e}"));
+        let owners = cluster.owners(key).await;
+        assert_eq!(owners, [(0, after.session_id.clone())], "{key}");
+        assert_eq!(
+            calls::user_messages(&mut client, key)
+                .await
+                .expect("transcript"),
+            [
+                format!("one {key}"),
+                format!("two {key}"),
+                format!("three {key}")
+            ]
+        );
+    }
+}
+
+impl Cluster {
+    /// Like `owners`, asking only the replicas that are running.
+    async fn owners_of_running(&self, key: &str) -> Vec<usize> {
+        let mut owners = Vec::new();
+        for (ordinal, replica) in self.replicas.iter().enumerate() {
+            if replica.running.is_none() {
+                continue;
+            }
+            let channel = Channel::from_shared(replica.url())
+                .expect("url")
+                .connect()
+                .await
+                .expect("connect");
+            if AgentServiceClient::new(channel)
+                .get_session(pb::GetSessionRequest {
+                    session: calls::session_ref(key),
+                })
+                .await
+                .is_ok()
+            {
+                owners.push(ordinal);
+            }
+        }
+        owners
+    }
+}
+
+/// The bound on a stopping router in this test: longer than the slow run,
+/// far shorter than the config's 610 s. The replicas keep a health watch on
+/// prompt-service open through the router, which only this bound ends.
+const HARD_STOP_AFTER: &str = "10s";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
+    use nix::sys::signal::Signal;
+    let mut cluster = Cluster::start_with(Some(HARD_STOP_AFTER)).await;
+    let mut client = cluster.router_client().await;
+
+    // Reload while a Run streams: a new worker takes new calls, the old one
+    // finishes the stream, then leaves (by hard-stop-after at the latest).
+    let key = "agent:slow:reload";
+    let mut stream = client
+        .run(calls::run_request(key, "stream").expect("request"))
+        .await
+        .expect("Run")
+        .into_inner();
+    let seen = first_delta(&mut stream).await;
+    let (before, _) = cluster.workers().await.expect("workers");
+    assert_eq!(before.len(), 1, "{before:?}");
+    cluster.signal_router(Signal::SIGUSR2);
+    cluster
+        .until_workers("reloaded", |current, old| {
+            !current.is_empty() && current != before.as_slice() && old == before.as_slice()
+        })
+        .await;
+    let mut fresh = cluster.router_client().await;
+    calls::run(&mut fresh, "agent:main:after-reload", "new worker")
+        .await
+        .expect("a call after the reload");
+    let outcome = rest(stream, seen).await;
+    assert_eq!(outcome.final_text, SLOW_TEXT);
+    cluster
+        .until_workers("retired the old one", |_, old| old.is_empty())
+        .await;
+    // The replicas follow prompt-service's health through the new worker:
+    // ready again, and runs render.
+    for replica in &cluster.replicas {
+        wait_ready(&replica.url()).await;
+    }
+    let mut fresh = cluster.router_client().await;
+    calls::run(&mut fresh, "agent:main:after-retire", "still rendering")
+        .await
+        .expect("a call after the old worker left");
+
+    // Graceful stop while a Run streams: the listeners close at once, the
+    // stream finishes, then the router exits.
+    let key = "agent:slow:stop";
+    let mut stream = client
+        .run(calls::run_request(key, "stream").expect("request"))
+        .await
+        .expect("Run")
+        .into_inner();
+    let seen = first_delta(&mut stream).await;
+    cluster.signal_router(Signal::SIGUSR1);
+    let mut backoff = Duration::from_millis(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", cluster.agent_port))
+        .await
+        .is_ok()
+    {
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(100));
+    }
+    let outcome = rest(stream, seen).await;
+    assert_eq!(outcome.final_text, SLOW_TEXT);
+    let status = cluster
+        .router
+        .wait()
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+    assert!(status.success(), "{status}\n{}", cluster.router.log());
+}
+
+/// Until agent-service at `url` reports its AgentService SERVING (20 s at most).
+async fn wait_ready(url: &str) {
+    let mut backoff = Duration::from_millis(20);
+    for _ in 0..60 {
+        if let Ok(true) = service_kit::probe(
+            url,
+            "openclaw.agent.v1.AgentService",
+            Duration::from_secs(2),
+        )
+        .await
+        {
+            return;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(500));
+    }
+    panic!("{url} never became ready again");
+}
