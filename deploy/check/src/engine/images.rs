@@ -51,7 +51,8 @@ pub(super) async fn check_service_image(service: &str) -> Result<(), EngineError
     Ok(())
 }
 
-/// agent-service's exec tool runs `sh -c`: the image has one.
+/// agent-service's exec tool runs `setsid sh -c`, and sandboxed sessions `setsid bwrap`:
+/// the image has all three.
 pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
     let shell = docker(&[
         "run",
@@ -60,14 +61,23 @@ pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
         "/bin/sh",
         &image("agent-service"),
         "-c",
-        "echo shell ok",
+        "setsid sh -c 'echo shell ok' && bwrap --version",
     ])
     .await
     .map_err(step("agent-service shell"))?;
-    if shell.trim() != "shell ok" {
+    let mut lines = shell.lines();
+    if lines.next().map(str::trim) != Some("shell ok") {
         return Err(step("agent-service shell")(format!("sh printed {shell:?}")));
     }
-    say("image agent-service: /bin/sh runs (the exec tool's shell)");
+    let bwrap = lines.next().unwrap_or_default().trim().to_owned();
+    if !bwrap.starts_with("bubblewrap") {
+        return Err(step("agent-service shell")(format!(
+            "bwrap --version printed {bwrap:?}"
+        )));
+    }
+    say(&format!(
+        "image agent-service: setsid and /bin/sh run (the exec tool's shell), {bwrap} is there for sandboxed sessions"
+    ));
     Ok(())
 }
 
