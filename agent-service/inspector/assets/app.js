@@ -354,7 +354,10 @@ function drawLayers(l) {
   for (const s of [...l.sections].sort((a, b) => b.chars - a.chars)) {
     const meter = el("div", { class: "meter " + s.layer });
     meter.style.width = (100 * s.chars / biggest) + "%";
-    table.append(el("tr", null, el("td", { class: "mono" }, s.id), el("td", null, s.heading), el("td", null, s.layer),
+    const id = typeof s.text === "string"
+      ? el("details", null, el("summary", null, s.id), el("pre", { class: "section-text" }, s.text))
+      : s.id;
+    table.append(el("tr", null, el("td", { class: "mono" }, id), el("td", null, s.heading), el("td", null, s.layer),
       el("td", { class: "num" }, fmt(s.chars)), el("td", { class: "num" }, fmt(tok(s.chars))), el("td", { class: "meter-cell" }, meter)));
   }
   out.append(table);

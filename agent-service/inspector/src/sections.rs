@@ -125,12 +125,12 @@ pub fn side_by_side(old: &str, new: &str) -> Vec<DiffRow> {
                 let o = olds.start + k;
                 let n = news.start + k;
                 let (old_line, old) = if k < olds.len() {
-                    (Some(o + 1), diff.old_slice(o).map(|s| line(s)))
+                    (Some(o + 1), diff.old_slice(o).map(&line))
                 } else {
                     (None, None)
                 };
                 let (new_line, new) = if k < news.len() {
-                    (Some(n + 1), diff.new_slice(n).map(|s| line(s)))
+                    (Some(n + 1), diff.new_slice(n).map(&line))
                 } else {
                     (None, None)
                 };
