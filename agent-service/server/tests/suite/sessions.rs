@@ -1,4 +1,4 @@
-//! Agents, sessions and transcripts over gRPC (issue 4; SPEC ).
+//! Agents, sessions and transcripts over gRPC.
 
 use std::io::Write;
 
