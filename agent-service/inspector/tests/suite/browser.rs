@@ -220,7 +220,7 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
         until(
             &tab,
             "(() => { const t = (document.querySelector('#live .live-run') || {}).textContent || ''; \
-             return t.includes('Live reply') && !t.includes('finished'); })()",
+             return t.includes('Live') && !t.includes('finished'); })()",
             "the run appearing while it streams",
         );
         let running = text_of(&tab, "#live .live-run");
