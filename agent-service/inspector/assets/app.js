@@ -366,12 +366,12 @@ function drawLayers(l) {
   out.append(el("h3", null, `Bootstrap files · project context ${fmt(b.project_context_chars)} chars · limits ${fmt(b.max_chars_per_file)} per file, ${fmt(b.total_max_chars)} in total`));
   const files = el("table", { class: "files-table" },
     el("tr", null, el("th", null, "file"), el("th", null, "status"), el("th", null, "layer"),
-      el("th", { class: "num" }, "raw chars"), el("th", { class: "num" }, "injected chars"), el("th", { class: "num" }, "cut")));
+      el("th", { class: "num" }, "raw chars"), el("th", { class: "num" }, "injected chars"), el("th", { class: "num" }, "cut by a limit")));
   for (const f of b.files) {
     files.append(el("tr", null, el("td", { class: "mono" }, f.path),
       el("td", { class: "status-" + f.status }, f.status + (f.cause ? ` (${f.cause.replaceAll("_", " ")})` : "")),
       el("td", null, f.layer), el("td", { class: "num" }, fmt(f.raw_chars)), el("td", { class: "num" }, fmt(f.injected_chars)),
-      el("td", { class: "num" }, f.raw_chars > f.injected_chars ? fmt(f.raw_chars - f.injected_chars) : "")));
+      el("td", { class: "num" }, ["truncated", "omitted"].includes(f.status) ? fmt(f.raw_chars - f.injected_chars) : "")));
   }
   out.append(files);
 
