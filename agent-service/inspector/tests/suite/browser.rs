@@ -1,7 +1,8 @@
 //! The page in headless Chromium (installed from Debian's packages by the test itself): the
 //! session list, a transcript with a tool call beside its result, a run appearing live, the
 //! layers of a prompt, a cache break's diff, and a message that tries to run script shown as
-//! text. A screenshot of each view goes to `screenshots/`, which the README links.
+//! text. A screenshot of each view is written (see [`screenshots`]); the README links the
+//! committed ones in `screenshots/`.
 
 use std::{ffi::OsStr, path::PathBuf, sync::Arc, time::Duration};
 
@@ -17,8 +18,22 @@ const INJECTION: &str = r#"Look: <script>window.__pwned = 1; document.title = "p
 
 const WAIT: Duration = Duration::from_secs(20);
 
+/// Where the screenshots go: `INSPECTOR_SCREENSHOTS` when set (the README's images are
+/// refreshed with `INSPECTOR_SCREENSHOTS=agent-service/inspector/screenshots`), else the
+/// target directory, so an ordinary test run leaves the tracked files alone.
 fn screenshots() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("screenshots")
+    match std::env::var_os("INSPECTOR_SCREENSHOTS") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir)
+            }
+        }
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/inspector-screenshots"),
+    }
 }
 
 fn browser() -> Browser {
@@ -65,7 +80,7 @@ fn until(tab: &Tab, js: &str, what: &str) {
     panic!("{what} did not happen within {WAIT:?} (page status: {status})");
 }
 
-/// The whole page (up to 2,400 px high) as a PNG in `screenshots/`.
+/// The whole page (up to 2,400 px high) as a PNG in [`screenshots`].
 fn screenshot(tab: &Tab, name: &str) {
     let height = eval(tab, "document.documentElement.scrollHeight")
         .as_f64()
