@@ -86,7 +86,7 @@ pub async fn serve(
         .set_serving::<PromptServiceServer<PromptServiceImpl>>()
         .await;
 
-    let service = PromptServiceImpl::new(std::sync::Arc::default())?;
+    let service = PromptServiceImpl::new()?;
     let prompt = PromptRoutes::new(service, config.max_request_bytes);
     let echo = config.bench_echo.then(|| {
         echo_server::EchoServer::new(EchoService)
