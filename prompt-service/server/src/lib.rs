@@ -10,6 +10,7 @@ mod contribution;
 mod convert;
 mod error;
 mod knobs;
+pub mod metrics;
 mod preview;
 mod reply;
 mod serve;

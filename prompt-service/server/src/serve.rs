@@ -124,7 +124,7 @@ pub async fn serve(
         tracing::info!("stopped accepting; draining in-flight requests");
         let _ = drain_tx.send(());
     };
-    tracing::info!(addr = ?addr, bench_echo = config.bench_echo, "prompt-service listening");
+    tracing::info!(addr = %addr.map_or_else(|| "unknown".to_owned(), |a| a.to_string()), bench_echo = config.bench_echo, "prompt-service listening");
     // No `Server::timeout`: the DeadlineLayer enforces the same bound and
     // answers DEADLINE_EXCEEDED (tonic's own timer answers CANCELLED).
     let server = config

@@ -4,7 +4,6 @@ use openclaw_config::Loader;
 use openclaw_proto::prompt::v1 as pb;
 use pb::prompt_service_server::PromptService;
 use prompt_render::{Prepared, Rendered};
-use service_kit::metrics::{self, StableInputs};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -14,6 +13,7 @@ use crate::{
     convert::{input_from_request, response_from_rendered, turn_from_request},
     error::ServerError,
     knobs,
+    metrics::{self, StableInputs},
     reply::{RenderReply, ReplyParts},
     stable_cache::{DEFAULT_CACHE_ENTRIES, StableCache},
     wire::{self, Split},

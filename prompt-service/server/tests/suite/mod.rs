@@ -2,6 +2,7 @@ mod codex_rpc;
 mod config_rpcs;
 mod fuzz;
 mod harness;
+mod metrics;
 mod otlp;
 mod render_rpc;
 mod security;
