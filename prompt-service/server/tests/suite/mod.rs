@@ -1,3 +1,4 @@
+mod cli;
 mod codex_rpc;
 mod config_rpcs;
 mod fuzz;
