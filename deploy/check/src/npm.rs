@@ -32,7 +32,10 @@ pub fn ensure_npm_program(
 ) -> Result<PathBuf, String> {
     let dir = tools_dir.join("npm");
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let name = format!("{}-{version}", package.trim_start_matches('@').replace('/', "-"));
+    let name = format!(
+        "{}-{version}",
+        package.trim_start_matches('@').replace('/', "-")
+    );
     let lock_path = dir.join(format!("{name}.lock"));
     let lock = File::create(&lock_path)
         .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
@@ -54,7 +57,13 @@ pub fn ensure_npm_program(
         .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
     let spec = format!("{package}@{version}");
     let output = Command::new("npm")
-        .args(["install", "--no-save", "--no-audit", "--no-fund", "--prefix"])
+        .args([
+            "install",
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+        ])
         .arg(&staging)
         .arg(&spec)
         .output()
@@ -67,7 +76,8 @@ pub fn ensure_npm_program(
         ));
     }
     verify(&staging, program, version)?;
-    fs::rename(&staging, &root).map_err(|e| format!("cannot rename into {}: {e}", root.display()))?;
+    fs::rename(&staging, &root)
+        .map_err(|e| format!("cannot rename into {}: {e}", root.display()))?;
     verify(&root, program, version)
 }
 

@@ -14,7 +14,6 @@ mod bootstrap;
 mod boundary;
 mod channels;
 mod error;
-#[cfg(feature = "fixtures")]
 pub mod fixtures;
 mod gpt5;
 mod input;

@@ -1,5 +1,6 @@
 mod compose;
 mod compose_run;
+mod features;
 mod k8s;
 mod proto;
 mod router;

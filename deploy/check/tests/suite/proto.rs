@@ -33,7 +33,10 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         // buf keeps a module cache; keep it out of the user's home.
-        .env("BUF_CACHE_DIR", deploy_check::install::default_tools_dir().join("buf-cache"))
+        .env(
+            "BUF_CACHE_DIR",
+            deploy_check::install::default_tools_dir().join("buf-cache"),
+        )
         .output()
         .unwrap_or_else(|e| panic!("cannot run buf: {e}"))
 }
@@ -109,7 +112,9 @@ fn a_renumbered_retyped_or_removed_field_is_breaking() {
     let source = std::fs::read_to_string(workspace_root().join("proto").join(FILE))
         .expect("the proto file reads");
     assert!(source.contains(FIELD), "{FIELD:?} is in {FILE}");
-    let renumbered = breaking_after(FILE, |s| s.replacen(FIELD, "  string workspace_dir = 94;", 1));
+    let renumbered = breaking_after(FILE, |s| {
+        s.replacen(FIELD, "  string workspace_dir = 94;", 1)
+    });
     assert!(renumbered.contains("workspace_dir"), "{renumbered}");
     let retyped = breaking_after(FILE, |s| s.replacen(FIELD, "  bytes workspace_dir = 4;", 1));
     assert!(retyped.contains("workspace_dir"), "{retyped}");
