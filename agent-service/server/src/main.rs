@@ -106,7 +106,8 @@ struct Cli {
 enum Command {
     /// Serve the gRPC API (the default).
     Serve,
-    /// Exit 0 when the server at --listen reports SERVING (container health checks).
+    /// Exit 0 when the server at --listen reports SERVING (container health checks). TLS
+    /// settings are the top-level flags (or their variables), as for serving.
     Healthcheck {
         /// Address of the server to probe (default: the top-level --listen).
         #[arg(long)]

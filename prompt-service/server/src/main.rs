@@ -48,7 +48,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: PreviewFormat,
     },
-    /// Exit 0 when the server at --listen reports SERVING (container health checks).
+    /// Exit 0 when the server at --listen reports SERVING (container health checks). TLS
+    /// settings are the top-level flags (or their variables), as for serving.
     Healthcheck {
         /// Address of the server to probe (default: the top-level --listen).
         #[arg(long)]

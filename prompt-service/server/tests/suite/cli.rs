@@ -48,6 +48,7 @@ fn help_speaks_to_users_and_version_names_the_binary() {
     let render_help = stdout(&run(&["render", "--help"]));
     assert!(render_help.contains("--format"), "{render_help}");
     assert!(!render_help.contains("--listen"), "{render_help}");
+    assert!(!render_help.contains("--tls"), "{render_help}");
     // `healthcheck` still takes one.
     assert!(stdout(&run(&["healthcheck", "--help"])).contains("--listen"));
 }
