@@ -21,7 +21,7 @@ use crate::{
 
 /// Renders a request from scratch, with no cache: the same prompt the RPC
 /// returns for it. The CLI preview calls this, so what it prints is
-/// byte-for-byte what the RPC returns (SPEC P-3).
+/// byte-for-byte what the RPC returns (P-3).
 pub fn render_request(
     req: pb::RenderSystemPromptRequest,
 ) -> Result<pb::RenderSystemPromptResponse, ServerError> {
