@@ -27,6 +27,11 @@ struct Cli {
     /// prompts in this process (the single-binary embedded mode).
     #[arg(long, env = "PROMPT_SERVICE_URL")]
     prompt_service: Option<String>,
+    /// Serve the web inspector (sessions, transcripts, prompt layers, cache breaks; read-only)
+    /// over HTTP on HOST:PORT (unset: none). A non-loopback address needs bearer tokens
+    /// (--tokens / --tokens-file), which the inspector then asks for too.
+    #[arg(long, env = "AGENT_SERVICE_INSPECTOR_LISTEN", value_name = "HOST:PORT")]
+    inspector_listen: Option<String>,
     /// The bubblewrap program sandboxed sessions run their commands in (a name is looked up
     /// on PATH). Checked at start-up; if it cannot isolate here, sandboxed runs are refused.
     #[arg(long, env = "AGENT_SERVICE_SANDBOX_BWRAP", default_value = agent_runtime::DEFAULT_SANDBOX_PROGRAM, value_name = "PROGRAM")]
@@ -184,6 +189,20 @@ async fn run() -> anyhow::Result<ExitCode> {
         Ok(resolved) => resolved,
         Err(problems) => return Ok(refuse(&problems)),
     };
+    let inspector_addr = match cli
+        .inspector_listen
+        .as_deref()
+        .map(service_kit::parse_listen)
+    {
+        None => None,
+        Some(Ok(addr)) => {
+            if let Err(problem) = agent_inspector::check_listen(addr, security.tokens.as_ref()) {
+                return Ok(refuse(&[problem]));
+            }
+            Some(addr)
+        }
+        Some(Err(problem)) => return Ok(refuse(&[format!("--inspector-listen: {problem}")])),
+    };
     let prompt_security = match cli.prompt_security() {
         Ok(security) => security,
         Err(problems) => return Ok(refuse(&problems)),
@@ -214,6 +233,17 @@ async fn run() -> anyhow::Result<ExitCode> {
             _ => (Arc::new(prompt_client::InProcessPromptSource::new()?), None),
         };
     tracing::info!(prompt = %prompt.describe(), "prompt source");
+    // The inspector shows each model call's prompt: it sees the renders on their way to the
+    // runtime (unchanged).
+    let renders = Arc::new(agent_inspector::RenderLog::default());
+    let prompt: Arc<dyn prompt_client::PromptSource> = if inspector_addr.is_some() {
+        Arc::new(agent_inspector::RecordingPromptSource::new(
+            prompt,
+            Arc::clone(&renders),
+        ))
+    } else {
+        prompt
+    };
     if let Some(token) = &cli.prompt_service_token {
         redactor.replace_source(
             "auth",
@@ -237,6 +267,24 @@ async fn run() -> anyhow::Result<ExitCode> {
     if let Some(metrics) = &cli.server.metrics_listen {
         service_kit::metrics::listen(metrics, &[service_kit::metrics::AGENT]).await?;
     }
+    let inspector = match inspector_addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let inspector = agent_inspector::Inspector::new(
+                Arc::clone(&runtime),
+                renders,
+                security.tokens.clone(),
+            );
+            Some(tokio::spawn(async move {
+                let served =
+                    agent_inspector::serve(listener, inspector, std::future::pending()).await;
+                if let Err(error) = served {
+                    tracing::error!(%error, "inspector stopped");
+                }
+            }))
+        }
+        None => None,
+    };
     let config = agent_server::ServeConfig {
         max_request_bytes: cli.server.max_request_bytes,
         drain_timeout: cli.server.drain_timeout(),
@@ -245,6 +293,9 @@ async fn run() -> anyhow::Result<ExitCode> {
         prompt_reachability,
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
+    if let Some(inspector) = inspector {
+        inspector.abort();
+    }
     service_kit::flush_traces();
     Ok(ExitCode::SUCCESS)
 }

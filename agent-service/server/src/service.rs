@@ -106,6 +106,10 @@ impl AgentServiceImpl {
     }
 
     /// Hands a message to its session (Run and Send share this).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of RunRequest and SendRequest, destructured by both callers"
+    )]
     async fn submit(
         &self,
         metadata: &tonic::metadata::MetadataMap,
