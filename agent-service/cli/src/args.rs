@@ -69,6 +69,33 @@ impl Command {
     pub fn serves(&self) -> bool {
         matches!(self, Self::Up(_) | Self::Demo(_))
     }
+
+    /// How the services' logs are written, for the commands that run them.
+    pub fn observe(&self) -> Option<&ObserveArgs> {
+        match self {
+            Self::Up(args) => Some(&args.observe),
+            Self::Demo(args) => Some(&args.observe),
+            _ => None,
+        }
+    }
+}
+
+/// Logs and metrics of the services `up` and `demo` run, as the two
+/// service binaries offer them.
+#[derive(Debug, Clone, Args)]
+pub struct ObserveArgs {
+    /// Log format on stderr: text or json (filter with RUST_LOG).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        env = "OPENCLAW_LOG_FORMAT",
+        default_value = "text"
+    )]
+    pub log_format: service_kit::LogFormat,
+    /// Serve both services' Prometheus metrics over HTTP on HOST:PORT, at
+    /// GET /metrics (unset: no metrics endpoint).
+    #[arg(long, value_name = "HOST:PORT", env = "OPENCLAW_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
 }
 
 /// Flags of `openclaw up`.
@@ -95,6 +122,9 @@ pub struct UpArgs {
     /// Seconds in-flight calls may run after Ctrl-C/SIGTERM, per service.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub drain_secs: u64,
+    /// Logs and metrics.
+    #[command(flatten)]
+    pub observe: ObserveArgs,
 }
 
 /// Flags of `openclaw demo`.
@@ -112,6 +142,9 @@ pub struct DemoArgs {
     /// The message of the demo turn.
     #[arg(short, long, value_name = "TEXT", default_value = crate::demo::DEMO_MESSAGE)]
     pub message: String,
+    /// Logs and metrics.
+    #[command(flatten)]
+    pub observe: ObserveArgs,
 }
 
 /// Where agent-service is.

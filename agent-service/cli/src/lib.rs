@@ -25,8 +25,8 @@ pub mod up;
 
 pub use app::run;
 pub use args::{
-    ChatArgs, Cli, Command, ContextArgs, DemoArgs, PreviewArgs, ServerArgs, SessionsAction,
-    SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
+    ChatArgs, Cli, Command, ContextArgs, DemoArgs, ObserveArgs, PreviewArgs, ServerArgs,
+    SessionsAction, SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
 };
 pub use error::{CliError, EXIT_CODES_HELP};
 pub use term::{Style, Term, table};

@@ -10,10 +10,19 @@ use openclaw_cli::{Cli, Style, Term, up::Host};
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let redactor = openclaw_secrets::Redactor::new();
-    if cli.command.serves() {
-        service_kit::init_tracing_to(
-            service_kit::LogFormat::Text,
+    if let Some(observe) = cli.command.observe() {
+        // The demo's terminal is a chat: text logs there are warnings and
+        // errors only (RUST_LOG or --log-format json for everything).
+        let demo = matches!(cli.command, openclaw_cli::Command::Demo(_));
+        let filter = if demo && observe.log_format == service_kit::LogFormat::Text {
+            "warn"
+        } else {
+            "info"
+        };
+        service_kit::init_tracing_with(
+            observe.log_format,
             openclaw_secrets::RedactingWriter::new(redactor.clone(), std::io::stderr),
+            filter,
         );
     }
     let style = Style::detect(

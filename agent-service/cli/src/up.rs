@@ -127,7 +127,8 @@ pub async fn up(
         agent: bind(&args.agent_listen, false).await?,
     };
     let stack = start(listeners, settings, host, args.drain_secs).await?;
-    term.line(&ready_banner(&stack))?;
+    let metrics = serve_metrics(&args.observe).await?;
+    term.line(&ready_banner(&stack, metrics))?;
     shutdown.await;
     stack.shutdown().await
 }
@@ -157,6 +158,7 @@ pub async fn demo(
         .await?,
     };
     let stack = start(listeners, settings, host, DEMO_DRAIN_SECS).await?;
+    let metrics = serve_metrics(&args.observe).await?;
     let mut shutdown = std::pin::pin!(shutdown);
     let turn = async {
         let mut client = client::connect(&stack.agent_url()).await?;
@@ -190,6 +192,9 @@ pub async fn demo(
     for line in table(&hints) {
         term.line(&line)?;
     }
+    if let Some(addr) = metrics {
+        term.line(&format!("Metrics: http://{addr}/metrics"))?;
+    }
     term.line("Stop with Ctrl-C.")?;
     shutdown.await;
     stack.shutdown().await
@@ -217,6 +222,21 @@ async fn start(
     tracing::info!(prompt_service = %stack.prompt_url(), agent_service = %stack.agent_url(), "listening");
     stack.wait_ready(READY_TIMEOUT).await?;
     Ok(stack)
+}
+
+/// Both services' metrics on `--metrics-listen`, when given: one endpoint,
+/// since they share this process.
+async fn serve_metrics(
+    observe: &crate::args::ObserveArgs,
+) -> Result<Option<std::net::SocketAddr>, CliError> {
+    let Some(addr) = &observe.metrics_listen else {
+        return Ok(None);
+    };
+    let catalogs = [prompt_server::metrics::CATALOG, service_kit::metrics::AGENT];
+    service_kit::metrics::listen(addr, &catalogs)
+        .await
+        .map(Some)
+        .map_err(|e| CliError::Config(e.to_string()))
 }
 
 fn log_demo_files(files: &demo::DemoFiles) {
@@ -248,10 +268,13 @@ fn chat_hint(stack: &Stack) -> String {
     )
 }
 
-fn ready_banner(stack: &Stack) -> String {
+fn ready_banner(stack: &Stack, metrics: Option<std::net::SocketAddr>) -> String {
     let settings = stack.settings();
+    let metrics = metrics
+        .map(|addr| format!("\n  metrics         http://{addr}/metrics"))
+        .unwrap_or_default();
     format!(
-        "openclaw is ready\n  prompt-service  {}\n  agent-service   {}\n  state dir       {}\n  config          {}\nTry:  {}\nStop: Ctrl-C",
+        "openclaw is ready\n  prompt-service  {}\n  agent-service   {}\n  state dir       {}\n  config          {}{metrics}\nTry:  {}\nStop: Ctrl-C",
         stack.prompt_url(),
         stack.agent_url(),
         settings.state_dir.display(),

@@ -4,22 +4,18 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use agent_runtime::{Flags, ProcessEnv, Runtime, RuntimeOptions, Settings};
 use clap::{Parser, Subcommand};
-use service_kit::{ClientFlags, ClientSecurity, OverloadConfig, SecurityArgs, ServerSecurity};
+use service_kit::{ClientFlags, ClientSecurity, ServerArgs, refuse};
 
-/// Prefix of the environment variables, as security messages name them.
+/// Prefix of the environment variables.
 const ENV_PREFIX: &str = "AGENT_SERVICE";
 
-/// Stateful gRPC service that owns OpenClaw agents, workspaces and sessions.
+/// Runs OpenClaw agents over gRPC: their workspaces, sessions and turns,
+/// with prompts from prompt-service (or rendered in this process).
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None)]
+#[command(name = "agent-service", version, long_about = None)]
 struct Cli {
     /// Address to listen on (HOST:PORT).
-    #[arg(
-        long,
-        env = "AGENT_SERVICE_LISTEN",
-        default_value = "127.0.0.1:50052",
-        global = true
-    )]
+    #[arg(long, env = "AGENT_SERVICE_LISTEN", default_value = "127.0.0.1:50052")]
     listen: String,
     /// State directory (sessions, workspaces); default $OPENCLAW_STATE_DIR or ~/.openclaw.
     #[arg(long)]
@@ -31,18 +27,6 @@ struct Cli {
     /// prompts in this process (the single-binary embedded mode).
     #[arg(long, env = "PROMPT_SERVICE_URL")]
     prompt_service: Option<String>,
-    /// Largest request message accepted, in bytes (bigger: RESOURCE_EXHAUSTED).
-    #[arg(long, env = "AGENT_SERVICE_MAX_REQUEST_BYTES", default_value_t = 4 * 1024 * 1024)]
-    max_request_bytes: usize,
-    /// Seconds in-flight calls may run after SIGTERM/SIGINT before sessions are flushed.
-    #[arg(long, env = "AGENT_SERVICE_DRAIN_SECS", default_value_t = 10)]
-    drain_secs: u64,
-    /// Log format on stderr: text or json (filter with RUST_LOG).
-    #[arg(long, env = "AGENT_SERVICE_LOG_FORMAT", default_value = "text")]
-    log_format: service_kit::LogFormat,
-    /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
-    #[arg(long, env = "AGENT_SERVICE_METRICS_LISTEN")]
-    metrics_listen: Option<String>,
     /// Serve the web inspector (sessions, transcripts, prompt layers, cache breaks; read-only)
     /// over HTTP on HOST:PORT (unset: none). A non-loopback address needs bearer tokens
     /// (--tokens / --tokens-file), which the inspector then asks for too.
@@ -54,7 +38,7 @@ struct Cli {
     sandbox_bwrap: std::ffi::OsString,
 
     #[command(flatten)]
-    security: SecurityArgs,
+    server: ServerArgs,
 
     /// File whose first token is sent to prompt-service as `authorization: Bearer <token>`
     /// (prompt-service's own --tokens-file will do: keep the newest token first).
@@ -119,26 +103,6 @@ struct Cli {
     )]
     prompt_service_retry_budget_ms: u64,
 
-    /// Unary calls in progress at once; past it a call gets RESOURCE_EXHAUSTED at once
-    /// instead of queueing (health checks are exempt).
-    #[arg(
-        long,
-        env = "AGENT_SERVICE_MAX_CONCURRENT_REQUESTS",
-        default_value_t = 256,
-        value_parser = clap::value_parser!(u32).range(1..),
-        help_heading = "Overload"
-    )]
-    max_concurrent_requests: u32,
-    /// Streaming calls open at once (Run, WatchSession, GetTranscript, reflection), a pool
-    /// apart so long streams never starve unary calls; past it RESOURCE_EXHAUSTED at once.
-    #[arg(
-        long,
-        env = "AGENT_SERVICE_MAX_CONCURRENT_STREAMS",
-        default_value_t = 256,
-        value_parser = clap::value_parser!(u32).range(1..),
-        help_heading = "Overload"
-    )]
-    max_concurrent_streams: u32,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -147,8 +111,13 @@ struct Cli {
 enum Command {
     /// Serve the gRPC API (the default).
     Serve,
-    /// Exit 0 when the server at --listen reports SERVING (container health checks).
-    Healthcheck,
+    /// Exit 0 when the server at --listen reports SERVING (container health checks). TLS
+    /// settings are the top-level flags (or their variables), as for serving.
+    Healthcheck {
+        /// Address of the server to probe (default: the top-level --listen).
+        #[arg(long)]
+        listen: Option<String>,
+    },
 }
 
 impl Cli {
@@ -192,55 +161,34 @@ impl Cli {
     }
 }
 
-/// Prints each problem and returns the usage exit code (EX_USAGE).
-fn refuse(problems: &[String]) -> ExitCode {
-    for problem in problems {
-        eprintln!("error: {problem}");
-    }
-    ExitCode::from(64)
+#[tokio::main]
+async fn main() -> ExitCode {
+    // One `error:` line, never a Debug dump with a backtrace (whatever
+    // RUST_BACKTRACE says): these are the user's errors (a port in use, an
+    // unreadable state directory), not the program's.
+    run().await.unwrap_or_else(|error| {
+        eprintln!("error: {error:#}");
+        ExitCode::FAILURE
+    })
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<ExitCode> {
-    let cli: Cli = SecurityArgs::parse_cli(ENV_PREFIX);
+async fn run() -> anyhow::Result<ExitCode> {
+    let cli: Cli = ServerArgs::parse_cli(ENV_PREFIX);
     // Log lines pass through the runtime's redactor: a secret quoted in any message (a
     // provider's error body, a config value) is replaced before it is written.
     let redactor = openclaw_secrets::Redactor::new();
     service_kit::init_tracing_to(
-        cli.log_format,
+        cli.server.log_format,
         openclaw_secrets::RedactingWriter::new(redactor.clone(), std::io::stderr),
     );
-    if let Some(Command::Healthcheck) = cli.command {
-        // Health is open: no token is sent. Over TLS when this server serves
-        // TLS (the same --tls-cert setting), verified with --tls-ca.
-        let target = service_kit::parse_listen(&cli.listen)
-            .and_then(|addr| cli.security.flags().probe_target(addr, ENV_PREFIX));
-        let (endpoint, tls) = match target {
-            Ok(target) => target,
-            Err(problem) => return Ok(refuse(&[problem])),
-        };
-        let serving = service_kit::probe_with(&endpoint, "", Duration::from_secs(3), tls.as_ref())
-            .await
-            .unwrap_or_else(|e| {
-                eprintln!("{e}");
-                false
-            });
-        return Ok(if serving {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
+    if let Some(Command::Healthcheck { listen }) = &cli.command {
+        let listen = listen.as_deref().unwrap_or(&cli.listen);
+        return Ok(service_kit::healthcheck(listen, &cli.server.security, ENV_PREFIX).await);
     }
-    // Checked before anything starts: a server that would serve other hosts
-    // unauthenticated never opens its port.
-    let addr = service_kit::parse_listen(&cli.listen).map_err(anyhow::Error::msg)?;
-    let security = match ServerSecurity::resolve(&cli.security.flags(), ENV_PREFIX) {
-        Ok(security) => security,
+    let (addr, security) = match cli.server.resolve(&cli.listen, ENV_PREFIX) {
+        Ok(resolved) => resolved,
         Err(problems) => return Ok(refuse(&problems)),
     };
-    if let Err(problem) = security.check_listen(addr, ENV_PREFIX) {
-        return Ok(refuse(&[problem]));
-    }
     let inspector_addr = match cli
         .inspector_listen
         .as_deref()
@@ -316,8 +264,8 @@ async fn main() -> anyhow::Result<ExitCode> {
         )
     })?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    if let Some(metrics) = &cli.metrics_listen {
-        service_kit::metrics::listen(metrics).await?;
+    if let Some(metrics) = &cli.server.metrics_listen {
+        service_kit::metrics::listen(metrics, &[service_kit::metrics::AGENT]).await?;
     }
     let inspector = match inspector_addr {
         Some(addr) => {
@@ -338,13 +286,10 @@ async fn main() -> anyhow::Result<ExitCode> {
         None => None,
     };
     let config = agent_server::ServeConfig {
-        max_request_bytes: cli.max_request_bytes,
-        drain_timeout: Duration::from_secs(cli.drain_secs),
+        max_request_bytes: cli.server.max_request_bytes,
+        drain_timeout: cli.server.drain_timeout(),
         security,
-        overload: OverloadConfig {
-            max_concurrent_requests: cli.max_concurrent_requests as usize,
-            max_concurrent_streams: cli.max_concurrent_streams as usize,
-        },
+        overload: cli.server.overload.config(),
         prompt_reachability,
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;

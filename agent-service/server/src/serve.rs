@@ -148,7 +148,7 @@ pub async fn serve(
         tracing::info!("stopped accepting; draining in-flight calls");
         let _ = drain_tx.send(());
     };
-    tracing::info!(addr = ?addr, state_dir = %runtime.settings().state_dir.display(), "agent-service listening");
+    tracing::info!(addr = %addr.map_or_else(|| "unknown".to_owned(), |a| a.to_string()), state_dir = %runtime.settings().state_dir.display(), "agent-service listening");
     let server = config
         .security
         .apply_tls(Server::builder())?

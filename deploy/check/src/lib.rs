@@ -17,6 +17,9 @@
 //!   startup probes, graceful stops, network policies); [`haproxy`] checks
 //!   the router's HAProxy config against them and maps it onto loopback for
 //!   the router test, which runs HAProxy from Debian packages ([`install`]).
+//! - [`npm`] installs programs from npm packages: the `buf` CLI, with which
+//!   the tests lint the proto files and check them for breaking changes
+//!   against `proto/baseline.binpb` (the API as last released).
 //! - [`dist`] and [`engine`] are the `deploy-check` command's: the release
 //!   binaries with their debug info split off, and the compose file run on
 //!   a real Docker engine (outside `cargo test`: CI has no engine).
@@ -35,6 +38,7 @@ pub mod haproxy;
 pub mod install;
 pub mod k8s;
 pub mod native;
+pub mod npm;
 pub mod review;
 mod yaml;
 

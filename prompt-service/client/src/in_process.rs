@@ -4,23 +4,24 @@ use std::time::Instant;
 
 use openclaw_config::Loader;
 use openclaw_proto::prompt::v1 as pb;
-use prompt_render::Renderer;
+use prompt_server::PromptServiceImpl;
 
 use crate::{PromptError, PromptSource};
 
-/// Renders in this process through `prompt_server::render_request`, the same
-/// function the RenderSystemPrompt RPC runs.
+/// Renders in this process through the prompt service itself
+/// (`PromptServiceImpl::render_message`, the RPC's code path and its cache
+/// of stable blocks), without a socket.
 #[derive(Debug)]
 pub struct InProcessPromptSource {
-    renderer: Renderer,
+    service: PromptServiceImpl,
     loader: Loader,
 }
 
 impl InProcessPromptSource {
-    /// A source with its own stable-block memo and config validator.
+    /// A source with its own stable-block cache and config validator.
     pub fn new() -> Result<Self, PromptError> {
         Ok(Self {
-            renderer: Renderer::default(),
+            service: PromptServiceImpl::new().map_err(|e| PromptError::Refused(e.to_string()))?,
             loader: Loader::new().map_err(|e| PromptError::Refused(e.to_string()))?,
         })
     }
@@ -33,7 +34,8 @@ impl PromptSource for InProcessPromptSource {
         request: pb::RenderSystemPromptRequest,
         _deadline: Instant,
     ) -> Result<pb::RenderSystemPromptResponse, PromptError> {
-        prompt_server::render_request(&self.renderer, request)
+        self.service
+            .render_message(&request)
             .map_err(|e| PromptError::Refused(e.to_string()))
     }
 

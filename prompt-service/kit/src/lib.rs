@@ -2,7 +2,7 @@
 //!
 //! What both binaries need identically: the request size limit that answers
 //! RESOURCE_EXHAUSTED, one tracing span per request, per-RPC metrics and the
-//! Prometheus endpoint with the named recording functions of both services
+//! Prometheus endpoint to which each service adds its own metrics
 //! ([`metrics`]), health and reflection services, SIGTERM/SIGINT handling
 //! with a bounded drain, listen-address parsing and the `healthcheck` probe
 //! used by container health checks. And the security and overload layers:
@@ -52,6 +52,7 @@ mod otlp;
 pub mod overload;
 mod rpc_metrics;
 pub mod security;
+mod server_args;
 mod shutdown;
 #[cfg(feature = "test-pki")]
 pub mod test_pki;
@@ -65,13 +66,14 @@ pub use health::{
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
 pub use logging::{
     LogFormat, OutcomeLog, RequestTraceLayer, SESSION_KEY_HEADER, failure_level, init_tracing,
-    init_tracing_to, record_session_id, request_span, trace_layer,
+    init_tracing_to, init_tracing_with, record_session_id, request_span, trace_layer,
 };
 pub use malformed::{MalformedRequest, MalformedRequestLayer};
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};
 pub use security::{ClientFlags, ClientSecurity, SecurityArgs, SecurityFlags, ServerSecurity};
+pub use server_args::{OverloadArgs, ServerArgs, healthcheck, refuse};
 pub use shutdown::{drain, shutdown_signal};
 pub use tls::{ClientTls, ServerTls};
 pub use tonic_reflection::server::Error as ReflectionError;

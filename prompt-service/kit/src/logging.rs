@@ -1,7 +1,7 @@
 //! Tracing setup, the per-request span and the line that reports a failed
 //! call at the level its status code deserves.
 
-use std::time::Duration;
+use std::{io::IsTerminal, time::Duration};
 
 use tonic::{Code, body::Body};
 use tower_http::{
@@ -47,13 +47,30 @@ pub fn init_tracing_to<W>(format: LogFormat, writer: W)
 where
     W: for<'a> fmt::MakeWriter<'a> + Send + Sync + 'static,
 {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    init_tracing_with(format, writer, "info");
+}
+
+/// [`init_tracing_to`] with `default_filter` (an `EnvFilter` directive such
+/// as `warn`) where `RUST_LOG` is unset.
+pub fn init_tracing_with<W>(format: LogFormat, writer: W, default_filter: &str)
+where
+    W: for<'a> fmt::MakeWriter<'a> + Send + Sync + 'static,
+{
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
     let registry = tracing_subscriber::registry()
         .with(filter)
         .with(crate::otlp::layer());
     let result = match format {
         LogFormat::Text => registry
-            .with(fmt::layer().with_writer(writer).with_target(false))
+            .with(
+                fmt::layer()
+                    .with_writer(writer)
+                    .with_target(false)
+                    // Colour only for a person at a terminal: a file or a
+                    // pipe gets plain text.
+                    .with_ansi(std::io::stderr().is_terminal()),
+            )
             .try_init(),
         LogFormat::Json => registry
             .with(

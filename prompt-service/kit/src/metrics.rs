@@ -1,16 +1,21 @@
-//! Prometheus metrics: the scrape endpoint and the named recording functions.
+//! Prometheus metrics plumbing: the scrape endpoint, the per-RPC metrics
+//! every server records, and the hook by which a service adds its own.
 //!
-//! Both services record through the functions here rather than through
-//! `metrics::counter!` calls with string names scattered over the code, so
-//! every metric name, label and unit is defined once and listed in the
-//! README. Until [`serve`] (or [`listen`]) installs the recorder every
-//! function is a cheap no-op, which is what tests and `--metrics-listen`
-//! unset get.
+//! Each service defines its metrics (names, labels, units, HELP text and
+//! histogram buckets) in a [`Catalog`] of its own and records them through
+//! named functions next to it, so every name is defined once and listed in
+//! the README. Until [`serve`] (or [`listen`]) installs the recorder every
+//! recording is a cheap no-op, which is what tests and `--metrics-listen`
+//! unset get. The endpoint answers `GET /metrics` only.
 //!
 //! Labels are bounded on purpose: agent id, provider, model, gRPC method and
 //! status code. Session ids never become labels (one time series per session
 //! would grow without bound); per-session detail is in the logs and in the
 //! `RunEvent` stream.
+//!
+//! agent-service's metrics ([`AGENT`]) are still defined here: they
+//! are recorded by agent-runtime, which agent-server depends on, so they can
+//! move only together with those call sites.
 
 use std::{convert::Infallible, net::SocketAddr, time::Duration};
 
@@ -30,17 +35,6 @@ pub const RPC_SECONDS: &str = "grpc_server_handling_seconds";
 /// For `openclaw.agent.v1.AgentService/Run` this is the number of runs
 /// streaming to clients.
 pub const RPC_IN_FLIGHT: &str = "grpc_server_in_flight";
-/// Characters of rendered system prompts (histogram; `part` = `total` or
-/// `stable_prefix`).
-pub const PROMPT_RENDER_CHARS: &str = "prompt_render_chars";
-/// RenderSystemPrompt requests by how their stable inputs were obtained
-/// (counter; `source` = `remembered`: recognised by their bytes, only the
-/// turn fields decoded; `prepared`: decoded and prepared, then remembered;
-/// `decoded`: decoded whole, not remembered).
-pub const PROMPT_STABLE_INPUTS: &str = "prompt_render_stable_inputs_total";
-/// RenderSystemPrompt requests by the adapter that asked (counter;
-/// `surface`: `embedded_run`, `cli`, `preview`, `compaction`, `unspecified`).
-pub const PROMPT_SURFACES: &str = "prompt_render_surfaces_total";
 /// Model calls whose stable prefix hash differed from the session's previous
 /// call (counter; `agent`).
 pub const STABLE_PREFIX_CHANGES: &str = "agent_stable_prefix_changes_total";
@@ -64,11 +58,6 @@ pub const TRANSCRIPT_APPEND_SECONDS: &str = "agent_transcript_append_seconds";
 const SECONDS_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
     60.0, 120.0, 300.0,
-];
-/// Prompt size buckets (characters): a `none`-mode identity line up to the
-/// bootstrap budgets' worth of injected files.
-const CHARS_BUCKETS: &[f64] = &[
-    1_000.0, 2_000.0, 4_000.0, 8_000.0, 16_000.0, 32_000.0, 64_000.0, 128_000.0, 256_000.0,
 ];
 /// How often histogram data is compacted (the exporter's own default).
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
@@ -95,32 +84,51 @@ pub enum MetricsError {
     AlreadyInstalled,
 }
 
+/// What a service adds to the endpoint: the HELP lines of its metrics and
+/// the buckets of its histograms that are not in seconds (every histogram
+/// whose name ends in `_seconds` gets the kit's latency buckets).
+#[derive(Debug, Clone, Copy)]
+pub struct Catalog {
+    /// Describes the service's metrics (`metrics::describe_*`).
+    pub describe: fn(),
+    /// Histogram buckets by full metric name.
+    pub buckets: &'static [(&'static str, &'static [f64])],
+}
+
+/// The path the endpoint serves.
+pub const PATH: &str = "/metrics";
+
 /// Parses `addr`, binds it and [`serve`]s. Returns the bound address.
-pub async fn listen(addr: &str) -> Result<SocketAddr, MetricsError> {
+pub async fn listen(addr: &str, catalogs: &[Catalog]) -> Result<SocketAddr, MetricsError> {
     let addr = crate::parse_listen(addr).map_err(MetricsError::Address)?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| MetricsError::Bind { addr, source })?;
-    serve(listener)
+    serve(listener, catalogs)
 }
 
-/// Installs the process-wide Prometheus recorder and serves its text
-/// exposition on `listener` (any path answers; Prometheus asks `/metrics`)
-/// from a background task that lives as long as the runtime. Returns the
-/// bound address. A second call in one process fails with
-/// [`MetricsError::AlreadyInstalled`].
-pub fn serve(listener: TcpListener) -> Result<SocketAddr, MetricsError> {
+/// Installs the process-wide Prometheus recorder with the RPC metrics and
+/// those of `catalogs` (one per service this process runs), and serves its text exposition at `GET /metrics` on
+/// `listener` (any other path is 404, another method 405) from a background
+/// task that lives as long as the runtime. Returns the bound address. A
+/// second call in one process fails with [`MetricsError::AlreadyInstalled`].
+pub fn serve(listener: TcpListener, catalogs: &[Catalog]) -> Result<SocketAddr, MetricsError> {
     let addr = listener.local_addr().map_err(|source| MetricsError::Bind {
         addr: SocketAddr::from(([0, 0, 0, 0], 0)),
         source,
     })?;
-    let recorder = PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)?
-        .set_buckets_for_metric(Matcher::Full(PROMPT_RENDER_CHARS.into()), CHARS_BUCKETS)?
-        .build_recorder();
+    let mut builder = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)?;
+    for (name, buckets) in catalogs.iter().flat_map(|c| c.buckets) {
+        builder = builder.set_buckets_for_metric(Matcher::Full((*name).into()), buckets)?;
+    }
+    let recorder = builder.build_recorder();
     let handle = recorder.handle();
     ::metrics::set_global_recorder(recorder).map_err(|_| MetricsError::AlreadyInstalled)?;
-    describe();
+    describe_rpc();
+    for catalog in catalogs {
+        (catalog.describe)();
+    }
     tokio::spawn(upkeep(handle.clone()));
     tokio::spawn(accept(listener, handle));
     tracing::info!(%addr, "metrics listening");
@@ -148,16 +156,9 @@ async fn accept(listener: TcpListener, handle: PrometheusHandle) {
         };
         let handle = handle.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |_request: Request<Incoming>| {
-                let body = handle.render();
-                async move {
-                    let mut response = Response::new(Full::new(Bytes::from(body)));
-                    response.headers_mut().insert(
-                        http::header::CONTENT_TYPE,
-                        http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-                    );
-                    Ok::<_, Infallible>(response)
-                }
+            let service = service_fn(move |request: Request<Incoming>| {
+                let response = respond(&handle, request.method(), request.uri().path());
+                async move { Ok::<_, Infallible>(response) }
             });
             if let Err(error) = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -169,8 +170,47 @@ async fn accept(listener: TcpListener, handle: PrometheusHandle) {
     }
 }
 
-/// HELP lines for every metric.
-fn describe() {
+/// The endpoint's answer: the exposition for `GET /metrics`, 404 for any
+/// other path and 405 for any other method there.
+fn respond(handle: &PrometheusHandle, method: &http::Method, path: &str) -> Response<Full<Bytes>> {
+    let plain = |status: http::StatusCode, body: String| {
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        *response.status_mut() = status;
+        response
+    };
+    let text = http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+    if path != PATH {
+        let mut response = plain(
+            http::StatusCode::NOT_FOUND,
+            format!("not found: metrics are served at {PATH}\n"),
+        );
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, text);
+        return response;
+    }
+    if method != http::Method::GET {
+        let mut response = plain(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            format!("method {method} not allowed: use GET\n"),
+        );
+        response
+            .headers_mut()
+            .insert(http::header::ALLOW, http::HeaderValue::from_static("GET"));
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, text);
+        return response;
+    }
+    let mut response = plain(http::StatusCode::OK, handle.render());
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, text);
+    response
+}
+
+/// HELP lines of the RPC metrics.
+fn describe_rpc() {
     use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_counter!(
         RPC_HANDLED,
@@ -182,18 +222,18 @@ fn describe() {
         "gRPC call latency to the end of the response stream."
     );
     describe_gauge!(RPC_IN_FLIGHT, "gRPC calls and streams in progress.");
-    describe_histogram!(
-        PROMPT_RENDER_CHARS,
-        "Characters of rendered system prompts (whole prompt and stable prefix)."
-    );
-    describe_counter!(
-        PROMPT_STABLE_INPUTS,
-        "RenderSystemPrompt requests by how their stable inputs were obtained (remembered, prepared, decoded)."
-    );
-    describe_counter!(
-        PROMPT_SURFACES,
-        "RenderSystemPrompt requests by the adapter that asked (embedded_run, cli, preview, compaction, unspecified)."
-    );
+}
+
+/// agent-service's metrics: HELP lines only (every agent histogram is in
+/// seconds).
+pub const AGENT: Catalog = Catalog {
+    describe: describe_agent,
+    buckets: &[],
+};
+
+/// HELP lines of agent-service's metrics.
+fn describe_agent() {
+    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_counter!(
         STABLE_PREFIX_CHANGES,
         "Model calls whose stable prompt prefix changed since the session's previous call."
@@ -212,42 +252,6 @@ fn describe() {
         Unit::Seconds,
         "Transcript append latency, including fsync at turn boundaries."
     );
-}
-
-/// Records one rendered system prompt (prompt-service, `RenderSystemPrompt`).
-pub fn prompt_rendered(total_chars: u32, stable_prefix_chars: u32) {
-    ::metrics::histogram!(PROMPT_RENDER_CHARS, "part" => "total").record(f64::from(total_chars));
-    ::metrics::histogram!(PROMPT_RENDER_CHARS, "part" => "stable_prefix")
-        .record(f64::from(stable_prefix_chars));
-}
-
-/// How a RenderSystemPrompt request's stable inputs were obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StableInputs {
-    /// Recognised by their bytes; only the turn fields were decoded.
-    Remembered,
-    /// Decoded, validated and prepared, then remembered.
-    Prepared,
-    /// Decoded whole and not remembered (not split, or refused).
-    Decoded,
-}
-
-/// Counts one RenderSystemPrompt request by how its stable inputs were
-/// obtained. A low share of `remembered` means clients change their stable
-/// inputs (or their encoding) between turns.
-pub fn prompt_stable_inputs(source: StableInputs) {
-    let source = match source {
-        StableInputs::Remembered => "remembered",
-        StableInputs::Prepared => "prepared",
-        StableInputs::Decoded => "decoded",
-    };
-    ::metrics::counter!(PROMPT_STABLE_INPUTS, "source" => source).increment(1);
-}
-
-/// Counts one rendered prompt by the adapter that asked for it (the
-/// request's `prompt_surface`, as its lowercase name).
-pub fn prompt_surface(surface: &'static str) {
-    ::metrics::counter!(PROMPT_SURFACES, "surface" => surface).increment(1);
 }
 
 /// Records that a model call's stable prefix hash differed from the session's
@@ -325,7 +329,8 @@ pub struct GaugeGuard {
 }
 
 impl GaugeGuard {
-    fn new(name: &'static str) -> Self {
+    /// Adds one to the gauge `name` until the guard is dropped.
+    pub fn new(name: &'static str) -> Self {
         let gauge = ::metrics::gauge!(name);
         gauge.increment(1.0);
         Self { gauge }

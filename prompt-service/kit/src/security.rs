@@ -71,7 +71,7 @@ pub struct SecurityArgs {
     pub insecure_no_auth: bool,
     /// Serve TLS with this certificate chain (PEM, leaf first; with --tls-key). Unset:
     /// plaintext HTTP/2. `healthcheck` then probes over TLS (needs --tls-ca).
-    #[arg(long, value_name = "PEM", global = true, help_heading = "Security")]
+    #[arg(long, value_name = "PEM", help_heading = "Security")]
     pub tls_cert: Option<PathBuf>,
     /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "PEM", help_heading = "Security")]
@@ -82,15 +82,10 @@ pub struct SecurityArgs {
     #[arg(long, value_name = "PEM", help_heading = "Security")]
     pub tls_client_ca: Option<PathBuf>,
     /// `healthcheck` against a TLS server: the CA (PEM) that signed --tls-cert.
-    #[arg(long, value_name = "PEM", global = true, help_heading = "Security")]
+    #[arg(long, value_name = "PEM", help_heading = "Security")]
     pub tls_ca: Option<PathBuf>,
     /// `healthcheck` against a TLS server: the name its certificate must carry.
-    #[arg(
-        long,
-        default_value = "localhost",
-        global = true,
-        help_heading = "Security"
-    )]
+    #[arg(long, default_value = "localhost", help_heading = "Security")]
     pub tls_server_name: String,
 }
 

@@ -1,5 +1,7 @@
 //! Realistic inputs shared by the tests, the criterion benchmark and the load
-//! generator (feature `fixtures`): a main
+//! generator (always compiled, never a feature: a feature the load generator
+//! turns on would change this crate, and everything built on it, between a
+//! workspace build and a single binary's build): a main
 //! session with every bootstrap file, 20 tools with schemas and 3 skills.
 //! Deterministic: no randomness, no clock.
 

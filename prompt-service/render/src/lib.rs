@@ -14,15 +14,14 @@ mod bootstrap;
 mod boundary;
 mod channels;
 mod error;
-#[cfg(feature = "fixtures")]
 pub mod fixtures;
 mod gpt5;
 mod input;
-mod memo;
 mod mode;
 mod owners;
 mod paths;
 mod prepare;
+mod prepared;
 mod project_scope;
 mod render;
 mod sanitize;
@@ -57,9 +56,9 @@ pub use input::{
     ReplyDelivery, RuntimeInfo, RuntimeVersion, SandboxInfo, SessionKind, Skill,
     SkillVersionSource, SkillsLimits, ThinkLevel, Tool, TurnInputs, WorkspaceAccess,
 };
-pub use memo::{CacheStats, DEFAULT_CACHE_ENTRIES, Prepared, Renderer, SampledHasher};
 pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
 pub use paths::{normalize_absolute, relative_in_workspace};
+pub use prepared::Prepared;
 pub use project_scope::normalize_key as normalize_project_key;
 pub use render::{
     ContextReport, Rendered, SectionReport, SkillEntry, SkillsReport, ToolEntry, ToolsReport,

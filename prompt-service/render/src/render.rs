@@ -147,7 +147,7 @@ pub struct Rendered {
 ///
 /// Pure: the same input always yields byte-identical output, and inputs that
 /// only feed sections below the boundary never change the stable prefix.
-/// [`crate::Renderer`] gives the same output with the stable block memoised.
+/// [`crate::Prepared`] gives the same output from a stable block built once.
 pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
     finish(input, TurnRef::of_input(input), &stable_block(input)?)
 }

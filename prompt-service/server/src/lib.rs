@@ -10,13 +10,14 @@ mod contribution;
 mod convert;
 mod error;
 mod knobs;
+pub mod metrics;
 mod preview;
 mod reply;
 mod serve;
 mod service;
+mod stable_cache;
 mod to_proto;
 mod wire;
-mod wire_memo;
 
 pub use codex::{codex_input_from_request, render_codex_request, response_from_turn};
 pub use contribution::resolve as resolve_provider_contribution;
@@ -26,4 +27,5 @@ pub use preview::{PreviewError, PreviewFormat, parse_request, preview, response_
 pub use reply::{RenderReply, ReplyParts};
 pub use serve::{ServeConfig, ServeError, serve};
 pub use service::{PromptServiceImpl, render_request};
+pub use stable_cache::DEFAULT_CACHE_ENTRIES;
 pub use to_proto::request_from_input;

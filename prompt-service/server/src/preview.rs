@@ -63,7 +63,7 @@ pub fn parse_request(json5_text: &str) -> Result<pb::RenderSystemPromptRequest, 
 
 /// Renders a JSON5 request file's text and formats the response.
 pub fn preview(json5_text: &str, format: PreviewFormat) -> Result<String, PreviewError> {
-    let response = render_request(&prompt_render::Renderer::new(0), parse_request(json5_text)?)?;
+    let response = render_request(parse_request(json5_text)?)?;
     match format {
         PreviewFormat::Text => Ok(response.text),
         PreviewFormat::Stable => Ok(response.stable_prefix),

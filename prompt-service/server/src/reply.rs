@@ -3,7 +3,7 @@
 //!
 //! Why: a reply carries the ~35 KB stable prefix twice (in `text` and in
 //! `stable_prefix`). Building a `RenderSystemPromptResponse` first means
-//! copying the memoised prefix into a fresh `String`, then copying it again
+//! copying the cached prefix into a fresh `String`, then copying it again
 //! into the encode buffer, which regrows as the big fields arrive. Here the
 //! three text fields are written from the shared prefix into a buffer
 //! reserved once at the exact size. The reports that depend only on the
@@ -342,7 +342,7 @@ impl UnaryService<Bytes> for RenderMethod {
 mod tests {
     use super::*;
     use crate::{convert::response_from_rendered, input_from_request, request_from_input};
-    use prompt_render::{PromptMode, Renderer, SessionKind, fixtures};
+    use prompt_render::{Prepared, PromptMode, SessionKind, fixtures};
 
     fn assert_encodes_as(reply: RenderReply, expected: &pb::RenderSystemPromptResponse) {
         let mut wire = Vec::new();
@@ -352,17 +352,16 @@ mod tests {
     }
 
     fn check(input: &render::RenderInput) {
-        let renderer = Renderer::default();
         let input = input_from_request(request_from_input(input)).expect("valid fixture");
-        let expected = response_from_rendered(renderer.render(&input).expect("renders"));
+        let expected = response_from_rendered(render::render(&input).expect("renders"));
         assert_encodes_as(
-            RenderReply::new(renderer.render(&input).expect("renders")),
+            RenderReply::new(render::render(&input).expect("renders")),
             &expected,
         );
         // From a prepared block, with its parts encoded once and shared.
         let mut stable = input.clone();
         let turn = stable.take_turn();
-        let prepared = renderer.prepare(stable).expect("prepares");
+        let prepared = Prepared::new(stable).expect("prepares");
         let parts = Arc::new(ReplyParts::of(&prepared));
         for _ in 0..2 {
             let rendered = prepared.render_turn(&turn).expect("renders");

@@ -86,7 +86,7 @@ pub async fn serve(
         .set_serving::<PromptServiceServer<PromptServiceImpl>>()
         .await;
 
-    let service = PromptServiceImpl::new(std::sync::Arc::default())?;
+    let service = PromptServiceImpl::new()?;
     let prompt = PromptRoutes::new(service, config.max_request_bytes);
     let echo = config.bench_echo.then(|| {
         echo_server::EchoServer::new(EchoService)
@@ -124,7 +124,7 @@ pub async fn serve(
         tracing::info!("stopped accepting; draining in-flight requests");
         let _ = drain_tx.send(());
     };
-    tracing::info!(addr = ?addr, bench_echo = config.bench_echo, "prompt-service listening");
+    tracing::info!(addr = %addr.map_or_else(|| "unknown".to_owned(), |a| a.to_string()), bench_echo = config.bench_echo, "prompt-service listening");
     // No `Server::timeout`: the DeadlineLayer enforces the same bound and
     // answers DEADLINE_EXCEEDED (tonic's own timer answers CANCELLED).
     let server = config

@@ -3,8 +3,7 @@
 use openclaw_config::Loader;
 use openclaw_proto::prompt::v1 as pb;
 use pb::prompt_service_server::PromptService;
-use prompt_render::Renderer;
-use service_kit::metrics::{self, StableInputs};
+use prompt_render::{Prepared, Rendered};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -14,20 +13,20 @@ use crate::{
     convert::{input_from_request, response_from_rendered, turn_from_request},
     error::ServerError,
     knobs,
+    metrics::{self, StableInputs},
     reply::{RenderReply, ReplyParts},
+    stable_cache::{DEFAULT_CACHE_ENTRIES, StableCache},
     wire::{self, Split},
-    wire_memo::WireMemo,
 };
 
-/// Renders a request exactly as the RPC does. The CLI preview calls this too,
-/// so what it prints is byte-for-byte what the RPC returns (P-3).
+/// Renders a request from scratch, with no cache: the same prompt the RPC
+/// returns for it. The CLI preview calls this, so what it prints is
+/// byte-for-byte what the RPC returns (P-3).
 pub fn render_request(
-    renderer: &Renderer,
     req: pb::RenderSystemPromptRequest,
 ) -> Result<pb::RenderSystemPromptResponse, ServerError> {
     let input = input_from_request(req)?;
-    let rendered = renderer.render(&input)?;
-    Ok(response_from_rendered(rendered))
+    Ok(response_from_rendered(prompt_render::render(&input)?))
 }
 
 /// Decodes a request, refusing malformed bytes as an invalid argument.
@@ -41,32 +40,27 @@ fn decode(bytes: &[u8]) -> Result<pb::RenderSystemPromptRequest, ServerError> {
     })
 }
 
-/// The prompt service. Its only state is the memos of stable prompt blocks
-/// (by stable inputs, and by the request bytes that carry them), which never
-/// change what a request returns, and the compiled config schema validator.
+/// The prompt service. Its only state is the cache of prepared stable
+/// blocks (keyed by the request bytes that carry their inputs), which never
+/// changes what a request returns, and the compiled config schema validator.
 #[derive(Debug, Clone)]
 pub struct PromptServiceImpl {
-    renderer: Arc<Renderer>,
-    memo: Arc<WireMemo>,
+    cache: Arc<StableCache>,
     loader: Arc<Loader>,
 }
 
 impl PromptServiceImpl {
-    /// A service sharing `renderer` (for example with metrics). Compiles the
-    /// config schema validator once.
-    pub fn new(renderer: Arc<Renderer>) -> Result<Self, openclaw_config::ConfigError> {
-        Self::with_memo(renderer, prompt_render::DEFAULT_CACHE_ENTRIES)
+    /// A service keeping the default number of stable blocks
+    /// ([`DEFAULT_CACHE_ENTRIES`]). Compiles the config schema validator once.
+    pub fn new() -> Result<Self, openclaw_config::ConfigError> {
+        Self::with_cache(DEFAULT_CACHE_ENTRIES)
     }
 
-    /// The same, remembering the stable parts of at most `entries` distinct
-    /// requests by their bytes (see [`Self::render_wire`]; 0 turns that off).
-    pub fn with_memo(
-        renderer: Arc<Renderer>,
-        entries: usize,
-    ) -> Result<Self, openclaw_config::ConfigError> {
+    /// The same, keeping the stable blocks of at most `entries` distinct
+    /// stable parts (see [`Self::render_wire`]; 0 turns the cache off).
+    pub fn with_cache(entries: usize) -> Result<Self, openclaw_config::ConfigError> {
         Ok(Self {
-            renderer,
-            memo: Arc::new(WireMemo::new(entries)),
+            cache: Arc::new(StableCache::new(entries)),
             loader: Arc::new(Loader::new()?),
         })
     }
@@ -76,37 +70,65 @@ impl PromptServiceImpl {
     /// [`render_request`], but a request whose stable part was seen before
     /// has only its turn fields decoded (see [`crate::wire`]).
     pub fn render_wire(&self, request: &[u8]) -> Result<RenderReply, Status> {
+        let (rendered, parts) = self.rendered(request)?;
+        Ok(match parts {
+            Some(parts) => RenderReply::with_parts(rendered, parts),
+            None => RenderReply::new(rendered),
+        })
+    }
+
+    /// RenderSystemPrompt from a decoded request, through the same cache as
+    /// [`Self::render_wire`] (the request is encoded to find its stable
+    /// part): for callers in this process and of the generated service.
+    pub fn render_message(
+        &self,
+        request: &pb::RenderSystemPromptRequest,
+    ) -> Result<pb::RenderSystemPromptResponse, ServerError> {
+        use prost::Message;
+        let (rendered, _) = self.rendered(&request.encode_to_vec())?;
+        Ok(response_from_rendered(rendered))
+    }
+
+    /// The render of `request`, with the block's encoded reply parts when
+    /// it came from (or went into) the cache; metrics and logs recorded.
+    fn rendered(&self, request: &[u8]) -> Result<(Rendered, Option<Arc<ReplyParts>>), ServerError> {
         let result = match wire::split(request) {
-            Some(split) => self.render_split(request, &split),
+            Some(split) => self
+                .render_split(request, &split)
+                .map(|(r, parts)| (r, Some(parts))),
             None => {
                 metrics::prompt_stable_inputs(StableInputs::Decoded);
                 decode(request)
                     .and_then(input_from_request)
-                    .and_then(|input| Ok(RenderReply::new(self.renderer.render(&input)?)))
+                    .and_then(|input| Ok((prompt_render::render(&input)?, None)))
             }
         };
-        let reply = result.inspect_err(|e| {
+        let (rendered, parts) = result.inspect_err(|e| {
             tracing::info!(error = %e, "render refused");
         })?;
-        tracing::debug!(chars = reply.chars(), "rendered");
-        metrics::prompt_rendered(reply.chars(), reply.stable_prefix_chars());
-        metrics::prompt_surface(reply.surface_name());
-        Ok(reply)
+        tracing::debug!(chars = rendered.chars, "rendered");
+        metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
+        metrics::prompt_surface(rendered.prompt_surface.as_str());
+        Ok((rendered, parts))
     }
 
-    fn render_split(&self, request: &[u8], split: &Split<'_>) -> Result<RenderReply, ServerError> {
+    fn render_split(
+        &self,
+        request: &[u8],
+        split: &Split<'_>,
+    ) -> Result<(Rendered, Arc<ReplyParts>), ServerError> {
         let fingerprint = split.stable_fingerprint();
-        if let Some(entry) = self.memo.find(fingerprint, split) {
+        if let Some(entry) = self.cache.find(fingerprint, split) {
             metrics::prompt_stable_inputs(StableInputs::Remembered);
             let turn = turn_from_request(decode(&split.turn)?)?;
             let rendered = entry.prepared.render_turn(&turn)?;
-            return Ok(RenderReply::with_parts(rendered, Arc::clone(&entry.parts)));
+            return Ok((rendered, Arc::clone(&entry.parts)));
         }
         let prepared = decode(request)
             .and_then(input_from_request)
             .and_then(|mut input| {
                 let turn = input.take_turn();
-                Ok((self.renderer.prepare(input)?, turn))
+                Ok((Prepared::new(input)?, turn))
             });
         metrics::prompt_stable_inputs(if prepared.is_ok() {
             StableInputs::Prepared
@@ -117,14 +139,14 @@ impl PromptServiceImpl {
         let parts = Arc::new(ReplyParts::of(&prepared));
         let rendered = prepared.render_turn(&turn);
         // The stable part is valid whatever this turn's outcome.
-        self.memo
+        self.cache
             .insert(fingerprint, split, prepared, Arc::clone(&parts));
-        Ok(RenderReply::with_parts(rendered?, parts))
+        Ok((rendered?, parts))
     }
 
-    /// Stable parts remembered by their bytes.
+    /// Stable parts held by the cache.
     pub fn remembered_requests(&self) -> usize {
-        self.memo.len()
+        self.cache.len()
     }
 }
 
@@ -136,14 +158,7 @@ impl PromptService for PromptServiceImpl {
     ) -> Result<Response<pb::RenderSystemPromptResponse>, Status> {
         // The served route goes through `render_wire`; this is the same
         // render for callers of the generated service (tests, embedders).
-        let rendered = input_from_request(request.into_inner())
-            .and_then(|input| Ok(self.renderer.render(&input)?))
-            .inspect_err(|e| {
-                tracing::info!(error = %e, "render refused");
-            })?;
-        metrics::prompt_rendered(rendered.chars, rendered.stable_prefix_chars);
-        metrics::prompt_surface(rendered.prompt_surface.as_str());
-        Ok(Response::new(response_from_rendered(rendered)))
+        Ok(Response::new(self.render_message(request.get_ref())?))
     }
 
     async fn resolve_prompt_config(
@@ -189,8 +204,7 @@ mod tests {
 
     #[test]
     fn a_session_s_stable_part_is_remembered_once() {
-        let service =
-            PromptServiceImpl::new(Arc::new(Renderer::default())).expect("the service starts");
+        let service = PromptServiceImpl::new().expect("the service starts");
         let mut request = crate::request_from_input(&prompt_render::fixtures::realistic());
         let first = service
             .render_wire(&request.encode_to_vec())
@@ -219,9 +233,18 @@ mod tests {
         request.workspace_dir = "relative/dir".into();
         assert!(service.render_wire(&request.encode_to_vec()).is_err());
         assert_eq!(service.remembered_requests(), 2);
-        // Nothing is remembered when the memo is off.
-        let off = PromptServiceImpl::with_memo(Arc::new(Renderer::default()), 0)
-            .expect("the service starts");
+        // The decoded-request path shares the cache.
+        let mut other = prompt_render::fixtures::realistic();
+        other.agent_name = "Other".into();
+        let other = crate::request_from_input(&other);
+        service.render_message(&other).expect("renders");
+        assert_eq!(service.remembered_requests(), 3);
+        service
+            .render_wire(&other.encode_to_vec())
+            .expect("renders");
+        assert_eq!(service.remembered_requests(), 3);
+        // Nothing is remembered when the cache is off.
+        let off = PromptServiceImpl::with_cache(0).expect("the service starts");
         off.render_wire(
             &crate::request_from_input(&prompt_render::fixtures::realistic()).encode_to_vec(),
         )

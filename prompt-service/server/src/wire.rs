@@ -3,7 +3,7 @@
 //!
 //! Why: an agent sends the same ~50 KB of stable inputs (context files, tool
 //! schemas, skills) on every turn of a session, and only a few hundred bytes
-//! of turn inputs change. [`crate::wire_memo::WireMemo`] recognises the
+//! of turn inputs change. [`crate::stable_cache::StableCache`] recognises the
 //! stable part by its bytes and renders the turn from a prepared block, so
 //! the stable fields are decoded, validated and converted once per session
 //! instead of once per turn.
@@ -95,16 +95,17 @@ impl Split<'_> {
 
     /// A fingerprint of the stable part, the same however its fields are
     /// interleaved with turn fields: its length, its first and last 64
-    /// bytes, and 8 bytes every 512 (see [`prompt_render::SampledHasher`],
+    /// bytes, and 8 bytes every 512 (see [`crate::stable_cache::SampledHasher`],
     /// which hashes these short pieces whole). Equal stable parts always get
     /// equal fingerprints; parts that differ only between samples collide
     /// and are told apart by [`Self::stable_equals`].
     pub(crate) fn stable_fingerprint(&self) -> u64 {
-        const ENDS: usize = 64;
-        const STRIDE: usize = 512;
-        const SAMPLE: usize = 8;
+        use crate::stable_cache::SampledHasher;
+        const ENDS: usize = SampledHasher::ENDS;
+        const STRIDE: usize = SampledHasher::STRIDE;
+        const SAMPLE: usize = SampledHasher::SAMPLE;
         let len = self.stable_len();
-        let mut hasher = prompt_render::SampledHasher::default();
+        let mut hasher = SampledHasher::default();
         hasher.write_usize(len);
         let mut buf = [0u8; ENDS];
         let mut take = |from: usize, n: usize| {

@@ -1,3 +1,4 @@
+mod cli;
 mod codex;
 mod compaction;
 mod exec_safety;

@@ -1,5 +1,7 @@
 mod compose;
 mod compose_run;
+mod features;
 mod k8s;
+mod proto;
 mod router;
 mod support;

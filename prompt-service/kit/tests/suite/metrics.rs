@@ -9,10 +9,14 @@ use tonic::{Code, transport::Server};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tower::ServiceBuilder;
 
-async fn scrape(addr: std::net::SocketAddr) -> String {
+/// One HTTP/1.1 request: the response head and body.
+async fn request(addr: std::net::SocketAddr, method: &str, path: &str) -> (String, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(
+            format!("{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
         .await
         .expect("request");
     let mut response = String::new();
@@ -21,8 +25,13 @@ async fn scrape(addr: std::net::SocketAddr) -> String {
         .await
         .expect("response");
     let (head, body) = response.split_once("\r\n\r\n").expect("http");
+    (head.to_owned(), body.to_owned())
+}
+
+async fn scrape(addr: std::net::SocketAddr) -> String {
+    let (head, body) = request(addr, "GET", "/metrics").await;
     assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
-    body.to_owned()
+    body
 }
 
 /// The one line of `text` that starts with `prefix`.
@@ -38,6 +47,7 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
         tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind metrics"),
+        &[service_kit::metrics::AGENT],
     )
     .expect("recorder");
     // Installing twice in one process is refused, not silently ignored.
@@ -45,7 +55,8 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
         service_kit::metrics::serve(
             tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
-                .expect("bind")
+                .expect("bind"),
+            &[service_kit::metrics::AGENT],
         ),
         Err(service_kit::metrics::MetricsError::AlreadyInstalled)
     ));
@@ -155,10 +166,6 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
     assert!(!text.contains("made.up"), "{text}");
 
     // The named hooks record under their documented names.
-    service_kit::metrics::prompt_rendered(5_000, 3_000);
-    service_kit::metrics::prompt_stable_inputs(service_kit::metrics::StableInputs::Remembered);
-    service_kit::metrics::prompt_stable_inputs(service_kit::metrics::StableInputs::Remembered);
-    service_kit::metrics::prompt_surface("preview");
     service_kit::metrics::model_call(
         "anthropic",
         "claude",
@@ -176,27 +183,38 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
     assert!(
         line(
             &text,
-            r#"prompt_render_chars_bucket{part="total",le="8000"}"#
-        )
-        .ends_with(" 1")
-    );
-    assert!(
-        line(
-            &text,
             r#"agent_model_tokens_total{provider="anthropic",model="claude",kind="cache_read"}"#
         )
         .ends_with(" 100")
     );
     assert!(
-        line(
-            &text,
-            r#"prompt_render_stable_inputs_total{source="remembered"}"#
-        )
-        .ends_with(" 2")
+        text.contains("# HELP agent_model_calls_total Model calls"),
+        "{text}"
     );
-    assert!(line(&text, r#"prompt_render_surfaces_total{surface="preview"}"#).ends_with(" 1"));
     assert!(line(&text, "agent_runs_active ").ends_with(" 1"));
     drop(guard);
     assert!(line(&scrape(metrics).await, "agent_runs_active ").ends_with(" 0"));
+
+    // Only `GET /metrics` is served: any other path is 404 (with no
+    // metrics in it), another method on `/metrics` 405 naming GET.
+    for path in ["/", "/metric", "/metrics/", "/other", "/metrics?x=1"] {
+        let (head, body) = request(metrics, "GET", path).await;
+        if path == "/metrics?x=1" {
+            assert!(head.starts_with("HTTP/1.1 200 OK"), "{path}: {head}");
+            continue;
+        }
+        assert!(head.starts_with("HTTP/1.1 404 Not Found"), "{path}: {head}");
+        assert!(body.contains("/metrics"), "{path}: {body}");
+        assert!(!body.contains("# TYPE"), "{path}: {body}");
+    }
+    for method in ["POST", "PUT", "DELETE", "HEAD"] {
+        let (head, body) = request(metrics, method, "/metrics").await;
+        assert!(
+            head.starts_with("HTTP/1.1 405 Method Not Allowed"),
+            "{method}: {head}"
+        );
+        assert!(head.to_ascii_lowercase().contains("allow: get"), "{head}");
+        assert!(!body.contains("# TYPE"), "{method}: {body}");
+    }
     server.abort();
 }

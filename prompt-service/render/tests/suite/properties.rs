@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use prompt_render::{
-    ChannelInfo, ChatType, ContextFile, HeartbeatInfo, PromptSurface, ReactionLevel,
-    ReasoningLevel, RenderInput, Renderer, ReplyDelivery, RuntimeInfo, RuntimeVersion, SessionKind,
-    Skill, SkillVersionSource, ThinkLevel, Tool, render,
+    ChannelInfo, ChatType, ContextFile, HeartbeatInfo, Prepared, PromptSurface, ReactionLevel,
+    ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, RuntimeVersion, SessionKind, Skill,
+    SkillVersionSource, ThinkLevel, Tool, render,
 };
 use proptest::prelude::*;
 
@@ -335,22 +335,6 @@ proptest! {
         );
     }
 
-    /// The memoised renderer gives exactly the pure function's output, for
-    /// sequences mixing repeated stable inputs and varying per-turn inputs,
-    /// with a cache small enough to evict.
-    #[test]
-    fn memoised_render_equals_pure_render(
-        inputs in proptest::collection::vec(stable_input(), 1..4),
-        turns in proptest::collection::vec((0usize..4, per_turn()), 1..8),
-    ) {
-        let renderer = Renderer::new(2);
-        for (pick, turn) in turns {
-            let mut input = inputs[pick % inputs.len()].clone();
-            turn.apply(&mut input);
-            prop_assert_eq!(renderer.render(&input), render(&input));
-        }
-    }
-
     /// A prepared input renders every turn exactly as the whole input
     /// renders, however the turn inputs vary between turns.
     #[test]
@@ -358,10 +342,9 @@ proptest! {
         input in stable_input(),
         turns in proptest::collection::vec(per_turn(), 1..6),
     ) {
-        let renderer = Renderer::new(2);
         let mut stable = input.clone();
         let _ = stable.take_turn();
-        let prepared = renderer.prepare(stable);
+        let prepared = Prepared::new(stable);
         prop_assert!(prepared.is_ok(), "{:?}", prepared.err());
         let Ok(prepared) = prepared else { return Ok(()) };
         for turn in turns {

@@ -1,7 +1,7 @@
 //! Fuzzing the render request conversion with proptest (cargo-fuzz needs a nightly
 //! toolchain and `cargo install`, which CI does not have): `RenderSystemPromptRequest` (as
 //! wire bytes or as a message) through `input_from_request` and the renderer, exactly the
-//! RPC's path (`render_request`). Properties:
+//! RPC's path (`PromptServiceImpl::render_message`, with its stable-block cache). Properties:
 //! - never a panic: every outcome is a response or a `ServerError`, and every error maps to a
 //!   gRPC status that is not `INTERNAL`;
 //! - bounded output: the encoded response is at most [`OUTPUT_FACTOR`] times the encoded
@@ -12,8 +12,7 @@
 //! for long runs (README "Fuzzing").
 
 use openclaw_proto::prompt::v1 as pb;
-use prompt_render::{Renderer, fixtures};
-use std::sync::Arc;
+use prompt_render::fixtures;
 
 use prompt_server::{
     PromptServiceImpl, RenderReply, input_from_request, render_request, request_from_input,
@@ -42,9 +41,12 @@ fn cases(default: u32) -> u32 {
 }
 
 /// Renders `request` and checks the outcome's properties.
-fn check(renderer: &Renderer, request: pb::RenderSystemPromptRequest) -> Result<(), TestCaseError> {
+fn check(
+    service: &PromptServiceImpl,
+    request: pb::RenderSystemPromptRequest,
+) -> Result<(), TestCaseError> {
     let size = request.encoded_len();
-    match render_request(renderer, request) {
+    match service.render_message(&request) {
         Ok(response) => {
             let out = response.encoded_len();
             prop_assert!(
@@ -64,12 +66,12 @@ fn check(renderer: &Renderer, request: pb::RenderSystemPromptRequest) -> Result<
 fn run<S: Strategy>(
     default_cases: u32,
     strategy: S,
-    property: impl Fn(&Renderer, S::Value) -> Result<(), TestCaseError>,
+    property: impl Fn(&PromptServiceImpl, S::Value) -> Result<(), TestCaseError>,
 ) {
-    // The memo on: its key and lookup are part of the RPC's path.
-    let renderer = Renderer::new(64);
+    // The cache on: its key and lookup are part of the RPC's path.
+    let service = PromptServiceImpl::new().unwrap_or_else(|e| panic!("the service starts: {e}"));
     let mut runner = TestRunner::new(ProptestConfig::with_cases(cases(default_cases)));
-    if let Err(failure) = runner.run(&strategy, |value| property(&renderer, value)) {
+    if let Err(failure) = runner.run(&strategy, |value| property(&service, value)) {
         panic!("{failure}");
     }
 }
@@ -311,12 +313,12 @@ fn edited_requests_never_panic_and_output_is_bounded() {
     run(
         256,
         prop::collection::vec(edit(), 1..6),
-        |renderer, edits| {
+        |service, edits| {
             let mut request = base();
             for edit in edits {
                 apply(&mut request, edit);
             }
-            check(renderer, request)
+            check(service, request)
         },
     );
 }
@@ -342,10 +344,10 @@ fn arbitrary_wire_bytes_never_panic() {
         prop::collection::vec(any::<u8>(), 0..2048),
         corrupted(base().encode_to_vec(), 1..16),
     ];
-    run(512, strategy, |renderer, bytes| {
+    run(512, strategy, |service, bytes| {
         if let Ok(request) = pb::RenderSystemPromptRequest::decode(bytes.as_slice()) {
             let _ = input_from_request(request.clone());
-            check(renderer, request)?;
+            check(service, request)?;
         }
         Ok(())
     });
@@ -357,7 +359,7 @@ fn arbitrary_wire_bytes_never_panic() {
 fn the_realistic_request_is_well_inside_the_bound() {
     let request = base();
     let size = request.encoded_len();
-    let response = render_request(&Renderer::new(0), request).expect("renders");
+    let response = render_request(request).expect("renders");
     assert!(response.encoded_len() < OUTPUT_FACTOR * size + OUTPUT_SLACK / 4);
 }
 
@@ -375,7 +377,7 @@ fn outcome_of_wire(reply: Result<RenderReply, tonic::Status>) -> Result<Vec<u8>,
 /// The same through the plain path: decode, convert, render, encode.
 fn outcome_of_decoded(bytes: &[u8]) -> Result<Vec<u8>, (Code, String)> {
     match pb::RenderSystemPromptRequest::decode(bytes) {
-        Ok(request) => render_request(&Renderer::new(0), request)
+        Ok(request) => render_request(request)
             .map(|response| response.encode_to_vec())
             .map_err(|e| {
                 let status = tonic::Status::from(e);
@@ -422,8 +424,8 @@ fn the_wire_path_equals_the_decoded_path() {
     }];
     let step = (0usize..2, prop::collection::vec(edit(), 0..3));
     run(96, prop::collection::vec(step, 1..10), move |_, steps| {
-        let service = PromptServiceImpl::with_memo(Arc::new(Renderer::new(2)), 2)
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let service =
+            PromptServiceImpl::with_cache(2).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for (pick, edits) in steps {
             let mut request = bases[pick].clone();
             for edit in edits {
@@ -440,8 +442,8 @@ fn the_wire_path_equals_the_decoded_path() {
 #[test]
 fn the_wire_path_equals_the_decoded_path_on_corrupt_bytes() {
     let strategy = corrupted(base().encode_to_vec(), 0..8);
-    let service = PromptServiceImpl::with_memo(Arc::new(Renderer::new(4)), 4)
-        .unwrap_or_else(|e| panic!("the service starts: {e}"));
+    let service =
+        PromptServiceImpl::with_cache(4).unwrap_or_else(|e| panic!("the service starts: {e}"));
     run(256, strategy, move |_, bytes| {
         for _ in 0..2 {
             same_both_ways(&service, &bytes)?;

@@ -1,7 +1,9 @@
+mod cli;
 mod codex_rpc;
 mod config_rpcs;
 mod fuzz;
 mod harness;
+mod metrics;
 mod otlp;
 mod render_rpc;
 mod security;

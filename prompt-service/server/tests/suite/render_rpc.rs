@@ -120,7 +120,6 @@ async fn turns_sharing_stable_inputs_render_exactly_as_fresh_requests() {
     use prost::Message;
     let server = Server::start().await;
     let mut client = server.client().await;
-    let renderer = prompt_render::Renderer::new(0);
     let first = example();
     let mut turns = vec![first.clone()];
     for (i, channel) in ["discord", "slack", "webchat"].into_iter().enumerate() {
@@ -139,7 +138,7 @@ async fn turns_sharing_stable_inputs_render_exactly_as_fresh_requests() {
     turns.push(other);
     turns.push(first.clone());
     for (i, turn) in turns.into_iter().enumerate() {
-        let want = prompt_server::render_request(&renderer, turn.clone()).expect("renders");
+        let want = prompt_server::render_request(turn.clone()).expect("renders");
         let got = client
             .render_system_prompt(turn)
             .await
