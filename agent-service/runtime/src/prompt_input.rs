@@ -21,22 +21,7 @@ use prompt_render as render;
 
 use crate::sessions::SessionKind;
 
-/// The channel a turn arrived on, as the runtime sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnChannel {
-    /// Channel id ("" for none).
-    pub channel: String,
-    /// "direct", "group", "channel" or "".
-    pub chat_type: String,
-    /// Capabilities.
-    pub capabilities: Vec<String>,
-    /// Native approval UI.
-    pub native_approvals: bool,
-    /// Replies only through the message tool.
-    pub message_tool_only: bool,
-    /// Group chat context for this turn.
-    pub group_context: String,
-}
+pub use crate::sessions::queue::TurnChannel;
 
 /// A tool as the model will see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -455,6 +440,9 @@ fn host_name() -> String {
         .map(|h| h.trim().to_owned())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod visibility_tests;
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,4 @@
-//! Runs of agents whose `runtime` is Codex (issue 7; SPEC P-32, P-38, R-11;
+//! Runs of agents whose `services` is Codex (issue 7; SPEC P-32, P-38, R-11;
 //! lesson L13): each turn is rendered by PromptService's `RenderCodexTurn`
 //! and run on the agent's Codex app-server through the codex harness.
 //!
@@ -11,8 +11,7 @@
 //! which the harness turns into `turn/interrupt`.
 
 use std::{
-    collections::BTreeMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -42,7 +41,7 @@ use super::{
 };
 use crate::{
     error::RuntimeError,
-    runtime::Runtime,
+    services::Services,
     sessions::{
         SessionKind,
         queue::{Inbound, RunStart},
@@ -55,42 +54,6 @@ const STEER_POLL: Duration = Duration::from_millis(100);
 const EVENT_BUFFER: usize = 256;
 /// The provider id a Codex model gets when its reference names none.
 const CODEX_PROVIDER: &str = "codex";
-
-/// One [`CodexRunner`] per Codex agent, built on first use and rebuilt when
-/// the agent's settings change. A replaced runner serves its running turns
-/// to the end; its app-server exits when the last of them drops it.
-#[derive(Debug, Default)]
-pub(crate) struct CodexRunners {
-    by_agent: Mutex<BTreeMap<String, Arc<CodexRunner>>>,
-}
-
-impl CodexRunners {
-    /// The agent's runner for `settings`.
-    pub(crate) fn runner(&self, agent_id: &str, settings: HarnessSettings) -> Arc<CodexRunner> {
-        let mut map = self.by_agent.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(runner) = map.get(agent_id)
-            && *runner.settings() == settings
-        {
-            return Arc::clone(runner);
-        }
-        if map.contains_key(agent_id) {
-            tracing::info!(agent = %agent_id, "Codex settings changed; later turns use a new app-server");
-        }
-        let runner = Arc::new(CodexRunner::new(settings));
-        map.insert(agent_id.to_owned(), Arc::clone(&runner));
-        runner
-    }
-
-    /// Shuts every runner down (stdin closed, then killed after the grace).
-    pub(crate) async fn shutdown(&self) {
-        let runners =
-            std::mem::take(&mut *self.by_agent.lock().unwrap_or_else(PoisonError::into_inner));
-        for (agent, runner) in runners {
-            tracing::debug!(%agent, "stopping the Codex app-server");
-            runner.shutdown().await;
-        }
-    }
-}
 
 /// Stands in for a model provider in a Codex agent's [`RunModel`]: Codex
 /// calls the model itself, so nothing may call it through us.
@@ -143,7 +106,7 @@ pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel
     })
 }
 
-/// The harness settings of a run: the agent's `runtime.codex`, with Codex's
+/// The harness settings of a run: the agent's `services.codex`, with Codex's
 /// own shell off when tool policy denies `exec` or `tools.exec.security`
 /// is `deny` (so that these bind Codex-native exec too).
 fn harness_settings(
@@ -162,12 +125,12 @@ fn harness_settings(
 /// arrived too late for the turn before.
 #[tracing::instrument(skip_all, fields(session_id = %s.session_id, agent = %s.agent.id, run = start.run))]
 pub(crate) async fn run_codex_once(
-    runtime: &Arc<Runtime>,
+    services: &Arc<Services>,
     s: &SessionCtx,
     start: &RunStart,
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
-    let deadline = Instant::now() + runtime.run_timeout();
+    let deadline = Instant::now() + services.run_timeout();
     let first = start
         .messages
         .first()
@@ -179,8 +142,10 @@ pub(crate) async fn run_codex_once(
             s.agent.id
         )));
     };
-    append_user(runtime, s, &start.messages).await?;
-    let run = runtime.run_model(s, first.options.model.as_deref()).await?;
+    append_user(services, s, &start.messages).await?;
+    let run = services
+        .run_model(s, first.options.model.as_deref())
+        .await?;
     out.emit(RunEvent::Started {
         run_id: format!("run-{}", start.run),
         agent_id: s.agent.id.clone(),
@@ -189,21 +154,21 @@ pub(crate) async fn run_codex_once(
         model: run.name.clone(),
         message_seqs: start.messages.iter().map(|m| m.seq).collect(),
     });
-    let loaded = runtime.loaded_config()?;
+    let loaded = services.loaded_config()?;
     let approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
     let settings = harness_settings(codex, &run.tools, &approvals);
     // A child of the run's token: an interrupt cancels both, the run's time
     // limit only this one; either becomes `turn/interrupt`.
     let cancel = start.cancel.child_token();
     let turn = CodexRun {
-        runtime,
+        services,
         s,
         start,
         out,
-        runner: runtime.codex_runners().runner(&s.agent.id, settings),
-        tool_ctx: runtime.tool_context(s, &run, cancel.clone())?,
+        runner: services.codex_runners().runner(&s.agent.id, settings),
+        tool_ctx: services.tool_context(s, &run, cancel.clone())?,
         approvals,
-        skills: runtime.list_skills(&s.agent.id).await.ok(),
+        skills: services.list_skills(&s.agent.id).await.ok(),
         codex,
         run: &run,
         channel: &first.channel,
@@ -256,7 +221,7 @@ pub(crate) async fn run_codex_once(
             };
             return finish(&turn, &total, Ok(done)).await;
         };
-        if let Err(error) = append_user(runtime, s, &steer).await {
+        if let Err(error) = append_user(services, s, &steer).await {
             s.extras.queue().requeue_steer(start.run, steer);
             return finish(&turn, &total, Err(error)).await;
         }
@@ -266,7 +231,7 @@ pub(crate) async fn run_codex_once(
 
 /// What every Codex turn of one run shares.
 struct CodexRun<'a> {
-    runtime: &'a Arc<Runtime>,
+    services: &'a Arc<Services>,
     s: &'a SessionCtx,
     start: &'a RunStart,
     out: &'a Emitter,
@@ -362,7 +327,7 @@ impl CodexRun<'_> {
         let descriptors = prepare::descriptors(&self.run.tools);
         let heartbeat = messages.iter().any(|m| m.options.heartbeat);
         let base = self
-            .runtime
+            .services
             .render_request(&TurnPrompt {
                 agent: &s.agent,
                 kind: s.kind,
@@ -417,7 +382,7 @@ impl CodexRun<'_> {
                 .join("\n\n"),
             cwd: s.cwd.display().to_string(),
         };
-        self.runtime
+        self.services
             .prompt()
             .render_codex(request, self.deadline)
             .await
@@ -582,7 +547,7 @@ impl CodexRun<'_> {
     /// session's (a reset gives the key a new session and no thread).
     async fn stored_thread(&self) -> Result<Option<String>, RuntimeError> {
         let entry = self
-            .runtime
+            .services
             .index_entry(&self.s.agent.id, &self.s.key)
             .await?;
         Ok(entry
@@ -592,7 +557,7 @@ impl CodexRun<'_> {
 
     async fn store_thread(&self, thread_id: &str) -> Result<(), RuntimeError> {
         let (thread_id, session_id) = (thread_id.to_owned(), self.s.session_id.clone());
-        self.runtime
+        self.services
             .sessions()
             .update_entry(&self.s.agent, &self.s.key, move |entry| {
                 if entry.session_id.to_string() == session_id {
@@ -656,7 +621,7 @@ impl CodexRun<'_> {
             }
             _ if self.cancel.is_cancelled() => RuntimeError::ResourceExhausted(format!(
                 "the run exceeded its time limit of {} s",
-                self.runtime.run_timeout().as_secs()
+                self.services.run_timeout().as_secs()
             )),
             TurnStatus::Interrupted => {
                 RuntimeError::Aborted(format!("run {run}: Codex interrupted the turn"))
@@ -723,7 +688,7 @@ async fn finish(
     result: Result<Finished, RuntimeError>,
 ) -> Result<Finished, RuntimeError> {
     turn.s.handle.append(Vec::new(), true).await?;
-    turn.runtime.record_turn(&turn.s.agent, &turn.s.key, usage);
+    turn.services.record_turn(&turn.s.agent, &turn.s.key, usage);
     result
 }
 
@@ -746,7 +711,7 @@ fn sandbox(codex: &CodexSettings) -> pb::CodexSandboxMode {
     }
 }
 
-/// The one mapping from harness errors (no turn ran) to runtime errors.
+/// The one mapping from harness errors (no turn ran) to services errors.
 fn harness_error(error: HarnessError) -> RuntimeError {
     let message = error.to_string();
     match error {

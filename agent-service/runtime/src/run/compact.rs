@@ -55,7 +55,7 @@ use crate::{
     context::{AGENTS_REFRESH_DETAIL, MEMORY_FLUSH_ENTRY},
     error::RuntimeError,
     prompt_input::ToolDescriptor,
-    runtime::Runtime,
+    services::Services,
 };
 
 /// Longest a compaction may take, memory flush included.
@@ -103,7 +103,7 @@ enum Done {
 
 /// Decides and runs the compactions of one run.
 pub(crate) struct Compactor<'a> {
-    runtime: &'a Arc<Runtime>,
+    services: &'a Arc<Services>,
     s: &'a SessionCtx,
     run: &'a RunModel,
     ctx: &'a ToolContext,
@@ -120,7 +120,7 @@ pub(crate) struct Compactor<'a> {
 impl<'a> Compactor<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        runtime: &'a Arc<Runtime>,
+        services: &'a Arc<Services>,
         s: &'a SessionCtx,
         run: &'a RunModel,
         ctx: &'a ToolContext,
@@ -129,7 +129,7 @@ impl<'a> Compactor<'a> {
         cancel: &'a CancellationToken,
         deadline: Instant,
     ) -> Result<Self, RuntimeError> {
-        let loaded = runtime.loaded_config()?;
+        let loaded = services.loaded_config()?;
         let budget = Budget::resolve(
             loaded.config.raw(),
             &run.model.reference.provider,
@@ -141,7 +141,7 @@ impl<'a> Compactor<'a> {
             .map(|t| t.name.len() + t.description.chars().count() + t.parameters.to_string().len())
             .sum();
         Ok(Self {
-            runtime,
+            services,
             s,
             run,
             ctx,
@@ -445,7 +445,7 @@ impl<'a> Compactor<'a> {
                 true,
             )
             .await?;
-        self.runtime
+        self.services
             .record_compaction(&self.s.agent, &self.s.key, 1, None);
         *history = self.s.handle.messages().await?;
         Ok(Done::Compacted {
@@ -458,14 +458,14 @@ impl<'a> Compactor<'a> {
     /// The summariser's system prompt, from prompt-service (SPEC P-3): the
     /// turn's own request in mode none, without tools, skills or files.
     async fn summariser_prompt(&self) -> Result<SystemPrompt, RuntimeError> {
-        let mut request = self.runtime.render_request(self.turn).await?;
+        let mut request = self.services.render_request(self.turn).await?;
         request.prompt_mode = pb::PromptMode::None as i32;
         request.tools.clear();
         request.skills.clear();
         request.context_files.clear();
         request.extra_system_prompt.clear();
         request.heartbeat = None;
-        let rendered = self.runtime.render_prompt(request, self.limit()).await?;
+        let rendered = self.services.render_prompt(request, self.limit()).await?;
         Ok(SystemPrompt {
             stable: rendered.stable_prefix,
             dynamic: rendered.dynamic_suffix,
@@ -508,7 +508,7 @@ impl<'a> Compactor<'a> {
             let request = ModelRequest {
                 model: self.run.model.wire_model.clone(),
                 system: system.clone(),
-                messages: vec![user_message(text, self.runtime.now_ms())],
+                messages: vec![user_message(text, self.services.now_ms())],
                 tools: Vec::new(),
                 max_output_tokens: None,
                 reasoning_effort: None,
@@ -568,7 +568,7 @@ impl<'a> Compactor<'a> {
             ),
             Err(error) => (format!("failed: {error}"), Vec::new()),
         };
-        let now = self.runtime.now_ms();
+        let now = self.services.now_ms();
         let recorded = self
             .s
             .handle
@@ -583,7 +583,7 @@ impl<'a> Compactor<'a> {
         if let Err(error) = recorded {
             tracing::warn!(%error, "could not record the memory flush");
         }
-        self.runtime
+        self.services
             .record_compaction(&self.s.agent, &self.s.key, 0, Some(now));
         tracing::info!(outcome = %detail, "memory flush turn ended");
         detail
@@ -595,13 +595,13 @@ impl<'a> Compactor<'a> {
         prompt: &pb::RenderSystemPromptResponse,
         history: &[Message],
     ) -> Result<Vec<String>, RuntimeError> {
-        let date = jiff::Timestamp::from_millisecond(self.runtime.now_ms())
+        let date = jiff::Timestamp::from_millisecond(self.services.now_ms())
             .map(|t| t.to_zoned_datetime(self.zone()).date().to_string())
             .unwrap_or_else(|_| "today".to_owned());
         let mut messages = history.to_vec();
         messages.push(user_message(
             FLUSH_PROMPT.replace("{date}", &date),
-            self.runtime.now_ms(),
+            self.services.now_ms(),
         ));
         let tools: Vec<ToolSpec> = self
             .tools
@@ -668,7 +668,7 @@ impl<'a> Compactor<'a> {
                     content: vec![ContentBlock::text(text)],
                     details: None,
                     is_error,
-                    timestamp: self.runtime.now_ms(),
+                    timestamp: self.services.now_ms(),
                 }));
             }
         }

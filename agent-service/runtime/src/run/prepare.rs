@@ -1,4 +1,4 @@
-//! What a run needs from the runtime: deciding the session, model and tools
+//! What a run needs from the services: deciding the session, model and tools
 //! before the run starts, and the small services the loop and the tools call.
 
 use std::{
@@ -27,7 +27,7 @@ use crate::{
     config_state::Loaded,
     error::RuntimeError,
     prompt_input::{self, ToolDescriptor, TurnChannel, TurnFacts},
-    runtime::Runtime,
+    services::Services,
     sessions::{NewSession, SessionExtras, SessionHandle, SessionKind, SessionTarget, key},
 };
 
@@ -117,12 +117,12 @@ pub struct Preview {
     pub workspace: std::path::PathBuf,
 }
 
-impl Runtime {
+impl Services {
     /// Renders one turn's system prompt: the workspace files are read now,
     /// the config knobs applied, and the request sent to the prompt source.
     /// Runs and previews both come through here, so a preview is
     /// byte-identical to what a run sends (SPEC P-3).
-    pub async fn render_turn(
+    pub(crate) async fn render_turn(
         &self,
         t: &TurnPrompt<'_>,
         deadline: Instant,
@@ -176,7 +176,7 @@ impl Runtime {
 
     /// The prompt the next model call of a session would send, without
     /// writing anything (the session need not exist).
-    pub async fn preview(
+    pub(crate) async fn preview(
         self: &Arc<Self>,
         agent_id: &str,
         session_key: &str,
@@ -190,7 +190,7 @@ impl Runtime {
             // turn instructions and turn input (RenderCodexTurn's layers).
             // Showing the embedded prompt here would not be what a run sends.
             return Err(RuntimeError::FailedPrecondition(format!(
-                "agent {:?} runs on the Codex runtime, which sends no OpenClaw system prompt; \
+                "agent {:?} runs on the Codex services, which sends no OpenClaw system prompt; \
                  call prompt-service's RenderCodexTurn for the layers a Codex turn sends",
                 agent.id
             )));
@@ -397,14 +397,14 @@ impl Runtime {
         let workspace =
             Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
         let session = Arc::new(SessionControls {
-            runtime: Arc::clone(self),
+            services: Arc::clone(self),
             agent_id: p.agent.id.clone(),
             key: p.key.clone(),
             model: model.to_owned(),
             default_model: run.default_model.clone(),
         });
         let config = Arc::new(ConfigFileControl {
-            runtime: Arc::clone(self),
+            services: Arc::clone(self),
         });
         let mut ctx = ToolContext::new(workspace, session, config);
         ctx.agent_id = p.agent.id.clone();
@@ -424,7 +424,7 @@ impl Runtime {
         // One fence key per session keeps fenced history byte-identical
         // across runs (prompt caching).
         ctx.fence = p.extras.fence.clone();
-        ctx.subagents = self.subagent_control(&p.agent.id, &p.key);
+        ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
         ctx.sandbox = self
             .session_isolation(&p.agent, &p.key, &p.cwd)?
             .map(Arc::new);
@@ -488,7 +488,7 @@ impl Runtime {
             .map_or(DEFAULT_RUN_TIMEOUT, Duration::from_secs)
     }
 
-    /// Milliseconds since the epoch, from the runtime clock.
+    /// Milliseconds since the epoch, from the services clock.
     pub(crate) fn now_ms(&self) -> i64 {
         millis(self.clock().now())
     }
@@ -600,7 +600,7 @@ impl Runtime {
     }
 }
 
-/// A prompt source failure as a runtime error.
+/// A prompt source failure as a services error.
 pub(crate) fn prompt_error(error: prompt_client::PromptError) -> RuntimeError {
     match error {
         prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),

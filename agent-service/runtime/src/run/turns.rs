@@ -30,7 +30,7 @@ use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
     prompt_input::ToolDescriptor,
-    runtime::Runtime,
+    services::Services,
     sessions::queue::{Inbound, RunStart},
 };
 
@@ -51,11 +51,11 @@ pub(crate) struct Finished {
 
 /// Writes a batch of user messages as one append (one actor round trip).
 pub(crate) async fn append_user(
-    runtime: &Runtime,
+    services: &Services,
     session: &SessionCtx,
     messages: &[Inbound],
 ) -> Result<Vec<Message>, RuntimeError> {
-    let now = runtime.now_ms();
+    let now = services.now_ms();
     let users: Vec<Message> = messages
         .iter()
         .map(|m| {
@@ -88,16 +88,16 @@ pub(crate) async fn append_user(
 /// Runs `start` to its end. The caller publishes the terminal event.
 #[tracing::instrument(skip_all, fields(session_id = %s.session_id, agent = %s.agent.id, run = start.run))]
 pub(crate) async fn run_once(
-    runtime: &Arc<Runtime>,
+    services: &Arc<Services>,
     s: &SessionCtx,
     start: &RunStart,
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
     if let openclaw_config::resolve::AgentRuntime::Codex(_) = s.agent.runtime {
-        return super::codex::run_codex_once(runtime, s, start, out).await;
+        return super::codex::run_codex_once(services, s, start, out).await;
     }
     let began = Instant::now();
-    let deadline = began + runtime.run_timeout();
+    let deadline = began + services.run_timeout();
     let first = start
         .messages
         .first()
@@ -105,8 +105,10 @@ pub(crate) async fn run_once(
         .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
     // The messages are accepted: they go into the transcript before anything
     // that can fail, so a run that fails still leaves them recorded.
-    append_user(runtime, s, &start.messages).await?;
-    let run = runtime.run_model(s, first.options.model.as_deref()).await?;
+    append_user(services, s, &start.messages).await?;
+    let run = services
+        .run_model(s, first.options.model.as_deref())
+        .await?;
     out.emit(RunEvent::Started {
         run_id: super::heartbeat::run_id(start),
         agent_id: s.agent.id.clone(),
@@ -122,11 +124,11 @@ pub(crate) async fn run_once(
         .rev()
         .skip(start.messages.len())
         .any(|m| matches!(m, Message::Assistant(_)));
-    let skills = runtime.list_skills(&s.agent.id).await.ok();
+    let skills = services.list_skills(&s.agent.id).await.ok();
     let tool_descriptors: Vec<ToolDescriptor> = prepare::descriptors(&run.tools);
-    let contribution = runtime.contribution(&run.model, deadline).await;
-    let ctx = runtime.tool_context(s, &run, start.cancel.clone())?;
-    let settings = runtime
+    let contribution = services.contribution(&run.model, deadline).await;
+    let ctx = services.tool_context(s, &run, start.cancel.clone())?;
+    let settings = services
         .loaded_config()
         .map(|l| blocks::settings_for(&l.config, &first.channel.channel))?;
     let mut sink = BlockSink::new(settings, out.clone());
@@ -169,21 +171,21 @@ pub(crate) async fn run_once(
     let origin =
         openclaw_tools::UserOrigin::for_chat(&first.channel.channel, &first.channel.chat_type);
     let mut compactor =
-        Compactor::new(runtime, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
+        Compactor::new(services, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
     let mut overflow_retried = false;
 
     for step in 1..=max_steps {
         if start.cancel.is_cancelled() {
-            return finish_failed(runtime, s, &total, interrupted()).await;
+            return finish_failed(services, s, &total, interrupted()).await;
         }
-        repair(runtime, s, &mut history).await?;
-        let prompt = runtime.render_turn(&turn, deadline).await?;
+        repair(services, s, &mut history).await?;
+        let prompt = services.render_turn(&turn, deadline).await?;
         // Compaction may replace older history with a summary (issue 10);
         // the pairing check runs again on what it leaves (lesson L10).
         match compactor.before_call(&prompt, &mut history).await {
-            Ok(true) => repair(runtime, s, &mut history).await?,
+            Ok(true) => repair(services, s, &mut history).await?,
             Ok(false) => {}
-            Err(error) => return finish_failed(runtime, s, &total, error).await,
+            Err(error) => return finish_failed(services, s, &total, error).await,
         }
         let fingerprint = PromptFingerprint::of(&prompt);
         let previous = s.extras.swap_fingerprint(fingerprint.clone());
@@ -236,10 +238,10 @@ pub(crate) async fn run_once(
                 sink.message_failed();
             }
             if start.cancel.is_cancelled() {
-                return finish_failed(runtime, s, &total, interrupted()).await;
+                return finish_failed(services, s, &total, interrupted()).await;
             }
             let RuntimeError::ContextOverflow(provider_says) = error else {
-                return finish_failed(runtime, s, &total, error).await;
+                return finish_failed(services, s, &total, error).await;
             };
             // The provider counted more than our estimate: compact and retry
             // the call once (issue 10).
@@ -249,16 +251,16 @@ pub(crate) async fn run_once(
                     &history,
                     &format!("the provider refused the request as too long even after compaction ({provider_says})"),
                 );
-                return finish_failed(runtime, s, &total, error).await;
+                return finish_failed(services, s, &total, error).await;
             }
             overflow_retried = true;
             if let Err(error) = compactor
                 .after_overflow(&prompt, &mut history, &provider_says)
                 .await
             {
-                return finish_failed(runtime, s, &total, error).await;
+                return finish_failed(services, s, &total, error).await;
             }
-            repair(runtime, s, &mut history).await?;
+            repair(services, s, &mut history).await?;
         };
         let reply_message = Message::Assistant(reply.clone());
         s.handle
@@ -288,7 +290,7 @@ pub(crate) async fn run_once(
             let message = reply
                 .error_message
                 .unwrap_or_else(|| "the model call failed".to_owned());
-            return finish_failed(runtime, s, &total, RuntimeError::Unavailable(message)).await;
+            return finish_failed(services, s, &total, RuntimeError::Unavailable(message)).await;
         }
         let calls = tool_call_ids(&reply_message);
         if calls.is_empty() {
@@ -303,11 +305,11 @@ pub(crate) async fn run_once(
             };
             match more {
                 Some(steer) => {
-                    take_steer(runtime, s, start.run, steer, &mut history).await?;
+                    take_steer(services, s, start.run, steer, &mut history).await?;
                     continue;
                 }
                 None => {
-                    finish(runtime, s, &total).await?;
+                    finish(services, s, &total).await?;
                     let text = assistant_text(&reply);
                     let (reply, blocks) = match &sink {
                         Some(sink) => (sink.unsent_tail(&text), sink.sent()),
@@ -361,7 +363,7 @@ pub(crate) async fn run_once(
                 content: vec![ContentBlock::text(text.clone())],
                 details,
                 is_error,
-                timestamp: runtime.now_ms(),
+                timestamp: services.now_ms(),
             };
             s.handle
                 .append(
@@ -382,11 +384,11 @@ pub(crate) async fn run_once(
         }
         out.emit(turn_end);
         if start.cancel.is_cancelled() {
-            return finish_failed(runtime, s, &total, interrupted()).await;
+            return finish_failed(services, s, &total, interrupted()).await;
         }
         if let Some(reason) = end_turn {
             return finish_failed(
-                runtime,
+                services,
                 s,
                 &total,
                 RuntimeError::FailedPrecondition(format!("a tool ended the turn: {reason}")),
@@ -395,12 +397,12 @@ pub(crate) async fn run_once(
         }
         if Instant::now() >= deadline {
             return finish_failed(
-                runtime,
+                services,
                 s,
                 &total,
                 RuntimeError::ResourceExhausted(format!(
                     "the run exceeded its time limit of {} s",
-                    runtime.run_timeout().as_secs()
+                    services.run_timeout().as_secs()
                 )),
             )
             .await;
@@ -408,10 +410,10 @@ pub(crate) async fn run_once(
         // Steered messages join after the whole batch, before the next call.
         let steer = s.extras.queue().drain_steer(start.run);
         if !steer.is_empty() {
-            take_steer(runtime, s, start.run, steer, &mut history).await?;
+            take_steer(services, s, start.run, steer, &mut history).await?;
         }
     }
-    finish_failed(runtime, s, &total, RuntimeError::ResourceExhausted(format!(
+    finish_failed(services, s, &total, RuntimeError::ResourceExhausted(format!(
         "the run stopped after {max_steps} model calls (max_steps); the tool results so far are saved"
     )))
     .await
@@ -420,11 +422,11 @@ pub(crate) async fn run_once(
 /// The pairing check before a model request (lesson L10); what it fills in
 /// is persisted, so the next load is clean.
 async fn repair(
-    runtime: &Runtime,
+    services: &Services,
     s: &SessionCtx,
     history: &mut Vec<Message>,
 ) -> Result<(), RuntimeError> {
-    let repair = context::repair_pairing(history, runtime.now_ms());
+    let repair = context::repair_pairing(history, services.now_ms());
     if !repair.is_clean() {
         tracing::warn!(orphans = ?repair.orphans_dropped, filled = repair.filled.len(), "repaired tool call pairing before a model call");
         let bodies = repair
@@ -442,13 +444,13 @@ async fn repair(
 /// Commits steered messages; if that fails they go back to the queue, so the
 /// next run takes them (lesson L11).
 async fn take_steer(
-    runtime: &Runtime,
+    services: &Services,
     s: &SessionCtx,
     run: u64,
     steer: Vec<Inbound>,
     history: &mut Vec<Message>,
 ) -> Result<(), RuntimeError> {
-    match append_user(runtime, s, &steer).await {
+    match append_user(services, s, &steer).await {
         Ok(users) => {
             tracing::debug!(messages = steer.len(), "steered messages delivered");
             history.extend(users);
@@ -596,19 +598,19 @@ pub(super) fn provider_error(error: ProviderError) -> RuntimeError {
 }
 
 /// Turn boundary: fsync and record usage in the index.
-async fn finish(runtime: &Runtime, s: &SessionCtx, usage: &Usage) -> Result<(), RuntimeError> {
+async fn finish(services: &Services, s: &SessionCtx, usage: &Usage) -> Result<(), RuntimeError> {
     s.handle.append(Vec::new(), true).await?;
-    runtime.record_turn(&s.agent, &s.key, usage);
+    services.record_turn(&s.agent, &s.key, usage);
     Ok(())
 }
 
 async fn finish_failed(
-    runtime: &Runtime,
+    services: &Services,
     s: &SessionCtx,
     usage: &Usage,
     error: RuntimeError,
 ) -> Result<Finished, RuntimeError> {
-    finish(runtime, s, usage).await?;
+    finish(services, s, usage).await?;
     Err(error)
 }
 

@@ -11,7 +11,22 @@ use std::collections::VecDeque;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::prompt_input::TurnChannel;
+/// The channel a turn arrived on, as the runtime sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnChannel {
+    /// Channel id ("" for none).
+    pub channel: String,
+    /// "direct", "group", "channel" or "".
+    pub chat_type: String,
+    /// Capabilities.
+    pub capabilities: Vec<String>,
+    /// Native approval UI.
+    pub native_approvals: bool,
+    /// Replies only through the message tool.
+    pub message_tool_only: bool,
+    /// Group chat context for this turn.
+    pub group_context: String,
+}
 
 /// How a message that arrives during a run is handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,8 +4,8 @@ use std::{os::unix::fs::symlink, path::Path};
 
 use openclaw_config::{LoadOptions, NoEnv, resolve::Dirs};
 
-use super::*;
-use crate::prompt_input::{TurnChannel, TurnFacts, render_input};
+use super::{TurnChannel, TurnFacts, render_input};
+use crate::{sessions::SessionKind, visibility::*};
 
 const CONFIG: &str = r#"{ agents: { defaults: { workspace: "WS" } } }"#;
 
@@ -22,7 +22,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
     let private = PrivateFiles::scan(ws, &files);
     let tools: Vec<_> = memory_tools(kind)
         .iter()
-        .map(|t| crate::prompt_input::ToolDescriptor {
+        .map(|t| super::ToolDescriptor {
             name: t.name().to_owned(),
             description: t.description(),
             parameters: t.parameters(),
