@@ -16,10 +16,11 @@ use crate::{
     heartbeat::{HeartbeatEvent, HeartbeatOutcome},
     prompt_input::TurnChannel,
     run::{self, Preview, RunSpec, Submitted, TurnPrompt},
-    services::{RuntimeOptions, Services, SetupOutcome},
-    sessions::{NewSession, SessionEvents, SessionInfo, SessionManager, SessionTarget},
+    services::{RuntimeOptions, Services, SetupOutcome, blocking},
+    sessions::{NewSession, SessionInfo, SessionManager, SessionTarget, key},
     settings::Settings,
     subagents::SubagentLimits,
+    workspaces,
 };
 
 /// Items a transcript read sends before it waits for the consumer.
@@ -40,16 +41,9 @@ pub enum TranscriptItem {
 pub type TranscriptStream = mpsc::Receiver<Result<TranscriptItem, RuntimeError>>;
 
 /// The agent runtime.
+#[derive(Debug)]
 pub struct Runtime {
     services: Arc<Services>,
-}
-
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("services", &self.services)
-            .finish()
-    }
 }
 
 impl Runtime {
@@ -91,7 +85,28 @@ impl Runtime {
     /// never wrote (its journals) into their transcripts, unanswered. Call
     /// before serving. Returns how many sessions had leftovers.
     pub async fn recover_journals(&self) -> usize {
-        self.services.recover_journals().await
+        let Ok(loaded) = self.services.loaded_config() else {
+            return 0;
+        };
+        let mut recovered = 0;
+        for agent in &loaded.agents {
+            let ids = match self.services.sessions().journaled_sessions(agent) {
+                Ok(ids) => ids,
+                Err(error) => {
+                    tracing::error!(agent = %agent.id, %error, "cannot scan message journals");
+                    continue;
+                }
+            };
+            for id in ids {
+                match self.recover_session_journal(agent, &id.to_string()).await {
+                    Ok(()) => recovered += 1,
+                    Err(error) => {
+                        tracing::error!(agent = %agent.id, session_id = %id, %error, "message journal not recovered");
+                    }
+                }
+            }
+        }
+        recovered
     }
 
     /// Start-up: reloads the subagent registry; children still marked running were cut short
@@ -112,8 +127,14 @@ impl Runtime {
         &self,
         agent_id: &str,
         target: &SessionTarget,
-    ) -> Result<SessionEvents, RuntimeError> {
-        self.services.watch(agent_id, target).await
+    ) -> Result<crate::sessions::SessionEvents, RuntimeError> {
+        let agent = self.services.agent_view(agent_id)?;
+        let info = self.services.sessions().get(&agent, target).await?;
+        Ok(self
+            .services
+            .sessions()
+            .extras(&agent.id, &info.entry.session_id)
+            .subscribe())
     }
 
     /// Renders one turn's system prompt: the workspace files are read now,
@@ -185,7 +206,37 @@ impl Runtime {
         agent_id: &str,
         full_reset: bool,
     ) -> Result<SetupOutcome, RuntimeError> {
-        self.services.setup(agent_id, full_reset).await
+        let loaded = self.services.loaded_config()?;
+        let agents: Vec<AgentView> = if agent_id.trim().is_empty() {
+            loaded.agents.clone()
+        } else {
+            vec![loaded.agent(agent_id)?.clone()]
+        };
+        let default_ws = loaded.agent("")?.workspace.display().to_string();
+        let config_path = self.services.settings().config_path.clone();
+        let state_dir = self.services.settings().state_dir.clone();
+        let options = workspaces::setup_options(&loaded.config);
+        let (config_created, results) = blocking(move || {
+            let file = openclaw_workspace::ensure_config_file(&config_path, &default_ws)
+                .map_err(workspaces::workspace_error)?;
+            let mut results = Vec::new();
+            for agent in &agents {
+                results.push(workspaces::ensure(agent, &state_dir, options, full_reset)?);
+            }
+            Ok((file.created, results))
+        })
+        .await?;
+        if config_created {
+            tracing::info!(path = %self.services.settings().config_path.display(), "config file created");
+            self.reload();
+        }
+        self.services
+            .unblock(results.iter().map(|r| r.agent_id.as_str()));
+        Ok(SetupOutcome {
+            config_created,
+            config_path: self.services.settings().config_path.clone(),
+            workspaces: results,
+        })
     }
 
     /// The skills of one agent (R-9, P-39).
@@ -209,7 +260,10 @@ impl Runtime {
         agent_id: &str,
         key: &SessionKey,
     ) -> Result<PathBuf, RuntimeError> {
-        self.services.session_workspace_path(agent_id, key)
+        Ok(workspaces::session_workspace_path(
+            &self.services.agent_view(agent_id)?,
+            key,
+        ))
     }
 
     /// Creates (or returns) the session for a key.
@@ -219,14 +273,19 @@ impl Runtime {
         session_key: &str,
         meta: NewSession,
     ) -> Result<(SessionInfo, bool), RuntimeError> {
+        let agent = self.services.usable_agent(agent_id)?;
+        let key = key::normalize(&agent.id, session_key)?;
+        let cwd = self.session_workspace(&agent, &key).await?;
         self.services
-            .create_session(agent_id, session_key, meta)
+            .sessions()
+            .create(&agent, &key, &cwd, meta)
             .await
     }
 
     /// Sessions of an agent.
     pub async fn list_sessions(&self, agent_id: &str) -> Result<Vec<SessionInfo>, RuntimeError> {
-        self.services.list_sessions(agent_id).await
+        let agent = self.services.agent_view(agent_id)?;
+        self.services.sessions().list(&agent).await
     }
 
     /// One session.
@@ -235,7 +294,8 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<SessionInfo, RuntimeError> {
-        self.services.get_session(agent_id, target).await
+        let agent = self.services.agent_view(agent_id)?;
+        self.services.sessions().get(&agent, target).await
     }
 
     /// Resets a session (new id, old transcript archived).
@@ -244,7 +304,10 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<SessionInfo, RuntimeError> {
-        self.services.reset_session(agent_id, target).await
+        let agent = self.services.usable_agent(agent_id)?;
+        let info = self.services.sessions().get(&agent, target).await?;
+        let cwd = self.session_workspace(&agent, &info.key).await?;
+        self.services.sessions().reset(&agent, target, &cwd).await
     }
 
     /// Deletes a session (transcript archived); returns the archive path.
@@ -253,7 +316,8 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<Option<PathBuf>, RuntimeError> {
-        self.services.delete_session(agent_id, target).await
+        let agent = self.services.agent_view(agent_id)?;
+        self.services.sessions().delete(&agent, target).await
     }
 
     /// Streams a session's transcript: header, entries, then the load report.
@@ -278,7 +342,61 @@ impl Runtime {
     /// unanswered user messages, so nothing accepted is lost. Then every
     /// session is flushed and closed.
     pub async fn shutdown(&self, drain: Duration) {
-        self.services.shutdown(drain).await;
+        self.begin_shutdown();
+        let since = self
+            .services
+            .stopping_since()
+            .unwrap_or_else(tokio::time::Instant::now);
+        let left = drain.saturating_sub(since.elapsed());
+        if !self.wait_idle(left).await {
+            tracing::warn!(
+                drain_ms = u64::try_from(drain.as_millis()).unwrap_or(u64::MAX),
+                "runs still active after the drain window; cancelling them"
+            );
+            self.services.sessions().cancel_all();
+            if !self.wait_idle(Duration::from_secs(10)).await {
+                tracing::error!("runs did not stop after cancellation; closing sessions anyway");
+            }
+        }
+        self.services.sessions().close_all().await;
+        tracing::info!("sessions flushed and closed");
+        // After the runs: a Codex turn still running would end as interrupted.
+        self.services.codex_runners().shutdown().await;
+    }
+
+    async fn wait_idle(&self, limit: Duration) -> bool {
+        let until = tokio::time::Instant::now() + limit;
+        loop {
+            if self.services.sessions().all_idle() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn recover_session_journal(
+        &self,
+        agent: &AgentView,
+        id: &str,
+    ) -> Result<(), RuntimeError> {
+        let info = self
+            .services
+            .sessions()
+            .get(agent, &SessionTarget::Id(id.to_owned()))
+            .await?;
+        let cwd = self.session_workspace(agent, &info.key).await?;
+        let handle = self.services.sessions().handle(agent, &info, &cwd)?;
+        let extras = self
+            .services
+            .sessions()
+            .extras(&agent.id, &info.entry.session_id);
+        self.services
+            .open_journal(agent, &info, &handle, &extras)
+            .await
+            .map(drop)
     }
 
     /// The session manager (appends go through session actors).

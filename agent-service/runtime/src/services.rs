@@ -10,7 +10,6 @@ use std::{
         Arc, PoisonError, RwLock,
         atomic::{AtomicBool, Ordering},
     },
-    time::Duration,
 };
 
 use openclaw_codex_harness::{CodexRunner, HarnessSettings};
@@ -27,7 +26,7 @@ use crate::{
     config_state::{self, ConfigState, Loaded},
     env::Env,
     error::RuntimeError,
-    sessions::{NewSession, SessionInfo, SessionManager, SessionTarget, key},
+    sessions::SessionManager,
     settings::Settings,
     workspaces::{self, WorkspaceSetup},
 };
@@ -294,49 +293,6 @@ impl Services {
         self.loaded()
     }
 
-    /// Start-up: writes messages that a previous process acknowledged but
-    /// never wrote (its journals) into their transcripts, unanswered. Call
-    /// before serving. Returns how many sessions had leftovers.
-    pub(crate) async fn recover_journals(&self) -> usize {
-        let Ok(loaded) = self.loaded() else { return 0 };
-        let mut recovered = 0;
-        for agent in &loaded.agents {
-            let ids = match self.sessions.journaled_sessions(agent) {
-                Ok(ids) => ids,
-                Err(error) => {
-                    tracing::error!(agent = %agent.id, %error, "cannot scan message journals");
-                    continue;
-                }
-            };
-            for id in ids {
-                match self.recover_session_journal(agent, &id.to_string()).await {
-                    Ok(()) => recovered += 1,
-                    Err(error) => {
-                        tracing::error!(agent = %agent.id, session_id = %id, %error, "message journal not recovered");
-                    }
-                }
-            }
-        }
-        recovered
-    }
-
-    async fn recover_session_journal(
-        &self,
-        agent: &AgentView,
-        id: &str,
-    ) -> Result<(), RuntimeError> {
-        let info = self
-            .sessions
-            .get(agent, &SessionTarget::Id(id.to_owned()))
-            .await?;
-        let cwd = self.session_workspace(agent, &info.key).await?;
-        let handle = self.sessions.handle(agent, &info, &cwd)?;
-        let extras = self.sessions.extras(&agent.id, &info.entry.session_id);
-        self.open_journal(agent, &info, &handle, &extras)
-            .await
-            .map(drop)
-    }
-
     /// The session's message journal, after writing into the transcript
     /// whatever a previous process acknowledged but never wrote (once per
     /// process and session, before anything new).
@@ -359,20 +315,6 @@ impl Services {
         Ok(journal)
     }
 
-    /// The run events of a session from now on (all runs).
-    pub(crate) async fn watch(
-        &self,
-        agent_id: &str,
-        target: &SessionTarget,
-    ) -> Result<crate::sessions::SessionEvents, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        let info = self.sessions.get(&agent, target).await?;
-        Ok(self
-            .sessions
-            .extras(&agent.id, &info.entry.session_id)
-            .subscribe())
-    }
-
     /// Stops starting runs (the first step of [`Services::shutdown`]; call it
     /// as soon as the shutdown signal arrives).
     pub(crate) fn begin_shutdown(&self) {
@@ -380,6 +322,19 @@ impl Services {
         let _ = self.stopping_since.set(tokio::time::Instant::now());
         if !self.stopping.swap(true, Ordering::AcqRel) {
             tracing::info!("shutdown: no new runs start; queued messages will be saved unanswered");
+        }
+    }
+
+    /// When shutdown began, if it did.
+    pub(crate) fn stopping_since(&self) -> Option<tokio::time::Instant> {
+        self.stopping_since.get().copied()
+    }
+
+    /// Lets the agents use their workspaces again (they were set up anew).
+    pub(crate) fn unblock<'a>(&self, agent_ids: impl IntoIterator<Item = &'a str>) {
+        let mut blocked = self.blocked.write().unwrap_or_else(PoisonError::into_inner);
+        for id in agent_ids {
+            blocked.remove(id);
         }
     }
 
@@ -432,50 +387,6 @@ impl Services {
         Ok((loaded.agents.clone(), loaded.default_agent.clone()))
     }
 
-    /// Creates `openclaw.json` when missing and seeds the workspace of one
-    /// agent ("" for all). `full_reset` clears the proof marker and setup
-    /// state first (user files are kept).
-    pub(crate) async fn setup(
-        &self,
-        agent_id: &str,
-        full_reset: bool,
-    ) -> Result<SetupOutcome, RuntimeError> {
-        let loaded = self.loaded()?;
-        let agents: Vec<AgentView> = if agent_id.trim().is_empty() {
-            loaded.agents.clone()
-        } else {
-            vec![loaded.agent(agent_id)?.clone()]
-        };
-        let default_ws = loaded.agent("")?.workspace.display().to_string();
-        let config_path = self.options.settings.config_path.clone();
-        let state_dir = self.options.settings.state_dir.clone();
-        let options = workspaces::setup_options(&loaded.config);
-        let (config_created, results) = blocking(move || {
-            let file = openclaw_workspace::ensure_config_file(&config_path, &default_ws)
-                .map_err(workspaces::workspace_error)?;
-            let mut results = Vec::new();
-            for agent in &agents {
-                results.push(workspaces::ensure(agent, &state_dir, options, full_reset)?);
-            }
-            Ok((file.created, results))
-        })
-        .await?;
-        if config_created {
-            tracing::info!(path = %self.options.settings.config_path.display(), "config file created");
-            self.reload();
-        }
-        let mut blocked = self.blocked.write().unwrap_or_else(PoisonError::into_inner);
-        for r in &results {
-            blocked.remove(&r.agent_id);
-        }
-        drop(blocked);
-        Ok(SetupOutcome {
-            config_created,
-            config_path: self.options.settings.config_path.clone(),
-            workspaces: results,
-        })
-    }
-
     /// The skills of one agent (R-9, P-39).
     pub(crate) async fn list_skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
         let loaded = self.loaded()?;
@@ -494,114 +405,6 @@ impl Services {
     ) -> Result<PathBuf, RuntimeError> {
         let (agent, key) = (agent.clone(), key.clone());
         blocking(move || workspaces::ensure_session_workspace(&agent, &key)).await
-    }
-
-    /// The working directory of a session, computed only.
-    pub(crate) fn session_workspace_path(
-        &self,
-        agent_id: &str,
-        key: &SessionKey,
-    ) -> Result<PathBuf, RuntimeError> {
-        Ok(workspaces::session_workspace_path(
-            &self.agent_view(agent_id)?,
-            key,
-        ))
-    }
-
-    /// Creates (or returns) the session for a key.
-    pub(crate) async fn create_session(
-        &self,
-        agent_id: &str,
-        session_key: &str,
-        meta: NewSession,
-    ) -> Result<(SessionInfo, bool), RuntimeError> {
-        let agent = self.usable_agent(agent_id)?;
-        let key = key::normalize(&agent.id, session_key)?;
-        let cwd = self.session_workspace(&agent, &key).await?;
-        self.sessions.create(&agent, &key, &cwd, meta).await
-    }
-
-    /// Sessions of an agent.
-    pub(crate) async fn list_sessions(
-        &self,
-        agent_id: &str,
-    ) -> Result<Vec<SessionInfo>, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        self.sessions.list(&agent).await
-    }
-
-    /// One session.
-    pub(crate) async fn get_session(
-        &self,
-        agent_id: &str,
-        target: &SessionTarget,
-    ) -> Result<SessionInfo, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        self.sessions.get(&agent, target).await
-    }
-
-    /// Resets a session (new id, old transcript archived).
-    pub(crate) async fn reset_session(
-        &self,
-        agent_id: &str,
-        target: &SessionTarget,
-    ) -> Result<SessionInfo, RuntimeError> {
-        let agent = self.usable_agent(agent_id)?;
-        let info = self.sessions.get(&agent, target).await?;
-        let cwd = self.session_workspace(&agent, &info.key).await?;
-        self.sessions.reset(&agent, target, &cwd).await
-    }
-
-    /// Deletes a session (transcript archived); returns the archive path.
-    pub(crate) async fn delete_session(
-        &self,
-        agent_id: &str,
-        target: &SessionTarget,
-    ) -> Result<Option<PathBuf>, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        self.sessions.delete(&agent, target).await
-    }
-
-    /// Graceful shutdown: no new runs start; active runs get until `drain`
-    /// after [`Services::begin_shutdown`] to finish, then are cancelled (their tool calls get "interrupted"
-    /// results). Messages still queued are written to their transcripts as
-    /// unanswered user messages, so nothing accepted is lost. Then every
-    /// session is flushed and closed.
-    pub(crate) async fn shutdown(&self, drain: Duration) {
-        self.begin_shutdown();
-        let since = self
-            .stopping_since
-            .get()
-            .copied()
-            .unwrap_or_else(tokio::time::Instant::now);
-        let left = drain.saturating_sub(since.elapsed());
-        if !self.wait_idle(left).await {
-            tracing::warn!(
-                drain_ms = u64::try_from(drain.as_millis()).unwrap_or(u64::MAX),
-                "runs still active after the drain window; cancelling them"
-            );
-            self.sessions.cancel_all();
-            if !self.wait_idle(Duration::from_secs(10)).await {
-                tracing::error!("runs did not stop after cancellation; closing sessions anyway");
-            }
-        }
-        self.sessions.close_all().await;
-        tracing::info!("sessions flushed and closed");
-        // After the runs: a Codex turn still running would end as interrupted.
-        self.codex.shutdown().await;
-    }
-
-    async fn wait_idle(&self, limit: Duration) -> bool {
-        let until = tokio::time::Instant::now() + limit;
-        loop {
-            if self.sessions.all_idle() {
-                return true;
-            }
-            if tokio::time::Instant::now() >= until {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
     }
 
     /// The registry of subagents.
@@ -665,7 +468,7 @@ fn log_config(options: &RuntimeOptions, config: &ConfigState) {
 }
 
 /// Runs blocking filesystem work off the async workers.
-async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
 where
     F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
     T: Send + 'static,

@@ -36,11 +36,12 @@ use super::{
     Emitter, RunEvent,
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
-    prepare::{self, RunModel, SessionCtx, TurnPrompt},
+    prepare::{self, RunModel, SessionCtx},
     turns::{Finished, append_user},
 };
 use crate::{
     error::RuntimeError,
+    prompt_input::TurnPrompt,
     services::Services,
     sessions::{
         SessionKind,

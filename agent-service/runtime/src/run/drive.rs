@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::{
-    Emitter, RunEvent, error_code, heartbeat,
+    Emitter, RunEvent, beats, error_code,
     prepare::SessionCtx,
     turns::{self, Finished},
 };
@@ -29,7 +29,7 @@ async fn drive(services: Arc<Services>, session: Arc<SessionCtx>, start: RunStar
         }
         let run = start.run;
         // A heartbeat's reply forms out of sight (see crate::heartbeat).
-        let out = if heartbeat::is_heartbeat(&start) {
+        let out = if beats::is_heartbeat(&start) {
             Emitter::quiet(&session.extras, run)
         } else {
             Emitter::new(&session.extras, run)
@@ -81,8 +81,8 @@ async fn isolated(
     let task = tokio::spawn(async move {
         let _active = service_kit::metrics::run_active();
         let done = turns::run_once(&services, &session, &start, &out).await?;
-        if heartbeat::is_heartbeat(&start) {
-            return heartbeat::settle(&session, done).await;
+        if beats::is_heartbeat(&start) {
+            return beats::settle(&session, done).await;
         }
         Ok(done)
     });

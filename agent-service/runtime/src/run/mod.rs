@@ -9,12 +9,12 @@
 //! every entry is written through the session's actor, and events are
 //! published to the session's subscribers as they happen.
 
+mod beats;
 mod blocks;
 mod codex;
-mod compact;
+mod compactor;
 pub mod controls;
 mod drive;
-mod heartbeat;
 mod prepare;
 mod subagents;
 mod submit;
@@ -27,8 +27,10 @@ use std::time::Duration;
 use openclaw_transcript::{SessionKey, unix_millis};
 use tokio::sync::{broadcast, mpsc};
 
-pub(crate) use heartbeat::{heartbeat_now, start_heartbeats};
-pub use prepare::{Preview, TurnPrompt};
+pub(crate) use beats::{heartbeat_now, start_heartbeats};
+pub use prepare::Preview;
+
+pub use crate::prompt_input::TurnPrompt;
 pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
 

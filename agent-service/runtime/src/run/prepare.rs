@@ -11,7 +11,6 @@ use openclaw_config::resolve::AgentRuntime;
 use openclaw_config::resolve::AgentView;
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::ResolvedModel;
-use openclaw_skills::Discovery;
 use openclaw_tools::{ToolContext, ToolRegistry};
 use openclaw_transcript::{SessionEntry, SessionKey, Usage};
 use openclaw_workspace::{BootstrapFile, Confined};
@@ -26,7 +25,7 @@ use super::{
 use crate::{
     config_state::Loaded,
     error::RuntimeError,
-    prompt_input::{self, ToolDescriptor, TurnChannel, TurnFacts},
+    prompt_input::{self, ToolDescriptor, TurnChannel, TurnPrompt, TurnSources},
     services::Services,
     sessions::{NewSession, SessionExtras, SessionHandle, SessionKind, SessionTarget, key},
 };
@@ -73,35 +72,6 @@ pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
             parameters,
         })
         .collect()
-}
-
-/// The facts of one turn's prompt that vary by caller (a run or a preview).
-#[derive(Debug)]
-pub struct TurnPrompt<'a> {
-    /// The agent.
-    pub agent: &'a AgentView,
-    /// Session kind.
-    pub kind: SessionKind,
-    /// Heartbeat turn.
-    pub heartbeat_turn: bool,
-    /// Working directory.
-    pub cwd: &'a Path,
-    /// The sandbox of the session's commands, when it is sandboxed.
-    pub sandbox: Option<&'a openclaw_sandbox::Isolation>,
-    /// The channel.
-    pub channel: &'a TurnChannel,
-    /// Tools after policy.
-    pub tools: &'a [ToolDescriptor],
-    /// Skills.
-    pub skills: Option<&'a Discovery>,
-    /// An earlier turn already had the workspace files.
-    pub continuation: bool,
-    /// provider/model.
-    pub model: &'a str,
-    /// The agent's configured model.
-    pub default_model: &'a str,
-    /// Provider contribution.
-    pub contribution: Option<&'a pb::ProviderContribution>,
 }
 
 /// What the next model call of a session would send.
@@ -151,24 +121,13 @@ impl Services {
     ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
         let (files, private) = crate::visibility::load_turn_files(t.cwd).await?;
         let loaded = self.loaded_config()?;
-        let facts = TurnFacts {
-            agent: t.agent,
+        let sources = TurnSources {
             config: &loaded.config,
-            kind: t.kind,
-            heartbeat_turn: t.heartbeat_turn,
-            cwd: t.cwd,
-            sandbox: t.sandbox,
-            channel: t.channel,
-            tools: t.tools,
-            skills: t.skills,
             files: &files,
             private: &private,
-            continuation: t.continuation,
-            model: t.model,
-            default_model: t.default_model,
-            contribution: t.contribution,
         };
-        let mut request = prompt_client::request_from_input(&prompt_input::render_input(&facts));
+        let mut request =
+            prompt_client::request_from_input(&prompt_input::render_input(t, &sources));
         // No secret reaches a prompt (or a preview), whatever config field or file it sits in.
         crate::redaction::redact_request(self.redactor(), &mut request);
         Ok(request)

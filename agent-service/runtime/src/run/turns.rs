@@ -21,15 +21,16 @@ use tokio_util::sync::CancellationToken;
 use super::{
     DEFAULT_MAX_STEPS, EVENT_OUTPUT_CHARS, Emitter, RunEvent,
     blocks::{self, BlockSink},
-    compact::Compactor,
+    compactor::Compactor,
     evidence::PromptFingerprint,
-    prepare::{self, RunModel, SessionCtx, TurnPrompt},
+    prepare::{self, RunModel, SessionCtx},
     shorten, summarize_call,
 };
 use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
     prompt_input::ToolDescriptor,
+    prompt_input::TurnPrompt,
     services::Services,
     sessions::queue::{Inbound, RunStart},
 };
@@ -110,12 +111,12 @@ pub(crate) async fn run_once(
         .run_model(s, first.options.model.as_deref())
         .await?;
     out.emit(RunEvent::Started {
-        run_id: super::heartbeat::run_id(start),
+        run_id: super::beats::run_id(start),
         agent_id: s.agent.id.clone(),
         session_key: s.key.as_str().to_owned(),
         session_id: s.session_id.clone(),
         model: run.name.clone(),
-        message_seqs: super::heartbeat::user_seqs(start),
+        message_seqs: super::beats::user_seqs(start),
     });
 
     let mut history = s.handle.messages().await?;

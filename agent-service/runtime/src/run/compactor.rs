@@ -47,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CompactionEvent, CompactionPhase, CompactionTrigger, Emitter, RunEvent,
-    prepare::{RunModel, SessionCtx, TurnPrompt},
+    prepare::{RunModel, SessionCtx},
     turns::{assistant_text, provider_error},
 };
 use crate::{
@@ -55,6 +55,7 @@ use crate::{
     context::{AGENTS_REFRESH_DETAIL, MEMORY_FLUSH_ENTRY},
     error::RuntimeError,
     prompt_input::ToolDescriptor,
+    prompt_input::TurnPrompt,
     services::Services,
 };
 
