@@ -50,6 +50,32 @@ pub(crate) struct Finished {
     pub blocks: u32,
 }
 
+impl Finished {
+    /// A run that ended with `reply` after `steps` model calls; what block streaming already
+    /// sent is not part of the final reply.
+    fn of(
+        reply: &AssistantMessage,
+        stop_reason: String,
+        steps: u32,
+        usage: Usage,
+        sink: Option<&BlockSink>,
+    ) -> Self {
+        let text = assistant_text(reply);
+        let (reply, blocks) = match sink {
+            Some(sink) => (sink.unsent_tail(&text), sink.sent()),
+            None => (text.clone(), 0),
+        };
+        Self {
+            text,
+            stop_reason,
+            steps,
+            usage,
+            reply,
+            blocks,
+        }
+    }
+}
+
 /// Writes a batch of user messages as one append (one actor round trip).
 pub(crate) async fn append_user(
     services: &Services,
@@ -119,31 +145,21 @@ pub(crate) async fn run_once(
         message_seqs: super::beats::user_seqs(start),
     });
 
-    let mut history = s.handle.messages().await?;
-    let continuation = history
-        .iter()
-        .rev()
-        .skip(start.messages.len())
-        .any(|m| matches!(m, Message::Assistant(_)));
-    let skills = services.list_skills(&s.agent.id).await.ok();
-    let tool_descriptors: Vec<ToolDescriptor> = prepare::descriptors(&run.tools);
-    let contribution = services.contribution(&run.model, deadline).await;
-    let ctx = services.tool_context(s, &run, start.cancel.clone())?;
-    let settings = services
-        .loaded_config()
-        .map(|l| blocks::settings_for(&l.config, &first.channel.channel))?;
-    let mut sink = BlockSink::new(settings, out.clone());
+    let RunSetup {
+        mut history,
+        continuation,
+        skills,
+        tools: tool_descriptors,
+        contribution,
+        ctx,
+        mut sink,
+    } = RunSetup::read(services, s, start, &first, &run, out, deadline).await?;
     let max_steps = match first.options.max_steps {
         0 => DEFAULT_MAX_STEPS,
         n => n,
     };
     let mut total = Usage::default();
-    let interrupted = || {
-        RuntimeError::Aborted(format!(
-            "run {} was interrupted by a newer message",
-            start.run
-        ))
-    };
+    let interrupted = || interrupted(start.run);
 
     let turn = TurnPrompt {
         agent: &s.agent,
@@ -159,14 +175,7 @@ pub(crate) async fn run_once(
         default_model: &run.default_model,
         contribution: contribution.as_ref(),
     };
-    let tool_specs: Vec<ToolSpec> = tool_descriptors
-        .iter()
-        .map(|t| ToolSpec {
-            name: t.name.clone(),
-            description: t.description.clone(),
-            parameters: t.parameters.clone(),
-        })
-        .collect();
+    let tool_specs = tool_specs(&tool_descriptors);
     // Lesson L15 b: tool results and chat participants' messages reach the model
     // fenced with nonce markers; the transcript keeps the raw text.
     let origin =
@@ -174,6 +183,18 @@ pub(crate) async fn run_once(
     let mut compactor =
         Compactor::new(services, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
     let mut overflow_retried = false;
+    let call = ModelCall {
+        services,
+        s,
+        run: &run,
+        ctx: &ctx,
+        out,
+        tool_specs: &tool_specs,
+        origin,
+        run_number: start.run,
+        cancel: &start.cancel,
+        deadline,
+    };
 
     for step in 1..=max_steps {
         if start.cancel.is_cancelled() {
@@ -188,98 +209,22 @@ pub(crate) async fn run_once(
             Ok(false) => {}
             Err(error) => return finish_failed(services, s, &total, error).await,
         }
-        let fingerprint = PromptFingerprint::of(&prompt);
-        let previous = s.extras.swap_fingerprint(fingerprint.clone());
-        let (mut prefix_changed, mut changed_sections) = match &previous {
-            Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
-                (true, fingerprint.changed_since(prev))
-            }
-            _ => (false, Vec::new()),
-        };
-        if prefix_changed {
-            service_kit::metrics::stable_prefix_changed(&s.agent.id);
-            tracing::info!(changed = ?changed_sections, "stable prompt prefix changed since the previous model call");
-        }
-        let system = SystemPrompt {
-            stable: prompt.stable_prefix.clone(),
-            dynamic: prompt.dynamic_suffix.clone(),
-        };
-        let reply = loop {
-            out.emit(RunEvent::ModelCall {
+        let reply = match call
+            .make(
                 step,
-                model: run.name.clone(),
-                stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
-                prefix_changed: std::mem::take(&mut prefix_changed),
-                changed_sections: std::mem::take(&mut changed_sections),
-                prompt_chars: prompt.chars,
-                messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
-            });
-            let request = ModelRequest {
-                model: run.model.wire_model.clone(),
-                system: system.clone(),
-                messages: ctx.fence.model_messages(&history, origin),
-                tools: tool_specs.clone(),
-                max_output_tokens: None,
-                reasoning_effort: None,
-            };
-            let error = match call_model(
-                &run.model,
-                request,
-                out,
+                &prompt,
                 &mut sink,
-                &start.cancel,
-                deadline,
+                &mut compactor,
+                &mut history,
+                &mut overflow_retried,
             )
-            .await
-            {
-                Ok(reply) => break reply,
-                Err(error) => error,
-            };
-            if let Some(sink) = sink.as_mut() {
-                sink.message_failed();
-            }
-            if start.cancel.is_cancelled() {
-                return finish_failed(services, s, &total, interrupted()).await;
-            }
-            let RuntimeError::ContextOverflow(provider_says) = error else {
-                return finish_failed(services, s, &total, error).await;
-            };
-            // The provider counted more than our estimate: compact and retry
-            // the call once (issue 10).
-            if overflow_retried {
-                let error = compactor.still_too_big(
-                    &prompt,
-                    &history,
-                    &format!("the provider refused the request as too long even after compaction ({provider_says})"),
-                );
-                return finish_failed(services, s, &total, error).await;
-            }
-            overflow_retried = true;
-            if let Err(error) = compactor
-                .after_overflow(&prompt, &mut history, &provider_says)
-                .await
-            {
-                return finish_failed(services, s, &total, error).await;
-            }
-            repair(services, s, &mut history).await?;
+            .await?
+        {
+            Ok(reply) => reply,
+            Err(error) => return finish_failed(services, s, &total, error).await,
         };
-        let reply_message = Message::Assistant(reply.clone());
-        s.handle
-            .append(
-                vec![EntryBody::Message {
-                    message: reply_message.clone(),
-                }],
-                false,
-            )
-            .await?;
-        history.push(reply_message.clone());
-        if let Some(sink) = sink.as_mut() {
-            sink.message_end();
-        }
-        if let Some(usage) = &reply.usage {
-            add_usage(&mut total, usage);
-            out.emit(RunEvent::Usage(usage.clone()));
-        }
+        let reply_message =
+            record_reply(s, &reply, out, &mut sink, &mut total, &mut history).await?;
         let last_stop = reply.stop_reason.as_str().to_owned();
         let turn_end = RunEvent::TurnEnd {
             step,
@@ -311,102 +256,30 @@ pub(crate) async fn run_once(
                 }
                 None => {
                     finish(services, s, &total).await?;
-                    let text = assistant_text(&reply);
-                    let (reply, blocks) = match &sink {
-                        Some(sink) => (sink.unsent_tail(&text), sink.sent()),
-                        None => (text.clone(), 0),
-                    };
-                    return Ok(Finished {
-                        text,
-                        stop_reason: last_stop,
-                        steps: step,
-                        usage: total,
-                        reply,
-                        blocks,
-                    });
+                    return Ok(Finished::of(&reply, last_stop, step, total, sink.as_ref()));
                 }
             }
         }
 
-        // The whole tool batch runs; no call is skipped. A tool that ends the
-        // turn still lets the others finish, so every call gets a result. An
-        // interrupt gives each call still to run an "interrupted" result.
-        let mut end_turn: Option<String> = None;
-        for block in &reply.content {
-            let ContentBlock::ToolCall(call) = block else {
-                continue;
-            };
-            out.emit(RunEvent::ToolStarted {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                summary: summarize_call(&call.name, &call.arguments),
-            });
-            let began = Instant::now();
-            let (text, is_error, details) = if start.cancel.is_cancelled() {
-                (
-                    "interrupted: a newer message aborted the run before this call ran".to_owned(),
-                    true,
-                    None,
-                )
-            } else {
-                match call_tool(&run, &ctx, call, &start.cancel).await {
-                    ToolOutcome::Ok { text, details } => (text, false, details),
-                    ToolOutcome::Error { text } => (text, true, None),
-                    ToolOutcome::EndTurn { text } => {
-                        end_turn = Some(text.clone());
-                        (text, true, None)
-                    }
-                }
-            };
-            let result = ToolResultMessage {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                content: vec![ContentBlock::text(text.clone())],
-                details,
-                is_error,
-                timestamp: services.now_ms(),
-            };
-            s.handle
-                .append(
-                    vec![EntryBody::Message {
-                        message: Message::ToolResult(result.clone()),
-                    }],
-                    false,
-                )
-                .await?;
-            history.push(Message::ToolResult(result));
-            out.emit(RunEvent::ToolFinished {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                is_error,
-                output: shorten(&text, EVENT_OUTPUT_CHARS),
-                duration_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
-            });
-        }
+        let end_turn = run_tool_batch(
+            services,
+            s,
+            &run,
+            &ctx,
+            &reply,
+            out,
+            &start.cancel,
+            &mut history,
+        )
+        .await?;
         out.emit(turn_end);
-        if start.cancel.is_cancelled() {
-            return finish_failed(services, s, &total, interrupted()).await;
-        }
-        if let Some(reason) = end_turn {
-            return finish_failed(
-                services,
-                s,
-                &total,
-                RuntimeError::FailedPrecondition(format!("a tool ended the turn: {reason}")),
-            )
-            .await;
-        }
-        if Instant::now() >= deadline {
-            return finish_failed(
-                services,
-                s,
-                &total,
-                RuntimeError::ResourceExhausted(format!(
-                    "the run exceeded its time limit of {} s",
-                    services.run_timeout().as_secs()
-                )),
-            )
-            .await;
+        let stop = if start.cancel.is_cancelled() {
+            Some(interrupted())
+        } else {
+            after_batch(services, end_turn, deadline)
+        };
+        if let Some(error) = stop {
+            return finish_failed(services, s, &total, error).await;
         }
         // Steered messages join after the whole batch, before the next call.
         let steer = s.extras.queue().drain_steer(start.run);
@@ -418,6 +291,307 @@ pub(crate) async fn run_once(
         "the run stopped after {max_steps} model calls (max_steps); the tool results so far are saved"
     )))
     .await
+}
+
+/// What a run reads before its first model call.
+struct RunSetup {
+    /// The session's messages, the run's own user messages last.
+    history: Vec<Message>,
+    /// An earlier turn of the session already had the workspace files.
+    continuation: bool,
+    skills: Option<openclaw_skills::Discovery>,
+    tools: Vec<ToolDescriptor>,
+    contribution: Option<openclaw_proto::prompt::v1::ProviderContribution>,
+    ctx: openclaw_tools::ToolContext,
+    /// Block streaming, when the channel has it on.
+    sink: Option<BlockSink>,
+}
+
+impl RunSetup {
+    async fn read(
+        services: &Arc<Services>,
+        s: &SessionCtx,
+        start: &RunStart,
+        first: &Inbound,
+        run: &RunModel,
+        out: &Emitter,
+        deadline: Instant,
+    ) -> Result<Self, RuntimeError> {
+        let history = s.handle.messages().await?;
+        let continuation = history
+            .iter()
+            .rev()
+            .skip(start.messages.len())
+            .any(|m| matches!(m, Message::Assistant(_)));
+        let settings = services
+            .loaded_config()
+            .map(|l| blocks::settings_for(&l.config, &first.channel.channel))?;
+        Ok(Self {
+            history,
+            continuation,
+            skills: services.list_skills(&s.agent.id).await.ok(),
+            tools: prepare::descriptors(&run.tools),
+            contribution: services.contribution(&run.model, deadline).await,
+            ctx: services.tool_context(s, run, start.cancel.clone())?,
+            sink: BlockSink::new(settings, out.clone()),
+        })
+    }
+}
+
+/// The tools as a model request names them.
+fn tool_specs(tools: &[ToolDescriptor]) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            parameters: t.parameters.clone(),
+        })
+        .collect()
+}
+
+/// Writes the model's reply into the transcript and the history, closes its block stream and
+/// counts its usage. Returns it as a message.
+async fn record_reply(
+    s: &SessionCtx,
+    reply: &AssistantMessage,
+    out: &Emitter,
+    sink: &mut Option<BlockSink>,
+    total: &mut Usage,
+    history: &mut Vec<Message>,
+) -> Result<Message, RuntimeError> {
+    let message = Message::Assistant(reply.clone());
+    s.handle
+        .append(
+            vec![EntryBody::Message {
+                message: message.clone(),
+            }],
+            false,
+        )
+        .await?;
+    history.push(message.clone());
+    if let Some(sink) = sink.as_mut() {
+        sink.message_end();
+    }
+    if let Some(usage) = &reply.usage {
+        add_usage(total, usage);
+        out.emit(RunEvent::Usage(usage.clone()));
+    }
+    Ok(message)
+}
+
+/// One model call of a run and what it needs; see [`ModelCall::make`].
+struct ModelCall<'a> {
+    services: &'a Services,
+    s: &'a SessionCtx,
+    run: &'a RunModel,
+    ctx: &'a openclaw_tools::ToolContext,
+    out: &'a Emitter,
+    tool_specs: &'a [ToolSpec],
+    origin: openclaw_tools::UserOrigin<'a>,
+    run_number: u64,
+    cancel: &'a CancellationToken,
+    deadline: Instant,
+}
+
+impl ModelCall<'_> {
+    /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
+    /// as too long gets one retry after compaction (`overflow_retried` remembers it for the
+    /// run). The outer error ends the run as it is; the inner one after a turn boundary.
+    async fn make(
+        &self,
+        step: u32,
+        prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
+        sink: &mut Option<BlockSink>,
+        compactor: &mut Compactor<'_>,
+        history: &mut Vec<Message>,
+        overflow_retried: &mut bool,
+    ) -> Result<Result<AssistantMessage, RuntimeError>, RuntimeError> {
+        let (mut prefix_changed, mut changed_sections) = prefix_change(self.s, prompt);
+        let system = SystemPrompt {
+            stable: prompt.stable_prefix.clone(),
+            dynamic: prompt.dynamic_suffix.clone(),
+        };
+        loop {
+            self.out.emit(RunEvent::ModelCall {
+                step,
+                model: self.run.name.clone(),
+                stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
+                prefix_changed: std::mem::take(&mut prefix_changed),
+                changed_sections: std::mem::take(&mut changed_sections),
+                prompt_chars: prompt.chars,
+                messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
+            });
+            let request = ModelRequest {
+                model: self.run.model.wire_model.clone(),
+                system: system.clone(),
+                messages: self.ctx.fence.model_messages(history, self.origin),
+                tools: self.tool_specs.to_vec(),
+                max_output_tokens: None,
+                reasoning_effort: None,
+            };
+            let error = match call_model(
+                &self.run.model,
+                request,
+                self.out,
+                sink,
+                self.cancel,
+                self.deadline,
+            )
+            .await
+            {
+                Ok(reply) => return Ok(Ok(reply)),
+                Err(error) => error,
+            };
+            if let Some(sink) = sink.as_mut() {
+                sink.message_failed();
+            }
+            if self.cancel.is_cancelled() {
+                return Ok(Err(interrupted(self.run_number)));
+            }
+            let RuntimeError::ContextOverflow(provider_says) = error else {
+                return Ok(Err(error));
+            };
+            // The provider counted more than our estimate: compact and retry
+            // the call once (issue 10).
+            if *overflow_retried {
+                let error = compactor.still_too_big(
+                    prompt,
+                    history,
+                    &format!("the provider refused the request as too long even after compaction ({provider_says})"),
+                );
+                return Ok(Err(error));
+            }
+            *overflow_retried = true;
+            if let Err(error) = compactor
+                .after_overflow(prompt, history, &provider_says)
+                .await
+            {
+                return Ok(Err(error));
+            }
+            repair(self.services, self.s, history).await?;
+        }
+    }
+}
+
+/// The error of a run a newer message interrupted.
+fn interrupted(run: u64) -> RuntimeError {
+    RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
+}
+
+/// Compares the prompt's stable prefix with the session's previous model call: whether it
+/// changed and which stable sections did.
+fn prefix_change(
+    s: &SessionCtx,
+    prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
+) -> (bool, Vec<String>) {
+    let fingerprint = PromptFingerprint::of(prompt);
+    let previous = s.extras.swap_fingerprint(fingerprint.clone());
+    let (changed, sections) = match &previous {
+        Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
+            (true, fingerprint.changed_since(prev))
+        }
+        _ => (false, Vec::new()),
+    };
+    if changed {
+        service_kit::metrics::stable_prefix_changed(&s.agent.id);
+        tracing::info!(changed = ?sections, "stable prompt prefix changed since the previous model call");
+    }
+    (changed, sections)
+}
+
+/// Why the run stops after a tool batch, if it does: a tool ended the turn, or the run is
+/// past its time limit.
+fn after_batch(
+    services: &Services,
+    end_turn: Option<String>,
+    deadline: Instant,
+) -> Option<RuntimeError> {
+    if let Some(reason) = end_turn {
+        return Some(RuntimeError::FailedPrecondition(format!(
+            "a tool ended the turn: {reason}"
+        )));
+    }
+    (Instant::now() >= deadline).then(|| {
+        RuntimeError::ResourceExhausted(format!(
+            "the run exceeded its time limit of {} s",
+            services.run_timeout().as_secs()
+        ))
+    })
+}
+
+/// Runs every tool call of `reply`, writing each result as it comes; no call is skipped.
+/// Returns the reason when a tool ended the turn.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one run the batch touches"
+)]
+async fn run_tool_batch(
+    services: &Services,
+    s: &SessionCtx,
+    run: &RunModel,
+    ctx: &openclaw_tools::ToolContext,
+    reply: &AssistantMessage,
+    out: &Emitter,
+    cancel: &CancellationToken,
+    history: &mut Vec<Message>,
+) -> Result<Option<String>, RuntimeError> {
+    // The whole tool batch runs; no call is skipped. A tool that ends the
+    // turn still lets the others finish, so every call gets a result. An
+    // interrupt gives each call still to run an "interrupted" result.
+    let mut end_turn: Option<String> = None;
+    for block in &reply.content {
+        let ContentBlock::ToolCall(call) = block else {
+            continue;
+        };
+        out.emit(RunEvent::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            summary: summarize_call(&call.name, &call.arguments),
+        });
+        let began = Instant::now();
+        let (text, is_error, details) = if cancel.is_cancelled() {
+            (
+                "interrupted: a newer message aborted the run before this call ran".to_owned(),
+                true,
+                None,
+            )
+        } else {
+            match call_tool(run, ctx, call, cancel).await {
+                ToolOutcome::Ok { text, details } => (text, false, details),
+                ToolOutcome::Error { text } => (text, true, None),
+                ToolOutcome::EndTurn { text } => {
+                    end_turn = Some(text.clone());
+                    (text, true, None)
+                }
+            }
+        };
+        let result = ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: vec![ContentBlock::text(text.clone())],
+            details,
+            is_error,
+            timestamp: services.now_ms(),
+        };
+        s.handle
+            .append(
+                vec![EntryBody::Message {
+                    message: Message::ToolResult(result.clone()),
+                }],
+                false,
+            )
+            .await?;
+        history.push(Message::ToolResult(result));
+        out.emit(RunEvent::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            is_error,
+            output: shorten(&text, EVENT_OUTPUT_CHARS),
+            duration_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    Ok(end_turn)
 }
 
 /// The pairing check before a model request (lesson L10); what it fills in
