@@ -4,8 +4,11 @@
 
 use std::sync::Arc;
 
+use openclaw_config::resolve::AgentRuntime;
+use tracing::Instrument;
+
 use super::{
-    Emitter, RunEvent, beats, error_code,
+    Emitter, RunEvent, beats, codex, error_code,
     prepare::SessionCtx,
     turns::{self, Finished},
 };
@@ -80,7 +83,17 @@ async fn isolated(
     let (services, session, out) = (Arc::clone(services), Arc::clone(session), out.clone());
     let task = tokio::spawn(async move {
         let _active = service_kit::metrics::run_active();
-        let done = turns::run_once(&services, &session, &start, &out).await?;
+        let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
+        let input = turns::RunInput {
+            services: &services,
+            session: &session,
+            start: &start,
+            out: &out,
+        };
+        let done = match session.agent.runtime {
+            AgentRuntime::Codex(_) => codex::run_codex_once(input).instrument(span).await?,
+            AgentRuntime::Embedded => turns::run_once(input).instrument(span).await?,
+        };
         if beats::is_heartbeat(&start) {
             return beats::settle(&session, done).await;
         }

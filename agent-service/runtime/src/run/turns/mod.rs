@@ -29,16 +29,26 @@ use super::{
 use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
-    prompt_input::ToolDescriptor,
-    prompt_input::TurnPrompt,
+    prompt_input::{ToolDescriptor, TurnPrompt},
     services::Services,
     sessions::queue::{Inbound, RunStart},
 };
 
-/// Stream events buffered between the provider and the run.
-const STREAM_BUFFER: usize = 256;
-/// How long a tool may take to wind down by itself after an interrupt.
-const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+mod model;
+mod tools;
+
+use model::ModelCall;
+pub(super) use model::provider_error;
+use tools::{after_batch, run_tool_batch};
+
+/// One run as the driver hands it to a runtime (embedded or Codex).
+#[derive(Clone, Copy)]
+pub(crate) struct RunInput<'a> {
+    pub services: &'a Arc<Services>,
+    pub session: &'a SessionCtx,
+    pub start: &'a RunStart,
+    pub out: &'a Emitter,
+}
 
 /// How a run ended well.
 pub(crate) struct Finished {
@@ -99,34 +109,40 @@ pub(crate) async fn append_user(
         .collect();
     session.handle.append(bodies, false).await?;
     // In the transcript now: the journal no longer needs them.
+    mark_done(session, messages).await;
+    Ok(users)
+}
+
+/// Marks messages done in the session's journal (they are in the transcript).
+pub(super) async fn mark_done(s: &SessionCtx, messages: &[Inbound]) {
+    if messages.is_empty() {
+        return;
+    }
     let seqs: Vec<u64> = messages
         .iter()
         .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
         .collect();
-    let journal = Arc::clone(&session.journal);
+    let journal = Arc::clone(&s.journal);
     match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
         Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::warn!(%error, "could not mark messages done in the journal"),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "could not mark messages done in the journal")
+        }
         Err(error) => tracing::warn!(%error, "journal task failed"),
     }
-    Ok(users)
 }
 
-/// Runs `start` to its end. The caller publishes the terminal event.
-#[tracing::instrument(skip_all, fields(session_id = %s.session_id, agent = %s.agent.id, run = start.run))]
-pub(crate) async fn run_once(
-    services: &Arc<Services>,
-    s: &SessionCtx,
-    start: &RunStart,
-    out: &Emitter,
-) -> Result<Finished, RuntimeError> {
-    if let openclaw_config::resolve::AgentRuntime::Codex(_) = s.agent.runtime {
-        return super::codex::run_codex_once(services, s, start, out).await;
-    }
+/// Runs `start` on the embedded runtime to its end. The caller publishes the terminal event.
+pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
+    let RunInput {
+        services,
+        session: s,
+        start,
+        out,
+    } = input;
     let began = Instant::now();
     let deadline = began + services.run_timeout();
     let first = start
-        .messages
         .first()
         .cloned()
         .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
@@ -380,144 +396,9 @@ async fn record_reply(
     Ok(message)
 }
 
-/// One model call of a run and what it needs; see [`ModelCall::make`].
-struct ModelCall<'a> {
-    services: &'a Services,
-    s: &'a SessionCtx,
-    run: &'a RunModel,
-    ctx: &'a openclaw_tools::ToolContext,
-    out: &'a Emitter,
-    tool_specs: &'a [ToolSpec],
-    origin: openclaw_tools::UserOrigin<'a>,
-    run_number: u64,
-    cancel: &'a CancellationToken,
-    deadline: Instant,
-}
-
-impl ModelCall<'_> {
-    /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
-    /// as too long gets one retry after compaction (`overflow_retried` remembers it for the
-    /// run). The outer error ends the run as it is; the inner one after a turn boundary.
-    async fn make(
-        &self,
-        step: u32,
-        prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
-        sink: &mut Option<BlockSink>,
-        compactor: &mut Compactor<'_>,
-        history: &mut Vec<Message>,
-        overflow_retried: &mut bool,
-    ) -> Result<Result<AssistantMessage, RuntimeError>, RuntimeError> {
-        let (mut prefix_changed, mut changed_sections) = prefix_change(self.s, prompt);
-        let system = SystemPrompt {
-            stable: prompt.stable_prefix.clone(),
-            dynamic: prompt.dynamic_suffix.clone(),
-        };
-        loop {
-            self.out.emit(RunEvent::ModelCall {
-                step,
-                model: self.run.name.clone(),
-                stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
-                prefix_changed: std::mem::take(&mut prefix_changed),
-                changed_sections: std::mem::take(&mut changed_sections),
-                prompt_chars: prompt.chars,
-                messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
-            });
-            let request = ModelRequest {
-                model: self.run.model.wire_model.clone(),
-                system: system.clone(),
-                messages: self.ctx.fence.model_messages(history, self.origin),
-                tools: self.tool_specs.to_vec(),
-                max_output_tokens: None,
-                reasoning_effort: None,
-            };
-            let error = match call_model(
-                &self.run.model,
-                request,
-                self.out,
-                sink,
-                self.cancel,
-                self.deadline,
-            )
-            .await
-            {
-                Ok(reply) => return Ok(Ok(reply)),
-                Err(error) => error,
-            };
-            if let Some(sink) = sink.as_mut() {
-                sink.message_failed();
-            }
-            if self.cancel.is_cancelled() {
-                return Ok(Err(interrupted(self.run_number)));
-            }
-            let RuntimeError::ContextOverflow(provider_says) = error else {
-                return Ok(Err(error));
-            };
-            // The provider counted more than our estimate: compact and retry
-            // the call once (issue 10).
-            if *overflow_retried {
-                let error = compactor.still_too_big(
-                    prompt,
-                    history,
-                    &format!("the provider refused the request as too long even after compaction ({provider_says})"),
-                );
-                return Ok(Err(error));
-            }
-            *overflow_retried = true;
-            if let Err(error) = compactor
-                .after_overflow(prompt, history, &provider_says)
-                .await
-            {
-                return Ok(Err(error));
-            }
-            repair(self.services, self.s, history).await?;
-        }
-    }
-}
-
 /// The error of a run a newer message interrupted.
 fn interrupted(run: u64) -> RuntimeError {
     RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
-}
-
-/// Compares the prompt's stable prefix with the session's previous model call: whether it
-/// changed and which stable sections did.
-fn prefix_change(
-    s: &SessionCtx,
-    prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
-) -> (bool, Vec<String>) {
-    let fingerprint = PromptFingerprint::of(prompt);
-    let previous = s.extras.swap_fingerprint(fingerprint.clone());
-    let (changed, sections) = match &previous {
-        Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
-            (true, fingerprint.changed_since(prev))
-        }
-        _ => (false, Vec::new()),
-    };
-    if changed {
-        service_kit::metrics::stable_prefix_changed(&s.agent.id);
-        tracing::info!(changed = ?sections, "stable prompt prefix changed since the previous model call");
-    }
-    (changed, sections)
-}
-
-/// Why the run stops after a tool batch, if it does: a tool ended the turn, or the run is
-/// past its time limit.
-fn after_batch(
-    services: &Services,
-    end_turn: Option<String>,
-    deadline: Instant,
-) -> Option<RuntimeError> {
-    if let Some(reason) = end_turn {
-        return Some(RuntimeError::FailedPrecondition(format!(
-            "a tool ended the turn: {reason}"
-        )));
-    }
-    (Instant::now() >= deadline).then(|| {
-        RuntimeError::ResourceExhausted(format!(
-            "the run exceeded its time limit of {} s",
-            services.run_timeout().as_secs()
-        ))
-    })
 }
 
 /// Runs every tool call of `reply`, writing each result as it comes; no call is skipped.
@@ -526,74 +407,6 @@ fn after_batch(
     clippy::too_many_arguments,
     reason = "the parts of one run the batch touches"
 )]
-async fn run_tool_batch(
-    services: &Services,
-    s: &SessionCtx,
-    run: &RunModel,
-    ctx: &openclaw_tools::ToolContext,
-    reply: &AssistantMessage,
-    out: &Emitter,
-    cancel: &CancellationToken,
-    history: &mut Vec<Message>,
-) -> Result<Option<String>, RuntimeError> {
-    // The whole tool batch runs; no call is skipped. A tool that ends the
-    // turn still lets the others finish, so every call gets a result. An
-    // interrupt gives each call still to run an "interrupted" result.
-    let mut end_turn: Option<String> = None;
-    for block in &reply.content {
-        let ContentBlock::ToolCall(call) = block else {
-            continue;
-        };
-        out.emit(RunEvent::ToolStarted {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            summary: summarize_call(&call.name, &call.arguments),
-        });
-        let began = Instant::now();
-        let (text, is_error, details) = if cancel.is_cancelled() {
-            (
-                "interrupted: a newer message aborted the run before this call ran".to_owned(),
-                true,
-                None,
-            )
-        } else {
-            match call_tool(run, ctx, call, cancel).await {
-                ToolOutcome::Ok { text, details } => (text, false, details),
-                ToolOutcome::Error { text } => (text, true, None),
-                ToolOutcome::EndTurn { text } => {
-                    end_turn = Some(text.clone());
-                    (text, true, None)
-                }
-            }
-        };
-        let result = ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: vec![ContentBlock::text(text.clone())],
-            details,
-            is_error,
-            timestamp: services.now_ms(),
-        };
-        s.handle
-            .append(
-                vec![EntryBody::Message {
-                    message: Message::ToolResult(result.clone()),
-                }],
-                false,
-            )
-            .await?;
-        history.push(Message::ToolResult(result));
-        out.emit(RunEvent::ToolFinished {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            is_error,
-            output: shorten(&text, EVENT_OUTPUT_CHARS),
-            duration_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
-        });
-    }
-    Ok(end_turn)
-}
-
 /// The pairing check before a model request (lesson L10); what it fills in
 /// is persisted, so the next load is clean.
 async fn repair(
@@ -635,140 +448,6 @@ async fn take_steer(
             s.extras.queue().requeue_steer(run, steer);
             Err(error)
         }
-    }
-}
-
-/// Runs one tool call. On an interrupt the tool gets a short grace to stop
-/// by itself (exec kills its process group), then is abandoned.
-async fn call_tool(
-    run: &RunModel,
-    ctx: &openclaw_tools::ToolContext,
-    call: &ToolCall,
-    cancel: &CancellationToken,
-) -> ToolOutcome {
-    let work = run.tools.call(ctx, &call.name, call.arguments.clone());
-    tokio::pin!(work);
-    tokio::select! {
-        outcome = &mut work => outcome,
-        () = cancel.cancelled() => {
-            match tokio::time::timeout(INTERRUPT_GRACE, &mut work).await {
-                Ok(outcome) => outcome,
-                Err(_) => ToolOutcome::EndTurn {
-                    text: "interrupted: a newer message aborted the run while this call ran".to_owned(),
-                },
-            }
-        }
-    }
-}
-
-/// Calls the model, forwarding text and thinking as they stream and feeding
-/// the block sink (with its idle timer).
-async fn call_model(
-    model: &ResolvedModel,
-    request: ModelRequest,
-    out: &Emitter,
-    sink: &mut Option<BlockSink>,
-    cancel: &CancellationToken,
-    deadline: Instant,
-) -> Result<AssistantMessage, RuntimeError> {
-    let began = Instant::now();
-    let (ptx, mut prx) = mpsc::channel::<StreamEvent>(STREAM_BUFFER);
-    let policy = RetryPolicy {
-        deadline: deadline.saturating_duration_since(Instant::now()),
-        ..RetryPolicy::default()
-    };
-    let call = complete_with_retry(
-        model.provider.as_ref(),
-        request,
-        ptx,
-        cancel.clone(),
-        &policy,
-    );
-    let forward = async {
-        enum Step {
-            Event(Option<StreamEvent>),
-            Idle,
-        }
-        loop {
-            let idle_at = sink.as_ref().and_then(BlockSink::deadline);
-            let step = match idle_at {
-                Some(at) => tokio::select! {
-                    event = prx.recv() => Step::Event(event),
-                    () = tokio::time::sleep_until(at) => Step::Idle,
-                },
-                None => Step::Event(prx.recv().await),
-            };
-            match step {
-                Step::Idle => {
-                    if let Some(sink) = sink.as_mut() {
-                        sink.poll();
-                    }
-                }
-                Step::Event(None) => break,
-                Step::Event(Some(event)) => match event {
-                    StreamEvent::TextDelta(text) => {
-                        if let Some(sink) = sink.as_mut() {
-                            sink.text(&text);
-                        }
-                        out.emit(RunEvent::TextDelta(text));
-                    }
-                    StreamEvent::ThinkingDelta(text) => {
-                        if let Some(sink) = sink.as_mut() {
-                            sink.text_end();
-                        }
-                        out.emit(RunEvent::ThinkingDelta(text));
-                    }
-                    StreamEvent::ToolCallStarted { .. } => {
-                        if let Some(sink) = sink.as_mut() {
-                            sink.text_end();
-                        }
-                    }
-                    StreamEvent::ToolCallFinished(_) | StreamEvent::Usage(_) => {}
-                },
-            }
-        }
-    };
-    let (result, ()) = tokio::join!(call, forward);
-    let (outcome, tokens) = match &result {
-        Ok(reply) if reply.stop_reason == StopReason::Error => ("error", tokens_of(reply)),
-        Ok(reply) => ("ok", tokens_of(reply)),
-        Err(ProviderError::Cancelled) => ("aborted", Tokens::default()),
-        Err(_) => ("error", Tokens::default()),
-    };
-    service_kit::metrics::model_call(
-        &model.reference.provider,
-        &model.reference.model,
-        outcome,
-        began.elapsed(),
-        tokens,
-    );
-    result.map_err(provider_error)
-}
-
-fn tokens_of(reply: &AssistantMessage) -> Tokens {
-    reply
-        .usage
-        .as_ref()
-        .map_or_else(Tokens::default, |u| Tokens {
-            input: u.input,
-            output: u.output,
-            cache_read: u.cache_read,
-            cache_write: u.cache_write,
-        })
-}
-
-pub(super) fn provider_error(error: ProviderError) -> RuntimeError {
-    let message = format!("model provider: {error}");
-    match error {
-        ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
-        ProviderError::ContextOverflow { .. } => RuntimeError::ContextOverflow(message),
-        ProviderError::Config { .. } | ProviderError::Client { .. } => {
-            RuntimeError::FailedPrecondition(message)
-        }
-        ProviderError::Cancelled => RuntimeError::Aborted(message),
-        ProviderError::Server { .. }
-        | ProviderError::Malformed { .. }
-        | ProviderError::Connection { .. } => RuntimeError::Unavailable(message),
     }
 }
 

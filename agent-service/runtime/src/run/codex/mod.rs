@@ -37,7 +37,7 @@ use super::{
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
     prepare::{self, RunModel, SessionCtx},
-    turns::{Finished, append_user},
+    turns::{Finished, RunInput, append_user, mark_done},
 };
 use crate::{
     error::RuntimeError,
@@ -49,91 +49,30 @@ use crate::{
     },
 };
 
+mod render;
+
+mod settings;
+
+pub(crate) use settings::codex_model;
+use settings::{CODEX_PROVIDER, approval_policy, harness_error, harness_settings, sandbox};
+
 /// How often steered messages are taken from the queue while a turn runs.
 const STEER_POLL: Duration = Duration::from_millis(100);
 /// Harness events buffered between the turn and this run.
 const EVENT_BUFFER: usize = 256;
-/// The provider id a Codex model gets when its reference names none.
-const CODEX_PROVIDER: &str = "codex";
-
-/// Stands in for a model provider in a Codex agent's [`RunModel`]: Codex
-/// calls the model itself, so nothing may call it through us.
-struct CodexModel;
-
-#[async_trait::async_trait]
-impl ModelProvider for CodexModel {
-    fn id(&self) -> &str {
-        CODEX_PROVIDER
-    }
-
-    fn api(&self) -> &'static str {
-        "codex-app-server"
-    }
-
-    async fn complete(
-        &self,
-        _request: ModelRequest,
-        _events: mpsc::Sender<StreamEvent>,
-        _cancel: CancellationToken,
-    ) -> Result<AssistantMessage, ProviderError> {
-        Err(ProviderError::Config {
-            message: "a Codex agent's model is called by the Codex app-server, not by OpenClaw"
-                .to_owned(),
-        })
-    }
-}
-
-/// A Codex agent's model: no provider lookup (Codex calls the model). An
-/// alias or `provider/model` resolves through the catalog when it can; a
-/// bare id is taken as it is. The model id part is the Codex model slug.
-pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel, RuntimeError> {
-    let reference = config
-        .resolve_model(wanted)
-        .or_else(|_| ModelRef::parse(wanted))
-        .or_else(|e| match wanted.trim() {
-            bare if !bare.is_empty() && !bare.contains('/') => Ok(ModelRef {
-                provider: CODEX_PROVIDER.to_owned(),
-                model: bare.to_owned(),
-                auth_profile: None,
-            }),
-            _ => Err(RuntimeError::FailedPrecondition(format!(
-                "model {wanted:?}: {e}"
-            ))),
-        })?;
-    Ok(ResolvedModel {
-        provider: Arc::new(CodexModel),
-        wire_model: reference.model.clone(),
-        reference,
-    })
-}
-
-/// The harness settings of a run: the agent's `services.codex`, with Codex's
-/// own shell off when tool policy denies `exec` or `tools.exec.security`
-/// is `deny` (so that these bind Codex-native exec too).
-fn harness_settings(
-    codex: &CodexSettings,
-    tools: &ToolRegistry,
-    approvals: &ApprovalRules,
-) -> HarnessSettings {
-    let mut settings = HarnessSettings::from_codex(codex);
-    settings.native_exec =
-        tools.get("exec").is_some() && approvals.security != Some(ExecSecurity::Deny);
-    settings
-}
 
 /// Runs `start` on the agent's Codex app-server: one Codex turn for the
 /// run's messages, then one more for each batch of steered messages that
 /// arrived too late for the turn before.
-#[tracing::instrument(skip_all, fields(session_id = %s.session_id, agent = %s.agent.id, run = start.run))]
-pub(crate) async fn run_codex_once(
-    services: &Arc<Services>,
-    s: &SessionCtx,
-    start: &RunStart,
-    out: &Emitter,
-) -> Result<Finished, RuntimeError> {
+pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
+    let RunInput {
+        services,
+        session: s,
+        start,
+        out,
+    } = input;
     let deadline = Instant::now() + services.run_timeout();
     let first = start
-        .messages
         .first()
         .cloned()
         .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
@@ -317,79 +256,6 @@ impl CodexRun<'_> {
         Ok(outcome)
     }
 
-    /// `RenderCodexTurn` for this turn, with the embedded path's inputs.
-    async fn render(
-        &self,
-        messages: &[Inbound],
-        history: &[Message],
-        thread_id: Option<&str>,
-    ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
-        let s = self.s;
-        let descriptors = prepare::descriptors(&self.run.tools);
-        let heartbeat = messages.iter().any(|m| m.options.heartbeat);
-        let base = self
-            .services
-            .render_request(&TurnPrompt {
-                agent: &s.agent,
-                kind: s.kind,
-                heartbeat_turn: heartbeat,
-                cwd: &s.cwd,
-                sandbox: None,
-                channel: self.channel,
-                tools: &descriptors,
-                skills: self.skills.as_ref(),
-                continuation: history.iter().any(|m| matches!(m, Message::Assistant(_))),
-                model: &self.run.name,
-                default_model: &self.run.default_model,
-                contribution: None,
-            })
-            .await?;
-        let tools = &self.run.tools;
-        let request = pb::RenderCodexTurnRequest {
-            base: Some(base),
-            trigger: match s.kind {
-                _ if heartbeat => pb::CodexTrigger::Heartbeat,
-                SessionKind::Cron => pb::CodexTrigger::Cron,
-                SessionKind::Main
-                | SessionKind::Direct
-                | SessionKind::Group
-                | SessionKind::Channel
-                | SessionKind::Subagent => pb::CodexTrigger::User,
-            } as i32,
-            lightweight_cron: false,
-            memory_tools_available: tools.get("memory_search").is_some()
-                && tools.get("memory_get").is_some(),
-            memory_workspace_is_active: s.cwd == s.agent.workspace,
-            thread_id: thread_id.unwrap_or_default().to_owned(),
-            resume: thread_id.is_some(),
-            model: self.run.model.wire_model.clone(),
-            effort: String::new(),
-            approval_policy: approval_policy(self.codex) as i32,
-            sandbox: sandbox(self.codex) as i32,
-            dynamic_tools: dynamic_tool_specs(tools)
-                .into_iter()
-                .map(|spec| pb::CodexDynamicTool {
-                    name: spec.name,
-                    description: spec.description,
-                    json_schema: spec.input_schema.to_string(),
-                    defer_loading: false,
-                    namespace: String::new(),
-                })
-                .collect(),
-            input_text: messages
-                .iter()
-                .map(|m| m.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-            cwd: s.cwd.display().to_string(),
-        };
-        self.services
-            .prompt()
-            .render_codex(request, self.deadline)
-            .await
-            .map_err(prepare::prompt_error)
-    }
-
     /// Runs the turn on its own task, forwarding its events, steering in
     /// queued messages, and enforcing the run's time limit. Also returns
     /// the steered messages the turn took (its entries carry them).
@@ -568,51 +434,6 @@ impl CodexRun<'_> {
             .await
     }
 
-    /// Prompt evidence for the turn: the thread-scoped layers (developer
-    /// instructions, dynamic tools) are Codex's stable prefix, frozen when
-    /// the thread starts; a change there reaches only a new thread.
-    fn evidence(&self, step: u32, response: &pb::RenderCodexTurnResponse, messages: usize) {
-        let ours = || response.layers.iter().filter(|l| !l.codex_owned);
-        let stable: Vec<&pb::CodexPromptLayer> = ours()
-            .filter(|l| l.carrier.starts_with("thread/"))
-            .collect();
-        let fingerprint = PromptFingerprint {
-            stable_sha256: prompt_render::sha256_hex(
-                stable
-                    .iter()
-                    .map(|l| l.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-                    .as_bytes(),
-            ),
-            sections: stable
-                .iter()
-                .map(|l| {
-                    (
-                        l.carrier.clone(),
-                        prompt_render::sha256_hex(l.text.as_bytes()),
-                    )
-                })
-                .collect(),
-        };
-        let previous = self.s.extras.swap_fingerprint(fingerprint.clone());
-        let (prefix_changed, changed_sections) = match &previous {
-            Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
-                (true, fingerprint.changed_since(prev))
-            }
-            _ => (false, Vec::new()),
-        };
-        self.out.emit(RunEvent::ModelCall {
-            step,
-            model: self.run.name.clone(),
-            stable_prefix_sha256: fingerprint.stable_sha256,
-            prefix_changed,
-            changed_sections,
-            prompt_chars: ours().map(|l| l.chars).sum(),
-            messages: u32::try_from(messages).unwrap_or(u32::MAX),
-        });
-    }
-
     /// The error a turn that did not complete ends the run with.
     fn failure(&self, status: &TurnStatus) -> RuntimeError {
         let run = self.start.run;
@@ -663,25 +484,6 @@ impl Steering {
     }
 }
 
-/// Marks messages done in the session's journal (they are in the transcript).
-async fn mark_done(s: &SessionCtx, messages: &[Inbound]) {
-    if messages.is_empty() {
-        return;
-    }
-    let seqs: Vec<u64> = messages
-        .iter()
-        .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
-        .collect();
-    let journal = Arc::clone(&s.journal);
-    match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "could not mark steered messages done in the journal")
-        }
-        Err(error) => tracing::warn!(%error, "journal task failed"),
-    }
-}
-
 /// Turn boundary: fsync, usage into the index; then the run's result.
 async fn finish(
     turn: &CodexRun<'_>,
@@ -691,44 +493,6 @@ async fn finish(
     turn.s.handle.append(Vec::new(), true).await?;
     turn.services.record_turn(&turn.s.agent, &turn.s.key, usage);
     result
-}
-
-/// The policy prompt-codex maps; unset means `untrusted` (an unattended run
-/// needs an explicit one, and this is the most conservative).
-fn approval_policy(codex: &CodexSettings) -> pb::CodexApprovalPolicy {
-    match codex.approval_policy {
-        None | Some(CodexApprovalPolicy::Untrusted) => pb::CodexApprovalPolicy::Untrusted,
-        Some(CodexApprovalPolicy::OnRequest) => pb::CodexApprovalPolicy::OnRequest,
-        Some(CodexApprovalPolicy::Never) => pb::CodexApprovalPolicy::Never,
-    }
-}
-
-/// The sandbox; unset means `read-only`.
-fn sandbox(codex: &CodexSettings) -> pb::CodexSandboxMode {
-    match codex.sandbox {
-        None | Some(CodexSandbox::ReadOnly) => pb::CodexSandboxMode::ReadOnly,
-        Some(CodexSandbox::WorkspaceWrite) => pb::CodexSandboxMode::WorkspaceWrite,
-        Some(CodexSandbox::DangerFullAccess) => pb::CodexSandboxMode::DangerFullAccess,
-    }
-}
-
-/// The one mapping from harness errors (no turn ran) to services errors.
-fn harness_error(error: HarnessError) -> RuntimeError {
-    let message = error.to_string();
-    match error {
-        HarnessError::Spawn { .. }
-        | HarnessError::CodexHome { .. }
-        | HarnessError::UnsupportedVersion { .. }
-        | HarnessError::UnknownVersion { .. }
-        | HarnessError::TurnActive { .. }
-        | HarnessError::NoActiveTurn { .. } => RuntimeError::FailedPrecondition(message),
-        HarnessError::ProcessExited { .. }
-        | HarnessError::Rpc { .. }
-        | HarnessError::Timeout { .. }
-        | HarnessError::Protocol { .. }
-        | HarnessError::ShutDown => RuntimeError::Unavailable(message),
-        HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
-    }
 }
 
 fn tokens_of(usage: &Usage) -> Tokens {
