@@ -388,13 +388,9 @@ impl Runtime {
             .get(agent, &SessionTarget::Id(id.to_owned()))
             .await?;
         let cwd = self.session_workspace(agent, &info.key).await?;
-        let handle = self.services.sessions().handle(agent, &info, &cwd)?;
-        let extras = self
-            .services
-            .sessions()
-            .extras(&agent.id, &info.entry.session_id);
         self.services
-            .open_journal(agent, &info, &handle, &extras)
+            .sessions()
+            .open(agent, &info, &cwd)
             .await
             .map(drop)
     }

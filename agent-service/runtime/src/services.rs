@@ -293,28 +293,6 @@ impl Services {
         self.loaded()
     }
 
-    /// The session's message journal, after writing into the transcript
-    /// whatever a previous process acknowledged but never wrote (once per
-    /// process and session, before anything new).
-    pub(crate) async fn open_journal(
-        &self,
-        agent: &AgentView,
-        info: &crate::sessions::SessionInfo,
-        handle: &crate::sessions::SessionHandle,
-        extras: &crate::sessions::SessionExtras,
-    ) -> Result<Arc<crate::sessions::journal::Journal>, RuntimeError> {
-        let transcript = self
-            .sessions
-            .transcript_path(agent, &info.entry.session_id)?;
-        let journal = extras.journal(&transcript);
-        extras
-            .recover_once(|| {
-                crate::sessions::recover_journal(self.clock().as_ref(), handle, &journal, &info.key)
-            })
-            .await?;
-        Ok(journal)
-    }
-
     /// Stops starting runs (the first step of [`Services::shutdown`]; call it
     /// as soon as the shutdown signal arrives).
     pub(crate) fn begin_shutdown(&self) {

@@ -17,7 +17,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{RunEvent, RunSpec, drive::spawn_driver, prepare::SessionCtx, turns::Finished};
+use super::{RunEvent, RunSpec, drive::spawn_driver, turns::Finished};
 use crate::{
     error::RuntimeError,
     heartbeat::{
@@ -26,6 +26,7 @@ use crate::{
     },
     prompt_input::TurnChannel,
     services::Services,
+    sessions::Session,
     sessions::{
         SessionEvents, key,
         queue::{CollectLimits, Inbound, QueueMode, RunOptions, RunStart},
@@ -201,7 +202,7 @@ async fn wait_for(
 /// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)
 /// is kept from the final reply; an alert goes out without the token. The verdict is recorded
 /// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
-pub(crate) async fn settle(session: &SessionCtx, done: Finished) -> Result<Finished, RuntimeError> {
+pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished, RuntimeError> {
     let hb = &session.agent.heartbeat;
     let verdict = classify(
         &done.text,

@@ -47,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CompactionEvent, CompactionPhase, CompactionTrigger, Emitter, RunEvent,
-    prepare::{RunModel, SessionCtx},
+    prepare::RunModel,
     turns::{assistant_text, provider_error},
 };
 use crate::{
@@ -57,6 +57,7 @@ use crate::{
     prompt_input::ToolDescriptor,
     prompt_input::TurnPrompt,
     services::Services,
+    sessions::Session,
 };
 
 mod summary;
@@ -82,7 +83,7 @@ enum Done {
 /// Decides and runs the compactions of one run.
 pub(crate) struct Compactor<'a> {
     services: &'a Arc<Services>,
-    s: &'a SessionCtx,
+    s: &'a Session,
     run: &'a RunModel,
     ctx: &'a ToolContext,
     out: &'a Emitter,
@@ -99,7 +100,7 @@ impl<'a> Compactor<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         services: &'a Arc<Services>,
-        s: &'a SessionCtx,
+        s: &'a Session,
         run: &'a RunModel,
         ctx: &'a ToolContext,
         out: &'a Emitter,

@@ -9,21 +9,21 @@ use tracing::Instrument;
 
 use super::{
     Emitter, RunEvent, beats, codex, error_code,
-    prepare::SessionCtx,
     turns::{self, Finished},
 };
 use crate::{
     error::{ErrorCode, RuntimeError},
     services::Services,
+    sessions::Session,
     sessions::queue::{CollectLimits, RunStart},
 };
 
 /// Starts a driver for `start` (already active in the session's queue).
-pub(crate) fn spawn_driver(services: Arc<Services>, session: Arc<SessionCtx>, start: RunStart) {
+pub(crate) fn spawn_driver(services: Arc<Services>, session: Arc<Session>, start: RunStart) {
     tokio::spawn(drive(services, session, start));
 }
 
-async fn drive(services: Arc<Services>, session: Arc<SessionCtx>, start: RunStart) {
+async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) {
     let mut next = Some(start);
     while let Some(start) = next.take() {
         if services.is_stopping() {
@@ -76,7 +76,7 @@ async fn drive(services: Arc<Services>, session: Arc<SessionCtx>, start: RunStar
 /// instead of leaving the session's queue stuck.
 async fn isolated(
     services: &Arc<Services>,
-    session: &Arc<SessionCtx>,
+    session: &Arc<Session>,
     start: RunStart,
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
@@ -110,7 +110,7 @@ async fn isolated(
 /// Shutdown: `start` and everything still queued in the session go into the
 /// transcript as user messages without an answer, and every waiting run is
 /// told so. Nothing accepted is lost.
-async fn save_unanswered(services: &Services, session: &SessionCtx, start: RunStart) {
+async fn save_unanswered(services: &Services, session: &Session, start: RunStart) {
     let mut runs = vec![(start.run, start.messages)];
     runs.extend(session.extras.queue().drain_all());
     // A heartbeat that never ran is not a message anyone waits for: dropped.
@@ -145,7 +145,7 @@ async fn save_unanswered(services: &Services, session: &SessionCtx, start: RunSt
 /// quiet for the debounce window. One timer per session at a time.
 pub(crate) fn ensure_collect_timer(
     services: &Arc<Services>,
-    session: &Arc<SessionCtx>,
+    session: &Arc<Session>,
     limits: CollectLimits,
 ) {
     if !session.extras.claim_collect_timer() {

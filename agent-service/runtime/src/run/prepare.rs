@@ -8,7 +8,6 @@ use std::{
 };
 
 use openclaw_config::resolve::AgentRuntime;
-use openclaw_config::resolve::AgentView;
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::ResolvedModel;
 use openclaw_tools::{ToolContext, ToolRegistry};
@@ -27,7 +26,8 @@ use crate::{
     error::RuntimeError,
     prompt_input::{self, ToolDescriptor, TurnChannel, TurnPrompt, TurnSources},
     services::Services,
-    sessions::{NewSession, SessionExtras, SessionHandle, SessionKind, SessionTarget, key},
+    sessions::Session,
+    sessions::{NewSession, SessionKind, SessionTarget, key},
 };
 
 mod prompt;
@@ -35,23 +35,10 @@ mod prompt;
 pub use prompt::Preview;
 pub(crate) use prompt::prompt_error;
 
-/// A session as its runs see it, fixed when a message is admitted.
-#[derive(Debug)]
-pub(crate) struct SessionCtx {
-    pub agent: AgentView,
-    pub key: SessionKey,
-    pub session_id: String,
-    pub kind: SessionKind,
-    pub cwd: std::path::PathBuf,
-    pub handle: SessionHandle,
-    pub extras: Arc<SessionExtras>,
-    pub journal: Arc<crate::sessions::journal::Journal>,
-}
-
 /// An admitted message's session, with its index entry and the config it
 /// was checked against.
 pub(crate) struct Admitted {
-    pub session: Arc<SessionCtx>,
+    pub session: Arc<Session>,
     pub entry: SessionEntry,
     pub loaded: Arc<Loaded>,
 }
@@ -110,20 +97,9 @@ impl Services {
             display_name: None,
         };
         let (info, _) = self.sessions().create(&agent, &key, &cwd, meta).await?;
-        let extras = self.sessions().extras(&agent.id, &info.entry.session_id);
-        let handle = self.sessions().handle(&agent, &info, &cwd)?;
-        let journal = self.open_journal(&agent, &info, &handle, &extras).await?;
+        let session = self.sessions().open(&agent, &info, &cwd).await?;
         Ok(Admitted {
-            session: Arc::new(SessionCtx {
-                kind: kind_of(&key),
-                session_id: info.entry.session_id.to_string(),
-                key,
-                cwd,
-                handle,
-                extras,
-                journal,
-                agent,
-            }),
+            session: Arc::new(session),
             entry: info.entry,
             loaded,
         })
@@ -133,7 +109,7 @@ impl Services {
     /// else the session's, else the agent's, else the default.
     pub(crate) async fn run_model(
         &self,
-        session: &SessionCtx,
+        session: &Session,
         run_override: Option<&str>,
     ) -> Result<RunModel, RuntimeError> {
         let loaded = self.loaded_config()?;
@@ -212,7 +188,7 @@ impl Services {
     /// working directory. A workspace that cannot be confined fails the run.
     pub(crate) fn tool_context(
         self: &Arc<Self>,
-        p: &SessionCtx,
+        p: &Session,
         run: &RunModel,
         cancel: CancellationToken,
     ) -> Result<ToolContext, RuntimeError> {

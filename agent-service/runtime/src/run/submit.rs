@@ -8,11 +8,11 @@ use openclaw_config::raw;
 use super::{
     Emitter, RunEvent, RunSpec, Submitted,
     drive::{ensure_collect_timer, spawn_driver},
-    prepare::SessionCtx,
 };
 use crate::{
     error::RuntimeError,
     services::Services,
+    sessions::Session,
     sessions::{
         journal::Accepted,
         queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
@@ -162,7 +162,7 @@ fn queue_command(message: &str) -> Option<&str> {
 /// `/queue` reports the mode in effect.
 async fn queue_command_reply(
     services: &Arc<Services>,
-    session: &Arc<SessionCtx>,
+    session: &Arc<Session>,
     current: Option<String>,
     argument: &str,
 ) -> Result<Submitted, RuntimeError> {

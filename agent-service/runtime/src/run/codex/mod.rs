@@ -36,13 +36,14 @@ use super::{
     Emitter, RunEvent,
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
-    prepare::{self, RunModel, SessionCtx},
+    prepare::{self, RunModel},
     turns::{Finished, RunInput, append_user, mark_done},
 };
 use crate::{
     error::RuntimeError,
     prompt_input::TurnPrompt,
     services::Services,
+    sessions::Session,
     sessions::{
         SessionKind,
         queue::{Inbound, RunStart},
@@ -172,7 +173,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
 /// What every Codex turn of one run shares.
 struct CodexRun<'a> {
     services: &'a Arc<Services>,
-    s: &'a SessionCtx,
+    s: &'a Session,
     start: &'a RunStart,
     out: &'a Emitter,
     runner: Arc<CodexRunner>,

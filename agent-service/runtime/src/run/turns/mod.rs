@@ -23,7 +23,7 @@ use super::{
     blocks::{self, BlockSink},
     compactor::Compactor,
     evidence::PromptFingerprint,
-    prepare::{self, RunModel, SessionCtx},
+    prepare::{self, RunModel},
     shorten, summarize_call,
 };
 use crate::{
@@ -31,6 +31,7 @@ use crate::{
     error::RuntimeError,
     prompt_input::{ToolDescriptor, TurnPrompt},
     services::Services,
+    sessions::Session,
     sessions::queue::{Inbound, RunStart},
 };
 
@@ -45,7 +46,7 @@ use tools::{after_batch, run_tool_batch};
 #[derive(Clone, Copy)]
 pub(crate) struct RunInput<'a> {
     pub services: &'a Arc<Services>,
-    pub session: &'a SessionCtx,
+    pub session: &'a Session,
     pub start: &'a RunStart,
     pub out: &'a Emitter,
 }
@@ -89,7 +90,7 @@ impl Finished {
 /// Writes a batch of user messages as one append (one actor round trip).
 pub(crate) async fn append_user(
     services: &Services,
-    session: &SessionCtx,
+    session: &Session,
     messages: &[Inbound],
 ) -> Result<Vec<Message>, RuntimeError> {
     let now = services.now_ms();
@@ -114,7 +115,7 @@ pub(crate) async fn append_user(
 }
 
 /// Marks messages done in the session's journal (they are in the transcript).
-pub(super) async fn mark_done(s: &SessionCtx, messages: &[Inbound]) {
+pub(super) async fn mark_done(s: &Session, messages: &[Inbound]) {
     if messages.is_empty() {
         return;
     }
@@ -326,7 +327,7 @@ struct RunSetup {
 impl RunSetup {
     async fn read(
         services: &Arc<Services>,
-        s: &SessionCtx,
+        s: &Session,
         start: &RunStart,
         first: &Inbound,
         run: &RunModel,
@@ -369,7 +370,7 @@ fn tool_specs(tools: &[ToolDescriptor]) -> Vec<ToolSpec> {
 /// Writes the model's reply into the transcript and the history, closes its block stream and
 /// counts its usage. Returns it as a message.
 async fn record_reply(
-    s: &SessionCtx,
+    s: &Session,
     reply: &AssistantMessage,
     out: &Emitter,
     sink: &mut Option<BlockSink>,
@@ -411,7 +412,7 @@ fn interrupted(run: u64) -> RuntimeError {
 /// is persisted, so the next load is clean.
 async fn repair(
     services: &Services,
-    s: &SessionCtx,
+    s: &Session,
     history: &mut Vec<Message>,
 ) -> Result<(), RuntimeError> {
     let repair = context::repair_pairing(history, services.now_ms());
@@ -433,7 +434,7 @@ async fn repair(
 /// next run takes them (lesson L11).
 async fn take_steer(
     services: &Services,
-    s: &SessionCtx,
+    s: &Session,
     run: u64,
     steer: Vec<Inbound>,
     history: &mut Vec<Message>,
@@ -452,7 +453,7 @@ async fn take_steer(
 }
 
 /// Turn boundary: fsync and record usage in the index.
-async fn finish(services: &Services, s: &SessionCtx, usage: &Usage) -> Result<(), RuntimeError> {
+async fn finish(services: &Services, s: &Session, usage: &Usage) -> Result<(), RuntimeError> {
     s.handle.append(Vec::new(), true).await?;
     services.record_turn(&s.agent, &s.key, usage);
     Ok(())
@@ -460,7 +461,7 @@ async fn finish(services: &Services, s: &SessionCtx, usage: &Usage) -> Result<()
 
 async fn finish_failed(
     services: &Services,
-    s: &SessionCtx,
+    s: &Session,
     usage: &Usage,
     error: RuntimeError,
 ) -> Result<Finished, RuntimeError> {

@@ -10,7 +10,7 @@ pub(super) const STREAM_BUFFER: usize = 256;
 /// One model call of a run and what it needs; see [`ModelCall::make`].
 pub(super) struct ModelCall<'a> {
     pub(super) services: &'a Services,
-    pub(super) s: &'a SessionCtx,
+    pub(super) s: &'a Session,
     pub(super) run: &'a RunModel,
     pub(super) ctx: &'a openclaw_tools::ToolContext,
     pub(super) out: &'a Emitter,
@@ -24,7 +24,7 @@ pub(super) struct ModelCall<'a> {
 /// Compares the prompt's stable prefix with the session's previous model call: whether it
 /// changed and which stable sections did.
 pub(super) fn prefix_change(
-    s: &SessionCtx,
+    s: &Session,
     prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
 ) -> (bool, Vec<String>) {
     let fingerprint = PromptFingerprint::of(prompt);

@@ -8,7 +8,7 @@ pub(super) const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::fro
 
 pub(super) async fn run_tool_batch(
     services: &Services,
-    s: &SessionCtx,
+    s: &Session,
     run: &RunModel,
     ctx: &openclaw_tools::ToolContext,
     reply: &AssistantMessage,
