@@ -288,7 +288,7 @@ impl ItemTracker {
         self.partial = text;
     }
 
-    /// A tool call is still running (steering waits for it, SPEC R-11).
+    /// A tool call is still running (steering waits for it, R-11).
     pub(crate) fn tool_in_flight(&self) -> bool {
         self.open
             .iter()

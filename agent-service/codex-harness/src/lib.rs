@@ -1,7 +1,6 @@
 //! `openclaw-codex-harness`: runs an agent's turns on a real Codex
 //! `app-server` child process, for agents configured with
-//! `agents.list[].runtime: {type: "codex", codex: {...}}` (issue 7; SPEC
-//! P-29, P-32, P-38, R-11; lesson L13).
+//! `agents.list[].runtime: {type: "codex", codex: {...}}` (//! P-29, P-32, P-38, R-11; lesson L13).
 //!
 //! What it is for: one [`CodexRunner`] per Codex agent spawns
 //! `codex app-server` (stdio JSON lines), checks its version (0.169.x to

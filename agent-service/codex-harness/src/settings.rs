@@ -17,7 +17,7 @@ pub const DISABLED_FEATURES: [&str; 3] = ["plugins", "apps", "remote_plugin"];
 
 /// `-c` overrides applied before the agent's own: Codex's bundled
 /// `<skills_instructions>` block would compete with our skills listing,
-/// which travels in the turn instructions (SPEC P-38; lesson L13, "one
+/// which travels in the turn instructions (P-38; lesson L13, "one
 /// coherent persona"). An agent's `configOverrides` come later and win.
 pub const DEFAULT_OVERRIDES: [&str; 1] = ["skills.include_instructions=false"];
 

@@ -5,7 +5,7 @@
 //! first), then go out together as the `input` items of ONE `turn/steer`
 //! carrying `expectedTurnId`. The turn holds the batch while a tool call is
 //! in flight, because `turn/steer` abandons the model stream at once and
-//! SPEC R-11 wants steering delivered after the running tool calls finish,
+//! R-11 wants steering delivered after the running tool calls finish,
 //! never skipping one.
 
 use std::time::Duration;

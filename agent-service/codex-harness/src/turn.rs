@@ -90,7 +90,7 @@ pub(crate) async fn run(
     tool_ctx.cancel = cancel.child_token();
 
     let status = loop {
-        // Steering waits while a tool call runs (SPEC R-11).
+        // Steering waits while a tool call runs.
         let steer_due = steers
             .deadline()
             .filter(|_| !interrupting && !items.tool_in_flight() && tools.is_empty());

@@ -1,4 +1,4 @@
-//! Per-turn overhead of agent-service, end to end through gRPC (issue 5).
+//! Per-turn overhead of agent-service, end to end through gRPC.
 //!
 //! What runs: the real `agent-service` binary as a child process (so its
 //! memory can be read from /proc), a real prompt-service on a loopback socket

@@ -1,5 +1,5 @@
 //! Per-turn overhead through the Codex runtime versus our own loop, same
-//! process, same run (issue 7).
+//! process, same run.
 //!
 //! One agent-service in this process on 127.0.0.1:0 with two agents: `ours`
 //! on the embedded loop and `codex` on the Codex runtime (the real pinned

@@ -1,4 +1,4 @@
-//! `/context list` and `/context detail` as text (SPEC P-34).
+//! `/context list` and `/context detail` as text (P-34).
 
 use std::fmt::Write;
 

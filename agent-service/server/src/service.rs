@@ -37,9 +37,78 @@ impl AgentServiceImpl {
         }
     }
 
+    /// A call routed by the `x-openclaw-session-key` header (the router hashes it to pick
+    /// the replica) must be about that session: a header naming another session than the
+    /// body would run the body's session on a replica that does not own it and split its
+    /// state. Calls without the header are not routed by it and are not checked.
+    async fn check_route(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        agent_id: &str,
+        session_key: &str,
+    ) -> Result<(), Status> {
+        let Some(header) = metadata.get(service_kit::SESSION_KEY_HEADER) else {
+            return Ok(());
+        };
+        let header = header.to_str().map_err(|_| {
+            Status::invalid_argument(format!(
+                "{}: not visible ASCII text",
+                service_kit::SESSION_KEY_HEADER
+            ))
+        })?;
+        let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
+        let body =
+            agent_runtime::sessions::key::normalize(&agent.id, session_key).map_err(status_of)?;
+        if header.trim() != body.as_str() {
+            return Err(Status::invalid_argument(format!(
+                "{}: {header:?} names another session than the request, which is for {:?}; \
+                 send the request's full session key (the router routes by it)",
+                service_kit::SESSION_KEY_HEADER,
+                body.as_str()
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_route`] for a target by key or by id (an id is looked up).
+    async fn check_target_route(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        agent_id: &str,
+        target: &agent_runtime::sessions::SessionTarget,
+    ) -> Result<(), Status> {
+        if metadata.get(service_kit::SESSION_KEY_HEADER).is_none() {
+            return Ok(());
+        }
+        let key = match target {
+            agent_runtime::sessions::SessionTarget::Key(key) => key.clone(),
+            agent_runtime::sessions::SessionTarget::Id(_) => {
+                let info = self
+                    .runtime
+                    .get_session(agent_id, target)
+                    .await
+                    .map_err(status_of)?;
+                info.key.as_str().to_owned()
+            }
+        };
+        self.check_route(metadata, agent_id, &key).await
+    }
+
+    /// [`Self::key_of`], then [`Self::check_route`].
+    async fn routed_key_of(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        session: Option<pb::SessionRef>,
+    ) -> Result<(String, String), Status> {
+        let (agent_id, key) = self.key_of(session).await?;
+        self.check_route(metadata, &agent_id, &key).await?;
+        Ok((agent_id, key))
+    }
+
     /// Hands a message to its session (Run and Send share this).
     async fn submit(
         &self,
+        metadata: &tonic::metadata::MetadataMap,
         session: Option<pb::SessionRef>,
         message: String,
         channel: Option<pb::ChannelContext>,
@@ -47,7 +116,7 @@ impl AgentServiceImpl {
         max_steps: u32,
         queue_mode: i32,
     ) -> Result<agent_runtime::run::Submitted, Status> {
-        let (agent_id, session_key) = self.key_of(session).await?;
+        let (agent_id, session_key) = self.routed_key_of(metadata, session).await?;
         let (channel, sender_id) = convert::channel_of(channel).map_err(status_of)?;
         let queue_mode = convert::queue_mode_of(queue_mode).map_err(status_of)?;
         let spec = agent_runtime::run::RunSpec {
@@ -142,6 +211,12 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::CreateSessionRequest>,
     ) -> Result<Response<pb::CreateSessionResponse>, Status> {
+        self.check_route(
+            request.metadata(),
+            &request.get_ref().agent_id,
+            &request.get_ref().session_key,
+        )
+        .await?;
         let req = request.into_inner();
         let meta = convert::new_session(&req).map_err(status_of)?;
         let (info, created) = self
@@ -174,7 +249,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
+        let metadata = request.metadata().clone();
         let (agent, target) = convert::target_of(request.into_inner().session);
+        self.check_target_route(&metadata, &agent, &target).await?;
         let info = self
             .runtime
             .get_session(&agent, &target)
@@ -187,7 +264,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ResetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
+        let metadata = request.metadata().clone();
         let (agent, target) = convert::target_of(request.into_inner().session);
+        self.check_target_route(&metadata, &agent, &target).await?;
         let info = self
             .runtime
             .reset_session(&agent, &target)
@@ -200,7 +279,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
+        let metadata = request.metadata().clone();
         let (agent, target) = convert::target_of(request.into_inner().session);
+        self.check_target_route(&metadata, &agent, &target).await?;
         let archived = self
             .runtime
             .delete_session(&agent, &target)
@@ -219,7 +300,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetTranscriptRequest>,
     ) -> Result<Response<Self::GetTranscriptStream>, Status> {
+        let metadata = request.metadata().clone();
         let (agent, target) = convert::target_of(request.into_inner().session);
+        self.check_target_route(&metadata, &agent, &target).await?;
         let rx = self
             .runtime
             .transcript(&agent, &target)
@@ -266,6 +349,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RunRequest>,
     ) -> Result<Response<Self::RunStream>, Status> {
+        let metadata = request.metadata().clone();
         let pb::RunRequest {
             session,
             message,
@@ -275,7 +359,9 @@ impl AgentService for AgentServiceImpl {
             queue_mode,
         } = request.into_inner();
         let submitted = self
-            .submit(session, message, channel, model, max_steps, queue_mode)
+            .submit(
+                &metadata, session, message, channel, model, max_steps, queue_mode,
+            )
             .await?;
         let first = convert::accepted_event(&submitted);
         let mut next = first.seq + 1;
@@ -293,6 +379,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::SendRequest>,
     ) -> Result<Response<pb::SendResponse>, Status> {
+        let metadata = request.metadata().clone();
         let pb::SendRequest {
             session,
             message,
@@ -302,7 +389,9 @@ impl AgentService for AgentServiceImpl {
             max_steps,
         } = request.into_inner();
         let submitted = self
-            .submit(session, message, channel, model, max_steps, queue_mode)
+            .submit(
+                &metadata, session, message, channel, model, max_steps, queue_mode,
+            )
             .await?;
         Ok(Response::new(pb::SendResponse {
             disposition: Some(convert::disposition_to_pb(&submitted)),
@@ -315,7 +404,10 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::WatchSessionRequest>,
     ) -> Result<Response<Self::WatchSessionStream>, Status> {
-        let (agent_id, session_key) = self.key_of(request.into_inner().session).await?;
+        let metadata = request.metadata().clone();
+        let (agent_id, session_key) = self
+            .routed_key_of(&metadata, request.into_inner().session)
+            .await?;
         let target = agent_runtime::sessions::SessionTarget::Key(session_key);
         let events = self
             .runtime
@@ -344,8 +436,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::PreviewPromptRequest>,
     ) -> Result<Response<pb::PreviewPromptResponse>, Status> {
+        let metadata = request.metadata().clone();
         let pb::PreviewPromptRequest { session, channel } = request.into_inner();
-        let (agent_id, session_key) = self.key_of(session).await?;
+        let (agent_id, session_key) = self.routed_key_of(&metadata, session).await?;
         let (channel, _) = convert::channel_of(channel).map_err(status_of)?;
         let preview = self
             .runtime
@@ -363,8 +456,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ContextReportRequest>,
     ) -> Result<Response<pb::ContextReportResponse>, Status> {
+        let metadata = request.metadata().clone();
         let pb::ContextReportRequest { session, detail } = request.into_inner();
-        let (agent_id, session_key) = self.key_of(session).await?;
+        let (agent_id, session_key) = self.routed_key_of(&metadata, session).await?;
         let preview = self
             .runtime
             .preview(

@@ -11,6 +11,7 @@ use openclaw_workspace::Confined;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::cron::{CronControl, NoCron};
 use crate::exec_policy::ExecPolicy;
 use crate::plan::Plan;
 use crate::process::ProcessRegistry;
@@ -53,6 +54,8 @@ pub struct ToolContext {
     pub fence: Fence,
     /// Subagents of this session (`sessions_spawn`, `subagents`); the default refuses them.
     pub subagents: Arc<dyn SubagentControl>,
+    /// The agent's cron jobs (`cron`); the default refuses them.
+    pub cron: Arc<dyn CronControl>,
     /// The sandbox `exec` and `process` commands run in, for a sandboxed session; `None` runs
     /// them on the host.
     pub sandbox: Option<Arc<Isolation>>,
@@ -87,6 +90,7 @@ impl ToolContext {
             exec_policy: ExecPolicy::default(),
             fence: Fence::random(),
             subagents: Arc::new(NoSubagents),
+            cron: Arc::new(NoCron),
             sandbox: None,
             hidden_env: Arc::from(Vec::new()),
             redactor: openclaw_secrets::Redactor::new(),

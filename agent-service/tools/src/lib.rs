@@ -38,6 +38,7 @@ pub mod apply_patch;
 mod arguments;
 pub mod command;
 mod context;
+pub mod cron;
 mod error;
 pub mod exec;
 pub mod exec_policy;
@@ -61,6 +62,7 @@ pub use context::{
     Clock, ConfigControl, SessionControl, StatusCard, SystemClock, ToolContext, ToolLimits,
     Unavailable, Usage,
 };
+pub use cron::{CronControl, CronTool, NoCron};
 pub use error::ToolError;
 pub use exec::ExecTool;
 pub use exec_policy::{ExecPolicy, Judgement};

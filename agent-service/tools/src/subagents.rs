@@ -1,4 +1,4 @@
-//! `sessions_spawn` and `subagents`: starting child sessions and managing them (SPEC P-7,
+//! `sessions_spawn` and `subagents`: starting child sessions and managing them (P-7,
 //! P-22, P-35).
 //!
 //! A subagent is a child session (`agent:<id>:subagent:<child>`) that works on one task at the

@@ -11,7 +11,7 @@
 //!   own code path inside the process (the single-binary embedded mode).
 //!
 //! Both take and return the `openclaw.prompt.v1` messages, so the bytes a
-//! run sends are the bytes a preview or an export shows (SPEC P-3). It holds
+//! run sends are the bytes a preview or an export shows (P-3). It holds
 //! no agent logic.
 
 mod grpc;
@@ -46,7 +46,7 @@ pub trait PromptSource: Send + Sync + std::fmt::Debug {
         deadline: Instant,
     ) -> Result<pb::RenderSystemPromptResponse, PromptError>;
 
-    /// The provider contribution for a provider/model pair (SPEC P-4, P-5).
+    /// The provider contribution for a provider/model pair (P-4, P-5).
     async fn contribution(
         &self,
         request: pb::ResolveProviderContributionRequest,
@@ -54,7 +54,7 @@ pub trait PromptSource: Send + Sync + std::fmt::Debug {
     ) -> Result<pb::ResolveProviderContributionResponse, PromptError>;
 
     /// Maps one Codex turn onto the app-server's `thread/start`,
-    /// `thread/resume` and `turn/start` params (`RenderCodexTurn`, SPEC
+    /// `thread/resume` and `turn/start` params (`RenderCodexTurn`,
     /// P-29, P-32, P-38), giving up at `deadline`.
     async fn render_codex(
         &self,

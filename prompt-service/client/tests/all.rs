@@ -1,5 +1,5 @@
 //! Both transports over real sockets: byte-identical prompts, retries and
-//! the deadline (issue 5, SPEC P-3).
+//! the deadline (P-3).
 
 #![allow(
     clippy::unwrap_used,
@@ -32,7 +32,7 @@ fn soon(secs: u64) -> Instant {
     Instant::now() + Duration::from_secs(secs)
 }
 
-/// SPEC P-3: the gRPC client and the in-process call produce byte-identical
+/// P-3: the gRPC client and the in-process call produce byte-identical
 /// prompts (and identical reports), for several session kinds.
 #[tokio::test]
 async fn grpc_and_in_process_are_byte_identical() {

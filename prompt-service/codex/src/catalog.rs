@@ -1,4 +1,4 @@
-//! The pinned Codex model-prompt fixture (SPEC P-29, P-30).
+//! The pinned Codex model-prompt fixture (P-29, P-30).
 //!
 //! Codex renders a model's instructions from its model catalog
 //! (`models_cache.json`, or the `models.json` checked into Codex's source;

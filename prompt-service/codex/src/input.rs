@@ -162,7 +162,7 @@ impl CodexTurnInput {
         }
     }
 
-    /// True when nothing of ours may be added to the turn (SPEC P-38).
+    /// True when nothing of ours may be added to the turn (P-38).
     pub fn is_lightweight_cron(&self) -> bool {
         self.trigger == Trigger::Cron && self.lightweight_cron
     }

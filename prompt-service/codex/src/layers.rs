@@ -1,4 +1,4 @@
-//! The reconstructed model-bound prompt layer stack (SPEC P-29): every
+//! The reconstructed model-bound prompt layer stack (P-29): every
 //! layer in the order Codex 0.169 puts it in front of the model, which
 //! parameter (or which part of Codex) carries it, and its size.
 //!

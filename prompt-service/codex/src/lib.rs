@@ -1,7 +1,7 @@
 //! Maps OpenClaw's prompt layers onto the parameters of OpenAI's Codex
 //! app-server (protocol of Codex 0.169.0): `thread/start`, `thread/resume`
 //! and `turn/start`, routed file by file for the native Codex harness
-//! (SPEC P-29, P-30, P-32, P-38), plus the reconstructed model-bound layer
+//! (P-29, P-30, P-32, P-38), plus the reconstructed model-bound layer
 //! stack and the committed snapshot scenarios.
 //!
 //! Like `prompt-render`, whose validation, bootstrap budgeting, skills

@@ -111,7 +111,7 @@ pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError
         )
     };
     let (thread_instructions, turn_instructions, input_text) = if lightweight {
-        // SPEC P-38: the scheduled prompt goes through byte for byte.
+        // P-38: the scheduled prompt goes through byte for byte.
         (None, None, input.input_text.clone())
     } else {
         let base = &input.base;

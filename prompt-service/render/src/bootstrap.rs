@@ -1,5 +1,5 @@
 //! Workspace bootstrap files: order, session filters, budgets and the
-//! per-file report (SPEC P-31, P-33 to P-35, R-4).
+//! per-file report (P-31, P-33 to P-35, R-4).
 
 use std::{borrow::Cow, collections::BTreeMap};
 
@@ -18,7 +18,7 @@ pub const DEFAULT_TOTAL_MAX_CHARS: usize = 60_000;
 /// When less than this is left of the total budget, no further file is added.
 const MIN_REMAINING_FOR_A_FILE: usize = 64;
 
-/// Canonical injection order (SPEC P-31). Budgets are spent in this order and
+/// Canonical injection order (P-31). Budgets are spent in this order and
 /// files render in it; other files follow, sorted by path.
 const ORDER: &[&str] = &[
     "agents.md",
@@ -31,7 +31,7 @@ const ORDER: &[&str] = &[
     "memory.md",
 ];
 
-/// Files a subagent session gets (SPEC P-35).
+/// Files a subagent session gets (P-35).
 const SUBAGENT_FILES: &[&str] = &["agents.md", "tools.md"];
 /// Files a cron run gets.
 const CRON_FILES: &[&str] = &["agents.md", "tools.md", "soul.md", "identity.md", "user.md"];
@@ -204,7 +204,7 @@ pub fn is_dynamic(path: &str) -> bool {
     is_named(path, "heartbeat.md")
 }
 
-/// Whether a file is offered to this kind of run (SPEC P-33, P-35).
+/// Whether a file is offered to this kind of run (P-33, P-35).
 pub fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool {
     let base = paths::basename(path);
     let listed = |names: &[&str]| names.iter().any(|n| lowercase_eq(base, n));
@@ -556,7 +556,7 @@ mod tests {
         );
     }
 
-    /// SPEC P-35: subagents get only AGENTS.md and TOOLS.md.
+    /// P-35: subagents get only AGENTS.md and TOOLS.md.
     #[test]
     fn subagent_filter() {
         let files = [
@@ -576,7 +576,7 @@ mod tests {
         assert_eq!(filtered, 2);
     }
 
-    /// SPEC P-33: HEARTBEAT.md is omitted from normal runs when heartbeat is
+    /// P-33: HEARTBEAT.md is omitted from normal runs when heartbeat is
     /// off or its prompt section is disabled; heartbeat runs always see it.
     #[test]
     fn heartbeat_rule() {

@@ -1,4 +1,4 @@
-//! The prompt-cache boundary (SPEC P-24).
+//! The prompt-cache boundary (P-24).
 //!
 //! The rendered prompt is `stable prefix`, a marker line, `dynamic suffix`.
 //! Everything above the marker is a pure function of stable inputs, so backends

@@ -1,4 +1,4 @@
-//! The GPT-5 overlay, a provider contribution (SPEC P-5): a behaviour
+//! The GPT-5 overlay, a provider contribution (P-5): a behaviour
 //! contract above the cache boundary plus an optional friendlier
 //! `interaction_style`. The OpenAI and Codex provider plugins apply it to
 //! every `gpt-5*` model they route.
@@ -146,7 +146,7 @@ mod tests {
         assert!(!applies("openai", "gpt-4.1"));
     }
 
-    /// SPEC P-5: "off" keeps the behaviour contract without its persona
+    /// P-5: "off" keeps the behaviour contract without its persona
     /// part and drops the interaction style.
     #[test]
     fn personality_controls_the_persona_and_the_interaction_style() {

@@ -4,7 +4,7 @@
 //! a [`Rendered`] prompt comes out, with the cache-boundary split, a SHA-256
 //! per section and the context, skills and tools reports. It reads no config,
 //! files, environment or clock, and holds no state, so the same input always
-//! gives byte-identical output (SPEC P-1, lesson L1).
+//! gives byte-identical output (P-1, lesson L1).
 //!
 //! It is not the place for config parsing, gRPC conversions or filesystem
 //! access: those live in the server and in agent-service, which gather the

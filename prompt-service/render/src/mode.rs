@@ -1,6 +1,6 @@
 //! The section table: every section in its fixed output order, the side of
 //! the cache boundary it sits on, and whether each prompt mode carries it
-//! (SPEC P-7 to P-28). One table decides membership; builders only decide
+//! (P-7 to P-28). One table decides membership; builders only decide
 //! whether their data is present.
 
 use crate::input::PromptMode;
@@ -175,8 +175,8 @@ use SectionKind as K;
 /// The section table, in output order. Minimal mode (subagents, cron) drops
 /// delegation, the built-in execution bias, memory recall, self-update, model
 /// aliases, documentation, authorized senders, output directives, messaging,
-/// silent replies, voice, the Control UI embed and heartbeats (SPEC P-26).
-/// `none` keeps only the identity line (SPEC P-27). The two trailing rows
+/// silent replies, voice, the Control UI embed and heartbeats (P-26).
+/// `none` keeps only the identity line (P-27). The two trailing rows
 /// form the relocatable block: the per-turn facts that change most often,
 /// which a caller may move after the conversation.
 pub const SECTIONS: &[Row] = &[
@@ -315,7 +315,7 @@ mod tests {
         assert_eq!(ids.len(), SECTIONS.len());
     }
 
-    /// SPEC P-25 to P-27, row by row: (id, full, minimal, none).
+    /// P-25 to P-27, row by row: (id, full, minimal, none).
     #[test]
     fn membership_per_mode_row_by_row() {
         let expected: &[(&str, bool, bool, bool)] = &[
@@ -387,7 +387,7 @@ mod tests {
         );
     }
 
-    /// SPEC P-24: the per-turn sections sit below the boundary.
+    /// P-24: the per-turn sections sit below the boundary.
     #[test]
     fn per_turn_sections_are_dynamic() {
         for id in [

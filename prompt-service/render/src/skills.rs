@@ -1,4 +1,4 @@
-//! The `<available_skills>` listing (SPEC P-37, P-39, lesson L6).
+//! The `<available_skills>` listing (P-37, P-39, lesson L6).
 //!
 //! Skills are sorted by name, each carries a content version, and when the
 //! listing does not fit its budget it degrades to a compact form and then to
@@ -47,7 +47,7 @@ pub struct Listing {
     pub compact: bool,
 }
 
-/// A skill's version (SPEC P-37), derived from the skill file's path and
+/// A skill's version (P-37), derived from the skill file's path and
 /// content: `sha256:` and the first 16 hex digits of SHA-256 over the
 /// location as listed (after one-line normalisation), a NUL byte and the
 /// 32-byte SHA-256 digest of the SKILL.md bytes. A moved skill gets a new
@@ -260,7 +260,7 @@ mod tests {
         }
     }
 
-    /// SPEC P-37: the version follows the path and the content.
+    /// P-37: the version follows the path and the content.
     #[test]
     fn version_is_derived_from_path_and_content() {
         use sha2::{Digest, Sha256};

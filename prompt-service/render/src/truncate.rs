@@ -1,4 +1,4 @@
-//! Head/tail truncation of one injected file (SPEC P-34, lesson L4).
+//! Head/tail truncation of one injected file (P-34, lesson L4).
 //!
 //! The kept text is 75% head and 25% tail of what fits after the marker,
 //! counted in Unicode scalar values. The marker names the file and the

@@ -1,5 +1,5 @@
-//! ResolveProviderContribution: the provider's prompt contribution (SPEC P-4),
-//! today the GPT-5 overlay for OpenAI and Codex models (SPEC P-5).
+//! ResolveProviderContribution: the provider's prompt contribution (P-4),
+//! today the GPT-5 overlay for OpenAI and Codex models (P-5).
 
 use openclaw_config::{
     LoadOptions, Loader, NoEnv, UnresolvedVars, raw::Gpt5Personality as ConfigPersonality,

@@ -67,7 +67,7 @@ pub fn input_from_request(
         let identity = identity.unwrap_or_default();
         let user_time = user_time.unwrap_or_default();
         // The clock format is accepted for completeness but never rendered
-        // (SPEC P-17); validate it all the same.
+        // (P-17); validate it all the same.
         let _: pb::TimeFormat = enum_value("user_time.time_format", user_time.time_format)?;
         let heartbeat = heartbeat.unwrap_or_default();
         let memory = memory.unwrap_or_default();

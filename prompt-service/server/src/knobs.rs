@@ -1,4 +1,4 @@
-//! ResolvePromptConfig: one agent's config-derived prompt knobs (SPEC P-2).
+//! ResolvePromptConfig: one agent's config-derived prompt knobs (P-2).
 
 use std::collections::HashMap;
 

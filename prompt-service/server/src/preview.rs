@@ -1,4 +1,4 @@
-//! The command/export preview (SPEC P-3): a request written as JSON5 in the
+//! The command/export preview (P-3): a request written as JSON5 in the
 //! canonical protobuf JSON mapping goes through exactly the code path of the
 //! RPC, and the response is printed as text or as canonical JSON.
 

@@ -20,7 +20,7 @@ use crate::{
 };
 
 /// Renders a request exactly as the RPC does. The CLI preview calls this too,
-/// so what it prints is byte-for-byte what the RPC returns (SPEC P-3).
+/// so what it prints is byte-for-byte what the RPC returns (P-3).
 pub fn render_request(
     renderer: &Renderer,
     req: pb::RenderSystemPromptRequest,

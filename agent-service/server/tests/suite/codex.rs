@@ -1,4 +1,4 @@
-//! Agents on the Codex runtime end to end (issue 7; SPEC P-32, P-38, R-11;
+//! Agents on the Codex runtime end to end (P-32, P-38, R-11;
 //! lesson L13): AgentService over gRPC, a real prompt-service over gRPC
 //! (`RenderCodexTurn`), the REAL pinned Codex app-server (installed once by
 //! codex-peer into `.tools/`), and a fake Responses server on 127.0.0.1
@@ -341,7 +341,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 /// A text turn: events stream into RunEvents, the transcript is written from
 /// Codex's items, the thread id is stored; our developer instructions and
 /// collaboration (turn) instructions reach the model request where the
-/// reference (B7) says, and Codex loads AGENTS.md itself (SPEC P-32).
+/// reference (B7) says, and Codex loads AGENTS.md itself (P-32).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_turn_runs_on_codex_with_our_instructions_where_the_reference_says() {
     let h = CodexHarness::start(
@@ -856,7 +856,7 @@ async fn a_codex_child_killed_mid_turn_interrupts_the_run_and_the_next_turn_reco
     );
 }
 
-/// Heartbeats run on Codex agents too (issue 10): the heartbeat prompt is the turn's input,
+/// Heartbeats run on Codex agents too: the heartbeat prompt is the turn's input,
 /// HEARTBEAT.md is pointed to rather than pasted (P-33), and an acknowledgement is recorded but
 /// not delivered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

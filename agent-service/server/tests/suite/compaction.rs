@@ -1,4 +1,4 @@
-//! Compaction end to end (issue 10; SPEC P-3, P-40; lessons L5, L10, L12): agent-service + a
+//! Compaction end to end (P-3, P-40; lessons L5, L10, L12): agent-service + a
 //! real prompt-service over gRPC + a fake Anthropic Messages server, checked on the requests the
 //! fake receives, the run events, the transcript and the session index.
 //!

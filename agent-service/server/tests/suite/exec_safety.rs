@@ -1,4 +1,4 @@
-//! Exec safety end to end (issue 9; lesson L15 b, d, e): agent-service + a real
+//! Exec safety end to end (lesson L15 b, d, e): agent-service + a real
 //! prompt-service over gRPC + a fake model server whose model calls `exec`, `read` and
 //! `gateway`, checked on what runs, what the model is sent and what the transcript keeps.
 //! The attacks are the public bypass reports' (see the tools crate's tests for the full

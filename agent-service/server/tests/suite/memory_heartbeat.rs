@@ -1,4 +1,4 @@
-//! Memory tools and heartbeats end to end (issue 10; SPEC P-19, P-33, P-40; lessons L2, L5):
+//! Memory tools and heartbeats end to end (P-19, P-33, P-40; lessons L2, L5):
 //! agent-service + a real prompt-service over gRPC + a fake model server, checked on the bytes
 //! the fake receives and the events clients see.
 

@@ -1,5 +1,5 @@
 //! Messages into busy sessions, block streaming and sender allowlists over
-//! gRPC with concurrent clients (issue 6; SPEC, lesson L11).
+//! gRPC with concurrent clients (R-11, R-12, R-14, lesson L11).
 
 use std::time::Duration;
 
@@ -697,7 +697,7 @@ async fn block_boundaries_follow_the_break_setting() {
     assert!(count(&events, |e| matches!(e, Event::Block(_))) >= 4);
 }
 
-/// SPEC R-14 through Send: PERMISSION_DENIED and nothing recorded.
+/// R-14 through Send: PERMISSION_DENIED and nothing recorded.
 #[tokio::test]
 async fn send_from_a_sender_outside_the_allowlist_is_refused() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;

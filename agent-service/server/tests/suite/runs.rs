@@ -1,6 +1,6 @@
 //! The agent loop end to end over sockets: agent-service + a real
 //! prompt-service over gRPC + a fake model server speaking the real wire
-//! format (issue 5; SPEC, P-3, P-24).
+//! format (R-1, R-4, R-8, R-15, P-3, P-24).
 
 use agent_testkit::{FakeReply, FakeServer, FakeUsage, WireFormat};
 use openclaw_proto::agent::v1 as pb;
@@ -215,7 +215,7 @@ async fn multi_turn_session_with_a_tool_call() {
     );
 }
 
-/// SPEC P-3: PreviewPrompt is byte-identical to what the next run sends.
+/// P-3: PreviewPrompt is byte-identical to what the next run sends.
 #[tokio::test]
 async fn preview_matches_what_the_run_sends() {
     let h = harness(WireFormat::AnthropicMessages, "").await;
@@ -411,7 +411,7 @@ async fn a_tool_escaping_the_workspace_is_denied() {
     );
 }
 
-/// SPEC R-14: a sender outside the channel's allowlist is refused with
+/// a sender outside the channel's allowlist is refused with
 /// PERMISSION_DENIED and recorded nowhere.
 #[tokio::test]
 async fn a_sender_outside_the_allowlist_is_refused() {

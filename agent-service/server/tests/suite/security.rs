@@ -1,6 +1,6 @@
 //! Authentication, TLS, load shedding and deadlines of agent-service over
 //! real sockets, and its calls to prompt-service over mTLS with a token
-//! (issue 9).
+//!.
 
 use std::{
     process::Stdio,

@@ -1,4 +1,4 @@
-//! Agents, sessions and transcripts over gRPC (issue 4; SPEC ).
+//! Agents, sessions and transcripts over gRPC.
 
 use std::io::Write;
 
@@ -580,5 +580,88 @@ async fn reflection_lists_only_the_agent_service() {
             v1: expected.clone(),
             v1alpha: expected,
         }
+    );
+}
+
+/// A request whose `x-openclaw-session-key` routing header names another session than its
+/// body is refused (the router would have sent it to the wrong replica); a matching header,
+/// by key or by id, and no header at all are served.
+#[tokio::test]
+async fn a_routing_header_naming_another_session_is_refused() {
+    let service = Service::start(None).await;
+    let mut client = service.client().await;
+    let with_header = |header: &str, session| {
+        let mut request = tonic::Request::new(pb::GetSessionRequest { session });
+        request
+            .metadata_mut()
+            .insert("x-openclaw-session-key", header.parse().unwrap());
+        request
+    };
+    let created = client
+        .create_session(pb::CreateSessionRequest {
+            agent_id: String::new(),
+            session_key: "demo".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner()
+        .session
+        .expect("session");
+
+    // Matching: the full key, for a body by short key and for a body by id.
+    client
+        .get_session(with_header("agent:main:demo", key_ref("", "demo")))
+        .await
+        .expect("header and body agree");
+    client
+        .get_session(with_header(
+            "agent:main:demo",
+            id_ref("", &created.session_id),
+        ))
+        .await
+        .expect("header and the id's key agree");
+    client
+        .get_session(pb::GetSessionRequest {
+            session: key_ref("", "demo"),
+        })
+        .await
+        .expect("no header: not routed by it, not checked");
+
+    // Another session, or a key the router would hash differently.
+    for (header, session) in [
+        ("agent:main:other", key_ref("", "demo")),
+        ("agent:main:other", id_ref("", &created.session_id)),
+        ("demo", key_ref("", "demo")),
+    ] {
+        let err = client
+            .get_session(with_header(header, session))
+            .await
+            .expect_err(header);
+        assert_eq!(err.code(), Code::InvalidArgument, "{header}: {err:?}");
+        assert!(
+            err.message().contains("x-openclaw-session-key")
+                && err.message().contains("agent:main:demo"),
+            "{header}: {}",
+            err.message()
+        );
+    }
+
+    // Runs are checked the same way, before anything is written.
+    let mut run = tonic::Request::new(pb::SendRequest {
+        session: key_ref("", "demo"),
+        message: "hello".into(),
+        ..Default::default()
+    });
+    run.metadata_mut().insert(
+        "x-openclaw-session-key",
+        "agent:main:elsewhere".parse().unwrap(),
+    );
+    let err = client.send(run).await.expect_err("mismatched send");
+    assert_eq!(err.code(), Code::InvalidArgument);
+    let (entries, _) = transcript(&service, key_ref("", "demo")).await;
+    assert!(
+        entries.iter().all(|e| !e.json.contains("hello")),
+        "a refused message must not reach the transcript"
     );
 }

@@ -1,4 +1,4 @@
-//! Subagents end to end (issue 10; SPEC P-7, P-22, P-26, P-35): agent-service + a real
+//! Subagents end to end (P-7, P-22, P-26, P-35): agent-service + a real
 //! prompt-service over gRPC + two fake model servers, one answering the parent session and one
 //! answering its children (`agents.defaults.subagents.model`), so each side's replies come in a
 //! fixed order however the two sessions interleave.
@@ -479,7 +479,7 @@ async fn limits_are_refused_with_a_clear_tool_error() {
 }
 
 /// `delegationMode: "prefer"` adds the delegation section while `sessions_spawn` is offered,
-/// and tool policy that removes the tool removes the section (SPEC P-22).
+/// and tool policy that removes the tool removes the section (P-22).
 #[tokio::test]
 async fn prefer_delegation_follows_the_spawn_tool() {
     let with_tool = Stack::start(", delegationMode: \"prefer\"", "").await;

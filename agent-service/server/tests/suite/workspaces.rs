@@ -1,4 +1,4 @@
-//! Setup, workspaces, sandboxes and skills over gRPC (issue 4; SPEC R-2 to
+//! Setup, workspaces, sandboxes and skills over gRPC (R-2 to
 //! P-39).
 
 use openclaw_proto::agent::v1 as pb;

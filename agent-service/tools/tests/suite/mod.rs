@@ -3,6 +3,7 @@
 
 mod apply_patch;
 mod command;
+mod cron;
 mod escapes;
 mod exec;
 mod exec_approvals;

@@ -1,4 +1,4 @@
-//! Fuzzing the transcript reader with proptest (issue 9; cargo-fuzz needs a nightly toolchain
+//! Fuzzing the transcript reader with proptest (cargo-fuzz needs a nightly toolchain
 //! and `cargo install`, which CI does not have). Real transcripts, written by the writer,
 //! damaged at random, read back with a small line cap:
 //! - never a panic; damage is a report, never an error (`for_each_entry` returns `Ok`);

@@ -1,4 +1,4 @@
-//! The native Codex routing table for workspace files (SPEC P-32, P-38).
+//! The native Codex routing table for workspace files (P-32, P-38).
 //!
 //! | file | route |
 //! |---|---|

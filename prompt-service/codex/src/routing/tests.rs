@@ -78,7 +78,7 @@ fn route_and_status(turn: &CodexTurn, path: &str) -> (Route, FileStatus) {
     (f.route, f.status)
 }
 
-/// SPEC P-32: every file of a user turn with memory tools on the active workspace.
+/// P-32: every file of a user turn with memory tools on the active workspace.
 #[test]
 fn each_file_goes_where_the_table_says() {
     let mut i = input(Trigger::User, ALL);
@@ -183,7 +183,7 @@ fn each_file_goes_where_the_table_says() {
     assert_eq!(memory.injected_chars, 0);
 }
 
-/// SPEC P-32: the note needs both the tools and the active memory workspace;
+/// P-32: the note needs both the tools and the active memory workspace;
 /// anything else sends MEMORY.md down the bounded turn-input path.
 #[test]
 fn memory_note_or_turn_input_fallback() {
@@ -380,7 +380,7 @@ fn triggers_apply_their_file_filters() {
     );
 }
 
-/// SPEC P-38: a lightweight cron turn passes its input byte for byte and
+/// P-38: a lightweight cron turn passes its input byte for byte and
 /// adds nothing: no instructions, skills, files or project docs.
 #[test]
 fn lightweight_cron_is_byte_for_byte() {

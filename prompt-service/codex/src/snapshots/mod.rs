@@ -1,4 +1,4 @@
-//! The committed Codex snapshots (SPEC P-29, P-30), generated in memory.
+//! The committed Codex snapshots (P-29, P-30), generated in memory.
 //!
 //! [`files`] renders every snapshot file from the pinned model-prompt
 //! fixture; it reads and writes nothing. The `prompt-snapshots` binary

@@ -1,4 +1,4 @@
-//! The three happy-path scenarios of the committed snapshots (SPEC P-29).
+//! The three happy-path scenarios of the committed snapshots (P-29).
 //! Workspace file contents are placeholders; tools, skills and config are
 //! pinned here so the snapshots change only when the mapping does.
 

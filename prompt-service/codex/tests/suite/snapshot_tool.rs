@@ -1,4 +1,4 @@
-//! The committed snapshots and the `prompt-snapshots` tool (SPEC P-29, P-30).
+//! The committed snapshots and the `prompt-snapshots` tool (P-29, P-30).
 //! The drift check here is exactly `prompt-snapshots check`, so CI's
 //! `cargo test --workspace` fails when a prompt change lands without its
 //! snapshot update.
@@ -187,7 +187,7 @@ fn sync_uses_the_given_catalog_then_codex_home_and_else_changes_nothing() {
     );
 }
 
-/// SPEC P-44: a maintainer's Codex checkout is the third place looked at,
+/// P-44: a maintainer's Codex checkout is the third place looked at,
 /// and `--catalog` takes a `models.json` as well as a `models_cache.json`.
 #[test]
 fn sync_reads_a_codex_checkout_and_a_models_json() {

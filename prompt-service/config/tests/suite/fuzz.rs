@@ -1,4 +1,4 @@
-//! Fuzzing the JSON5 config loader with proptest (issue 9; cargo-fuzz needs a nightly
+//! Fuzzing the JSON5 config loader with proptest (cargo-fuzz needs a nightly
 //! toolchain and `cargo install`, which CI does not have). Properties, for text from a JSON5
 //! grammar, for mutations of the realistic example, and for arbitrary bytes:
 //! - never a panic and never a stack overflow: every outcome is a `Result`;

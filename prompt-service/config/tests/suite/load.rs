@@ -179,7 +179,7 @@ fn unknown_keys_suggest_the_closest_known_key() {
     assert_points_at(text, errors[1].position, "securty");
 }
 
-/// SPEC: an existing openclaw.json loads unchanged. Channel plugins own keys
+/// An existing openclaw.json loads unchanged. Channel plugins own keys
 /// such as `botToken`; they are kept as written, and numeric sender ids are
 /// accepted.
 #[test]

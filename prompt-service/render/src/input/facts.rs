@@ -227,7 +227,7 @@ pub struct ModelAlias {
     pub model: String,
 }
 
-/// A provider's prompt contribution (SPEC P-4).
+/// A provider's prompt contribution (P-4).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Contribution {
     /// Above the boundary, before Safety.

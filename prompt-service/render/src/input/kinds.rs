@@ -1,6 +1,6 @@
 //! The enumerations of the renderer's input: modes, kinds and levels.
 
-/// Which sections a prompt carries (SPEC P-25 to P-27).
+/// Which sections a prompt carries (P-25 to P-27).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PromptMode {
     /// Every section, gated only by data.
@@ -58,7 +58,7 @@ pub enum OwnerDisplay {
     Hash,
 }
 
-/// Subagent delegation policy (SPEC P-22).
+/// Subagent delegation policy (P-22).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum DelegationMode {
     /// No dedicated section.
@@ -68,7 +68,7 @@ pub enum DelegationMode {
     Prefer,
 }
 
-/// How visible replies reach the chat (SPEC P-28).
+/// How visible replies reach the chat (P-28).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ReplyDelivery {
     /// The final assistant text is delivered automatically.
@@ -195,7 +195,7 @@ pub enum ReactionLevel {
     Extensive,
 }
 
-/// Which runtime adapter asks for a prompt (SPEC P-3). Reported and
+/// Which runtime adapter asks for a prompt (P-3). Reported and
 /// counted, never rendered: a preview must be byte-identical to a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PromptSurface {

@@ -99,7 +99,7 @@ pub struct RenderInput {
     /// Per-turn: the user's local date, `YYYY-MM-DD` (empty: not given).
     pub current_date: String,
     /// Per-turn: which adapter asks for the prompt. Never rendered: every
-    /// surface gets the same bytes (SPEC P-3).
+    /// surface gets the same bytes (P-3).
     pub prompt_surface: PromptSurface,
     /// Per-turn: put the relocatable marker before the trailing per-turn
     /// block (date and runtime line), for a caller that moves that block

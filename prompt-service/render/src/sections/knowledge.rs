@@ -1,11 +1,11 @@
 //! Sections about what the agent can look up or load above the boundary:
 //! skills, memory recall, self-update, model aliases and the GPT-5
-//! overlay's heartbeat guidance (SPEC P-5, P-10, P-12, P-37).
+//! overlay's heartbeat guidance (P-5, P-10, P-12, P-37).
 
 use super::{StableCtx as Ctx, lines};
 use crate::input::CitationsMode;
 
-/// `## Skills` (SPEC P-10, P-37): only when skills are listed.
+/// `## Skills` (P-10, P-37): only when skills are listed.
 pub fn skills(ctx: &Ctx) -> Option<String> {
     if ctx.skills.block.is_empty() {
         return None;
@@ -55,7 +55,7 @@ pub fn memory(ctx: &Ctx) -> Option<String> {
     Some(lines(&out))
 }
 
-/// `## OpenClaw Self-Update` (SPEC P-12): only with the gateway tool.
+/// `## OpenClaw Self-Update` (P-12): only with the gateway tool.
 pub fn self_update(ctx: &Ctx) -> Option<String> {
     if !ctx.tools.has("gateway") {
         return None;
@@ -85,7 +85,7 @@ pub fn model_aliases(ctx: &Ctx) -> Option<String> {
     Some(lines(&out))
 }
 
-/// `## Heartbeat Initiative` (SPEC P-5): the GPT-5 overlay's heartbeat
+/// `## Heartbeat Initiative` (P-5): the GPT-5 overlay's heartbeat
 /// guidance, only when the input asks for it.
 pub fn gpt5_heartbeat(ctx: &Ctx) -> Option<String> {
     ctx.gpt5_heartbeat_guidance

@@ -1,6 +1,6 @@
 //! Behaviour sections above the boundary: identity, tooling, delegation,
 //! tool-call style, execution bias, promised work, runtime context, safety
-//! and control (SPEC P-7 to P-11, P-22). Every line that names a tool is
+//! and control (P-7 to P-11, P-22). Every line that names a tool is
 //! gated on that tool being in the run.
 
 use super::{StableCtx as Ctx, lines};
@@ -14,7 +14,7 @@ pub fn identity(ctx: &Ctx) -> String {
     }
 }
 
-/// `## Tooling` (SPEC P-7).
+/// `## Tooling` (P-7).
 pub fn tooling(ctx: &Ctx) -> String {
     let t = &ctx.tools;
     let mut out = vec![
@@ -74,7 +74,7 @@ pub fn tooling(ctx: &Ctx) -> String {
     lines(&out)
 }
 
-/// `## Sub-Agent Delegation` (SPEC P-22): prefer mode with `sessions_spawn`.
+/// `## Sub-Agent Delegation` (P-22): prefer mode with `sessions_spawn`.
 pub fn delegation(ctx: &Ctx) -> Option<String> {
     let t = &ctx.tools;
     if ctx.delegation != DelegationMode::Prefer || !t.has("sessions_spawn") {
@@ -118,7 +118,7 @@ pub fn tool_call_style(ctx: &Ctx) -> String {
     lines(&out)
 }
 
-/// `## Execution Bias` (SPEC P-8, built-in text).
+/// `## Execution Bias` (P-8, built-in text).
 pub fn execution_bias(_ctx: &Ctx) -> String {
     lines(&[
         "## Execution Bias",
@@ -198,7 +198,7 @@ pub fn runtime_context(ctx: &Ctx) -> String {
     lines(&out)
 }
 
-/// `## Safety` (SPEC P-9): advisory; enforcement lives in the runtime.
+/// `## Safety` (P-9): advisory; enforcement lives in the runtime.
 pub fn safety(ctx: &Ctx) -> Option<String> {
     if !ctx.include_safety {
         return None;
@@ -216,7 +216,7 @@ pub fn safety(ctx: &Ctx) -> Option<String> {
     Some(lines(&out))
 }
 
-/// `## OpenClaw Control` (SPEC P-11).
+/// `## OpenClaw Control` (P-11).
 pub fn control(ctx: &Ctx) -> String {
     let mut out = vec!["## OpenClaw Control".to_owned()];
     if ctx.tools.has("gateway") {

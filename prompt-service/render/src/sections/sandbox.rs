@@ -1,4 +1,4 @@
-//! `## Sandbox` (SPEC P-16). It states only what the input says the runtime
+//! `## Sandbox` (P-16). It states only what the input says the runtime
 //! enforces: isolation is claimed only when an engine is named, and
 //! elevated exec or full access only when the input says they exist.
 

@@ -1,6 +1,6 @@
 //! Per-turn sections below the boundary: dynamic project context, Control UI,
 //! messaging, output directives, silent replies, voice, extra context,
-//! reactions, approvals, heartbeats, the date and the runtime line (SPEC
+//! reactions, approvals, heartbeats, the date and the runtime line (
 //! P-18 to P-21, P-23, P-24, P-28).
 
 use std::fmt;
@@ -110,7 +110,7 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
     out.finish()
 }
 
-/// `## Assistant Output Directives` (SPEC P-18): depends on reply delivery.
+/// `## Assistant Output Directives` (P-18): depends on reply delivery.
 pub fn output_directives(ctx: &StableCtx, turn: &TurnCtx) -> String {
     match turn.channel.reply_delivery {
         ReplyDelivery::Automatic => {
@@ -144,7 +144,7 @@ pub fn output_directives(ctx: &StableCtx, turn: &TurnCtx) -> String {
     }
 }
 
-/// `## Silent Replies` (SPEC P-28): only automatic group/channel runs own a
+/// `## Silent Replies` (P-28): only automatic group/channel runs own a
 /// silent-reply contract with the `NO_REPLY` token.
 pub fn silent_replies(turn: &TurnCtx) -> Option<String> {
     let ch = &turn.channel;
@@ -198,7 +198,7 @@ pub fn reactions(turn: &TurnCtx) -> Option<String> {
     Some(out.finish())
 }
 
-/// `## Approvals` (SPEC P-23): channels with native approval UI, in a run
+/// `## Approvals` (P-23): channels with native approval UI, in a run
 /// that can run commands.
 pub fn approvals(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     (turn.native_approvals() && ctx.tools.has("exec")).then(|| {
@@ -210,7 +210,7 @@ pub fn approvals(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     })
 }
 
-/// `## Heartbeats` (SPEC P-19). With message-tool-only delivery an alert
+/// `## Heartbeats` (P-19). With message-tool-only delivery an alert
 /// goes out through the tool, since plain text does not reach the chat.
 pub fn heartbeats(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     let hb = &turn.heartbeat;
@@ -269,7 +269,7 @@ fn weekday(date: jiff::civil::Date) -> &'static str {
     }
 }
 
-/// `## Runtime` (SPEC P-20, P-21): the runtime line, model identity, active
+/// `## Runtime` (P-20, P-21): the runtime line, model identity, active
 /// background processes and the reasoning toggle.
 pub fn runtime(turn: &TurnCtx) -> String {
     let r = &turn.runtime;

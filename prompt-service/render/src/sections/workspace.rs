@@ -1,6 +1,6 @@
 //! Workspace sections above the boundary: workspace, documentation,
 //! authorized senders, date and time, bootstrap notices, reasoning format and
-//! Project Context (SPEC P-13 to P-15, P-17, P-31, P-42, P-43, P-46, R-5).
+//! Project Context (P-13 to P-15, P-17, P-31, P-42, P-43, P-46, R-5).
 
 use super::{Piece, StableCtx as Ctx, lines};
 use crate::input::OwnerDisplay;
@@ -10,7 +10,7 @@ const PUBLIC_DOCS: &str = "https://docs.openclaw.ai";
 /// Public source repository, cited when no local checkout is known.
 const PUBLIC_SOURCE: &str = "https://github.com/openclaw/openclaw";
 
-/// `## Workspace` (SPEC P-13).
+/// `## Workspace` (P-13).
 pub fn workspace(ctx: &Ctx) -> String {
     let sandbox = &ctx.sandbox;
     let workdir = if sandbox.enabled && !sandbox.container_workspace_dir.is_empty() {
@@ -36,7 +36,7 @@ pub fn workspace(ctx: &Ctx) -> String {
     lines(&out)
 }
 
-/// `## Documentation` (SPEC P-14, P-42).
+/// `## Documentation` (P-14, P-42).
 pub fn documentation(ctx: &Ctx) -> String {
     let (docs, guide, reference) = if ctx.docs_path.is_empty() {
         (
@@ -105,7 +105,7 @@ pub fn authorized_senders(ctx: &Ctx) -> Option<String> {
     Some(lines(&out))
 }
 
-/// `## Current Date & Time` (SPEC P-17, P-43): the time zone only, never
+/// `## Current Date & Time` (P-17, P-43): the time zone only, never
 /// a clock or a time format. The date, which changes daily, is a per-turn
 /// section below the boundary.
 pub fn date_time(ctx: &Ctx) -> Option<String> {
@@ -127,7 +127,7 @@ pub fn date_time(ctx: &Ctx) -> Option<String> {
     ]))
 }
 
-/// `## Bootstrap Pending` (SPEC R-5): BOOTSTRAP.md is in Project Context.
+/// `## Bootstrap Pending`: BOOTSTRAP.md is in Project Context.
 pub fn bootstrap_pending(ctx: &Ctx) -> Option<String> {
     ctx.bootstrap.bootstrap_pending().then(|| {
         lines(&[
@@ -148,7 +148,7 @@ pub fn bootstrap_notice(ctx: &Ctx) -> Option<String> {
     })
 }
 
-/// `## Workspace Files (injected)` (SPEC P-15): only when files follow.
+/// `## Workspace Files (injected)` (P-15): only when files follow.
 pub fn workspace_files(ctx: &Ctx) -> Option<String> {
     (!ctx.bootstrap.stable.is_empty()).then(|| {
         lines(&[
@@ -168,7 +168,7 @@ pub fn reasoning_format(ctx: &Ctx) -> Option<String> {
     })
 }
 
-/// What each bootstrap file is for (SPEC P-46), said for the files present.
+/// What each bootstrap file is for (P-46), said for the files present.
 /// BOOTSTRAP.md is explained by the Bootstrap Pending section, HEARTBEAT.md
 /// by the per-turn context that carries it.
 const PURPOSES: &[(&str, &str)] = &[

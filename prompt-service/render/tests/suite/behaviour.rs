@@ -1,4 +1,4 @@
-//! Behaviour of the renderer, one rule per test (SPEC P-n cited per test).
+//! Behaviour of the renderer, one rule per test (each cites the P-n it pins, see prompt-service/DESIGN.md).
 
 use prompt_render::{
     CACHE_BOUNDARY_MARKER, ChatType, ContextFile, Contribution, DelegationMode, FileStatus,
@@ -31,7 +31,7 @@ fn has(r: &Rendered, id: &str) -> bool {
     r.sections.iter().any(|s| s.id == id)
 }
 
-/// SPEC P-24: text = stable + marker + dynamic, offsets and hash consistent.
+/// P-24: text = stable + marker + dynamic, offsets and hash consistent.
 #[test]
 pub(super) fn boundary_split_is_consistent() {
     let r = ok(&fixture::realistic());
@@ -66,7 +66,7 @@ pub(super) fn boundary_split_is_consistent() {
     }
 }
 
-/// SPEC P-7..P-23: the fixed order of sections in a full render.
+/// P-7..P-23: the fixed order of sections in a full render.
 #[test]
 pub(super) fn full_mode_section_order() {
     let mut input = fixture::realistic();
@@ -122,7 +122,7 @@ pub(super) fn full_mode_section_order() {
     );
 }
 
-/// SPEC P-26: minimal keeps tooling, safety, skills, workspace, sandbox,
+/// P-26: minimal keeps tooling, safety, skills, workspace, sandbox,
 /// date/time, runtime and injected context; drops the rest listed there.
 #[test]
 pub(super) fn minimal_mode_keeps_and_drops() {
@@ -161,7 +161,7 @@ pub(super) fn minimal_mode_keeps_and_drops() {
     assert!(!r.text.contains(HEARTBEAT_OK));
 }
 
-/// SPEC P-27: none renders only the identity line.
+/// P-27: none renders only the identity line.
 #[test]
 pub(super) fn none_mode_is_the_identity_line() {
     let mut input = fixture::realistic();
@@ -193,7 +193,7 @@ pub(super) fn session_kind_resolves_the_mode() {
     assert_eq!(ok(&input).mode, PromptMode::Full, "an explicit mode wins");
 }
 
-/// SPEC P-28: NO_REPLY only in automatic group/channel runs.
+/// P-28: NO_REPLY only in automatic group/channel runs.
 #[test]
 pub(super) fn silent_replies_rules() {
     let mut input = fixture::realistic();
@@ -213,7 +213,7 @@ pub(super) fn silent_replies_rules() {
     }
 }
 
-/// SPEC P-28 / delivery: message-tool-only replies are told to use the tool.
+/// P-28 / delivery: message-tool-only replies are told to use the tool.
 #[test]
 pub(super) fn message_tool_only_delivery() {
     let mut input = fixture::realistic();
@@ -227,7 +227,7 @@ pub(super) fn message_tool_only_delivery() {
     assert!(!r.dynamic_suffix.contains("MEDIA:"));
 }
 
-/// SPEC P-4: overrides replace exactly the named sections; the prefix sits
+/// P-4: overrides replace exactly the named sections; the prefix sits
 /// before Safety, the suffix after Reactions and before Heartbeats.
 #[test]
 pub(super) fn provider_contribution_placement() {
@@ -266,7 +266,7 @@ pub(super) fn provider_contribution_placement() {
     assert!(!ok(&input).text.contains("## Execution Bias"));
 }
 
-/// SPEC P-5 through the renderer: the contract lands above the boundary,
+/// P-5 through the renderer: the contract lands above the boundary,
 /// and "off" removes only the interaction style.
 #[test]
 pub(super) fn gpt5_overlay_in_the_prompt() {
@@ -281,7 +281,7 @@ pub(super) fn gpt5_overlay_in_the_prompt() {
     assert!(!off.text.contains("## Interaction Style"));
 }
 
-/// SPEC P-22: prefer mode adds the section only when sessions_spawn exists.
+/// P-22: prefer mode adds the section only when sessions_spawn exists.
 #[test]
 pub(super) fn delegation_needs_sessions_spawn() {
     let mut input = fixture::realistic();
@@ -293,7 +293,7 @@ pub(super) fn delegation_needs_sessions_spawn() {
     assert!(!has(&ok(&input), "delegation"));
 }
 
-/// SPEC P-17: the time zone only, never a clock.
+/// P-17: the time zone only, never a clock.
 #[test]
 pub(super) fn date_time_has_no_clock() {
     let r = ok(&fixture::realistic());
@@ -309,7 +309,7 @@ pub(super) fn date_time_has_no_clock() {
     assert!(!has(&ok(&input), "date_time"));
 }
 
-/// SPEC P-23: native approval channels get the UI-first guidance.
+/// P-23: native approval channels get the UI-first guidance.
 #[test]
 pub(super) fn native_approvals() {
     let mut input = fixture::realistic();
@@ -323,7 +323,7 @@ pub(super) fn native_approvals() {
     assert!(r.dynamic_suffix.contains("/approve"));
 }
 
-/// SPEC P-19: heartbeat section needs enabled + prompt + section switch.
+/// P-19: heartbeat section needs enabled + prompt + section switch.
 #[test]
 pub(super) fn heartbeat_section_gating() {
     let mut input = fixture::realistic();
@@ -337,7 +337,7 @@ pub(super) fn heartbeat_section_gating() {
     assert!(!has(&ok(&input), "heartbeats"));
 }
 
-/// SPEC P-34, lesson L4: truncation is reported with its cause.
+/// P-34, lesson L4: truncation is reported with its cause.
 #[test]
 pub(super) fn memory_truncation_is_reported() {
     let r = ok(&fixture::realistic());
@@ -360,7 +360,7 @@ pub(super) fn memory_truncation_is_reported() {
     assert!(!ok(&input).context.truncation_notice_shown);
 }
 
-/// SPEC R-4: a missing file gets a one-line marker.
+/// a missing file gets a one-line marker.
 #[test]
 pub(super) fn missing_soul_marker() {
     let mut input = fixture::realistic();
@@ -379,7 +379,7 @@ pub(super) fn missing_soul_marker() {
     );
 }
 
-/// SPEC R-5: BOOTSTRAP.md in context adds the Bootstrap Pending section.
+/// BOOTSTRAP.md in context adds the Bootstrap Pending section.
 #[test]
 pub(super) fn bootstrap_pending() {
     let mut input = fixture::realistic();

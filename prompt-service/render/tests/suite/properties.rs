@@ -314,7 +314,7 @@ proptest! {
         prop_assert_eq!(base.map(|r| r.text), other.map(|r| r.text));
     }
 
-    /// SPEC P-24, lesson L2: per-turn inputs (channel, reactions, heartbeat,
+    /// P-24, lesson L2: per-turn inputs (channel, reactions, heartbeat,
     /// runtime line, extra context, reasoning, heartbeat runs) never change
     /// the stable prefix hash.
     #[test]

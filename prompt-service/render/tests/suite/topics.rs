@@ -1042,7 +1042,7 @@ fn none_mode_ends_without_a_marker() {
 
 // ---- statements of the seeds the first list left out -------------------------
 
-/// SPEC P-42: the configuration guide and reference, `config.schema.lookup`
+/// P-42: the configuration guide and reference, `config.schema.lookup`
 /// with the gateway tool, the public source for a package install.
 pub(super) fn documentation_points_at_the_configuration_docs() {
     let r = ok(&fixture::realistic());
@@ -1077,7 +1077,7 @@ pub(super) fn documentation_points_at_the_configuration_docs() {
     assert!(text.contains("say so and check the source."), "{text}");
 }
 
-/// SPEC P-46: the Project Context header says what each present file is for.
+/// P-46: the Project Context header says what each present file is for.
 pub(super) fn project_context_says_what_each_file_is_for() {
     let r = ok(&fixture::realistic());
     let header = section(&r, "# Project Context");

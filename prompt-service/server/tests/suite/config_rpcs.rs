@@ -15,7 +15,7 @@ fn request(agent: &str) -> pb::ResolvePromptConfigRequest {
     }
 }
 
-/// SPEC P-2: the knobs of the default agent, defaults and overrides merged.
+/// P-2: the knobs of the default agent, defaults and overrides merged.
 #[tokio::test]
 async fn resolves_the_default_agent_knobs() {
     let server = Server::start().await;
@@ -156,7 +156,7 @@ async fn syntax_error_names_line_and_column() {
     assert!(status.message().contains("line 2"), "{}", status.message());
 }
 
-/// SPEC P-5: the overlay for GPT-5 models on OpenAI/Codex, with the
+/// P-5: the overlay for GPT-5 models on OpenAI/Codex, with the
 /// configured personality; nothing for other models.
 #[tokio::test]
 async fn gpt5_overlay_contribution() {

@@ -1,4 +1,4 @@
-//! Fuzzing the render request conversion with proptest (issue 9; cargo-fuzz needs a nightly
+//! Fuzzing the render request conversion with proptest (cargo-fuzz needs a nightly
 //! toolchain and `cargo install`, which CI does not have): `RenderSystemPromptRequest` (as
 //! wire bytes or as a message) through `input_from_request` and the renderer, exactly the
 //! RPC's path (`render_request`). Properties:

@@ -1,4 +1,4 @@
-//! OTLP trace export (issue 8): the real `prompt-service` binary, started with
+//! OTLP trace export: the real `prompt-service` binary, started with
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` pointing at a fake collector on loopback,
 //! exports the request span of a call it served, with the method and the
 //! session key, and flushes it when stopped with SIGTERM.

@@ -75,7 +75,7 @@ async fn reflection_lists_only_the_served_services() {
     assert_eq!(served, listed(&with_echo));
 }
 
-/// SPEC P-3: the preview prints exactly what the RPC returns.
+/// P-3: the preview prints exactly what the RPC returns.
 #[tokio::test]
 async fn render_over_grpc_matches_the_cli_preview() {
     let server = Server::start().await;

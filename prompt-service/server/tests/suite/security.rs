@@ -1,5 +1,5 @@
 //! Authentication, TLS, load shedding and deadlines over real sockets
-//! (issue 9), and the binary's refusal to serve other hosts unauthenticated.
+//!, and the binary's refusal to serve other hosts unauthenticated.
 
 use std::{
     path::Path,

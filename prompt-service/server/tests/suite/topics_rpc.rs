@@ -106,7 +106,7 @@ async fn each_bad_new_field_is_invalid_argument_naming_it() {
     }
 }
 
-/// SPEC P-3, P-24: the per-turn inputs of the new topics change only the
+/// P-3, P-24: the per-turn inputs of the new topics change only the
 /// dynamic suffix, and the prompt surface changes no byte at all.
 #[tokio::test]
 async fn new_turn_fields_never_move_the_stable_prefix_and_the_surface_renders_nothing() {
@@ -153,7 +153,7 @@ async fn new_turn_fields_never_move_the_stable_prefix_and_the_surface_renders_no
     assert_eq!(texts.len(), 1, "the surface changed the prompt");
 }
 
-/// SPEC P-43: the clock format is accepted and never rendered.
+/// P-43: the clock format is accepted and never rendered.
 #[tokio::test]
 async fn the_time_format_changes_nothing() {
     let server = Server::start().await;

@@ -246,7 +246,7 @@ fn candidates(catalog: Option<PathBuf>) -> Vec<Candidate> {
                 kind: "models_cache",
             },
         });
-        // A maintainer's Codex checkout, last (SPEC P-44).
+        // A maintainer's Codex checkout, last (P-44).
         out.push(Candidate {
             path: home.join(CODEX_CHECKOUT_CATALOG),
             source: CatalogSource {

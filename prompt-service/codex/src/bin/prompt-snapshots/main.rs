@@ -1,5 +1,5 @@
 //! `prompt-snapshots`: writes, checks and refreshes the committed Codex
-//! prompt snapshots of prompt-codex (SPEC P-29, P-30).
+//! prompt snapshots of prompt-codex (P-29, P-30).
 
 use std::{path::PathBuf, process::ExitCode};
 
