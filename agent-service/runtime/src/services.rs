@@ -293,7 +293,7 @@ impl Services {
         self.loaded()
     }
 
-    /// Stops starting runs (the first step of [`Services::shutdown`]; call it
+    /// Stops starting runs (the first step of `Runtime::shutdown`; call it
     /// as soon as the shutdown signal arrives).
     pub(crate) fn begin_shutdown(&self) {
         self.heartbeats.stop();

@@ -21,7 +21,7 @@
 //! The registry of children is written to `<state dir>/subagents.json` on every change (spawn,
 //! end, kill; temp file, fsync, rename), so a restart loses none of it. A result is recorded
 //! there as pending before it is pushed, and cleared once the parent has it. At start-up
-//! ([`Runtime::recover_subagents`]) a child still marked running was cut short by the stop or
+//! ([`crate::Runtime::recover_subagents`]) a child still marked running was cut short by the stop or
 //! crash: its transcript decides what the parent hears (its final reply when it had finished,
 //! else that it was cut short), and every pending result is pushed, unless the parent's
 //! transcript already holds it (the message journal may have saved it).

@@ -121,7 +121,7 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| prompt_render::DEFAULT_HEARTBEAT_PROMPT.to_owned());
     // Admission opens (or creates) the main session; no sender check: the
-    // heartbeat comes from the services itself.
+    // heartbeat comes from the runtime itself.
     let admitted = services
         .admit(&RunSpec {
             agent_id: agent.id.clone(),
@@ -230,7 +230,7 @@ pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished
     Ok(Finished { reply, ..done })
 }
 
-/// Starts the heartbeat scheduler on the current tokio services (the first call only). It
+/// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It
 /// stops when shutdown begins.
 pub(crate) fn start_heartbeats(services: &Arc<Services>) {
     let hb = services.heartbeats();

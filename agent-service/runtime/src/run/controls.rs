@@ -1,4 +1,4 @@
-//! The services's side of the tools that act on it: `session_status` (the
+//! The runtime's side of the tools that act on it: `session_status` (the
 //! status card and the per-session model override, SPEC R-15) and the
 //! gateway's config operations (reading and writing `openclaw.json`).
 

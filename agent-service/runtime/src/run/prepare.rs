@@ -1,4 +1,4 @@
-//! What a run needs from the services: deciding the session, model and tools
+//! What a run needs from the shared services: deciding the session, model and tools
 //! before the run starts, and the small services the loop and the tools call.
 
 use std::{
@@ -259,7 +259,7 @@ impl Services {
             .map_or(DEFAULT_RUN_TIMEOUT, Duration::from_secs)
     }
 
-    /// Milliseconds since the epoch, from the services clock.
+    /// Milliseconds since the epoch, from the services' clock.
     pub(crate) fn now_ms(&self) -> i64 {
         millis(self.clock().now())
     }

@@ -1,4 +1,4 @@
-//! Runs of agents whose `services` is Codex (issue 7; SPEC P-32, P-38, R-11;
+//! Runs of agents whose `runtime` is Codex (SPEC P-32, P-38, R-11;
 //! lesson L13): each turn is rendered by PromptService's `RenderCodexTurn`
 //! and run on the agent's Codex app-server through the codex harness.
 //!

@@ -34,7 +34,7 @@ pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel
     })
 }
 
-/// The harness settings of a run: the agent's `services.codex`, with Codex's
+/// The harness settings of a run: the agent's `runtime.codex`, with Codex's
 /// own shell off when tool policy denies `exec` or `tools.exec.security`
 /// is `deny` (so that these bind Codex-native exec too).
 pub(super) fn harness_settings(
@@ -67,7 +67,7 @@ pub(super) fn sandbox(codex: &CodexSettings) -> pb::CodexSandboxMode {
     }
 }
 
-/// The one mapping from harness errors (no turn ran) to services errors.
+/// The one mapping from harness errors (no turn ran) to runtime errors.
 pub(super) fn harness_error(error: HarnessError) -> RuntimeError {
     let message = error.to_string();
     match error {

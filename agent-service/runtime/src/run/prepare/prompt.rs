@@ -175,7 +175,7 @@ pub struct Preview {
     pub workspace: std::path::PathBuf,
 }
 
-/// A prompt source failure as a services error.
+/// A prompt source failure as a runtime error.
 pub(crate) fn prompt_error(error: prompt_client::PromptError) -> RuntimeError {
     match error {
         prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),

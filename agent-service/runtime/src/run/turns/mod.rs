@@ -219,7 +219,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         }
         repair(services, s, &mut history).await?;
         let prompt = services.render_turn(&turn, deadline).await?;
-        // Compaction may replace older history with a summary (issue 10);
+        // Compaction may replace older history with a summary;
         // the pairing check runs again on what it leaves (lesson L10).
         match compactor.before_call(&prompt, &mut history).await {
             Ok(true) => repair(services, s, &mut history).await?,

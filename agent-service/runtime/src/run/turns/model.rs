@@ -212,7 +212,7 @@ impl ModelCall<'_> {
                 return Ok(Err(error));
             };
             // The provider counted more than our estimate: compact and retry
-            // the call once (issue 10).
+            // the call once.
             if *overflow_retried {
                 let error = compactor.still_too_big(
                     prompt,
