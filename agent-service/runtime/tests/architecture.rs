@@ -10,6 +10,11 @@
 //!   `impl Runtime` block sits in it: `Runtime` is the public face, the loop never reaches
 //!   back into it.
 
+#![allow(
+    clippy::expect_used,
+    reason = "test code: a failed expectation is a test failure"
+)]
+
 use std::{
     collections::{BTreeMap, BTreeSet},
     fs,

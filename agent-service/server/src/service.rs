@@ -106,6 +106,10 @@ impl AgentServiceImpl {
     }
 
     /// Hands a message to its session (Run and Send share this).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the fields of a Run or Send request, taken apart once"
+    )]
     async fn submit(
         &self,
         metadata: &tonic::metadata::MetadataMap,

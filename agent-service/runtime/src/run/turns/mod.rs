@@ -38,7 +38,7 @@ use crate::{
 mod model;
 mod tools;
 
-use model::ModelCall;
+use model::RunParts;
 pub(super) use model::provider_error;
 use tools::{after_batch, run_tool_batch};
 
@@ -200,7 +200,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
     let mut compactor =
         Compactor::new(services, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
     let mut overflow_retried = false;
-    let call = ModelCall {
+    let call = RunParts {
         services,
         s,
         run: &run,
@@ -227,7 +227,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
             Err(error) => return finish_failed(services, s, &total, error).await,
         }
         let reply = match call
-            .make(
+            .model_call(
                 step,
                 &prompt,
                 &mut sink,
@@ -278,17 +278,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
             }
         }
 
-        let end_turn = run_tool_batch(
-            services,
-            s,
-            &run,
-            &ctx,
-            &reply,
-            out,
-            &start.cancel,
-            &mut history,
-        )
-        .await?;
+        let end_turn = run_tool_batch(&call, &reply, &mut history).await?;
         out.emit(turn_end);
         let stop = if start.cancel.is_cancelled() {
             Some(interrupted())
@@ -402,12 +392,6 @@ fn interrupted(run: u64) -> RuntimeError {
     RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
 }
 
-/// Runs every tool call of `reply`, writing each result as it comes; no call is skipped.
-/// Returns the reason when a tool ended the turn.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the parts of one run the batch touches"
-)]
 /// The pairing check before a model request (lesson L10); what it fills in
 /// is persisted, so the next load is clean.
 async fn repair(

@@ -7,8 +7,9 @@ use super::*;
 /// Stream events buffered between the provider and the run.
 pub(super) const STREAM_BUFFER: usize = 256;
 
-/// One model call of a run and what it needs; see [`ModelCall::make`].
-pub(super) struct ModelCall<'a> {
+/// The parts of one run its model calls and tool batches use.
+#[derive(Clone, Copy)]
+pub(super) struct RunParts<'a> {
     pub(super) services: &'a Services,
     pub(super) s: &'a Session,
     pub(super) run: &'a RunModel,
@@ -153,11 +154,11 @@ pub(in crate::run) fn provider_error(error: ProviderError) -> RuntimeError {
     }
 }
 
-impl ModelCall<'_> {
+impl RunParts<'_> {
     /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
     /// as too long gets one retry after compaction (`overflow_retried` remembers it for the
     /// run). The outer error ends the run as it is; the inner one after a turn boundary.
-    pub(super) async fn make(
+    pub(super) async fn model_call(
         &self,
         step: u32,
         prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,

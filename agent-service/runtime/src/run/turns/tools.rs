@@ -6,16 +6,22 @@ use super::*;
 /// How long a tool may take to wind down by itself after an interrupt.
 pub(super) const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Runs every tool call of `reply`, writing each result as it comes; no call is skipped.
+/// Returns the reason when a tool ended the turn.
 pub(super) async fn run_tool_batch(
-    services: &Services,
-    s: &Session,
-    run: &RunModel,
-    ctx: &openclaw_tools::ToolContext,
+    parts: &RunParts<'_>,
     reply: &AssistantMessage,
-    out: &Emitter,
-    cancel: &CancellationToken,
     history: &mut Vec<Message>,
 ) -> Result<Option<String>, RuntimeError> {
+    let RunParts {
+        services,
+        s,
+        run,
+        ctx,
+        out,
+        cancel,
+        ..
+    } = *parts;
     // The whole tool batch runs; no call is skipped. A tool that ends the
     // turn still lets the others finish, so every call gets a result. An
     // interrupt gives each call still to run an "interrupted" result.
