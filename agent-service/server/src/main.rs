@@ -43,6 +43,11 @@ struct Cli {
     /// Serve Prometheus metrics over HTTP on HOST:PORT (unset: no metrics endpoint).
     #[arg(long, env = "AGENT_SERVICE_METRICS_LISTEN")]
     metrics_listen: Option<String>,
+    /// Serve the web inspector (sessions, transcripts, prompt layers, cache breaks; read-only)
+    /// over HTTP on HOST:PORT (unset: none). A non-loopback address needs bearer tokens
+    /// (--tokens / --tokens-file), which the inspector then asks for too.
+    #[arg(long, env = "AGENT_SERVICE_INSPECTOR_LISTEN", value_name = "HOST:PORT")]
+    inspector_listen: Option<String>,
     /// The bubblewrap program sandboxed sessions run their commands in (a name is looked up
     /// on PATH). Checked at start-up; if it cannot isolate here, sandboxed runs are refused.
     #[arg(long, env = "AGENT_SERVICE_SANDBOX_BWRAP", default_value = agent_runtime::DEFAULT_SANDBOX_PROGRAM, value_name = "PROGRAM")]
@@ -236,6 +241,20 @@ async fn main() -> anyhow::Result<ExitCode> {
     if let Err(problem) = security.check_listen(addr, ENV_PREFIX) {
         return Ok(refuse(&[problem]));
     }
+    let inspector_addr = match cli
+        .inspector_listen
+        .as_deref()
+        .map(service_kit::parse_listen)
+    {
+        None => None,
+        Some(Ok(addr)) => {
+            if let Err(problem) = agent_inspector::check_listen(addr, security.tokens.as_ref()) {
+                return Ok(refuse(&[problem]));
+            }
+            Some(addr)
+        }
+        Some(Err(problem)) => return Ok(refuse(&[format!("--inspector-listen: {problem}")])),
+    };
     let prompt_security = match cli.prompt_security() {
         Ok(security) => security,
         Err(problems) => return Ok(refuse(&problems)),
@@ -266,6 +285,17 @@ async fn main() -> anyhow::Result<ExitCode> {
             _ => (Arc::new(prompt_client::InProcessPromptSource::new()?), None),
         };
     tracing::info!(prompt = %prompt.describe(), "prompt source");
+    // The inspector shows each model call's prompt: it sees the renders on their way to the
+    // runtime (unchanged).
+    let renders = Arc::new(agent_inspector::RenderLog::default());
+    let prompt: Arc<dyn prompt_client::PromptSource> = if inspector_addr.is_some() {
+        Arc::new(agent_inspector::RecordingPromptSource::new(
+            prompt,
+            Arc::clone(&renders),
+        ))
+    } else {
+        prompt
+    };
     if let Some(token) = &cli.prompt_service_token {
         redactor.replace_source(
             "auth",
@@ -289,6 +319,24 @@ async fn main() -> anyhow::Result<ExitCode> {
     if let Some(metrics) = &cli.metrics_listen {
         service_kit::metrics::listen(metrics).await?;
     }
+    let inspector = match inspector_addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let inspector = agent_inspector::Inspector::new(
+                Arc::clone(&runtime),
+                renders,
+                security.tokens.clone(),
+            );
+            Some(tokio::spawn(async move {
+                let served =
+                    agent_inspector::serve(listener, inspector, std::future::pending()).await;
+                if let Err(error) = served {
+                    tracing::error!(%error, "inspector stopped");
+                }
+            }))
+        }
+        None => None,
+    };
     let config = agent_server::ServeConfig {
         max_request_bytes: cli.max_request_bytes,
         drain_timeout: Duration::from_secs(cli.drain_secs),
@@ -300,6 +348,9 @@ async fn main() -> anyhow::Result<ExitCode> {
         prompt_reachability,
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
+    if let Some(inspector) = inspector {
+        inspector.abort();
+    }
     service_kit::flush_traces();
     Ok(ExitCode::SUCCESS)
 }

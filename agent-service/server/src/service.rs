@@ -106,9 +106,9 @@ impl AgentServiceImpl {
     }
 
     /// Hands a message to its session (Run and Send share this).
-    #[allow(
+    #[expect(
         clippy::too_many_arguments,
-        reason = "the fields of a Run or Send request, taken apart once"
+        reason = "the fields of RunRequest and SendRequest, destructured by both callers"
     )]
     async fn submit(
         &self,

@@ -1,6 +1,6 @@
 //! The binaries the images carry, with their debug info split off.
 //!
-//! `cargo build --release` leaves line tables in the binaries (backtraces
+//! `cargo build --profile dist` (like `--release`) leaves line tables in the binaries (backtraces
 //! keep file and line), which makes them several times larger than their
 //! code. The images get the binaries without any `.debug_*` section, each
 //! with a `.gnu_debuglink` naming its `<binary>.debug` file; those files
@@ -46,7 +46,7 @@ pub struct Split {
 pub enum DistError {
     /// An input binary is missing.
     #[error(
-        "{}: no such binary; build it first: cargo build --release --locked -p prompt-server -p agent-server --bins",
+        "{}: no such binary; build it first: cargo build --profile dist --locked -p prompt-server -p agent-server --bins",
         .0.display()
     )]
     Missing(PathBuf),

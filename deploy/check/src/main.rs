@@ -14,12 +14,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Split the debug info off the release binaries: OUT/<binary> for the
+    /// Split the debug info off the image binaries: OUT/<binary> for the
     /// images (`--build-arg BINARIES=prebuilt` reads deploy/dist/), and
     /// OUT/debug/<binary>.debug to keep.
     Dist {
-        /// The release binaries.
-        #[arg(long, default_value = "target/release")]
+        /// The binaries (the `dist` profile's build).
+        #[arg(long, default_value = "target/dist")]
         from: PathBuf,
         /// Where the split files go.
         #[arg(long, default_value = "deploy/dist")]
@@ -27,10 +27,10 @@ enum Command {
     },
     /// Run deploy/compose.yaml on a real Docker engine end to end (build,
     /// up, health, reflection, tokens, Setup, a Run, restart, stop, down),
-    /// from the release binaries. Refuses when no engine answers.
+    /// from the `dist` build's binaries. Refuses when no engine answers.
     Engine {
-        /// The release binaries (prompt-service, agent-service).
-        #[arg(long, default_value = "target/release")]
+        /// The binaries (prompt-service, agent-service) of the `dist` build.
+        #[arg(long, default_value = "target/dist")]
         binaries: PathBuf,
         /// A build argument for the images, KEY=VALUE (repeatable), for
         /// example http_proxy=http://127.0.0.1:3142 when apt needs a proxy.

@@ -2,6 +2,7 @@ mod codex;
 mod compaction;
 mod exec_safety;
 mod harness;
+mod inspector;
 mod large_items;
 mod logs;
 mod malformed;

@@ -66,7 +66,7 @@ pub const BUILDX_WITH_NEW_COMPOSE: &str = "0.17";
 pub struct Options {
     /// The repository root (the build context).
     pub repo: PathBuf,
-    /// Where the release binaries are (`target/release`).
+    /// Where the binaries are (`target/dist`, the `dist` profile).
     pub binaries: PathBuf,
     /// Extra `--build-arg`s, for example `http_proxy` when apt needs one.
     pub build_args: Vec<(String, String)>,

@@ -1,0 +1,478 @@
+//! The routes: the page and its assets, the read-only JSON API, and the event stream.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use agent_runtime::{
+    Runtime, RuntimeError, TranscriptItem,
+    config::resolve::AgentRuntime,
+    sessions::{SessionInfo, SessionTarget},
+};
+use axum::{
+    Json, Router,
+    extract::{Query, State as Extract},
+    http::{StatusCode, header},
+    middleware,
+    response::{
+        IntoResponse, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
+    routing::get,
+};
+use futures_util::{Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_stream::wrappers::{BroadcastStream, WatchStream};
+
+use crate::{auth, events, layers, turns::Observer};
+
+/// Entries sent per transcript page unless the request asks for fewer.
+pub const DEFAULT_PAGE: usize = 100;
+/// The most entries one page may hold.
+pub const MAX_PAGE: usize = 500;
+/// Longest string value of an entry sent whole; longer ones are cut (the transcript keeps
+/// them whole).
+pub const MAX_STRING_CHARS: usize = 20_000;
+
+/// What the handlers share.
+#[derive(Debug, Clone)]
+pub struct State {
+    pub runtime: Arc<Runtime>,
+    pub observer: Arc<Observer>,
+    /// Turns true when the server begins to stop (event streams end).
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Every route, behind `auth`.
+pub fn router(state: State, auth: auth::Auth) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/app.js", get(script))
+        .route("/app.css", get(styles))
+        .route("/api/agents", get(agents))
+        .route("/api/sessions", get(sessions))
+        .route("/api/transcript", get(transcript))
+        .route("/api/turns", get(turns))
+        .route("/api/layers", get(layers_of))
+        .route("/api/cache-break", get(cache_break))
+        .route("/api/events", get(events_of))
+        .fallback(not_found)
+        .with_state(state)
+        .layer(middleware::from_fn_with_state(auth, auth::require))
+}
+
+const PAGE: &str = include_str!("../assets/index.html");
+const SCRIPT: &str = include_str!("../assets/app.js");
+const STYLES: &str = include_str!("../assets/app.css");
+
+async fn page() -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response()
+}
+
+async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
+}
+
+async fn styles() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLES).into_response()
+}
+
+async fn not_found() -> Response {
+    ApiError(StatusCode::NOT_FOUND, "no such page".to_owned()).into_response()
+}
+
+/// An error answer: a status and `{"error": message}`.
+#[derive(Debug)]
+pub struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({ "error": self.1 }))).into_response()
+    }
+}
+
+impl ApiError {
+    fn of(runtime: &Runtime, error: RuntimeError) -> Self {
+        let message = runtime.redact(&error.to_string()).into_owned();
+        let status = match error {
+            RuntimeError::InvalidArgument { .. } => StatusCode::BAD_REQUEST,
+            RuntimeError::UnknownAgent(_) | RuntimeError::SessionNotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
+            RuntimeError::PermissionDenied(_) => StatusCode::FORBIDDEN,
+            RuntimeError::FailedPrecondition(_) | RuntimeError::Aborted(_) => StatusCode::CONFLICT,
+            RuntimeError::ResourceExhausted(_) | RuntimeError::ContextOverflow(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            RuntimeError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            RuntimeError::Internal(detail) => {
+                tracing::error!(%detail, "inspector: internal error");
+                return Self(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error; see the agent-service log".to_owned(),
+                );
+            }
+        };
+        Self(status, message)
+    }
+
+    fn bad(field: &str, reason: &str) -> Self {
+        Self(StatusCode::BAD_REQUEST, format!("{field}: {reason}"))
+    }
+}
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+async fn agents(Extract(state): Extract<State>) -> ApiResult {
+    let (agents, default_id) = state
+        .runtime
+        .agents()
+        .map_err(|e| ApiError::of(&state.runtime, e))?;
+    let agents: Vec<Value> = agents
+        .into_iter()
+        .map(|a| {
+            json!({
+                "id": a.id,
+                "is_default": a.id == default_id,
+                "name": a.name,
+                "workspace": a.workspace.display().to_string(),
+                "model": a.model,
+                "runtime": match a.runtime {
+                    AgentRuntime::Embedded => "embedded",
+                    AgentRuntime::Codex(_) => "codex",
+                },
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "agents": agents })))
+}
+
+#[derive(Debug, Deserialize)]
+struct SessionsQuery {
+    /// One agent's sessions; absent: every agent's.
+    agent: Option<String>,
+    /// Only sessions whose key, id, name or channel contains this (any case).
+    q: Option<String>,
+}
+
+async fn sessions(Extract(state): Extract<State>, Query(query): Query<SessionsQuery>) -> ApiResult {
+    let agent_ids = match &query.agent {
+        Some(id) => vec![id.clone()],
+        None => {
+            let (agents, _) = state
+                .runtime
+                .agents()
+                .map_err(|e| ApiError::of(&state.runtime, e))?;
+            agents.into_iter().map(|a| a.id).collect()
+        }
+    };
+    let needle = query.q.as_deref().unwrap_or_default().to_lowercase();
+    let mut out = Vec::new();
+    for agent in agent_ids {
+        let sessions = state
+            .runtime
+            .list_sessions(&agent)
+            .await
+            .map_err(|e| ApiError::of(&state.runtime, e))?;
+        for info in sessions {
+            state.observer.observe(&info).await;
+            let view = session_json(&state, &info);
+            let haystack = [
+                info.key.as_str().to_owned(),
+                info.entry.session_id.to_string(),
+                info.entry.display_name.clone().unwrap_or_default(),
+                info.entry.channel.clone().unwrap_or_default(),
+            ]
+            .join("\n")
+            .to_lowercase();
+            if needle.is_empty() || haystack.contains(&needle) {
+                out.push(view);
+            }
+        }
+    }
+    // Most recent activity first.
+    out.sort_by_key(|s| std::cmp::Reverse(s["last_activity"].as_i64().unwrap_or_default()));
+    Ok(Json(json!({ "sessions": out })))
+}
+
+fn session_json(state: &State, info: &SessionInfo) -> Value {
+    let e = &info.entry;
+    let running = state
+        .runtime
+        .sessions()
+        .extras(&info.agent_id, &e.session_id)
+        .is_running();
+    json!({
+        "agent_id": info.agent_id,
+        "key": info.key.as_str(),
+        "session_id": e.session_id.to_string(),
+        "display_name": e.display_name,
+        "channel": e.channel,
+        "chat_type": e.chat_type,
+        "created_at": e.created_at,
+        "updated_at": e.updated_at,
+        "last_activity": e.last_interaction_at.unwrap_or(e.updated_at).max(e.updated_at),
+        "model_override": e.model_override,
+        "compactions": e.compaction_count,
+        "input_tokens": e.input_tokens,
+        "output_tokens": e.output_tokens,
+        "total_tokens": e.total_tokens,
+        "running": running,
+        "observed": state.observer.watches(info),
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct SessionQuery {
+    agent: Option<String>,
+    key: Option<String>,
+}
+
+impl SessionQuery {
+    fn parts(&self) -> Result<(String, SessionTarget), ApiError> {
+        let key = self
+            .key
+            .clone()
+            .filter(|k| !k.trim().is_empty())
+            .ok_or_else(|| ApiError::bad("key", "a session key is required"))?;
+        Ok((
+            self.agent.clone().unwrap_or_default(),
+            SessionTarget::Key(key),
+        ))
+    }
+
+    async fn info(&self, state: &State) -> Result<SessionInfo, ApiError> {
+        let (agent, target) = self.parts()?;
+        let info = state
+            .runtime
+            .get_session(&agent, &target)
+            .await
+            .map_err(|e| ApiError::of(&state.runtime, e))?;
+        state.observer.observe(&info).await;
+        Ok(info)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct TranscriptQuery {
+    #[serde(flatten)]
+    session: SessionQuery,
+    /// 0-based index of the first entry; absent: the last page.
+    offset: Option<usize>,
+    /// Entries per page (at most [`MAX_PAGE`]).
+    limit: Option<usize>,
+}
+
+async fn transcript(
+    Extract(state): Extract<State>,
+    Query(query): Query<TranscriptQuery>,
+) -> ApiResult {
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(ApiError::bad(
+            "limit",
+            &format!("must be between 1 and {MAX_PAGE}"),
+        ));
+    }
+    let info = query.session.info(&state).await?;
+    let target = SessionTarget::Key(info.key.as_str().to_owned());
+    let mut rx = state
+        .runtime
+        .transcript(&info.agent_id, &target)
+        .await
+        .map_err(|e| ApiError::of(&state.runtime, e))?;
+    let mut header = Value::Null;
+    let mut report = Value::Null;
+    let mut total = 0usize;
+    // Only one page is ever held: a window from `offset`, or the last `limit` entries.
+    let mut page: std::collections::VecDeque<Value> = std::collections::VecDeque::new();
+    while let Some(item) = rx.recv().await {
+        match item.map_err(|e| ApiError::of(&state.runtime, e))? {
+            TranscriptItem::Header(h) => header = serde_json::to_value(&h).unwrap_or_default(),
+            TranscriptItem::Entry(entry) => {
+                let index = total;
+                total += 1;
+                let wanted = match query.offset {
+                    Some(offset) => index >= offset && index < offset + limit,
+                    None => true,
+                };
+                if wanted {
+                    let mut value = serde_json::to_value(&entry).unwrap_or_default();
+                    shorten(&mut value);
+                    page.push_back(json!({ "index": index, "entry": value }));
+                    if query.offset.is_none() && page.len() > limit {
+                        page.pop_front();
+                    }
+                }
+            }
+            TranscriptItem::Report(r) => {
+                report = json!({
+                    "entries": r.entries,
+                    "bad_lines": r.bad_line_count,
+                    "torn_tail": r.torn_tail.is_some(),
+                    "bytes": r.bytes,
+                });
+            }
+        }
+    }
+    let first = page
+        .front()
+        .and_then(|e| e["index"].as_u64())
+        .unwrap_or(total as u64);
+    Ok(Json(json!({
+        "session": session_json(&state, &info),
+        "header": header,
+        "entries": page,
+        "offset": first,
+        "limit": limit,
+        "total": total,
+        "report": report,
+    })))
+}
+
+/// Cuts long strings (tool outputs, images) so one page stays small.
+fn shorten(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            let chars = s.chars().count();
+            if chars > MAX_STRING_CHARS {
+                let kept: String = s.chars().take(MAX_STRING_CHARS).collect();
+                *s = format!("{kept}\n[… {} more characters]", chars - MAX_STRING_CHARS);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(shorten),
+        Value::Object(map) => {
+            // Image data is never shown: its size is.
+            if map.get("type").and_then(Value::as_str) == Some("image")
+                && let Some(Value::String(data)) = map.get_mut("data")
+            {
+                *data = format!("[image, {} bytes of base64]", data.len());
+            }
+            map.values_mut().for_each(shorten);
+        }
+        _ => {}
+    }
+}
+
+async fn turns(Extract(state): Extract<State>, Query(query): Query<SessionQuery>) -> ApiResult {
+    let info = query.info(&state).await?;
+    let turns = state.observer.turns(&info);
+    let list: Vec<Value> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| layers::turn_summary(t, i.checked_sub(1).map(|p| &turns[p])))
+        .collect();
+    Ok(Json(json!({
+        "session": session_json(&state, &info),
+        "turns": list,
+    })))
+}
+
+#[derive(Debug, Deserialize)]
+struct TurnQuery {
+    #[serde(flatten)]
+    session: SessionQuery,
+    /// A turn's index (from `/api/turns`); absent: the prompt the next call would send.
+    turn: Option<u64>,
+}
+
+async fn layers_of(Extract(state): Extract<State>, Query(query): Query<TurnQuery>) -> ApiResult {
+    let Some(index) = query.turn else {
+        let (agent, target) = query.session.parts()?;
+        let SessionTarget::Key(key) = target else {
+            return Err(ApiError::bad("key", "a session key is required"));
+        };
+        let preview = state
+            .runtime
+            .preview(
+                &agent,
+                &key,
+                &agent_runtime::prompt_input::TurnChannel::default(),
+            )
+            .await
+            .map_err(|e| ApiError::of(&state.runtime, e))?;
+        return Ok(Json(json!({
+            "source": "preview",
+            "model": preview.model,
+            "workspace": preview.workspace.display().to_string(),
+            "layers": layers::layers(&preview.prompt),
+        })));
+    };
+    let info = query.session.info(&state).await?;
+    let turns = state.observer.turns(&info);
+    let turn = turns
+        .iter()
+        .find(|t| t.index == index)
+        .ok_or_else(|| ApiError::bad("turn", "no such model call is remembered"))?;
+    let prompt = turn.prompt.as_ref().ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            "the prompt of this model call is no longer remembered".to_owned(),
+        )
+    })?;
+    Ok(Json(json!({
+        "source": "turn",
+        "turn": layers::turn_summary(turn, None),
+        "model": turn.model,
+        "layers": layers::layers(prompt),
+    })))
+}
+
+async fn cache_break(Extract(state): Extract<State>, Query(query): Query<TurnQuery>) -> ApiResult {
+    let index = query
+        .turn
+        .ok_or_else(|| ApiError::bad("turn", "a turn index is required"))?;
+    let info = query.session.info(&state).await?;
+    let turns = state.observer.turns(&info);
+    let at = turns
+        .iter()
+        .position(|t| t.index == index)
+        .ok_or_else(|| ApiError::bad("turn", "no such model call is remembered"))?;
+    let previous = at.checked_sub(1).map(|p| &turns[p]);
+    Ok(Json(layers::cache_break(&turns[at], previous)))
+}
+
+/// Sent on an idle stream so proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+async fn events_of(
+    Extract(state): Extract<State>,
+    Query(query): Query<SessionQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let info = query.info(&state).await?;
+    let target = SessionTarget::Key(info.key.as_str().to_owned());
+    let events = state
+        .runtime
+        .watch(&info.agent_id, &target)
+        .await
+        .map_err(|e| ApiError::of(&state.runtime, e))?;
+    let hello = Event::default()
+        .event("watching")
+        .json_data(json!({ "session_id": info.entry.session_id.to_string() }))
+        .unwrap_or_default();
+    let stream = BroadcastStream::new(events).map(|item| {
+        let (name, body) = match item {
+            Ok(event) => events::event_json(event.run, &event.event),
+            Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(missed)) => {
+                ("lagged", json!({ "missed": missed }))
+            }
+        };
+        Ok(Event::default()
+            .event(name)
+            .json_data(body)
+            .unwrap_or_default())
+    });
+    let mut stopping = WatchStream::new(state.stopping.clone());
+    let stop = async move {
+        while let Some(stop) = stopping.next().await {
+            if stop {
+                return;
+            }
+        }
+    };
+    let stream = tokio_stream::once(Ok(hello)).chain(stream).take_until(stop);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}

@@ -1,0 +1,293 @@
+//! The page in headless Chromium (installed from Debian's packages by the test itself): the
+//! session list, a transcript with a tool call beside its result, a run appearing live, the
+//! layers of a prompt, a cache break's diff, and a message that tries to run script shown as
+//! text. A screenshot of each view goes to `screenshots/`, which the README links.
+
+use std::{ffi::OsStr, path::PathBuf, sync::Arc, time::Duration};
+
+use agent_testkit::FakeReply;
+use base64::Engine as _;
+use headless_chrome::{Browser, LaunchOptions, Tab, protocol::cdp::Page};
+use serde_json::json;
+
+use super::harness::{Inspected, KEY};
+
+/// What the hostile message tries: run script, by a tag and by an event handler.
+const INJECTION: &str = r#"Look: <script>window.__pwned = 1; document.title = "pwned";</script><img src="x" onerror="window.__pwned = 2; document.title = 'pwned'"> <b>bold?</b>"#;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn screenshots() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("screenshots")
+}
+
+fn browser() -> Browser {
+    let chromium = agent_testkit::packages::ensure_program("chromium", "chromium")
+        .expect("chromium installed");
+    // Root in a container has no user namespaces for Chromium's sandbox.
+    let options = LaunchOptions::default_builder()
+        .path(Some(chromium))
+        .headless(false)
+        .sandbox(false)
+        .args(vec![
+            OsStr::new("--headless=new"),
+            OsStr::new("--hide-scrollbars"),
+            OsStr::new("--force-device-scale-factor=1"),
+        ])
+        .window_size(Some((1360, 940)))
+        .idle_browser_timeout(Duration::from_secs(120))
+        .build()
+        .expect("launch options");
+    Browser::new(options).expect("start chromium")
+}
+
+/// Evaluates `js` (an expression) to JSON.
+fn eval(tab: &Tab, js: &str) -> serde_json::Value {
+    let wrapped = format!("JSON.stringify((() => {{ return {js}; }})())");
+    let result = tab.evaluate(&wrapped, false).expect("evaluate");
+    let text = result
+        .value
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "null".to_owned());
+    serde_json::from_str(&text).expect("JSON from the page")
+}
+
+/// Waits until `js` is true on the page.
+fn until(tab: &Tab, js: &str, what: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::time::Instant::now() < deadline {
+        if eval(tab, js) == json!(true) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = eval(tab, "document.getElementById('status').textContent");
+    panic!("{what} did not happen within {WAIT:?} (page status: {status})");
+}
+
+/// The whole page (up to 2,400 px high) as a PNG in `screenshots/`.
+fn screenshot(tab: &Tab, name: &str) {
+    let height = eval(tab, "document.documentElement.scrollHeight")
+        .as_f64()
+        .unwrap_or(940.0)
+        .min(2400.0);
+    let data = tab
+        .call_method(Page::CaptureScreenshot {
+            format: Some(Page::CaptureScreenshotFormatOption::Png),
+            quality: None,
+            clip: Some(Page::Viewport {
+                x: 0.0,
+                y: 0.0,
+                width: 1360.0,
+                height,
+                scale: 1.0,
+            }),
+            from_surface: Some(true),
+            capture_beyond_viewport: Some(true),
+            optimize_for_speed: None,
+        })
+        .expect("screenshot")
+        .data;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("base64 PNG");
+    std::fs::create_dir_all(screenshots()).expect("screenshots dir");
+    std::fs::write(screenshots().join(name), png).expect("write screenshot");
+}
+
+fn text_of(tab: &Tab, selector: &str) -> String {
+    eval(
+        tab,
+        &format!("(document.querySelector({selector:?}) || {{}}).textContent || ''"),
+    )
+    .as_str()
+    .unwrap_or_default()
+    .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks() {
+    let h = Inspected::start(&[]).await;
+    let agents_md = h.path("state/workspace/AGENTS.md");
+    std::fs::write(
+        &agents_md,
+        "# Rules\n\nKeep answers short.\nAlways answer in English.\nCite the file you read.\n",
+    )
+    .expect("AGENTS.md");
+    std::fs::write(
+        h.path("state/workspace/notes.txt"),
+        "The launch code is 1234.",
+    )
+    .expect("notes");
+    h.create_main_session().await;
+    h.observe().await;
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "read", json!({ "path": "notes.txt" }))
+            .with_text("Let me look."),
+        FakeReply::text(
+            "The note says the launch code is 1234. <script>window.__pwned = 3</script>",
+        ),
+    ]);
+    h.run(INJECTION).await;
+
+    let browser = browser();
+    let tab: Arc<Tab> = browser.new_tab().expect("tab");
+    tab.set_default_timeout(WAIT);
+    let url = format!("{}/", h.http);
+    tokio::task::block_in_place(|| {
+        tab.navigate_to(&url).expect("navigate");
+        tab.wait_until_navigated().expect("loaded");
+        let selector = format!(".session[data-key={KEY:?}]");
+        tab.wait_for_element(&selector)
+            .expect("the session is listed");
+        let listed = text_of(&tab, &selector);
+        assert!(
+            listed.contains("tokens") && listed.contains("0 compactions"),
+            "{listed}"
+        );
+        until(
+            &tab,
+            "document.querySelectorAll('.agent').length === 1",
+            "the agent list",
+        );
+        screenshot(&tab, "sessions.png");
+
+        tab.wait_for_element(&selector)
+            .expect("session")
+            .click()
+            .expect("open the session");
+        tab.wait_for_element("#transcript .entry.user")
+            .expect("the transcript");
+        let user = text_of(&tab, "#transcript .entry.user .text");
+        assert_eq!(user, INJECTION, "the message is shown as text, whole");
+        // Nothing of it ran, and no element came of it.
+        assert_eq!(eval(&tab, "typeof window.__pwned"), json!("undefined"));
+        assert_eq!(
+            eval(&tab, "document.title"),
+            json!("agent-service inspector")
+        );
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#view script, #view img, #view b').length"
+            ),
+            json!(0)
+        );
+        // The tool call carries its result.
+        let call = text_of(&tab, "#transcript .tool-call");
+        assert!(
+            call.contains("read") && call.contains("The launch code is 1234."),
+            "{call}"
+        );
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#transcript .tool-result-entry').length"
+            ),
+            json!(0),
+            "the result sits under its call, not on its own"
+        );
+        until(
+            &tab,
+            "document.getElementById('status').textContent === 'watching for runs'",
+            "the event stream opening",
+        );
+        screenshot(&tab, "transcript.png");
+    });
+
+    // A run while the page is open appears live as it streams, then in the transcript.
+    h.fake.push(
+        FakeReply::text("Live reply from the model, streamed in parts.")
+            .deltas(8)
+            .frame_delay(Duration::from_millis(250)),
+    );
+    let run = tokio::spawn({
+        let mut client = h.client().await;
+        async move {
+            let mut stream = client
+                .run(openclaw_proto::agent::v1::RunRequest {
+                    message: "Say something live".into(),
+                    ..Default::default()
+                })
+                .await
+                .expect("run")
+                .into_inner();
+            while stream.message().await.expect("event").is_some() {}
+        }
+    });
+    tokio::task::block_in_place(|| {
+        // Part of the reply is on the page while the run still streams.
+        until(
+            &tab,
+            "(() => { const t = (document.querySelector('#live .live-run') || {}).textContent || ''; \
+             return t.includes('Live') && !t.includes('finished'); })()",
+            "the run appearing while it streams",
+        );
+        let running = text_of(&tab, "#live .live-run");
+        assert!(running.contains("model call 1"), "{running}");
+        screenshot(&tab, "live-run.png");
+    });
+    run.await.expect("run task");
+    tokio::task::block_in_place(|| {
+        until(
+            &tab,
+            "(document.querySelector('#live .live-run') || {}).textContent?.includes('Live reply from the model, streamed in parts.') === true",
+            "the whole live reply",
+        );
+        let live = text_of(&tab, "#live .live-run");
+        assert!(live.contains("finished"), "{live}");
+        until(
+            &tab,
+            "[...document.querySelectorAll('#transcript .entry.user .text')].some(e => e.textContent === 'Say something live')",
+            "the transcript reloading after the run",
+        );
+    });
+
+    // Change a bootstrap file: the next call's stable prefix changes in that section.
+    std::fs::write(
+        &agents_md,
+        "# Rules\n\nKeep answers short.\nAlways answer in French.\nCite the file you read.\n",
+    )
+    .expect("AGENTS.md");
+    h.fake.push(FakeReply::text("Réponse en français."));
+    h.run("And now?").await;
+
+    tokio::task::block_in_place(|| {
+        tab.wait_for_element("button[data-tab=layers]")
+            .expect("tab")
+            .click()
+            .expect("layers tab");
+        tab.wait_for_element("#layers .sections-table")
+            .expect("the layers view");
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#layers .bar.sections .seg.stable').length > 0 && document.querySelectorAll('#layers .bar.sections .seg.dynamic').length > 0"
+            ),
+            json!(true)
+        );
+        let files = text_of(&tab, "#layers .files-table");
+        assert!(
+            files.contains("AGENTS.md") && files.contains("injected"),
+            "{files}"
+        );
+        let tools = text_of(&tab, "#layers .tools-table");
+        assert!(tools.contains("read"), "{tools}");
+        screenshot(&tab, "layers.png");
+
+        tab.wait_for_element("button[data-tab=cache]")
+            .expect("tab")
+            .click()
+            .expect("cache tab");
+        tab.wait_for_element("#cache table.diff").expect("a diff");
+        let first = text_of(&tab, "#cache .break .first");
+        assert!(first.contains("AGENTS.md"), "{first}");
+        let old = text_of(&tab, "#cache table.diff tr.replace td.old");
+        let new = text_of(&tab, "#cache table.diff tr.replace td.new");
+        assert_eq!(
+            (old.as_str(), new.as_str()),
+            ("Always answer in English.", "Always answer in French.")
+        );
+        screenshot(&tab, "cache-breaks.png");
+    });
+}

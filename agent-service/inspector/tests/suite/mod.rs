@@ -1,0 +1,3 @@
+mod api;
+mod browser;
+mod harness;
