@@ -1,7 +1,7 @@
-//! The pure parts of compaction (issue 10; SPEC P-40; lessons L5, L10, L12):
+//! The pure parts of compaction (SPEC P-40; lessons L5, L10, L12):
 //! the token budget of a model, the context estimate, where to cut, what the
 //! summariser reads, and the "still too big" report. The run loop that uses
-//! them lives in `run::compact`.
+//! them lives in `run::compactor`.
 //!
 //! Sizes are estimated, not counted: four characters to a token over
 //! everything a request carries (system prompt, tool schemas, messages).

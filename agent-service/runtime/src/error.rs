@@ -1,5 +1,6 @@
-//! The runtime's one error type. Each variant maps to exactly one gRPC status
-//! in the server (see agent-server's error mapping).
+//! The runtime's one error type and the one table of its status codes
+//! ([`RuntimeError::code`]): the server's gRPC statuses and the error events of
+//! a run's stream both take their code from it.
 
 /// Everything a runtime operation can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +45,77 @@ pub enum RuntimeError {
     Internal(String),
 }
 
+/// The status code of a runtime error, numbered as gRPC numbers its codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorCode {
+    /// A request field is invalid.
+    InvalidArgument = 3,
+    /// No such agent or session.
+    NotFound = 5,
+    /// Refused for this caller or path.
+    PermissionDenied = 7,
+    /// Past capacity or a limit (including a context window).
+    ResourceExhausted = 8,
+    /// Not possible in the current state.
+    FailedPrecondition = 9,
+    /// The run was aborted.
+    Aborted = 10,
+    /// A bug or an unexpected failure.
+    Internal = 13,
+    /// A dependency is unreachable.
+    Unavailable = 14,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [Self; 8] = [
+        Self::InvalidArgument,
+        Self::NotFound,
+        Self::PermissionDenied,
+        Self::ResourceExhausted,
+        Self::FailedPrecondition,
+        Self::Aborted,
+        Self::Internal,
+        Self::Unavailable,
+    ];
+
+    /// The gRPC name (`INVALID_ARGUMENT`, ...), as error events carry it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::NotFound => "NOT_FOUND",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::Aborted => "ABORTED",
+            Self::Internal => "INTERNAL",
+            Self::Unavailable => "UNAVAILABLE",
+        }
+    }
+
+    /// The gRPC code number.
+    pub fn number(self) -> i32 {
+        self as i32
+    }
+}
+
 impl RuntimeError {
+    /// The status code of this error: the one table the gRPC mapping and the
+    /// stream's error events share.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            Self::UnknownAgent(_) | Self::SessionNotFound(_) => ErrorCode::NotFound,
+            Self::PermissionDenied(_) => ErrorCode::PermissionDenied,
+            Self::FailedPrecondition(_) => ErrorCode::FailedPrecondition,
+            Self::ResourceExhausted(_) | Self::ContextOverflow(_) => ErrorCode::ResourceExhausted,
+            Self::Unavailable(_) => ErrorCode::Unavailable,
+            Self::Aborted(_) => ErrorCode::Aborted,
+            Self::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
     /// Shorthand for [`RuntimeError::InvalidArgument`].
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::InvalidArgument {

@@ -11,12 +11,15 @@ mod config_state;
 pub mod context;
 mod env;
 mod error;
+mod events;
+pub mod evidence;
 pub mod heartbeat;
 pub mod prompt_input;
 mod redaction;
 pub mod run;
 mod runtime;
 mod sandboxing;
+mod services;
 pub mod sessions;
 mod settings;
 pub mod subagents;
@@ -25,12 +28,10 @@ mod workspaces;
 
 pub use config_state::{ConfigState, Loaded};
 pub use env::{Env, MapEnv, ProcessEnv};
-pub use error::RuntimeError;
+pub use error::{ErrorCode, RuntimeError};
 pub use openclaw_config as config;
 pub use openclaw_skills as skills;
-pub use runtime::{
-    DEFAULT_SANDBOX_PROGRAM, Runtime, RuntimeOptions, SetupOutcome, TranscriptItem,
-    TranscriptStream,
-};
+pub use runtime::{Runtime, TranscriptItem, TranscriptStream};
+pub use services::{DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome};
 pub use settings::{Flags, Settings};
 pub use workspaces::WorkspaceSetup;

@@ -21,22 +21,7 @@ use prompt_render as render;
 
 use crate::sessions::SessionKind;
 
-/// The channel a turn arrived on, as the runtime sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnChannel {
-    /// Channel id ("" for none).
-    pub channel: String,
-    /// "direct", "group", "channel" or "".
-    pub chat_type: String,
-    /// Capabilities.
-    pub capabilities: Vec<String>,
-    /// Native approval UI.
-    pub native_approvals: bool,
-    /// Replies only through the message tool.
-    pub message_tool_only: bool,
-    /// Group chat context for this turn.
-    pub group_context: String,
-}
+pub use crate::sessions::queue::TurnChannel;
 
 /// A tool as the model will see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,44 +34,49 @@ pub struct ToolDescriptor {
     pub parameters: serde_json::Value,
 }
 
-/// Everything one turn's prompt is built from.
+/// The facts of one turn's prompt that the caller (a run or a preview) decides.
 #[derive(Debug)]
-pub struct TurnFacts<'a> {
+pub struct TurnPrompt<'a> {
     /// The agent.
     pub agent: &'a AgentView,
-    /// The loaded config.
-    pub config: &'a Config,
-    /// The session's kind (decides the prompt mode and file filter).
+    /// Session kind.
     pub kind: SessionKind,
-    /// True on heartbeat turns.
+    /// Heartbeat turn.
     pub heartbeat_turn: bool,
-    /// The session's working directory.
+    /// Working directory.
     pub cwd: &'a Path,
-    /// The sandbox its commands run in, when it is sandboxed.
+    /// The sandbox of the session's commands, when it is sandboxed.
     pub sandbox: Option<&'a openclaw_sandbox::Isolation>,
     /// The channel.
     pub channel: &'a TurnChannel,
     /// Tools after policy.
     pub tools: &'a [ToolDescriptor],
-    /// Skills of the agent.
+    /// Skills.
     pub skills: Option<&'a Discovery>,
+    /// An earlier turn already had the workspace files.
+    pub continuation: bool,
+    /// provider/model.
+    pub model: &'a str,
+    /// The agent's configured model.
+    pub default_model: &'a str,
+    /// Provider contribution.
+    pub contribution: Option<&'a pb::ProviderContribution>,
+}
+
+/// What a turn's prompt reads when it is rendered: the config and the workspace files.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnSources<'a> {
+    /// The loaded config.
+    pub config: &'a Config,
     /// Workspace bootstrap files (already loaded).
     pub files: &'a [BootstrapFile],
     /// Which of them are private memory (see [`crate::visibility`]).
     pub private: &'a crate::visibility::PrivateFiles,
-    /// True when an earlier turn of the session already had the files.
-    pub continuation: bool,
-    /// provider/model in use.
-    pub model: &'a str,
-    /// provider/model configured as the default.
-    pub default_model: &'a str,
-    /// The provider's contribution.
-    pub contribution: Option<&'a pb::ProviderContribution>,
 }
 
 /// Builds the renderer input for one turn.
-pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
-    let settings = f.config.prompt_settings(&f.agent.id);
+pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::RenderInput {
+    let settings = src.config.prompt_settings(&f.agent.id);
     let mut input = render::RenderInput::new(f.cwd.display().to_string());
     input.session_kind = match (f.kind, f.heartbeat_turn) {
         (SessionKind::Subagent, _) => render::SessionKind::Subagent,
@@ -127,7 +117,7 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
         max_skills: clamp(f.agent.skills_limits.max_skills_in_prompt),
         max_chars: clamp(f.agent.skills_limits.max_skills_prompt_chars),
     };
-    input.context_files = context_files(f);
+    input.context_files = context_files(f, src);
     input.bootstrap_limits = render::BootstrapLimits {
         max_chars_per_file: clamp(f.agent.bootstrap.max_chars),
         total_max_chars: clamp(f.agent.bootstrap.total_max_chars),
@@ -196,7 +186,7 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
         message_tool_hints: Vec::new(),
         // The renderer names known channels itself.
         display_name: String::new(),
-        known_channels: configured_channels(f.config),
+        known_channels: configured_channels(src.config),
     };
     input.extra_system_prompt = f.channel.group_context.clone();
     let hb = &f.agent.heartbeat;
@@ -208,7 +198,7 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
             .unwrap_or_else(|| render::DEFAULT_HEARTBEAT_PROMPT.to_owned()),
         include_system_prompt_section: hb.include_system_prompt_section,
     };
-    input.runtime = runtime_info(f);
+    input.runtime = runtime_info(f, src);
     input.think_level = match f.agent.thinking_default {
         None | Some(ThinkingLevel::Off) => render::ThinkLevel::Off,
         Some(ThinkingLevel::Minimal) => render::ThinkLevel::Minimal,
@@ -270,7 +260,7 @@ pub fn render_input(f: &TurnFacts<'_>) -> render::RenderInput {
     input.active_project_keys = project_keys(f.cwd);
     // This runtime starts no external ACP agents.
     input.acp_enabled = false;
-    input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f);
+    input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f, src);
     input.current_date = today(&input.user_timezone);
     input.prompt_surface = render::PromptSurface::EmbeddedRun;
     if let Some(c) = f.contribution {
@@ -294,7 +284,7 @@ fn clamp(value: u64) -> u32 {
 /// reach only the agent's private main session (lesson L5: fail closed; see
 /// [`crate::visibility`]); the renderer applies the subagent and cron
 /// filters. `contextInjection` decides continuation turns.
-fn context_files(f: &TurnFacts<'_>) -> Vec<render::ContextFile> {
+fn context_files(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> Vec<render::ContextFile> {
     let injection = f.agent.context_injection;
     let skip = match injection {
         ContextInjection::Always => false,
@@ -304,7 +294,7 @@ fn context_files(f: &TurnFacts<'_>) -> Vec<render::ContextFile> {
     if skip {
         return Vec::new();
     }
-    let files = f
+    let files = src
         .files
         .iter()
         .map(|file| render::ContextFile {
@@ -316,10 +306,10 @@ fn context_files(f: &TurnFacts<'_>) -> Vec<render::ContextFile> {
     // Anything that changes the injected files (the `agent:bootstrap` hook,
     // P-36) goes above this line: the privacy filter runs last, so nothing
     // can put MEMORY.md back into a shared session.
-    crate::visibility::visible_files(files, f.kind, f.private)
+    crate::visibility::visible_files(files, f.kind, src.private)
 }
 
-fn runtime_info(f: &TurnFacts<'_>) -> render::RuntimeInfo {
+fn runtime_info(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::RuntimeInfo {
     render::RuntimeInfo {
         host: host_name(),
         os: std::env::consts::OS.to_owned(),
@@ -328,7 +318,7 @@ fn runtime_info(f: &TurnFacts<'_>) -> render::RuntimeInfo {
         model: f.model.to_owned(),
         default_model: f.default_model.to_owned(),
         shell: std::env::var("SHELL").unwrap_or_default(),
-        repo_root: f
+        repo_root: src
             .config
             .raw()
             .agents
@@ -360,10 +350,10 @@ fn configured_channels(config: &Config) -> Vec<String> {
 
 /// The GPT-5 overlay's heartbeat guidance goes to friendly GPT-5 runs of a
 /// session that gets heartbeats (never to subagent or cron runs).
-fn gpt5_heartbeat_guidance(f: &TurnFacts<'_>) -> bool {
+fn gpt5_heartbeat_guidance(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> bool {
     let (provider, model) = f.model.split_once('/').unwrap_or(("", f.model));
     let friendly = !matches!(
-        f.config.gpt5_personality(Some(provider)),
+        src.config.gpt5_personality(Some(provider)),
         openclaw_config::raw::Gpt5Personality::Off
     );
     let main = !matches!(f.kind, SessionKind::Subagent | SessionKind::Cron);
@@ -455,6 +445,9 @@ fn host_name() -> String {
         .map(|h| h.trim().to_owned())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod visibility_tests;
 
 #[cfg(test)]
 mod tests {

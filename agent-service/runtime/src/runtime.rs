@@ -1,88 +1,30 @@
-//! The runtime facade: one method per operation of the agent API.
+//! The runtime facade: one method per operation of the agent API. Each one hands over to the
+//! services the runs share (see [`crate::services`]); nothing here is used by the runs.
 
-use std::{
-    collections::BTreeMap,
-    path::PathBuf,
-    sync::{
-        Arc, PoisonError, RwLock,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::Duration,
-};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use openclaw_config::{
-    Loader,
-    resolve::{AgentView, Dirs},
-};
-use openclaw_providers::{HttpSettings, ProviderRegistry, RegistryContext};
+use openclaw_config::resolve::AgentView;
 use openclaw_skills::Discovery;
 use openclaw_transcript::{
-    Clock, Entry, LoadReport, ReadOptions, SessionHeader, SessionKey, TranscriptReader,
+    Entry, LoadReport, ReadOptions, SessionHeader, SessionKey, TranscriptReader,
 };
-use prompt_client::PromptSource;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::{
-    config_state::{self, ConfigState, Loaded},
-    env::Env,
+    config_state::ConfigState,
     error::RuntimeError,
+    heartbeat::{HeartbeatEvent, HeartbeatOutcome},
+    prompt_input::TurnChannel,
+    run::{self, Preview, RunSpec, Submitted, TurnPrompt},
+    services::{RuntimeOptions, Services, SetupOutcome, blocking},
     sessions::{NewSession, SessionInfo, SessionManager, SessionTarget, key},
     settings::Settings,
-    workspaces::{self, WorkspaceSetup},
+    subagents::SubagentLimits,
+    workspaces,
 };
 
 /// Items a transcript read sends before it waits for the consumer.
 const TRANSCRIPT_BUFFER: usize = 64;
-
-/// Everything the runtime needs from its host.
-#[derive(Clone)]
-pub struct RuntimeOptions {
-    /// Where state and config live.
-    pub settings: Settings,
-    /// Environment variables (for `${VAR}` in the config, skill gates).
-    pub env: Arc<dyn Env>,
-    /// Wall clock for timestamps.
-    pub clock: Arc<dyn Clock>,
-    /// Where prompts come from (prompt-service over gRPC, or in-process).
-    pub prompt: Arc<dyn PromptSource>,
-    /// The bubblewrap program sandboxed sessions run their commands with (a bare name is
-    /// looked up on `PATH`; `bwrap` is the usual one).
-    pub sandbox_program: std::ffi::OsString,
-    /// Where the resolved secrets of the config go (its `config` source is replaced on every
-    /// load); share it with the log writer so log lines are redacted too.
-    pub redactor: openclaw_secrets::Redactor,
-}
-
-impl RuntimeOptions {
-    /// Options with the default sandbox program and a fresh redactor.
-    pub fn new(
-        settings: Settings,
-        env: Arc<dyn Env>,
-        clock: Arc<dyn Clock>,
-        prompt: Arc<dyn PromptSource>,
-    ) -> Self {
-        Self {
-            settings,
-            env,
-            clock,
-            prompt,
-            sandbox_program: DEFAULT_SANDBOX_PROGRAM.into(),
-            redactor: openclaw_secrets::Redactor::new(),
-        }
-    }
-}
-
-impl std::fmt::Debug for RuntimeOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeOptions")
-            .field("settings", &self.settings)
-            .field("prompt", &self.prompt.describe())
-            .finish_non_exhaustive()
-    }
-}
-
-/// The bubblewrap program looked up on `PATH` unless the operator names another.
-pub const DEFAULT_SANDBOX_PROGRAM: &str = "bwrap";
 
 /// One item of a transcript stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,235 +40,57 @@ pub enum TranscriptItem {
 /// Transcript items as they are read (bounded: the reader waits for the consumer).
 pub type TranscriptStream = mpsc::Receiver<Result<TranscriptItem, RuntimeError>>;
 
-/// What `Setup` did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetupOutcome {
-    /// `openclaw.json` was created by this call.
-    pub config_created: bool,
-    /// Path of `openclaw.json`.
-    pub config_path: PathBuf,
-    /// One entry per agent set up.
-    pub workspaces: Vec<WorkspaceSetup>,
-}
-
 /// The agent runtime.
+#[derive(Debug)]
 pub struct Runtime {
-    options: RuntimeOptions,
-    loader: Loader,
-    /// Swapped whole on reload; never held across an await.
-    config: RwLock<ConfigState>,
-    /// Agents whose workspace may not be used, with the reason (a vanished
-    /// proven workspace, SPEC R-6).
-    blocked: RwLock<BTreeMap<String, String>>,
-    /// Model providers built from `models.providers`, or why they could not be.
-    providers: RwLock<Result<Arc<ProviderRegistry>, String>>,
-    sessions: SessionManager,
-    /// Set by [`Runtime::begin_shutdown`]: no new runs start.
-    stopping: AtomicBool,
-    /// When shutdown began.
-    stopping_since: std::sync::OnceLock<tokio::time::Instant>,
-    /// One Codex app-server runner per Codex-runtime agent, built on first use.
-    codex: crate::run::CodexRunners,
-    /// The heartbeat scheduler's state (see [`crate::heartbeat`]).
-    heartbeats: crate::heartbeat::Heartbeats,
-    /// The subagents started by sessions (see [`crate::subagents`]).
-    subagents: crate::subagents::Subagents,
-    /// The sandbox engine, detected at start-up (see [`crate::sandboxing`]).
-    sandbox: crate::sandboxing::Engine,
-    /// Environment variables commands must not inherit (they hold secrets); refreshed with
-    /// the config.
-    hidden_env: RwLock<Arc<[String]>>,
-}
-
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("options", &self.options)
-            .finish_non_exhaustive()
-    }
+    services: Arc<Services>,
 }
 
 impl Runtime {
     /// Loads the config, seeds or checks every agent workspace, and prepares
     /// the runtime. An invalid config does not fail here: see [`Runtime::config`].
     pub fn start(options: RuntimeOptions) -> Result<Arc<Self>, RuntimeError> {
-        let loader = Loader::new().map_err(|e| RuntimeError::Internal(e.to_string()))?;
-        let config = config_state::load(&options.settings, options.env.as_ref(), &loader);
-        log_config(&options, &config);
-        let sessions = SessionManager::new(
-            options.settings.state_dir.clone(),
-            Arc::clone(&options.clock),
-        );
-        let providers = build_providers(&options, &config);
-        let subagents_path = options.settings.state_dir.join("subagents.json");
-        let sandbox = crate::sandboxing::Engine::detect(&options.sandbox_program);
-        let runtime = Arc::new(Self {
-            options,
-            loader,
-            config: RwLock::new(config),
-            blocked: RwLock::new(BTreeMap::new()),
-            providers: RwLock::new(providers),
-            sessions,
-            stopping: AtomicBool::new(false),
-            stopping_since: std::sync::OnceLock::new(),
-            codex: crate::run::CodexRunners::default(),
-            heartbeats: crate::heartbeat::Heartbeats::default(),
-            subagents: crate::subagents::Subagents::at(subagents_path),
-            sandbox,
-            hidden_env: RwLock::new(Arc::from(Vec::new())),
-        });
-        runtime.refresh_secrets();
-        runtime.check_workspaces();
-        Ok(runtime)
-    }
-
-    /// Seeds or checks every agent's workspace. A recently proven workspace
-    /// that vanished is not reseeded: the agent is blocked with a message
-    /// telling the user to restore it or run a full reset (SPEC R-6).
-    fn check_workspaces(&self) {
-        let Ok(loaded) = self.loaded() else { return };
-        let options = workspaces::setup_options(&loaded.config);
-        let mut blocked = BTreeMap::new();
-        for agent in &loaded.agents {
-            if let Err(error) =
-                workspaces::ensure(agent, &self.options.settings.state_dir, options, false)
-            {
-                tracing::error!(agent = %agent.id, %error, "workspace unusable");
-                blocked.insert(agent.id.clone(), error.to_string());
-            }
-        }
-        *self.blocked.write().unwrap_or_else(PoisonError::into_inner) = blocked;
+        Ok(Arc::new(Self {
+            services: Services::start(options)?,
+        }))
     }
 
     /// The config state (an invalid config lists every problem).
     pub fn config(&self) -> ConfigState {
-        self.config
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.services.config()
     }
 
     /// Re-reads the config file.
     pub fn reload(&self) {
-        let config = config_state::load(
-            &self.options.settings,
-            self.options.env.as_ref(),
-            &self.loader,
-        );
-        log_config(&self.options, &config);
-        let providers = build_providers(&self.options, &config);
-        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
-        *self
-            .providers
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = providers;
-        self.refresh_secrets();
-        self.heartbeats.config_changed();
-    }
-
-    /// Collects the secrets of the current config (what `${VAR}` references expanded to,
-    /// secret-named fields, provider keys) into the redactor, and the variables they came
-    /// from into the list commands do not inherit. An invalid config keeps the last set.
-    fn refresh_secrets(&self) {
-        let Ok(loaded) = self.loaded() else { return };
-        let env = crate::env::ConfigEnv(self.options.env.as_ref());
-        let (keys, key_variables) = openclaw_providers::provider_secrets(&loaded.config, &env);
-        let secrets = loaded
-            .config
-            .secret_values()
-            .into_iter()
-            .map(|s| openclaw_secrets::Secret::new(s.label, s.value))
-            .chain(
-                keys.into_iter()
-                    .map(|(label, key)| openclaw_secrets::Secret::new(label, key.expose())),
-            );
-        self.options.redactor.replace_source("config", secrets);
-        let mut hidden: Vec<String> = loaded.config.substituted_variables();
-        for name in key_variables {
-            if !hidden.contains(&name) {
-                hidden.push(name);
-            }
-        }
-        *self
-            .hidden_env
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Arc::from(hidden);
+        self.services.reload();
     }
 
     /// Replaces secret values in `text`.
     pub fn redact<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        self.options.redactor.redact(text)
+        self.services.redact(text)
     }
 
     /// The redactor every outgoing text goes through.
     pub fn redactor(&self) -> &openclaw_secrets::Redactor {
-        &self.options.redactor
-    }
-
-    /// Variables commands run on the host must not inherit.
-    pub(crate) fn hidden_env(&self) -> Arc<[String]> {
-        Arc::clone(
-            &self
-                .hidden_env
-                .read()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
-    }
-
-    /// The model providers, or FAILED_PRECONDITION saying why there are none.
-    pub(crate) fn providers(&self) -> Result<Arc<ProviderRegistry>, RuntimeError> {
-        self.providers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .map_err(|problem| {
-                RuntimeError::FailedPrecondition(format!("model providers unusable: {problem}"))
-            })
-    }
-
-    /// Where prompts come from.
-    pub(crate) fn prompt(&self) -> &Arc<dyn PromptSource> {
-        &self.options.prompt
-    }
-
-    /// The sandbox of a session's commands, `None` when it is not sandboxed; refused with
-    /// FAILED_PRECONDITION when it is sandboxed but no real sandbox can be made.
-    pub(crate) fn session_isolation(
-        &self,
-        agent: &AgentView,
-        key: &SessionKey,
-        cwd: &std::path::Path,
-    ) -> Result<Option<openclaw_sandbox::Isolation>, RuntimeError> {
-        self.sandbox.isolation(agent, key, cwd)
-    }
-
-    /// The runtime clock.
-    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
-        &self.options.clock
-    }
-
-    /// The loaded config, or FAILED_PRECONDITION listing its problems.
-    pub(crate) fn loaded_config(&self) -> Result<Arc<Loaded>, RuntimeError> {
-        self.loaded()
+        self.services.redactor()
     }
 
     /// Hands a user message to its session: it starts a run, joins the
     /// active one, or waits, by its queue mode; see [`crate::run`].
-    pub async fn submit(
-        self: &Arc<Self>,
-        spec: crate::run::RunSpec,
-    ) -> Result<crate::run::Submitted, RuntimeError> {
-        crate::run::submit(self, spec).await
+    pub async fn submit(self: &Arc<Self>, spec: RunSpec) -> Result<Submitted, RuntimeError> {
+        run::submit(&self.services, spec).await
     }
 
     /// Start-up: writes messages that a previous process acknowledged but
     /// never wrote (its journals) into their transcripts, unanswered. Call
     /// before serving. Returns how many sessions had leftovers.
     pub async fn recover_journals(&self) -> usize {
-        let Ok(loaded) = self.loaded() else { return 0 };
+        let Ok(loaded) = self.services.loaded_config() else {
+            return 0;
+        };
         let mut recovered = 0;
         for agent in &loaded.agents {
-            let ids = match self.sessions.journaled_sessions(agent) {
+            let ids = match self.services.sessions().journaled_sessions(agent) {
                 Ok(ids) => ids,
                 Err(error) => {
                     tracing::error!(agent = %agent.id, %error, "cannot scan message journals");
@@ -345,41 +109,17 @@ impl Runtime {
         recovered
     }
 
-    async fn recover_session_journal(
-        &self,
-        agent: &AgentView,
-        id: &str,
-    ) -> Result<(), RuntimeError> {
-        let info = self
-            .sessions
-            .get(agent, &SessionTarget::Id(id.to_owned()))
-            .await?;
-        let cwd = self.session_workspace(agent, &info.key).await?;
-        let handle = self.sessions.handle(agent, &info, &cwd)?;
-        let extras = self.sessions.extras(&agent.id, &info.entry.session_id);
-        self.open_journal(agent, &info, &handle, &extras)
-            .await
-            .map(drop)
+    /// Start-up: reloads the subagent registry; children still marked running were cut short
+    /// by the previous stop or crash, and every result their parents have not received yet
+    /// is pushed now (see [`crate::subagents`]). Call after [`Runtime::recover_journals`].
+    /// Returns how many results were pushed.
+    pub async fn recover_subagents(self: &Arc<Self>) -> usize {
+        run::recover_subagents(&self.services).await
     }
 
-    /// The session's message journal, after writing into the transcript
-    /// whatever a previous process acknowledged but never wrote (once per
-    /// process and session, before anything new).
-    pub(crate) async fn open_journal(
-        &self,
-        agent: &AgentView,
-        info: &crate::sessions::SessionInfo,
-        handle: &crate::sessions::SessionHandle,
-        extras: &crate::sessions::SessionExtras,
-    ) -> Result<Arc<crate::sessions::journal::Journal>, RuntimeError> {
-        let transcript = self
-            .sessions
-            .transcript_path(agent, &info.entry.session_id)?;
-        let journal = extras.journal(&transcript);
-        extras
-            .recover_once(|| crate::sessions::recover_journal(self, handle, &journal, &info.key))
-            .await?;
-        Ok(journal)
+    /// The subagent settings of `agent_id`.
+    pub fn subagent_limits(&self, agent_id: &str) -> Result<SubagentLimits, RuntimeError> {
+        self.services.subagent_limits(agent_id)
     }
 
     /// The run events of a session from now on (all runs).
@@ -388,71 +128,74 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<crate::sessions::SessionEvents, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        let info = self.sessions.get(&agent, target).await?;
+        let agent = self.services.agent_view(agent_id)?;
+        let info = self.services.sessions().get(&agent, target).await?;
         Ok(self
-            .sessions
+            .services
+            .sessions()
             .extras(&agent.id, &info.entry.session_id)
             .subscribe())
+    }
+
+    /// Renders one turn's system prompt: the workspace files are read now,
+    /// the config knobs applied, and the request sent to the prompt source.
+    /// Runs and previews both come through here, so a preview is
+    /// byte-identical to what a run sends (SPEC P-3).
+    pub async fn render_turn(
+        &self,
+        t: &TurnPrompt<'_>,
+        deadline: std::time::Instant,
+    ) -> Result<openclaw_proto::prompt::v1::RenderSystemPromptResponse, RuntimeError> {
+        self.services.render_turn(t, deadline).await
+    }
+
+    /// The prompt the next model call of a session would send, without
+    /// writing anything (the session need not exist).
+    pub async fn preview(
+        self: &Arc<Self>,
+        agent_id: &str,
+        session_key: &str,
+        channel: &TurnChannel,
+    ) -> Result<Preview, RuntimeError> {
+        self.services.preview(agent_id, session_key, channel).await
+    }
+
+    /// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It
+    /// stops when shutdown begins.
+    pub fn start_heartbeats(self: &Arc<Self>) {
+        run::start_heartbeats(&self.services);
+    }
+
+    /// Heartbeat outcomes from now on, for every agent.
+    pub fn heartbeat_events(&self) -> broadcast::Receiver<HeartbeatEvent> {
+        self.services.heartbeats().subscribe()
+    }
+
+    /// Runs one heartbeat of an agent ("" for the default) now, waits for its outcome and
+    /// publishes it like a scheduled one.
+    pub async fn heartbeat_now(self: &Arc<Self>, agent_id: &str) -> HeartbeatOutcome {
+        run::heartbeat_now(&self.services, agent_id).await
     }
 
     /// Stops starting runs (the first step of [`Runtime::shutdown`]; call it
     /// as soon as the shutdown signal arrives).
     pub fn begin_shutdown(&self) {
-        self.heartbeats.stop();
-        let _ = self.stopping_since.set(tokio::time::Instant::now());
-        if !self.stopping.swap(true, Ordering::AcqRel) {
-            tracing::info!("shutdown: no new runs start; queued messages will be saved unanswered");
-        }
-    }
-
-    /// True once shutdown began: runs no longer start.
-    pub(crate) fn is_stopping(&self) -> bool {
-        self.stopping.load(Ordering::Acquire)
+        self.services.begin_shutdown();
     }
 
     /// Resolved locations.
     pub fn settings(&self) -> &Settings {
-        &self.options.settings
-    }
-
-    fn dirs(&self) -> Dirs {
-        Dirs {
-            state_dir: self.options.settings.state_dir.clone(),
-            home_dir: self.options.settings.home_dir.clone(),
-        }
-    }
-
-    fn loaded(&self) -> Result<Arc<Loaded>, RuntimeError> {
-        self.config().ready().cloned()
+        self.services.settings()
     }
 
     /// The agent view for an id ("" for the default).
     pub fn agent_view(&self, id: &str) -> Result<AgentView, RuntimeError> {
-        self.loaded()?.agent(id).cloned()
-    }
-
-    /// The agent, refused when its workspace is unusable.
-    pub(crate) fn usable_agent(&self, id: &str) -> Result<AgentView, RuntimeError> {
-        let agent = self.agent_view(id)?;
-        match self
-            .blocked
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&agent.id)
-        {
-            Some(reason) => Err(RuntimeError::FailedPrecondition(format!(
-                "agent {:?}: {reason}",
-                agent.id
-            ))),
-            None => Ok(agent),
-        }
+        self.services.agent_view(id)
     }
 
     /// The configured agents, in config order, with the default id.
     pub fn agents(&self) -> Result<(Vec<AgentView>, String), RuntimeError> {
-        let loaded = self.loaded()?;
-        Ok((loaded.agents.clone(), loaded.default_agent.clone()))
+        self.services.agents()
     }
 
     /// Creates `openclaw.json` when missing and seeds the workspace of one
@@ -463,15 +206,15 @@ impl Runtime {
         agent_id: &str,
         full_reset: bool,
     ) -> Result<SetupOutcome, RuntimeError> {
-        let loaded = self.loaded()?;
+        let loaded = self.services.loaded_config()?;
         let agents: Vec<AgentView> = if agent_id.trim().is_empty() {
             loaded.agents.clone()
         } else {
             vec![loaded.agent(agent_id)?.clone()]
         };
         let default_ws = loaded.agent("")?.workspace.display().to_string();
-        let config_path = self.options.settings.config_path.clone();
-        let state_dir = self.options.settings.state_dir.clone();
+        let config_path = self.services.settings().config_path.clone();
+        let state_dir = self.services.settings().state_dir.clone();
         let options = workspaces::setup_options(&loaded.config);
         let (config_created, results) = blocking(move || {
             let file = openclaw_workspace::ensure_config_file(&config_path, &default_ws)
@@ -484,28 +227,21 @@ impl Runtime {
         })
         .await?;
         if config_created {
-            tracing::info!(path = %self.options.settings.config_path.display(), "config file created");
+            tracing::info!(path = %self.services.settings().config_path.display(), "config file created");
             self.reload();
         }
-        let mut blocked = self.blocked.write().unwrap_or_else(PoisonError::into_inner);
-        for r in &results {
-            blocked.remove(&r.agent_id);
-        }
-        drop(blocked);
+        self.services
+            .unblock(results.iter().map(|r| r.agent_id.as_str()));
         Ok(SetupOutcome {
             config_created,
-            config_path: self.options.settings.config_path.clone(),
+            config_path: self.services.settings().config_path.clone(),
             workspaces: results,
         })
     }
 
     /// The skills of one agent (R-9, P-39).
     pub async fn list_skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
-        let loaded = self.loaded()?;
-        let agent = loaded.agent(agent_id)?.clone();
-        let dirs = self.dirs();
-        let env = Arc::clone(&self.options.env);
-        blocking(move || workspaces::discover_skills(&agent, &loaded.config, &dirs, env)).await
+        self.services.list_skills(agent_id).await
     }
 
     /// The working directory of a session, created if it is a sandbox
@@ -515,8 +251,7 @@ impl Runtime {
         agent: &AgentView,
         key: &SessionKey,
     ) -> Result<PathBuf, RuntimeError> {
-        let (agent, key) = (agent.clone(), key.clone());
-        blocking(move || workspaces::ensure_session_workspace(&agent, &key)).await
+        self.services.session_workspace(agent, key).await
     }
 
     /// The working directory of a session, computed only.
@@ -526,7 +261,7 @@ impl Runtime {
         key: &SessionKey,
     ) -> Result<PathBuf, RuntimeError> {
         Ok(workspaces::session_workspace_path(
-            &self.agent_view(agent_id)?,
+            &self.services.agent_view(agent_id)?,
             key,
         ))
     }
@@ -538,16 +273,19 @@ impl Runtime {
         session_key: &str,
         meta: NewSession,
     ) -> Result<(SessionInfo, bool), RuntimeError> {
-        let agent = self.usable_agent(agent_id)?;
+        let agent = self.services.usable_agent(agent_id)?;
         let key = key::normalize(&agent.id, session_key)?;
         let cwd = self.session_workspace(&agent, &key).await?;
-        self.sessions.create(&agent, &key, &cwd, meta).await
+        self.services
+            .sessions()
+            .create(&agent, &key, &cwd, meta)
+            .await
     }
 
     /// Sessions of an agent.
     pub async fn list_sessions(&self, agent_id: &str) -> Result<Vec<SessionInfo>, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        self.sessions.list(&agent).await
+        let agent = self.services.agent_view(agent_id)?;
+        self.services.sessions().list(&agent).await
     }
 
     /// One session.
@@ -556,8 +294,8 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<SessionInfo, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        self.sessions.get(&agent, target).await
+        let agent = self.services.agent_view(agent_id)?;
+        self.services.sessions().get(&agent, target).await
     }
 
     /// Resets a session (new id, old transcript archived).
@@ -566,10 +304,10 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<SessionInfo, RuntimeError> {
-        let agent = self.usable_agent(agent_id)?;
-        let info = self.sessions.get(&agent, target).await?;
+        let agent = self.services.usable_agent(agent_id)?;
+        let info = self.services.sessions().get(&agent, target).await?;
         let cwd = self.session_workspace(&agent, &info.key).await?;
-        self.sessions.reset(&agent, target, &cwd).await
+        self.services.sessions().reset(&agent, target, &cwd).await
     }
 
     /// Deletes a session (transcript archived); returns the archive path.
@@ -578,8 +316,8 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<Option<PathBuf>, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        self.sessions.delete(&agent, target).await
+        let agent = self.services.agent_view(agent_id)?;
+        self.services.sessions().delete(&agent, target).await
     }
 
     /// Streams a session's transcript: header, entries, then the load report.
@@ -589,11 +327,10 @@ impl Runtime {
         agent_id: &str,
         target: &SessionTarget,
     ) -> Result<TranscriptStream, RuntimeError> {
-        let agent = self.agent_view(agent_id)?;
-        let info = self.sessions.get(&agent, target).await?;
-        let path = self
-            .sessions
-            .transcript_path(&agent, &info.entry.session_id)?;
+        let agent = self.services.agent_view(agent_id)?;
+        let sessions = self.services.sessions();
+        let info = sessions.get(&agent, target).await?;
+        let path = sessions.transcript_path(&agent, &info.entry.session_id)?;
         let (tx, rx) = mpsc::channel(TRANSCRIPT_BUFFER);
         tokio::task::spawn_blocking(move || stream_transcript(&path, &tx));
         Ok(rx)
@@ -607,9 +344,8 @@ impl Runtime {
     pub async fn shutdown(&self, drain: Duration) {
         self.begin_shutdown();
         let since = self
-            .stopping_since
-            .get()
-            .copied()
+            .services
+            .stopping_since()
             .unwrap_or_else(tokio::time::Instant::now);
         let left = drain.saturating_sub(since.elapsed());
         if !self.wait_idle(left).await {
@@ -617,21 +353,21 @@ impl Runtime {
                 drain_ms = u64::try_from(drain.as_millis()).unwrap_or(u64::MAX),
                 "runs still active after the drain window; cancelling them"
             );
-            self.sessions.cancel_all();
+            self.services.sessions().cancel_all();
             if !self.wait_idle(Duration::from_secs(10)).await {
                 tracing::error!("runs did not stop after cancellation; closing sessions anyway");
             }
         }
-        self.sessions.close_all().await;
+        self.services.sessions().close_all().await;
         tracing::info!("sessions flushed and closed");
         // After the runs: a Codex turn still running would end as interrupted.
-        self.codex.shutdown().await;
+        self.services.codex_runners().shutdown().await;
     }
 
     async fn wait_idle(&self, limit: Duration) -> bool {
         let until = tokio::time::Instant::now() + limit;
         loop {
-            if self.sessions.all_idle() {
+            if self.services.sessions().all_idle() {
                 return true;
             }
             if tokio::time::Instant::now() >= until {
@@ -641,75 +377,28 @@ impl Runtime {
         }
     }
 
-    /// The registry of subagents.
-    pub(crate) fn subagents(&self) -> &crate::subagents::Subagents {
-        &self.subagents
-    }
-
-    /// The heartbeat scheduler's state.
-    pub(crate) fn heartbeats(&self) -> &crate::heartbeat::Heartbeats {
-        &self.heartbeats
-    }
-
-    /// The Codex app-server runners of the Codex-runtime agents.
-    pub(crate) fn codex_runners(&self) -> &crate::run::CodexRunners {
-        &self.codex
+    async fn recover_session_journal(
+        &self,
+        agent: &AgentView,
+        id: &str,
+    ) -> Result<(), RuntimeError> {
+        let info = self
+            .services
+            .sessions()
+            .get(agent, &SessionTarget::Id(id.to_owned()))
+            .await?;
+        let cwd = self.session_workspace(agent, &info.key).await?;
+        self.services
+            .sessions()
+            .open(agent, &info, &cwd)
+            .await
+            .map(drop)
     }
 
     /// The session manager (appends go through session actors).
     pub fn sessions(&self) -> &SessionManager {
-        &self.sessions
+        self.services.sessions()
     }
-}
-
-/// Builds the providers of a valid config (an invalid config has none).
-fn build_providers(
-    options: &RuntimeOptions,
-    config: &ConfigState,
-) -> Result<Arc<ProviderRegistry>, String> {
-    let loaded = config.ready().map_err(|e| e.to_string())?;
-    let base_dir = options
-        .settings
-        .config_path
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let env = crate::env::ConfigEnv(options.env.as_ref());
-    let context = RegistryContext {
-        env: &env,
-        base_dir: &base_dir,
-        clock: Arc::clone(&options.clock),
-        http: HttpSettings::default(),
-    };
-    ProviderRegistry::from_config(&loaded.config, &context)
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
-}
-
-fn log_config(options: &RuntimeOptions, config: &ConfigState) {
-    match config {
-        ConfigState::Ready(loaded) => tracing::info!(
-            config = %options.settings.config_path.display(),
-            from_file = loaded.from_file,
-            agents = loaded.agents.len(),
-            default_agent = %loaded.default_agent,
-            "config loaded"
-        ),
-        ConfigState::Invalid(message) => {
-            tracing::error!(%message, "config invalid; agent calls answer FAILED_PRECONDITION until it is fixed");
-        }
-    }
-}
-
-/// Runs blocking filesystem work off the async workers.
-async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
-where
-    F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
 }
 
 fn stream_transcript(

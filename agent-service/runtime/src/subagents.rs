@@ -21,7 +21,7 @@
 //! The registry of children is written to `<state dir>/subagents.json` on every change (spawn,
 //! end, kill; temp file, fsync, rename), so a restart loses none of it. A result is recorded
 //! there as pending before it is pushed, and cleared once the parent has it. At start-up
-//! ([`Runtime::recover_subagents`]) a child still marked running was cut short by the stop or
+//! ([`crate::Runtime::recover_subagents`]) a child still marked running was cut short by the stop or
 //! crash: its transcript decides what the parent hears (its final reply when it had finished,
 //! else that it was cut short), and every pending result is pushed, unless the parent's
 //! transcript already holds it (the message journal may have saved it).
@@ -32,24 +32,10 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
-use async_trait::async_trait;
-use openclaw_config::raw::{AgentEntry, SubagentsConfig};
-use openclaw_tools::{ChildInfo, SessionsSpawnTool, SpawnRequest, SubagentControl, SubagentsTool};
-use openclaw_transcript::{ContentBlock, Message, SessionId, SessionKey, StopReason, UserContent};
+use openclaw_config::raw::SubagentsConfig;
+use openclaw_tools::{ChildInfo, SessionsSpawnTool, SpawnRequest, SubagentsTool};
+use openclaw_transcript::{ContentBlock, Message, SessionKey, StopReason};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
-
-use crate::{
-    error::RuntimeError,
-    prompt_input::TurnChannel,
-    run::{RunEvent, RunSpec, spawn_driver, submit},
-    runtime::Runtime,
-    sessions::{
-        SessionEvent, SessionTarget,
-        journal::Accepted,
-        queue::{CollectLimits, Disposition, Inbound, QueueMode, RunOptions},
-    },
-};
 
 /// Running subagents per agent unless `subagents.maxConcurrent` says otherwise.
 pub const DEFAULT_MAX_CONCURRENT: u64 = 8;
@@ -96,7 +82,7 @@ impl SubagentLimits {
 /// How a child stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Status {
+pub(crate) enum Status {
     Running,
     Done,
     Failed,
@@ -104,7 +90,7 @@ enum Status {
 }
 
 impl Status {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
             Self::Done => "done",
@@ -115,20 +101,20 @@ impl Status {
 }
 
 #[derive(Debug, Clone)]
-struct Record {
-    id: String,
-    key: SessionKey,
-    parent: SessionKey,
-    agent_id: String,
-    label: Option<String>,
-    task: String,
-    status: Status,
+pub(crate) struct Record {
+    pub(crate) id: String,
+    pub(crate) key: SessionKey,
+    pub(crate) parent: SessionKey,
+    pub(crate) agent_id: String,
+    pub(crate) label: Option<String>,
+    pub(crate) task: String,
+    pub(crate) status: Status,
     /// When it was spawned (ms since the epoch).
-    started_ms: i64,
+    pub(crate) started_ms: i64,
     /// The child's session id, once its session exists.
-    session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     /// The result message, from the child's end until the parent has it.
-    pending: Option<String>,
+    pub(crate) pending: Option<String>,
 }
 
 /// A [`Record`] as `subagents.json` keeps it.
@@ -188,7 +174,7 @@ impl Record {
         })
     }
 
-    fn info(&self, now_ms: i64) -> ChildInfo {
+    pub(crate) fn info(&self, now_ms: i64) -> ChildInfo {
         ChildInfo {
             id: self.id.clone(),
             session_key: self.key.as_str().to_owned(),
@@ -199,7 +185,7 @@ impl Record {
         }
     }
 
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match &self.label {
             Some(label) => format!("{} ({label:?})", self.id),
             None => self.id.clone(),
@@ -249,7 +235,7 @@ impl Subagents {
 
     /// Reads the registry file into memory (start-up). A missing file is an empty registry;
     /// an unreadable one is logged, moved aside as `.corrupt` and replaced.
-    fn load(&self) -> usize {
+    pub(crate) fn load(&self) -> usize {
         let Some(path) = &self.path else { return 0 };
         let text = match std::fs::read(path) {
             Ok(text) => text,
@@ -275,7 +261,7 @@ impl Subagents {
     }
 
     /// Adds a running child unless the agent already has `max` running.
-    fn reserve(&self, record: Record, max: u64) -> Result<(), String> {
+    pub(crate) fn reserve(&self, record: Record, max: u64) -> Result<(), String> {
         let mut records = self.lock();
         let running = records
             .iter()
@@ -302,13 +288,17 @@ impl Subagents {
         Ok(())
     }
 
-    fn remove(&self, key: &SessionKey) {
+    pub(crate) fn remove(&self, key: &SessionKey) {
         let mut records = self.lock();
         records.retain(|r| &r.key != key);
         self.save(&records);
     }
 
-    fn update(&self, key: &SessionKey, change: impl FnOnce(&mut Record)) -> Option<Record> {
+    pub(crate) fn update(
+        &self,
+        key: &SessionKey,
+        change: impl FnOnce(&mut Record),
+    ) -> Option<Record> {
         let mut records = self.lock();
         let record = records.iter_mut().find(|r| &r.key == key)?;
         change(record);
@@ -317,12 +307,12 @@ impl Subagents {
         Some(record)
     }
 
-    fn all(&self) -> Vec<Record> {
+    pub(crate) fn all(&self) -> Vec<Record> {
         self.lock().iter().cloned().collect()
     }
 
     /// The child of `parent` whose id is `id`, else the newest one labelled `id`.
-    fn child(&self, parent: &SessionKey, id: &str) -> Option<Record> {
+    pub(crate) fn child(&self, parent: &SessionKey, id: &str) -> Option<Record> {
         let records = self.lock();
         let mine = || records.iter().rev().filter(|r| &r.parent == parent);
         mine()
@@ -331,7 +321,7 @@ impl Subagents {
             .cloned()
     }
 
-    fn children(&self, parent: &SessionKey) -> Vec<Record> {
+    pub(crate) fn children(&self, parent: &SessionKey) -> Vec<Record> {
         self.lock()
             .iter()
             .rev()
@@ -355,7 +345,11 @@ pub fn depth_of(key: &SessionKey) -> u64 {
 }
 
 /// The key of a new child `id` of `parent`.
-fn child_key(agent_id: &str, parent: &SessionKey, id: &str) -> Result<SessionKey, String> {
+pub(crate) fn child_key(
+    agent_id: &str,
+    parent: &SessionKey,
+    id: &str,
+) -> Result<SessionKey, String> {
     let key = if depth_of(parent) > 0 {
         format!("{}:subagent:{id}", parent.as_str())
     } else {
@@ -364,7 +358,7 @@ fn child_key(agent_id: &str, parent: &SessionKey, id: &str) -> Result<SessionKey
     SessionKey::new(key).map_err(|e| format!("cannot name the child session: {e}"))
 }
 
-fn preview(task: &str) -> String {
+pub(crate) fn preview(task: &str) -> String {
     let line = task.lines().next().unwrap_or_default().trim();
     if line.chars().count() <= TASK_PREVIEW_CHARS {
         return line.to_owned();
@@ -374,7 +368,7 @@ fn preview(task: &str) -> String {
 }
 
 /// The first user message of a child session.
-fn task_message(parent: &SessionKey, request: &SpawnRequest) -> String {
+pub(crate) fn task_message(parent: &SessionKey, request: &SpawnRequest) -> String {
     format!(
         "[Subagent Task] You are a subagent started by session {}. Do the task below on your \
          own and end with a reply that states the result; that reply is passed back to the \
@@ -385,7 +379,7 @@ fn task_message(parent: &SessionKey, request: &SpawnRequest) -> String {
 }
 
 /// What a finished child reports to its parent.
-fn result_message(record: &Record, outcome: &Result<String, String>) -> String {
+pub(crate) fn result_message(record: &Record, outcome: &Result<String, String>) -> String {
     match outcome {
         Ok(text) if text.trim().is_empty() => format!(
             "[Subagent Result] Subagent {} finished without a text reply.",
@@ -403,250 +397,13 @@ fn result_message(record: &Record, outcome: &Result<String, String>) -> String {
     }
 }
 
-impl Runtime {
-    /// The subagent settings of `agent_id`.
-    pub fn subagent_limits(&self, agent_id: &str) -> Result<SubagentLimits, RuntimeError> {
-        let loaded = self.loaded_config()?;
-        let agents = loaded.config.raw().agents.as_ref();
-        let defaults = agents
-            .and_then(|a| a.defaults.as_ref())
-            .and_then(|d| d.subagents.as_ref());
-        let own = agents
-            .and_then(|a| a.list.as_deref())
-            .unwrap_or_default()
-            .iter()
-            .find(|a: &&AgentEntry| a.id.eq_ignore_ascii_case(agent_id))
-            .and_then(|a| a.subagents.as_ref());
-        Ok(SubagentLimits::resolve(defaults, own))
-    }
-
-    /// The subagent control of a run in session `parent`, for its tool context.
-    pub(crate) fn subagent_control(
-        self: &Arc<Self>,
-        agent_id: &str,
-        parent: &SessionKey,
-    ) -> Arc<dyn SubagentControl> {
-        Arc::new(Control {
-            runtime: Arc::clone(self),
-            agent_id: agent_id.to_owned(),
-            parent: parent.clone(),
-        })
-    }
-}
-
-/// [`SubagentControl`] for the runs of one session.
-struct Control {
-    runtime: Arc<Runtime>,
-    agent_id: String,
-    parent: SessionKey,
-}
-
-#[async_trait]
-impl SubagentControl for Control {
-    async fn spawn(&self, request: SpawnRequest) -> Result<ChildInfo, String> {
-        let rt = &self.runtime;
-        let limits = rt
-            .subagent_limits(&self.agent_id)
-            .map_err(|e| e.to_string())?;
-        let depth = depth_of(&self.parent);
-        if depth >= limits.max_depth {
-            return Err(format!(
-                "this session is {depth} subagent level(s) deep and subagents.maxDepth is {}, \
-                 so it cannot start subagents; do the work yourself",
-                limits.max_depth
-            ));
-        }
-        let id: String = SessionId::new_v4().to_string().chars().take(8).collect();
-        let key = child_key(&self.agent_id, &self.parent, &id)?;
-        let record = Record {
-            id,
-            key: key.clone(),
-            parent: self.parent.clone(),
-            agent_id: self.agent_id.clone(),
-            label: request.label.clone(),
-            task: request.task.clone(),
-            status: Status::Running,
-            started_ms: rt.now_ms(),
-            session_id: None,
-            pending: None,
-        };
-        rt.subagents().reserve(record, limits.max_concurrent)?;
-        let spec = RunSpec {
-            agent_id: self.agent_id.clone(),
-            session_key: key.as_str().to_owned(),
-            message: task_message(&self.parent, &request),
-            model: limits.model.clone(),
-            queue_mode: Some(QueueMode::Followup),
-            ..RunSpec::default()
-        };
-        let submitted = match submit(rt, spec).await {
-            Ok(submitted) => submitted,
-            Err(error) => {
-                rt.subagents().remove(&key);
-                return Err(format!("the subagent could not start: {error}"));
-            }
-        };
-        let session_id = submitted.session_id.clone();
-        let record = rt
-            .subagents()
-            .update(&key, |r| r.session_id = Some(session_id))
-            .ok_or_else(|| "the subagent vanished while starting".to_owned())?;
-        tracing::info!(parent = %self.parent.as_str(), child = %key.as_str(), "subagent started");
-        tokio::spawn(watch(Arc::clone(rt), key, submitted.follow()));
-        Ok(record.info(rt.now_ms()))
-    }
-
-    async fn list(&self) -> Vec<ChildInfo> {
-        let now = self.runtime.now_ms();
-        self.runtime
-            .subagents()
-            .children(&self.parent)
-            .iter()
-            .map(|r| r.info(now))
-            .collect()
-    }
-
-    async fn steer(&self, id: &str, message: &str) -> Result<String, String> {
-        let rt = &self.runtime;
-        let record = self.running(id)?;
-        let spec = RunSpec {
-            agent_id: self.agent_id.clone(),
-            session_key: record.key.as_str().to_owned(),
-            message: format!("[Message from the session that started you] {message}"),
-            queue_mode: Some(QueueMode::Steer),
-            ..RunSpec::default()
-        };
-        let submitted = submit(rt, spec)
-            .await
-            .map_err(|e| format!("the message could not be delivered: {e}"))?;
-        if !matches!(submitted.disposition, Disposition::Steered { .. }) {
-            // The child's run ended just before the message arrived, so the message started
-            // a new run of the child: follow that one too, so its result is pushed back.
-            rt.subagents()
-                .update(&record.key, |r| r.status = Status::Running);
-            tokio::spawn(watch(
-                Arc::clone(rt),
-                record.key.clone(),
-                submitted.follow(),
-            ));
-        }
-        Ok(format!(
-            "Message delivered to subagent {}; it takes it before its next step.",
-            record.name()
-        ))
-    }
-
-    async fn kill(&self, id: &str) -> Result<String, String> {
-        let rt = &self.runtime;
-        let record = self.running(id)?;
-        rt.subagents()
-            .update(&record.key, |r| r.status = Status::Killed);
-        let session_id = record
-            .session_id
-            .as_deref()
-            .and_then(|s| s.parse::<SessionId>().ok());
-        if let Some(session_id) = session_id {
-            let extras = rt.sessions().extras(&record.agent_id, &session_id);
-            let dropped: Vec<u64> = {
-                let mut queue = extras.queue();
-                queue.cancel_active();
-                queue
-                    .drain_all()
-                    .into_iter()
-                    .flat_map(|(_, messages)| messages)
-                    .map(|m| m.seq)
-                    .collect()
-            };
-            if !dropped.is_empty()
-                && let Some(journal) = extras.opened_journal()
-            {
-                let _ = tokio::task::spawn_blocking(move || journal.done(&dropped)).await;
-            }
-        }
-        tracing::info!(parent = %self.parent.as_str(), child = %record.key.as_str(), "subagent killed");
-        Ok(format!(
-            "Subagent {} stopped; no result will be sent for it.",
-            record.name()
-        ))
-    }
-}
-
-impl Control {
-    /// The caller's child `id`, which must still be running.
-    fn running(&self, id: &str) -> Result<Record, String> {
-        let record = self.runtime.subagents().child(&self.parent, id).ok_or_else(|| {
-            format!("this session has no subagent {id:?}; call subagents with action=list to see them")
-        })?;
-        if record.status != Status::Running {
-            return Err(format!(
-                "subagent {} is no longer running (it is {})",
-                record.name(),
-                record.status.as_str()
-            ));
-        }
-        Ok(record)
-    }
-}
-
-/// Follows a child's run to its end, records the outcome and pushes it to the parent.
-async fn watch(runtime: Arc<Runtime>, key: SessionKey, mut events: mpsc::Receiver<SessionEvent>) {
-    let mut outcome = Err("the subagent's run ended without a result".to_owned());
-    while let Some(event) = events.recv().await {
-        match event.event {
-            RunEvent::Final { text, .. } => {
-                outcome = Ok(text);
-                break;
-            }
-            RunEvent::Error { message, .. } => {
-                outcome = Err(message);
-                break;
-            }
-            _ => {}
-        }
-    }
-    let mut killed = false;
-    // Recorded as pending first: a stop or crash before the parent has it
-    // leaves it for the next start (see the module docs).
-    let record = runtime.subagents().update(&key, |r| {
-        killed = r.status == Status::Killed;
-        if !killed {
-            r.status = if outcome.is_ok() {
-                Status::Done
-            } else {
-                Status::Failed
-            };
-            r.pending = Some(result_message(r, &outcome));
-        }
-    });
-    let Some(record) = record else { return };
-    if killed {
-        return;
-    }
-    deliver(&runtime, &record, false).await;
-}
-
-/// Pushes a record's pending result and clears it once the parent has it. With `once`, a
-/// result the parent's transcript already holds is not pushed again.
-async fn deliver(runtime: &Arc<Runtime>, record: &Record, once: bool) {
-    let Some(message) = record.pending.clone() else {
-        return;
-    };
-    match announce(runtime, record, message, once).await {
-        Ok(()) => {
-            runtime
-                .subagents()
-                .update(&record.key, |r| r.pending = None);
-        }
-        Err(error) => {
-            tracing::warn!(%error, parent = %record.parent.as_str(), child = %record.key.as_str(), "could not push a subagent's result to its parent; it is pushed at the next start");
-        }
-    }
-}
-
 /// What a child cut short by a stop or crash reports: its final reply if it had one (the
 /// last message is the model's answer, with no tool call left open), else that it was cut
 /// short.
-fn outcome_after_restart(record: &Record, messages: &[Message]) -> Result<String, String> {
+pub(crate) fn outcome_after_restart(
+    record: &Record,
+    messages: &[Message],
+) -> Result<String, String> {
     match messages.last() {
         Some(Message::Assistant(a))
             if a.stop_reason == StopReason::Stop
@@ -670,129 +427,6 @@ fn outcome_after_restart(record: &Record, messages: &[Message]) -> Result<String
             record.key.as_str()
         )),
     }
-}
-
-impl Runtime {
-    /// Start-up: reloads the subagent registry; children still marked running were cut short
-    /// by the previous stop or crash, and every result their parents have not received yet
-    /// is pushed now (see the module docs). Call after [`Runtime::recover_journals`]. Returns
-    /// how many results were pushed.
-    pub async fn recover_subagents(self: &Arc<Self>) -> usize {
-        if self.subagents().load() == 0 {
-            return 0;
-        }
-        for record in self.subagents().all() {
-            if record.status != Status::Running {
-                continue;
-            }
-            let messages = self.child_messages(&record).await.unwrap_or_else(|error| {
-                tracing::warn!(child = %record.key.as_str(), %error, "cannot read a subagent's transcript");
-                Vec::new()
-            });
-            let outcome = outcome_after_restart(&record, &messages);
-            self.subagents().update(&record.key, |r| {
-                r.status = if outcome.is_ok() {
-                    Status::Done
-                } else {
-                    Status::Failed
-                };
-                r.pending = Some(result_message(r, &outcome));
-            });
-        }
-        let mut pushed = 0;
-        for record in self.subagents().all() {
-            if record.pending.is_some() {
-                deliver(self, &record, true).await;
-                pushed += 1;
-            }
-        }
-        if pushed > 0 {
-            tracing::info!(
-                results = pushed,
-                "subagent results from before the restart pushed to their parents"
-            );
-        }
-        pushed
-    }
-
-    async fn child_messages(&self, record: &Record) -> Result<Vec<Message>, RuntimeError> {
-        let agent = self.agent_view(&record.agent_id)?;
-        let info = self
-            .sessions()
-            .get(&agent, &SessionTarget::Key(record.key.as_str().to_owned()))
-            .await?;
-        let cwd = self.session_workspace(&agent, &info.key).await?;
-        self.sessions()
-            .handle(&agent, &info, &cwd)?
-            .messages()
-            .await
-    }
-}
-
-/// Pushes `message` into the parent session as a steered message: taken by the parent's
-/// active run before its next model call, or starting a run when the parent is idle.
-async fn announce(
-    runtime: &Arc<Runtime>,
-    record: &Record,
-    message: String,
-    once: bool,
-) -> Result<(), RuntimeError> {
-    if runtime.is_stopping() {
-        return Err(RuntimeError::Unavailable(
-            "agent-service is shutting down".to_owned(),
-        ));
-    }
-    let admitted = runtime
-        .admit(&RunSpec {
-            agent_id: record.agent_id.clone(),
-            session_key: record.parent.as_str().to_owned(),
-            message: message.clone(),
-            ..RunSpec::default()
-        })
-        .await?;
-    let session = admitted.session;
-    if once {
-        let delivered = session.handle.messages().await?.iter().any(|m| {
-            matches!(m, Message::User(u) if matches!(&u.content, UserContent::Text(t) if *t == message))
-        });
-        if delivered {
-            return Ok(());
-        }
-    }
-    // A run started for the result keeps the parent's channel label.
-    let channel = TurnChannel {
-        channel: admitted.entry.channel.clone().unwrap_or_default(),
-        chat_type: admitted.entry.chat_type.clone().unwrap_or_default(),
-        ..TurnChannel::default()
-    };
-    let seq = session.extras.queue().next_seq();
-    let accepted = Accepted {
-        seq,
-        text: message.clone(),
-        at: runtime.now_ms(),
-    };
-    let journal = Arc::clone(&session.journal);
-    tokio::task::spawn_blocking(move || journal.accept(&accepted))
-        .await
-        .map_err(|e| RuntimeError::Internal(format!("journal task failed: {e}")))?
-        .map_err(|e| RuntimeError::Unavailable(format!("cannot journal the result: {e}")))?;
-    let (disposition, start) = session.extras.queue().submit(
-        Inbound {
-            seq,
-            text: message,
-            channel,
-            options: RunOptions::default(),
-            folded: Vec::new(),
-        },
-        QueueMode::Steer,
-        session.extras.now_ms(),
-        CollectLimits::default(),
-    );
-    tracing::info!(parent = %record.parent.as_str(), child = %record.key.as_str(), ?disposition, "subagent result pushed to its parent");
-    if let Some(start) = start {
-        spawn_driver(Arc::clone(runtime), session, start);
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -117,6 +117,3 @@ pub(crate) async fn load_turn_files(
     .await
     .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,27 +1,64 @@
-//! The one mapping from runtime errors to gRPC status codes.
+//! Runtime errors as gRPC statuses. The code comes from the runtime's one
+//! code table ([`RuntimeError::code`]), which the error events of a run's
+//! stream use too.
 
-use agent_runtime::RuntimeError;
-use tonic::Status;
+use agent_runtime::{ErrorCode, RuntimeError};
+use tonic::{Code, Status};
 
 /// Maps every runtime error to its status. Internal details are logged, and
 /// the client gets a plain message.
 pub fn status_of(error: RuntimeError) -> Status {
-    let message = error.to_string();
+    let code = grpc_code(error.code());
     match error {
-        RuntimeError::InvalidArgument { .. } => Status::invalid_argument(message),
-        RuntimeError::UnknownAgent(_) | RuntimeError::SessionNotFound(_) => {
-            Status::not_found(message)
-        }
-        RuntimeError::PermissionDenied(_) => Status::permission_denied(message),
-        RuntimeError::FailedPrecondition(_) => Status::failed_precondition(message),
-        RuntimeError::ResourceExhausted(_) | RuntimeError::ContextOverflow(_) => {
-            Status::resource_exhausted(message)
-        }
-        RuntimeError::Unavailable(_) => Status::unavailable(message),
-        RuntimeError::Aborted(_) => Status::aborted(message),
         RuntimeError::Internal(detail) => {
             tracing::error!(%detail, "internal error");
-            Status::internal("internal error; see the agent-service log")
+            Status::new(code, "internal error; see the agent-service log")
+        }
+        other => Status::new(code, other.to_string()),
+    }
+}
+
+/// The tonic code of a runtime error code (they share gRPC's numbering).
+pub fn grpc_code(code: ErrorCode) -> Code {
+    Code::from_i32(code.number())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_runtime_code_is_the_grpc_code_of_the_same_name() {
+        for code in ErrorCode::ALL {
+            let grpc = format!("{:?}", grpc_code(code)).to_ascii_lowercase();
+            assert_eq!(grpc, code.as_str().replace('_', "").to_ascii_lowercase());
+        }
+    }
+
+    #[test]
+    fn statuses_carry_the_code_of_their_error() {
+        let cases = [
+            (
+                RuntimeError::invalid("message", "empty"),
+                Code::InvalidArgument,
+            ),
+            (RuntimeError::UnknownAgent("x".into()), Code::NotFound),
+            (
+                RuntimeError::ContextOverflow("long".into()),
+                Code::ResourceExhausted,
+            ),
+            (
+                RuntimeError::Internal("secret detail".into()),
+                Code::Internal,
+            ),
+        ];
+        for (error, want) in cases {
+            let internal = matches!(error, RuntimeError::Internal(_));
+            let status = status_of(error);
+            assert_eq!(status.code(), want);
+            if internal {
+                assert!(!status.message().contains("secret detail"));
+            }
         }
     }
 }

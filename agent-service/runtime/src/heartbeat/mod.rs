@@ -1,5 +1,7 @@
 //! Heartbeats (SPEC P-19, P-33; lessons L2, L8): periodic turns on an agent's main session
-//! that let the agent work through HEARTBEAT.md on its own.
+//! that let the agent work through HEARTBEAT.md on its own. This module holds what a heartbeat
+//! is and how it ended; the scheduler and the heartbeat run itself are part of the agent loop
+//! (`crate::run`).
 //!
 //! - **Schedule.** Every agent whose heartbeat is enabled (`agents.defaults.heartbeat.every`,
 //!   or `agents.list[].heartbeat`: when any agent has a heartbeat block, only those agents run
@@ -21,25 +23,19 @@
 mod ack;
 
 use std::{
-    collections::BTreeMap,
     sync::{
-        Arc, Weak,
+        Arc,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
 };
 
-use tokio::{
-    sync::{Notify, broadcast},
-    time::Instant,
-};
+use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 pub use ack::{DEFAULT_ACK_MAX_CHARS, Verdict, classify};
 /// The heartbeat turn's user message unless `heartbeat.prompt` says otherwise.
 pub use prompt_render::DEFAULT_HEARTBEAT_PROMPT;
-
-use crate::runtime::Runtime;
 
 /// The transcript's custom entry type recording a heartbeat's verdict:
 /// `{"outcome": "ack" | "alert", "delivered": bool}`.
@@ -49,7 +45,7 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// Outcomes buffered for slow subscribers.
 const EVENT_CAPACITY: usize = 256;
 
-/// What one heartbeat came to, published on [`Runtime::heartbeat_events`].
+/// What one heartbeat came to, published on `Runtime::heartbeat_events`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeartbeatEvent {
     /// The agent.
@@ -138,7 +134,28 @@ impl Heartbeats {
         self.changed.notify_one();
     }
 
-    fn publish(&self, agent_id: &str, outcome: HeartbeatOutcome) {
+    /// Claims the start of the scheduler: true for the first caller only.
+    pub(crate) fn claim_start(&self) -> bool {
+        !self.started.swap(true, Ordering::AcqRel)
+    }
+
+    /// Cancelled when shutdown begins.
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Notified on every config change.
+    pub(crate) fn changes(&self) -> Arc<Notify> {
+        Arc::clone(&self.changed)
+    }
+
+    /// Heartbeat outcomes from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<HeartbeatEvent> {
+        self.events.subscribe()
+    }
+
+    /// Logs an outcome and sends it to the subscribers.
+    pub(crate) fn publish(&self, agent_id: &str, outcome: HeartbeatOutcome) {
         match &outcome {
             HeartbeatOutcome::Skipped(reason) => {
                 tracing::debug!(agent = %agent_id, reason = reason.as_str(), "heartbeat skipped");
@@ -154,106 +171,5 @@ impl Heartbeats {
             agent_id: agent_id.to_owned(),
             outcome,
         });
-    }
-}
-
-impl Runtime {
-    /// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It
-    /// stops when shutdown begins.
-    pub fn start_heartbeats(self: &Arc<Self>) {
-        let hb = self.heartbeats();
-        if hb.started.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        tokio::spawn(schedule(
-            Arc::downgrade(self),
-            hb.stop.clone(),
-            Arc::clone(&hb.changed),
-        ));
-    }
-
-    /// Heartbeat outcomes from now on, for every agent.
-    pub fn heartbeat_events(&self) -> broadcast::Receiver<HeartbeatEvent> {
-        self.heartbeats().events.subscribe()
-    }
-
-    /// Runs one heartbeat of an agent ("" for the default) now, waits for its outcome and
-    /// publishes it like a scheduled one.
-    pub async fn heartbeat_now(self: &Arc<Self>, agent_id: &str) -> HeartbeatOutcome {
-        let stop = self.heartbeats().stop.clone();
-        let id = self
-            .agent_view(agent_id)
-            .map_or_else(|_| agent_id.to_owned(), |a| a.id);
-        let outcome = crate::run::beat(self, &id, &stop).await;
-        self.heartbeats().publish(&id, outcome.clone());
-        outcome
-    }
-
-    /// Agents with heartbeats on and their intervals (none while the config is invalid).
-    fn heartbeat_plan(&self) -> BTreeMap<String, Duration> {
-        let Ok((agents, _)) = self.agents() else {
-            return BTreeMap::new();
-        };
-        agents
-            .into_iter()
-            .filter(|a| a.heartbeat.enabled)
-            .map(|a| (a.id, a.heartbeat.every.max(MIN_INTERVAL)))
-            .collect()
-    }
-}
-
-/// One agent's schedule.
-struct Slot {
-    every: Duration,
-    due: Instant,
-    running: Option<tokio::task::JoinHandle<()>>,
-}
-
-/// The scheduler: wakes at the earliest due heartbeat (or a config change), starts the due
-/// ones on their own tasks, and ends at shutdown or when the runtime is gone.
-async fn schedule(runtime: Weak<Runtime>, stop: CancellationToken, changed: Arc<Notify>) {
-    let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
-    loop {
-        let Some(rt) = runtime.upgrade() else { return };
-        let plan = rt.heartbeat_plan();
-        let now = Instant::now();
-        slots.retain(|id, slot| plan.get(id) == Some(&slot.every));
-        for (id, every) in plan {
-            slots.entry(id).or_insert_with(|| Slot {
-                every,
-                due: now + every,
-                running: None,
-            });
-        }
-        for (id, slot) in &mut slots {
-            if slot.due > now {
-                continue;
-            }
-            slot.due = now + slot.every;
-            if slot.running.as_ref().is_some_and(|t| !t.is_finished()) {
-                rt.heartbeats()
-                    .publish(id, HeartbeatOutcome::Skipped(SkipReason::StillRunning));
-                continue;
-            }
-            let (rt, id, stop) = (Arc::clone(&rt), id.clone(), stop.clone());
-            slot.running = Some(tokio::spawn(async move {
-                let outcome = crate::run::beat(&rt, &id, &stop).await;
-                rt.heartbeats().publish(&id, outcome);
-            }));
-        }
-        let next = slots.values().map(|s| s.due).min();
-        // Not held while waiting: the runtime may go away meanwhile.
-        drop(rt);
-        let wake = async {
-            match next {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = changed.notified() => {}
-            () = wake => {}
-        }
     }
 }

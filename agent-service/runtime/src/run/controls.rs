@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use openclaw_tools::{ConfigControl, SessionControl, StatusCard, Usage};
 
-use crate::runtime::Runtime;
+use crate::services::Services;
 
 /// One session's controls.
 pub struct SessionControls {
-    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) services: Arc<Services>,
     pub(crate) agent_id: String,
     pub(crate) key: openclaw_transcript::SessionKey,
     /// The model in effect for the run, provider/model.
@@ -23,7 +23,7 @@ pub struct SessionControls {
 impl SessionControl for SessionControls {
     async fn status(&self) -> StatusCard {
         let entry = self
-            .runtime
+            .services
             .index_entry(&self.agent_id, &self.key)
             .await
             .ok()
@@ -41,7 +41,7 @@ impl SessionControl for SessionControls {
                 })
                 .unwrap_or_default(),
             context_tokens: None,
-            context_window: self.runtime.loaded_config().ok().map(|loaded| {
+            context_window: self.services.loaded_config().ok().map(|loaded| {
                 let (provider, model) = self.model.split_once('/').unwrap_or(("", &self.model));
                 crate::compaction::Budget::resolve(loaded.config.raw(), provider, model).window
             }),
@@ -53,7 +53,7 @@ impl SessionControl for SessionControls {
     }
 
     async fn set_model_override(&self, model: Option<String>) -> Result<String, String> {
-        self.runtime
+        self.services
             .set_model_override(&self.agent_id, &self.key, model)
             .await
             .map_err(|e| e.to_string())
@@ -62,12 +62,12 @@ impl SessionControl for SessionControls {
 
 /// The config file, for the gateway tool.
 pub struct ConfigFileControl {
-    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) services: Arc<Services>,
 }
 
 impl ConfigControl for ConfigFileControl {
     fn read(&self) -> Result<String, String> {
-        match std::fs::read_to_string(&self.runtime.settings().config_path) {
+        match std::fs::read_to_string(&self.services.settings().config_path) {
             Ok(text) => Ok(text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
             Err(e) => Err(format!("cannot read the config file: {e}")),
@@ -75,6 +75,6 @@ impl ConfigControl for ConfigFileControl {
     }
 
     fn write(&self, text: &str) -> Result<(), String> {
-        self.runtime.write_config(text).map_err(|e| e.to_string())
+        self.services.write_config(text).map_err(|e| e.to_string())
     }
 }

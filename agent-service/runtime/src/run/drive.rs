@@ -4,37 +4,40 @@
 
 use std::sync::Arc;
 
+use openclaw_config::resolve::AgentRuntime;
+use tracing::Instrument;
+
 use super::{
-    Emitter, RunEvent, error_code, heartbeat,
-    prepare::SessionCtx,
+    Emitter, RunEvent, beats, codex, error_code,
     turns::{self, Finished},
 };
 use crate::{
-    error::RuntimeError,
-    runtime::Runtime,
+    error::{ErrorCode, RuntimeError},
+    services::Services,
+    sessions::Session,
     sessions::queue::{CollectLimits, RunStart},
 };
 
 /// Starts a driver for `start` (already active in the session's queue).
-pub(crate) fn spawn_driver(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart) {
-    tokio::spawn(drive(runtime, session, start));
+pub(crate) fn spawn_driver(services: Arc<Services>, session: Arc<Session>, start: RunStart) {
+    tokio::spawn(drive(services, session, start));
 }
 
-async fn drive(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart) {
+async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) {
     let mut next = Some(start);
     while let Some(start) = next.take() {
-        if runtime.is_stopping() {
-            save_unanswered(&runtime, &session, start).await;
+        if services.is_stopping() {
+            save_unanswered(&services, &session, start).await;
             return;
         }
         let run = start.run;
         // A heartbeat's reply forms out of sight (see crate::heartbeat).
-        let out = if heartbeat::is_heartbeat(&start) {
+        let out = if beats::is_heartbeat(&start) {
             Emitter::quiet(&session.extras, run)
         } else {
             Emitter::new(&session.extras, run)
         };
-        let result = isolated(&runtime, &session, start, &out).await;
+        let result = isolated(&services, &session, start, &out).await;
         let ended = session.extras.queue().run_ended(run);
         if let Some((next_run, count)) = ended.handoff {
             tracing::info!(
@@ -61,7 +64,7 @@ async fn drive(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart)
                 tracing::warn!(%error, run, session = %session.key.as_str(), "run failed");
                 out.emit(RunEvent::Error {
                     code: error_code(&error),
-                    message: runtime.redact(&error.to_string()).into_owned(),
+                    message: services.redact(&error.to_string()).into_owned(),
                 });
             }
         }
@@ -72,17 +75,27 @@ async fn drive(runtime: Arc<Runtime>, session: Arc<SessionCtx>, start: RunStart)
 /// Runs one run on its own task, so a panic fails that run (as INTERNAL)
 /// instead of leaving the session's queue stuck.
 async fn isolated(
-    runtime: &Arc<Runtime>,
-    session: &Arc<SessionCtx>,
+    services: &Arc<Services>,
+    session: &Arc<Session>,
     start: RunStart,
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
-    let (runtime, session, out) = (Arc::clone(runtime), Arc::clone(session), out.clone());
+    let (services, session, out) = (Arc::clone(services), Arc::clone(session), out.clone());
     let task = tokio::spawn(async move {
         let _active = service_kit::metrics::run_active();
-        let done = turns::run_once(&runtime, &session, &start, &out).await?;
-        if heartbeat::is_heartbeat(&start) {
-            return heartbeat::settle(&session, done).await;
+        let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
+        let input = turns::RunInput {
+            services: &services,
+            session: &session,
+            start: &start,
+            out: &out,
+        };
+        let done = match session.agent.runtime {
+            AgentRuntime::Codex(_) => codex::run_codex_once(input).instrument(span).await?,
+            AgentRuntime::Embedded => turns::run_once(input).instrument(span).await?,
+        };
+        if beats::is_heartbeat(&start) {
+            return beats::settle(&session, done).await;
         }
         Ok(done)
     });
@@ -97,7 +110,7 @@ async fn isolated(
 /// Shutdown: `start` and everything still queued in the session go into the
 /// transcript as user messages without an answer, and every waiting run is
 /// told so. Nothing accepted is lost.
-async fn save_unanswered(runtime: &Runtime, session: &SessionCtx, start: RunStart) {
+async fn save_unanswered(services: &Services, session: &Session, start: RunStart) {
     let mut runs = vec![(start.run, start.messages)];
     runs.extend(session.extras.queue().drain_all());
     // A heartbeat that never ran is not a message anyone waits for: dropped.
@@ -105,7 +118,7 @@ async fn save_unanswered(runtime: &Runtime, session: &SessionCtx, start: RunStar
         .iter()
         .flat_map(|(_, m)| m.iter().filter(|m| !m.options.heartbeat).cloned())
         .collect();
-    let saved = match turns::append_user(runtime, session, &messages).await {
+    let saved = match turns::append_user(services, session, &messages).await {
         Ok(_) => session.handle.append(Vec::new(), true).await,
         Err(error) => Err(error),
     };
@@ -122,7 +135,7 @@ async fn save_unanswered(runtime: &Runtime, session: &SessionCtx, start: RunStar
     };
     for (run, _) in runs {
         Emitter::new(&session.extras, run).emit(RunEvent::Error {
-            code: "UNAVAILABLE",
+            code: ErrorCode::Unavailable.as_str(),
             message: message.clone(),
         });
     }
@@ -131,14 +144,14 @@ async fn save_unanswered(runtime: &Runtime, session: &SessionCtx, start: RunStar
 /// Makes sure a timer runs the session's collect batch once it has been
 /// quiet for the debounce window. One timer per session at a time.
 pub(crate) fn ensure_collect_timer(
-    runtime: &Arc<Runtime>,
-    session: &Arc<SessionCtx>,
+    services: &Arc<Services>,
+    session: &Arc<Session>,
     limits: CollectLimits,
 ) {
     if !session.extras.claim_collect_timer() {
         return;
     }
-    let (runtime, session) = (Arc::clone(runtime), Arc::clone(session));
+    let (services, session) = (Arc::clone(services), Arc::clone(session));
     tokio::spawn(async move {
         loop {
             let deadline = session.extras.queue().collect_deadline_ms(limits);
@@ -160,7 +173,7 @@ pub(crate) fn ensure_collect_timer(
                     messages = start.messages.len(),
                     "collect batch runs"
                 );
-                spawn_driver(Arc::clone(&runtime), Arc::clone(&session), start);
+                spawn_driver(Arc::clone(&services), Arc::clone(&session), start);
             }
         }
     });

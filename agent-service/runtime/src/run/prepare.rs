@@ -1,4 +1,4 @@
-//! What a run needs from the runtime: deciding the session, model and tools
+//! What a run needs from the shared services: deciding the session, model and tools
 //! before the run starts, and the small services the loop and the tools call.
 
 use std::{
@@ -8,10 +8,8 @@ use std::{
 };
 
 use openclaw_config::resolve::AgentRuntime;
-use openclaw_config::resolve::AgentView;
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::ResolvedModel;
-use openclaw_skills::Discovery;
 use openclaw_tools::{ToolContext, ToolRegistry};
 use openclaw_transcript::{SessionEntry, SessionKey, Usage};
 use openclaw_workspace::{BootstrapFile, Confined};
@@ -26,28 +24,21 @@ use super::{
 use crate::{
     config_state::Loaded,
     error::RuntimeError,
-    prompt_input::{self, ToolDescriptor, TurnChannel, TurnFacts},
-    runtime::Runtime,
-    sessions::{NewSession, SessionExtras, SessionHandle, SessionKind, SessionTarget, key},
+    prompt_input::{self, ToolDescriptor, TurnChannel, TurnPrompt, TurnSources},
+    services::Services,
+    sessions::Session,
+    sessions::{NewSession, SessionKind, SessionTarget, key},
 };
 
-/// A session as its runs see it, fixed when a message is admitted.
-#[derive(Debug)]
-pub(crate) struct SessionCtx {
-    pub agent: AgentView,
-    pub key: SessionKey,
-    pub session_id: String,
-    pub kind: SessionKind,
-    pub cwd: std::path::PathBuf,
-    pub handle: SessionHandle,
-    pub extras: Arc<SessionExtras>,
-    pub journal: Arc<crate::sessions::journal::Journal>,
-}
+mod prompt;
+
+pub use prompt::Preview;
+pub(crate) use prompt::prompt_error;
 
 /// An admitted message's session, with its index entry and the config it
 /// was checked against.
 pub(crate) struct Admitted {
-    pub session: Arc<SessionCtx>,
+    pub session: Arc<Session>,
     pub entry: SessionEntry,
     pub loaded: Arc<Loaded>,
 }
@@ -75,188 +66,7 @@ pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
         .collect()
 }
 
-/// The facts of one turn's prompt that vary by caller (a run or a preview).
-#[derive(Debug)]
-pub struct TurnPrompt<'a> {
-    /// The agent.
-    pub agent: &'a AgentView,
-    /// Session kind.
-    pub kind: SessionKind,
-    /// Heartbeat turn.
-    pub heartbeat_turn: bool,
-    /// Working directory.
-    pub cwd: &'a Path,
-    /// The sandbox of the session's commands, when it is sandboxed.
-    pub sandbox: Option<&'a openclaw_sandbox::Isolation>,
-    /// The channel.
-    pub channel: &'a TurnChannel,
-    /// Tools after policy.
-    pub tools: &'a [ToolDescriptor],
-    /// Skills.
-    pub skills: Option<&'a Discovery>,
-    /// An earlier turn already had the workspace files.
-    pub continuation: bool,
-    /// provider/model.
-    pub model: &'a str,
-    /// The agent's configured model.
-    pub default_model: &'a str,
-    /// Provider contribution.
-    pub contribution: Option<&'a pb::ProviderContribution>,
-}
-
-/// What the next model call of a session would send.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Preview {
-    /// The rendered prompt with its reports.
-    pub prompt: pb::RenderSystemPromptResponse,
-    /// provider/model.
-    pub model: String,
-    /// Tool names after policy.
-    pub tools: Vec<String>,
-    /// The session's working directory.
-    pub workspace: std::path::PathBuf,
-}
-
-impl Runtime {
-    /// Renders one turn's system prompt: the workspace files are read now,
-    /// the config knobs applied, and the request sent to the prompt source.
-    /// Runs and previews both come through here, so a preview is
-    /// byte-identical to what a run sends (SPEC P-3).
-    pub async fn render_turn(
-        &self,
-        t: &TurnPrompt<'_>,
-        deadline: Instant,
-    ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
-        let request = self.render_request(t).await?;
-        self.render_prompt(request, deadline).await
-    }
-
-    /// Sends one render request to the prompt source.
-    pub(crate) async fn render_prompt(
-        &self,
-        request: pb::RenderSystemPromptRequest,
-        deadline: Instant,
-    ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
-        self.prompt()
-            .render(request, deadline)
-            .await
-            .map_err(prompt_error)
-    }
-
-    /// The render request of one turn. Codex turns send it as the `base` of
-    /// `RenderCodexTurn`, so both runtimes render from the same inputs.
-    pub(crate) async fn render_request(
-        &self,
-        t: &TurnPrompt<'_>,
-    ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
-        let (files, private) = crate::visibility::load_turn_files(t.cwd).await?;
-        let loaded = self.loaded_config()?;
-        let facts = TurnFacts {
-            agent: t.agent,
-            config: &loaded.config,
-            kind: t.kind,
-            heartbeat_turn: t.heartbeat_turn,
-            cwd: t.cwd,
-            sandbox: t.sandbox,
-            channel: t.channel,
-            tools: t.tools,
-            skills: t.skills,
-            files: &files,
-            private: &private,
-            continuation: t.continuation,
-            model: t.model,
-            default_model: t.default_model,
-            contribution: t.contribution,
-        };
-        let mut request = prompt_client::request_from_input(&prompt_input::render_input(&facts));
-        // No secret reaches a prompt (or a preview), whatever config field or file it sits in.
-        crate::redaction::redact_request(self.redactor(), &mut request);
-        Ok(request)
-    }
-
-    /// The prompt the next model call of a session would send, without
-    /// writing anything (the session need not exist).
-    pub async fn preview(
-        self: &Arc<Self>,
-        agent_id: &str,
-        session_key: &str,
-        channel: &TurnChannel,
-    ) -> Result<Preview, RuntimeError> {
-        let loaded = self.loaded_config()?;
-        let agent = self.usable_agent(agent_id)?;
-        if let AgentRuntime::Codex(_) = agent.runtime {
-            // A Codex turn sends no system prompt of ours: Codex keeps its own
-            // model instructions and ours travel as developer instructions,
-            // turn instructions and turn input (RenderCodexTurn's layers).
-            // Showing the embedded prompt here would not be what a run sends.
-            return Err(RuntimeError::FailedPrecondition(format!(
-                "agent {:?} runs on the Codex runtime, which sends no OpenClaw system prompt; \
-                 call prompt-service's RenderCodexTurn for the layers a Codex turn sends",
-                agent.id
-            )));
-        }
-        let key = key::normalize(&agent.id, session_key)?;
-        let cwd = self.session_workspace(&agent, &key).await?;
-        let existing = self.index_entry(&agent.id, &key).await?;
-        let model = self.choose_model(
-            &loaded,
-            &agent,
-            None,
-            existing.as_ref().and_then(|e| e.model_override.as_deref()),
-        )?;
-        let model_name = format!("{}/{}", model.reference.provider, model.reference.model);
-        let tools = self.tools_for(&loaded, &agent, &model, kind_of(&key));
-        let descriptors = descriptors(&tools);
-        let continuation = match &existing {
-            Some(entry) => {
-                let info = crate::sessions::SessionInfo {
-                    agent_id: agent.id.clone(),
-                    key: key.clone(),
-                    entry: entry.clone(),
-                };
-                let messages = self
-                    .sessions()
-                    .handle(&agent, &info, &cwd)?
-                    .messages()
-                    .await?;
-                messages
-                    .iter()
-                    .any(|m| matches!(m, openclaw_transcript::Message::Assistant(_)))
-            }
-            None => false,
-        };
-        let deadline = Instant::now() + self.run_timeout();
-        let skills = self.list_skills(&agent.id).await.ok();
-        let contribution = self.contribution(&model, deadline).await;
-        let default_model = agent.model.clone().unwrap_or_default();
-        let sandbox = self.session_isolation(&agent, &key, &cwd)?;
-        let prompt = self
-            .render_turn(
-                &TurnPrompt {
-                    agent: &agent,
-                    kind: kind_of(&key),
-                    heartbeat_turn: false,
-                    cwd: &cwd,
-                    sandbox: sandbox.as_ref(),
-                    channel,
-                    tools: &descriptors,
-                    skills: skills.as_ref(),
-                    continuation,
-                    model: &model_name,
-                    default_model: &default_model,
-                    contribution: contribution.as_ref(),
-                },
-                deadline,
-            )
-            .await?;
-        Ok(Preview {
-            prompt,
-            model: model_name,
-            tools: descriptors.into_iter().map(|d| d.name).collect(),
-            workspace: cwd,
-        })
-    }
-
+impl Services {
     /// Checks a message and opens its session, refusing before anything is
     /// written: an empty message, an unknown or blocked agent, a sender
     /// outside the channel's allowlist (SPEC R-14), a bad session key.
@@ -287,20 +97,9 @@ impl Runtime {
             display_name: None,
         };
         let (info, _) = self.sessions().create(&agent, &key, &cwd, meta).await?;
-        let extras = self.sessions().extras(&agent.id, &info.entry.session_id);
-        let handle = self.sessions().handle(&agent, &info, &cwd)?;
-        let journal = self.open_journal(&agent, &info, &handle, &extras).await?;
+        let session = self.sessions().open(&agent, &info, &cwd).await?;
         Ok(Admitted {
-            session: Arc::new(SessionCtx {
-                kind: kind_of(&key),
-                session_id: info.entry.session_id.to_string(),
-                key,
-                cwd,
-                handle,
-                extras,
-                journal,
-                agent,
-            }),
+            session: Arc::new(session),
             entry: info.entry,
             loaded,
         })
@@ -310,7 +109,7 @@ impl Runtime {
     /// else the session's, else the agent's, else the default.
     pub(crate) async fn run_model(
         &self,
-        session: &SessionCtx,
+        session: &Session,
         run_override: Option<&str>,
     ) -> Result<RunModel, RuntimeError> {
         let loaded = self.loaded_config()?;
@@ -389,7 +188,7 @@ impl Runtime {
     /// working directory. A workspace that cannot be confined fails the run.
     pub(crate) fn tool_context(
         self: &Arc<Self>,
-        p: &SessionCtx,
+        p: &Session,
         run: &RunModel,
         cancel: CancellationToken,
     ) -> Result<ToolContext, RuntimeError> {
@@ -397,14 +196,14 @@ impl Runtime {
         let workspace =
             Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
         let session = Arc::new(SessionControls {
-            runtime: Arc::clone(self),
+            services: Arc::clone(self),
             agent_id: p.agent.id.clone(),
             key: p.key.clone(),
             model: model.to_owned(),
             default_model: run.default_model.clone(),
         });
         let config = Arc::new(ConfigFileControl {
-            runtime: Arc::clone(self),
+            services: Arc::clone(self),
         });
         let mut ctx = ToolContext::new(workspace, session, config);
         ctx.agent_id = p.agent.id.clone();
@@ -424,41 +223,13 @@ impl Runtime {
         // One fence key per session keeps fenced history byte-identical
         // across runs (prompt caching).
         ctx.fence = p.extras.fence.clone();
-        ctx.subagents = self.subagent_control(&p.agent.id, &p.key);
+        ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
         ctx.sandbox = self
             .session_isolation(&p.agent, &p.key, &p.cwd)?
             .map(Arc::new);
         ctx.hidden_env = self.hidden_env();
         ctx.redactor = self.redactor().clone();
         Ok(ctx)
-    }
-
-    /// The provider contribution for a model, cached per provider/model.
-    pub(crate) async fn contribution(
-        &self,
-        model: &ResolvedModel,
-        deadline: Instant,
-    ) -> Option<pb::ProviderContribution> {
-        let personality = self
-            .loaded_config()
-            .ok()
-            .map(|l| l.config.gpt5_personality(Some(&model.reference.provider)));
-        let request = pb::ResolveProviderContributionRequest {
-            provider_id: model.reference.provider.clone(),
-            model_id: model.reference.model.clone(),
-            config_json5: String::new(),
-            personality: match personality {
-                Some(openclaw_config::raw::Gpt5Personality::Off) => pb::Gpt5Personality::Off,
-                _ => pb::Gpt5Personality::Friendly,
-            } as i32,
-        };
-        match self.prompt().contribution(request, deadline).await {
-            Ok(response) => response.contribution,
-            Err(error) => {
-                tracing::warn!(%error, "provider contribution unavailable; rendering without it");
-                None
-            }
-        }
     }
 
     /// The workspace bootstrap files, read now.
@@ -488,7 +259,7 @@ impl Runtime {
             .map_or(DEFAULT_RUN_TIMEOUT, Duration::from_secs)
     }
 
-    /// Milliseconds since the epoch, from the runtime clock.
+    /// Milliseconds since the epoch, from the services' clock.
     pub(crate) fn now_ms(&self) -> i64 {
         millis(self.clock().now())
     }
@@ -597,13 +368,5 @@ impl Runtime {
         tracing::info!(path = %path.display(), "config rewritten by the gateway tool; reloading");
         self.reload();
         Ok(())
-    }
-}
-
-/// A prompt source failure as a runtime error.
-pub(crate) fn prompt_error(error: prompt_client::PromptError) -> RuntimeError {
-    match error {
-        prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),
-        prompt_client::PromptError::Refused(m) => RuntimeError::Internal(m),
     }
 }

@@ -8,11 +8,11 @@ use openclaw_config::raw;
 use super::{
     Emitter, RunEvent, RunSpec, Submitted,
     drive::{ensure_collect_timer, spawn_driver},
-    prepare::SessionCtx,
 };
 use crate::{
     error::RuntimeError,
-    runtime::Runtime,
+    services::Services,
+    sessions::Session,
     sessions::{
         journal::Accepted,
         queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
@@ -24,19 +24,22 @@ use crate::{
 /// Refusals come back as errors before anything is written: an empty
 /// message, an unknown agent, a sender outside the channel's allowlist
 /// (PERMISSION_DENIED), a model that does not resolve, shutdown.
-pub async fn submit(runtime: &Arc<Runtime>, spec: RunSpec) -> Result<Submitted, RuntimeError> {
-    if runtime.is_stopping() {
+pub(crate) async fn submit(
+    services: &Arc<Services>,
+    spec: RunSpec,
+) -> Result<Submitted, RuntimeError> {
+    if services.is_stopping() {
         return Err(RuntimeError::Unavailable(
             "agent-service is shutting down; send the message again once it is back".to_owned(),
         ));
     }
-    let admitted = runtime.admit(&spec).await?;
+    let admitted = services.admit(&spec).await?;
     let session = admitted.session;
     if let Some(argument) = queue_command(&spec.message) {
-        return queue_command_reply(runtime, &session, admitted.entry.queue_mode, argument).await;
+        return queue_command_reply(services, &session, admitted.entry.queue_mode, argument).await;
     }
     // A model that cannot resolve is refused now rather than failing the run.
-    runtime.choose_model(
+    services.choose_model(
         &admitted.loaded,
         &session.agent,
         spec.model.as_deref(),
@@ -69,7 +72,7 @@ pub async fn submit(runtime: &Arc<Runtime>, spec: RunSpec) -> Result<Submitted, 
     let record = Accepted {
         seq,
         text: spec.message.clone(),
-        at: runtime.now_ms(),
+        at: services.now_ms(),
     };
     let journal = std::sync::Arc::clone(&session.journal);
     tokio::task::spawn_blocking(move || journal.accept(&record))
@@ -119,10 +122,10 @@ pub async fn submit(runtime: &Arc<Runtime>, spec: RunSpec) -> Result<Submitted, 
         }
     }
     if let Some(start) = start {
-        spawn_driver(Arc::clone(runtime), Arc::clone(&session), start);
+        spawn_driver(Arc::clone(services), Arc::clone(&session), start);
     }
     if matches!(disposition, Disposition::Collected { .. }) {
-        ensure_collect_timer(runtime, &session, limits);
+        ensure_collect_timer(services, &session, limits);
     }
     Ok(Submitted {
         disposition,
@@ -158,8 +161,8 @@ fn queue_command(message: &str) -> Option<&str> {
 /// Applies `/queue <mode>` (or `/queue default`) to the session; a bare
 /// `/queue` reports the mode in effect.
 async fn queue_command_reply(
-    runtime: &Arc<Runtime>,
-    session: &Arc<SessionCtx>,
+    services: &Arc<Services>,
+    session: &Arc<Session>,
     current: Option<String>,
     argument: &str,
 ) -> Result<Submitted, RuntimeError> {
@@ -195,7 +198,7 @@ async fn queue_command_reply(
         },
     };
     if let Some(value) = stored {
-        runtime
+        services
             .sessions()
             .update_entry(&session.agent, &session.key, move |entry| {
                 entry.queue_mode = value;

@@ -15,7 +15,7 @@ use openclaw_tools::ProcessRegistry;
 use tokio::sync::broadcast;
 
 use super::{journal::Journal, queue::QueueState};
-use crate::run::{RunEvent, evidence::PromptFingerprint};
+use crate::{events::RunEvent, evidence::PromptFingerprint};
 
 /// Run events buffered for slow subscribers before they see a gap. The
 /// buffer is allocated whole when the session opens, one slot per event, so

@@ -17,6 +17,8 @@ use super::{
     actor::{self, SessionHandle, TranscriptSpec},
     extras::SessionExtras,
     key,
+    recover::recover_journal,
+    session::Session,
     touches::{Touches, TurnDelta},
 };
 use crate::error::RuntimeError;
@@ -358,6 +360,34 @@ impl SessionManager {
     pub fn extras(&self, agent_id: &str, id: &SessionId) -> Arc<SessionExtras> {
         let mut map = self.extras.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(map.entry((agent_id.to_owned(), *id)).or_default())
+    }
+
+    /// Opens a session for its runs: its live state, its transcript actor and its message
+    /// journal, after writing into the transcript whatever a previous process acknowledged
+    /// but never wrote (once per process and session, before anything new).
+    pub(crate) async fn open(
+        &self,
+        agent: &AgentView,
+        info: &SessionInfo,
+        cwd: &Path,
+    ) -> Result<Session, RuntimeError> {
+        let extras = self.extras(&agent.id, &info.entry.session_id);
+        let handle = self.handle(agent, info, cwd)?;
+        let transcript = self.transcript_path(agent, &info.entry.session_id)?;
+        let journal = extras.journal(&transcript);
+        extras
+            .recover_once(|| recover_journal(self.clock.as_ref(), &handle, &journal, &info.key))
+            .await?;
+        Ok(Session {
+            agent: agent.clone(),
+            key: info.key.clone(),
+            session_id: info.entry.session_id.to_string(),
+            kind: key::kind_of(&info.key),
+            cwd: cwd.to_path_buf(),
+            handle,
+            extras,
+            journal,
+        })
     }
 
     /// Applies `change` to a session's index entry (atomic rewrite).

@@ -9,13 +9,13 @@ use super::{
     SessionHandle,
     journal::{self, Journal},
 };
-use crate::{error::RuntimeError, runtime::Runtime};
+use crate::error::RuntimeError;
 
 /// Writes the journal's leftovers into the transcript as unanswered user
 /// messages (skipping any the transcript already has), fsyncs, and empties
 /// the journal.
 pub(crate) async fn recover_journal(
-    runtime: &Runtime,
+    clock: &dyn openclaw_transcript::Clock,
     handle: &SessionHandle,
     journal: &Arc<Journal>,
     key: &SessionKey,
@@ -40,7 +40,7 @@ pub(crate) async fn recover_journal(
     let found = leftovers.len();
     let missing = journal::still_missing(leftovers, &users);
     if !missing.is_empty() {
-        let now = runtime.now_ms();
+        let now = openclaw_transcript::unix_millis(clock.now());
         let bodies = missing
             .iter()
             .map(|a| EntryBody::Message {

@@ -1,4 +1,4 @@
-//! Runs of agents whose `runtime` is Codex (issue 7; SPEC P-32, P-38, R-11;
+//! Runs of agents whose `runtime` is Codex (SPEC P-32, P-38, R-11;
 //! lesson L13): each turn is rendered by PromptService's `RenderCodexTurn`
 //! and run on the agent's Codex app-server through the codex harness.
 //!
@@ -11,8 +11,7 @@
 //! which the harness turns into `turn/interrupt`.
 
 use std::{
-    collections::BTreeMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -37,139 +36,44 @@ use super::{
     Emitter, RunEvent,
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
-    prepare::{self, RunModel, SessionCtx, TurnPrompt},
-    turns::{Finished, append_user},
+    prepare::{self, RunModel},
+    turns::{Finished, RunInput, append_user, mark_done},
 };
 use crate::{
     error::RuntimeError,
-    runtime::Runtime,
+    prompt_input::TurnPrompt,
+    services::Services,
+    sessions::Session,
     sessions::{
         SessionKind,
         queue::{Inbound, RunStart},
     },
 };
 
+mod render;
+
+mod settings;
+
+pub(crate) use settings::codex_model;
+use settings::{CODEX_PROVIDER, approval_policy, harness_error, harness_settings, sandbox};
+
 /// How often steered messages are taken from the queue while a turn runs.
 const STEER_POLL: Duration = Duration::from_millis(100);
 /// Harness events buffered between the turn and this run.
 const EVENT_BUFFER: usize = 256;
-/// The provider id a Codex model gets when its reference names none.
-const CODEX_PROVIDER: &str = "codex";
-
-/// One [`CodexRunner`] per Codex agent, built on first use and rebuilt when
-/// the agent's settings change. A replaced runner serves its running turns
-/// to the end; its app-server exits when the last of them drops it.
-#[derive(Debug, Default)]
-pub(crate) struct CodexRunners {
-    by_agent: Mutex<BTreeMap<String, Arc<CodexRunner>>>,
-}
-
-impl CodexRunners {
-    /// The agent's runner for `settings`.
-    pub(crate) fn runner(&self, agent_id: &str, settings: HarnessSettings) -> Arc<CodexRunner> {
-        let mut map = self.by_agent.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(runner) = map.get(agent_id)
-            && *runner.settings() == settings
-        {
-            return Arc::clone(runner);
-        }
-        if map.contains_key(agent_id) {
-            tracing::info!(agent = %agent_id, "Codex settings changed; later turns use a new app-server");
-        }
-        let runner = Arc::new(CodexRunner::new(settings));
-        map.insert(agent_id.to_owned(), Arc::clone(&runner));
-        runner
-    }
-
-    /// Shuts every runner down (stdin closed, then killed after the grace).
-    pub(crate) async fn shutdown(&self) {
-        let runners =
-            std::mem::take(&mut *self.by_agent.lock().unwrap_or_else(PoisonError::into_inner));
-        for (agent, runner) in runners {
-            tracing::debug!(%agent, "stopping the Codex app-server");
-            runner.shutdown().await;
-        }
-    }
-}
-
-/// Stands in for a model provider in a Codex agent's [`RunModel`]: Codex
-/// calls the model itself, so nothing may call it through us.
-struct CodexModel;
-
-#[async_trait::async_trait]
-impl ModelProvider for CodexModel {
-    fn id(&self) -> &str {
-        CODEX_PROVIDER
-    }
-
-    fn api(&self) -> &'static str {
-        "codex-app-server"
-    }
-
-    async fn complete(
-        &self,
-        _request: ModelRequest,
-        _events: mpsc::Sender<StreamEvent>,
-        _cancel: CancellationToken,
-    ) -> Result<AssistantMessage, ProviderError> {
-        Err(ProviderError::Config {
-            message: "a Codex agent's model is called by the Codex app-server, not by OpenClaw"
-                .to_owned(),
-        })
-    }
-}
-
-/// A Codex agent's model: no provider lookup (Codex calls the model). An
-/// alias or `provider/model` resolves through the catalog when it can; a
-/// bare id is taken as it is. The model id part is the Codex model slug.
-pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel, RuntimeError> {
-    let reference = config
-        .resolve_model(wanted)
-        .or_else(|_| ModelRef::parse(wanted))
-        .or_else(|e| match wanted.trim() {
-            bare if !bare.is_empty() && !bare.contains('/') => Ok(ModelRef {
-                provider: CODEX_PROVIDER.to_owned(),
-                model: bare.to_owned(),
-                auth_profile: None,
-            }),
-            _ => Err(RuntimeError::FailedPrecondition(format!(
-                "model {wanted:?}: {e}"
-            ))),
-        })?;
-    Ok(ResolvedModel {
-        provider: Arc::new(CodexModel),
-        wire_model: reference.model.clone(),
-        reference,
-    })
-}
-
-/// The harness settings of a run: the agent's `runtime.codex`, with Codex's
-/// own shell off when tool policy denies `exec` or `tools.exec.security`
-/// is `deny` (so that these bind Codex-native exec too).
-fn harness_settings(
-    codex: &CodexSettings,
-    tools: &ToolRegistry,
-    approvals: &ApprovalRules,
-) -> HarnessSettings {
-    let mut settings = HarnessSettings::from_codex(codex);
-    settings.native_exec =
-        tools.get("exec").is_some() && approvals.security != Some(ExecSecurity::Deny);
-    settings
-}
 
 /// Runs `start` on the agent's Codex app-server: one Codex turn for the
 /// run's messages, then one more for each batch of steered messages that
 /// arrived too late for the turn before.
-#[tracing::instrument(skip_all, fields(session_id = %s.session_id, agent = %s.agent.id, run = start.run))]
-pub(crate) async fn run_codex_once(
-    runtime: &Arc<Runtime>,
-    s: &SessionCtx,
-    start: &RunStart,
-    out: &Emitter,
-) -> Result<Finished, RuntimeError> {
-    let deadline = Instant::now() + runtime.run_timeout();
+pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
+    let RunInput {
+        services,
+        session: s,
+        start,
+        out,
+    } = input;
+    let deadline = Instant::now() + services.run_timeout();
     let first = start
-        .messages
         .first()
         .cloned()
         .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
@@ -179,8 +83,10 @@ pub(crate) async fn run_codex_once(
             s.agent.id
         )));
     };
-    append_user(runtime, s, &start.messages).await?;
-    let run = runtime.run_model(s, first.options.model.as_deref()).await?;
+    append_user(services, s, &start.messages).await?;
+    let run = services
+        .run_model(s, first.options.model.as_deref())
+        .await?;
     out.emit(RunEvent::Started {
         run_id: format!("run-{}", start.run),
         agent_id: s.agent.id.clone(),
@@ -189,21 +95,21 @@ pub(crate) async fn run_codex_once(
         model: run.name.clone(),
         message_seqs: start.messages.iter().map(|m| m.seq).collect(),
     });
-    let loaded = runtime.loaded_config()?;
+    let loaded = services.loaded_config()?;
     let approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
     let settings = harness_settings(codex, &run.tools, &approvals);
     // A child of the run's token: an interrupt cancels both, the run's time
     // limit only this one; either becomes `turn/interrupt`.
     let cancel = start.cancel.child_token();
     let turn = CodexRun {
-        runtime,
+        services,
         s,
         start,
         out,
-        runner: runtime.codex_runners().runner(&s.agent.id, settings),
-        tool_ctx: runtime.tool_context(s, &run, cancel.clone())?,
+        runner: services.codex_runners().runner(&s.agent.id, settings),
+        tool_ctx: services.tool_context(s, &run, cancel.clone())?,
         approvals,
-        skills: runtime.list_skills(&s.agent.id).await.ok(),
+        skills: services.list_skills(&s.agent.id).await.ok(),
         codex,
         run: &run,
         channel: &first.channel,
@@ -256,7 +162,7 @@ pub(crate) async fn run_codex_once(
             };
             return finish(&turn, &total, Ok(done)).await;
         };
-        if let Err(error) = append_user(runtime, s, &steer).await {
+        if let Err(error) = append_user(services, s, &steer).await {
             s.extras.queue().requeue_steer(start.run, steer);
             return finish(&turn, &total, Err(error)).await;
         }
@@ -266,8 +172,8 @@ pub(crate) async fn run_codex_once(
 
 /// What every Codex turn of one run shares.
 struct CodexRun<'a> {
-    runtime: &'a Arc<Runtime>,
-    s: &'a SessionCtx,
+    services: &'a Arc<Services>,
+    s: &'a Session,
     start: &'a RunStart,
     out: &'a Emitter,
     runner: Arc<CodexRunner>,
@@ -349,79 +255,6 @@ impl CodexRun<'_> {
         });
         tracing::info!(thread_id = %outcome.thread_id, binding = ?outcome.binding, status = ?outcome.status, entries = outcome.entries.len(), "Codex turn ended");
         Ok(outcome)
-    }
-
-    /// `RenderCodexTurn` for this turn, with the embedded path's inputs.
-    async fn render(
-        &self,
-        messages: &[Inbound],
-        history: &[Message],
-        thread_id: Option<&str>,
-    ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
-        let s = self.s;
-        let descriptors = prepare::descriptors(&self.run.tools);
-        let heartbeat = messages.iter().any(|m| m.options.heartbeat);
-        let base = self
-            .runtime
-            .render_request(&TurnPrompt {
-                agent: &s.agent,
-                kind: s.kind,
-                heartbeat_turn: heartbeat,
-                cwd: &s.cwd,
-                sandbox: None,
-                channel: self.channel,
-                tools: &descriptors,
-                skills: self.skills.as_ref(),
-                continuation: history.iter().any(|m| matches!(m, Message::Assistant(_))),
-                model: &self.run.name,
-                default_model: &self.run.default_model,
-                contribution: None,
-            })
-            .await?;
-        let tools = &self.run.tools;
-        let request = pb::RenderCodexTurnRequest {
-            base: Some(base),
-            trigger: match s.kind {
-                _ if heartbeat => pb::CodexTrigger::Heartbeat,
-                SessionKind::Cron => pb::CodexTrigger::Cron,
-                SessionKind::Main
-                | SessionKind::Direct
-                | SessionKind::Group
-                | SessionKind::Channel
-                | SessionKind::Subagent => pb::CodexTrigger::User,
-            } as i32,
-            lightweight_cron: false,
-            memory_tools_available: tools.get("memory_search").is_some()
-                && tools.get("memory_get").is_some(),
-            memory_workspace_is_active: s.cwd == s.agent.workspace,
-            thread_id: thread_id.unwrap_or_default().to_owned(),
-            resume: thread_id.is_some(),
-            model: self.run.model.wire_model.clone(),
-            effort: String::new(),
-            approval_policy: approval_policy(self.codex) as i32,
-            sandbox: sandbox(self.codex) as i32,
-            dynamic_tools: dynamic_tool_specs(tools)
-                .into_iter()
-                .map(|spec| pb::CodexDynamicTool {
-                    name: spec.name,
-                    description: spec.description,
-                    json_schema: spec.input_schema.to_string(),
-                    defer_loading: false,
-                    namespace: String::new(),
-                })
-                .collect(),
-            input_text: messages
-                .iter()
-                .map(|m| m.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-            cwd: s.cwd.display().to_string(),
-        };
-        self.runtime
-            .prompt()
-            .render_codex(request, self.deadline)
-            .await
-            .map_err(prepare::prompt_error)
     }
 
     /// Runs the turn on its own task, forwarding its events, steering in
@@ -582,7 +415,7 @@ impl CodexRun<'_> {
     /// session's (a reset gives the key a new session and no thread).
     async fn stored_thread(&self) -> Result<Option<String>, RuntimeError> {
         let entry = self
-            .runtime
+            .services
             .index_entry(&self.s.agent.id, &self.s.key)
             .await?;
         Ok(entry
@@ -592,7 +425,7 @@ impl CodexRun<'_> {
 
     async fn store_thread(&self, thread_id: &str) -> Result<(), RuntimeError> {
         let (thread_id, session_id) = (thread_id.to_owned(), self.s.session_id.clone());
-        self.runtime
+        self.services
             .sessions()
             .update_entry(&self.s.agent, &self.s.key, move |entry| {
                 if entry.session_id.to_string() == session_id {
@@ -600,51 +433,6 @@ impl CodexRun<'_> {
                 }
             })
             .await
-    }
-
-    /// Prompt evidence for the turn: the thread-scoped layers (developer
-    /// instructions, dynamic tools) are Codex's stable prefix, frozen when
-    /// the thread starts; a change there reaches only a new thread.
-    fn evidence(&self, step: u32, response: &pb::RenderCodexTurnResponse, messages: usize) {
-        let ours = || response.layers.iter().filter(|l| !l.codex_owned);
-        let stable: Vec<&pb::CodexPromptLayer> = ours()
-            .filter(|l| l.carrier.starts_with("thread/"))
-            .collect();
-        let fingerprint = PromptFingerprint {
-            stable_sha256: prompt_render::sha256_hex(
-                stable
-                    .iter()
-                    .map(|l| l.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-                    .as_bytes(),
-            ),
-            sections: stable
-                .iter()
-                .map(|l| {
-                    (
-                        l.carrier.clone(),
-                        prompt_render::sha256_hex(l.text.as_bytes()),
-                    )
-                })
-                .collect(),
-        };
-        let previous = self.s.extras.swap_fingerprint(fingerprint.clone());
-        let (prefix_changed, changed_sections) = match &previous {
-            Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
-                (true, fingerprint.changed_since(prev))
-            }
-            _ => (false, Vec::new()),
-        };
-        self.out.emit(RunEvent::ModelCall {
-            step,
-            model: self.run.name.clone(),
-            stable_prefix_sha256: fingerprint.stable_sha256,
-            prefix_changed,
-            changed_sections,
-            prompt_chars: ours().map(|l| l.chars).sum(),
-            messages: u32::try_from(messages).unwrap_or(u32::MAX),
-        });
     }
 
     /// The error a turn that did not complete ends the run with.
@@ -656,7 +444,7 @@ impl CodexRun<'_> {
             }
             _ if self.cancel.is_cancelled() => RuntimeError::ResourceExhausted(format!(
                 "the run exceeded its time limit of {} s",
-                self.runtime.run_timeout().as_secs()
+                self.services.run_timeout().as_secs()
             )),
             TurnStatus::Interrupted => {
                 RuntimeError::Aborted(format!("run {run}: Codex interrupted the turn"))
@@ -697,25 +485,6 @@ impl Steering {
     }
 }
 
-/// Marks messages done in the session's journal (they are in the transcript).
-async fn mark_done(s: &SessionCtx, messages: &[Inbound]) {
-    if messages.is_empty() {
-        return;
-    }
-    let seqs: Vec<u64> = messages
-        .iter()
-        .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
-        .collect();
-    let journal = Arc::clone(&s.journal);
-    match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "could not mark steered messages done in the journal")
-        }
-        Err(error) => tracing::warn!(%error, "journal task failed"),
-    }
-}
-
 /// Turn boundary: fsync, usage into the index; then the run's result.
 async fn finish(
     turn: &CodexRun<'_>,
@@ -723,46 +492,8 @@ async fn finish(
     result: Result<Finished, RuntimeError>,
 ) -> Result<Finished, RuntimeError> {
     turn.s.handle.append(Vec::new(), true).await?;
-    turn.runtime.record_turn(&turn.s.agent, &turn.s.key, usage);
+    turn.services.record_turn(&turn.s.agent, &turn.s.key, usage);
     result
-}
-
-/// The policy prompt-codex maps; unset means `untrusted` (an unattended run
-/// needs an explicit one, and this is the most conservative).
-fn approval_policy(codex: &CodexSettings) -> pb::CodexApprovalPolicy {
-    match codex.approval_policy {
-        None | Some(CodexApprovalPolicy::Untrusted) => pb::CodexApprovalPolicy::Untrusted,
-        Some(CodexApprovalPolicy::OnRequest) => pb::CodexApprovalPolicy::OnRequest,
-        Some(CodexApprovalPolicy::Never) => pb::CodexApprovalPolicy::Never,
-    }
-}
-
-/// The sandbox; unset means `read-only`.
-fn sandbox(codex: &CodexSettings) -> pb::CodexSandboxMode {
-    match codex.sandbox {
-        None | Some(CodexSandbox::ReadOnly) => pb::CodexSandboxMode::ReadOnly,
-        Some(CodexSandbox::WorkspaceWrite) => pb::CodexSandboxMode::WorkspaceWrite,
-        Some(CodexSandbox::DangerFullAccess) => pb::CodexSandboxMode::DangerFullAccess,
-    }
-}
-
-/// The one mapping from harness errors (no turn ran) to runtime errors.
-fn harness_error(error: HarnessError) -> RuntimeError {
-    let message = error.to_string();
-    match error {
-        HarnessError::Spawn { .. }
-        | HarnessError::CodexHome { .. }
-        | HarnessError::UnsupportedVersion { .. }
-        | HarnessError::UnknownVersion { .. }
-        | HarnessError::TurnActive { .. }
-        | HarnessError::NoActiveTurn { .. } => RuntimeError::FailedPrecondition(message),
-        HarnessError::ProcessExited { .. }
-        | HarnessError::Rpc { .. }
-        | HarnessError::Timeout { .. }
-        | HarnessError::Protocol { .. }
-        | HarnessError::ShutDown => RuntimeError::Unavailable(message),
-        HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
-    }
 }
 
 fn tokens_of(usage: &Usage) -> Tokens {

@@ -1,22 +1,32 @@
-//! A heartbeat as a run (see [`crate::heartbeat`]): deciding whether it runs at all, queueing
-//! it on the main session like a follow-up, and settling its reply once it ends.
+//! Heartbeat runs (see [`crate::heartbeat`]): the scheduler that starts them, deciding whether
+//! one runs at all, queueing it on the main session like a follow-up, and settling its reply
+//! once it ends.
 
-use std::sync::Arc;
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Weak},
+    time::Duration,
+};
 
 use openclaw_transcript::EntryBody;
 use openclaw_workspace::{BootstrapName, heartbeat_is_effectively_empty};
 use serde_json::json;
-use tokio::sync::broadcast;
+use tokio::{
+    sync::{Notify, broadcast},
+    time::Instant,
+};
 use tokio_util::sync::CancellationToken;
 
-use super::{RunEvent, RunSpec, drive::spawn_driver, prepare::SessionCtx, turns::Finished};
+use super::{RunEvent, RunSpec, drive::spawn_driver, turns::Finished};
 use crate::{
     error::RuntimeError,
     heartbeat::{
-        DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, HeartbeatOutcome, SkipReason, Verdict, classify,
+        DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, HeartbeatOutcome, MIN_INTERVAL, SkipReason,
+        Verdict, classify,
     },
     prompt_input::TurnChannel,
-    runtime::Runtime,
+    services::Services,
+    sessions::Session,
     sessions::{
         SessionEvents, key,
         queue::{CollectLimits, Inbound, QueueMode, RunOptions, RunStart},
@@ -50,11 +60,11 @@ pub(crate) fn user_seqs(start: &RunStart) -> Vec<u64> {
 
 /// Runs one heartbeat of `agent_id` and waits for it to end (or for `stop`).
 pub(crate) async fn beat(
-    runtime: &Arc<Runtime>,
+    services: &Arc<Services>,
     agent_id: &str,
     stop: &CancellationToken,
 ) -> HeartbeatOutcome {
-    match queue_beat(runtime, agent_id).await {
+    match queue_beat(services, agent_id).await {
         Ok(Queued::Skipped(reason)) => HeartbeatOutcome::Skipped(reason),
         Ok(Queued::Run { run, events }) => wait_for(run, events, stop).await,
         Err(error) => HeartbeatOutcome::Failed {
@@ -69,19 +79,19 @@ enum Queued {
 }
 
 /// Checks whether the heartbeat should run and, if so, queues it on the main session.
-async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, RuntimeError> {
-    if runtime.is_stopping() {
+async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, RuntimeError> {
+    if services.is_stopping() {
         return Ok(Queued::Skipped(SkipReason::ShuttingDown));
     }
-    let agent = runtime.usable_agent(agent_id)?;
+    let agent = services.usable_agent(agent_id)?;
     if !agent.heartbeat.enabled {
         return Ok(Queued::Skipped(SkipReason::Disabled));
     }
     let key = key::normalize(&agent.id, "")?;
-    let cwd = runtime.session_workspace(&agent, &key).await?;
+    let cwd = services.session_workspace(&agent, &key).await?;
     // HEARTBEAT.md decides whether there is anything to do; nothing to do
     // means no model call and nothing written (its cost is the point).
-    let files = runtime.bootstrap_files(&cwd).await?;
+    let files = services.bootstrap_files(&cwd).await?;
     match files.iter().find(|f| f.name == BootstrapName::Heartbeat) {
         Some(file) if !file.is_missing() => {
             if heartbeat_is_effectively_empty(&file.content) {
@@ -92,7 +102,7 @@ async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, Ru
     }
     // The turn keeps the session's channel label (lesson L2: a heartbeat
     // must not change what the session's prompt says about its channel).
-    let entry = runtime.index_entry(&agent.id, &key).await?;
+    let entry = services.index_entry(&agent.id, &key).await?;
     let channel = TurnChannel {
         channel: entry
             .as_ref()
@@ -112,7 +122,7 @@ async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, Ru
         .unwrap_or_else(|| prompt_render::DEFAULT_HEARTBEAT_PROMPT.to_owned());
     // Admission opens (or creates) the main session; no sender check: the
     // heartbeat comes from the runtime itself.
-    let admitted = runtime
+    let admitted = services
         .admit(&RunSpec {
             agent_id: agent.id.clone(),
             message: prompt.clone(),
@@ -148,7 +158,7 @@ async fn queue_beat(runtime: &Arc<Runtime>, agent_id: &str) -> Result<Queued, Ru
     })?;
     tracing::debug!(agent = %agent.id, run, ?disposition, "heartbeat queued");
     if let Some(start) = start {
-        spawn_driver(Arc::clone(runtime), Arc::clone(&session), start);
+        spawn_driver(Arc::clone(services), Arc::clone(&session), start);
     }
     Ok(Queued::Run { run, events })
 }
@@ -192,7 +202,7 @@ async fn wait_for(
 /// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)
 /// is kept from the final reply; an alert goes out without the token. The verdict is recorded
 /// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
-pub(crate) async fn settle(session: &SessionCtx, done: Finished) -> Result<Finished, RuntimeError> {
+pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished, RuntimeError> {
     let hb = &session.agent.heartbeat;
     let verdict = classify(
         &done.text,
@@ -218,4 +228,98 @@ pub(crate) async fn settle(session: &SessionCtx, done: Finished) -> Result<Finis
         )
         .await?;
     Ok(Finished { reply, ..done })
+}
+
+/// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It
+/// stops when shutdown begins.
+pub(crate) fn start_heartbeats(services: &Arc<Services>) {
+    let hb = services.heartbeats();
+    if !hb.claim_start() {
+        return;
+    }
+    tokio::spawn(schedule(
+        Arc::downgrade(services),
+        hb.stop_token(),
+        hb.changes(),
+    ));
+}
+
+/// Runs one heartbeat of an agent ("" for the default) now, waits for its outcome and
+/// publishes it like a scheduled one.
+pub(crate) async fn heartbeat_now(services: &Arc<Services>, agent_id: &str) -> HeartbeatOutcome {
+    let stop = services.heartbeats().stop_token();
+    let id = services
+        .agent_view(agent_id)
+        .map_or_else(|_| agent_id.to_owned(), |a| a.id);
+    let outcome = beat(services, &id, &stop).await;
+    services.heartbeats().publish(&id, outcome.clone());
+    outcome
+}
+
+/// Agents with heartbeats on and their intervals (none while the config is invalid).
+fn heartbeat_plan(services: &Services) -> BTreeMap<String, Duration> {
+    let Ok((agents, _)) = services.agents() else {
+        return BTreeMap::new();
+    };
+    agents
+        .into_iter()
+        .filter(|a| a.heartbeat.enabled)
+        .map(|a| (a.id, a.heartbeat.every.max(MIN_INTERVAL)))
+        .collect()
+}
+
+/// One agent's schedule.
+struct Slot {
+    every: Duration,
+    due: Instant,
+    running: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// The scheduler: wakes at the earliest due heartbeat (or a config change), starts the due
+/// ones on their own tasks, and ends at shutdown or when the services are gone.
+async fn schedule(services: Weak<Services>, stop: CancellationToken, changed: Arc<Notify>) {
+    let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
+    loop {
+        let Some(rt) = services.upgrade() else { return };
+        let plan = heartbeat_plan(&rt);
+        let now = Instant::now();
+        slots.retain(|id, slot| plan.get(id) == Some(&slot.every));
+        for (id, every) in plan {
+            slots.entry(id).or_insert_with(|| Slot {
+                every,
+                due: now + every,
+                running: None,
+            });
+        }
+        for (id, slot) in &mut slots {
+            if slot.due > now {
+                continue;
+            }
+            slot.due = now + slot.every;
+            if slot.running.as_ref().is_some_and(|t| !t.is_finished()) {
+                rt.heartbeats()
+                    .publish(id, HeartbeatOutcome::Skipped(SkipReason::StillRunning));
+                continue;
+            }
+            let (rt, id, stop) = (Arc::clone(&rt), id.clone(), stop.clone());
+            slot.running = Some(tokio::spawn(async move {
+                let outcome = beat(&rt, &id, &stop).await;
+                rt.heartbeats().publish(&id, outcome);
+            }));
+        }
+        let next = slots.values().map(|s| s.due).min();
+        // Not held while waiting: the services may go away meanwhile.
+        drop(rt);
+        let wake = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = changed.notified() => {}
+            () = wake => {}
+        }
+    }
 }

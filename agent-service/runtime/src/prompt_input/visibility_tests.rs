@@ -4,8 +4,8 @@ use std::{os::unix::fs::symlink, path::Path};
 
 use openclaw_config::{LoadOptions, NoEnv, resolve::Dirs};
 
-use super::*;
-use crate::prompt_input::{TurnChannel, TurnFacts, render_input};
+use super::{TurnChannel, TurnPrompt, TurnSources, render_input};
+use crate::{sessions::SessionKind, visibility::*};
 
 const CONFIG: &str = r#"{ agents: { defaults: { workspace: "WS" } } }"#;
 
@@ -22,16 +22,20 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
     let private = PrivateFiles::scan(ws, &files);
     let tools: Vec<_> = memory_tools(kind)
         .iter()
-        .map(|t| crate::prompt_input::ToolDescriptor {
+        .map(|t| super::ToolDescriptor {
             name: t.name().to_owned(),
             description: t.description(),
             parameters: t.parameters(),
         })
         .collect();
     let channel = TurnChannel::default();
-    let input = render_input(&TurnFacts {
-        agent: &agent,
+    let sources = TurnSources {
         config: &config,
+        files: &files,
+        private: &private,
+    };
+    let turn = TurnPrompt {
+        agent: &agent,
         kind,
         heartbeat_turn,
         cwd: ws,
@@ -39,13 +43,12 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         channel: &channel,
         tools: &tools,
         skills: None,
-        files: &files,
-        private: &private,
         continuation: false,
         model: "fake/test-model",
         default_model: "fake/test-model",
         contribution: None,
-    });
+    };
+    let input = render_input(&turn, &sources);
     (
         input.context_files.into_iter().map(|f| f.path).collect(),
         input.tools.into_iter().map(|t| t.name).collect(),

@@ -1,0 +1,110 @@
+//! What a Codex turn runs with: the model reference (Codex calls the model, not us), the
+//! harness settings and the approval and sandbox modes from the agent's `runtime.codex`.
+
+use super::*;
+
+/// The provider id a Codex model gets when its reference names none.
+pub(super) const CODEX_PROVIDER: &str = "codex";
+
+/// Stands in for a model provider in a Codex agent's [`RunModel`]: Codex
+/// calls the model itself, so nothing may call it through us.
+pub(super) struct CodexModel;
+
+/// A Codex agent's model: no provider lookup (Codex calls the model). An
+/// alias or `provider/model` resolves through the catalog when it can; a
+/// bare id is taken as it is. The model id part is the Codex model slug.
+pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel, RuntimeError> {
+    let reference = config
+        .resolve_model(wanted)
+        .or_else(|_| ModelRef::parse(wanted))
+        .or_else(|e| match wanted.trim() {
+            bare if !bare.is_empty() && !bare.contains('/') => Ok(ModelRef {
+                provider: CODEX_PROVIDER.to_owned(),
+                model: bare.to_owned(),
+                auth_profile: None,
+            }),
+            _ => Err(RuntimeError::FailedPrecondition(format!(
+                "model {wanted:?}: {e}"
+            ))),
+        })?;
+    Ok(ResolvedModel {
+        provider: Arc::new(CodexModel),
+        wire_model: reference.model.clone(),
+        reference,
+    })
+}
+
+/// The harness settings of a run: the agent's `runtime.codex`, with Codex's
+/// own shell off when tool policy denies `exec` or `tools.exec.security`
+/// is `deny` (so that these bind Codex-native exec too).
+pub(super) fn harness_settings(
+    codex: &CodexSettings,
+    tools: &ToolRegistry,
+    approvals: &ApprovalRules,
+) -> HarnessSettings {
+    let mut settings = HarnessSettings::from_codex(codex);
+    settings.native_exec =
+        tools.get("exec").is_some() && approvals.security != Some(ExecSecurity::Deny);
+    settings
+}
+
+/// The policy prompt-codex maps; unset means `untrusted` (an unattended run
+/// needs an explicit one, and this is the most conservative).
+pub(super) fn approval_policy(codex: &CodexSettings) -> pb::CodexApprovalPolicy {
+    match codex.approval_policy {
+        None | Some(CodexApprovalPolicy::Untrusted) => pb::CodexApprovalPolicy::Untrusted,
+        Some(CodexApprovalPolicy::OnRequest) => pb::CodexApprovalPolicy::OnRequest,
+        Some(CodexApprovalPolicy::Never) => pb::CodexApprovalPolicy::Never,
+    }
+}
+
+/// The sandbox; unset means `read-only`.
+pub(super) fn sandbox(codex: &CodexSettings) -> pb::CodexSandboxMode {
+    match codex.sandbox {
+        None | Some(CodexSandbox::ReadOnly) => pb::CodexSandboxMode::ReadOnly,
+        Some(CodexSandbox::WorkspaceWrite) => pb::CodexSandboxMode::WorkspaceWrite,
+        Some(CodexSandbox::DangerFullAccess) => pb::CodexSandboxMode::DangerFullAccess,
+    }
+}
+
+/// The one mapping from harness errors (no turn ran) to runtime errors.
+pub(super) fn harness_error(error: HarnessError) -> RuntimeError {
+    let message = error.to_string();
+    match error {
+        HarnessError::Spawn { .. }
+        | HarnessError::CodexHome { .. }
+        | HarnessError::UnsupportedVersion { .. }
+        | HarnessError::UnknownVersion { .. }
+        | HarnessError::TurnActive { .. }
+        | HarnessError::NoActiveTurn { .. } => RuntimeError::FailedPrecondition(message),
+        HarnessError::ProcessExited { .. }
+        | HarnessError::Rpc { .. }
+        | HarnessError::Timeout { .. }
+        | HarnessError::Protocol { .. }
+        | HarnessError::ShutDown => RuntimeError::Unavailable(message),
+        HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelProvider for CodexModel {
+    fn id(&self) -> &str {
+        CODEX_PROVIDER
+    }
+
+    fn api(&self) -> &'static str {
+        "codex-app-server"
+    }
+
+    async fn complete(
+        &self,
+        _request: ModelRequest,
+        _events: mpsc::Sender<StreamEvent>,
+        _cancel: CancellationToken,
+    ) -> Result<AssistantMessage, ProviderError> {
+        Err(ProviderError::Config {
+            message: "a Codex agent's model is called by the Codex app-server, not by OpenClaw"
+                .to_owned(),
+        })
+    }
+}

@@ -1,0 +1,337 @@
+//! The agent loop driven through [`Services`] alone: a real model client talking to the
+//! scripted model server of the test kit over a local socket, prompts rendered in-process by
+//! the prompt-service renderer, and a real state directory.
+
+use std::{sync::Arc, time::Duration};
+
+use agent_testkit::{FakeError, FakeReply, FakeServer, FakeServerHandle, WireFormat};
+use openclaw_transcript::{Message, SystemClock};
+use serde_json::json;
+
+use super::{CompactionPhase, CompactionTrigger, RunEvent, RunSpec, submit};
+use crate::{
+    MapEnv, RuntimeOptions, Settings,
+    error::{ErrorCode, RuntimeError},
+    services::Services,
+    sessions::{
+        SessionTarget,
+        queue::{Disposition, QueueMode},
+    },
+};
+
+/// How long a test waits for a run to end.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// Services over a temporary state directory whose one provider is a scripted model server.
+struct Loop {
+    services: Arc<Services>,
+    model: FakeServerHandle,
+    dir: tempfile::TempDir,
+}
+
+impl Loop {
+    /// `defaults_extra` goes into `agents.defaults` (after a comma).
+    async fn start(defaults_extra: &str) -> Self {
+        let format = WireFormat::ChatCompletions;
+        let (base_url, model) = FakeServer::start(format).await.expect("model server");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let settings = Settings {
+            state_dir: dir.path().join("state"),
+            config_path: dir.path().join("openclaw.json"),
+            home_dir: dir.path().to_path_buf(),
+        };
+        let config = format!(
+            r#"{{
+  agents: {{ defaults: {{ model: "fake/test-model" {defaults_extra} }} }},
+  models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "{}", apiKey: "k",
+    models: [{{ id: "test-model" }}] }} }} }},
+}}"#,
+            format.api()
+        );
+        std::fs::write(&settings.config_path, config).expect("config");
+        let prompt: Arc<dyn prompt_client::PromptSource> =
+            Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
+        let services = Services::start(RuntimeOptions::new(
+            settings,
+            Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
+            Arc::new(SystemClock),
+            prompt,
+        ))
+        .expect("services");
+        Self {
+            services,
+            model,
+            dir,
+        }
+    }
+
+    fn spec(message: &str) -> RunSpec {
+        RunSpec {
+            message: message.to_owned(),
+            ..RunSpec::default()
+        }
+    }
+
+    /// Submits `message` to the main session and collects its run's events to the end.
+    async fn run(&self, message: &str) -> Vec<RunEvent> {
+        let submitted = submit(&self.services, Self::spec(message))
+            .await
+            .expect("accepted");
+        collect(submitted.follow()).await
+    }
+
+    /// The main session's transcript messages.
+    async fn messages(&self) -> Vec<Message> {
+        let agent = self.services.agent_view("").expect("agent");
+        let info = self
+            .services
+            .sessions()
+            .get(&agent, &SessionTarget::Key(String::new()))
+            .await
+            .expect("session");
+        let cwd = self
+            .services
+            .session_workspace(&agent, &info.key)
+            .await
+            .expect("workspace");
+        self.services
+            .sessions()
+            .handle(&agent, &info, &cwd)
+            .expect("handle")
+            .messages()
+            .await
+            .expect("messages")
+    }
+}
+
+async fn collect(
+    mut events: tokio::sync::mpsc::Receiver<crate::sessions::SessionEvent>,
+) -> Vec<RunEvent> {
+    let mut out = Vec::new();
+    let all = async {
+        while let Some(event) = events.recv().await {
+            out.push(event.event);
+        }
+    };
+    tokio::time::timeout(RUN_LIMIT, all)
+        .await
+        .expect("the run ended in time");
+    out
+}
+
+fn final_of(events: &[RunEvent]) -> (String, u32) {
+    match events.last() {
+        Some(RunEvent::Final { text, steps, .. }) => (text.clone(), *steps),
+        other => panic!("the run did not end with a final event: {other:?}\n{events:#?}"),
+    }
+}
+
+fn assistant_texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant(a) => Some(super::turns::assistant_text(a)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_plain_turn_streams_the_reply_and_writes_it() {
+    let l = Loop::start("").await;
+    l.model
+        .push(FakeReply::text("Hello from the model.").deltas(3));
+    let events = l.run("Say hello.").await;
+
+    assert!(
+        matches!(&events[0], RunEvent::Started { message_seqs, .. } if message_seqs == &[1]),
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::ModelCall { step: 1, .. })),
+        "{events:#?}"
+    );
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, "Hello from the model.");
+    assert_eq!(final_of(&events), ("Hello from the model.".to_owned(), 1));
+    assert_eq!(l.model.request_count(), 1);
+    let request = &l.model.requests()[0].body;
+    assert!(request.to_string().contains("Say hello."), "{request}");
+    assert_eq!(
+        assistant_texts(&l.messages().await),
+        ["Hello from the model."]
+    );
+}
+
+#[tokio::test]
+async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() {
+    let l = Loop::start("").await;
+    let workspace = l.dir.path().join("state/workspace");
+    std::fs::write(workspace.join("notes.txt"), "NOTE-MARK-7731\n").expect("notes");
+    l.model.push_all([
+        FakeReply::tool_call("c1", "read", json!({ "path": "notes.txt" })),
+        FakeReply::text("The note says 7731."),
+    ]);
+    let events = l.run("What does notes.txt say?").await;
+
+    let started: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolStarted { call_id, name, .. } => Some((call_id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [("c1", "read")], "{events:#?}");
+    let finished = events.iter().find_map(|e| match e {
+        RunEvent::ToolFinished {
+            is_error, output, ..
+        } => Some((*is_error, output.clone())),
+        _ => None,
+    });
+    let (is_error, output) = finished.expect("a tool result event");
+    assert!(!is_error, "{output}");
+    assert!(output.contains("NOTE-MARK-7731"), "{output}");
+    assert_eq!(final_of(&events), ("The note says 7731.".to_owned(), 2));
+    let second = l.model.requests()[1].body.to_string();
+    assert!(second.contains("NOTE-MARK-7731"), "{second}");
+    let results = l
+        .messages()
+        .await
+        .into_iter()
+        .filter(|m| matches!(m, Message::ToolResult(r) if r.tool_call_id == "c1" && !r.is_error))
+        .count();
+    assert_eq!(results, 1);
+}
+
+#[tokio::test]
+async fn a_steer_that_arrives_mid_run_gets_a_model_turn_in_the_same_run() {
+    let l = Loop::start("").await;
+    l.model.push_all([
+        FakeReply::text("First answer.").delay(Duration::from_millis(600)),
+        FakeReply::text("Answer to the steer."),
+    ]);
+    let first = submit(&l.services, Loop::spec("Start working."))
+        .await
+        .expect("accepted");
+    let Disposition::Started { run } = first.disposition else {
+        panic!("{:?}", first.disposition);
+    };
+    let mut events = first.follow();
+    // Wait until the first model call is under way, then steer.
+    let mut seen = Vec::new();
+    while let Some(event) = events.recv().await {
+        let call = matches!(event.event, RunEvent::ModelCall { .. });
+        seen.push(event.event);
+        if call {
+            break;
+        }
+    }
+    let steer = submit(
+        &l.services,
+        RunSpec {
+            queue_mode: Some(QueueMode::Steer),
+            ..Loop::spec("STEER-MARK: also check the tests.")
+        },
+    )
+    .await
+    .expect("accepted");
+    assert_eq!(steer.disposition, Disposition::Steered { run });
+    seen.extend(collect(events).await);
+
+    assert_eq!(final_of(&seen), ("Answer to the steer.".to_owned(), 2));
+    assert_eq!(l.model.request_count(), 2);
+    let second = l.model.requests()[1].body.to_string();
+    assert!(second.contains("STEER-MARK"), "{second}");
+    assert!(second.contains("First answer."), "{second}");
+}
+
+#[tokio::test]
+async fn a_provider_error_ends_the_run_with_the_code_of_the_shared_table() {
+    let l = Loop::start("").await;
+    l.model.push(FakeReply::error(FakeError::Other {
+        status: 400,
+        message: "the request names an unknown parameter".to_owned(),
+    }));
+    let events = l.run("Hello?").await;
+
+    let Some(RunEvent::Error { code, message }) = events.last() else {
+        panic!("the run did not end with an error: {events:#?}");
+    };
+    // A refused request is the caller's setup: FAILED_PRECONDITION, as the gRPC mapping says.
+    let expected = RuntimeError::FailedPrecondition(String::new()).code();
+    assert_eq!(expected, ErrorCode::FailedPrecondition);
+    assert_eq!(*code, expected.as_str());
+    assert_eq!(expected.number(), 9, "gRPC numbers FAILED_PRECONDITION 9");
+    assert!(message.contains("unknown parameter"), "{message}");
+    // The user's message is kept; no assistant reply was written.
+    let messages = l.messages().await;
+    assert!(
+        messages.iter().any(|m| matches!(m, Message::User(_))),
+        "{messages:#?}"
+    );
+    assert!(assistant_texts(&messages).is_empty(), "{messages:#?}");
+}
+
+/// Text of about `chars` characters that starts with `mark`, in lines.
+fn filler(mark: &str, chars: usize) -> String {
+    let mut text = format!("{mark}\n");
+    let line = "the quick brown fox jumps over the lazy dog again and again and again.\n";
+    while text.len() < chars {
+        text.push_str(line);
+    }
+    text
+}
+
+#[tokio::test]
+async fn a_session_past_its_threshold_is_compacted_before_the_next_call() {
+    // A 40k-token window with a 10k reserve: compaction starts at 30k.
+    let l = Loop::start(
+        r#", contextWindow: 40000, compaction: { reserveTokens: 10000, reserveTokensFloor: 0,
+             memoryFlush: { enabled: false } }"#,
+    )
+    .await;
+    l.model.push_all([
+        FakeReply::text("First answer."),
+        FakeReply::text("SUMMARY-TEXT: a long brief came first."),
+        FakeReply::text("Second answer."),
+    ]);
+    let first = l.run(&filler("ALPHA-OLD-TURN", 80_000)).await;
+    assert_eq!(final_of(&first).0, "First answer.");
+    assert!(
+        !first.iter().any(|e| matches!(e, RunEvent::Compaction(_))),
+        "{first:#?}"
+    );
+
+    let second = l.run(&filler("BRAVO-NEW-TURN", 48_000)).await;
+    assert_eq!(final_of(&second).0, "Second answer.");
+    let phases: Vec<_> = second
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Compaction(c) => Some((c.phase, c.trigger)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            (CompactionPhase::Started, CompactionTrigger::Threshold),
+            (CompactionPhase::Finished, CompactionTrigger::Threshold),
+        ],
+        "{second:#?}"
+    );
+    let requests = l.model.requests();
+    assert_eq!(requests.len(), 3);
+    // The last call sends the summary in place of the old turn.
+    let last = requests[2].body.to_string();
+    assert!(last.contains("SUMMARY-TEXT"), "{last}");
+    assert!(!last.contains("ALPHA-OLD-TURN"), "{last}");
+    assert!(last.contains("BRAVO-NEW-TURN"), "{last}");
+}

@@ -1,0 +1,474 @@
+//! One run: its user messages into the transcript, then model calls and tool
+//! batches until the model stops, the step limit or the time limit is hit,
+//! or a newer message interrupts it. Steered messages are taken after each
+//! whole tool batch, before the next model call (SPEC R-11).
+
+use std::{sync::Arc, time::Instant};
+
+use openclaw_providers::{
+    ModelRequest, ProviderError, ResolvedModel, RetryPolicy, StreamEvent, SystemPrompt, ToolSpec,
+    complete_with_retry,
+};
+use openclaw_tools::ToolOutcome;
+use openclaw_transcript::{
+    AssistantMessage, ContentBlock, EntryBody, Message, StopReason, ToolCall, ToolResultMessage,
+    Usage, UserContent, UserMessage,
+};
+use service_kit::metrics::Tokens;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    DEFAULT_MAX_STEPS, EVENT_OUTPUT_CHARS, Emitter, RunEvent,
+    blocks::{self, BlockSink},
+    compactor::Compactor,
+    evidence::PromptFingerprint,
+    prepare::{self, RunModel},
+    shorten, summarize_call,
+};
+use crate::{
+    context::{self, tool_call_ids},
+    error::RuntimeError,
+    prompt_input::{ToolDescriptor, TurnPrompt},
+    services::Services,
+    sessions::Session,
+    sessions::queue::{Inbound, RunStart},
+};
+
+mod model;
+mod tools;
+
+use model::RunParts;
+pub(super) use model::provider_error;
+use tools::{after_batch, run_tool_batch};
+
+/// One run as the driver hands it to a runtime (embedded or Codex).
+#[derive(Clone, Copy)]
+pub(crate) struct RunInput<'a> {
+    pub services: &'a Arc<Services>,
+    pub session: &'a Session,
+    pub start: &'a RunStart,
+    pub out: &'a Emitter,
+}
+
+/// How a run ended well.
+pub(crate) struct Finished {
+    pub text: String,
+    pub stop_reason: String,
+    pub steps: u32,
+    pub usage: Usage,
+    pub reply: String,
+    pub blocks: u32,
+}
+
+impl Finished {
+    /// A run that ended with `reply` after `steps` model calls; what block streaming already
+    /// sent is not part of the final reply.
+    fn of(
+        reply: &AssistantMessage,
+        stop_reason: String,
+        steps: u32,
+        usage: Usage,
+        sink: Option<&BlockSink>,
+    ) -> Self {
+        let text = assistant_text(reply);
+        let (reply, blocks) = match sink {
+            Some(sink) => (sink.unsent_tail(&text), sink.sent()),
+            None => (text.clone(), 0),
+        };
+        Self {
+            text,
+            stop_reason,
+            steps,
+            usage,
+            reply,
+            blocks,
+        }
+    }
+}
+
+/// Writes a batch of user messages as one append (one actor round trip).
+pub(crate) async fn append_user(
+    services: &Services,
+    session: &Session,
+    messages: &[Inbound],
+) -> Result<Vec<Message>, RuntimeError> {
+    let now = services.now_ms();
+    let users: Vec<Message> = messages
+        .iter()
+        .map(|m| {
+            Message::User(UserMessage {
+                content: UserContent::Text(m.text.clone()),
+                timestamp: now,
+            })
+        })
+        .collect();
+    let bodies = users
+        .iter()
+        .cloned()
+        .map(|message| EntryBody::Message { message })
+        .collect();
+    session.handle.append(bodies, false).await?;
+    // In the transcript now: the journal no longer needs them.
+    mark_done(session, messages).await;
+    Ok(users)
+}
+
+/// Marks messages done in the session's journal (they are in the transcript).
+pub(super) async fn mark_done(s: &Session, messages: &[Inbound]) {
+    if messages.is_empty() {
+        return;
+    }
+    let seqs: Vec<u64> = messages
+        .iter()
+        .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
+        .collect();
+    let journal = Arc::clone(&s.journal);
+    match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "could not mark messages done in the journal")
+        }
+        Err(error) => tracing::warn!(%error, "journal task failed"),
+    }
+}
+
+/// Runs `start` on the embedded runtime to its end. The caller publishes the terminal event.
+pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
+    let RunInput {
+        services,
+        session: s,
+        start,
+        out,
+    } = input;
+    let began = Instant::now();
+    let deadline = began + services.run_timeout();
+    let first = start
+        .first()
+        .cloned()
+        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
+    // The messages are accepted: they go into the transcript before anything
+    // that can fail, so a run that fails still leaves them recorded.
+    append_user(services, s, &start.messages).await?;
+    let run = services
+        .run_model(s, first.options.model.as_deref())
+        .await?;
+    out.emit(RunEvent::Started {
+        run_id: super::beats::run_id(start),
+        agent_id: s.agent.id.clone(),
+        session_key: s.key.as_str().to_owned(),
+        session_id: s.session_id.clone(),
+        model: run.name.clone(),
+        message_seqs: super::beats::user_seqs(start),
+    });
+
+    let RunSetup {
+        mut history,
+        continuation,
+        skills,
+        tools: tool_descriptors,
+        contribution,
+        ctx,
+        mut sink,
+    } = RunSetup::read(services, s, start, &first, &run, out, deadline).await?;
+    let max_steps = match first.options.max_steps {
+        0 => DEFAULT_MAX_STEPS,
+        n => n,
+    };
+    let mut total = Usage::default();
+    let interrupted = || interrupted(start.run);
+
+    let turn = TurnPrompt {
+        agent: &s.agent,
+        kind: s.kind,
+        heartbeat_turn: first.options.heartbeat,
+        cwd: &s.cwd,
+        sandbox: ctx.sandbox.as_deref(),
+        channel: &first.channel,
+        tools: &tool_descriptors,
+        skills: skills.as_ref(),
+        continuation,
+        model: &run.name,
+        default_model: &run.default_model,
+        contribution: contribution.as_ref(),
+    };
+    let tool_specs = tool_specs(&tool_descriptors);
+    // Lesson L15 b: tool results and chat participants' messages reach the model
+    // fenced with nonce markers; the transcript keeps the raw text.
+    let origin =
+        openclaw_tools::UserOrigin::for_chat(&first.channel.channel, &first.channel.chat_type);
+    let mut compactor =
+        Compactor::new(services, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
+    let mut overflow_retried = false;
+    let call = RunParts {
+        services,
+        s,
+        run: &run,
+        ctx: &ctx,
+        out,
+        tool_specs: &tool_specs,
+        origin,
+        run_number: start.run,
+        cancel: &start.cancel,
+        deadline,
+    };
+
+    for step in 1..=max_steps {
+        if start.cancel.is_cancelled() {
+            return finish_failed(services, s, &total, interrupted()).await;
+        }
+        repair(services, s, &mut history).await?;
+        let prompt = services.render_turn(&turn, deadline).await?;
+        // Compaction may replace older history with a summary;
+        // the pairing check runs again on what it leaves (lesson L10).
+        match compactor.before_call(&prompt, &mut history).await {
+            Ok(true) => repair(services, s, &mut history).await?,
+            Ok(false) => {}
+            Err(error) => return finish_failed(services, s, &total, error).await,
+        }
+        let reply = match call
+            .model_call(
+                step,
+                &prompt,
+                &mut sink,
+                &mut compactor,
+                &mut history,
+                &mut overflow_retried,
+            )
+            .await?
+        {
+            Ok(reply) => reply,
+            Err(error) => return finish_failed(services, s, &total, error).await,
+        };
+        let reply_message =
+            record_reply(s, &reply, out, &mut sink, &mut total, &mut history).await?;
+        let last_stop = reply.stop_reason.as_str().to_owned();
+        let turn_end = RunEvent::TurnEnd {
+            step,
+            stop_reason: last_stop.clone(),
+        };
+
+        if reply.stop_reason == StopReason::Error {
+            out.emit(turn_end);
+            let message = reply
+                .error_message
+                .unwrap_or_else(|| "the model call failed".to_owned());
+            return finish_failed(services, s, &total, RuntimeError::Unavailable(message)).await;
+        }
+        let calls = tool_call_ids(&reply_message);
+        if calls.is_empty() {
+            out.emit(turn_end);
+            // The run would end here; a steer that arrived meanwhile gets
+            // another model turn instead of being dropped. At the step limit
+            // the queue hands such messages to a new run.
+            let more = if step < max_steps {
+                s.extras.queue().finish_or_continue(start.run)
+            } else {
+                None
+            };
+            match more {
+                Some(steer) => {
+                    take_steer(services, s, start.run, steer, &mut history).await?;
+                    continue;
+                }
+                None => {
+                    finish(services, s, &total).await?;
+                    return Ok(Finished::of(&reply, last_stop, step, total, sink.as_ref()));
+                }
+            }
+        }
+
+        let end_turn = run_tool_batch(&call, &reply, &mut history).await?;
+        out.emit(turn_end);
+        let stop = if start.cancel.is_cancelled() {
+            Some(interrupted())
+        } else {
+            after_batch(services, end_turn, deadline)
+        };
+        if let Some(error) = stop {
+            return finish_failed(services, s, &total, error).await;
+        }
+        // Steered messages join after the whole batch, before the next call.
+        let steer = s.extras.queue().drain_steer(start.run);
+        if !steer.is_empty() {
+            take_steer(services, s, start.run, steer, &mut history).await?;
+        }
+    }
+    finish_failed(services, s, &total, RuntimeError::ResourceExhausted(format!(
+        "the run stopped after {max_steps} model calls (max_steps); the tool results so far are saved"
+    )))
+    .await
+}
+
+/// What a run reads before its first model call.
+struct RunSetup {
+    /// The session's messages, the run's own user messages last.
+    history: Vec<Message>,
+    /// An earlier turn of the session already had the workspace files.
+    continuation: bool,
+    skills: Option<openclaw_skills::Discovery>,
+    tools: Vec<ToolDescriptor>,
+    contribution: Option<openclaw_proto::prompt::v1::ProviderContribution>,
+    ctx: openclaw_tools::ToolContext,
+    /// Block streaming, when the channel has it on.
+    sink: Option<BlockSink>,
+}
+
+impl RunSetup {
+    async fn read(
+        services: &Arc<Services>,
+        s: &Session,
+        start: &RunStart,
+        first: &Inbound,
+        run: &RunModel,
+        out: &Emitter,
+        deadline: Instant,
+    ) -> Result<Self, RuntimeError> {
+        let history = s.handle.messages().await?;
+        let continuation = history
+            .iter()
+            .rev()
+            .skip(start.messages.len())
+            .any(|m| matches!(m, Message::Assistant(_)));
+        let settings = services
+            .loaded_config()
+            .map(|l| blocks::settings_for(&l.config, &first.channel.channel))?;
+        Ok(Self {
+            history,
+            continuation,
+            skills: services.list_skills(&s.agent.id).await.ok(),
+            tools: prepare::descriptors(&run.tools),
+            contribution: services.contribution(&run.model, deadline).await,
+            ctx: services.tool_context(s, run, start.cancel.clone())?,
+            sink: BlockSink::new(settings, out.clone()),
+        })
+    }
+}
+
+/// The tools as a model request names them.
+fn tool_specs(tools: &[ToolDescriptor]) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            parameters: t.parameters.clone(),
+        })
+        .collect()
+}
+
+/// Writes the model's reply into the transcript and the history, closes its block stream and
+/// counts its usage. Returns it as a message.
+async fn record_reply(
+    s: &Session,
+    reply: &AssistantMessage,
+    out: &Emitter,
+    sink: &mut Option<BlockSink>,
+    total: &mut Usage,
+    history: &mut Vec<Message>,
+) -> Result<Message, RuntimeError> {
+    let message = Message::Assistant(reply.clone());
+    s.handle
+        .append(
+            vec![EntryBody::Message {
+                message: message.clone(),
+            }],
+            false,
+        )
+        .await?;
+    history.push(message.clone());
+    if let Some(sink) = sink.as_mut() {
+        sink.message_end();
+    }
+    if let Some(usage) = &reply.usage {
+        add_usage(total, usage);
+        out.emit(RunEvent::Usage(usage.clone()));
+    }
+    Ok(message)
+}
+
+/// The error of a run a newer message interrupted.
+fn interrupted(run: u64) -> RuntimeError {
+    RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
+}
+
+/// The pairing check before a model request (lesson L10); what it fills in
+/// is persisted, so the next load is clean.
+async fn repair(
+    services: &Services,
+    s: &Session,
+    history: &mut Vec<Message>,
+) -> Result<(), RuntimeError> {
+    let repair = context::repair_pairing(history, services.now_ms());
+    if !repair.is_clean() {
+        tracing::warn!(orphans = ?repair.orphans_dropped, filled = repair.filled.len(), "repaired tool call pairing before a model call");
+        let bodies = repair
+            .filled
+            .into_iter()
+            .map(|r| EntryBody::Message {
+                message: Message::ToolResult(r),
+            })
+            .collect();
+        s.handle.append(bodies, true).await?;
+    }
+    Ok(())
+}
+
+/// Commits steered messages; if that fails they go back to the queue, so the
+/// next run takes them (lesson L11).
+async fn take_steer(
+    services: &Services,
+    s: &Session,
+    run: u64,
+    steer: Vec<Inbound>,
+    history: &mut Vec<Message>,
+) -> Result<(), RuntimeError> {
+    match append_user(services, s, &steer).await {
+        Ok(users) => {
+            tracing::debug!(messages = steer.len(), "steered messages delivered");
+            history.extend(users);
+            Ok(())
+        }
+        Err(error) => {
+            s.extras.queue().requeue_steer(run, steer);
+            Err(error)
+        }
+    }
+}
+
+/// Turn boundary: fsync and record usage in the index.
+async fn finish(services: &Services, s: &Session, usage: &Usage) -> Result<(), RuntimeError> {
+    s.handle.append(Vec::new(), true).await?;
+    services.record_turn(&s.agent, &s.key, usage);
+    Ok(())
+}
+
+async fn finish_failed(
+    services: &Services,
+    s: &Session,
+    usage: &Usage,
+    error: RuntimeError,
+) -> Result<Finished, RuntimeError> {
+    finish(services, s, usage).await?;
+    Err(error)
+}
+
+fn add_usage(total: &mut Usage, usage: &Usage) {
+    total.input += usage.input;
+    total.output += usage.output;
+    total.cache_read += usage.cache_read;
+    total.cache_write += usage.cache_write;
+    total.total_tokens += usage.total_tokens;
+}
+
+pub(super) fn assistant_text(reply: &AssistantMessage) -> String {
+    reply
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}

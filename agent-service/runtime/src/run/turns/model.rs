@@ -1,0 +1,235 @@
+//! The model side of a run: one model call streamed to the run's events and block sink, with
+//! the provider's retries, and one retry after compaction when the provider refuses the
+//! request as too long.
+
+use super::*;
+
+/// Stream events buffered between the provider and the run.
+pub(super) const STREAM_BUFFER: usize = 256;
+
+/// The parts of one run its model calls and tool batches use.
+#[derive(Clone, Copy)]
+pub(super) struct RunParts<'a> {
+    pub(super) services: &'a Services,
+    pub(super) s: &'a Session,
+    pub(super) run: &'a RunModel,
+    pub(super) ctx: &'a openclaw_tools::ToolContext,
+    pub(super) out: &'a Emitter,
+    pub(super) tool_specs: &'a [ToolSpec],
+    pub(super) origin: openclaw_tools::UserOrigin<'a>,
+    pub(super) run_number: u64,
+    pub(super) cancel: &'a CancellationToken,
+    pub(super) deadline: Instant,
+}
+
+/// Compares the prompt's stable prefix with the session's previous model call: whether it
+/// changed and which stable sections did.
+pub(super) fn prefix_change(
+    s: &Session,
+    prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
+) -> (bool, Vec<String>) {
+    let fingerprint = PromptFingerprint::of(prompt);
+    let previous = s.extras.swap_fingerprint(fingerprint.clone());
+    let (changed, sections) = match &previous {
+        Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
+            (true, fingerprint.changed_since(prev))
+        }
+        _ => (false, Vec::new()),
+    };
+    if changed {
+        service_kit::metrics::stable_prefix_changed(&s.agent.id);
+        tracing::info!(changed = ?sections, "stable prompt prefix changed since the previous model call");
+    }
+    (changed, sections)
+}
+
+/// Calls the model, forwarding text and thinking as they stream and feeding
+/// the block sink (with its idle timer).
+pub(super) async fn call_model(
+    model: &ResolvedModel,
+    request: ModelRequest,
+    out: &Emitter,
+    sink: &mut Option<BlockSink>,
+    cancel: &CancellationToken,
+    deadline: Instant,
+) -> Result<AssistantMessage, RuntimeError> {
+    let began = Instant::now();
+    let (ptx, mut prx) = mpsc::channel::<StreamEvent>(STREAM_BUFFER);
+    let policy = RetryPolicy {
+        deadline: deadline.saturating_duration_since(Instant::now()),
+        ..RetryPolicy::default()
+    };
+    let call = complete_with_retry(
+        model.provider.as_ref(),
+        request,
+        ptx,
+        cancel.clone(),
+        &policy,
+    );
+    let forward = async {
+        enum Step {
+            Event(Option<StreamEvent>),
+            Idle,
+        }
+        loop {
+            let idle_at = sink.as_ref().and_then(BlockSink::deadline);
+            let step = match idle_at {
+                Some(at) => tokio::select! {
+                    event = prx.recv() => Step::Event(event),
+                    () = tokio::time::sleep_until(at) => Step::Idle,
+                },
+                None => Step::Event(prx.recv().await),
+            };
+            match step {
+                Step::Idle => {
+                    if let Some(sink) = sink.as_mut() {
+                        sink.poll();
+                    }
+                }
+                Step::Event(None) => break,
+                Step::Event(Some(event)) => match event {
+                    StreamEvent::TextDelta(text) => {
+                        if let Some(sink) = sink.as_mut() {
+                            sink.text(&text);
+                        }
+                        out.emit(RunEvent::TextDelta(text));
+                    }
+                    StreamEvent::ThinkingDelta(text) => {
+                        if let Some(sink) = sink.as_mut() {
+                            sink.text_end();
+                        }
+                        out.emit(RunEvent::ThinkingDelta(text));
+                    }
+                    StreamEvent::ToolCallStarted { .. } => {
+                        if let Some(sink) = sink.as_mut() {
+                            sink.text_end();
+                        }
+                    }
+                    StreamEvent::ToolCallFinished(_) | StreamEvent::Usage(_) => {}
+                },
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(call, forward);
+    let (outcome, tokens) = match &result {
+        Ok(reply) if reply.stop_reason == StopReason::Error => ("error", tokens_of(reply)),
+        Ok(reply) => ("ok", tokens_of(reply)),
+        Err(ProviderError::Cancelled) => ("aborted", Tokens::default()),
+        Err(_) => ("error", Tokens::default()),
+    };
+    service_kit::metrics::model_call(
+        &model.reference.provider,
+        &model.reference.model,
+        outcome,
+        began.elapsed(),
+        tokens,
+    );
+    result.map_err(provider_error)
+}
+
+pub(super) fn tokens_of(reply: &AssistantMessage) -> Tokens {
+    reply
+        .usage
+        .as_ref()
+        .map_or_else(Tokens::default, |u| Tokens {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+        })
+}
+
+pub(in crate::run) fn provider_error(error: ProviderError) -> RuntimeError {
+    let message = format!("model provider: {error}");
+    match error {
+        ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
+        ProviderError::ContextOverflow { .. } => RuntimeError::ContextOverflow(message),
+        ProviderError::Config { .. } | ProviderError::Client { .. } => {
+            RuntimeError::FailedPrecondition(message)
+        }
+        ProviderError::Cancelled => RuntimeError::Aborted(message),
+        ProviderError::Server { .. }
+        | ProviderError::Malformed { .. }
+        | ProviderError::Connection { .. } => RuntimeError::Unavailable(message),
+    }
+}
+
+impl RunParts<'_> {
+    /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
+    /// as too long gets one retry after compaction (`overflow_retried` remembers it for the
+    /// run). The outer error ends the run as it is; the inner one after a turn boundary.
+    pub(super) async fn model_call(
+        &self,
+        step: u32,
+        prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
+        sink: &mut Option<BlockSink>,
+        compactor: &mut Compactor<'_>,
+        history: &mut Vec<Message>,
+        overflow_retried: &mut bool,
+    ) -> Result<Result<AssistantMessage, RuntimeError>, RuntimeError> {
+        let (mut prefix_changed, mut changed_sections) = prefix_change(self.s, prompt);
+        let system = SystemPrompt {
+            stable: prompt.stable_prefix.clone(),
+            dynamic: prompt.dynamic_suffix.clone(),
+        };
+        loop {
+            self.out.emit(RunEvent::ModelCall {
+                step,
+                model: self.run.name.clone(),
+                stable_prefix_sha256: prompt.stable_prefix_sha256.clone(),
+                prefix_changed: std::mem::take(&mut prefix_changed),
+                changed_sections: std::mem::take(&mut changed_sections),
+                prompt_chars: prompt.chars,
+                messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
+            });
+            let request = ModelRequest {
+                model: self.run.model.wire_model.clone(),
+                system: system.clone(),
+                messages: self.ctx.fence.model_messages(history, self.origin),
+                tools: self.tool_specs.to_vec(),
+                max_output_tokens: None,
+                reasoning_effort: None,
+            };
+            let error = match call_model(
+                &self.run.model,
+                request,
+                self.out,
+                sink,
+                self.cancel,
+                self.deadline,
+            )
+            .await
+            {
+                Ok(reply) => return Ok(Ok(reply)),
+                Err(error) => error,
+            };
+            if let Some(sink) = sink.as_mut() {
+                sink.message_failed();
+            }
+            if self.cancel.is_cancelled() {
+                return Ok(Err(interrupted(self.run_number)));
+            }
+            let RuntimeError::ContextOverflow(provider_says) = error else {
+                return Ok(Err(error));
+            };
+            // The provider counted more than our estimate: compact and retry
+            // the call once.
+            if *overflow_retried {
+                let error = compactor.still_too_big(
+                    prompt,
+                    history,
+                    &format!("the provider refused the request as too long even after compaction ({provider_says})"),
+                );
+                return Ok(Err(error));
+            }
+            *overflow_retried = true;
+            if let Err(error) = compactor
+                .after_overflow(prompt, history, &provider_says)
+                .await
+            {
+                return Ok(Err(error));
+            }
+            repair(self.services, self.s, history).await?;
+        }
+    }
+}

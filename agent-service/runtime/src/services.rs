@@ -1,0 +1,493 @@
+//! What the agent loop works with: one value holding the config snapshot, the prompt source,
+//! the model providers, the clock, the session index, the sandbox engine, the redactor and the
+//! registries of Codex runners, heartbeats and subagents. [`crate::Runtime`] is the public face
+//! over it; the loop (`crate::run`) takes a `Services` and never the face.
+
+use std::{
+    collections::BTreeMap,
+    path::PathBuf,
+    sync::{
+        Arc, PoisonError, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use openclaw_codex_harness::{CodexRunner, HarnessSettings};
+use openclaw_config::{
+    Loader,
+    resolve::{AgentView, Dirs},
+};
+use openclaw_providers::{HttpSettings, ProviderRegistry, RegistryContext};
+use openclaw_skills::Discovery;
+use openclaw_transcript::{Clock, SessionKey};
+use prompt_client::PromptSource;
+
+use crate::{
+    config_state::{self, ConfigState, Loaded},
+    env::Env,
+    error::RuntimeError,
+    sessions::SessionManager,
+    settings::Settings,
+    workspaces::{self, WorkspaceSetup},
+};
+
+/// Everything the runtime needs from its host.
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    /// Where state and config live.
+    pub settings: Settings,
+    /// Environment variables (for `${VAR}` in the config, skill gates).
+    pub env: Arc<dyn Env>,
+    /// Wall clock for timestamps.
+    pub clock: Arc<dyn Clock>,
+    /// Where prompts come from (prompt-service over gRPC, or in-process).
+    pub prompt: Arc<dyn PromptSource>,
+    /// The bubblewrap program sandboxed sessions run their commands with (a bare name is
+    /// looked up on `PATH`; `bwrap` is the usual one).
+    pub sandbox_program: std::ffi::OsString,
+    /// Where the resolved secrets of the config go (its `config` source is replaced on every
+    /// load); share it with the log writer so log lines are redacted too.
+    pub redactor: openclaw_secrets::Redactor,
+}
+
+impl RuntimeOptions {
+    /// Options with the default sandbox program and a fresh redactor.
+    pub fn new(
+        settings: Settings,
+        env: Arc<dyn Env>,
+        clock: Arc<dyn Clock>,
+        prompt: Arc<dyn PromptSource>,
+    ) -> Self {
+        Self {
+            settings,
+            env,
+            clock,
+            prompt,
+            sandbox_program: DEFAULT_SANDBOX_PROGRAM.into(),
+            redactor: openclaw_secrets::Redactor::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RuntimeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeOptions")
+            .field("settings", &self.settings)
+            .field("prompt", &self.prompt.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The bubblewrap program looked up on `PATH` unless the operator names another.
+pub const DEFAULT_SANDBOX_PROGRAM: &str = "bwrap";
+
+/// What `Setup` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupOutcome {
+    /// `openclaw.json` was created by this call.
+    pub config_created: bool,
+    /// Path of `openclaw.json`.
+    pub config_path: PathBuf,
+    /// One entry per agent set up.
+    pub workspaces: Vec<WorkspaceSetup>,
+}
+
+/// The state and services shared by the runtime's operations and its runs.
+pub(crate) struct Services {
+    options: RuntimeOptions,
+    loader: Loader,
+    /// Swapped whole on reload; never held across an await.
+    config: RwLock<ConfigState>,
+    /// Agents whose workspace may not be used, with the reason (a vanished
+    /// proven workspace, SPEC R-6).
+    blocked: RwLock<BTreeMap<String, String>>,
+    /// Model providers built from `models.providers`, or why they could not be.
+    providers: RwLock<Result<Arc<ProviderRegistry>, String>>,
+    sessions: SessionManager,
+    /// Set by [`Services::begin_shutdown`]: no new runs start.
+    stopping: AtomicBool,
+    /// When shutdown began.
+    stopping_since: std::sync::OnceLock<tokio::time::Instant>,
+    /// One Codex app-server runner per Codex-runtime agent, built on first use.
+    codex: CodexRunners,
+    /// The heartbeat scheduler's state (see [`crate::heartbeat`]).
+    heartbeats: crate::heartbeat::Heartbeats,
+    /// The subagents started by sessions (see [`crate::subagents`]).
+    subagents: crate::subagents::Subagents,
+    /// The sandbox engine, detected at start-up (see [`crate::sandboxing`]).
+    sandbox: crate::sandboxing::Engine,
+    /// Environment variables commands must not inherit (they hold secrets); refreshed with
+    /// the config.
+    hidden_env: RwLock<Arc<[String]>>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Services {
+    /// Loads the config, seeds or checks every agent workspace, and prepares
+    /// the services. An invalid config does not fail here: see [`Services::config`].
+    pub(crate) fn start(options: RuntimeOptions) -> Result<Arc<Self>, RuntimeError> {
+        let loader = Loader::new().map_err(|e| RuntimeError::Internal(e.to_string()))?;
+        let config = config_state::load(&options.settings, options.env.as_ref(), &loader);
+        log_config(&options, &config);
+        let sessions = SessionManager::new(
+            options.settings.state_dir.clone(),
+            Arc::clone(&options.clock),
+        );
+        let providers = build_providers(&options, &config);
+        let subagents_path = options.settings.state_dir.join("subagents.json");
+        let sandbox = crate::sandboxing::Engine::detect(&options.sandbox_program);
+        let runtime = Arc::new(Self {
+            options,
+            loader,
+            config: RwLock::new(config),
+            blocked: RwLock::new(BTreeMap::new()),
+            providers: RwLock::new(providers),
+            sessions,
+            stopping: AtomicBool::new(false),
+            stopping_since: std::sync::OnceLock::new(),
+            codex: CodexRunners::default(),
+            heartbeats: crate::heartbeat::Heartbeats::default(),
+            subagents: crate::subagents::Subagents::at(subagents_path),
+            sandbox,
+            hidden_env: RwLock::new(Arc::from(Vec::new())),
+        });
+        runtime.refresh_secrets();
+        runtime.check_workspaces();
+        Ok(runtime)
+    }
+
+    /// Seeds or checks every agent's workspace. A recently proven workspace
+    /// that vanished is not reseeded: the agent is blocked with a message
+    /// telling the user to restore it or run a full reset (SPEC R-6).
+    fn check_workspaces(&self) {
+        let Ok(loaded) = self.loaded() else { return };
+        let options = workspaces::setup_options(&loaded.config);
+        let mut blocked = BTreeMap::new();
+        for agent in &loaded.agents {
+            if let Err(error) =
+                workspaces::ensure(agent, &self.options.settings.state_dir, options, false)
+            {
+                tracing::error!(agent = %agent.id, %error, "workspace unusable");
+                blocked.insert(agent.id.clone(), error.to_string());
+            }
+        }
+        *self.blocked.write().unwrap_or_else(PoisonError::into_inner) = blocked;
+    }
+
+    /// The config state (an invalid config lists every problem).
+    pub(crate) fn config(&self) -> ConfigState {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Re-reads the config file.
+    pub(crate) fn reload(&self) {
+        let config = config_state::load(
+            &self.options.settings,
+            self.options.env.as_ref(),
+            &self.loader,
+        );
+        log_config(&self.options, &config);
+        let providers = build_providers(&self.options, &config);
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
+        *self
+            .providers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = providers;
+        self.refresh_secrets();
+        self.heartbeats.config_changed();
+    }
+
+    /// Collects the secrets of the current config (what `${VAR}` references expanded to,
+    /// secret-named fields, provider keys) into the redactor, and the variables they came
+    /// from into the list commands do not inherit. An invalid config keeps the last set.
+    fn refresh_secrets(&self) {
+        let Ok(loaded) = self.loaded() else { return };
+        let env = crate::env::ConfigEnv(self.options.env.as_ref());
+        let (keys, key_variables) = openclaw_providers::provider_secrets(&loaded.config, &env);
+        let secrets = loaded
+            .config
+            .secret_values()
+            .into_iter()
+            .map(|s| openclaw_secrets::Secret::new(s.label, s.value))
+            .chain(
+                keys.into_iter()
+                    .map(|(label, key)| openclaw_secrets::Secret::new(label, key.expose())),
+            );
+        self.options.redactor.replace_source("config", secrets);
+        let mut hidden: Vec<String> = loaded.config.substituted_variables();
+        for name in key_variables {
+            if !hidden.contains(&name) {
+                hidden.push(name);
+            }
+        }
+        *self
+            .hidden_env
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::from(hidden);
+    }
+
+    /// Replaces secret values in `text`.
+    pub(crate) fn redact<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        self.options.redactor.redact(text)
+    }
+
+    /// The redactor every outgoing text goes through.
+    pub(crate) fn redactor(&self) -> &openclaw_secrets::Redactor {
+        &self.options.redactor
+    }
+
+    /// Variables commands run on the host must not inherit.
+    pub(crate) fn hidden_env(&self) -> Arc<[String]> {
+        Arc::clone(
+            &self
+                .hidden_env
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// The model providers, or FAILED_PRECONDITION saying why there are none.
+    pub(crate) fn providers(&self) -> Result<Arc<ProviderRegistry>, RuntimeError> {
+        self.providers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .map_err(|problem| {
+                RuntimeError::FailedPrecondition(format!("model providers unusable: {problem}"))
+            })
+    }
+
+    /// Where prompts come from.
+    pub(crate) fn prompt(&self) -> &Arc<dyn PromptSource> {
+        &self.options.prompt
+    }
+
+    /// The sandbox of a session's commands, `None` when it is not sandboxed; refused with
+    /// FAILED_PRECONDITION when it is sandboxed but no real sandbox can be made.
+    pub(crate) fn session_isolation(
+        &self,
+        agent: &AgentView,
+        key: &SessionKey,
+        cwd: &std::path::Path,
+    ) -> Result<Option<openclaw_sandbox::Isolation>, RuntimeError> {
+        self.sandbox.isolation(agent, key, cwd)
+    }
+
+    /// The runtime clock.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.options.clock
+    }
+
+    /// The loaded config, or FAILED_PRECONDITION listing its problems.
+    pub(crate) fn loaded_config(&self) -> Result<Arc<Loaded>, RuntimeError> {
+        self.loaded()
+    }
+
+    /// Stops starting runs (the first step of `Runtime::shutdown`; call it
+    /// as soon as the shutdown signal arrives).
+    pub(crate) fn begin_shutdown(&self) {
+        self.heartbeats.stop();
+        let _ = self.stopping_since.set(tokio::time::Instant::now());
+        if !self.stopping.swap(true, Ordering::AcqRel) {
+            tracing::info!("shutdown: no new runs start; queued messages will be saved unanswered");
+        }
+    }
+
+    /// When shutdown began, if it did.
+    pub(crate) fn stopping_since(&self) -> Option<tokio::time::Instant> {
+        self.stopping_since.get().copied()
+    }
+
+    /// Lets the agents use their workspaces again (they were set up anew).
+    pub(crate) fn unblock<'a>(&self, agent_ids: impl IntoIterator<Item = &'a str>) {
+        let mut blocked = self.blocked.write().unwrap_or_else(PoisonError::into_inner);
+        for id in agent_ids {
+            blocked.remove(id);
+        }
+    }
+
+    /// True once shutdown began: runs no longer start.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Resolved locations.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.options.settings
+    }
+
+    fn dirs(&self) -> Dirs {
+        Dirs {
+            state_dir: self.options.settings.state_dir.clone(),
+            home_dir: self.options.settings.home_dir.clone(),
+        }
+    }
+
+    fn loaded(&self) -> Result<Arc<Loaded>, RuntimeError> {
+        self.config().ready().cloned()
+    }
+
+    /// The agent view for an id ("" for the default).
+    pub(crate) fn agent_view(&self, id: &str) -> Result<AgentView, RuntimeError> {
+        self.loaded()?.agent(id).cloned()
+    }
+
+    /// The agent, refused when its workspace is unusable.
+    pub(crate) fn usable_agent(&self, id: &str) -> Result<AgentView, RuntimeError> {
+        let agent = self.agent_view(id)?;
+        match self
+            .blocked
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&agent.id)
+        {
+            Some(reason) => Err(RuntimeError::FailedPrecondition(format!(
+                "agent {:?}: {reason}",
+                agent.id
+            ))),
+            None => Ok(agent),
+        }
+    }
+
+    /// The configured agents, in config order, with the default id.
+    pub(crate) fn agents(&self) -> Result<(Vec<AgentView>, String), RuntimeError> {
+        let loaded = self.loaded()?;
+        Ok((loaded.agents.clone(), loaded.default_agent.clone()))
+    }
+
+    /// The skills of one agent (R-9, P-39).
+    pub(crate) async fn list_skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
+        let loaded = self.loaded()?;
+        let agent = loaded.agent(agent_id)?.clone();
+        let dirs = self.dirs();
+        let env = Arc::clone(&self.options.env);
+        blocking(move || workspaces::discover_skills(&agent, &loaded.config, &dirs, env)).await
+    }
+
+    /// The working directory of a session, created if it is a sandbox
+    /// workspace (SPEC R-3).
+    pub(crate) async fn session_workspace(
+        &self,
+        agent: &AgentView,
+        key: &SessionKey,
+    ) -> Result<PathBuf, RuntimeError> {
+        let (agent, key) = (agent.clone(), key.clone());
+        blocking(move || workspaces::ensure_session_workspace(&agent, &key)).await
+    }
+
+    /// The registry of subagents.
+    pub(crate) fn subagents(&self) -> &crate::subagents::Subagents {
+        &self.subagents
+    }
+
+    /// The heartbeat scheduler's state.
+    pub(crate) fn heartbeats(&self) -> &crate::heartbeat::Heartbeats {
+        &self.heartbeats
+    }
+
+    /// The Codex app-server runners of the Codex-runtime agents.
+    pub(crate) fn codex_runners(&self) -> &CodexRunners {
+        &self.codex
+    }
+
+    /// The session manager (appends go through session actors).
+    pub(crate) fn sessions(&self) -> &SessionManager {
+        &self.sessions
+    }
+}
+
+/// Builds the providers of a valid config (an invalid config has none).
+fn build_providers(
+    options: &RuntimeOptions,
+    config: &ConfigState,
+) -> Result<Arc<ProviderRegistry>, String> {
+    let loaded = config.ready().map_err(|e| e.to_string())?;
+    let base_dir = options
+        .settings
+        .config_path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let env = crate::env::ConfigEnv(options.env.as_ref());
+    let context = RegistryContext {
+        env: &env,
+        base_dir: &base_dir,
+        clock: Arc::clone(&options.clock),
+        http: HttpSettings::default(),
+    };
+    ProviderRegistry::from_config(&loaded.config, &context)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
+fn log_config(options: &RuntimeOptions, config: &ConfigState) {
+    match config {
+        ConfigState::Ready(loaded) => tracing::info!(
+            config = %options.settings.config_path.display(),
+            from_file = loaded.from_file,
+            agents = loaded.agents.len(),
+            default_agent = %loaded.default_agent,
+            "config loaded"
+        ),
+        ConfigState::Invalid(message) => {
+            tracing::error!(%message, "config invalid; agent calls answer FAILED_PRECONDITION until it is fixed");
+        }
+    }
+}
+
+/// Runs blocking filesystem work off the async workers.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
+where
+    F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
+}
+
+/// One [`CodexRunner`] per Codex agent, built on first use and rebuilt when
+/// the agent's settings change. A replaced runner serves its running turns
+/// to the end; its app-server exits when the last of them drops it.
+#[derive(Debug, Default)]
+pub(crate) struct CodexRunners {
+    by_agent: std::sync::Mutex<BTreeMap<String, Arc<CodexRunner>>>,
+}
+
+impl CodexRunners {
+    /// The agent's runner for `settings`.
+    pub(crate) fn runner(&self, agent_id: &str, settings: HarnessSettings) -> Arc<CodexRunner> {
+        let mut map = self.by_agent.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(runner) = map.get(agent_id)
+            && *runner.settings() == settings
+        {
+            return Arc::clone(runner);
+        }
+        if map.contains_key(agent_id) {
+            tracing::info!(agent = %agent_id, "Codex settings changed; later turns use a new app-server");
+        }
+        let runner = Arc::new(CodexRunner::new(settings));
+        map.insert(agent_id.to_owned(), Arc::clone(&runner));
+        runner
+    }
+
+    /// Shuts every runner down (stdin closed, then killed after the grace).
+    pub(crate) async fn shutdown(&self) {
+        let runners =
+            std::mem::take(&mut *self.by_agent.lock().unwrap_or_else(PoisonError::into_inner));
+        for (agent, runner) in runners {
+            tracing::debug!(%agent, "stopping the Codex app-server");
+            runner.shutdown().await;
+        }
+    }
+}
