@@ -1,4 +1,4 @@
-//! The pure parts of compaction (SPEC P-40; lessons L5, L10, L12):
+//! The pure parts of compaction (P-40; lessons L5, L10, L12):
 //! the token budget of a model, the context estimate, where to cut, what the
 //! summariser reads, and the "still too big" report. The run loop that uses
 //! them lives in `run::compactor`.

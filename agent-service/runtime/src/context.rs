@@ -29,7 +29,7 @@ pub struct Conversation {
 pub const MEMORY_FLUSH_ENTRY: &str = "openclaw:memory-flush";
 
 /// The key in a compaction entry's `details` holding the AGENTS.md
-/// excerpt re-read after the compaction (SPEC P-40).
+/// excerpt re-read after the compaction (P-40).
 pub const AGENTS_REFRESH_DETAIL: &str = "agentsRefresh";
 
 impl Conversation {

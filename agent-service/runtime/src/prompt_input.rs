@@ -1,5 +1,5 @@
 //! Gathering the live facts of a turn into the renderer's explicit input
-//! (SPEC P-3): tools after policy, sandbox state, channel capabilities,
+//! (P-3): tools after policy, sandbox state, channel capabilities,
 //! workspace files, skills, config knobs and the provider contribution.
 //! Everything here is read fresh each turn; the renderer decides what goes
 //! above the cache boundary.

@@ -140,7 +140,7 @@ impl Runtime {
     /// Renders one turn's system prompt: the workspace files are read now,
     /// the config knobs applied, and the request sent to the prompt source.
     /// Runs and previews both come through here, so a preview is
-    /// byte-identical to what a run sends (SPEC P-3).
+    /// byte-identical to what a run sends (P-3).
     pub async fn render_turn(
         &self,
         t: &TurnPrompt<'_>,
@@ -245,7 +245,7 @@ impl Runtime {
     }
 
     /// The working directory of a session, created if it is a sandbox
-    /// workspace (SPEC R-3).
+    /// workspace.
     pub async fn session_workspace(
         &self,
         agent: &AgentView,

@@ -1,4 +1,4 @@
-//! Which sessions run sandboxed and the [`Isolation`] their commands run in (SPEC R-3).
+//! Which sessions run sandboxed and the [`Isolation`] their commands run in.
 //!
 //! A session that `agents.defaults.sandbox` covers (`mode` `non-main` or `all`) gets its own
 //! workspace ([`crate::workspaces`]) and, here, a real sandbox for `exec` and `process`: the

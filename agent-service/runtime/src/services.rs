@@ -99,7 +99,7 @@ pub(crate) struct Services {
     /// Swapped whole on reload; never held across an await.
     config: RwLock<ConfigState>,
     /// Agents whose workspace may not be used, with the reason (a vanished
-    /// proven workspace, SPEC R-6).
+    /// proven workspace, R-6).
     blocked: RwLock<BTreeMap<String, String>>,
     /// Model providers built from `models.providers`, or why they could not be.
     providers: RwLock<Result<Arc<ProviderRegistry>, String>>,
@@ -165,7 +165,7 @@ impl Services {
 
     /// Seeds or checks every agent's workspace. A recently proven workspace
     /// that vanished is not reseeded: the agent is blocked with a message
-    /// telling the user to restore it or run a full reset (SPEC R-6).
+    /// telling the user to restore it or run a full reset.
     fn check_workspaces(&self) {
         let Ok(loaded) = self.loaded() else { return };
         let options = workspaces::setup_options(&loaded.config);
@@ -375,7 +375,7 @@ impl Services {
     }
 
     /// The working directory of a session, created if it is a sandbox
-    /// workspace (SPEC R-3).
+    /// workspace.
     pub(crate) async fn session_workspace(
         &self,
         agent: &AgentView,

@@ -1,4 +1,4 @@
-//! Subagents (SPEC P-7, P-22, P-26, P-35): child sessions that work on one task at the same
+//! Subagents (P-7, P-22, P-26, P-35): child sessions that work on one task at the same
 //! time as the session that started them.
 //!
 //! `sessions_spawn` opens a child session `agent:<id>:subagent:<child>` (a child of a child

@@ -1,4 +1,4 @@
-//! What a session may see of the agent's private memory (lesson L5, SPEC P-31, P-35).
+//! What a session may see of the agent's private memory (lesson L5, P-31, P-35).
 //!
 //! MEMORY.md and the files under `memory/` hold what the agent remembers about its user. They
 //! reach only the agent's private main session (`agent:<id>:main`, heartbeat turns included):

@@ -1,5 +1,5 @@
 //! Agent workspaces on disk: setup at startup and on request, the sandbox
-//! workspace of a session (SPEC ), and skills discovery.
+//! workspace of a session, and skills discovery.
 
 use std::{
     path::{Path, PathBuf},
@@ -89,7 +89,7 @@ pub fn ensure(
 }
 
 /// The sandbox scope key of a session, when `agents.defaults.sandbox`
-/// covers it (SPEC R-3); `None` means the agent workspace is used.
+/// covers it; `None` means the agent workspace is used.
 fn sandbox_scope(agent: &AgentView, session_key: &SessionKey) -> Option<String> {
     let sandbox = &agent.sandbox;
     let sandboxed = match sandbox.mode {

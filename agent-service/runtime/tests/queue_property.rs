@@ -1,4 +1,4 @@
-//! Property test of the message queue (SPEC R-11, lesson L11): messages
+//! Property test of the message queue (R-11, lesson L11): messages
 //! arrive at random times and in random queue modes against runs that make
 //! tool calls; whatever the interleaving, every accepted message appears
 //! exactly once in the transcript or has an explicit rejection, none

@@ -28,11 +28,14 @@ fn screenshots() -> PathBuf {
             if dir.is_absolute() {
                 dir
             } else {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir)
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../..")
+                    .join(dir)
             }
         }
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../target/inspector-screenshots"),
+        None => {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/inspector-screenshots")
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Telling a heartbeat's acknowledgement from an alert (SPEC P-19).
+//! Telling a heartbeat's acknowledgement from an alert (P-19).
 //!
 //! The model answers a heartbeat with `HEARTBEAT_OK` when nothing needs attention. The token
 //! counts at the start or the end of the reply, with light Markdown or punctuation around it

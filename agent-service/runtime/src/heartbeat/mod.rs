@@ -1,4 +1,4 @@
-//! Heartbeats (SPEC P-19, P-33; lessons L2, L8): periodic turns on an agent's main session
+//! Heartbeats (P-19, P-33; lessons L2, L8): periodic turns on an agent's main session
 //! that let the agent work through HEARTBEAT.md on its own. This module holds what a heartbeat
 //! is and how it ended; the scheduler and the heartbeat run itself are part of the agent loop
 //! (`crate::run`).

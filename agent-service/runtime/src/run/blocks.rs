@@ -1,4 +1,4 @@
-//! Block streaming of a run's assistant text (SPEC R-12).
+//! Block streaming of a run's assistant text.
 //!
 //! The channel's settings decide whether blocks are streamed at all; when
 //! they are, text deltas go through the chunker (soft chunks at paragraph,

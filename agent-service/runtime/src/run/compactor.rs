@@ -1,4 +1,4 @@
-//! Compaction inside a run (SPEC P-3, P-40; lessons L5, L10, L12).
+//! Compaction inside a run (P-3, P-40; lessons L5, L10, L12).
 //!
 //! Before every model call the run estimates the request (see
 //! [`crate::compaction`]). Past the flush point (threshold minus

@@ -1,5 +1,5 @@
 //! The runtime's side of the tools that act on it: `session_status` (the
-//! status card and the per-session model override, SPEC R-15) and the
+//! status card and the per-session model override, R-15) and the
 //! gateway's config operations (reading and writing `openclaw.json`).
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Messages and runs (SPEC, P-3, P-24).
+//! Messages and runs (R-1, R-4, R-8, R-11, R-12, P-3, P-24).
 //!
 //! A user message is handed to its session ([`submit`]), which decides at
 //! once what becomes of it by its queue mode (start a run, steer into the
@@ -215,7 +215,7 @@ fn shorten(text: &str, max_chars: usize) -> String {
 }
 
 /// True when `key` may be used by `sender` on `channel`: a configured
-/// `channels.<channel>.allowFrom` refuses everyone else (SPEC R-14).
+/// `channels.<channel>.allowFrom` refuses everyone else.
 pub fn sender_allowed(config: &openclaw_config::Config, channel: &str, sender: &str) -> bool {
     let Some(channels) = config.raw().channels.as_ref() else {
         return true;

@@ -69,14 +69,14 @@ pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
 impl Services {
     /// Checks a message and opens its session, refusing before anything is
     /// written: an empty message, an unknown or blocked agent, a sender
-    /// outside the channel's allowlist (SPEC R-14), a bad session key.
+    /// outside the channel's allowlist, a bad session key.
     pub(crate) async fn admit(&self, spec: &RunSpec) -> Result<Admitted, RuntimeError> {
         if spec.message.trim().is_empty() {
             return Err(RuntimeError::invalid("message", "must not be empty"));
         }
         let loaded = self.loaded_config()?;
         let agent = self.usable_agent(&spec.agent_id)?;
-        // SPEC R-14: a sender outside a configured allowlist is refused and
+        // a sender outside a configured allowlist is refused and
         // recorded nowhere.
         if !spec.channel.channel.is_empty()
             && !sender_allowed(&loaded.config, &spec.channel.channel, &spec.sender_id)
@@ -325,7 +325,7 @@ impl Services {
     }
 
     /// Sets (or with `None` / `"default"` clears) a session's model override
-    /// after checking that the model resolves (SPEC R-15). Returns the model
+    /// after checking that the model resolves. Returns the model
     /// now in effect.
     pub(crate) async fn set_model_override(
         &self,

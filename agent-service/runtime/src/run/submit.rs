@@ -1,4 +1,4 @@
-//! Handing a message to its session (SPEC ): admission, the
+//! Handing a message to its session: admission, the
 //! `/queue` command, the queue mode that applies, and the queue decision.
 
 use std::sync::Arc;

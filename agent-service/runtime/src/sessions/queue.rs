@@ -1,4 +1,4 @@
-//! The per-session message queue (SPEC R-11, lesson L11): what becomes of a
+//! The per-session message queue (R-11, lesson L11): what becomes of a
 //! message that arrives while the session may be busy.
 //!
 //! Every accepted message gets exactly one [`Disposition`] at once: started a

@@ -1,5 +1,6 @@
 mod compose;
 mod compose_run;
+mod design_ids;
 mod features;
 mod k8s;
 mod proto;

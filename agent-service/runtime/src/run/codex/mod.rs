@@ -1,4 +1,4 @@
-//! Runs of agents whose `runtime` is Codex (SPEC P-32, P-38, R-11;
+//! Runs of agents whose `runtime` is Codex (P-32, P-38, R-11;
 //! lesson L13): each turn is rendered by PromptService's `RenderCodexTurn`
 //! and run on the agent's Codex app-server through the codex harness.
 //!
@@ -145,7 +145,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
             return finish(&turn, &total, Err(error)).await;
         }
         // A steer that arrived after the turn took its last one gets a turn
-        // of its own instead of being dropped (SPEC R-11).
+        // of its own instead of being dropped.
         let more = s.extras.queue().finish_or_continue(start.run);
         let Some(steer) = more else {
             let reply = match &sink {

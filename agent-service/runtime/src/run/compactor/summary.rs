@@ -4,7 +4,7 @@
 use super::*;
 
 impl Compactor<'_> {
-    /// The summariser's system prompt, from prompt-service (SPEC P-3): the
+    /// The summariser's system prompt, from prompt-service (P-3): the
     /// turn's own request in mode none, without tools, skills or files.
     pub(super) async fn summariser_prompt(&self) -> Result<SystemPrompt, RuntimeError> {
         let mut request = self.services.render_request(self.turn).await?;

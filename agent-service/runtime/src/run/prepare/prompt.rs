@@ -8,7 +8,7 @@ impl Services {
     /// Renders one turn's system prompt: the workspace files are read now,
     /// the config knobs applied, and the request sent to the prompt source.
     /// Runs and previews both come through here, so a preview is
-    /// byte-identical to what a run sends (SPEC P-3).
+    /// byte-identical to what a run sends (P-3).
     pub(crate) async fn render_turn(
         &self,
         t: &TurnPrompt<'_>,

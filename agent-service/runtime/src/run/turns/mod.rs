@@ -1,7 +1,7 @@
 //! One run: its user messages into the transcript, then model calls and tool
 //! batches until the model stops, the step limit or the time limit is hit,
 //! or a newer message interrupts it. Steered messages are taken after each
-//! whole tool batch, before the next model call (SPEC R-11).
+//! whole tool batch, before the next model call.
 
 use std::{sync::Arc, time::Instant};
 
