@@ -156,7 +156,7 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
     let run = disposition.run().ok_or_else(|| {
         RuntimeError::Internal(format!("heartbeat was not queued: {disposition:?}"))
     })?;
-    tracing::debug!(agent = %agent.id, run, ?disposition, "heartbeat queued");
+    tracing::debug!(agent = %agent.id, run, disposition = %disposition, "heartbeat queued");
     if let Some(start) = start {
         spawn_driver(Arc::clone(services), Arc::clone(&session), start);
     }

@@ -383,7 +383,7 @@ async fn announce(
         session.extras.now_ms(),
         CollectLimits::default(),
     );
-    tracing::info!(parent = %record.parent.as_str(), child = %record.key.as_str(), ?disposition, "subagent result pushed to its parent");
+    tracing::info!(parent = %record.parent.as_str(), child = %record.key.as_str(), disposition = %disposition, "subagent result pushed to its parent");
     if let Some(start) = start {
         spawn_driver(Arc::clone(services), session, start);
     }

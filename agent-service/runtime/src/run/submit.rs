@@ -111,7 +111,7 @@ pub(crate) async fn submit(
         let journal = std::sync::Arc::clone(&session.journal);
         let _ = tokio::task::spawn_blocking(move || journal.done(&settled)).await;
     }
-    tracing::info!(session = %session.key.as_str(), seq, mode = mode.as_str(), ?disposition, "message accepted");
+    tracing::info!(session = %session.key.as_str(), seq, mode = mode.as_str(), disposition = %disposition, "message accepted");
     if let Some(run) = disposition.run() {
         for (message, reason) in displaced {
             tracing::warn!(seq = message.seq, %reason, "collected message displaced");

@@ -149,6 +149,25 @@ pub enum Disposition {
     },
 }
 
+/// A short plain text for logs: `started run 3`, `steered into run 2`, `follow-up run 4 (1
+/// ahead)`, `collected into run 5`, `started run 6 after interrupting run 5`, `rejected: ...`,
+/// `queue command`.
+impl std::fmt::Display for Disposition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Started { run } => write!(f, "started run {run}"),
+            Self::Steered { run } => write!(f, "steered into run {run}"),
+            Self::Followup { run, ahead } => write!(f, "follow-up run {run} ({ahead} ahead)"),
+            Self::Collected { run } => write!(f, "collected into run {run}"),
+            Self::Interrupted { run, interrupted } => {
+                write!(f, "started run {run} after interrupting run {interrupted}")
+            }
+            Self::Rejected { reason } => write!(f, "rejected: {reason}"),
+            Self::Command { .. } => f.write_str("queue command"),
+        }
+    }
+}
+
 impl Disposition {
     /// The run that handles the message, if any.
     pub fn run(&self) -> Option<u64> {

@@ -66,7 +66,7 @@ impl Services {
             // turn instructions and turn input (RenderCodexTurn's layers).
             // Showing the embedded prompt here would not be what a run sends.
             return Err(RuntimeError::FailedPrecondition(format!(
-                "agent {:?} runs on the Codex services, which sends no OpenClaw system prompt; \
+                "agent {:?} runs on the Codex runtime, which sends no OpenClaw system prompt; \
                  call prompt-service's RenderCodexTurn for the layers a Codex turn sends",
                 agent.id
             )));

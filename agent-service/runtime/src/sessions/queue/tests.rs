@@ -247,3 +247,27 @@ fn requeued_steer_keeps_its_order() {
     let again: Vec<String> = q.drain_steer(1).into_iter().map(|m| m.text).collect();
     assert_eq!(again, ["b", "c"]);
 }
+
+#[test]
+fn dispositions_read_as_plain_text_in_logs() {
+    assert_eq!(Disposition::Started { run: 1 }.to_string(), "started run 1");
+    assert_eq!(
+        Disposition::Followup { run: 4, ahead: 1 }.to_string(),
+        "follow-up run 4 (1 ahead)"
+    );
+    assert_eq!(
+        Disposition::Interrupted {
+            run: 6,
+            interrupted: 5
+        }
+        .to_string(),
+        "started run 6 after interrupting run 5"
+    );
+    assert_eq!(
+        Disposition::Rejected {
+            reason: "queue full".into()
+        }
+        .to_string(),
+        "rejected: queue full"
+    );
+}
