@@ -61,6 +61,11 @@ pub struct TurnPrompt<'a> {
     pub default_model: &'a str,
     /// Provider contribution.
     pub contribution: Option<&'a pb::ProviderContribution>,
+    /// The session's full key (the Runtime line names it).
+    pub session_key: &'a str,
+    /// Which adapter asks: a run's turn, or a preview of one (echoed, never rendered, so a
+    /// preview stays byte-identical to the run).
+    pub surface: render::PromptSurface,
 }
 
 /// What a turn's prompt reads when it is rendered: the config and the workspace files.
@@ -262,7 +267,7 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
     input.acp_enabled = false;
     input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f, src);
     input.current_date = today(&input.user_timezone);
-    input.prompt_surface = render::PromptSurface::EmbeddedRun;
+    input.prompt_surface = f.surface;
     if let Some(c) = f.contribution {
         let overrides = c.section_overrides.clone().unwrap_or_default();
         input.contribution = render::Contribution {
@@ -327,8 +332,7 @@ fn runtime_info(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::RuntimeInf
             .and_then(|d| d.repo_root.clone())
             .unwrap_or_default(),
         active_processes: Vec::new(),
-        // Not among the facts a turn's render receives yet.
-        session_key: String::new(),
+        session_key: f.session_key.to_owned(),
         versions: vec![render::RuntimeVersion {
             key: "agent_service".to_owned(),
             value: env!("CARGO_PKG_VERSION").to_owned(),

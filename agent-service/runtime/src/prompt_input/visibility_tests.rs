@@ -47,6 +47,8 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         model: "fake/test-model",
         default_model: "fake/test-model",
         contribution: None,
+        session_key: "agent:main:main",
+        surface: prompt_render::PromptSurface::EmbeddedRun,
     };
     let input = render_input(&turn, &sources);
     (

@@ -620,9 +620,15 @@ async fn the_preview_shows_the_newer_inputs_as_filled() {
         .expect("MEMORY.md reported");
     assert_eq!(memory.out_of_scope_entries, 1);
     assert!(memory.out_of_scope_chars > 0);
+    // A preview says it is one (the surface is echoed, never rendered) and names the session.
     assert_eq!(
         prompt.prompt_surface,
-        openclaw_proto::prompt::v1::PromptSurface::EmbeddedRun as i32
+        openclaw_proto::prompt::v1::PromptSurface::Preview as i32
+    );
+    assert!(
+        prompt.dynamic_suffix.contains("session=agent:main:main"),
+        "{}",
+        prompt.dynamic_suffix
     );
 }
 

@@ -29,6 +29,8 @@ impl CodexRun<'_> {
                 model: &self.run.name,
                 default_model: &self.run.default_model,
                 contribution: None,
+                session_key: s.key.as_str(),
+                surface: prompt_render::PromptSurface::EmbeddedRun,
             })
             .await?;
         let tools = &self.run.tools;

@@ -121,6 +121,8 @@ impl Services {
                     model: &model_name,
                     default_model: &default_model,
                     contribution: contribution.as_ref(),
+                    session_key: key.as_str(),
+                    surface: prompt_render::PromptSurface::Preview,
                 },
                 deadline,
             )

@@ -191,6 +191,8 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         model: &run.name,
         default_model: &run.default_model,
         contribution: contribution.as_ref(),
+        session_key: s.key.as_str(),
+        surface: prompt_render::PromptSurface::EmbeddedRun,
     };
     let tool_specs = tool_specs(&tool_descriptors);
     // Lesson L15 b: tool results and chat participants' messages reach the model
