@@ -9,6 +9,7 @@ impl Compactor<'_> {
     pub(super) async fn summariser_prompt(&self) -> Result<SystemPrompt, RuntimeError> {
         let mut request = self.services.render_request(self.turn).await?;
         request.prompt_mode = pb::PromptMode::None as i32;
+        request.prompt_surface = pb::PromptSurface::Compaction as i32;
         request.tools.clear();
         request.skills.clear();
         request.context_files.clear();
