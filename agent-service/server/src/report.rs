@@ -33,6 +33,12 @@ pub fn context_text(
         tokens(context.project_context_chars)
     );
     let _ = writeln!(out, "Workspace files:");
+    let _ = writeln!(
+        out,
+        "  (raw: the file as read; injected: what the prompt carries, so usually a little \
+         less: CRLF as LF, trailing whitespace and repeated blank lines dropped, the old \
+         embedded heartbeat block removed, a truncation marker counted)"
+    );
     for f in &context.files {
         let status = match f.status() {
             pb::FileStatus::Injected => "OK".to_owned(),
