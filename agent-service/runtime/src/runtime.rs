@@ -81,15 +81,33 @@ impl Runtime {
         run::submit(&self.services, spec).await
     }
 
-    /// Start-up: writes messages that a previous process acknowledged but
-    /// never wrote (its journals) into their transcripts, unanswered. Call
-    /// before serving. Returns how many sessions had leftovers.
+    /// Start-up: rebuilds a session index that cannot be read (moved aside, rebuilt from the
+    /// transcripts; logged), then writes messages that a previous process acknowledged but
+    /// never wrote (its journals) into their transcripts, unanswered. Call before serving.
+    /// Returns how many sessions had leftovers.
     pub async fn recover_journals(&self) -> usize {
         let Ok(loaded) = self.services.loaded_config() else {
             return 0;
         };
         let mut recovered = 0;
         for agent in &loaded.agents {
+            match self.services.sessions().repair_index(agent) {
+                Ok(None) => {}
+                Ok(Some(report)) => tracing::warn!(
+                    agent = %agent.id,
+                    moved_to = %report
+                        .corrupt_index_moved_to
+                        .as_deref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                    sessions = report.sessions,
+                    orphans = report.orphans.len(),
+                    "the session index could not be read: moved aside and rebuilt from the transcripts"
+                ),
+                Err(error) => {
+                    tracing::error!(agent = %agent.id, %error, "session index unreadable and not rebuilt");
+                }
+            }
             let ids = match self.services.sessions().journaled_sessions(agent) {
                 Ok(ids) => ids,
                 Err(error) => {

@@ -137,6 +137,23 @@ impl SessionManager {
         Ok(self.store(agent)?.dir().transcript(id))
     }
 
+    /// Start-up: an index that cannot be read at all (truncated, empty, not a JSON object,
+    /// random bytes) is moved aside and rebuilt from the transcripts' headers, so every
+    /// session stays reachable. `None` when the index was readable (or absent).
+    pub fn repair_index(
+        &self,
+        agent: &AgentView,
+    ) -> Result<Option<openclaw_transcript::RebuildReport>, RuntimeError> {
+        let store = self.store(agent)?;
+        match store.load_index() {
+            Ok(_) => Ok(None),
+            Err(openclaw_transcript::Error::CorruptIndex { .. }) => {
+                Ok(Some(store.rebuild_index()?))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
     /// Sessions of `agent` whose message journal is not empty (a previous
     /// process acknowledged messages it may not have written).
     pub fn journaled_sessions(&self, agent: &AgentView) -> Result<Vec<SessionId>, RuntimeError> {

@@ -665,3 +665,77 @@ async fn a_routing_header_naming_another_session_is_refused() {
         "a refused message must not reach the transcript"
     );
 }
+
+/// A `sessions.json` that cannot be read at all (truncated, empty, an array, random bytes) is
+/// moved aside at start-up and rebuilt from the transcripts: every session keeps its id, and
+/// new sessions can be created, instead of every session call failing.
+#[tokio::test]
+async fn a_corrupt_session_index_is_rebuilt_at_start_up() {
+    let service = Service::start(None).await;
+    let mut ids = Vec::new();
+    for key in ["demo", "other"] {
+        let session = service
+            .client()
+            .await
+            .create_session(pb::CreateSessionRequest {
+                session_key: key.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner()
+            .session
+            .expect("session");
+        ids.push((session.session_key, session.session_id));
+    }
+    let mut dir = service.stop().await;
+    let sessions = dir.path().join("state/agents/main/sessions");
+    let index = sessions.join("sessions.json");
+    assert!(index.exists(), "{}", index.display());
+    let variants: [(&str, &[u8]); 4] = [
+        ("truncated", b"{\"agent:main:demo\": {\"sessionId\": \"0"),
+        ("empty", b""),
+        ("array", b"[]"),
+        ("random bytes", b"\x8f\x00\xffgarbage\x13"),
+    ];
+    for (n, (what, bytes)) in variants.into_iter().enumerate() {
+        std::fs::write(&index, bytes).expect("corrupt the index");
+        let service = Service::start_in(dir, None).await;
+        let mut client = service.client().await;
+        let listed = client
+            .list_sessions(pb::ListSessionsRequest {
+                agent_id: String::new(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{what}: list failed: {e:?}"))
+            .into_inner()
+            .sessions;
+        for (key, id) in &ids {
+            let found = listed
+                .iter()
+                .find(|s| &s.session_key == key)
+                .unwrap_or_else(|| panic!("{what}: {key} not in the rebuilt index"));
+            assert_eq!(&found.session_id, id, "{what}: {key} kept its id");
+        }
+        client
+            .create_session(pb::CreateSessionRequest {
+                session_key: format!("fresh-{n}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{what}: a new session failed: {e:?}"));
+        let aside = std::fs::read_dir(&sessions)
+            .expect("dir")
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("sessions.json.corrupt.")
+            })
+            .count();
+        assert_eq!(aside, n + 1, "{what}: the bad file is kept aside");
+        dir = service.stop().await;
+        ids.push((format!("agent:main:fresh-{n}"), String::new()));
+        ids.retain(|(_, id)| !id.is_empty());
+    }
+}
