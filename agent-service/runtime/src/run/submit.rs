@@ -33,6 +33,7 @@ pub(crate) async fn submit(
             "agent-service is shutting down; send the message again once it is back".to_owned(),
         ));
     }
+    check_stored_size(&spec.message)?;
     let admitted = services.admit(&spec).await?;
     let session = admitted.session;
     if let Some(argument) = queue_command(&spec.message) {
@@ -231,5 +232,64 @@ mod tests {
         assert_eq!(queue_command("  /queue  "), Some(""));
         assert_eq!(queue_command("/queued work"), None);
         assert_eq!(queue_command("please /queue collect"), None);
+    }
+}
+
+/// Room a transcript line keeps for the entry around the message text (ids, timestamps, keys).
+const ENTRY_OVERHEAD: usize = 64 * 1024;
+
+/// Bytes `text` takes as a JSON string body, as serde_json escapes it: quotes, backslashes
+/// and the short control escapes take 2, other control characters 6 (`\u0001`).
+fn json_escaped_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\u{8}' | '\u{c}' | '\n' | '\r' | '\t' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
+}
+
+/// A message is refused before it is acknowledged when, escaped as it is stored, it would not
+/// fit one transcript line: acknowledged, it could never be written, and would block its
+/// session's journal for good.
+fn check_stored_size(message: &str) -> Result<(), RuntimeError> {
+    let limit = openclaw_transcript::DEFAULT_MAX_LINE_LEN - ENTRY_OVERHEAD;
+    let stored = json_escaped_len(message);
+    if stored > limit {
+        return Err(RuntimeError::ResourceExhausted(format!(
+            "message: {} bytes, {stored} once stored as JSON (control characters and quotes are \
+             escaped), over the {limit} bytes a transcript line holds for a message",
+            message.len()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    #[test]
+    fn the_escaped_length_is_serde_jsons() {
+        for text in [
+            "plain",
+            "quote \" and \\",
+            "\u{1}\u{1f}\n\t\r\u{8}\u{c}",
+            "é中🙂",
+            "",
+        ] {
+            let encoded = serde_json::to_string(text).unwrap_or_default();
+            assert_eq!(json_escaped_len(text) + 2, encoded.len(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_message_that_escapes_past_a_line_is_refused() {
+        let control = "\u{1}".repeat(3 * 1024 * 1024);
+        let err = check_stored_size(&control).unwrap_err();
+        assert!(matches!(err, RuntimeError::ResourceExhausted(_)), "{err:?}");
+        assert!(err.to_string().contains("transcript line"), "{err}");
+        assert!(check_stored_size(&"a".repeat(3 * 1024 * 1024)).is_ok());
     }
 }

@@ -181,3 +181,43 @@ async fn a_seven_megabyte_line_and_a_long_answer_reach_default_clients_whole() {
         .expect("the answer");
     assert!(assistant.json.contains(&answer), "the answer's line is cut");
 }
+
+/// A message under the request limit that would escape past a transcript line (3.8 MiB of
+/// control characters take 6 bytes each as JSON) is refused before it is acknowledged, naming
+/// the limit; the session is not wedged: the next message runs and is the only one stored.
+#[tokio::test]
+async fn a_message_too_large_once_escaped_is_refused_before_it_is_acknowledged() {
+    let harness = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let service = &harness.service;
+    let poison = "\u{1}".repeat(3_800_000);
+    let err = service
+        .client()
+        .await
+        .send(pb::SendRequest {
+            session: on("telegram:poison", String::new()).session,
+            message: poison,
+            ..Default::default()
+        })
+        .await
+        .expect_err("refused");
+    assert_eq!(err.code(), tonic::Code::ResourceExhausted, "{err:?}");
+    assert!(
+        err.message().contains("transcript line") && err.message().contains("22800000"),
+        "{}",
+        err.message()
+    );
+    harness.fake.push(FakeReply::text("still here".to_owned()));
+    let events = run_events(service, on("telegram:poison", "hello".into())).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.event, Some(pb::run_event::Event::Final(_)))),
+        "{events:?}"
+    );
+    let (lines, _) = transcript_lines(service, "telegram:poison").await;
+    assert_eq!(
+        lines.iter().filter(|e| e.role == "user").count(),
+        1,
+        "only the message that fits was stored"
+    );
+}
