@@ -429,3 +429,27 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
         }),
     }
 }
+
+/// A repair of the state directory for the API.
+pub(crate) fn state_repair(repair: agent_runtime::sessions::Repair) -> pb::StateRepair {
+    use agent_runtime::sessions::RepairKind;
+    let agent_runtime::sessions::Repair {
+        kind,
+        agent_id,
+        session_id,
+        file,
+        detail,
+        at_ms,
+    } = repair;
+    pb::StateRepair {
+        kind: match kind {
+            RepairKind::IndexRebuilt => pb::StateRepairKind::IndexRebuilt,
+            RepairKind::MessagesQuarantined => pb::StateRepairKind::MessagesQuarantined,
+        } as i32,
+        agent_id,
+        session_id: session_id.unwrap_or_default(),
+        file: file.display().to_string(),
+        detail,
+        at_ms,
+    }
+}

@@ -29,6 +29,7 @@ pub(crate) struct Inputs {
 #[derive(Debug)]
 pub(crate) struct Readiness {
     stopping: watch::Sender<bool>,
+    serving: watch::Receiver<bool>,
     task: JoinHandle<()>,
 }
 
@@ -38,8 +39,18 @@ impl Readiness {
         let (stopping, stop) = watch::channel(false);
         let serving = decide(&inputs, false);
         publish(&reporter, serving).await;
-        let task = tokio::spawn(follow(reporter, inputs, stop, serving));
-        Self { stopping, task }
+        let (serving_tx, serving_rx) = watch::channel(serving);
+        let task = tokio::spawn(follow(reporter, inputs, stop, serving_tx));
+        Self {
+            stopping,
+            serving: serving_rx,
+            task,
+        }
+    }
+
+    /// The status as published, following every change.
+    pub(crate) fn serving(&self) -> watch::Receiver<bool> {
+        self.serving.clone()
     }
 
     /// Shutdown began: NOT_SERVING, for good, once this returns.
@@ -69,8 +80,9 @@ async fn follow(
     reporter: HealthReporter,
     mut inputs: Inputs,
     mut stop: watch::Receiver<bool>,
-    mut serving: bool,
+    published: watch::Sender<bool>,
 ) {
+    let mut serving = *published.borrow();
     // The reachability watch ends only with the runtime; its last value
     // then stays in the receiver.
     let mut prompt_open = inputs.prompt.is_some();
@@ -85,6 +97,7 @@ async fn follow(
             biased;
             _ = stop.changed() => {
                 publish(&reporter, false).await;
+                published.send_replace(false);
                 return;
             }
             open = prompt_changed => prompt_open = open,
@@ -95,6 +108,7 @@ async fn follow(
             let prompt = inputs.prompt.as_ref().map(|rx| *rx.borrow());
             tracing::info!(serving, prompt_reachable = ?prompt, "readiness changed");
             publish(&reporter, serving).await;
+            published.send_replace(serving);
         }
     }
 }

@@ -111,10 +111,16 @@ pub async fn serve(
         },
     )
     .await;
-    let service = AgentServiceServer::new(AgentServiceImpl::new(Arc::clone(&runtime)))
-        .max_decoding_message_size(config.max_request_bytes)
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip);
+    let status = crate::service::StatusFacts {
+        serving: readiness.serving(),
+        prompt: config.prompt_reachability.clone(),
+        started_at_ms: started_at_ms(),
+    };
+    let service =
+        AgentServiceServer::new(AgentServiceImpl::new(Arc::clone(&runtime)).with_status(status))
+            .max_decoding_message_size(config.max_request_bytes)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .send_compressed(CompressionEncoding::Gzip);
     // Outermost first (as in prompt-service; service_kit's crate docs,
     // "Layer order", give the reasons): the request span wraps every
     // refusal; metrics sit outside every refusal so each is counted with its
@@ -165,4 +171,11 @@ pub async fn serve(
     result?;
     tracing::info!("agent-service stopped");
     Ok(())
+}
+
+/// Now, ms since the epoch (the process's start time in the status report).
+fn started_at_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -15,6 +15,19 @@ use crate::{convert, error::status_of, parts};
 #[derive(Debug, Clone)]
 pub struct AgentServiceImpl {
     runtime: Arc<Runtime>,
+    status: Option<StatusFacts>,
+}
+
+/// What GetServiceStatus reports beyond the runtime: readiness as published, prompt-service's
+/// reachability, the start time.
+#[derive(Debug, Clone)]
+pub(crate) struct StatusFacts {
+    /// The AgentService health status (true: SERVING).
+    pub(crate) serving: tokio::sync::watch::Receiver<bool>,
+    /// prompt-service's reachability; `None` when prompts render in this process.
+    pub(crate) prompt: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Process start, ms since the epoch.
+    pub(crate) started_at_ms: i64,
 }
 
 impl AgentServiceImpl {
@@ -140,7 +153,17 @@ impl AgentServiceImpl {
 
     /// Serves `runtime`.
     pub fn new(runtime: Arc<Runtime>) -> Self {
-        Self { runtime }
+        Self {
+            runtime,
+            status: None,
+        }
+    }
+
+    /// Readiness and start time for GetServiceStatus (without them it reports the runtime's
+    /// repairs, ready and reachable).
+    pub(crate) fn with_status(mut self, status: StatusFacts) -> Self {
+        self.status = Some(status);
+        self
     }
 
     /// A session for the API, with its working directory.
@@ -480,6 +503,29 @@ impl AgentService for AgentServiceImpl {
         Ok(Response::new(pb::ContextReportResponse {
             prompt: Some(preview.prompt),
             text,
+        }))
+    }
+
+    async fn get_service_status(
+        &self,
+        _request: Request<pb::GetServiceStatusRequest>,
+    ) -> Result<Response<pb::ServiceStatus>, Status> {
+        let status = self.status.as_ref();
+        let repairs = self
+            .runtime
+            .sessions()
+            .repairs()
+            .into_iter()
+            .map(crate::convert::state_repair)
+            .collect();
+        Ok(Response::new(pb::ServiceStatus {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            ready: status.is_none_or(|s| *s.serving.borrow()),
+            prompt_service_reachable: status
+                .and_then(|s| s.prompt.as_ref())
+                .is_none_or(|rx| *rx.borrow()),
+            started_at_ms: status.map_or(0, |s| s.started_at_ms),
+            repairs,
         }))
     }
 }

@@ -30,6 +30,10 @@ use serde::{Deserialize, Serialize};
 /// File extension of journals.
 pub const JOURNAL_EXT: &str = "queue";
 
+/// File extension of a journal's quarantine: acknowledged messages recovery could not write
+/// into the transcript (`<sessionId>.queue.quarantined`, beside the journal).
+pub const QUARANTINE_EXT: &str = "queue.quarantined";
+
 /// One accepted message as journaled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Accepted {
@@ -141,6 +145,31 @@ impl Journal {
             .collect())
     }
 
+    /// Where [`Journal::quarantine`] writes.
+    pub fn quarantine_path(&self) -> PathBuf {
+        self.path.with_extension(QUARANTINE_EXT)
+    }
+
+    /// Sets aside acknowledged messages that can never be written to the transcript, each with
+    /// the reason, so that the journal can be emptied without losing them (blocking: append +
+    /// fsync). An operator reads them back from the returned file; nothing in the service does.
+    pub fn quarantine(&self, entries: &[(Accepted, String)]) -> std::io::Result<PathBuf> {
+        let path = self.quarantine_path();
+        let mut out = String::new();
+        for (accepted, reason) in entries {
+            out.push_str(&serde_json::to_string(&Quarantined { accepted, reason })?);
+            out.push('\n');
+        }
+        let mut file = private_append(&path)?;
+        file.write_all(out.as_bytes())?;
+        file.sync_all()?;
+        // The file may be new: its name must survive a crash too.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(path)
+    }
+
     /// Empties the journal (after its leftovers were saved).
     pub fn clear(&self) -> std::io::Result<()> {
         let mut state = self.state();
@@ -155,6 +184,21 @@ impl Journal {
             Err(e) => Err(e),
         }
     }
+}
+
+/// One line of a quarantine file.
+#[derive(Serialize)]
+struct Quarantined<'a> {
+    accepted: &'a Accepted,
+    reason: &'a str,
+}
+
+fn private_append(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 fn open_append<'a>(slot: &'a mut Option<File>, path: &Path) -> std::io::Result<&'a mut File> {

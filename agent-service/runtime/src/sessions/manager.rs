@@ -18,6 +18,7 @@ use super::{
     extras::SessionExtras,
     key,
     recover::recover_journal,
+    repairs::{Repair, RepairKind, Repairs},
     session::Session,
     touches::{Touches, TurnDelta},
 };
@@ -62,6 +63,8 @@ pub struct SessionManager {
     extras: Mutex<HashMap<(String, SessionId), Arc<SessionExtras>>>,
     /// Turn usage and timestamps not yet in the index (see `touches`).
     touches: Arc<Touches>,
+    /// What start-up and recovery repaired.
+    repairs: Repairs,
 }
 
 impl std::fmt::Debug for SessionManager {
@@ -92,6 +95,7 @@ impl SessionManager {
             actors: Mutex::new(HashMap::new()),
             extras: Mutex::new(HashMap::new()),
             touches: Arc::default(),
+            repairs: Repairs::default(),
         }
     }
 
@@ -147,11 +151,30 @@ impl SessionManager {
         let store = self.store(agent)?;
         match store.load_index() {
             Ok(_) => Ok(None),
-            Err(openclaw_transcript::Error::CorruptIndex { .. }) => {
-                Ok(Some(store.rebuild_index()?))
+            Err(openclaw_transcript::Error::CorruptIndex { reason, .. }) => {
+                let report = store.rebuild_index()?;
+                self.repairs.record(Repair {
+                    kind: RepairKind::IndexRebuilt,
+                    agent_id: agent.id.clone(),
+                    session_id: None,
+                    file: report.corrupt_index_moved_to.clone().unwrap_or_default(),
+                    detail: format!(
+                        "sessions.json could not be read ({reason}): rebuilt with {} sessions \
+                         from the transcripts, {} transcripts without a usable header",
+                        report.sessions,
+                        report.orphans.len()
+                    ),
+                    at_ms: unix_millis(self.clock.now()),
+                });
+                Ok(Some(report))
             }
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// What start-up and recovery repaired since this process started, oldest first.
+    pub fn repairs(&self) -> Vec<Repair> {
+        self.repairs.list()
     }
 
     /// Sessions of `agent` whose message journal is not empty (a previous
@@ -393,7 +416,25 @@ impl SessionManager {
         let transcript = self.transcript_path(agent, &info.entry.session_id)?;
         let journal = extras.journal(&transcript);
         extras
-            .recover_once(|| recover_journal(self.clock.as_ref(), &handle, &journal, &info.key))
+            .recover_once(|| async {
+                let recovered =
+                    recover_journal(self.clock.as_ref(), &handle, &journal, &info.key).await?;
+                if let Some((count, file)) = recovered.quarantined {
+                    self.repairs.record(Repair {
+                        kind: RepairKind::MessagesQuarantined,
+                        agent_id: agent.id.clone(),
+                        session_id: Some(info.entry.session_id.to_string()),
+                        file,
+                        detail: format!(
+                            "{count} acknowledged message(s) too large for a transcript line were \
+                             set aside; {} others were saved to the transcript",
+                            recovered.saved
+                        ),
+                        at_ms: unix_millis(self.clock.now()),
+                    });
+                }
+                Ok::<(), RuntimeError>(())
+            })
             .await?;
         Ok(Session {
             agent: agent.clone(),

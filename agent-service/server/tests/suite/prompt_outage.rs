@@ -125,6 +125,18 @@ async fn agent_becomes(channel: &tonic::transport::Channel, want: ServingStatus)
     .unwrap_or_else(|_| panic!("AgentService never became {want:?}"));
 }
 
+async fn service_status(service: &Service) -> openclaw_proto::agent::v1::ServiceStatus {
+    service
+        .client()
+        .await
+        .get_service_status(openclaw_proto::agent::v1::GetServiceStatusRequest {})
+        .await
+        .expect("status")
+        .into_inner()
+}
+
+/// Readiness (the AgentService health status, and GetServiceStatus's `ready`) follows
+/// prompt-service; liveness stays SERVING throughout.
 #[tokio::test]
 async fn readiness_follows_prompt_service_and_liveness_stays_up() {
     let addr = free_addr();
@@ -139,10 +151,24 @@ async fn readiness_follows_prompt_service_and_liveness_stays_up() {
     // Down from the start.
     agent_becomes(&channel, ServingStatus::NotServing).await;
     assert_eq!(status_of(&channel, "").await, ServingStatus::Serving);
+    let status = service_status(&service).await;
+    assert!(
+        !status.ready && !status.prompt_service_reachable,
+        "{status:?}"
+    );
 
     let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
     let prompt = PromptService::start_on(listener).await;
     agent_becomes(&channel, ServingStatus::Serving).await;
+    let status = service_status(&service).await;
+    assert!(
+        status.ready && status.prompt_service_reachable,
+        "{status:?}"
+    );
+    assert!(
+        !status.version.is_empty() && status.started_at_ms > 0,
+        "{status:?}"
+    );
 
     drop(prompt);
     agent_becomes(&channel, ServingStatus::NotServing).await;

@@ -857,3 +857,197 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     );
     drop(fake);
 }
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis(),
+    )
+    .expect("ms")
+}
+
+fn recovered_user_texts(entries: &[pb::TranscriptEntry]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| e.role == "user")
+        .map(|e| {
+            let entry: Value = serde_json::from_str(&e.json).expect("json");
+            entry["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+async fn service_status(service: &super::harness::Service) -> pb::ServiceStatus {
+    service
+        .client()
+        .await
+        .get_service_status(pb::GetServiceStatusRequest {})
+        .await
+        .expect("status")
+        .into_inner()
+}
+
+/// A journal holding an acknowledged message that no transcript line can hold (a process
+/// from before the size check acknowledged it): recovery sets it aside in the quarantine
+/// file with the reason, saves the others, reports the repair in GetServiceStatus, and the
+/// session keeps running, instead of every later call on it failing RESOURCE_EXHAUSTED.
+#[tokio::test]
+async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_session_runs() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(FakeReply::text("First answer."));
+    let events =
+        read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
+    assert!(final_of(&events).is_some());
+    let session = h
+        .service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner();
+    assert!(service_status(&h.service).await.repairs.is_empty());
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let dir = service.stop().await;
+    let sessions = dir.path().join("state/agents/main/sessions");
+    let journal = sessions.join(format!("{}.queue", session.session_id));
+    let poison = "\u{1}".repeat(3 * 1024 * 1024);
+    let now = now_ms();
+    let lines = [
+        json!({ "accepted": { "seq": 1, "text": "Saved after the crash.", "at": now } }),
+        json!({ "accepted": { "seq": 2, "text": poison, "at": now } }),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&journal, text).expect("journal");
+
+    let service = super::harness::Service::start_in(dir, None).await;
+    assert_eq!(
+        recovered_user_texts(&service.transcript_entries().await),
+        ["Before.", "Saved after the crash."]
+    );
+    let quarantine = sessions.join(format!("{}.queue.quarantined", session.session_id));
+    let kept = std::fs::read_to_string(&quarantine).expect("quarantine file");
+    let line: Value = serde_json::from_str(kept.trim_end()).expect("one JSON line");
+    assert_eq!(line["accepted"]["seq"], 2);
+    assert_eq!(
+        line["accepted"]["text"].as_str().map(str::len),
+        Some(poison.len())
+    );
+    assert!(
+        line["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("transcript line"),
+        "{}",
+        line["reason"]
+    );
+    assert_eq!(
+        std::fs::metadata(&journal).map(|m| m.len()).unwrap_or(1),
+        0,
+        "journal emptied"
+    );
+    let status = service_status(&service).await;
+    let repair = status
+        .repairs
+        .iter()
+        .find(|r| r.kind() == pb::StateRepairKind::MessagesQuarantined)
+        .unwrap_or_else(|| panic!("no quarantine reported: {status:?}"));
+    assert_eq!(repair.session_id, session.session_id);
+    assert_eq!(repair.file, quarantine.display().to_string());
+    assert!(
+        repair.detail.contains("1 acknowledged"),
+        "{}",
+        repair.detail
+    );
+
+    // The session is not wedged: the next message runs and is answered.
+    fake.push(FakeReply::text("Still here."));
+    let mut stream = service
+        .client()
+        .await
+        .run(run_request("Next.", pb::QueueMode::Unspecified))
+        .await
+        .expect("run after recovery")
+        .into_inner();
+    let mut finished = None;
+    while let Some(event) = stream.message().await.expect("event") {
+        if let Some(Event::Final(f)) = event.event {
+            finished = Some(f.text);
+        }
+    }
+    assert_eq!(finished.as_deref(), Some("Still here."));
+    drop(fake);
+}
+
+/// A crash that left both an unreadable session index and acknowledged messages in a
+/// journal: the index is rebuilt first, then the journal's messages reach the transcript
+/// of the same session (same id), and the rebuild is reported in GetServiceStatus.
+#[tokio::test]
+async fn journaled_messages_are_recovered_over_a_corrupt_index() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(FakeReply::text("First answer."));
+    let events =
+        read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
+    assert!(final_of(&events).is_some());
+    let session = h
+        .service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner();
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let dir = service.stop().await;
+    let sessions = dir.path().join("state/agents/main/sessions");
+    let now = now_ms();
+    let lines = [
+        json!({ "accepted": { "seq": 1, "text": "Pending A.", "at": now } }),
+        json!({ "accepted": { "seq": 2, "text": "Pending B.", "at": now } }),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(sessions.join(format!("{}.queue", session.session_id)), text).expect("journal");
+    std::fs::write(sessions.join("sessions.json"), b"\x8f\x00\xffnot json").expect("corrupt");
+
+    let service = super::harness::Service::start_in(dir, None).await;
+    let now_session = service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session after the rebuild")
+        .into_inner();
+    assert_eq!(now_session.session_id, session.session_id);
+    assert_eq!(
+        recovered_user_texts(&service.transcript_entries().await),
+        ["Before.", "Pending A.", "Pending B."]
+    );
+    let status = service_status(&service).await;
+    let repair = status
+        .repairs
+        .iter()
+        .find(|r| r.kind() == pb::StateRepairKind::IndexRebuilt)
+        .unwrap_or_else(|| panic!("no rebuild reported: {status:?}"));
+    assert_eq!(repair.agent_id, "main");
+    assert!(
+        repair.file.contains("sessions.json.corrupt."),
+        "{}",
+        repair.file
+    );
+    assert!(repair.detail.contains("1 sessions"), "{}", repair.detail);
+    assert!(status.ready, "{status:?}");
+    drop(fake);
+}
