@@ -114,6 +114,8 @@ pub(crate) struct ClientPlan {
     pub until: Instant,
     pub clock: Clock,
     pub current: Arc<AtomicU64>,
+    /// Percent of messages sent as poison instead (see [`Poison`]).
+    pub poison_percent: u64,
 }
 
 /// What one client did.
@@ -123,7 +125,52 @@ pub(crate) struct ClientOutcome {
     pub started: BTreeSet<Started>,
     pub keys: Vec<String>,
     pub runs: RunEnds,
+    pub poison: Poison,
 }
+
+/// Poison messages: under the request size limit, but too large for a transcript line once
+/// stored (control characters escape to six bytes each). Each must be refused
+/// RESOURCE_EXHAUSTED before it is acknowledged; one acknowledged would wedge its session.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Poison {
+    /// Sent.
+    pub sent: u64,
+    /// Refused with RESOURCE_EXHAUSTED.
+    pub refused: u64,
+    /// Failed otherwise (agent-service restarting, say), by code.
+    pub other: std::collections::BTreeMap<String, u64>,
+    /// Acknowledged (a failure), as "session key: disposition".
+    pub acknowledged: Vec<String>,
+}
+
+impl Poison {
+    /// Adds another client's tally.
+    pub(crate) fn merge(&mut self, other: &Self) {
+        self.sent += other.sent;
+        self.refused += other.refused;
+        for (code, n) in &other.other {
+            *self.other.entry(code.clone()).or_default() += n;
+        }
+        self.acknowledged.extend(other.acknowledged.iter().cloned());
+    }
+
+    fn count(&mut self, key: &str, result: &AttemptResult) {
+        self.sent += 1;
+        match result {
+            AttemptResult::Acked(ack) => self
+                .acknowledged
+                .push(format!("{key}: {:?} (run {})", ack.outcome, ack.run)),
+            AttemptResult::Failed { code, .. } if code == "ResourceExhausted" => self.refused += 1,
+            AttemptResult::Failed { code, .. } => *self.other.entry(code.clone()).or_default() += 1,
+            AttemptResult::Rejected(_) => {
+                *self.other.entry("Rejected".to_owned()).or_default() += 1
+            }
+        }
+    }
+}
+
+/// Characters of a poison message: 3 MiB of U+0001, about 18 MiB once escaped.
+const POISON_CHARS: usize = 3 * 1024 * 1024;
 
 /// How the `Run` streams the client followed ended.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -172,8 +219,33 @@ pub(crate) async fn run_client(mut plan: ClientPlan) -> ClientOutcome {
         .collect();
     let mut retries: VecDeque<(usize, Instant)> = VecDeque::new();
     let mut next_id = 0u64;
+    let poison = "\u{1}".repeat(POISON_CHARS);
 
     while Instant::now() < plan.until {
+        if plan.poison_percent > 0 && plan.rng.chance(plan.poison_percent) {
+            let slot = usize::try_from(plan.rng.below(slots.len() as u64)).unwrap_or(0);
+            let key = slots[slot].key(plan.index);
+            let result = if plan.rng.chance(50) {
+                send(
+                    &mut plan.agent,
+                    &key,
+                    poison.clone(),
+                    pb::QueueMode::Unspecified,
+                )
+                .await
+            } else {
+                run(
+                    &mut plan.agent,
+                    &key,
+                    poison.clone(),
+                    pb::QueueMode::Unspecified,
+                )
+                .await
+                .0
+            };
+            out.poison.count(&key, &result);
+            continue;
+        }
         let due = retries.front().is_some_and(|(_, at)| *at <= Instant::now());
         let retry = if due { retries.pop_front() } else { None };
         let index = match retry {
@@ -473,4 +545,58 @@ async fn watch(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Runs one short message in each session after the soak and reports the sessions where it
+/// did not end with a final answer within `timeout`: a wedged session (one whose journal or
+/// transcript can no longer take a message) fails here.
+pub(crate) async fn probe_sessions(
+    agent: &AgentClient,
+    keys: &[String],
+    timeout: Duration,
+) -> Vec<String> {
+    const IN_FLIGHT: usize = 4;
+    let mut wedged = Vec::new();
+    for chunk in keys.chunks(IN_FLIGHT) {
+        let mut probes = JoinSet::new();
+        for key in chunk {
+            let mut agent = agent.clone();
+            let key = key.clone();
+            probes.spawn(async move {
+                let request = Request::new(pb::RunRequest {
+                    session: session_ref(&key),
+                    message: "soak probe: are you there?".to_owned(),
+                    ..Default::default()
+                });
+                let outcome = tokio::time::timeout(timeout, async {
+                    let mut stream = agent.run(request).await?.into_inner();
+                    while let Some(event) = stream.message().await? {
+                        match event.event {
+                            Some(Event::Final(_)) => return Ok(None),
+                            Some(Event::Error(error)) => {
+                                return Ok(Some(format!("{}: {}", error.code, error.message)));
+                            }
+                            _ => {}
+                        }
+                    }
+                    Ok::<_, Status>(Some("the stream ended without a final event".to_owned()))
+                })
+                .await;
+                match outcome {
+                    Ok(Ok(None)) => None,
+                    Ok(Ok(Some(why))) => Some(format!("{key}: {why}")),
+                    Ok(Err(status)) => {
+                        Some(format!("{key}: {:?}: {}", status.code(), status.message()))
+                    }
+                    Err(_) => Some(format!("{key}: no final answer within {timeout:?}")),
+                }
+            });
+        }
+        while let Some(done) = probes.join_next().await {
+            if let Ok(Some(why)) = done {
+                wedged.push(why);
+            }
+        }
+    }
+    wedged
 }

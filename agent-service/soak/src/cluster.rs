@@ -14,6 +14,7 @@ use std::{
 };
 
 use crate::{
+    damage,
     error::SoakError,
     faults::{FaultKind, FaultRecord},
     services::{Exit, Service, Stop, free_port},
@@ -115,6 +116,8 @@ pub(crate) struct Launch<'a> {
     pub layout: &'a Layout,
     pub drain_secs: u64,
     pub extra_env: &'a [(String, String)],
+    /// How long a prompt-service outage lasts.
+    pub prompt_outage: Duration,
 }
 
 /// Both services and what happened to them.
@@ -125,6 +128,11 @@ pub(crate) struct Cluster {
     grace: Duration,
     current: Arc<AtomicU64>,
     pub incarnations: Vec<Incarnation>,
+    /// The agent's sessions directory (the damage faults write there).
+    sessions_dir: PathBuf,
+    prompt_outage: Duration,
+    /// Damage faults so far (picks the next variant and victim).
+    damage: u64,
 }
 
 impl Cluster {
@@ -183,6 +191,14 @@ impl Cluster {
             grace: Duration::from_secs(launch.drain_secs + 15),
             current: Arc::new(AtomicU64::new(0)),
             incarnations: Vec::new(),
+            sessions_dir: launch
+                .layout
+                .state_dir
+                .join("agents")
+                .join(crate::transcripts::AGENT)
+                .join("sessions"),
+            prompt_outage: launch.prompt_outage,
+            damage: 0,
         })
     }
 
@@ -248,7 +264,44 @@ impl Cluster {
     pub(crate) async fn inject(&mut self, kind: FaultKind) -> Result<FaultRecord, SoakError> {
         let at = self.clock.now();
         let began = Instant::now();
+        let mut observed = None;
         let (exit, ended) = match kind {
+            FaultKind::CorruptIndex | FaultKind::CorruptJournal => {
+                let ended = self.current.load(Ordering::SeqCst);
+                let exit = self.stop_agent(Stop::Kill, Ending::Sigkill).await?;
+                self.damage += 1;
+                let check = if kind == FaultKind::CorruptIndex {
+                    damage::corrupt_index(&self.sessions_dir, self.damage)
+                } else {
+                    damage::poison_journal(&self.sessions_dir, self.damage)
+                };
+                self.start_agent().await?;
+                observed = Some(check.and_then(|check| check.verify()));
+                (exit, Some(ended))
+            }
+            FaultKind::PromptOutage => {
+                let exit = self.prompt.stop(Stop::Term(self.grace)).await?;
+                let down = Instant::now();
+                let dropped = self.readiness_becomes(false, self.prompt_outage).await;
+                let rest = self.prompt_outage.saturating_sub(down.elapsed());
+                tokio::time::sleep(rest).await;
+                self.prompt.start().await?;
+                let returned = self.readiness_becomes(true, Duration::from_secs(30)).await;
+                observed = Some(match (dropped, returned) {
+                    (Some(dropped), Some(returned)) => Ok(format!(
+                        "agent-service NOT_SERVING {:.2} s into a {:.0} s outage, SERVING {:.2} s after prompt-service returned",
+                        dropped.as_secs_f64(),
+                        self.prompt_outage.as_secs_f64(),
+                        returned.as_secs_f64()
+                    )),
+                    (None, _) => Err(format!(
+                        "agent-service stayed SERVING through a {:.0} s prompt-service outage",
+                        self.prompt_outage.as_secs_f64()
+                    )),
+                    (_, None) => Err("agent-service did not become SERVING within 30 s of prompt-service's return".to_owned()),
+                });
+                (exit, None)
+            }
             FaultKind::SigtermAgent | FaultKind::SigkillAgent => {
                 let (how, ending) = if kind == FaultKind::SigkillAgent {
                     (Stop::Kill, Ending::Sigkill)
@@ -276,10 +329,35 @@ impl Cluster {
             at,
             stop_took: exit.took,
             downtime: began.elapsed(),
-            clean_exit: exit.clean || kind == FaultKind::SigkillAgent,
+            clean_exit: exit.clean
+                || matches!(
+                    kind,
+                    FaultKind::SigkillAgent | FaultKind::CorruptIndex | FaultKind::CorruptJournal
+                ),
             exit_status: exit.status,
             ended_incarnation: ended,
+            observed,
         })
+    }
+
+    /// Waits until agent-service's readiness (the AgentService health status) is `serving`;
+    /// how long that took, or `None` when it did not within `within`.
+    async fn readiness_becomes(&self, serving: bool, within: Duration) -> Option<Duration> {
+        let began = Instant::now();
+        let endpoint = self.agent.endpoint();
+        while began.elapsed() < within {
+            let now = service_kit::probe(
+                &endpoint,
+                "openclaw.agent.v1.AgentService",
+                Duration::from_secs(1),
+            )
+            .await;
+            if now.ok() == Some(serving) {
+                return Some(began.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        None
     }
 }
 

@@ -16,11 +16,32 @@ pub enum FaultKind {
     /// SIGTERM prompt-service and start it again; agent-service's renders
     /// fail or wait meanwhile.
     RestartPrompt,
+    /// SIGTERM prompt-service and keep it down for the outage window: runs
+    /// must fail fast with an error event and agent-service's readiness must
+    /// drop, then come back when prompt-service does.
+    PromptOutage,
+    /// SIGKILL agent-service, damage an agent's `sessions.json` (truncated,
+    /// emptied, an array, random bytes, in turn), start it again: the index
+    /// must be rebuilt from the transcripts with nothing lost.
+    CorruptIndex,
+    /// SIGKILL agent-service, then add to one session's message journal an
+    /// acknowledged message no transcript line can hold (as a process from
+    /// before the size check could leave) and a torn line, start it again:
+    /// the message must be set aside in the quarantine file and the session
+    /// must keep working.
+    CorruptJournal,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [Self; 3] = [Self::SigtermAgent, Self::SigkillAgent, Self::RestartPrompt];
+    pub const ALL: [Self; 6] = [
+        Self::SigtermAgent,
+        Self::SigkillAgent,
+        Self::RestartPrompt,
+        Self::PromptOutage,
+        Self::CorruptIndex,
+        Self::CorruptJournal,
+    ];
 
     /// How it is printed.
     pub fn name(self) -> &'static str {
@@ -28,6 +49,9 @@ impl FaultKind {
             Self::SigtermAgent => "SIGTERM agent-service + restart",
             Self::SigkillAgent => "SIGKILL agent-service + restart",
             Self::RestartPrompt => "restart prompt-service",
+            Self::PromptOutage => "prompt-service outage",
+            Self::CorruptIndex => "SIGKILL + corrupt sessions.json",
+            Self::CorruptJournal => "SIGKILL + poison journal entry",
         }
     }
 }
@@ -49,6 +73,9 @@ pub struct FaultRecord {
     pub clean_exit: bool,
     /// The agent-service incarnation it ended (agent-service faults).
     pub ended_incarnation: Option<u64>,
+    /// What the fault checked on its own (readiness during an outage, the
+    /// damage done), in words; `Err` when that check failed.
+    pub observed: Option<Result<String, String>>,
 }
 
 /// Picks the next fault and the pause before it: first every enabled kind
@@ -101,7 +128,7 @@ mod tests {
         for seed in 0..50 {
             let interval = (Duration::from_millis(10), Duration::from_millis(20));
             let mut schedule = Schedule::new(&FaultKind::ALL, interval, Rng::new(seed));
-            let mut first: Vec<FaultKind> = (0..3)
+            let mut first: Vec<FaultKind> = (0..FaultKind::ALL.len())
                 .map(|_| schedule.next().expect("a fault").1)
                 .collect();
             first.sort();

@@ -20,6 +20,7 @@
 
 mod client;
 mod cluster;
+mod damage;
 mod error;
 mod faults;
 pub mod ledger;
@@ -31,7 +32,7 @@ mod services;
 mod soak;
 mod transcripts;
 
-pub use client::RunEnds;
+pub use client::{Poison, RunEnds};
 pub use cluster::{Ending, Incarnation};
 pub use error::SoakError;
 pub use faults::{FaultKind, FaultRecord};

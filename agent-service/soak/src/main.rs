@@ -31,7 +31,7 @@ struct Cli {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "sigterm-agent,sigkill-agent,restart-prompt"
+        default_value = "sigterm-agent,sigkill-agent,restart-prompt,prompt-outage,corrupt-index,corrupt-journal"
     )]
     faults: Vec<FaultChoice>,
     /// Shortest and longest pause before a fault, in seconds ("MIN,MAX").
@@ -61,6 +61,13 @@ struct Cli {
     /// Extra environment for both services, KEY=VALUE (repeatable).
     #[arg(long = "service-env", value_parser = parse_env)]
     service_env: Vec<(String, String)>,
+    /// Seconds a prompt-outage fault keeps prompt-service down.
+    #[arg(long, default_value_t = 8)]
+    prompt_outage_secs: u64,
+    /// Percent of client messages sent as poison (too large for a transcript line once
+    /// stored; each must be refused before it is acknowledged). 0 sends none.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=100))]
+    poison_percent: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,6 +76,9 @@ enum FaultChoice {
     SigtermAgent,
     SigkillAgent,
     RestartPrompt,
+    PromptOutage,
+    CorruptIndex,
+    CorruptJournal,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -110,6 +120,9 @@ async fn main() -> anyhow::Result<ExitCode> {
                 FaultChoice::SigtermAgent => Some(FaultKind::SigtermAgent),
                 FaultChoice::SigkillAgent => Some(FaultKind::SigkillAgent),
                 FaultChoice::RestartPrompt => Some(FaultKind::RestartPrompt),
+                FaultChoice::PromptOutage => Some(FaultKind::PromptOutage),
+                FaultChoice::CorruptIndex => Some(FaultKind::CorruptIndex),
+                FaultChoice::CorruptJournal => Some(FaultKind::CorruptJournal),
             })
             .collect(),
         fault_interval: (
@@ -128,6 +141,8 @@ async fn main() -> anyhow::Result<ExitCode> {
         keep_work_dir: cli.keep,
         token: cli.token,
         service_env: cli.service_env,
+        prompt_outage: Duration::from_secs(cli.prompt_outage_secs),
+        poison_percent: cli.poison_percent,
     };
     match openclaw_soak::run(options).await {
         Ok(report) => {

@@ -41,6 +41,12 @@ pub struct Report {
     pub unclean_exits: Vec<String>,
     /// The reconciliation.
     pub check: Reconciliation,
+    /// Poison messages sent and what became of them.
+    pub poison: crate::client::Poison,
+    /// Sessions probed with one more message after the soak.
+    pub probed: usize,
+    /// Sessions that did not answer it (wedged), with why.
+    pub wedged: Vec<String>,
     /// The work directory, when it was kept.
     pub work_dir: Option<PathBuf>,
 }
@@ -88,6 +94,18 @@ impl Report {
             "tool call/result pairing failure(s)",
         );
         add(self.unclean_exits.len(), "unclean exit(s) after SIGTERM");
+        add(
+            self.poison.acknowledged.len(),
+            "poison message(s) acknowledged",
+        );
+        add(self.wedged.len(), "wedged session(s)");
+        add(
+            self.faults
+                .iter()
+                .filter(|f| matches!(f.observed, Some(Err(_))))
+                .count(),
+            "fault check(s) failed (readiness, index rebuild, quarantine)",
+        );
         if c.acknowledged == 0 {
             out.push("no message was acknowledged".to_owned());
         }
@@ -161,7 +179,7 @@ impl fmt::Display for Report {
         for fault in &self.faults {
             writeln!(
                 f,
-                "  +{:>6} s  {:<32} stopped in {} s, serving again after {} s, exit: {}{}",
+                "  +{:>6} s  {:<32} stopped in {} s, serving again after {} s, exit: {}{}{}",
                 secs(fault.at),
                 fault.kind.name(),
                 secs(fault.stop_took),
@@ -170,7 +188,12 @@ impl fmt::Display for Report {
                 fault
                     .ended_incarnation
                     .map(|n| format!(" (agent-service #{n})"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                match &fault.observed {
+                    None => String::new(),
+                    Some(Ok(what)) => format!("; {what}"),
+                    Some(Err(what)) => format!("; FAILED: {what}"),
+                }
             )?;
         }
         list(f, "unclean exits", &self.unclean_exits)?;
@@ -256,11 +279,27 @@ impl fmt::Display for Report {
             &c.open_calls_explained,
         )?;
         list(f, "tool pairing failures", &c.pairing_failures)?;
+        writeln!(
+            f,
+            "poison messages: sent {}, refused RESOURCE_EXHAUSTED {}, acknowledged {}, failed otherwise: {}",
+            self.poison.sent,
+            self.poison.refused,
+            self.poison.acknowledged.len(),
+            join(&self.poison.other)
+        )?;
+        list(f, "poison messages acknowledged", &self.poison.acknowledged)?;
+        writeln!(
+            f,
+            "sessions probed after the soak: {}, wedged {}",
+            self.probed,
+            self.wedged.len()
+        )?;
+        list(f, "wedged sessions", &self.wedged)?;
         if let Some(dir) = &self.work_dir {
             writeln!(f, "work directory kept: {}", dir.display())?;
         }
         match self.failures().as_slice() {
-            [] => write!(f, "RESULT: PASS (lost = 0)"),
+            [] => write!(f, "RESULT: PASS (lost = 0, duplicated = 0, wedged = 0)"),
             failures => write!(f, "RESULT: FAIL: {}", failures.join("; ")),
         }
     }

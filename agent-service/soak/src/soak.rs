@@ -23,6 +23,9 @@ use crate::{
     transcripts,
 };
 
+/// How long the closing probe of each session may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Where the service binaries are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binaries {
@@ -87,6 +90,11 @@ pub struct Options {
     pub token: Option<String>,
     /// Extra environment for both services (`KEY=VALUE`).
     pub service_env: Vec<(String, String)>,
+    /// How long a prompt-service outage fault keeps it down.
+    pub prompt_outage: Duration,
+    /// Percent of client messages sent as poison (too large for a transcript line once
+    /// stored; each must be refused before it is acknowledged).
+    pub poison_percent: u64,
 }
 
 impl Options {
@@ -108,6 +116,8 @@ impl Options {
             keep_work_dir: false,
             token: None,
             service_env: Vec::new(),
+            prompt_outage: Duration::from_secs(3),
+            poison_percent: 2,
         }
     }
 }
@@ -167,6 +177,7 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
             layout: &layout,
             drain_secs: options.drain_secs,
             extra_env: &options.service_env,
+            prompt_outage: options.prompt_outage,
         },
         clock,
     )?;
@@ -194,6 +205,7 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
             until,
             clock,
             current: cluster.current(),
+            poison_percent: options.poison_percent,
         }));
     }
     let mut faults = Vec::new();
@@ -248,6 +260,19 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
         rpc: &rpc,
         clock,
     });
+    let incarnations = cluster.incarnations.clone();
+
+    // Last, every session must still take a message: none may be wedged.
+    cluster.start().await?;
+    let probe_client = client::connect(&endpoint, token)?;
+    let probed: Vec<String> = keys.iter().cloned().collect();
+    let wedged = client::probe_sessions(&probe_client, &probed, PROBE_TIMEOUT).await;
+    unclean_exits.extend(cluster.stop().await?);
+
+    let mut poison = client::Poison::default();
+    for outcome in &outcomes {
+        poison.merge(&outcome.poison);
+    }
     let (acked_by_outcome, acked_by_api, attempt_failures) = reconcile::tallies(&records);
     let mut runs = crate::client::RunEnds::default();
     for outcome in &outcomes {
@@ -266,9 +291,12 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
         runs,
         model_requests,
         faults,
-        incarnations: cluster.incarnations.clone(),
+        incarnations,
         unclean_exits,
         check,
+        poison,
+        probed: probed.len(),
+        wedged,
         work_dir: None,
     })
 }

@@ -1,6 +1,8 @@
-//! The short soak: the real binaries, 2 clients for 18 s, and at least one
-//! SIGTERM, one SIGKILL and one prompt-service restart. Every acknowledged
-//! message must be found exactly once.
+//! The short soak: the real binaries, 2 clients for 30 s, and at least one of
+//! every fault (SIGTERM, SIGKILL, prompt-service restart and outage, a
+//! corrupt session index, a poison journal entry), with poison messages among
+//! the clients'. Every acknowledged message must be found exactly once, every
+//! poison message refused, and every session must still answer afterwards.
 //!
 //! It needs the `prompt-service` and `agent-service` binaries of the same
 //! build: `cargo test --workspace` builds them; with `-p openclaw-soak` alone
@@ -15,8 +17,9 @@ async fn a_short_soak_with_every_fault_loses_no_acknowledged_message() {
     let exe = std::env::current_exe().expect("test executable");
     let binaries = Binaries::near(&exe).expect("the servers' binaries (see the module comment)");
     let options = Options {
-        duration: Duration::from_secs(18),
-        fault_interval: (Duration::from_millis(1500), Duration::from_millis(3000)),
+        duration: Duration::from_secs(30),
+        fault_interval: (Duration::from_millis(1000), Duration::from_millis(2000)),
+        poison_percent: 5,
         ..Options::short(binaries)
     };
     let report = openclaw_soak::run(options).await.expect("the soak ran");
@@ -37,6 +40,17 @@ async fn a_short_soak_with_every_fault_loses_no_acknowledged_message() {
         report.check.lost.is_empty(),
         "acknowledged messages were lost:\n{report}"
     );
+    assert!(
+        report.poison.sent >= 1 && report.poison.acknowledged.is_empty(),
+        "{report}"
+    );
+    assert!(report.poison.refused >= 1, "no poison message was refused:\n{report}");
+    assert!(report.probed >= 1 && report.wedged.is_empty(), "{report}");
+    for fault in &report.faults {
+        if let Some(Err(why)) = &fault.observed {
+            panic!("{} failed its check: {why}\n{report}", fault.kind.name());
+        }
+    }
     assert!(report.passed(), "{report}");
     assert_eq!(report.check.found, report.check.acknowledged, "{report}");
 }
