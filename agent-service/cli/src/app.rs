@@ -7,6 +7,7 @@ use crate::{
     args::{Cli, Command, SessionsAction},
     chat,
     client::{self, Target},
+    cron,
     error::CliError,
     inspect, sessions,
     term::Term,
@@ -85,6 +86,17 @@ pub async fn run(
         Command::Skills(args) => {
             let mut client = client::connect(&args.server.server).await?;
             inspect::skills(&mut client, args.agent.as_deref().unwrap_or_default(), term).await
+        }
+        Command::Cron(args) => {
+            let mut client = client::connect(&args.server.server).await?;
+            let action = args.action.unwrap_or(crate::args::CronAction::List);
+            cron::run(
+                &mut client,
+                args.agent.as_deref().unwrap_or_default(),
+                action,
+                term,
+            )
+            .await
         }
     }
 }

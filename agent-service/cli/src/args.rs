@@ -62,6 +62,13 @@ pub enum Command {
     Context(ContextArgs),
     /// List an agent's skills, name collisions and skipped candidates.
     Skills(SkillsArgs),
+    /// List, add, change, remove or run an agent's cron jobs.
+    ///
+    /// A due job runs in its own session `agent:<id>:cron:<job>` (or, with
+    /// --main, as a message in the main session). Schedules: a cron
+    /// expression such as "0 9 * * MON-FRI" (in --tz, else the agent's
+    /// userTimezone, else UTC), "every 15m", or "at 2026-12-24T18:00:00+01:00".
+    Cron(CronArgs),
 }
 
 impl Command {
@@ -230,6 +237,69 @@ pub enum SessionsAction {
     Delete {
         /// Session key.
         key: String,
+    },
+}
+
+/// Flags of `openclaw cron`.
+#[derive(Debug, Clone, Args)]
+pub struct CronArgs {
+    /// What to do with cron jobs [default: list].
+    #[command(subcommand)]
+    pub action: Option<CronAction>,
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID", global = true)]
+    pub agent: Option<String>,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `openclaw cron ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CronAction {
+    /// List the agent's jobs with their next run and last outcome.
+    List,
+    /// Create a job.
+    Add {
+        /// When it runs: a cron expression, "every <n>(s|m|h|d)" or "at <RFC 3339 time>".
+        schedule: String,
+        /// The scheduled prompt.
+        prompt: String,
+        /// A short name for listings [default: the first words of the prompt].
+        #[arg(long)]
+        name: Option<String>,
+        /// IANA time zone of a cron expression [default: the agent's].
+        #[arg(long)]
+        tz: Option<String>,
+        /// Run as a message in the agent's main session instead of the job's own session.
+        #[arg(long)]
+        main: bool,
+        /// Also send the run's reply to this session (a key; "main" for the main session).
+        #[arg(long, value_name = "KEY")]
+        deliver_to: Option<String>,
+        /// Create it disabled.
+        #[arg(long)]
+        disabled: bool,
+    },
+    /// Enable a job.
+    Enable {
+        /// Job id.
+        id: String,
+    },
+    /// Disable a job (kept, never due).
+    Disable {
+        /// Job id.
+        id: String,
+    },
+    /// Remove a job.
+    Rm {
+        /// Job id.
+        id: String,
+    },
+    /// Run a job now and wait for the run to end (its schedule is unchanged).
+    Run {
+        /// Job id.
+        id: String,
     },
 }
 

@@ -15,6 +15,7 @@ mod app;
 mod args;
 pub mod chat;
 pub mod client;
+pub mod cron;
 pub mod demo;
 mod error;
 pub mod inspect;
@@ -25,8 +26,8 @@ pub mod up;
 
 pub use app::run;
 pub use args::{
-    ChatArgs, Cli, Command, ContextArgs, DemoArgs, ObserveArgs, PreviewArgs, ServerArgs,
-    SessionsAction, SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
+    ChatArgs, Cli, Command, ContextArgs, CronAction, CronArgs, DemoArgs, ObserveArgs, PreviewArgs,
+    ServerArgs, SessionsAction, SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
 };
 pub use error::{CliError, EXIT_CODES_HELP};
 pub use term::{Style, Term, table};

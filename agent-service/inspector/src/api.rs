@@ -99,9 +99,9 @@ impl ApiError {
         let message = runtime.redact(&error.to_string()).into_owned();
         let status = match error {
             RuntimeError::InvalidArgument { .. } => StatusCode::BAD_REQUEST,
-            RuntimeError::UnknownAgent(_) | RuntimeError::SessionNotFound(_) => {
-                StatusCode::NOT_FOUND
-            }
+            RuntimeError::UnknownAgent(_)
+            | RuntimeError::SessionNotFound(_)
+            | RuntimeError::NotFound(_) => StatusCode::NOT_FOUND,
             RuntimeError::PermissionDenied(_) => StatusCode::FORBIDDEN,
             RuntimeError::FailedPrecondition(_) | RuntimeError::Aborted(_) => StatusCode::CONFLICT,
             RuntimeError::ResourceExhausted(_) | RuntimeError::ContextOverflow(_) => {

@@ -19,6 +19,9 @@ pub enum RuntimeError {
     /// No such session.
     #[error("session: {0}")]
     SessionNotFound(String),
+    /// No such thing of another kind (a cron job, ...); the message names it.
+    #[error("{0}")]
+    NotFound(String),
     /// A path outside the workspace, or a refused sender.
     #[error("{0}")]
     PermissionDenied(String),
@@ -106,7 +109,9 @@ impl RuntimeError {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::InvalidArgument { .. } => ErrorCode::InvalidArgument,
-            Self::UnknownAgent(_) | Self::SessionNotFound(_) => ErrorCode::NotFound,
+            Self::UnknownAgent(_) | Self::SessionNotFound(_) | Self::NotFound(_) => {
+                ErrorCode::NotFound
+            }
             Self::PermissionDenied(_) => ErrorCode::PermissionDenied,
             Self::FailedPrecondition(_) => ErrorCode::FailedPrecondition,
             Self::ResourceExhausted(_) | Self::ContextOverflow(_) => ErrorCode::ResourceExhausted,

@@ -9,6 +9,7 @@
 pub mod compaction;
 mod config_state;
 pub mod context;
+pub mod cron;
 mod env;
 mod error;
 mod events;

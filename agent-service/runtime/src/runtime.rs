@@ -184,6 +184,19 @@ impl Runtime {
         run::start_heartbeats(&self.services);
     }
 
+    /// The cron jobs of an agent ("" for the default).
+    pub fn cron(self: &Arc<Self>, agent_id: &str) -> Result<run::AgentCron, RuntimeError> {
+        let agent = self.services.agent_view(agent_id)?;
+        Ok(run::AgentCron::new(&self.services, &agent.id))
+    }
+
+    /// Starts the cron scheduler (see [`crate::cron`]): claims a previous process left open
+    /// are resolved first, then due jobs run in their sessions. Call after
+    /// [`Runtime::recover_journals`]; it stops when shutdown begins.
+    pub fn start_cron(self: &Arc<Self>) {
+        run::start_cron(&self.services);
+    }
+
     /// Heartbeat outcomes from now on, for every agent.
     pub fn heartbeat_events(&self) -> broadcast::Receiver<HeartbeatEvent> {
         self.services.heartbeats().subscribe()

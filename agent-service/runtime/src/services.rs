@@ -114,6 +114,8 @@ pub(crate) struct Services {
     heartbeats: crate::heartbeat::Heartbeats,
     /// The subagents started by sessions (see [`crate::subagents`]).
     subagents: crate::subagents::Subagents,
+    /// The cron jobs of every agent and the scheduler's signals (see [`crate::cron`]).
+    cron: crate::cron::CronJobs,
     /// The sandbox engine, detected at start-up (see [`crate::sandboxing`]).
     sandbox: crate::sandboxing::Engine,
     /// Environment variables commands must not inherit (they hold secrets); refreshed with
@@ -143,6 +145,14 @@ impl Services {
         let providers = build_providers(&options, &config);
         let subagents_path = options.settings.state_dir.join("subagents.json");
         let sandbox = crate::sandboxing::Engine::detect(&options.sandbox_program);
+        let now = jiff::Timestamp::from_millisecond(openclaw_transcript::unix_millis(
+            options.clock.now(),
+        ))
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let (cron, moved_aside) = crate::cron::CronJobs::open(&options.settings.state_dir, now)?;
+        if let Some((path, reason)) = &moved_aside {
+            tracing::warn!(moved_to = %path.display(), %reason, "the cron jobs file could not be read: moved aside, starting with no jobs");
+        }
         let runtime = Arc::new(Self {
             options,
             loader,
@@ -155,6 +165,7 @@ impl Services {
             codex: CodexRunners::default(),
             heartbeats: crate::heartbeat::Heartbeats::default(),
             subagents: crate::subagents::Subagents::at(subagents_path),
+            cron,
             sandbox,
             hidden_env: RwLock::new(Arc::from(Vec::new())),
         });
@@ -297,6 +308,7 @@ impl Services {
     /// as soon as the shutdown signal arrives).
     pub(crate) fn begin_shutdown(&self) {
         self.heartbeats.stop();
+        self.cron.stop();
         let _ = self.stopping_since.set(tokio::time::Instant::now());
         if !self.stopping.swap(true, Ordering::AcqRel) {
             tracing::info!("shutdown: no new runs start; queued messages will be saved unanswered");
@@ -391,6 +403,10 @@ impl Services {
     }
 
     /// The heartbeat scheduler's state.
+    pub(crate) fn cron(&self) -> &crate::cron::CronJobs {
+        &self.cron
+    }
+
     pub(crate) fn heartbeats(&self) -> &crate::heartbeat::Heartbeats {
         &self.heartbeats
     }

@@ -5,6 +5,7 @@
 //! It holds no agent logic (that is `agent-runtime`).
 
 mod convert;
+mod cron_api;
 mod error;
 mod parts;
 mod readiness;

@@ -97,6 +97,9 @@ pub async fn serve(
     // Heartbeat turns (agents.defaults.heartbeat.every); they stop when
     // shutdown begins.
     runtime.start_heartbeats();
+    // Cron jobs (after the journals: an interrupted run's message is in its transcript by
+    // now, which is how the scheduler tells a handed-over run from one that never started).
+    runtime.start_cron();
     let health = service_kit::health_services(&[
         <AgentServiceServer<AgentServiceImpl> as tonic::server::NamedService>::NAME,
     ])?;

@@ -506,6 +506,62 @@ impl AgentService for AgentServiceImpl {
         }))
     }
 
+    async fn list_cron_jobs(
+        &self,
+        request: Request<pb::ListCronJobsRequest>,
+    ) -> Result<Response<pb::ListCronJobsResponse>, Status> {
+        let request = request.into_inner();
+        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let jobs = cron.list().map_err(status_of)?;
+        Ok(Response::new(pb::ListCronJobsResponse {
+            jobs: jobs.into_iter().map(crate::cron_api::job).collect(),
+        }))
+    }
+
+    async fn add_cron_job(
+        &self,
+        request: Request<pb::AddCronJobRequest>,
+    ) -> Result<Response<pb::CronJob>, Status> {
+        let request = request.into_inner();
+        let spec = crate::cron_api::spec_of(request.spec)?;
+        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let job = cron.add(spec).map_err(status_of)?;
+        tracing::info!(agent = %job.agent_id, job = %job.id, name = %job.spec.name, "cron job added");
+        Ok(Response::new(crate::cron_api::job(job)))
+    }
+
+    async fn update_cron_job(
+        &self,
+        request: Request<pb::UpdateCronJobRequest>,
+    ) -> Result<Response<pb::CronJob>, Status> {
+        let request = request.into_inner();
+        let patch = crate::cron_api::patch_of(request.patch)?;
+        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let job = cron.update(request.id.trim(), patch).map_err(status_of)?;
+        Ok(Response::new(crate::cron_api::job(job)))
+    }
+
+    async fn remove_cron_job(
+        &self,
+        request: Request<pb::RemoveCronJobRequest>,
+    ) -> Result<Response<pb::CronJob>, Status> {
+        let request = request.into_inner();
+        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let job = cron.remove(request.id.trim()).map_err(status_of)?;
+        tracing::info!(agent = %job.agent_id, job = %job.id, "cron job removed");
+        Ok(Response::new(crate::cron_api::job(job)))
+    }
+
+    async fn run_cron_job(
+        &self,
+        request: Request<pb::RunCronJobRequest>,
+    ) -> Result<Response<pb::RunCronJobResponse>, Status> {
+        let request = request.into_inner();
+        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let outcome = cron.run_now(request.id.trim()).await.map_err(status_of)?;
+        Ok(Response::new(crate::cron_api::outcome(outcome)))
+    }
+
     async fn get_service_status(
         &self,
         _request: Request<pb::GetServiceStatusRequest>,

@@ -1,5 +1,6 @@
 mod binary;
 mod chat;
+mod cron;
 mod demo_binary;
 mod demo_config;
 mod harness;

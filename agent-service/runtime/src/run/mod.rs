@@ -14,6 +14,7 @@ mod blocks;
 mod codex;
 mod compactor;
 pub mod controls;
+mod crons;
 mod drive;
 mod prepare;
 mod subagents;
@@ -28,6 +29,8 @@ use openclaw_transcript::{SessionKey, unix_millis};
 use tokio::sync::{broadcast, mpsc};
 
 pub(crate) use beats::{heartbeat_now, start_heartbeats};
+pub use crons::AgentCron;
+pub(crate) use crons::start_cron;
 pub use prepare::Preview;
 
 pub use crate::prompt_input::TurnPrompt;

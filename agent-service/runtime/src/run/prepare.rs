@@ -10,7 +10,7 @@ use std::{
 use openclaw_config::resolve::AgentRuntime;
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::ResolvedModel;
-use openclaw_tools::{ToolContext, ToolRegistry};
+use openclaw_tools::{Tool, ToolContext, ToolRegistry};
 use openclaw_transcript::{SessionEntry, SessionKey, Usage};
 use openclaw_workspace::{BootstrapFile, Confined};
 
@@ -180,6 +180,7 @@ impl Services {
             crate::visibility::memory_tools(kind)
                 .into_iter()
                 .chain(crate::subagents::tools())
+                .chain([Arc::new(openclaw_tools::CronTool) as Arc<dyn Tool>])
                 .collect(),
         )
     }
@@ -224,6 +225,7 @@ impl Services {
         // across runs (prompt caching).
         ctx.fence = p.extras.fence.clone();
         ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
+        ctx.cron = Arc::new(super::AgentCron::new(self, &p.agent.id));
         ctx.sandbox = self
             .session_isolation(&p.agent, &p.key, &p.cwd)?
             .map(Arc::new);

@@ -1,6 +1,7 @@
 mod cli;
 mod codex;
 mod compaction;
+mod cron;
 mod exec_safety;
 mod harness;
 mod inspector;

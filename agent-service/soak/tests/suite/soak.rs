@@ -44,7 +44,10 @@ async fn a_short_soak_with_every_fault_loses_no_acknowledged_message() {
         report.poison.sent >= 1 && report.poison.acknowledged.is_empty(),
         "{report}"
     );
-    assert!(report.poison.refused >= 1, "no poison message was refused:\n{report}");
+    assert!(
+        report.poison.refused >= 1,
+        "no poison message was refused:\n{report}"
+    );
     assert!(report.probed >= 1 && report.wedged.is_empty(), "{report}");
     for fault in &report.faults {
         if let Some(Err(why)) = &fault.observed {

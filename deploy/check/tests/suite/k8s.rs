@@ -90,10 +90,16 @@ fn the_router_config_matches_the_manifests_and_the_api() {
     assert_eq!(
         keyless,
         [
+            "/openclaw.agent.v1.AgentService/AddCronJob",
+            "/openclaw.agent.v1.AgentService/GetServiceStatus",
             "/openclaw.agent.v1.AgentService/ListAgents",
+            "/openclaw.agent.v1.AgentService/ListCronJobs",
             "/openclaw.agent.v1.AgentService/ListSessions",
             "/openclaw.agent.v1.AgentService/ListSkills",
+            "/openclaw.agent.v1.AgentService/RemoveCronJob",
+            "/openclaw.agent.v1.AgentService/RunCronJob",
             "/openclaw.agent.v1.AgentService/Setup",
+            "/openclaw.agent.v1.AgentService/UpdateCronJob",
         ]
         .map(String::from)
         .into_iter()
@@ -435,18 +441,27 @@ fn router_config_mistakes_are_reported() {
         ["frontend health binds port 8405, not a container port of Deployment/router"]
     );
     // Keyless Run: sessions would land on any replica.
-    assert_eq!(
-        check(
-            &|t| t.replace(
+    let problems = check(
+        &|t| {
+            t.replace(
                 "/openclaw.agent.v1.AgentService/ListSkills",
-                "/openclaw.agent.v1.AgentService/ListSkills /openclaw.agent.v1.AgentService/Run"
-            ),
-            &keep
-        ),
-        [
-            "frontend agent: acl keyless lets {\"/openclaw.agent.v1.AgentService/ListAgents\", \"/openclaw.agent.v1.AgentService/ListSessions\", \"/openclaw.agent.v1.AgentService/ListSkills\", \"/openclaw.agent.v1.AgentService/Run\", \"/openclaw.agent.v1.AgentService/Setup\"} through without the header; the AgentService methods that name no session are {\"/openclaw.agent.v1.AgentService/ListAgents\", \"/openclaw.agent.v1.AgentService/ListSessions\", \"/openclaw.agent.v1.AgentService/ListSkills\", \"/openclaw.agent.v1.AgentService/Setup\"}"
-        ]
+                "/openclaw.agent.v1.AgentService/ListSkills /openclaw.agent.v1.AgentService/Run",
+            )
+        },
+        &keep,
     );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let (lets, named) = problems[0]
+        .strip_prefix("frontend agent: acl keyless lets ")
+        .and_then(|rest| {
+            rest.split_once(
+                " through without the header; the AgentService methods that name no session are ",
+            )
+        })
+        .unwrap_or_else(|| panic!("{problems:?}"));
+    let run = "\"/openclaw.agent.v1.AgentService/Run\"";
+    assert!(lets.contains(run) && !named.contains(run), "{problems:?}");
+    assert_eq!(lets.replace(&format!(", {run}"), ""), named, "{problems:?}");
     assert_eq!(
         check(&|t| t.replace("grpc-status 3", "grpc-status 14"), &keep),
         [

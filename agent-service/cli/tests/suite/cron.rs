@@ -1,0 +1,95 @@
+//! `openclaw cron` against the demo stack: add, list, disable, run now, remove.
+
+use openclaw_cli::cron;
+
+use super::harness::{DemoStack, capture};
+
+fn action(args: &[&str]) -> openclaw_cli::CronAction {
+    use clap::Parser;
+    let cli = openclaw_cli::Cli::try_parse_from(["openclaw", "cron"].iter().chain(args).copied())
+        .unwrap_or_else(|e| panic!("{e}"));
+    match cli.command {
+        openclaw_cli::Command::Cron(args) => args.action.expect("an action"),
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
+    let demo = DemoStack::start().await;
+    let mut client = demo.client().await;
+
+    let (result, rec) = capture(async |term| {
+        cron::run(
+            &mut client,
+            "",
+            action(&["add", "every 1h", "Summarise the day.", "--name", "digest"]),
+            term,
+        )
+        .await
+    })
+    .await;
+    result.expect("add");
+    let added = rec.stdout();
+    let id = added
+        .strip_prefix("added cron job ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{added}"))
+        .to_owned();
+    assert!(added.contains("(digest): next run 20"), "{added}");
+
+    let (result, rec) =
+        capture(async |term| cron::run(&mut client, "", action(&["list"]), term).await).await;
+    result.expect("list");
+    let listing = rec.stdout();
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 2, "{listing}");
+    assert!(lines[0].starts_with("ID "), "{listing}");
+    assert!(lines[1].starts_with(&format!("{id} ")), "{listing}");
+    assert!(
+        lines[1].contains("digest") && lines[1].contains(&format!("agent:main:cron:{id}")),
+        "{listing}"
+    );
+
+    let (result, rec) =
+        capture(async |term| cron::run(&mut client, "", action(&["disable", &id]), term).await)
+            .await;
+    result.expect("disable");
+    assert_eq!(rec.stdout(), format!("cron job {id} disabled\n"));
+
+    // A disabled job still runs on demand, in its own session.
+    let (result, rec) =
+        capture(async |term| cron::run(&mut client, "", action(&["run", &id]), term).await).await;
+    result.expect("run");
+    assert_eq!(
+        rec.stdout(),
+        format!("ran in agent:main:cron:{id}: finished\n")
+    );
+    let (result, rec) =
+        capture(async |term| cron::run(&mut client, "", action(&["list"]), term).await).await;
+    result.expect("list");
+    assert!(rec.stdout().contains("disabled"), "{}", rec.stdout());
+
+    let (result, rec) =
+        capture(async |term| cron::run(&mut client, "", action(&["rm", &id]), term).await).await;
+    result.expect("rm");
+    assert_eq!(rec.stdout(), format!("removed cron job {id}\n"));
+    let (result, _) =
+        capture(async |term| cron::run(&mut client, "", action(&["rm", &id]), term).await).await;
+    let err = result.expect_err("a second rm");
+    assert!(err.to_string().contains(&id), "{err}");
+
+    // A schedule that does not parse is refused naming the field.
+    let (result, _) = capture(async |term| {
+        cron::run(
+            &mut client,
+            "",
+            action(&["add", "every 5 fortnights", "x"]),
+            term,
+        )
+        .await
+    })
+    .await;
+    let err = result.expect_err("bad schedule");
+    assert!(err.to_string().contains("spec.schedule"), "{err}");
+}

@@ -1,0 +1,473 @@
+//! The cron scheduler (see [`crate::cron`]): wakes at the earliest due job (or when jobs
+//! change), claims the due ones durably, hands each to its session through the queue, and
+//! records how the run ended.
+//!
+//! Exactly once across a crash: a run is claimed in the jobs file before its message is
+//! queued, and finished after the run ends. A claim still open at start-up is resolved by
+//! looking for the job's message in its session: found (the message was queued, so the
+//! journal or the transcript has it), the run counts as interrupted and is not repeated;
+//! not found, the claim is released and the job runs again for the same slot.
+
+use std::{sync::Arc, sync::Weak, time::Duration};
+
+use async_trait::async_trait;
+use jiff::{Timestamp, tz::TimeZone};
+use openclaw_cron::{
+    Delivery, InvalidJob, Job, JobPatch, JobSpec, RunOutcome, RunStatus, Target,
+    plan::{self, After},
+};
+use openclaw_transcript::{Message, UserContent, UserMessage};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::{RunEvent, RunSpec, submit};
+use crate::{
+    error::RuntimeError,
+    services::Services,
+    sessions::{SessionTarget, queue::QueueMode},
+};
+
+/// The longest the scheduler sleeps before looking again (a wall clock that jumps is noticed
+/// within this).
+const MAX_SLEEP: Duration = Duration::from_secs(30);
+
+/// The session a job's run goes to.
+fn session_key(job: &Job) -> String {
+    match job.spec.target {
+        Target::Isolated => job.isolated_session_key(),
+        Target::Main => String::new(),
+    }
+}
+
+/// The message a job's run starts with: the scheduled prompt itself in its own session; in
+/// the main session, under a line saying which job it is (it joins a conversation).
+fn message_of(job: &Job) -> String {
+    match job.spec.target {
+        Target::Isolated => job.spec.prompt.clone(),
+        Target::Main => format!(
+            "[cron job \"{}\" ({}) is due]\n{}",
+            job.spec.name, job.id, job.spec.prompt
+        ),
+    }
+}
+
+fn outcome(status: RunStatus, error: Option<String>, session_key: Option<String>) -> RunOutcome {
+    RunOutcome {
+        status,
+        error,
+        session_key,
+    }
+}
+
+/// Runs `job` once now: queues its message in its session (a follow-up: after whatever runs
+/// there) and waits for the run to end; then delivers an isolated run's reply when the job
+/// asks for it.
+pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutcome {
+    let key = session_key(job);
+    let spec = RunSpec {
+        agent_id: job.agent_id.clone(),
+        session_key: key.clone(),
+        message: message_of(job),
+        queue_mode: Some(QueueMode::Followup),
+        ..RunSpec::default()
+    };
+    let submitted = match submit(services, spec).await {
+        Ok(submitted) => submitted,
+        Err(error) => return outcome(RunStatus::Skipped, Some(error.to_string()), None),
+    };
+    let session = Some(submitted.session_key.clone());
+    if submitted.disposition.run().is_none() {
+        let why = format!("the message was not queued: {}", submitted.disposition);
+        return outcome(RunStatus::Skipped, Some(why), session);
+    }
+    let mut events = submitted.follow();
+    let mut result = Err("the run ended without a final answer".to_owned());
+    while let Some(event) = events.recv().await {
+        match event.event {
+            RunEvent::Final { reply, .. } => result = Ok(reply),
+            RunEvent::Error { code, message } => result = Err(format!("{code}: {message}")),
+            _ => {}
+        }
+    }
+    let reply = match result {
+        Ok(reply) => reply,
+        Err(error) => return outcome(RunStatus::Error, Some(error), session),
+    };
+    if let (Target::Isolated, Delivery::Session { session_key }) =
+        (job.spec.target, &job.spec.delivery)
+        && !reply.trim().is_empty()
+    {
+        let delivery = RunSpec {
+            agent_id: job.agent_id.clone(),
+            session_key: session_key.clone().unwrap_or_default(),
+            message: format!(
+                "[result of cron job \"{}\" ({})]\n{reply}",
+                job.spec.name, job.id
+            ),
+            queue_mode: Some(QueueMode::Followup),
+            ..RunSpec::default()
+        };
+        if let Err(error) = submit(services, delivery).await {
+            let why = format!("the run finished but its result was not delivered: {error}");
+            return outcome(RunStatus::Error, Some(why), session);
+        }
+    }
+    outcome(RunStatus::Ok, None, session)
+}
+
+/// How a run ended, in a line (the `cron` tool's `run` action).
+pub(crate) fn describe_cron_outcome(outcome: &RunOutcome) -> String {
+    let session = outcome.session_key.as_deref().unwrap_or("no session");
+    match (outcome.status, &outcome.error) {
+        (RunStatus::Ok, _) => format!("ran in {session}: finished"),
+        (RunStatus::Error, error) => format!(
+            "ran in {session}: failed: {}",
+            error.as_deref().unwrap_or("unknown error")
+        ),
+        (RunStatus::Skipped, error) => {
+            format!("not run: {}", error.as_deref().unwrap_or("unknown reason"))
+        }
+    }
+}
+
+/// Starts the scheduler (the first call only), after resolving the claims a previous process
+/// left open. It stops when shutdown begins.
+pub(crate) fn start_cron(services: &Arc<Services>) {
+    if !services.cron().claim_start() {
+        return;
+    }
+    let services = Arc::clone(services);
+    tokio::spawn(async move {
+        resolve_claims(&services).await;
+        let (stop, changed) = (services.cron().stop_token(), services.cron().changes());
+        let weak = Arc::downgrade(&services);
+        drop(services);
+        schedule(weak, stop, changed).await;
+    });
+}
+
+/// Claims open at start-up: see the module comment.
+async fn resolve_claims(services: &Arc<Services>) {
+    let open: Vec<Job> = services.cron().read(|store| {
+        store
+            .jobs()
+            .filter(|j| j.state.running.is_some())
+            .cloned()
+            .collect()
+    });
+    for job in open {
+        let handed = match handed_over(services, &job).await {
+            Ok(handed) => handed,
+            Err(error) => {
+                // Unknown: releasing could double the run, finishing could lose it. Keep the
+                // claim (the job is not due meanwhile) and say so.
+                tracing::error!(job = %job.id, agent = %job.agent_id, %error, "cannot tell whether an interrupted cron run was handed over; the job stays claimed");
+                continue;
+            }
+        };
+        let (tz, now) = (time_zone(services, &job.agent_id), now(services));
+        let done = services.cron().edit(|store| {
+            let Some(stored) = store.get_mut(&job.id) else {
+                return Ok(());
+            };
+            if handed {
+                let interrupted = outcome(
+                    RunStatus::Error,
+                    Some("interrupted by a restart of agent-service".to_owned()),
+                    Some(session_key(&job)),
+                );
+                if plan::finish(stored, &interrupted, &tz, now).ok() == Some(After::Remove) {
+                    store.remove(&job.id);
+                }
+            } else {
+                plan::release(stored);
+            }
+            Ok(())
+        });
+        match done {
+            Ok(()) => {
+                tracing::warn!(job = %job.id, agent = %job.agent_id, handed_over = handed, "resolved a cron run a restart interrupted: {}", if handed { "its message had reached the session, so it is not repeated" } else { "it never reached its session, so it runs again" })
+            }
+            Err(error) => tracing::error!(job = %job.id, %error, "cannot save the cron jobs file"),
+        }
+    }
+}
+
+/// Whether the job's claimed run reached its session: its message is in the session's
+/// transcript, written at or after the claim (journals are recovered before the scheduler
+/// starts, so an acknowledged message is in the transcript by now).
+async fn handed_over(services: &Arc<Services>, job: &Job) -> Result<bool, RuntimeError> {
+    let Some(claim) = &job.state.running else {
+        return Ok(false);
+    };
+    let agent = services.agent_view(&job.agent_id)?;
+    let target = SessionTarget::Key(session_key(job));
+    let info = match services.sessions().get(&agent, &target).await {
+        Ok(info) => info,
+        Err(RuntimeError::SessionNotFound(_)) => return Ok(false),
+        Err(error) => return Err(error),
+    };
+    let cwd = services.session_workspace(&agent, &info.key).await?;
+    let session = services.sessions().open(&agent, &info, &cwd).await?;
+    let text = message_of(job);
+    let since = claim.claimed_at.as_millisecond();
+    Ok(session.handle.messages().await?.into_iter().any(|m| {
+        matches!(m, Message::User(UserMessage { content: UserContent::Text(t), timestamp })
+            if t == text && timestamp >= since)
+    }))
+}
+
+/// The scheduler loop; ends at shutdown or when the services are gone.
+async fn schedule(services: Weak<Services>, stop: CancellationToken, changed: Arc<Notify>) {
+    loop {
+        let Some(rt) = services.upgrade() else { return };
+        if rt.is_stopping() {
+            return;
+        }
+        let now = now(&rt);
+        let any_due = rt
+            .cron()
+            .read(|store| !plan::due(store.jobs(), now).is_empty());
+        if any_due {
+            let claimed = rt.cron().edit(|store| {
+                let mut claimed = Vec::new();
+                for due in plan::due(store.jobs(), now) {
+                    if let Some(job) = store.get_mut(&due.job_id) {
+                        plan::claim(job, due.slot, now);
+                        claimed.push(job.clone());
+                    }
+                }
+                Ok(claimed)
+            });
+            match claimed {
+                Ok(jobs) => {
+                    for job in jobs {
+                        tokio::spawn(run_claimed(Arc::clone(&rt), job));
+                    }
+                }
+                Err(error) => {
+                    tracing::error!(%error, "cannot save the cron jobs file; due jobs wait");
+                }
+            }
+        }
+        let next = rt.cron().read(|store| plan::next_wake(store.jobs()));
+        // Not held while waiting: the services may go away meanwhile.
+        drop(rt);
+        let wait = next
+            .map(|at| {
+                let ms = at.as_millisecond().saturating_sub(now.as_millisecond());
+                Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+            })
+            .unwrap_or(MAX_SLEEP)
+            .min(MAX_SLEEP);
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = changed.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Runs a claimed job and records how it ended.
+async fn run_claimed(services: Arc<Services>, job: Job) {
+    tracing::info!(job = %job.id, agent = %job.agent_id, name = %job.spec.name, "cron job due");
+    let outcome = run_cron_job(&services, &job).await;
+    let (tz, now) = (time_zone(&services, &job.agent_id), now(&services));
+    let recorded = services.cron().edit(|store| {
+        let Some(stored) = store.get_mut(&job.id) else {
+            // Removed while it ran.
+            return Ok(());
+        };
+        match plan::finish(stored, &outcome, &tz, now) {
+            Ok(After::Remove) => {
+                store.remove(&job.id);
+            }
+            Ok(After::Keep) => {}
+            Err(invalid) => {
+                // Its schedule no longer compiles (a time zone removed from the config, say):
+                // it stops rather than failing every tick.
+                stored.spec.enabled = false;
+                stored.state.next_run_at = None;
+                stored.state.last_error = Some(format!("disabled: {invalid}"));
+            }
+        }
+        Ok(())
+    });
+    match (&outcome.status, recorded) {
+        (_, Err(error)) => {
+            tracing::error!(job = %job.id, %error, "cron run ended but the jobs file could not be saved");
+        }
+        (RunStatus::Ok, Ok(())) => tracing::info!(job = %job.id, "cron run finished"),
+        (_, Ok(())) => {
+            tracing::warn!(job = %job.id, outcome = %describe_cron_outcome(&outcome), "cron run did not finish")
+        }
+    }
+}
+
+/// A job's spec or patch that was refused, naming the field.
+pub(crate) fn invalid(error: InvalidJob) -> RuntimeError {
+    RuntimeError::invalid(format!("job.{}", error.field), error.reason)
+}
+
+/// The time zone cron expressions of `agent_id` are read in: the agent's `userTimezone`,
+/// else UTC.
+pub(crate) fn time_zone(services: &Services, agent_id: &str) -> TimeZone {
+    services
+        .loaded_config()
+        .ok()
+        .and_then(|l| l.config.prompt_settings(agent_id).user_timezone)
+        .and_then(|name| TimeZone::get(&name).ok())
+        .unwrap_or(TimeZone::UTC)
+}
+
+/// Now on the runtime's clock.
+pub(crate) fn now(services: &Services) -> Timestamp {
+    let ms = openclaw_transcript::unix_millis(services.clock().now());
+    Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// Refuses what this runtime cannot do yet, before it is stored.
+fn supported(lightweight: bool) -> Result<(), RuntimeError> {
+    if lightweight {
+        return Err(RuntimeError::invalid(
+            "job.lightweight",
+            "lightweight runs (the scheduled prompt alone, without the workspace context) are \
+             not supported by this runtime; leave it false",
+        ));
+    }
+    Ok(())
+}
+
+/// The jobs of one agent, as its sessions' `cron` tool and the API see them.
+#[derive(Clone)]
+pub struct AgentCron {
+    services: Weak<Services>,
+    agent_id: String,
+}
+
+impl AgentCron {
+    pub(crate) fn new(services: &Arc<Services>, agent_id: &str) -> Self {
+        Self {
+            services: Arc::downgrade(services),
+            agent_id: agent_id.to_owned(),
+        }
+    }
+
+    fn services(&self) -> Result<Arc<Services>, RuntimeError> {
+        self.services
+            .upgrade()
+            .ok_or_else(|| RuntimeError::Unavailable("the runtime is shutting down".to_owned()))
+    }
+
+    /// The agent.
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    /// Creates a job; returns it with its first slot.
+    pub fn add(&self, spec: JobSpec) -> Result<Job, RuntimeError> {
+        supported(spec.lightweight)?;
+        let services = self.services()?;
+        let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
+        services.cron().edit(|store| {
+            store
+                .add(&self.agent_id, spec, &tz, now)
+                .cloned()
+                .map_err(invalid)
+        })
+    }
+
+    /// The agent's jobs, oldest first.
+    pub fn list(&self) -> Result<Vec<Job>, RuntimeError> {
+        let services = self.services()?;
+        Ok(services.cron().read(|store| {
+            store
+                .list(Some(&self.agent_id))
+                .into_iter()
+                .cloned()
+                .collect()
+        }))
+    }
+
+    /// One of the agent's jobs.
+    pub fn get(&self, id: &str) -> Result<Job, RuntimeError> {
+        let services = self.services()?;
+        services
+            .cron()
+            .read(|store| {
+                store
+                    .get(id)
+                    .filter(|j| j.agent_id == self.agent_id)
+                    .cloned()
+            })
+            .ok_or_else(|| self.not_found(id))
+    }
+
+    /// Changes one of the agent's jobs.
+    pub fn update(&self, id: &str, patch: JobPatch) -> Result<Job, RuntimeError> {
+        supported(patch.lightweight == Some(true))?;
+        let services = self.services()?;
+        let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
+        services.cron().edit(|store| {
+            if store.get(id).is_none_or(|j| j.agent_id != self.agent_id) {
+                return Err(self.not_found(id));
+            }
+            store
+                .update(id, patch, &tz, now)
+                .map_err(invalid)?
+                .cloned()
+                .ok_or_else(|| self.not_found(id))
+        })
+    }
+
+    /// Removes one of the agent's jobs.
+    pub fn remove(&self, id: &str) -> Result<Job, RuntimeError> {
+        let services = self.services()?;
+        services.cron().edit(|store| {
+            if store.get(id).is_none_or(|j| j.agent_id != self.agent_id) {
+                return Err(self.not_found(id));
+            }
+            store.remove(id).ok_or_else(|| self.not_found(id))
+        })
+    }
+
+    /// Runs one of the agent's jobs now, outside its schedule, and waits for the run.
+    pub async fn run_now(&self, id: &str) -> Result<openclaw_cron::RunOutcome, RuntimeError> {
+        let job = self.get(id)?;
+        let services = self.services()?;
+        Ok(run_cron_job(&services, &job).await)
+    }
+
+    fn not_found(&self, id: &str) -> RuntimeError {
+        RuntimeError::NotFound(format!(
+            "cron job {id:?}: agent {} has no such job",
+            self.agent_id
+        ))
+    }
+}
+
+#[async_trait]
+impl openclaw_tools::CronControl for AgentCron {
+    async fn add(&self, spec: JobSpec) -> Result<Job, String> {
+        AgentCron::add(self, spec).map_err(|e| e.to_string())
+    }
+
+    async fn list(&self) -> Vec<Job> {
+        AgentCron::list(self).unwrap_or_default()
+    }
+
+    async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String> {
+        AgentCron::update(self, id, patch).map_err(|e| e.to_string())
+    }
+
+    async fn remove(&self, id: &str) -> Result<Job, String> {
+        AgentCron::remove(self, id).map_err(|e| e.to_string())
+    }
+
+    async fn run_now(&self, id: &str) -> Result<String, String> {
+        let outcome = AgentCron::run_now(self, id)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(describe_cron_outcome(&outcome))
+    }
+}

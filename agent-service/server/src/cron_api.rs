@@ -1,0 +1,194 @@
+//! Cron jobs over the API: the RPC messages to and from the cron crate's types.
+
+use openclaw_cron::{Delivery, Job, JobPatch, JobSpec, RunOutcome, RunStatus, Schedule, Target};
+use openclaw_proto::agent::v1 as pb;
+use tonic::Status;
+
+fn invalid(field: &str, reason: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{field}: {reason}"))
+}
+
+/// A schedule from its text and time zone (`tz` applies to cron expressions only).
+fn schedule_of(text: &str, tz: &str, field: &str) -> Result<Schedule, Status> {
+    let schedule: Schedule = text
+        .parse()
+        .map_err(|e| invalid(&format!("{field}.schedule"), e))?;
+    let tz = tz.trim();
+    match schedule {
+        Schedule::Cron { expr, .. } => Ok(Schedule::Cron {
+            expr,
+            tz: (!tz.is_empty()).then(|| tz.to_owned()),
+        }),
+        other if tz.is_empty() => Ok(other),
+        _ => Err(invalid(
+            &format!("{field}.tz"),
+            "only a cron expression takes a time zone",
+        )),
+    }
+}
+
+/// A schedule as its text and time zone.
+fn schedule_text(schedule: &Schedule) -> (String, String) {
+    match schedule {
+        Schedule::Cron { expr, tz } => (expr.clone(), tz.clone().unwrap_or_default()),
+        Schedule::At { at } => (format!("at {at}"), String::new()),
+        Schedule::Every { every_ms, .. } => (format!("every {every_ms}ms"), String::new()),
+    }
+}
+
+fn target_of(target: i32) -> Result<Option<Target>, Status> {
+    match pb::CronTarget::try_from(target) {
+        Ok(pb::CronTarget::Unspecified) => Ok(None),
+        Ok(pb::CronTarget::Isolated) => Ok(Some(Target::Isolated)),
+        Ok(pb::CronTarget::Main) => Ok(Some(Target::Main)),
+        Err(_) => Err(invalid("target", format!("unknown value {target}"))),
+    }
+}
+
+fn delivery_of(deliver: bool, to: &str) -> Delivery {
+    let to = to.trim();
+    if deliver {
+        Delivery::Session {
+            session_key: (!to.is_empty()).then(|| to.to_owned()),
+        }
+    } else {
+        Delivery::None
+    }
+}
+
+/// An AddCronJob spec.
+pub(crate) fn spec_of(spec: Option<pb::CronJobSpec>) -> Result<JobSpec, Status> {
+    let spec = spec.ok_or_else(|| invalid("spec", "required"))?;
+    if !spec.deliver && !spec.deliver_to.trim().is_empty() {
+        return Err(invalid("spec.deliver_to", "needs deliver"));
+    }
+    Ok(JobSpec {
+        name: spec.name,
+        schedule: schedule_of(&spec.schedule, &spec.tz, "spec")?,
+        prompt: spec.prompt,
+        target: target_of(spec.target)?.unwrap_or_default(),
+        lightweight: spec.lightweight,
+        delivery: delivery_of(spec.deliver, &spec.deliver_to),
+        delete_after_run: spec.delete_after_run,
+        enabled: spec.enabled.unwrap_or(true),
+    })
+}
+
+/// An UpdateCronJob patch.
+pub(crate) fn patch_of(patch: Option<pb::CronJobPatch>) -> Result<JobPatch, Status> {
+    let patch = patch.ok_or_else(|| invalid("patch", "required"))?;
+    let schedule = match (&patch.schedule, &patch.tz) {
+        (Some(text), tz) => Some(schedule_of(text, tz.as_deref().unwrap_or(""), "patch")?),
+        (None, Some(_)) => return Err(invalid("patch.tz", "give it with patch.schedule")),
+        (None, None) => None,
+    };
+    let delivery = match (patch.deliver, &patch.deliver_to) {
+        (Some(deliver), to) => Some(delivery_of(deliver, to.as_deref().unwrap_or(""))),
+        (None, Some(_)) => return Err(invalid("patch.deliver_to", "give it with patch.deliver")),
+        (None, None) => None,
+    };
+    let patch = JobPatch {
+        name: patch.name,
+        schedule,
+        prompt: patch.prompt,
+        target: target_of(patch.target)?,
+        lightweight: None,
+        delivery,
+        delete_after_run: patch.delete_after_run,
+        enabled: patch.enabled,
+    };
+    if patch == JobPatch::default() {
+        return Err(invalid("patch", "give at least one field to change"));
+    }
+    Ok(patch)
+}
+
+fn ms(t: Option<jiff::Timestamp>) -> i64 {
+    t.map_or(0, |t| t.as_millisecond())
+}
+
+fn status_of(status: Option<RunStatus>) -> pb::CronRunStatus {
+    match status {
+        None => pb::CronRunStatus::Unspecified,
+        Some(RunStatus::Ok) => pb::CronRunStatus::Ok,
+        Some(RunStatus::Error) => pb::CronRunStatus::Error,
+        Some(RunStatus::Skipped) => pb::CronRunStatus::Skipped,
+    }
+}
+
+/// A job for the API.
+pub(crate) fn job(job: Job) -> pb::CronJob {
+    let (schedule, tz) = schedule_text(&job.spec.schedule);
+    let session_key = match job.spec.target {
+        Target::Isolated => job.isolated_session_key(),
+        Target::Main => format!("agent:{}:main", job.agent_id),
+    };
+    let (deliver, deliver_to) = match &job.spec.delivery {
+        Delivery::None => (false, String::new()),
+        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
+    };
+    pb::CronJob {
+        spec: Some(pb::CronJobSpec {
+            name: job.spec.name.clone(),
+            schedule,
+            tz,
+            prompt: job.spec.prompt.clone(),
+            target: match job.spec.target {
+                Target::Isolated => pb::CronTarget::Isolated,
+                Target::Main => pb::CronTarget::Main,
+            } as i32,
+            lightweight: job.spec.lightweight,
+            deliver,
+            deliver_to,
+            delete_after_run: Some(job.deletes_after_run()),
+            enabled: Some(job.spec.enabled),
+        }),
+        session_key,
+        next_run_at_ms: ms(job.state.next_run_at),
+        last_run_at_ms: ms(job.state.last_run_at),
+        last_status: status_of(job.state.last_status) as i32,
+        last_error: job.state.last_error.clone().unwrap_or_default(),
+        runs: job.state.runs,
+        missed_runs: job.state.missed_runs,
+        running: job.state.running.is_some(),
+        created_at_ms: job.created_at.as_millisecond(),
+        updated_at_ms: job.updated_at.as_millisecond(),
+        id: job.id,
+        agent_id: job.agent_id,
+    }
+}
+
+/// A RunCronJob answer.
+pub(crate) fn outcome(outcome: RunOutcome) -> pb::RunCronJobResponse {
+    pb::RunCronJobResponse {
+        status: status_of(Some(outcome.status)) as i32,
+        error: outcome.error.unwrap_or_default(),
+        session_key: outcome.session_key.unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_round_trip_through_their_text() {
+        for (text, tz) in [
+            ("0 9 * * MON-FRI", "Europe/Berlin"),
+            ("every 90000ms", ""),
+            ("at 2026-12-24T17:00:00Z", ""),
+        ] {
+            let schedule = schedule_of(text, tz, "spec").unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(schedule_text(&schedule), (text.to_owned(), tz.to_owned()));
+        }
+        let err = schedule_of("every 5m", "Europe/Berlin", "spec").unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument);
+        assert!(err.message().starts_with("spec.tz:"), "{}", err.message());
+        let err = schedule_of("every 5 fortnights", "", "spec").unwrap_err();
+        assert!(
+            err.message().starts_with("spec.schedule:"),
+            "{}",
+            err.message()
+        );
+    }
+}

@@ -1,0 +1,498 @@
+//! Cron jobs end to end over gRPC: the model schedules a job with the `cron` tool, the
+//! scheduler runs it when it is due, in the job's own session or in the main one, and the
+//! jobs file records the run.
+
+use std::time::Duration;
+
+use agent_testkit::{FakeReply, WireFormat};
+use openclaw_proto::agent::v1 as pb;
+use pb::run_event::Event;
+use serde_json::{Value, json};
+
+use super::harness::Harness;
+
+fn key_ref(key: &str) -> Option<pb::SessionRef> {
+    Some(pb::SessionRef {
+        agent_id: String::new(),
+        target: Some(pb::session_ref::Target::SessionKey(key.to_owned())),
+    })
+}
+
+/// (role, text) of a session's messages.
+async fn messages(h: &Harness, key: &str) -> Vec<(String, String)> {
+    let Ok(response) = h
+        .service
+        .client()
+        .await
+        .get_transcript(pb::GetTranscriptRequest {
+            session: key_ref(key),
+        })
+        .await
+    else {
+        return Vec::new();
+    };
+    let mut stream = response.into_inner();
+    let mut out = Vec::new();
+    while let Ok(Some(item)) = stream.message().await {
+        let Some(pb::transcript_item::Item::Entry(e)) = item.item else {
+            continue;
+        };
+        if e.role.is_empty() || e.id.is_empty() {
+            continue;
+        }
+        let entry: Value = serde_json::from_str(&e.json).unwrap_or_default();
+        let content = &entry["message"]["content"];
+        let text = match content {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        };
+        out.push((e.role.clone(), text));
+    }
+    out
+}
+
+/// Runs one user message whose model turn calls `cron` with `arguments`, then answers
+/// `answer`; returns the tool's result text.
+async fn schedule_through_the_model(h: &Harness, arguments: Value) -> String {
+    h.fake
+        .push(FakeReply::tool_call("call_cron", "cron", arguments));
+    h.fake.push(FakeReply::text("Scheduled."));
+    let mut stream = h
+        .service
+        .client()
+        .await
+        .run(pb::RunRequest {
+            message: "Schedule it, please.".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("run")
+        .into_inner();
+    let mut result = None;
+    let mut finished = false;
+    while let Some(event) = stream.message().await.expect("event") {
+        match event.event {
+            Some(Event::ToolFinished(t)) if t.name == "cron" => result = Some(t),
+            Some(Event::Final(_)) => finished = true,
+            Some(Event::Error(e)) => panic!("run failed: {e:?}"),
+            _ => {}
+        }
+    }
+    assert!(finished);
+    let result = result.expect("the cron tool ran");
+    assert!(!result.is_error, "{result:?}");
+    result.output
+}
+
+/// The id in the tool's "Scheduled job <id> ..." line.
+fn job_id_of(output: &str) -> String {
+    output
+        .strip_prefix("Scheduled job ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no job id in {output:?}"))
+        .to_owned()
+}
+
+fn soon() -> String {
+    let at = std::time::SystemTime::now() + Duration::from_millis(1500);
+    let ms = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis();
+    jiff::Timestamp::from_millisecond(i64::try_from(ms).expect("ms"))
+        .expect("instant")
+        .to_string()
+}
+
+async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn jobs_file(h: &Harness) -> Value {
+    let text = std::fs::read_to_string(h.service.path("state/cron/jobs.json")).unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// A one-shot job the model schedules runs once, when due, in its own session
+/// `agent:main:cron:<job>` with the scheduled prompt as the user message; then, being a
+/// one-shot, it leaves the jobs file.
+#[tokio::test]
+async fn a_job_the_model_schedules_runs_in_its_own_session_when_due() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let output = schedule_through_the_model(
+        &h,
+        json!({ "action": "add", "name": "build check", "schedule": format!("at {}", soon()),
+                "prompt": "Check whether the nightly build is green." }),
+    )
+    .await;
+    let id = job_id_of(&output);
+    assert!(
+        jobs_file(&h).to_string().contains(&id),
+        "the job is saved before the tool answers"
+    );
+    h.fake.push(FakeReply::text("The build is green."));
+    let key = format!("agent:main:cron:{id}");
+    let got = wait_for("the cron run", async || {
+        let got = messages(&h, &key).await;
+        got.iter()
+            .any(|(role, _)| role == "assistant")
+            .then_some(got)
+    })
+    .await;
+    assert_eq!(
+        got,
+        [
+            (
+                "user".to_owned(),
+                "Check whether the nightly build is green.".to_owned()
+            ),
+            ("assistant".to_owned(), "The build is green.".to_owned()),
+        ]
+    );
+    // The run's model request was the cron session's: minimal prompt, the scheduled prompt.
+    let request = h.fake.requests().last().cloned().expect("a request");
+    let body = request.body.to_string();
+    assert!(
+        body.contains("Check whether the nightly build is green."),
+        "{body}"
+    );
+    // A one-shot that ran is removed.
+    wait_for("the one-shot to be removed", async || {
+        (!jobs_file(&h).to_string().contains(&id)).then_some(())
+    })
+    .await;
+    // The main session was not touched by the run.
+    let main = messages(&h, "main").await;
+    assert!(
+        main.iter()
+            .all(|(_, t)| !t.contains("nightly build is green.\n"))
+    );
+}
+
+/// A job with `target: "main"` joins the main session's conversation as a message naming
+/// the job, and is answered there; an interval job stays in the jobs file with its run
+/// counted and its next slot ahead.
+#[tokio::test]
+async fn a_main_session_job_is_answered_in_the_main_session() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let output = schedule_through_the_model(
+        &h,
+        json!({ "action": "add", "name": "plants", "schedule": "every 2s",
+                "prompt": "Remind me to water the plants.", "target": "main" }),
+    )
+    .await;
+    let id = job_id_of(&output);
+    h.fake.push(FakeReply::text("Time to water the plants."));
+    let got = wait_for("the main-session run", async || {
+        let got = messages(&h, "main").await;
+        got.iter()
+            .any(|(_, t)| t == "Time to water the plants.")
+            .then_some(got)
+    })
+    .await;
+    let cron_message = got
+        .iter()
+        .find(|(role, t)| role == "user" && t.contains("Remind me to water the plants."))
+        .unwrap_or_else(|| panic!("no cron message in {got:?}"));
+    assert!(cron_message.1.contains(&id), "{cron_message:?}");
+    let recorded = wait_for("the run to be recorded", async || {
+        let file = jobs_file(&h);
+        let job = file["jobs"]
+            .as_array()
+            .and_then(|jobs| jobs.iter().find(|j| j["id"] == id.as_str()).cloned())?;
+        (job["state"]["runs"].as_u64() >= Some(1)).then_some(job)
+    })
+    .await;
+    assert_eq!(recorded["state"]["lastStatus"], "ok", "{recorded}");
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis(),
+    )
+    .expect("ms")
+}
+
+fn instant(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .expect("instant")
+        .to_string()
+}
+
+/// A jobs file as a process killed between claiming a run and recording it leaves it: one
+/// interval job, claimed `claimed_ms_ago` ago for a slot just before.
+fn claimed_jobs_file(id: &str, prompt: &str, claimed_ms_ago: i64) -> String {
+    let now = now_ms();
+    json!({
+        "version": 1,
+        "jobs": [{
+            "id": id,
+            "agentId": "main",
+            "name": "report",
+            "schedule": { "kind": "every", "everyMs": 3_600_000 },
+            "prompt": prompt,
+            "target": "isolated",
+            "createdAt": instant(now - 7_200_000),
+            "updatedAt": instant(now - 7_200_000),
+            "state": {
+                "nextRunAt": instant(now - claimed_ms_ago - 100),
+                "running": {
+                    "slot": instant(now - claimed_ms_ago - 100),
+                    "claimedAt": instant(now - claimed_ms_ago)
+                }
+            }
+        }]
+    })
+    .to_string()
+}
+
+fn job_in(file: &Value, id: &str) -> Option<Value> {
+    file["jobs"]
+        .as_array()
+        .and_then(|jobs| jobs.iter().find(|j| j["id"] == id).cloned())
+}
+
+/// A crash after a run was claimed but before its message reached the session: at start-up
+/// the claim is released and the job runs once, for the same slot (not lost).
+#[tokio::test]
+async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let dir = service.stop().await;
+    std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
+    std::fs::write(
+        dir.path().join("state/cron/jobs.json"),
+        claimed_jobs_file("j1", "Write the daily report.", 5_000),
+    )
+    .expect("jobs file");
+    fake.push(FakeReply::text("Report written."));
+    let service = super::harness::Service::start_in(dir, None).await;
+    let h = Harness {
+        service,
+        fake,
+        _prompt,
+    };
+    let job = wait_for("the run to be recorded", async || {
+        let file: Value = serde_json::from_str(
+            &std::fs::read_to_string(h.service.path("state/cron/jobs.json")).unwrap_or_default(),
+        )
+        .unwrap_or(Value::Null);
+        job_in(&file, "j1").filter(|j| j["state"]["runs"] == 1)
+    })
+    .await;
+    assert_eq!(job["state"]["lastStatus"], "ok", "{job}");
+    assert!(job["state"].get("running").is_none(), "{job}");
+    assert_eq!(
+        messages(&h, "agent:main:cron:j1").await,
+        [
+            ("user".to_owned(), "Write the daily report.".to_owned()),
+            ("assistant".to_owned(), "Report written.".to_owned()),
+        ]
+    );
+    assert_eq!(h.fake.requests().len(), 1, "run once");
+}
+
+/// A crash after a run's message was acknowledged by its session (it sits in the session's
+/// journal) but before the run was recorded: at start-up the message is saved to the
+/// transcript and the run counts as interrupted: it is not run a second time.
+#[tokio::test]
+async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let session = h
+        .service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest {
+            session_key: "agent:main:cron:j2".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner()
+        .session
+        .expect("session");
+    let Harness {
+        service,
+        fake,
+        _prompt,
+    } = h;
+    let dir = service.stop().await;
+    let prompt = "Rotate the logs.";
+    let journal = dir.path().join(format!(
+        "state/agents/main/sessions/{}.queue",
+        session.session_id
+    ));
+    let line = json!({ "accepted": { "seq": 1, "text": prompt, "at": now_ms() - 4_000 } });
+    std::fs::write(&journal, format!("{line}\n")).expect("journal");
+    std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
+    std::fs::write(
+        dir.path().join("state/cron/jobs.json"),
+        claimed_jobs_file("j2", prompt, 5_000),
+    )
+    .expect("jobs file");
+    let service = super::harness::Service::start_in(dir, None).await;
+    let h = Harness {
+        service,
+        fake,
+        _prompt,
+    };
+    let job = wait_for("the claim to be resolved", async || {
+        let file: Value = serde_json::from_str(
+            &std::fs::read_to_string(h.service.path("state/cron/jobs.json")).unwrap_or_default(),
+        )
+        .unwrap_or(Value::Null);
+        job_in(&file, "j2").filter(|j| j["state"].get("running").is_none())
+    })
+    .await;
+    assert_eq!(job["state"]["runs"], 1, "{job}");
+    assert_eq!(job["state"]["lastStatus"], "error", "{job}");
+    assert!(
+        job["state"]["lastError"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("interrupted by a restart"),
+        "{job}"
+    );
+    let next: jiff::Timestamp = job["state"]["nextRunAt"]
+        .as_str()
+        .expect("next run")
+        .parse()
+        .expect("instant");
+    assert!(
+        next.as_millisecond() > now_ms(),
+        "the next slot is ahead: {job}"
+    );
+    assert_eq!(
+        messages(&h, "agent:main:cron:j2").await,
+        [("user".to_owned(), prompt.to_owned())]
+    );
+    assert!(h.fake.requests().is_empty(), "not run a second time");
+}
+
+/// The cron RPCs: a job added over the API is listed with its next run and session; bad
+/// input is INVALID_ARGUMENT naming the field (lightweight runs included, which this runtime
+/// does not offer); an unknown id or agent is NOT_FOUND.
+#[tokio::test]
+async fn the_cron_api_saves_validates_and_names_what_is_missing() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let mut client = h.service.client().await;
+    let spec = |schedule: &str| pb::CronJobSpec {
+        schedule: schedule.into(),
+        prompt: "Tidy the inbox.".into(),
+        ..Default::default()
+    };
+    let job = client
+        .add_cron_job(pb::AddCronJobRequest {
+            agent_id: String::new(),
+            spec: Some(pb::CronJobSpec {
+                tz: "Europe/Berlin".into(),
+                ..spec("0 9 * * MON-FRI")
+            }),
+        })
+        .await
+        .expect("add")
+        .into_inner();
+    assert_eq!(job.agent_id, "main");
+    assert_eq!(job.session_key, format!("agent:main:cron:{}", job.id));
+    assert!(job.next_run_at_ms > now_ms(), "{job:?}");
+    let listed = client
+        .list_cron_jobs(pb::ListCronJobsRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .jobs;
+    assert_eq!(listed, std::slice::from_ref(&job));
+    assert!(jobs_file(&h).to_string().contains(&job.id));
+
+    for (schedule, tz, lightweight, field) in [
+        ("every 5 fortnights", "", false, "spec.schedule"),
+        ("every 5m", "Europe/Berlin", false, "spec.tz"),
+        ("0 9 * * *", "Mars/Olympus", false, "job.schedule"),
+        ("every 5m", "", true, "job.lightweight"),
+    ] {
+        let err = client
+            .add_cron_job(pb::AddCronJobRequest {
+                agent_id: String::new(),
+                spec: Some(pb::CronJobSpec {
+                    tz: tz.into(),
+                    lightweight,
+                    ..spec(schedule)
+                }),
+            })
+            .await
+            .expect_err(schedule);
+        assert_eq!(
+            err.code(),
+            tonic::Code::InvalidArgument,
+            "{schedule}: {err:?}"
+        );
+        assert!(
+            err.message().starts_with(field),
+            "{schedule}: {}",
+            err.message()
+        );
+    }
+    let err = client
+        .remove_cron_job(pb::RemoveCronJobRequest {
+            agent_id: String::new(),
+            id: "nope".into(),
+        })
+        .await
+        .expect_err("unknown id");
+    assert_eq!(err.code(), tonic::Code::NotFound);
+    assert!(err.message().contains("\"nope\""), "{}", err.message());
+    let err = client
+        .list_cron_jobs(pb::ListCronJobsRequest {
+            agent_id: "ghost".into(),
+        })
+        .await
+        .expect_err("unknown agent");
+    assert_eq!(err.code(), tonic::Code::NotFound);
+
+    let updated = client
+        .update_cron_job(pb::UpdateCronJobRequest {
+            agent_id: String::new(),
+            id: job.id.clone(),
+            patch: Some(pb::CronJobPatch {
+                enabled: Some(false),
+                ..Default::default()
+            }),
+        })
+        .await
+        .expect("disable")
+        .into_inner();
+    assert_eq!(updated.next_run_at_ms, 0);
+    assert_eq!(updated.spec.and_then(|s| s.enabled), Some(false));
+    let removed = client
+        .remove_cron_job(pb::RemoveCronJobRequest {
+            agent_id: String::new(),
+            id: job.id.clone(),
+        })
+        .await
+        .expect("remove")
+        .into_inner();
+    assert_eq!(removed.id, job.id);
+    assert!(!jobs_file(&h).to_string().contains(&job.id));
+}
