@@ -3,6 +3,7 @@ mod codex;
 mod compaction;
 mod exec_safety;
 mod harness;
+mod hooks;
 mod inspector;
 mod large_items;
 mod logs;
