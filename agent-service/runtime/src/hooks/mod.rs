@@ -62,6 +62,8 @@ pub struct HookFacts<'a> {
     pub session_kind: &'static str,
     /// Whether the session may see private files (only the agent's main session).
     pub private: bool,
+    /// Whether the turn is a heartbeat.
+    pub heartbeat: bool,
     /// The workspace directory (the command's working directory).
     pub workspace: &'a Path,
     /// Environment variables that hold secrets, removed from a command's environment.
@@ -75,6 +77,7 @@ impl<'a> HookFacts<'a> {
         agent_id: &'a str,
         session_key: &'a str,
         kind: SessionKind,
+        heartbeat: bool,
         workspace: &'a Path,
         hidden_env: &'a [String],
     ) -> Self {
@@ -83,6 +86,7 @@ impl<'a> HookFacts<'a> {
             session_key,
             session_kind: kind_name(kind),
             private: kind.is_private(),
+            heartbeat,
             workspace,
             hidden_env,
         }
@@ -144,12 +148,13 @@ pub async fn apply_bootstrap(
 ) -> Result<Vec<InjectedFile>, RuntimeError> {
     for hook in hooks {
         let result = match &hook.form {
-            BootstrapHook::Command(cmd) => command::bootstrap(cmd, facts, &files).await,
-            rule => rules::apply(rule, facts.workspace, files.clone()).await,
+            BootstrapHook::Command(cmd) => command::bootstrap(cmd, facts, &files)
+                .await
+                .map(|next| files = next),
+            rule => rules::apply(rule, facts.workspace, &mut files).await,
         };
-        match result {
-            Ok(next) => files = next,
-            Err(error) => skip_or_fail(&hook.key, on_error(&hook.form), error)?,
+        if let Err(error) = result {
+            skip_or_fail(&hook.key, on_error(&hook.form), error)?;
         }
     }
     Ok(files)

@@ -9,19 +9,19 @@ use openclaw_workspace::{BOOTSTRAP_FILE_MAX_BYTES, Confined};
 
 use super::{HookError, InjectedFile};
 
-/// Applies one rule (not a command) to the files.
+/// Applies one rule (not a command) to the files; on an error they are left as they were.
 pub(super) async fn apply(
     rule: &BootstrapHook,
     workspace: &Path,
-    mut files: Vec<InjectedFile>,
-) -> Result<Vec<InjectedFile>, HookError> {
+    files: &mut Vec<InjectedFile>,
+) -> Result<(), HookError> {
     match rule {
         BootstrapHook::Replace { name, with } => {
             let Some(at) = files.iter().position(|f| f.name == *name) else {
                 return Err(HookError::Failed(format!(
                     "no injected file is named {name:?}, so there is nothing to replace \
                      (injected: {})",
-                    names(&files)
+                    names(files)
                 )));
             };
             let (content, path) = read(workspace, with).await?;
@@ -47,7 +47,7 @@ pub(super) async fn apply(
         }
         BootstrapHook::Command(_) => {}
     }
-    Ok(files)
+    Ok(())
 }
 
 fn names(files: &[InjectedFile]) -> String {

@@ -29,7 +29,7 @@ fn workspace() -> tempfile::TempDir {
 }
 
 fn facts<'a>(ws: &'a Path, kind: SessionKind) -> HookFacts<'a> {
-    HookFacts::new("main", "agent:main:main", kind, ws, &[])
+    HookFacts::new("main", "agent:main:main", kind, false, ws, &[])
 }
 
 fn hook<T>(i: usize, form: T) -> Hook<T> {
@@ -221,6 +221,7 @@ async fn bootstrap_hook_command_gets_files_and_facts_and_returns_the_new_set() {
     assert_eq!(seen["sessionKey"], "agent:main:main");
     assert_eq!(seen["sessionKind"], "group");
     assert_eq!(seen["private"], false);
+    assert_eq!(seen["heartbeat"], false);
     assert_eq!(seen["workspace"], ws.display().to_string());
     assert_eq!(seen["files"][1]["name"], "SOUL.md");
     assert_eq!(seen["files"][1]["content"], "Be kind.\n");
@@ -455,4 +456,19 @@ async fn prompt_build_hook_command_failure_fails_or_skips() {
         .await
         .expect("skipped");
     assert_eq!(skipped, PromptAdditions::default());
+}
+
+#[tokio::test]
+async fn bootstrap_hook_command_cat_from_path_changes_nothing() {
+    let dir = workspace();
+    let ws = dir.path();
+    let hooks = [hook(
+        0,
+        BootstrapHook::Command(command(&["cat"], HookOnError::Fail)),
+    )];
+    let before = loaded(ws).await;
+    let after = apply_bootstrap(&hooks, &facts(ws, SessionKind::Main), before.clone())
+        .await
+        .expect("cat");
+    assert_eq!(after, before);
 }

@@ -39,8 +39,14 @@ impl Services {
         let loaded = self.loaded_config()?;
         let hooks = loaded.config.hooks(&t.agent.id);
         let hidden_env = self.hidden_env();
-        let facts =
-            crate::hooks::HookFacts::new(&t.agent.id, t.session_key, t.kind, t.cwd, &hidden_env);
+        let facts = crate::hooks::HookFacts::new(
+            &t.agent.id,
+            t.session_key,
+            t.kind,
+            t.heartbeat_turn,
+            t.cwd,
+            &hidden_env,
+        );
         let files = crate::visibility::load_turn_files(t.cwd).await?;
         let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
         // Privacy is judged on the files as the hooks left them (L5).
