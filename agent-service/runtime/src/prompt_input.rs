@@ -73,7 +73,7 @@ pub struct TurnSources<'a> {
     /// The loaded config.
     pub config: &'a Config,
     /// Workspace bootstrap files, as the bootstrap hooks left them.
-    pub files: &'a [crate::hooks::InjectedFile],
+    pub files: &'a [crate::visibility::InjectedFile],
     /// Which of them are private memory (see [`crate::visibility`]).
     pub private: &'a crate::visibility::PrivateFiles,
 }

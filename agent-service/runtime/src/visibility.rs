@@ -21,9 +21,35 @@ use std::{
 };
 
 use openclaw_tools::{MemoryGetTool, MemorySearchTool, Tool};
+use openclaw_workspace::BootstrapFile;
 use prompt_render as render;
 
-use crate::{error::RuntimeError, hooks::InjectedFile, sessions::SessionKind};
+use crate::{error::RuntimeError, sessions::SessionKind};
+
+/// One file of a turn's Project Context, before the privacy filter: a bootstrap file as
+/// loaded, or as a hook left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectedFile {
+    /// The name the prompt shows (`SOUL.md`, `NOTES.md`).
+    pub name: String,
+    /// Where the content was read from (the privacy filter judges this path too).
+    pub path: PathBuf,
+    /// The text; empty when missing.
+    pub content: String,
+    /// Whether the file is missing (the prompt says so instead of showing content).
+    pub missing: bool,
+}
+
+impl From<BootstrapFile> for InjectedFile {
+    fn from(file: BootstrapFile) -> Self {
+        Self {
+            name: file.name.file_name().to_owned(),
+            missing: file.is_missing(),
+            path: file.path,
+            content: file.content,
+        }
+    }
+}
 
 /// Which loaded bootstrap files are private by identity (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

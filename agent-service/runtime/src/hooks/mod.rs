@@ -16,39 +16,14 @@
 mod command;
 mod rules;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use openclaw_config::raw::{HookOnError, HookPlacement};
 use openclaw_config::resolve::{BootstrapHook, Hook, HookCommand, PromptBuildHook};
-use openclaw_workspace::BootstrapFile;
 use serde::Serialize;
 
+pub use crate::visibility::InjectedFile;
 use crate::{error::RuntimeError, sessions::SessionKind};
-
-/// One file of a turn's Project Context, before the privacy filter: a bootstrap file as
-/// loaded, or as a hook left it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InjectedFile {
-    /// The name the prompt shows (`SOUL.md`, `NOTES.md`).
-    pub name: String,
-    /// Where the content was read from (the privacy filter judges this path too).
-    pub path: PathBuf,
-    /// The text; empty when missing.
-    pub content: String,
-    /// Whether the file is missing (the prompt says so instead of showing content).
-    pub missing: bool,
-}
-
-impl From<BootstrapFile> for InjectedFile {
-    fn from(file: BootstrapFile) -> Self {
-        Self {
-            name: file.name.file_name().to_owned(),
-            missing: file.is_missing(),
-            path: file.path,
-            content: file.content,
-        }
-    }
-}
 
 /// The facts of the session a hook runs for, as a command receives them.
 #[derive(Debug, Clone, Serialize)]

@@ -18,7 +18,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         home_dir: ws.to_path_buf(),
     };
     let agent = config.agent("main", &dirs).unwrap();
-    let files: Vec<crate::hooks::InjectedFile> = openclaw_workspace::load_bootstrap_files(ws)
+    let files: Vec<crate::visibility::InjectedFile> = openclaw_workspace::load_bootstrap_files(ws)
         .unwrap()
         .into_iter()
         .map(Into::into)
