@@ -15,6 +15,7 @@ mod error;
 mod events;
 pub mod evidence;
 pub mod heartbeat;
+pub mod hooks;
 pub mod prompt_input;
 mod redaction;
 pub mod run;

@@ -16,7 +16,6 @@ use openclaw_config::{
 };
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_skills::Discovery;
-use openclaw_workspace::BootstrapFile;
 use prompt_render as render;
 
 use crate::sessions::SessionKind;
@@ -73,8 +72,8 @@ pub struct TurnPrompt<'a> {
 pub struct TurnSources<'a> {
     /// The loaded config.
     pub config: &'a Config,
-    /// Workspace bootstrap files (already loaded).
-    pub files: &'a [BootstrapFile],
+    /// Workspace bootstrap files, as the bootstrap hooks left them.
+    pub files: &'a [crate::visibility::InjectedFile],
     /// Which of them are private memory (see [`crate::visibility`]).
     pub private: &'a crate::visibility::PrivateFiles,
 }
@@ -303,14 +302,13 @@ fn context_files(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> Vec<render::Conte
         .files
         .iter()
         .map(|file| render::ContextFile {
-            path: file.name.file_name().to_owned(),
+            path: file.name.clone(),
             content: file.content.clone(),
-            missing: file.is_missing(),
+            missing: file.missing,
         })
         .collect();
-    // Anything that changes the injected files (the `agent:bootstrap` hook,
-    // P-36) goes above this line: the privacy filter runs last, so nothing
-    // can put MEMORY.md back into a shared session.
+    // The bootstrap hooks (P-36) ran before this: the privacy filter runs
+    // last, so nothing can put MEMORY.md back into a shared session.
     crate::visibility::visible_files(files, f.kind, src.private)
 }
 

@@ -10,7 +10,8 @@
 //! `memory/`) or by identity: a bootstrap file whose real path lies under `memory/`, or that is
 //! the same inode as MEMORY.md (USER.md as a link to MEMORY.md, say), is private too. The
 //! filter is the last step before rendering: anything that changes the injected files (the
-//! `agent:bootstrap` hook of P-36) runs before it, so nothing can put MEMORY.md back.
+//! bootstrap hooks of P-36, [`crate::hooks`]) runs before it, and the identities are judged on
+//! the files as the hooks left them, so nothing can put MEMORY.md back.
 
 use std::{
     collections::BTreeSet,
@@ -25,6 +26,31 @@ use prompt_render as render;
 
 use crate::{error::RuntimeError, sessions::SessionKind};
 
+/// One file of a turn's Project Context, before the privacy filter: a bootstrap file as
+/// loaded, or as a hook left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectedFile {
+    /// The name the prompt shows (`SOUL.md`, `NOTES.md`).
+    pub name: String,
+    /// Where the content was read from (the privacy filter judges this path too).
+    pub path: PathBuf,
+    /// The text; empty when missing.
+    pub content: String,
+    /// Whether the file is missing (the prompt says so instead of showing content).
+    pub missing: bool,
+}
+
+impl From<BootstrapFile> for InjectedFile {
+    fn from(file: BootstrapFile) -> Self {
+        Self {
+            name: file.name.file_name().to_owned(),
+            missing: file.is_missing(),
+            path: file.path,
+            content: file.content,
+        }
+    }
+}
+
 /// Which loaded bootstrap files are private by identity (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrivateFiles {
@@ -33,8 +59,9 @@ pub struct PrivateFiles {
 }
 
 impl PrivateFiles {
-    /// Judges the loaded files of the workspace `root` (blocking: a few `stat` calls).
-    pub fn scan(root: &Path, loaded: &[BootstrapFile]) -> Self {
+    /// Judges the files of the workspace `root` as the hooks left them (blocking: a few `stat`
+    /// calls). A file a hook filled from under `memory/` is private whatever its name.
+    pub fn scan(root: &Path, loaded: &[InjectedFile]) -> Self {
         let memory_ids: BTreeSet<(u64, u64)> = ["MEMORY.md", "memory.md"]
             .iter()
             .filter_map(|name| std::fs::metadata(root.join(name)).ok())
@@ -43,7 +70,7 @@ impl PrivateFiles {
         let real_root = std::fs::canonicalize(root).ok();
         let by_identity = loaded
             .iter()
-            .filter(|f| !f.is_missing())
+            .filter(|f| !f.missing)
             .filter(|f| {
                 let same_inode = std::fs::metadata(&f.path)
                     .is_ok_and(|m| memory_ids.contains(&(m.dev(), m.ino())));
@@ -54,7 +81,7 @@ impl PrivateFiles {
                     .is_some_and(|rel| is_private_path(&rel.to_string_lossy()));
                 same_inode || real_under_memory
             })
-            .map(|f| f.name.file_name().to_owned())
+            .map(|f| f.name.clone())
             .collect();
         Self { by_identity }
     }
@@ -103,17 +130,26 @@ pub fn memory_tools(kind: SessionKind) -> Vec<Arc<dyn Tool>> {
     }
 }
 
-/// Loads the bootstrap files of `cwd` and judges which are private, off the async workers.
-pub(crate) async fn load_turn_files(
-    cwd: &Path,
-) -> Result<(Vec<BootstrapFile>, PrivateFiles), RuntimeError> {
+/// Loads the bootstrap files of `cwd`, off the async workers.
+pub(crate) async fn load_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, RuntimeError> {
     let cwd: PathBuf = cwd.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let files = openclaw_workspace::load_bootstrap_files(&cwd)
             .map_err(crate::workspaces::workspace_error)?;
-        let private = PrivateFiles::scan(&cwd, &files);
-        Ok((files, private))
+        Ok(files.into_iter().map(InjectedFile::from).collect())
     })
     .await
     .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+}
+
+/// Judges which of the files (after every hook) are private, off the async workers.
+pub(crate) async fn scan_turn_files(
+    cwd: &Path,
+    files: &[InjectedFile],
+) -> Result<PrivateFiles, RuntimeError> {
+    let cwd: PathBuf = cwd.to_path_buf();
+    let files = files.to_vec();
+    tokio::task::spawn_blocking(move || PrivateFiles::scan(&cwd, &files))
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))
 }

@@ -68,8 +68,30 @@ pub(crate) fn check(document: &Value) -> Vec<Finding> {
         );
     }
     out.providers(&Node::root(document).at(&["models", "providers"]));
+    out.hooks(&Node::root(document).at(&["hooks"]));
+    for (_, agent) in Node::root(document).at(&["agents", "list"]).elements() {
+        out.hooks(&agent.at(&["hooks"]));
+    }
     out.0
 }
+
+/// The forms of a `bootstrap` hook entry: the key that names the form, and the keys it needs.
+const BOOTSTRAP_FORMS: &[(&str, &[&str])] = &[
+    ("replace", &["with"]),
+    ("drop", &[]),
+    ("add", &["from"]),
+    ("command", &["timeoutMs", "onError"]),
+];
+
+/// The forms of a `beforePromptBuild` hook entry, as [`BOOTSTRAP_FORMS`].
+const PROMPT_BUILD_FORMS: &[(&str, &[&str])] = &[
+    ("text", &["placement"]),
+    ("from", &["placement"]),
+    ("command", &["timeoutMs", "onError"]),
+];
+
+/// The longest a hook command may be given, in milliseconds: a hook runs before every turn.
+pub(crate) const MAX_HOOK_TIMEOUT_MS: u64 = 120_000;
 
 /// A position in the document: its path, and the value there if it exists.
 #[derive(Clone)]
@@ -246,6 +268,134 @@ impl Findings {
                 node,
                 ErrorKind::InvalidValue,
                 format!("duplicate agent id \"{id}\" (first used at agents.list[{first}])"),
+            );
+        }
+    }
+
+    /// `hooks` or `agents.list[].hooks`: each entry has exactly one form, only the keys that
+    /// form takes, workspace-relative paths and a usable command.
+    fn hooks(&mut self, hooks: &Node<'_>) {
+        for (list, forms) in [
+            ("bootstrap", BOOTSTRAP_FORMS),
+            ("beforePromptBuild", PROMPT_BUILD_FORMS),
+        ] {
+            for (_, entry) in hooks.at(&[list]).elements() {
+                self.hook_entry(&entry, forms);
+            }
+        }
+    }
+
+    fn hook_entry(&mut self, entry: &Node<'_>, forms: &[(&str, &[&str])]) {
+        let Some(object) = entry.value.and_then(Value::as_object) else {
+            return;
+        };
+        let present: Vec<&str> = forms
+            .iter()
+            .map(|(form, _)| *form)
+            .filter(|form| object.contains_key(*form))
+            .collect();
+        let names = forms
+            .iter()
+            .map(|(form, _)| format!("\"{form}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let [form] = present[..] else {
+            let message = if present.is_empty() {
+                format!("a hook needs exactly one of {names}")
+            } else {
+                format!(
+                    "a hook has exactly one of {names}; this one has {}",
+                    present.join(" and ")
+                )
+            };
+            self.push(entry, ErrorKind::InvalidValue, message);
+            return;
+        };
+        let allowed = forms
+            .iter()
+            .find(|(name, _)| *name == form)
+            .map(|(_, keys)| *keys)
+            .unwrap_or_default();
+        for key in object.keys() {
+            let belongs_elsewhere = forms.iter().any(|(other, keys)| {
+                *other != form && (key == other || keys.contains(&key.as_str()))
+            });
+            if belongs_elsewhere && !allowed.contains(&key.as_str()) && key != form {
+                self.push(
+                    &entry.at(&[key]),
+                    ErrorKind::InvalidValue,
+                    format!("\"{key}\" does not belong to a \"{form}\" hook"),
+                );
+            }
+        }
+        match form {
+            "replace" | "add" => {
+                let source = if form == "replace" { "with" } else { "from" };
+                self.workspace_path(&entry.at(&[form]));
+                if object.contains_key(source) {
+                    self.workspace_path(&entry.at(&[source]));
+                } else {
+                    self.push(
+                        entry,
+                        ErrorKind::MissingKey,
+                        format!("a \"{form}\" hook needs \"{source}\": the workspace file to read"),
+                    );
+                }
+            }
+            "drop" | "from" => self.workspace_path(&entry.at(&[form])),
+            "command" => self.hook_command(entry),
+            _ => {}
+        }
+    }
+
+    /// A path a hook reads or names: relative to the workspace and staying inside it.
+    fn workspace_path(&mut self, node: &Node<'_>) {
+        let Some(path) = node.str() else { return };
+        let problem = if path.trim().is_empty() {
+            Some("an empty path")
+        } else if path.starts_with('/') || path.starts_with('~') || path.starts_with('\\') {
+            Some("not relative to the workspace")
+        } else if path.split(['/', '\\']).any(|part| part == "..") {
+            Some("it leaves the workspace with \"..\"")
+        } else if path.contains('\0') {
+            Some("it holds a NUL character")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            self.push(
+                node,
+                ErrorKind::InvalidValue,
+                format!("\"{path}\" must be a path inside the workspace: {problem}"),
+            );
+        }
+    }
+
+    fn hook_command(&mut self, entry: &Node<'_>) {
+        let command = entry.at(&["command"]);
+        if let Some(argv) = command.value.and_then(Value::as_array) {
+            match argv.first().and_then(Value::as_str) {
+                None => self.push(
+                    &command,
+                    ErrorKind::InvalidValue,
+                    "the command needs a program: [\"program\", \"arg\", ...]".to_owned(),
+                ),
+                Some(program) if program.trim().is_empty() => self.push(
+                    &command,
+                    ErrorKind::InvalidValue,
+                    "the program name is empty".to_owned(),
+                ),
+                Some(_) => {}
+            }
+        }
+        let timeout = entry.at(&["timeoutMs"]);
+        if let Some(ms) = timeout.value.and_then(Value::as_u64)
+            && !(1..=MAX_HOOK_TIMEOUT_MS).contains(&ms)
+        {
+            self.push(
+                &timeout,
+                ErrorKind::InvalidValue,
+                format!("timeoutMs must be 1 to {MAX_HOOK_TIMEOUT_MS}; found {ms}"),
             );
         }
     }

@@ -18,7 +18,11 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         home_dir: ws.to_path_buf(),
     };
     let agent = config.agent("main", &dirs).unwrap();
-    let files = openclaw_workspace::load_bootstrap_files(ws).unwrap();
+    let files: Vec<crate::visibility::InjectedFile> = openclaw_workspace::load_bootstrap_files(ws)
+        .unwrap()
+        .into_iter()
+        .map(Into::into)
+        .collect();
     let private = PrivateFiles::scan(ws, &files);
     let tools: Vec<_> = memory_tools(kind)
         .iter()

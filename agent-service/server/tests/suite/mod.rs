@@ -4,6 +4,7 @@ mod compaction;
 mod cron;
 mod exec_safety;
 mod harness;
+mod hooks;
 mod inspector;
 mod large_items;
 mod logs;

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    AgentTools, BlockStreamingBreak, BlockStreamingChunk, BlockStreamingCoalesce, HumanDelay,
-    ModelSelection, OnOff, RuntimeConfig, SkillsLimitsConfig,
+    AgentHooksConfig, AgentTools, BlockStreamingBreak, BlockStreamingChunk, BlockStreamingCoalesce,
+    HumanDelay, ModelSelection, OnOff, RuntimeConfig, SkillsLimitsConfig,
 };
 
 /// `agents`: shared defaults plus one entry per configured agent.
@@ -142,6 +142,8 @@ pub struct AgentEntry {
     pub heartbeat: Option<HeartbeatConfig>,
     /// Which runtime runs this agent's turns.
     pub runtime: Option<RuntimeConfig>,
+    /// This agent's hooks; each list replaces the top-level `hooks` list of the same name.
+    pub hooks: Option<AgentHooksConfig>,
 }
 
 /// An entry of `agents.defaults.models`.

@@ -46,6 +46,7 @@ macro_rules! choice {
 }
 
 mod agents;
+mod hooks;
 mod messages;
 mod models;
 mod runtime;
@@ -54,6 +55,7 @@ mod streaming;
 mod tools;
 
 pub use agents::*;
+pub use hooks::*;
 pub use messages::*;
 pub use models::*;
 pub use runtime::*;
@@ -127,8 +129,9 @@ pub struct RawConfig {
     pub approvals: Option<Value>,
     /// Cron scheduler settings: opaque.
     pub cron: Option<Value>,
-    /// Hook settings: opaque.
-    pub hooks: Option<Value>,
+    /// Bootstrap-file and prompt-build hooks for every agent; OpenClaw's webhook settings
+    /// beside them are opaque.
+    pub hooks: Option<HooksConfig>,
     /// Web (WhatsApp web) settings: opaque.
     pub web: Option<Value>,
     /// Discovery (mDNS, wide-area) settings: opaque.

@@ -279,7 +279,7 @@ impl Config {
         })
     }
 
-    fn agent_list(&self) -> &[AgentEntry] {
+    pub(crate) fn agent_list(&self) -> &[AgentEntry] {
         self.raw
             .agents
             .as_ref()

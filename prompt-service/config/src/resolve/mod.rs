@@ -4,6 +4,7 @@
 
 mod agent;
 pub mod defaults;
+mod hooks;
 mod models;
 mod settings;
 
@@ -12,6 +13,9 @@ use std::path::{Path, PathBuf};
 pub use agent::{
     AgentRuntime, AgentView, CodexSettings, HeartbeatSettings, SandboxSettings, SkillAllowlist,
     ToolPolicy,
+};
+pub use hooks::{
+    AgentHooks, BootstrapHook, DEFAULT_HOOK_TIMEOUT, Hook, HookCommand, PromptBuildHook,
 };
 pub use models::ModelAlias;
 pub use settings::{

@@ -1,4 +1,5 @@
 mod fuzz;
+mod hooks;
 mod load;
 mod model_ref;
 mod properties;

@@ -89,10 +89,8 @@ impl Compactor<'_> {
         if whole_in_prompt {
             return None;
         }
-        let (files, _) = crate::visibility::load_turn_files(&self.s.cwd).await.ok()?;
-        let agents = files
-            .iter()
-            .find(|f| f.name.file_name() == "AGENTS.md" && !f.is_missing())?;
+        let files = crate::visibility::load_turn_files(&self.s.cwd).await.ok()?;
+        let agents = files.iter().find(|f| f.name == "AGENTS.md" && !f.missing)?;
         let text = agents.content.trim();
         if text.is_empty() {
             return None;

@@ -36,15 +36,30 @@ impl Services {
         &self,
         t: &TurnPrompt<'_>,
     ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
-        let (files, private) = crate::visibility::load_turn_files(t.cwd).await?;
         let loaded = self.loaded_config()?;
+        let hooks = loaded.config.hooks(&t.agent.id);
+        let hidden_env = self.hidden_env();
+        let facts = crate::hooks::HookFacts::new(
+            &t.agent.id,
+            t.session_key,
+            t.kind,
+            t.heartbeat_turn,
+            t.cwd,
+            &hidden_env,
+        );
+        let files = crate::visibility::load_turn_files(t.cwd).await?;
+        let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
+        // Privacy is judged on the files as the hooks left them (L5).
+        let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
+        let additions = crate::hooks::prompt_additions(&hooks.before_prompt_build, &facts).await?;
         let sources = TurnSources {
             config: &loaded.config,
             files: &files,
             private: &private,
         };
-        let mut request =
-            prompt_client::request_from_input(&prompt_input::render_input(t, &sources));
+        let mut input = prompt_input::render_input(t, &sources);
+        additions.apply(&mut input.contribution);
+        let mut request = prompt_client::request_from_input(&input);
         // No secret reaches a prompt (or a preview), whatever config field or file it sits in.
         crate::redaction::redact_request(self.redactor(), &mut request);
         Ok(request)

@@ -1,0 +1,474 @@
+//! The hooks on real files and real commands: each rule, the command protocol and its
+//! failures, and the privacy filter judging what the hooks left.
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+use std::time::Duration;
+
+use openclaw_config::raw::{HookOnError, HookPlacement};
+use openclaw_config::resolve::{BootstrapHook, Hook, HookCommand, PromptBuildHook};
+
+use super::*;
+use crate::visibility::{PrivateFiles, visible_files};
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in [
+        ("AGENTS.md", "Agent rules.\n"),
+        ("SOUL.md", "Be kind.\n"),
+        ("TOOLS.md", "Tool notes.\n"),
+        ("MEMORY.md", "The user's secrets.\n"),
+    ] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    std::fs::create_dir_all(dir.path().join("personas")).expect("mkdir");
+    std::fs::write(dir.path().join("personas/pirate.md"), "Arr.\n").expect("write");
+    std::fs::create_dir_all(dir.path().join("memory")).expect("mkdir");
+    std::fs::write(dir.path().join("memory/2026.md"), "Private diary.\n").expect("write");
+    dir
+}
+
+fn facts<'a>(ws: &'a Path, kind: SessionKind) -> HookFacts<'a> {
+    HookFacts::new("main", "agent:main:main", kind, false, ws, &[])
+}
+
+fn hook<T>(i: usize, form: T) -> Hook<T> {
+    Hook {
+        key: format!("hooks.bootstrap[{i}]"),
+        form,
+    }
+}
+
+fn script(ws: &Path, name: &str, body: &str) -> String {
+    let path = ws.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.display().to_string()
+}
+
+fn command(argv: &[&str], on_error: HookOnError) -> HookCommand {
+    HookCommand {
+        argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+        timeout: Duration::from_secs(5),
+        on_error,
+    }
+}
+
+async fn loaded(ws: &Path) -> Vec<InjectedFile> {
+    crate::visibility::load_turn_files(ws).await.expect("load")
+}
+
+fn shown(files: &[InjectedFile]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .filter(|f| !f.missing)
+        .map(|f| (f.name.clone(), f.content.clone()))
+        .collect()
+}
+
+/// What a session of `kind` gets of `files` after the privacy filter.
+fn visible(ws: &Path, files: &[InjectedFile], kind: SessionKind) -> Vec<String> {
+    let private = PrivateFiles::scan(ws, files);
+    let context = files
+        .iter()
+        .map(|f| prompt_render::ContextFile {
+            path: f.name.clone(),
+            content: f.content.clone(),
+            missing: f.missing,
+        })
+        .collect();
+    visible_files(context, kind, &private)
+        .into_iter()
+        .map(|f| f.path)
+        .collect()
+}
+
+#[tokio::test]
+async fn bootstrap_hook_rules_replace_drop_and_add_in_order() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("notes")).expect("mkdir");
+    std::fs::write(ws.join("notes/x.md"), "Remember the milk.\n").expect("write");
+    let hooks = [
+        hook(
+            0,
+            BootstrapHook::Replace {
+                name: "SOUL.md".into(),
+                with: "personas/pirate.md".into(),
+            },
+        ),
+        hook(
+            1,
+            BootstrapHook::Drop {
+                name: "TOOLS.md".into(),
+            },
+        ),
+        hook(
+            2,
+            BootstrapHook::Add {
+                name: "NOTES.md".into(),
+                from: "notes/x.md".into(),
+            },
+        ),
+    ];
+    let files = apply_bootstrap(&hooks, &facts(ws, SessionKind::Main), loaded(ws).await)
+        .await
+        .expect("hooks");
+    assert_eq!(
+        shown(&files),
+        [
+            ("AGENTS.md".to_owned(), "Agent rules.\n".to_owned()),
+            ("SOUL.md".to_owned(), "Arr.\n".to_owned()),
+            ("MEMORY.md".to_owned(), "The user's secrets.\n".to_owned()),
+            ("NOTES.md".to_owned(), "Remember the milk.\n".to_owned()),
+        ]
+    );
+    let soul = files.iter().find(|f| f.name == "SOUL.md").expect("soul");
+    assert!(soul.path.ends_with("personas/pirate.md"), "{:?}", soul.path);
+}
+
+#[tokio::test]
+async fn bootstrap_hook_rule_failures_name_the_key_and_never_skip() {
+    let dir = workspace();
+    let ws = dir.path();
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("x.md"), "elsewhere").expect("write");
+    symlink(outside.path().join("x.md"), ws.join("escape.md")).expect("symlink");
+    let cases = [
+        (
+            BootstrapHook::Replace {
+                name: "NOPE.md".into(),
+                with: "personas/pirate.md".into(),
+            },
+            "hooks.bootstrap[0]: no injected file is named \"NOPE.md\"",
+        ),
+        (
+            BootstrapHook::Replace {
+                name: "SOUL.md".into(),
+                with: "personas/missing.md".into(),
+            },
+            "hooks.bootstrap[0]: \"personas/missing.md\" cannot be read",
+        ),
+        (
+            BootstrapHook::Add {
+                name: "SOUL.md".into(),
+                from: "personas/pirate.md".into(),
+            },
+            "hooks.bootstrap[0]: \"SOUL.md\" is already injected",
+        ),
+    ];
+    for (form, expected) in cases {
+        let error = apply_bootstrap(
+            &[hook(0, form)],
+            &facts(ws, SessionKind::Main),
+            loaded(ws).await,
+        )
+        .await
+        .expect_err("refused");
+        assert!(
+            matches!(error, RuntimeError::FailedPrecondition(_)),
+            "{error:?}"
+        );
+        assert!(error.to_string().starts_with(expected), "{error}");
+    }
+    let escape = hook(
+        3,
+        BootstrapHook::Add {
+            name: "X.md".into(),
+            from: "escape.md".into(),
+        },
+    );
+    let error = apply_bootstrap(&[escape], &facts(ws, SessionKind::Main), loaded(ws).await)
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(error, RuntimeError::PermissionDenied(_)),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("hooks.bootstrap[3]: \"escape.md\""),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn bootstrap_hook_command_gets_files_and_facts_and_returns_the_new_set() {
+    let dir = workspace();
+    let ws = dir.path();
+    // The command keeps the request it saw and answers with it, SOUL.md's text changed.
+    let program = script(
+        ws,
+        "persona.sh",
+        "tee seen.json | sed 's/Be kind\\./Be bold./'",
+    );
+    let hooks = [hook(
+        0,
+        BootstrapHook::Command(command(&[&program], HookOnError::Fail)),
+    )];
+    let files = apply_bootstrap(&hooks, &facts(ws, SessionKind::Group), loaded(ws).await)
+        .await
+        .expect("hooks");
+    let soul = files.iter().find(|f| f.name == "SOUL.md").expect("soul");
+    assert_eq!(soul.content, "Be bold.\n");
+    assert_eq!(soul.path, ws.join("SOUL.md"));
+    let seen: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join("seen.json")).expect("seen"))
+            .expect("json");
+    assert_eq!(seen["event"], "agent:bootstrap");
+    assert_eq!(seen["agentId"], "main");
+    assert_eq!(seen["sessionKey"], "agent:main:main");
+    assert_eq!(seen["sessionKind"], "group");
+    assert_eq!(seen["private"], false);
+    assert_eq!(seen["heartbeat"], false);
+    assert_eq!(seen["workspace"], ws.display().to_string());
+    assert_eq!(seen["files"][1]["name"], "SOUL.md");
+    assert_eq!(seen["files"][1]["content"], "Be kind.\n");
+    assert_eq!(seen["files"][1]["missing"], false);
+}
+
+#[tokio::test]
+async fn bootstrap_hook_command_failures_are_errors_unless_skipped() {
+    let dir = workspace();
+    let ws = dir.path();
+    let cases = [
+        (
+            "exit.sh",
+            "echo 'no persona today' >&2; exit 3",
+            "exited with status 3: no persona today",
+        ),
+        (
+            "garbage.sh",
+            "echo 'not json'",
+            "printed output that is not the expected JSON",
+        ),
+        ("nofiles.sh", "echo '{}'", "missing field `files`"),
+        (
+            "dup.sh",
+            r#"echo '{"files":[{"name":"A.md","content":""},{"name":"A.md","content":""}]}'"#,
+            "returned \"A.md\" twice",
+        ),
+        (
+            "escape.sh",
+            r#"echo '{"files":[{"name":"../A.md","content":""}]}'"#,
+            "leaves the workspace",
+        ),
+    ];
+    for (name, body, expected) in cases {
+        let program = script(ws, name, body);
+        let failing = [hook(
+            2,
+            BootstrapHook::Command(command(&[&program], HookOnError::Fail)),
+        )];
+        let error = apply_bootstrap(&failing, &facts(ws, SessionKind::Main), loaded(ws).await)
+            .await
+            .expect_err(name);
+        assert!(
+            matches!(error, RuntimeError::FailedPrecondition(_)),
+            "{error:?}"
+        );
+        let text = error.to_string();
+        assert!(text.starts_with("hooks.bootstrap[2]: command "), "{text}");
+        assert!(text.contains(expected), "{name}: {text}");
+        // Configured to skip, the files stay as they were.
+        let skipping = [hook(
+            2,
+            BootstrapHook::Command(command(&[&program], HookOnError::Skip)),
+        )];
+        let files = apply_bootstrap(&skipping, &facts(ws, SessionKind::Main), loaded(ws).await)
+            .await
+            .expect("skipped");
+        assert_eq!(files, loaded(ws).await, "{name}");
+    }
+    let missing = [hook(
+        0,
+        BootstrapHook::Command(command(&["/nonexistent/hook"], HookOnError::Fail)),
+    )];
+    let error = apply_bootstrap(&missing, &facts(ws, SessionKind::Main), loaded(ws).await)
+        .await
+        .expect_err("no program");
+    assert!(error.to_string().contains("could not start"), "{error}");
+}
+
+#[tokio::test]
+async fn bootstrap_hook_command_past_its_timeout_is_stopped_with_its_children() {
+    let dir = workspace();
+    let ws = dir.path();
+    // The child sleeps on in the background holding the pipe: the whole group must go.
+    let program = script(ws, "slow.sh", "sleep 30 & sleep 30");
+    let mut cmd = command(&[&program], HookOnError::Fail);
+    cmd.timeout = Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let error = apply_bootstrap(
+        &[hook(0, BootstrapHook::Command(cmd))],
+        &facts(ws, SessionKind::Main),
+        loaded(ws).await,
+    )
+    .await
+    .expect_err("timed out");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        matches!(error, RuntimeError::FailedPrecondition(_)),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("did not finish within 300 ms"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn bootstrap_hook_privacy_filter_judges_what_the_hooks_left() {
+    let dir = workspace();
+    let ws = dir.path();
+    // SOUL.md filled from memory/, MEMORY.md added back by a command after a drop.
+    let program = script(
+        ws,
+        "back.sh",
+        r#"cat >/dev/null; echo '{"files":[{"name":"AGENTS.md","content":"a"},{"name":"MEMORY.md","content":"leaked"},{"name":"NOTES.md","content":"b","path":"memory/2026.md"}]}'"#,
+    );
+    let hooks = [
+        hook(
+            0,
+            BootstrapHook::Drop {
+                name: "MEMORY.md".into(),
+            },
+        ),
+        hook(
+            1,
+            BootstrapHook::Command(command(&[&program], HookOnError::Fail)),
+        ),
+    ];
+    let files = apply_bootstrap(&hooks, &facts(ws, SessionKind::Group), loaded(ws).await)
+        .await
+        .expect("hooks");
+    assert_eq!(
+        visible(ws, &files, SessionKind::Group),
+        ["AGENTS.md"],
+        "{files:#?}"
+    );
+    assert_eq!(
+        visible(ws, &files, SessionKind::Main),
+        ["AGENTS.md", "MEMORY.md", "NOTES.md"]
+    );
+    let replace = [hook(
+        0,
+        BootstrapHook::Replace {
+            name: "SOUL.md".into(),
+            with: "memory/2026.md".into(),
+        },
+    )];
+    let files = apply_bootstrap(&replace, &facts(ws, SessionKind::Group), loaded(ws).await)
+        .await
+        .expect("hooks");
+    let group = visible(ws, &files, SessionKind::Group);
+    assert!(!group.contains(&"SOUL.md".to_owned()), "{group:?}");
+    assert!(group.contains(&"AGENTS.md".to_owned()), "{group:?}");
+}
+
+#[tokio::test]
+async fn prompt_build_hook_additions_go_where_they_are_placed() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::write(ws.join("rules.md"), "Stable rule.\n").expect("write");
+    let program = script(
+        ws,
+        "extra.sh",
+        r#"cat > seen.json; echo '{"additions":[{"text":"From the command."},{"text":"Stable from the command.","placement":"stable"},{"text":"  "}]}'"#,
+    );
+    let key = |i| format!("hooks.beforePromptBuild[{i}]");
+    let hooks = [
+        Hook {
+            key: key(0),
+            form: PromptBuildHook::Text {
+                text: "Dynamic text.".into(),
+                placement: HookPlacement::Dynamic,
+            },
+        },
+        Hook {
+            key: key(1),
+            form: PromptBuildHook::File {
+                from: "rules.md".into(),
+                placement: HookPlacement::Stable,
+            },
+        },
+        Hook {
+            key: key(2),
+            form: PromptBuildHook::Command(command(&[&program], HookOnError::Fail)),
+        },
+    ];
+    let additions = prompt_additions(&hooks, &facts(ws, SessionKind::Direct))
+        .await
+        .expect("additions");
+    assert_eq!(
+        additions,
+        PromptAdditions {
+            stable: vec!["Stable rule.\n".into(), "Stable from the command.".into()],
+            dynamic: vec!["Dynamic text.".into(), "From the command.".into()],
+        }
+    );
+    let seen: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join("seen.json")).expect("seen"))
+            .expect("json");
+    assert_eq!(seen["event"], "before_prompt_build");
+    assert_eq!(seen["sessionKind"], "direct");
+    let mut contribution = prompt_render::Contribution {
+        dynamic_suffix: "Provider text.".into(),
+        ..Default::default()
+    };
+    additions.apply(&mut contribution);
+    assert_eq!(
+        contribution.dynamic_suffix,
+        "Provider text.\n\nDynamic text.\n\nFrom the command."
+    );
+    assert_eq!(
+        contribution.stable_prefix,
+        "Stable rule.\n\nStable from the command."
+    );
+}
+
+#[tokio::test]
+async fn prompt_build_hook_command_failure_fails_or_skips() {
+    let dir = workspace();
+    let ws = dir.path();
+    let program = script(ws, "bad.sh", r#"echo '{"additions":[{"text":1}]}'"#);
+    let hooks = |on_error| {
+        [Hook {
+            key: "agents.list[0].hooks.beforePromptBuild[0]".to_owned(),
+            form: PromptBuildHook::Command(command(&[&program], on_error)),
+        }]
+    };
+    let error = prompt_additions(&hooks(HookOnError::Fail), &facts(ws, SessionKind::Main))
+        .await
+        .expect_err("bad json");
+    assert!(
+        matches!(error, RuntimeError::FailedPrecondition(_)),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("agents.list[0].hooks.beforePromptBuild[0]: command "),
+        "{error}"
+    );
+    let skipped = prompt_additions(&hooks(HookOnError::Skip), &facts(ws, SessionKind::Main))
+        .await
+        .expect("skipped");
+    assert_eq!(skipped, PromptAdditions::default());
+}
+
+#[tokio::test]
+async fn bootstrap_hook_command_cat_from_path_changes_nothing() {
+    let dir = workspace();
+    let ws = dir.path();
+    let hooks = [hook(
+        0,
+        BootstrapHook::Command(command(&["cat"], HookOnError::Fail)),
+    )];
+    let before = loaded(ws).await;
+    let after = apply_bootstrap(&hooks, &facts(ws, SessionKind::Main), before.clone())
+        .await
+        .expect("cat");
+    assert_eq!(after, before);
+}
