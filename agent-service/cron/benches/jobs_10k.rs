@@ -44,7 +44,7 @@ fn spec(n: usize, now: Timestamp) -> JobSpec {
         name: format!("job {n}"),
         schedule,
         prompt: format!("Scheduled check number {n}: look at the queue and report anything odd."),
-        target: if n % 3 == 0 {
+        target: if n.is_multiple_of(3) {
             Target::Main
         } else {
             Target::Isolated
