@@ -103,7 +103,7 @@ const PARITY: &[Topic] = &[
     topic(
         "GPT-5 heartbeat guidance",
         "gpt5_heartbeat",
-        BOTH,
+        FULL,
         S,
         gpt5_persona_and_heartbeat_guidance,
     ),
@@ -592,7 +592,8 @@ pub(super) fn sandbox_states_only_what_is_enforced() {
 }
 
 /// The persona part comes with the friendly personality; the heartbeat
-/// guidance only when asked, in minimal mode too when asked, never unasked.
+/// guidance only when asked, and never in minimal mode, which has no
+/// heartbeat turns to guide.
 pub(super) fn gpt5_persona_and_heartbeat_guidance() {
     let friendly = gpt5_contribution(Gpt5Personality::Friendly);
     let off = gpt5_contribution(Gpt5Personality::Off);
@@ -607,14 +608,16 @@ pub(super) fn gpt5_persona_and_heartbeat_guidance() {
         assert!(!has(&r, "gpt5_heartbeat"), "never unasked");
     }
     input.gpt5_heartbeat_guidance = true;
-    for mode_input in [input.clone(), minimal(input)] {
-        let r = ok(&mode_input);
-        assert!(r.stable_prefix.contains("## Heartbeat Initiative"));
-        assert!(
-            r.stable_prefix.find("## Interaction Style")
-                < r.stable_prefix.find("## Heartbeat Initiative")
-        );
-    }
+    let r = ok(&input);
+    assert!(r.stable_prefix.contains("## Heartbeat Initiative"));
+    assert!(
+        r.stable_prefix.find("## Interaction Style")
+            < r.stable_prefix.find("## Heartbeat Initiative")
+    );
+    let r = ok(&minimal(input));
+    assert!(!has(&r, "gpt5_heartbeat"), "asked, but minimal");
+    assert!(!r.text.contains("Heartbeat Initiative"));
+    assert!(r.stable_prefix.contains("<persona>"));
 }
 
 /// Prefer mode: what to hand off, how to brief, how to use results.
