@@ -5,6 +5,7 @@
 mod agent;
 pub mod defaults;
 mod models;
+mod plugins;
 mod settings;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ pub use agent::{
     ToolPolicy,
 };
 pub use models::ModelAlias;
+pub use plugins::PluginSkills;
 pub use settings::{
     ApplyPatchSettings, BlockStreamingSettings, BootstrapLimits, ChunkSettings, CoalesceSettings,
     HumanDelaySettings, PromptSettings, QueueSettings, SkillsLimits, TtsSettings,

@@ -1,6 +1,7 @@
 mod fuzz;
 mod load;
 mod model_ref;
+mod plugins;
 mod properties;
 mod resolve;
 mod schema;
