@@ -77,6 +77,8 @@ pub struct TurnSources<'a> {
     pub files: &'a [BootstrapFile],
     /// Which of them are private memory (see [`crate::visibility`]).
     pub private: &'a crate::visibility::PrivateFiles,
+    /// The local OpenClaw documentation, when the service has one (configured or shipped).
+    pub docs: Option<&'a Path>,
 }
 
 /// Builds the renderer input for one turn.
@@ -98,6 +100,11 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         .or_else(|| f.agent.name.clone())
         .unwrap_or_default();
     input.fs_workspace_only = settings.fs_workspace_only;
+    // The Documentation section points at local docs when the service has them (P-14).
+    input.docs_path = src
+        .docs
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
     input.tools = f
         .tools
         .iter()

@@ -38,10 +38,12 @@ impl Services {
     ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
         let (files, private) = crate::visibility::load_turn_files(t.cwd).await?;
         let loaded = self.loaded_config()?;
+        let docs = self.docs_dir(&loaded.config);
         let sources = TurnSources {
             config: &loaded.config,
             files: &files,
             private: &private,
+            docs: docs.as_deref(),
         };
         let mut request =
             prompt_client::request_from_input(&prompt_input::render_input(t, &sources));
