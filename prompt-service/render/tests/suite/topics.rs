@@ -940,11 +940,27 @@ pub(super) fn no_tools_no_tool_lines() {
         "sessions_spawn",
         "config.schema.lookup` through",
         "## Approvals",
+        "## Tool Call Style",
+        "If a tool result is empty",
+        "Check mutable state",
+        "with read",
+        "read that SKILL.md again",
     ] {
         assert!(!r.text.contains(absent), "{absent:?} with no tools");
     }
     assert!(r.text.contains("No tools are available in this run"));
     assert!(section(&r, "## OpenClaw Control").contains("Never invent CLI commands"));
+    let skills = section(&r, "## Skills");
+    assert!(
+        skills.contains("no tool in this run can read a SKILL.md")
+            && skills.contains("<name>github</name>"),
+        "{skills}"
+    );
+    assert!(section(&r, "## Execution Bias").contains("Verify the outcome"));
+    // With tools the built-in style and the reading rules are back.
+    let full = ok(&fixture::realistic());
+    assert!(section(&full, "## Tool Call Style").contains("Batch independent read-only calls"));
+    assert!(section(&full, "## Skills").contains("with read and follow it"));
 }
 
 /// With no workspace files, nothing announces them.
