@@ -669,3 +669,55 @@ async fn after_a_failed_run_the_next_chat_request_still_alternates_roles() {
         "{sent}"
     );
 }
+
+/// The extra per-turn context is labelled by the run it is in: Group Chat Context in a group
+/// turn of the main agent, Cron Job Context in a cron session (`agent:<id>:cron:<job>`),
+/// never Subagent Context there.
+#[tokio::test]
+async fn extra_context_is_labelled_by_the_session_kind() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let channel = Some(pb::ChannelContext {
+        channel: "telegram".into(),
+        chat_type: pb::ChatType::Group as i32,
+        sender_id: "42".into(),
+        group_context: "The group plans the trip.".into(),
+        ..Default::default()
+    });
+    let preview = |key: &'static str| {
+        let channel = channel.clone();
+        let service = &h.service;
+        async move {
+            service
+                .client()
+                .await
+                .preview_prompt(pb::PreviewPromptRequest {
+                    session: Some(pb::SessionRef {
+                        agent_id: String::new(),
+                        target: Some(pb::session_ref::Target::SessionKey(key.into())),
+                    }),
+                    channel,
+                })
+                .await
+                .expect("preview")
+                .into_inner()
+                .prompt
+                .expect("prompt")
+                .dynamic_suffix
+        }
+    };
+    let group = preview("telegram:group:trip").await;
+    assert!(
+        group.contains("## Group Chat Context\nThe group plans the trip."),
+        "{group}"
+    );
+    let cron = preview("cron:daily-digest").await;
+    assert!(
+        cron.contains("## Cron Job Context\nThe group plans the trip."),
+        "{cron}"
+    );
+    assert!(!cron.contains("Subagent Context"), "{cron}");
+    assert!(
+        cron.contains("session=agent:main:cron:daily-digest"),
+        "{cron}"
+    );
+}
