@@ -187,9 +187,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
             _ => render::ChatType::Unspecified,
         },
         capabilities: f.channel.capabilities.clone(),
-        // The client's flag cannot say "unknown", so only a yes is taken as
-        // given; otherwise the renderer's channel table decides.
-        native_approvals: f.channel.native_approvals.then_some(true),
+        // This runtime has no approval flow: a command exec policy does not
+        // allow is refused, never held for a decision. So no channel, whatever
+        // its UI (or the client's flag) says, gets the Approvals section.
+        native_approvals: Some(false),
         reply_delivery: if f.channel.message_tool_only {
             render::ReplyDelivery::MessageToolOnly
         } else {
