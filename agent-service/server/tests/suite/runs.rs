@@ -724,3 +724,55 @@ async fn extra_context_is_labelled_by_the_session_kind() {
         "{cron}"
     );
 }
+
+/// With message-tool-only delivery the prompt promises no delivery agent-service cannot make:
+/// it has no message tool, so Messaging says nothing written is delivered and Heartbeats does
+/// not send the alert through a tool nor say it reaches the chat.
+#[tokio::test]
+async fn message_tool_only_turns_promise_no_delivery() {
+    let h = harness(
+        WireFormat::AnthropicMessages,
+        ", heartbeat: { every: \"30m\" }",
+    )
+    .await;
+    let preview = h
+        .service
+        .client()
+        .await
+        .preview_prompt(pb::PreviewPromptRequest {
+            session: None,
+            channel: Some(pb::ChannelContext {
+                channel: "telegram".into(),
+                chat_type: pb::ChatType::Direct as i32,
+                sender_id: "42".into(),
+                message_tool_only: true,
+                ..Default::default()
+            }),
+        })
+        .await
+        .expect("preview")
+        .into_inner();
+    assert!(
+        !preview.tools.contains(&"message".to_owned()),
+        "{:?}",
+        preview.tools
+    );
+    let suffix = preview.prompt.expect("prompt").dynamic_suffix;
+    assert!(
+        suffix.contains("nothing you write is delivered"),
+        "{suffix}"
+    );
+    let heartbeats = suffix
+        .split("## Heartbeats")
+        .nth(1)
+        .expect("a Heartbeats section");
+    assert!(!heartbeats.contains("message tool"), "{heartbeats}");
+    assert!(
+        !heartbeats.contains("reply with the alert itself"),
+        "{heartbeats}"
+    );
+    assert!(
+        heartbeats.contains("nothing reaches the chat in this run"),
+        "{heartbeats}"
+    );
+}

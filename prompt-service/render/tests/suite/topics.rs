@@ -922,6 +922,14 @@ pub(super) fn heartbeat_alerts_go_where_replies_are_delivered() {
     assert!(!hb.contains("reply with the alert itself"), "{hb}");
     assert!(section(&r, "## Messaging").contains("Plain assistant text does not reach the chat"));
     assert!(hb.contains(HEARTBEAT_OK));
+    // Without the message tool nothing is delivered at all: no promise that the alert is.
+    input.tools.retain(|t| t.name != "message");
+    let r = ok(&input);
+    let hb = section(&r, "## Heartbeats");
+    assert!(!hb.contains("reply with the alert itself"), "{hb}");
+    assert!(!hb.contains("message tool"), "{hb}");
+    assert!(hb.contains("nothing reaches the chat in this run"), "{hb}");
+    assert!(section(&r, "## Messaging").contains("nothing you write is delivered"));
 }
 
 /// With no tools, nothing talks about polling, approvals, the gateway,
