@@ -62,7 +62,7 @@ pub fn ensure(
     if full_reset {
         let removed =
             openclaw_workspace::full_reset(&agent.workspace, state_dir).map_err(workspace_error)?;
-        tracing::warn!(agent = %agent.id, removed = removed.len(), "full workspace reset: proof marker and setup state cleared");
+        tracing::warn!(agent = %agent.id, removed = removed.len(), "full workspace reset: proof marker removed and workspace moved aside");
     }
     let ensured = openclaw_workspace::ensure_workspace(
         &agent.workspace,
