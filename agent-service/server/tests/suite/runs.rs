@@ -215,7 +215,8 @@ async fn multi_turn_session_with_a_tool_call() {
     );
 }
 
-/// P-3: PreviewPrompt is byte-identical to what the next run sends.
+/// P-3: PreviewPrompt is byte-identical to what the next run sends; P-41: the run's system
+/// prompt is the one rendered for it, there is no default prompt to fall back on.
 #[tokio::test]
 async fn preview_matches_what_the_run_sends() {
     let h = harness(WireFormat::AnthropicMessages, "").await;
