@@ -195,8 +195,9 @@ pub struct SetupArgs {
     /// Only this agent [default: every configured agent].
     #[arg(long, value_name = "ID")]
     pub agent: Option<String>,
-    /// Clear the workspace proof marker and setup state first, so a vanished
-    /// workspace is seeded afresh (user files are never deleted).
+    /// Clear the workspace and its proof marker first, so a fresh workspace
+    /// is seeded (the old one is moved aside to <workspace>.reset-<n>, never
+    /// deleted).
     #[arg(long)]
     pub full_reset: bool,
     /// Where agent-service is.

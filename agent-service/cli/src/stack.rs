@@ -221,6 +221,7 @@ fn start_runtime(options: &StackOptions, prompt_url: &str) -> Result<Arc<Runtime
     .map_err(|e| CliError::Startup(format!("prompt-service client: {e}")))?;
     Runtime::start(RuntimeOptions {
         redactor: options.redactor.clone(),
+        install_dir: agent_runtime::install_dir(),
         ..RuntimeOptions::new(
             options.settings.clone(),
             Arc::clone(&options.env),

@@ -76,6 +76,8 @@ pub struct TurnSources<'a> {
     pub files: &'a [crate::visibility::InjectedFile],
     /// Which of them are private memory (see [`crate::visibility`]).
     pub private: &'a crate::visibility::PrivateFiles,
+    /// The local OpenClaw documentation, when the service has one (configured or shipped).
+    pub docs: Option<&'a Path>,
 }
 
 /// Builds the renderer input for one turn.
@@ -97,6 +99,11 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         .or_else(|| f.agent.name.clone())
         .unwrap_or_default();
     input.fs_workspace_only = settings.fs_workspace_only;
+    // The Documentation section points at local docs when the service has them (P-14).
+    input.docs_path = src
+        .docs
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
     input.tools = f
         .tools
         .iter()
@@ -179,9 +186,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
             _ => render::ChatType::Unspecified,
         },
         capabilities: f.channel.capabilities.clone(),
-        // The client's flag cannot say "unknown", so only a yes is taken as
-        // given; otherwise the renderer's channel table decides.
-        native_approvals: f.channel.native_approvals.then_some(true),
+        // This runtime has no approval flow: a command exec policy does not
+        // allow is refused, never held for a decision. So no channel, whatever
+        // its UI (or the client's flag) says, gets the Approvals section.
+        native_approvals: Some(false),
         reply_delivery: if f.channel.message_tool_only {
             render::ReplyDelivery::MessageToolOnly
         } else {

@@ -230,8 +230,8 @@ impl Runtime {
     }
 
     /// Creates `openclaw.json` when missing and seeds the workspace of one
-    /// agent ("" for all). `full_reset` clears the proof marker and setup
-    /// state first (user files are kept).
+    /// agent ("" for all). `full_reset` first clears the workspace (moved
+    /// aside, never deleted) and its proof marker.
     pub async fn setup(
         &self,
         agent_id: &str,

@@ -5,7 +5,7 @@
 
 use std::{
     collections::BTreeMap,
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{
         Arc, PoisonError, RwLock,
         atomic::{AtomicBool, Ordering},
@@ -48,6 +48,18 @@ pub struct RuntimeOptions {
     /// Where the resolved secrets of the config go (its `config` source is replaced on every
     /// load); share it with the log writer so log lines are redacted too.
     pub redactor: openclaw_secrets::Redactor,
+    /// The directory the service was installed into (the one holding its executable, see
+    /// [`install_dir`]): a `skills/` folder there is the bundled skills root, and a `docs/`
+    /// folder the local documentation. `None` offers neither.
+    pub install_dir: Option<PathBuf>,
+}
+
+/// The directory holding the running executable, where the bundled `skills/` and `docs/`
+/// folders ship. `None` when the platform cannot say.
+pub fn install_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    exe.parent().map(Path::to_path_buf)
 }
 
 impl RuntimeOptions {
@@ -65,6 +77,7 @@ impl RuntimeOptions {
             prompt,
             sandbox_program: DEFAULT_SANDBOX_PROGRAM.into(),
             redactor: openclaw_secrets::Redactor::new(),
+            install_dir: None,
         }
     }
 }
@@ -377,13 +390,27 @@ impl Services {
         Ok((loaded.agents.clone(), loaded.default_agent.clone()))
     }
 
-    /// The skills of one agent (R-9, P-39).
+    /// The skills of one agent (R-9, P-39): its workspace and personal roots, the bundled
+    /// skills beside the executable and the skills folders of the enabled plugins.
     pub(crate) async fn list_skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
         let loaded = self.loaded()?;
         let agent = loaded.agent(agent_id)?.clone();
         let dirs = self.dirs();
         let env = Arc::clone(&self.options.env);
-        blocking(move || workspaces::discover_skills(&agent, &loaded.config, &dirs, env)).await
+        let bundled = self.options.install_dir.as_ref().map(|d| d.join("skills"));
+        blocking(move || {
+            workspaces::discover_skills(&agent, &loaded.config, &dirs, bundled.as_deref(), env)
+        })
+        .await
+    }
+
+    /// The local documentation the prompt points at: `agents.defaults.docsPath`, else a
+    /// `docs/` folder beside the executable when there is one.
+    pub(crate) fn docs_dir(&self, config: &openclaw_config::Config) -> Option<PathBuf> {
+        config.docs_path(&self.dirs()).or_else(|| {
+            let shipped = self.options.install_dir.as_ref()?.join("docs");
+            shipped.is_dir().then_some(shipped)
+        })
     }
 
     /// The working directory of a session, created if it is a sandbox

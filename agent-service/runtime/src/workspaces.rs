@@ -12,7 +12,7 @@ use openclaw_config::{
     raw::{SandboxMode, SandboxScope},
     resolve::{AgentView, Dirs},
 };
-use openclaw_skills::{DiscoverInput, Discovery, Host, Platform, ProcessHost};
+use openclaw_skills::{DiscoverInput, Discovery, Host, Platform, PluginSkillRoot, ProcessHost};
 use openclaw_transcript::SessionKey;
 use openclaw_workspace::{DenyReason, SetupOptions};
 
@@ -62,7 +62,7 @@ pub fn ensure(
     if full_reset {
         let removed =
             openclaw_workspace::full_reset(&agent.workspace, state_dir).map_err(workspace_error)?;
-        tracing::warn!(agent = %agent.id, removed = removed.len(), "full workspace reset: proof marker and setup state cleared");
+        tracing::warn!(agent = %agent.id, removed = removed.len(), "full workspace reset: proof marker removed and workspace moved aside");
     }
     let ensured = openclaw_workspace::ensure_workspace(
         &agent.workspace,
@@ -180,11 +180,13 @@ impl Host for RuntimeHost {
     }
 }
 
-/// Discovers the skills of one agent.
+/// Discovers the skills of one agent; `bundled` is the skills folder shipped with the service
+/// (it may be absent on disk).
 pub fn discover_skills(
     agent: &AgentView,
     config: &Config,
     dirs: &Dirs,
+    bundled: Option<&Path>,
     env: Arc<dyn Env>,
 ) -> Result<Discovery, RuntimeError> {
     let path = env.var("PATH").unwrap_or_default();
@@ -194,12 +196,21 @@ pub fn discover_skills(
     };
     let default_skills = openclaw_config::raw::SkillsConfig::default();
     let skills = config.raw().skills.as_ref().unwrap_or(&default_skills);
+    let plugin_roots: Vec<PluginSkillRoot> = config
+        .plugin_skills(dirs)
+        .into_iter()
+        .map(|p| PluginSkillRoot {
+            plugin: p.plugin,
+            dir: p.dir,
+        })
+        .collect();
+    let enabled_plugins = config.enabled_plugins();
     let input = DiscoverInput {
         workspace: &agent.workspace,
         dirs,
-        bundled_dir: None,
-        plugin_roots: &[],
-        enabled_plugins: &[],
+        bundled_dir: bundled,
+        plugin_roots: &plugin_roots,
+        enabled_plugins: &enabled_plugins,
         skills,
         allowlist: &agent.skills,
         limits: &agent.skills_limits,

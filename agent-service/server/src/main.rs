@@ -256,6 +256,7 @@ async fn run() -> anyhow::Result<ExitCode> {
     let runtime = Runtime::start(RuntimeOptions {
         sandbox_program: cli.sandbox_bwrap.clone(),
         redactor,
+        install_dir: agent_runtime::install_dir(),
         ..RuntimeOptions::new(
             settings,
             Arc::new(ProcessEnv),

@@ -52,7 +52,7 @@ pub enum Error {
     #[error(
         "workspace {} was in use within the last 24 hours but {condition}; refusing to seed a \
          fresh workspace over it. Restore the workspace from a backup, or run a full reset to \
-         start over: it removes the proof marker {} and the workspace setup state.",
+         start over: it removes the proof marker {} and moves what is left of the workspace aside.",
         workspace.display(),
         marker.display()
     )]

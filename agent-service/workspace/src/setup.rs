@@ -14,9 +14,7 @@ use crate::bootstrap_name::BootstrapName;
 use crate::confine::{self, Confined};
 use crate::durable;
 use crate::error::{Error, Result, VanishedCondition, io_at};
-use crate::state::{
-    self, LEGACY_STATE_FILE_NAME, STATE_DIR_NAME, STATE_FILE_NAME, WorkspaceState, rfc3339,
-};
+use crate::state::{self, WorkspaceState, rfc3339};
 use crate::templates::{sha256_hex, template};
 
 /// The config switches that shape setup (`agents.defaults.skipBootstrap`,
@@ -92,33 +90,48 @@ pub fn ensure_workspace(
     })
 }
 
-/// The full onboarding reset offered by [`Error::WorkspaceVanished`]: removes the workspace's
-/// proof marker and its setup state, so the next [`ensure_workspace`] treats an empty or
-/// missing workspace as brand new and seeds BOOTSTRAP.md again. The user's files are left
-/// alone: a workspace that still holds bootstrap files is not brand new and gets no
-/// BOOTSTRAP.md. Returns the files removed.
+/// The full onboarding reset offered by [`Error::WorkspaceVanished`]: clears the
+/// workspace and its proof marker together, so the next [`ensure_workspace`] seeds a brand-new
+/// workspace, BOOTSTRAP.md included. The workspace is cleared by moving it aside, to the first
+/// free `<name>.reset-<n>` beside it, never by deleting it: the user's files stay recoverable.
+/// Returns the marker removed (when there was one) and the folder the workspace was moved to
+/// (when it existed).
 pub fn full_reset(workspace: &Path, state_dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut removed = Vec::new();
+    let mut changed = Vec::new();
     let marker = attestation::attestation_path(state_dir, workspace)?;
     if remove_if_present(&marker)? {
-        removed.push(marker);
+        changed.push(marker);
     }
-    let confined = match Confined::new(workspace) {
-        Ok(confined) => confined,
-        // A vanished workspace has no state to remove.
-        Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
-            return Ok(removed);
+    match fs::symlink_metadata(workspace) {
+        Ok(_) => {
+            let aside = free_reset_path(workspace)?;
+            fs::rename(workspace, &aside).map_err(io_at(workspace))?;
+            changed.push(aside);
         }
-        Err(e) => return Err(e),
-    };
-    let state_file = Path::new(STATE_DIR_NAME).join(STATE_FILE_NAME);
-    for relative in [state_file.as_path(), Path::new(LEGACY_STATE_FILE_NAME)] {
-        let path = confined.resolve_write(relative)?;
-        if remove_if_present(&path)? {
-            removed.push(path);
+        // A vanished workspace has nothing to clear.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_at(workspace)(e)),
+    }
+    Ok(changed)
+}
+
+/// The first `<workspace>.reset-<n>` (n from 1) that does not exist yet.
+fn free_reset_path(workspace: &Path) -> Result<PathBuf> {
+    let name = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workspace".to_owned());
+    for n in 1u32.. {
+        let candidate = workspace.with_file_name(format!("{name}.reset-{n}"));
+        match fs::symlink_metadata(&candidate) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(candidate),
+            Err(e) => return Err(io_at(&candidate)(e)),
+            Ok(_) => {}
         }
     }
-    Ok(removed)
+    Err(io_at(workspace)(io::Error::other(
+        "no free name to move the workspace aside",
+    )))
 }
 
 fn remove_if_present(path: &Path) -> Result<bool> {

@@ -39,6 +39,10 @@ pub(crate) fn check(document: &Value) -> Vec<Finding> {
     );
     out.min_max(&defaults.at(&["humanDelay"]), "minMs", "maxMs");
     out.model_entries(&defaults.at(&["models"]));
+    out.absolute_folder(&defaults.at(&["docsPath"]));
+    for (_, entry) in Node::root(document).at(&["plugins", "entries"]).entries() {
+        out.absolute_folder(&entry.at(&["skills"]));
+    }
 
     let mut seen_ids: BTreeMap<String, usize> = BTreeMap::new();
     for (i, agent) in Node::root(document).at(&["agents", "list"]).elements() {
@@ -210,6 +214,20 @@ impl Findings {
             None
         };
         if let Some(message) = problem {
+            self.push(node, ErrorKind::InvalidValue, message);
+        }
+    }
+
+    /// A folder the services read from: absolute, or under the home directory (`~/`). A
+    /// relative path has no sensible base (the service's working directory is arbitrary).
+    fn absolute_folder(&mut self, node: &Node<'_>) {
+        let Some(written) = node.str() else { return };
+        let path = written.trim();
+        let ok = path == "~" || path.starts_with("~/") || std::path::Path::new(path).is_absolute();
+        if !ok {
+            let message = format!(
+                "folder must be an absolute path or start with \"~/\"; found \"{written}\""
+            );
             self.push(node, ErrorKind::InvalidValue, message);
         }
     }

@@ -173,7 +173,7 @@ use Layer::{Dynamic as D, Stable as S};
 use SectionKind as K;
 
 /// The section table, in output order. Minimal mode (subagents, cron) drops
-/// delegation, the built-in execution bias, memory recall, self-update, model
+/// delegation, the GPT-5 heartbeat guidance, the built-in execution bias, memory recall, self-update, model
 /// aliases, documentation, authorized senders, output directives, messaging,
 /// silent replies, voice, the Control UI embed and heartbeats (P-26).
 /// `none` keeps only the identity line (P-27). The two trailing rows
@@ -192,7 +192,7 @@ pub const SECTIONS: &[Row] = &[
         true,
         false,
     ),
-    row(K::Gpt5Heartbeat, "gpt5_heartbeat", S, true, true, false),
+    row(K::Gpt5Heartbeat, "gpt5_heartbeat", S, true, false, false),
     row(K::ToolCallStyle, "tool_call_style", S, true, true, false),
     row(
         K::ProviderToolCallStyle,
@@ -323,7 +323,7 @@ mod tests {
             ("tooling", true, true, false),
             ("delegation", true, false, false),
             ("provider:interaction_style", true, true, false),
-            ("gpt5_heartbeat", true, true, false),
+            ("gpt5_heartbeat", true, false, false),
             ("tool_call_style", true, true, false),
             ("provider:tool_call_style", true, true, false),
             ("execution_bias", true, false, false),

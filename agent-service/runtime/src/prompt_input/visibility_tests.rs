@@ -37,6 +37,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         config: &config,
         files: &files,
         private: &private,
+        docs: None,
     };
     let turn = TurnPrompt {
         agent: &agent,

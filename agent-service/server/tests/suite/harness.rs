@@ -44,6 +44,24 @@ impl Service {
         .await
     }
 
+    /// A service installed in `install_dir` (its bundled `skills/` and `docs/` live there).
+    pub async fn start_installed(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        install_dir: PathBuf,
+    ) -> Self {
+        Self::start_options(
+            dir,
+            config,
+            prompt,
+            agent_server::ServeConfig::default(),
+            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
+            Some(install_dir),
+        )
+        .await
+    }
+
     /// The same, served with `serve_config`.
     pub async fn start_serving(
         dir: tempfile::TempDir,
@@ -85,6 +103,17 @@ impl Service {
         serve_config: agent_server::ServeConfig,
         sandbox_program: &str,
     ) -> Self {
+        Self::start_options(dir, config, prompt, serve_config, sandbox_program, None).await
+    }
+
+    async fn start_options(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        serve_config: agent_server::ServeConfig,
+        sandbox_program: &str,
+        install_dir: Option<PathBuf>,
+    ) -> Self {
         let settings = Settings {
             state_dir: dir.path().join("state"),
             config_path: dir.path().join("openclaw.json"),
@@ -95,6 +124,7 @@ impl Service {
         }
         let runtime = Runtime::start(RuntimeOptions {
             sandbox_program: sandbox_program.into(),
+            install_dir,
             ..RuntimeOptions::new(
                 settings,
                 Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),

@@ -573,7 +573,7 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
     );
 }
 
-/// P-33: with `includeSystemPromptSection: false` normal turns carry neither HEARTBEAT.md nor
+/// P-33, R-18 (for the default agent): with `includeSystemPromptSection: false` normal turns carry neither HEARTBEAT.md nor
 /// the Heartbeats section, heartbeat turns still see HEARTBEAT.md, and the stable prefix is the
 /// same on both. With heartbeats off there is neither, and no heartbeat runs.
 #[tokio::test]

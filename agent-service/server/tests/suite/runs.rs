@@ -215,7 +215,8 @@ async fn multi_turn_session_with_a_tool_call() {
     );
 }
 
-/// P-3: PreviewPrompt is byte-identical to what the next run sends.
+/// P-3: PreviewPrompt is byte-identical to what the next run sends; P-41: the run's system
+/// prompt is the one rendered for it, there is no default prompt to fall back on.
 #[tokio::test]
 async fn preview_matches_what_the_run_sends() {
     let h = harness(WireFormat::AnthropicMessages, "").await;
@@ -607,7 +608,10 @@ async fn the_preview_shows_the_newer_inputs_as_filled() {
             .dynamic_suffix
             .contains("This turn arrived on Telegram (direct chat).")
     );
-    assert!(prompt.dynamic_suffix.contains("## Approvals"));
+    // Telegram shows approval cards, but this runtime refuses what exec policy does not
+    // allow instead of asking: the prompt offers no approval flow.
+    assert!(!prompt.dynamic_suffix.contains("## Approvals"));
+    assert!(!prompt.dynamic_suffix.contains("/approve"));
     assert!(prompt.stable_prefix.contains("A global fact."));
     assert!(prompt.stable_prefix.contains("A fact of this repository."));
     assert!(!prompt.stable_prefix.contains("another one"));
@@ -667,5 +671,109 @@ async fn after_a_failed_run_the_next_chat_request_still_alternates_roles() {
     assert!(
         users[0].contains("First question?") && users[0].contains("Second question?"),
         "{sent}"
+    );
+}
+
+/// The extra per-turn context is labelled by the run it is in: Group Chat Context in a group
+/// turn of the main agent, Cron Job Context in a cron session (`agent:<id>:cron:<job>`),
+/// never Subagent Context there.
+#[tokio::test]
+async fn extra_context_is_labelled_by_the_session_kind() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let channel = Some(pb::ChannelContext {
+        channel: "telegram".into(),
+        chat_type: pb::ChatType::Group as i32,
+        sender_id: "42".into(),
+        group_context: "The group plans the trip.".into(),
+        ..Default::default()
+    });
+    let preview = |key: &'static str| {
+        let channel = channel.clone();
+        let service = &h.service;
+        async move {
+            service
+                .client()
+                .await
+                .preview_prompt(pb::PreviewPromptRequest {
+                    session: Some(pb::SessionRef {
+                        agent_id: String::new(),
+                        target: Some(pb::session_ref::Target::SessionKey(key.into())),
+                    }),
+                    channel,
+                })
+                .await
+                .expect("preview")
+                .into_inner()
+                .prompt
+                .expect("prompt")
+                .dynamic_suffix
+        }
+    };
+    let group = preview("telegram:group:trip").await;
+    assert!(
+        group.contains("## Group Chat Context\nThe group plans the trip."),
+        "{group}"
+    );
+    let cron = preview("cron:daily-digest").await;
+    assert!(
+        cron.contains("## Cron Job Context\nThe group plans the trip."),
+        "{cron}"
+    );
+    assert!(!cron.contains("Subagent Context"), "{cron}");
+    assert!(
+        cron.contains("session=agent:main:cron:daily-digest"),
+        "{cron}"
+    );
+}
+
+/// With message-tool-only delivery the prompt promises no delivery agent-service cannot make:
+/// it has no message tool, so Messaging says nothing written is delivered and Heartbeats does
+/// not send the alert through a tool nor say it reaches the chat.
+#[tokio::test]
+async fn message_tool_only_turns_promise_no_delivery() {
+    let h = harness(
+        WireFormat::AnthropicMessages,
+        ", heartbeat: { every: \"30m\" }",
+    )
+    .await;
+    let preview = h
+        .service
+        .client()
+        .await
+        .preview_prompt(pb::PreviewPromptRequest {
+            session: None,
+            channel: Some(pb::ChannelContext {
+                channel: "telegram".into(),
+                chat_type: pb::ChatType::Direct as i32,
+                sender_id: "42".into(),
+                message_tool_only: true,
+                ..Default::default()
+            }),
+        })
+        .await
+        .expect("preview")
+        .into_inner();
+    assert!(
+        !preview.tools.contains(&"message".to_owned()),
+        "{:?}",
+        preview.tools
+    );
+    let suffix = preview.prompt.expect("prompt").dynamic_suffix;
+    assert!(
+        suffix.contains("nothing you write is delivered"),
+        "{suffix}"
+    );
+    let heartbeats = suffix
+        .split("## Heartbeats")
+        .nth(1)
+        .expect("a Heartbeats section");
+    assert!(!heartbeats.contains("message tool"), "{heartbeats}");
+    assert!(
+        !heartbeats.contains("reply with the alert itself"),
+        "{heartbeats}"
+    );
+    assert!(
+        heartbeats.contains("nothing reaches the chat in this run"),
+        "{heartbeats}"
     );
 }

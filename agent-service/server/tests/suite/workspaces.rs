@@ -284,3 +284,34 @@ async fn list_skills_for_an_unknown_agent_is_not_found() {
         .expect_err("unknown");
     assert_eq!(status.code(), Code::NotFound);
 }
+
+/// a full reset over gRPC clears the workspace and its proof marker together; the old
+/// workspace is moved aside, and the new one is seeded with BOOTSTRAP.md.
+#[tokio::test]
+async fn a_full_reset_clears_the_workspace_and_its_marker_together() {
+    let service = Service::start(None).await;
+    let ws = service.path("state/workspace");
+    std::fs::remove_file(ws.join("BOOTSTRAP.md")).expect("bootstrap done");
+    std::fs::write(ws.join("notes.txt"), "keep me").expect("write");
+    let markers = service.path("state/workspace-attestations");
+    let before: Vec<_> = std::fs::read_dir(&markers).expect("markers").collect();
+    assert_eq!(before.len(), 1);
+    let reset = service
+        .client()
+        .await
+        .setup(pb::SetupRequest {
+            full_reset: true,
+            ..Default::default()
+        })
+        .await
+        .expect("full reset")
+        .into_inner();
+    assert!(reset.workspaces[0].bootstrap_seeded);
+    assert!(ws.join("BOOTSTRAP.md").is_file());
+    assert!(!ws.join("notes.txt").exists(), "the workspace was cleared");
+    let aside = service.path("state/workspace.reset-1");
+    assert_eq!(
+        std::fs::read_to_string(aside.join("notes.txt")).expect("moved aside"),
+        "keep me"
+    );
+}

@@ -301,31 +301,38 @@ fn a_template_file_the_marker_never_recorded_is_not_evidence() {
     assert_eq!(vanished_condition(&error), VanishedCondition::NoUserContent);
 }
 
+/// a full reset clears the workspace and its proof marker together; the old workspace is
+/// moved aside (never deleted) and the next ensure seeds a brand-new one.
 #[test]
 fn full_reset_clears_marker_and_state_so_the_next_ensure_starts_fresh() {
     let home = Home::new();
     let first = home.ensure(SetupOptions::default()).unwrap();
     fs::remove_file(home.file("BOOTSTRAP.md")).unwrap();
+    fs::write(home.file("notes.txt"), "keep me").unwrap();
     home.ensure(SetupOptions::default()).unwrap();
-    for name in listing(&home.workspace) {
-        if name.ends_with(".md") {
-            fs::remove_file(home.file(&name)).unwrap();
-        }
-    }
-    assert!(home.ensure(SetupOptions::default()).is_err());
 
-    let removed = full_reset(&home.workspace, &home.state_dir).unwrap();
+    let changed = full_reset(&home.workspace, &home.state_dir).unwrap();
 
+    let aside = home.workspace.with_file_name("workspace.reset-1");
+    assert_eq!(changed, vec![first.marker.clone(), aside.clone()]);
+    assert!(!first.marker.exists());
+    assert!(!home.workspace.exists(), "the workspace is cleared");
     assert_eq!(
-        removed,
-        vec![
-            first.marker.clone(),
-            home.workspace.join(".openclaw/workspace-state.json")
-        ]
+        fs::read_to_string(aside.join("notes.txt")).unwrap(),
+        "keep me",
+        "the user's files are moved aside, not deleted"
     );
     let ensured = home.ensure(SetupOptions::default()).unwrap();
     assert!(ensured.seeded.contains(&BootstrapName::Bootstrap));
     assert!(home.file("BOOTSTRAP.md").is_file());
+    assert!(!home.file("notes.txt").exists());
+
+    // A second reset picks the next free name.
+    let again = full_reset(&home.workspace, &home.state_dir).unwrap();
+    assert_eq!(
+        again.last(),
+        Some(&home.workspace.with_file_name("workspace.reset-2"))
+    );
 }
 
 #[test]

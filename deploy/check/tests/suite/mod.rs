@@ -3,6 +3,7 @@ mod compose_run;
 mod design_ids;
 mod features;
 mod k8s;
+mod promises;
 mod proto;
 mod router;
 mod support;

@@ -288,3 +288,24 @@ fn effective_configs_are_valid_openclaw_config() {
         assert_eq!(codex["sandbox"], scenario.input.sandbox.thread_str());
     }
 }
+
+/// P-45: the committed Codex snapshots say they are not byte-exact requests, and why: Codex
+/// adds context of its own after our thread and turn parameters.
+#[test]
+fn the_snapshots_say_they_are_not_byte_exact_requests() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/codex-runtime-happy-path");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("snapshot README");
+    for needle in [
+        "not byte-exact OpenAI requests",
+        "AGENTS.md",
+        "environment context",
+        "memory",
+        "plugin instructions",
+        "collaboration-mode",
+    ] {
+        assert!(
+            readme.contains(needle),
+            "{needle:?} missing from:\n{readme}"
+        );
+    }
+}

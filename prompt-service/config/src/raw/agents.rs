@@ -29,6 +29,9 @@ pub struct AgentDefaults {
     pub workspace: Option<String>,
     /// Repository root shown in the runtime line (when it exists).
     pub repo_root: Option<String>,
+    /// A local copy of the OpenClaw documentation (absolute or `~/`): the prompt's
+    /// Documentation section points there instead of the public site.
+    pub docs_path: Option<String>,
     /// Do not create bootstrap files in new workspaces.
     pub skip_bootstrap: Option<bool>,
     /// Skip the optional templates (SOUL, USER, HEARTBEAT, IDENTITY) when seeding a workspace.

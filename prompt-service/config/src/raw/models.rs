@@ -101,8 +101,11 @@ pub struct PluginsLoad {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PluginEntry {
-    /// Turn the plugin on or off.
+    /// Turn the plugin on or off (default on).
     pub enabled: Option<bool>,
+    /// The plugin's skills folder: an absolute path or one starting with `~/`. Its skills are
+    /// offered only while the plugin is enabled, and each agent's allowlist still applies.
+    pub skills: Option<String>,
     /// Plugin-defined settings: opaque.
     pub config: Option<Value>,
 }

@@ -6,6 +6,7 @@ mod agent;
 pub mod defaults;
 mod hooks;
 mod models;
+mod plugins;
 mod settings;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ pub use hooks::{
     AgentHooks, BootstrapHook, DEFAULT_HOOK_TIMEOUT, Hook, HookCommand, PromptBuildHook,
 };
 pub use models::ModelAlias;
+pub use plugins::PluginSkills;
 pub use settings::{
     ApplyPatchSettings, BlockStreamingSettings, BootstrapLimits, ChunkSettings, CoalesceSettings,
     HumanDelaySettings, PromptSettings, QueueSettings, SkillsLimits, TtsSettings,

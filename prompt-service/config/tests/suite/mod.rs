@@ -2,6 +2,7 @@ mod fuzz;
 mod hooks;
 mod load;
 mod model_ref;
+mod plugins;
 mod properties;
 mod resolve;
 mod schema;

@@ -368,3 +368,47 @@ fn gpt5_family_is_a_whole_segment_match() {
         assert!(!is_gpt5_family(id), "{id}");
     }
 }
+
+/// R-17: a reference with a provider is judged by the same grammar whether it is
+/// `agents.defaults.model` or a key of `agents.defaults.models`, and resolves to the same key.
+#[test]
+fn model_and_models_keys_share_one_grammar() {
+    use super::support::{env, keep};
+    for reference in [
+        "openai/gpt-5",
+        "OpenAI/gpt-5",
+        "openrouter/moonshotai/kimi-k2",
+        " anthropic/claude-sonnet-4-5 ",
+        "openai/",
+        "/gpt-5",
+        "open ai/gpt-5",
+    ] {
+        let as_model = format!(r#"{{ agents: {{ defaults: {{ model: "{reference}" }} }} }}"#);
+        let as_key =
+            format!(r#"{{ agents: {{ defaults: {{ models: {{ "{reference}": {{}} }} }} }} }}"#);
+        let verdict = |text: &str| {
+            openclaw_config::load(text, &env(&[]), &keep())
+                .map(|_| ())
+                .map_err(|e| e.to_string().contains(reference.trim()))
+        };
+        let (model, key) = (verdict(&as_model), verdict(&as_key));
+        assert_eq!(
+            model.is_ok(),
+            key.is_ok(),
+            "{reference:?}: {model:?} vs {key:?}"
+        );
+        assert_eq!(
+            model.is_ok(),
+            ModelRef::parse(reference).is_ok(),
+            "{reference:?}"
+        );
+        if model.is_ok() {
+            let config = super::support::valid(&as_model);
+            assert_eq!(
+                config.default_model().map(|m| m.key()),
+                ModelRef::parse(reference).ok().map(|m| m.key()),
+                "{reference:?}"
+            );
+        }
+    }
+}

@@ -5,10 +5,19 @@
 use super::{StableCtx as Ctx, lines};
 use crate::input::CitationsMode;
 
-/// `## Skills` (P-10, P-37): only when skills are listed.
+/// `## Skills` (P-10, P-37): only when skills are listed. Following a skill
+/// means reading its file, so the reading rules come only with the `read`
+/// tool; without it the section says plainly that no skill can be opened.
 pub fn skills(ctx: &Ctx) -> Option<String> {
     if ctx.skills.block.is_empty() {
         return None;
+    }
+    if !ctx.tools.has("read") {
+        return Some(lines(&[
+            "## Skills",
+            "Skills are optional instruction packs, but no tool in this run can read a SKILL.md: when one clearly fits the task, tell the user which skill would help rather than guessing what it says.",
+            ctx.skills.block.as_str(),
+        ]));
     }
     let read = ctx.tools.spelled("read");
     Some(lines(&[

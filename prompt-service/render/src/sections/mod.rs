@@ -182,12 +182,7 @@ pub(crate) fn build_stable(kind: SectionKind, id: &'static str, ctx: &StableCtx)
         K::Delegation => one(id, policy::delegation(ctx)),
         K::InteractionStyle => one(id, provided(&c.interaction_style)),
         K::Gpt5Heartbeat => one(id, knowledge::gpt5_heartbeat(ctx)),
-        K::ToolCallStyle => one(
-            id,
-            c.tool_call_style
-                .is_empty()
-                .then(|| policy::tool_call_style(ctx)),
-        ),
+        K::ToolCallStyle => one(id, policy::tool_call_style(ctx)),
         K::ProviderToolCallStyle => one(id, provided(&c.tool_call_style)),
         K::ExecutionBias => one(
             id,

@@ -105,8 +105,12 @@ pub fn delegation(ctx: &Ctx) -> Option<String> {
     Some(lines(&out))
 }
 
-/// `## Tool Call Style` (built-in text).
-pub fn tool_call_style(ctx: &Ctx) -> String {
+/// `## Tool Call Style` (built-in text), unless a provider replaces it. A run
+/// without tools has no calls to style.
+pub fn tool_call_style(ctx: &Ctx) -> Option<String> {
+    if !ctx.contribution.tool_call_style.is_empty() || ctx.tools.is_empty() {
+        return None;
+    }
     let mut out = vec![
         "## Tool Call Style",
         "Call tools without narrating routine steps; explain only when a step is risky or surprising, or when the user wants to follow along.",
@@ -115,19 +119,25 @@ pub fn tool_call_style(ctx: &Ctx) -> String {
     if ctx.tools.has("exec") {
         out.push("When a command needs approval, state in one line what it will do and why, then wait for the decision.");
     }
-    lines(&out)
+    Some(lines(&out))
 }
 
-/// `## Execution Bias` (P-8, built-in text).
-pub fn execution_bias(_ctx: &Ctx) -> String {
-    lines(&[
+/// `## Execution Bias` (P-8, built-in text). The lines about tool results
+/// and live checks need tools to act on.
+pub fn execution_bias(ctx: &Ctx) -> String {
+    let mut out = vec![
         "## Execution Bias",
         "When a request is actionable, act on it in this turn rather than describing what you would do.",
         "Keep going until the task is done or you are truly blocked, and say plainly what blocks you.",
-        "If a tool result is empty, partial or odd, try another approach before giving up.",
-        "Check mutable state (files, processes, config) live instead of trusting memory or earlier output.",
-        "Verify the outcome before you report the work as finished.",
-    ])
+    ];
+    if !ctx.tools.is_empty() {
+        out.push(
+            "If a tool result is empty, partial or odd, try another approach before giving up.",
+        );
+        out.push("Check mutable state (files, processes, config) live instead of trusting memory or earlier output.");
+    }
+    out.push("Verify the outcome before you report the work as finished.");
+    lines(&out)
 }
 
 /// `## Promised Work`: the follow-through of what the agent promises or

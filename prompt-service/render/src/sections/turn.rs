@@ -225,12 +225,17 @@ pub fn heartbeats(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     out.line_fmt(format_args!(
         "If a heartbeat finds nothing that needs attention, reply with exactly {HEARTBEAT_OK} and nothing else; that reply is recorded but not delivered."
     ));
-    let tool_only =
-        turn.channel.reply_delivery == ReplyDelivery::MessageToolOnly && ctx.tools.has("message");
-    if tool_only {
+    let tool_only = turn.channel.reply_delivery == ReplyDelivery::MessageToolOnly;
+    if tool_only && ctx.tools.has("message") {
         out.line_fmt(format_args!(
             "If something does need attention, send the alert with the {} tool (plain text does not reach the chat here) and leave {HEARTBEAT_OK} out of it.",
             ctx.tools.spelled("message")
+        ));
+    } else if tool_only {
+        // Messaging says nothing written here is delivered: do not promise that
+        // an alert reply reaches anyone.
+        out.line_fmt(format_args!(
+            "If something does need attention, reply with the alert without {HEARTBEAT_OK}: nothing reaches the chat in this run, but the alert is kept in the session for the user to see later."
         ));
     } else {
         out.line_fmt(format_args!(

@@ -1,4 +1,5 @@
 mod behaviour;
+mod promises;
 mod properties;
 mod snapshots;
 mod topics;

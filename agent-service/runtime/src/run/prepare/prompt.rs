@@ -52,10 +52,12 @@ impl Services {
         // Privacy is judged on the files as the hooks left them (L5).
         let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
         let additions = crate::hooks::prompt_additions(&hooks.before_prompt_build, &facts).await?;
+        let docs = self.docs_dir(&loaded.config);
         let sources = TurnSources {
             config: &loaded.config,
             files: &files,
             private: &private,
+            docs: docs.as_deref(),
         };
         let mut input = prompt_input::render_input(t, &sources);
         additions.apply(&mut input.contribution);
