@@ -16,6 +16,7 @@ pub mod evidence;
 pub mod heartbeat;
 pub mod prompt_input;
 mod redaction;
+pub mod report;
 pub mod run;
 mod runtime;
 mod sandboxing;

@@ -9,7 +9,7 @@ mod error;
 mod parts;
 mod readiness;
 mod redact;
-mod report;
+
 mod serve;
 mod service;
 

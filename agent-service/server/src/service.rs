@@ -472,7 +472,7 @@ impl AgentService for AgentServiceImpl {
             )
             .await
             .map_err(status_of)?;
-        let text = crate::report::context_text(
+        let text = agent_runtime::report::context_text(
             &preview.workspace.display().to_string(),
             &preview.prompt,
             detail,

@@ -10,6 +10,7 @@ mod malformed;
 mod memory_heartbeat;
 mod prompt_outage;
 mod queue;
+mod replies;
 mod runs;
 mod sandbox;
 mod secrets;
