@@ -8,7 +8,7 @@ use crate::{
     chat,
     client::{self, Target},
     error::CliError,
-    inspect, sessions,
+    inspect, sessions, status,
     term::Term,
     up::{self, Host},
 };
@@ -50,6 +50,7 @@ pub async fn run(
             let agent = args.agent.unwrap_or_default();
             inspect::setup(&mut client, &agent, args.full_reset, term).await
         }
+        Command::Status(args) => status::status(&args.server, term).await,
         Command::Agents(args) => {
             let mut client = client::connect(&args.server).await?;
             inspect::agents(&mut client, term).await

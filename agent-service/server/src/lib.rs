@@ -15,4 +15,4 @@ mod service;
 
 pub use error::status_of;
 pub use serve::{ServeConfig, ServeError, serve};
-pub use service::AgentServiceImpl;
+pub use service::{AgentServiceImpl, ServedWith};

@@ -111,7 +111,17 @@ pub async fn serve(
         },
     )
     .await;
-    let service = AgentServiceServer::new(AgentServiceImpl::new(Arc::clone(&runtime)))
+    let served = crate::service::ServedWith {
+        tls: config.security.tls.is_some(),
+        client_certificates: config
+            .security
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.requires_client_cert()),
+        bearer_tokens: config.security.tokens.is_some(),
+        prompt_reachability: config.prompt_reachability.clone(),
+    };
+    let service = AgentServiceServer::new(AgentServiceImpl::serving(Arc::clone(&runtime), served))
         .max_decoding_message_size(config.max_request_bytes)
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip);

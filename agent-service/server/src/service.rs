@@ -15,6 +15,20 @@ use crate::{convert, error::status_of, parts};
 #[derive(Debug, Clone)]
 pub struct AgentServiceImpl {
     runtime: Arc<Runtime>,
+    served: ServedWith,
+}
+
+/// How the server was started, as GetStatus reports it.
+#[derive(Debug, Clone, Default)]
+pub struct ServedWith {
+    /// It speaks TLS.
+    pub tls: bool,
+    /// Callers need a client certificate.
+    pub client_certificates: bool,
+    /// Callers need a bearer token.
+    pub bearer_tokens: bool,
+    /// prompt-service's reachability; None when prompts render in this process.
+    pub prompt_reachability: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl AgentServiceImpl {
@@ -140,7 +154,12 @@ impl AgentServiceImpl {
 
     /// Serves `runtime`.
     pub fn new(runtime: Arc<Runtime>) -> Self {
-        Self { runtime }
+        Self::serving(runtime, ServedWith::default())
+    }
+
+    /// Serves `runtime`, started as `served` says.
+    pub fn serving(runtime: Arc<Runtime>, served: ServedWith) -> Self {
+        Self { runtime, served }
     }
 
     /// A session for the API, with its working directory.
@@ -186,6 +205,45 @@ impl AgentService for AgentServiceImpl {
                     skipped_bootstrap: w.skipped_bootstrap,
                 })
                 .collect(),
+        }))
+    }
+
+    async fn get_status(
+        &self,
+        _request: Request<pb::GetStatusRequest>,
+    ) -> Result<Response<pb::GetStatusResponse>, Status> {
+        let config_error = match self.runtime.config().ready() {
+            Ok(_) => String::new(),
+            Err(error) => error.to_string(),
+        };
+        let prompt_reachable = self
+            .served
+            .prompt_reachability
+            .as_ref()
+            .is_none_or(|rx| *rx.borrow());
+        let (default_agent, default_model) = match self.runtime.agents() {
+            Ok((agents, default_id)) => {
+                let model = agents
+                    .iter()
+                    .find(|a| a.id == default_id)
+                    .and_then(|a| a.model.clone())
+                    .unwrap_or_default();
+                (default_id, model)
+            }
+            Err(_) => (String::new(), String::new()),
+        };
+        Ok(Response::new(pb::GetStatusResponse {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            ready: config_error.is_empty() && prompt_reachable,
+            config_error,
+            prompt_service_remote: self.served.prompt_reachability.is_some(),
+            prompt_service_reachable: prompt_reachable,
+            tls: self.served.tls,
+            client_certificates: self.served.client_certificates,
+            bearer_tokens: self.served.bearer_tokens,
+            default_agent,
+            default_model,
+            config_path: self.runtime.settings().config_path.display().to_string(),
         }))
     }
 
