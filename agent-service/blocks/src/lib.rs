@@ -8,6 +8,9 @@
 //! - [`BlockTracker`] works out what of the final reply still needs delivering once blocks
 //!   were streamed, so the final reply never repeats them.
 //! - [`resolve_settings`] decides whether a channel streams blocks and with which bounds.
+//! - [`DirectiveFilter`] and [`parse_directives`] read reply directives (P-18: `MEDIA:` lines,
+//!   `[[reply_to_current]]`, `[[reply_to:<id>]]`, `[[audio_as_voice]]`) out of the text, in
+//!   a stream or whole, with the same result, so no block ever carries part of one.
 //!
 //! It is a pure library: no async runtime, no clock (time is an input in milliseconds), no IO,
 //! no errors (configurations are clamped into shape). It is not for sending, retrying or pacing
@@ -97,6 +100,7 @@ mod breaks;
 mod chunker;
 mod coalesce;
 mod config;
+mod directives;
 mod fence;
 mod forced;
 mod links;
@@ -108,6 +112,7 @@ pub use coalesce::{CoalesceConfig, Coalescer, DEFAULT_IDLE_MS, MAX_IDLE_MS};
 pub use config::{
     BreakPreference, ChunkerConfig, DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, DEFAULT_TEXT_LIMIT,
 };
+pub use directives::{AttachmentKind, Directive, DirectiveFilter, Parsed, parse_directives};
 pub use settings::{
     BlockStreamingInputs, BlockStreamingSettings, BreakMode, ChunkOverrides, CoalesceOverrides,
     resolve_settings,

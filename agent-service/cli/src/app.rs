@@ -9,7 +9,7 @@ use crate::{
     client::{self, Target},
     cron,
     error::CliError,
-    inspect, sessions,
+    inspect, sessions, status,
     term::Term,
     up::{self, Host},
 };
@@ -51,6 +51,7 @@ pub async fn run(
             let agent = args.agent.unwrap_or_default();
             inspect::setup(&mut client, &agent, args.full_reset, term).await
         }
+        Command::Status(args) => status::status(&args.server, term).await,
         Command::Agents(args) => {
             let mut client = client::connect(&args.server).await?;
             inspect::agents(&mut client, term).await

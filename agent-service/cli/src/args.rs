@@ -16,8 +16,9 @@ use crate::{client::DEFAULT_SERVER, error::EXIT_CODES_HELP};
     version,
     about,
     long_about = "OpenClaw agents from the command line: run prompt-service and agent-service \
-together (`openclaw up`), chat with an agent (`openclaw chat`), and inspect its sessions, \
-prompt, context and skills.\n\nQuick start, no account or network needed: `openclaw demo`.",
+together (`openclaw up`), chat with an agent (`openclaw chat`), check that the services answer \
+(`openclaw status`), and inspect its sessions, prompt, context and skills.\n\nQuick start, no \
+account or network needed: `openclaw demo`.",
     after_long_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
@@ -48,8 +49,14 @@ pub enum Command {
     /// Assistant text streams to stdout; tool calls, thinking and usage go
     /// to stderr as short dimmed lines (no colour when stdout is not a
     /// terminal or NO_COLOR is set). Interactive commands: /new, /context,
-    /// /context detail, /preview, /help, /quit.
+    /// /context detail, /preview, /help, /quit; /queue and /reasoning go to
+    /// the runtime, which answers them itself.
     Chat(ChatArgs),
+    /// Whether the services answer and how they are set up: agent-service's
+    /// address, version and readiness, prompt-service (in process or remote,
+    /// reachable), the config file, TLS and caller authentication, the
+    /// default agent and model, and each agent with its session count.
+    Status(ServerArgs),
     /// Create openclaw.json when missing and seed the agent workspaces.
     Setup(SetupArgs),
     /// List the configured agents (the default marked with *).

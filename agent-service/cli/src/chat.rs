@@ -19,7 +19,8 @@ const HELP: &str = "\
 /preview         the exact system prompt the next turn would send
 /help            this list
 /quit            leave (also /exit or end of input)
-Anything else, other /commands included (e.g. /queue followup), goes to the agent.";
+Anything else goes to the agent-service; it answers /queue, /reasoning and /context list
+itself (e.g. /queue followup, /reasoning on) and hands every other message to the model.";
 
 /// How a successful turn ended.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -2,8 +2,8 @@
 //! together in one process (agent-service rendering prompts through
 //! prompt-service over gRPC, as deployed), `demo` adds the offline scripted
 //! model and a first turn, and the other commands are a gRPC client of the
-//! AgentService API (`chat`, `setup`, `agents`, `sessions`, `preview`,
-//! `context`, `skills`).
+//! AgentService API (`chat`, `status`, `setup`, `agents`, `sessions`,
+//! `preview`, `context`, `skills`).
 //!
 //! It is not where agent or prompt logic lives: it starts the servers of
 //! `agent-server` and `prompt-server` and prints what the API returns.
@@ -21,6 +21,7 @@ mod error;
 pub mod inspect;
 pub mod sessions;
 pub mod stack;
+pub mod status;
 mod term;
 pub mod up;
 

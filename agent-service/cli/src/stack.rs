@@ -88,10 +88,12 @@ impl Stack {
                 let _ = stopped.await;
             },
         ));
+        let (runtime, prompt_reachability) =
+            start_runtime(&options, &format!("http://{prompt_addr}"))?;
         let mut stack = Self {
             prompt_addr,
             agent_addr,
-            runtime: start_runtime(&options, &format!("http://{prompt_addr}"))?,
+            runtime,
             prompt_stop: Some(prompt_stop),
             prompt_task: Some(prompt_task),
             agent_stop: None,
@@ -103,6 +105,7 @@ impl Stack {
         let (agent_stop, stopped) = oneshot::channel::<()>();
         let agent_config = agent_server::ServeConfig {
             drain_timeout: options.drain_timeout,
+            prompt_reachability: Some(prompt_reachability),
             ..agent_server::ServeConfig::default()
         };
         stack.agent_task = Some(tokio::spawn(agent_server::serve(
@@ -213,13 +216,19 @@ impl Drop for Stack {
     }
 }
 
-fn start_runtime(options: &StackOptions, prompt_url: &str) -> Result<Arc<Runtime>, CliError> {
+/// The runtime, rendering through prompt-service at `prompt_url`, and that service's
+/// reachability (agent-service's readiness and `openclaw status` follow it).
+fn start_runtime(
+    options: &StackOptions,
+    prompt_url: &str,
+) -> Result<(Arc<Runtime>, tokio::sync::watch::Receiver<bool>), CliError> {
     let prompt = prompt_client::GrpcPromptSource::connect_lazy(
         prompt_url,
         prompt_client::RetryPolicy::default(),
     )
     .map_err(|e| CliError::Startup(format!("prompt-service client: {e}")))?;
-    Runtime::start(RuntimeOptions {
+    let reachability = prompt.reachability();
+    let runtime = Runtime::start(RuntimeOptions {
         redactor: options.redactor.clone(),
         install_dir: agent_runtime::install_dir(),
         ..RuntimeOptions::new(
@@ -229,7 +238,8 @@ fn start_runtime(options: &StackOptions, prompt_url: &str) -> Result<Arc<Runtime
             Arc::new(prompt),
         )
     })
-    .map_err(|e| CliError::Startup(format!("agent runtime: {e}")))
+    .map_err(|e| CliError::Startup(format!("agent runtime: {e}")))?;
+    Ok((runtime, reachability))
 }
 
 /// The address clients should dial: a wildcard bind is reached on loopback.

@@ -74,19 +74,27 @@ pub fn event_json(run: u64, event: &RunEvent) -> (&'static str, Value) {
             stop_reason,
             steps,
             usage,
+            silent,
             ..
         } => (
             "final",
-            json!({ "text": text, "stop_reason": stop_reason, "steps": steps, "usage": usage }),
+            json!({
+                "text": text, "stop_reason": stop_reason, "steps": steps, "usage": usage,
+                "silent": silent,
+            }),
         ),
         RunEvent::Error { code, message } => ("error", json!({ "code": code, "message": message })),
         RunEvent::Block {
             index,
             message,
             text,
+            directives,
         } => (
             "block",
-            json!({ "index": index, "message": message, "text": text }),
+            json!({
+                "index": index, "message": message, "text": text,
+                "attachments": directives.attachments.len(),
+            }),
         ),
         RunEvent::Handoff { next_run, messages } => (
             "handoff",

@@ -1,5 +1,8 @@
 //! The events of a run, in the order subscribers see them.
 
+use std::path::PathBuf;
+
+pub use openclaw_blocks::AttachmentKind;
 use openclaw_transcript::Usage;
 
 /// One event of a run, in order.
@@ -74,7 +77,7 @@ pub enum RunEvent {
     },
     /// The run finished.
     Final {
-        /// Final assistant text.
+        /// Final assistant text, as the model wrote it (directives included).
         text: String,
         /// Last stop reason.
         stop_reason: String,
@@ -82,11 +85,16 @@ pub enum RunEvent {
         steps: u32,
         /// Summed usage.
         usage: Usage,
-        /// What a channel still has to send as the final reply (the whole
-        /// text without block streaming; what blocks did not carry with it).
+        /// What a channel still has to send as the final reply, directives
+        /// taken out (the whole text without block streaming; what blocks did
+        /// not carry with it).
         reply: String,
         /// Blocks streamed during the run.
         blocks: u32,
+        /// The directives that go with `reply`.
+        directives: ReplyDirectives,
+        /// The reply was the silent token: nothing is delivered.
+        silent: bool,
     },
     /// The run failed; every entry written is whole.
     Error {
@@ -101,8 +109,11 @@ pub enum RunEvent {
         index: u32,
         /// 0-based assistant message number within the run.
         message: u32,
-        /// The text.
+        /// The text, directives taken out (empty when the block only
+        /// carries directives).
         text: String,
+        /// The directives read since the previous block.
+        directives: ReplyDirectives,
     },
     /// Steered messages this run never took go to run `next_run`.
     Handoff {
@@ -122,6 +133,73 @@ pub enum RunEvent {
     Lagged(u64),
     /// Compaction progress (see [`CompactionEvent`]).
     Compaction(CompactionEvent),
+}
+
+/// The reply directives (P-18) that go with delivered text, checked: attachments are inside
+/// the session's workspace or http(s) URLs; the rest are in `dropped`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplyDirectives {
+    /// Files and URLs to attach, in the order named.
+    pub attachments: Vec<Attachment>,
+    /// Send audio attachments as a voice note.
+    pub audio_as_voice: bool,
+    /// Where the reply goes in the chat (`None`: a plain reply).
+    pub reply_to: Option<ReplyTarget>,
+    /// Attachments named but not delivered.
+    pub dropped: Vec<DroppedAttachment>,
+}
+
+impl ReplyDirectives {
+    /// Nothing to deliver or report.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// Adds `other`'s directives after these; the first reply target stays.
+    pub fn merge(&mut self, other: Self) {
+        self.attachments.extend(other.attachments);
+        self.audio_as_voice |= other.audio_as_voice;
+        if self.reply_to.is_none() {
+            self.reply_to = other.reply_to;
+        }
+        self.dropped.extend(other.dropped);
+    }
+}
+
+/// A file or URL to attach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// Where it is.
+    pub source: AttachmentSource,
+    /// What it is.
+    pub kind: AttachmentKind,
+}
+
+/// Where an attachment is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachmentSource {
+    /// A file's real absolute path, inside the session's workspace.
+    Path(PathBuf),
+    /// An http or https URL.
+    Url(String),
+}
+
+/// The chat message a reply answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyTarget {
+    /// The message that started the turn.
+    Current,
+    /// A message by its channel id.
+    Message(String),
+}
+
+/// An attachment a reply named that is not delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedAttachment {
+    /// The target as written.
+    pub target: String,
+    /// Why it is not delivered.
+    pub reason: String,
 }
 
 /// One phase of a compaction.

@@ -18,6 +18,7 @@ pub mod heartbeat;
 pub mod hooks;
 pub mod prompt_input;
 mod redaction;
+pub mod report;
 pub mod run;
 mod runtime;
 mod sandboxing;

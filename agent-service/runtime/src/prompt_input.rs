@@ -62,6 +62,8 @@ pub struct TurnPrompt<'a> {
     pub contribution: Option<&'a pb::ProviderContribution>,
     /// The session's full key (the Runtime line names it).
     pub session_key: &'a str,
+    /// The session's reasoning visibility (`/reasoning`); `None` takes the agent's default.
+    pub reasoning: Option<render::ReasoningLevel>,
     /// Which adapter asks: a run's turn, or a preview of one (echoed, never rendered, so a
     /// preview stays byte-identical to the run).
     pub surface: render::PromptSurface,
@@ -219,10 +221,11 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         Some(ThinkingLevel::High) => render::ThinkLevel::High,
         Some(ThinkingLevel::Xhigh) => render::ThinkLevel::XHigh,
     };
-    input.reasoning_level = match f.agent.reasoning_default {
-        None | Some(CfgReasoning::Off) => render::ReasoningLevel::Off,
-        Some(CfgReasoning::On) => render::ReasoningLevel::On,
-        Some(CfgReasoning::Stream) => render::ReasoningLevel::Stream,
+    input.reasoning_level = match (f.reasoning, f.agent.reasoning_default) {
+        (Some(level), _) => level,
+        (None, None | Some(CfgReasoning::Off)) => render::ReasoningLevel::Off,
+        (None, Some(CfgReasoning::On)) => render::ReasoningLevel::On,
+        (None, Some(CfgReasoning::Stream)) => render::ReasoningLevel::Stream,
     };
     input.owner_ids = settings.owner_allow_from.clone();
     input.owner_display = match settings.owner_display {
@@ -458,6 +461,16 @@ fn host_name() -> String {
 
 #[cfg(test)]
 mod visibility_tests;
+
+/// A session's stored `/reasoning` setting (`on`, `off`, `stream`); `None` for anything else.
+pub fn reasoning_of(stored: Option<&str>) -> Option<render::ReasoningLevel> {
+    match stored?.trim().to_ascii_lowercase().as_str() {
+        "off" => Some(render::ReasoningLevel::Off),
+        "on" => Some(render::ReasoningLevel::On),
+        "stream" => Some(render::ReasoningLevel::Stream),
+        _ => None,
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -384,6 +384,8 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             usage,
             reply,
             blocks,
+            directives,
+            silent,
         } => E::Final(pb::RunFinal {
             text,
             stop_reason,
@@ -391,6 +393,8 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             usage: Some(usage_to_pb(&usage)),
             reply,
             blocks,
+            directives: directives_to_pb(directives),
+            silent,
         }),
         RunEvent::Error { code, message } => E::Error(pb::RunError {
             code: code.to_owned(),
@@ -400,10 +404,12 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             index,
             message,
             text,
+            directives,
         } => E::Block(pb::Block {
             index,
             text,
             message,
+            directives: directives_to_pb(directives),
         }),
         RunEvent::Handoff { next_run, messages } => E::Handoff(pb::Handoff { next_run, messages }),
         RunEvent::MessageRejected { seq, reason } => {
@@ -452,4 +458,53 @@ pub(crate) fn state_repair(repair: agent_runtime::sessions::Repair) -> pb::State
         detail,
         at_ms,
     }
+}
+
+/// A reply's directives for the API (`None` when there are none, so plain replies stay as
+/// they were on the wire).
+fn directives_to_pb(d: agent_runtime::run::ReplyDirectives) -> Option<pb::ReplyDirectives> {
+    use agent_runtime::run::{AttachmentKind, AttachmentSource, ReplyTarget};
+    if d.is_empty() {
+        return None;
+    }
+    let agent_runtime::run::ReplyDirectives {
+        attachments,
+        audio_as_voice,
+        reply_to,
+        dropped,
+    } = d;
+    Some(pb::ReplyDirectives {
+        attachments: attachments
+            .into_iter()
+            .map(|a| pb::Attachment {
+                source: Some(match a.source {
+                    AttachmentSource::Path(path) => {
+                        pb::attachment::Source::Path(path.display().to_string())
+                    }
+                    AttachmentSource::Url(url) => pb::attachment::Source::Url(url),
+                }),
+                kind: match a.kind {
+                    AttachmentKind::Image => pb::AttachmentKind::Image,
+                    AttachmentKind::Audio => pb::AttachmentKind::Audio,
+                    AttachmentKind::Video => pb::AttachmentKind::Video,
+                    AttachmentKind::File => pb::AttachmentKind::File,
+                }
+                .into(),
+            })
+            .collect(),
+        audio_as_voice,
+        reply_to: reply_to.map(|t| pb::ReplyTarget {
+            target: Some(match t {
+                ReplyTarget::Current => pb::reply_target::Target::Current(true),
+                ReplyTarget::Message(id) => pb::reply_target::Target::MessageId(id),
+            }),
+        }),
+        dropped: dropped
+            .into_iter()
+            .map(|d| pb::DroppedAttachment {
+                target: d.target,
+                reason: d.reason,
+            })
+            .collect(),
+    })
 }

@@ -39,7 +39,12 @@ fn schedule_text(schedule: &Schedule) -> (String, String) {
 /// An interval in its largest whole unit (`every 90s`, `every 2h`), as the schedule grammar
 /// reads it back.
 fn every_text(ms: u64) -> String {
-    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+    ] {
         if ms >= size && ms.is_multiple_of(size) {
             return format!("every {}{unit}", ms / size);
         }

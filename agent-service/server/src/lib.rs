@@ -10,10 +10,10 @@ mod error;
 mod parts;
 mod readiness;
 mod redact;
-mod report;
+
 mod serve;
 mod service;
 
 pub use error::status_of;
 pub use serve::{ServeConfig, ServeError, serve};
-pub use service::AgentServiceImpl;
+pub use service::{AgentServiceImpl, ServedWith};

@@ -114,16 +114,22 @@ pub async fn serve(
         },
     )
     .await;
-    let status = crate::service::StatusFacts {
-        serving: readiness.serving(),
-        prompt: config.prompt_reachability.clone(),
+    let served = crate::service::ServedWith {
+        tls: config.security.tls.is_some(),
+        client_certificates: config
+            .security
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.requires_client_cert()),
+        bearer_tokens: config.security.tokens.is_some(),
+        prompt_reachability: config.prompt_reachability.clone(),
+        serving: Some(readiness.serving()),
         started_at_ms: started_at_ms(),
     };
-    let service =
-        AgentServiceServer::new(AgentServiceImpl::new(Arc::clone(&runtime)).with_status(status))
-            .max_decoding_message_size(config.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip)
-            .send_compressed(CompressionEncoding::Gzip);
+    let service = AgentServiceServer::new(AgentServiceImpl::serving(Arc::clone(&runtime), served))
+        .max_decoding_message_size(config.max_request_bytes)
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip);
     // Outermost first (as in prompt-service; service_kit's crate docs,
     // "Layer order", give the reasons): the request span wraps every
     // refusal; metrics sit outside every refusal so each is counted with its

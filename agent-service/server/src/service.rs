@@ -15,19 +15,25 @@ use crate::{convert, error::status_of, parts};
 #[derive(Debug, Clone)]
 pub struct AgentServiceImpl {
     runtime: Arc<Runtime>,
-    status: Option<StatusFacts>,
+    served: ServedWith,
 }
 
-/// What GetServiceStatus reports beyond the runtime: readiness as published, prompt-service's
-/// reachability, the start time.
-#[derive(Debug, Clone)]
-pub(crate) struct StatusFacts {
-    /// The AgentService health status (true: SERVING).
-    pub(crate) serving: tokio::sync::watch::Receiver<bool>,
-    /// prompt-service's reachability; `None` when prompts render in this process.
-    pub(crate) prompt: Option<tokio::sync::watch::Receiver<bool>>,
-    /// Process start, ms since the epoch.
-    pub(crate) started_at_ms: i64,
+/// How the server was started, as GetServiceStatus reports it.
+#[derive(Debug, Clone, Default)]
+pub struct ServedWith {
+    /// It speaks TLS.
+    pub tls: bool,
+    /// Callers need a client certificate.
+    pub client_certificates: bool,
+    /// Callers need a bearer token.
+    pub bearer_tokens: bool,
+    /// prompt-service's reachability; None when prompts render in this process.
+    pub prompt_reachability: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The AgentService health status as published (true: SERVING); None: decided from the
+    /// config and prompt-service's reachability alone.
+    pub serving: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Process start, ms since the epoch (0: unknown).
+    pub started_at_ms: i64,
 }
 
 impl AgentServiceImpl {
@@ -153,17 +159,12 @@ impl AgentServiceImpl {
 
     /// Serves `runtime`.
     pub fn new(runtime: Arc<Runtime>) -> Self {
-        Self {
-            runtime,
-            status: None,
-        }
+        Self::serving(runtime, ServedWith::default())
     }
 
-    /// Readiness and start time for GetServiceStatus (without them it reports the runtime's
-    /// repairs, ready and reachable).
-    pub(crate) fn with_status(mut self, status: StatusFacts) -> Self {
-        self.status = Some(status);
-        self
+    /// Serves `runtime`, started as `served` says.
+    pub fn serving(runtime: Arc<Runtime>, served: ServedWith) -> Self {
+        Self { runtime, served }
     }
 
     /// A session for the API, with its working directory.
@@ -495,7 +496,7 @@ impl AgentService for AgentServiceImpl {
             )
             .await
             .map_err(status_of)?;
-        let text = crate::report::context_text(
+        let text = agent_runtime::report::context_text(
             &preview.workspace.display().to_string(),
             &preview.prompt,
             detail,
@@ -566,7 +567,30 @@ impl AgentService for AgentServiceImpl {
         &self,
         _request: Request<pb::GetServiceStatusRequest>,
     ) -> Result<Response<pb::ServiceStatus>, Status> {
-        let status = self.status.as_ref();
+        let config_error = match self.runtime.config().ready() {
+            Ok(_) => String::new(),
+            Err(error) => error.to_string(),
+        };
+        let prompt_reachable = self
+            .served
+            .prompt_reachability
+            .as_ref()
+            .is_none_or(|rx| *rx.borrow());
+        let ready = match &self.served.serving {
+            Some(serving) => *serving.borrow(),
+            None => config_error.is_empty() && prompt_reachable,
+        };
+        let (default_agent, default_model) = match self.runtime.agents() {
+            Ok((agents, default_id)) => {
+                let model = agents
+                    .iter()
+                    .find(|a| a.id == default_id)
+                    .and_then(|a| a.model.clone())
+                    .unwrap_or_default();
+                (default_id, model)
+            }
+            Err(_) => (String::new(), String::new()),
+        };
         let repairs = self
             .runtime
             .sessions()
@@ -576,12 +600,18 @@ impl AgentService for AgentServiceImpl {
             .collect();
         Ok(Response::new(pb::ServiceStatus {
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            ready: status.is_none_or(|s| *s.serving.borrow()),
-            prompt_service_reachable: status
-                .and_then(|s| s.prompt.as_ref())
-                .is_none_or(|rx| *rx.borrow()),
-            started_at_ms: status.map_or(0, |s| s.started_at_ms),
+            ready,
+            prompt_service_reachable: prompt_reachable,
+            started_at_ms: self.served.started_at_ms,
             repairs,
+            config_error,
+            prompt_service_remote: self.served.prompt_reachability.is_some(),
+            tls: self.served.tls,
+            client_certificates: self.served.client_certificates,
+            bearer_tokens: self.served.bearer_tokens,
+            default_agent,
+            default_model,
+            config_path: self.runtime.settings().config_path.display().to_string(),
         }))
     }
 }

@@ -52,6 +52,9 @@ pub struct SessionEntry {
     /// Per-session queue mode (`steer`, `followup`, `collect`, `interrupt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_mode: Option<String>,
+    /// Per-session reasoning visibility (`on`, `off`, `stream`), set with `/reasoning`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_level: Option<String>,
     /// The bound Codex app-server thread, a cache of this session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex_thread_id: Option<String>,
@@ -87,6 +90,7 @@ impl SessionEntry {
             provider_override: None,
             thinking_level: None,
             queue_mode: None,
+            reasoning_level: None,
             codex_thread_id: None,
             compaction_count: 0,
             input_tokens: 0,

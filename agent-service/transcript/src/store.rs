@@ -129,6 +129,7 @@ impl SessionStore {
             entry.provider_override.clone_from(&old.provider_override);
             entry.thinking_level.clone_from(&old.thinking_level);
             entry.queue_mode.clone_from(&old.queue_mode);
+            entry.reasoning_level.clone_from(&old.reasoning_level);
         }
         index.insert(key.clone(), entry);
         // Index first: a crash before the archive step leaves the old file unreferenced but

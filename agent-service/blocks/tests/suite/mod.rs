@@ -2,6 +2,7 @@
 
 mod chunker;
 mod coalesce;
+mod directives;
 mod props;
 mod settings;
 mod support;

@@ -53,6 +53,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         default_model: "fake/test-model",
         contribution: None,
         session_key: "agent:main:main",
+        reasoning: None,
         surface: prompt_render::PromptSurface::EmbeddedRun,
     };
     let input = render_input(&turn, &sources);

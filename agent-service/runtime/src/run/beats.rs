@@ -204,10 +204,15 @@ async fn wait_for(
 /// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
 pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished, RuntimeError> {
     let hb = &session.agent.heartbeat;
-    let verdict = classify(
-        &done.text,
-        hb.ack_max_chars.unwrap_or(DEFAULT_ACK_MAX_CHARS),
-    );
+    // Judged by what it would deliver: directives out, the silent token an acknowledgement.
+    let verdict = if done.silent {
+        Verdict::Ack
+    } else {
+        classify(
+            &done.clean,
+            hb.ack_max_chars.unwrap_or(DEFAULT_ACK_MAX_CHARS),
+        )
+    };
     let muted = hb
         .target
         .as_deref()
@@ -227,7 +232,16 @@ pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished
             true,
         )
         .await?;
-    Ok(Finished { reply, ..done })
+    let directives = if reply.is_empty() {
+        crate::events::ReplyDirectives::default()
+    } else {
+        done.directives.clone()
+    };
+    Ok(Finished {
+        reply,
+        directives,
+        ..done
+    })
 }
 
 /// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It

@@ -9,10 +9,17 @@
 //! is held until the assistant message ends. The tail is always flushed at
 //! the end of each message, and the final reply only carries what the
 //! blocks did not.
+//!
+//! Before the chunker sees any text, reply directives are read out of it
+//! (P-18, see [`super::reply`]): a block never carries a directive or part of
+//! one, and each block carries the directives read since the one before. A
+//! message that may still turn out to be the silent token is held back until
+//! it says something else; if it is the token, nothing of it goes out.
 
 use openclaw_blocks::{
     BlockChunker, BlockStreamingInputs, BlockStreamingSettings, BlockTracker, BreakMode,
-    BreakPreference, ChunkOverrides, CoalesceOverrides, Coalescer, resolve_settings,
+    BreakPreference, ChunkOverrides, CoalesceOverrides, Coalescer, DirectiveFilter, Parsed,
+    resolve_settings,
 };
 use openclaw_config::{
     Config,
@@ -20,7 +27,11 @@ use openclaw_config::{
 };
 use tokio::time::Instant;
 
-use super::{Emitter, RunEvent};
+use super::{
+    Emitter, RunEvent,
+    reply::{DirectiveCheck, is_silent, may_be_silent},
+};
+use crate::events::ReplyDirectives;
 
 /// The block streaming settings of a channel (`""` for none).
 pub(crate) fn settings_for(config: &Config, channel: &str) -> BlockStreamingSettings {
@@ -90,13 +101,24 @@ pub(crate) struct BlockSink {
     sent: u32,
     /// A text block is open in the current message.
     in_text: bool,
+    /// Reads directives out of the current message.
+    filter: DirectiveFilter,
+    check: DirectiveCheck,
+    /// Directives read but not sent with a block yet.
+    pending: ReplyDirectives,
+    /// The current message's text so far, while it may still be the silent token.
+    maybe_silent: Option<String>,
     epoch: Instant,
     out: Emitter,
 }
 
 impl BlockSink {
     /// A sink for a run, or `None` when the channel does not stream blocks.
-    pub(crate) fn new(settings: BlockStreamingSettings, out: Emitter) -> Option<Self> {
+    pub(crate) fn new(
+        settings: BlockStreamingSettings,
+        check: DirectiveCheck,
+        out: Emitter,
+    ) -> Option<Self> {
         // A quiet run (a heartbeat) streams nothing: its reply goes out whole
         // in the final event, or not at all.
         if !settings.enabled || out.is_quiet() {
@@ -117,6 +139,10 @@ impl BlockSink {
             message: 0,
             sent: 0,
             in_text: false,
+            filter: DirectiveFilter::new(),
+            check,
+            pending: ReplyDirectives::default(),
+            maybe_silent: Some(String::new()),
             epoch: Instant::now(),
             out,
         })
@@ -129,10 +155,36 @@ impl BlockSink {
     /// A text delta of the current message.
     pub(crate) fn text(&mut self, delta: &str) {
         self.in_text = true;
+        let parsed = self.filter.push(delta);
+        self.read(parsed);
+    }
+
+    /// Directives and text the filter released: the directives wait for the next block, the
+    /// text goes on unless the message may still be the silent token.
+    fn read(&mut self, parsed: Parsed) {
+        let Parsed { text, directives } = parsed;
+        self.pending.merge(self.check.resolve(directives));
+        if let Some(held) = self.maybe_silent.as_mut() {
+            held.push_str(&text);
+            if may_be_silent(held) {
+                return;
+            }
+            let held = self.maybe_silent.take().unwrap_or_default();
+            self.forward(&held);
+            return;
+        }
+        self.forward(&text);
+    }
+
+    /// Text on its way to the chunker (or held for `message_end`).
+    fn forward(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
         match self.settings.break_mode {
-            BreakMode::MessageEnd => self.held.push_str(delta),
+            BreakMode::MessageEnd => self.held.push_str(text),
             BreakMode::TextEnd => {
-                let chunks = self.chunker.push(delta);
+                let chunks = self.chunker.push(text);
                 self.coalesce(chunks);
             }
         }
@@ -151,8 +203,24 @@ impl BlockSink {
     }
 
     /// The current assistant message ended (it is in the transcript): the
-    /// tail goes out now.
+    /// tail goes out now, and the directives no block carried go out in a
+    /// block of their own.
     pub(crate) fn message_end(&mut self) {
+        let last = self.filter.finish();
+        self.read(last);
+        let silent = match self.maybe_silent.take() {
+            Some(held) if is_silent(&held) => true,
+            Some(held) => {
+                self.forward(&held);
+                false
+            }
+            None => false,
+        };
+        if silent {
+            // The silent token delivers nothing, directives included.
+            self.pending = ReplyDirectives::default();
+        }
+        self.in_text = true;
         self.text_end();
         if self.settings.break_mode == BreakMode::MessageEnd && !self.held.is_empty() {
             let held = std::mem::take(&mut self.held);
@@ -162,7 +230,10 @@ impl BlockSink {
         }
         let rest = self.coalescer.finish();
         self.send(rest);
-        self.message += 1;
+        if !self.pending.is_empty() {
+            self.send(vec![String::new()]);
+        }
+        self.next_message();
     }
 
     /// The current message failed (it is not in the transcript): what it
@@ -171,7 +242,14 @@ impl BlockSink {
         self.held.clear();
         let _ = self.chunker.finish();
         let _ = self.coalescer.finish();
+        let _ = self.filter.finish();
+        self.pending = ReplyDirectives::default();
         self.in_text = false;
+        self.next_message();
+    }
+
+    fn next_message(&mut self) {
+        self.maybe_silent = Some(String::new());
         self.message += 1;
     }
 
@@ -217,6 +295,7 @@ impl BlockSink {
                 index: self.sent,
                 message: u32::try_from(self.message).unwrap_or(u32::MAX),
                 text,
+                directives: std::mem::take(&mut self.pending),
             });
             self.sent += 1;
         }

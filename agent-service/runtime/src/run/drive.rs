@@ -59,6 +59,8 @@ async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) 
                 usage: done.usage,
                 reply: done.reply,
                 blocks: done.blocks,
+                directives: done.directives,
+                silent: done.silent,
             }),
             Err(error) => {
                 tracing::warn!(%error, run, session = %session.key.as_str(), "run failed");

@@ -12,11 +12,13 @@
 mod beats;
 mod blocks;
 mod codex;
+mod commands;
 mod compactor;
 pub mod controls;
 mod crons;
 mod drive;
 mod prepare;
+mod reply;
 mod subagents;
 mod submit;
 #[cfg(test)]
@@ -38,7 +40,10 @@ pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
 
 pub use crate::{
-    events::{CompactionEvent, CompactionPhase, CompactionTrigger, RunEvent},
+    events::{
+        Attachment, AttachmentKind, AttachmentSource, CompactionEvent, CompactionPhase,
+        CompactionTrigger, DroppedAttachment, ReplyDirectives, ReplyTarget, RunEvent,
+    },
     evidence,
 };
 

@@ -308,6 +308,17 @@ impl Services {
         );
     }
 
+    /// A session's `/reasoning` setting, if it has one (an unreadable index reads as none: the
+    /// agent's default applies).
+    pub(crate) async fn session_reasoning(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+    ) -> Option<prompt_render::ReasoningLevel> {
+        let entry = self.index_entry(agent_id, key).await.ok().flatten()?;
+        crate::prompt_input::reasoning_of(entry.reasoning_level.as_deref())
+    }
+
     /// The index entry of a session.
     pub(crate) async fn index_entry(
         &self,

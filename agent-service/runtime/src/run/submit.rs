@@ -1,18 +1,18 @@
-//! Handing a message to its session: admission, the
-//! `/queue` command, the queue mode that applies, and the queue decision.
+//! Handing a message to its session: admission, the chat
+//! commands (see [`super::commands`]), the queue mode that applies, and the
+//! queue decision.
 
 use std::sync::Arc;
 
 use openclaw_config::raw;
 
 use super::{
-    Emitter, RunEvent, RunSpec, Submitted,
+    Emitter, RunEvent, RunSpec, Submitted, commands,
     drive::{ensure_collect_timer, spawn_driver},
 };
 use crate::{
     error::RuntimeError,
     services::Services,
-    sessions::Session,
     sessions::{
         journal::Accepted,
         queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
@@ -37,8 +37,8 @@ pub(crate) async fn submit(
     check_stored_size(&spec.message)?;
     let admitted = services.admit(&spec).await?;
     let session = admitted.session;
-    if let Some(argument) = queue_command(&spec.message) {
-        return queue_command_reply(services, &session, admitted.entry.queue_mode, argument).await;
+    if let Some(command) = commands::parse(&spec.message) {
+        return commands::answer(services, &session, &admitted.entry, &spec.channel, command).await;
     }
     // A model that cannot resolve is refused now rather than failing the run.
     services.choose_model(
@@ -146,92 +146,5 @@ fn from_config(mode: raw::QueueMode) -> QueueMode {
         raw::QueueMode::Followup => QueueMode::Followup,
         raw::QueueMode::Collect => QueueMode::Collect,
         raw::QueueMode::Interrupt => QueueMode::Interrupt,
-    }
-}
-
-/// The argument of a `/queue` command (`""` when bare), or `None` when the
-/// message is not one.
-fn queue_command(message: &str) -> Option<&str> {
-    let rest = message.trim().strip_prefix("/queue")?;
-    if rest.is_empty() || rest.starts_with(char::is_whitespace) {
-        Some(rest.trim())
-    } else {
-        None
-    }
-}
-
-/// Applies `/queue <mode>` (or `/queue default`) to the session; a bare
-/// `/queue` reports the mode in effect.
-async fn queue_command_reply(
-    services: &Arc<Services>,
-    session: &Arc<Session>,
-    current: Option<String>,
-    argument: &str,
-) -> Result<Submitted, RuntimeError> {
-    let events = session.extras.subscribe();
-    let word = argument.to_ascii_lowercase();
-    let (stored, reply) = match word.as_str() {
-        "" => {
-            let reply = match current.as_deref().and_then(QueueMode::parse) {
-                Some(mode) => format!("This session's queue mode is {}.", mode.as_str()),
-                None => {
-                    "This session follows the configured queue mode (messages.queue).".to_owned()
-                }
-            };
-            (None, reply)
-        }
-        "default" | "reset" | "clear" => (
-            Some(None),
-            "This session now follows the configured queue mode again.".to_owned(),
-        ),
-        other => match QueueMode::parse(other) {
-            Some(mode) => (
-                Some(Some(mode.as_str().to_owned())),
-                format!("This session's queue mode is now {}.", mode.as_str()),
-            ),
-            None => {
-                return Err(RuntimeError::invalid(
-                    "message",
-                    format!(
-                        "/queue takes one of steer, followup, collect, interrupt or default; got {argument:?}"
-                    ),
-                ));
-            }
-        },
-    };
-    if let Some(value) = stored {
-        services
-            .sessions()
-            .update_entry(&session.agent, &session.key, move |entry| {
-                entry.queue_mode = value;
-            })
-            .await?;
-    }
-    tracing::info!(session = %session.key.as_str(), %reply, "queue command");
-    let mode = match word.as_str() {
-        "" | "default" | "reset" | "clear" => QueueMode::default(),
-        other => QueueMode::parse(other).unwrap_or_default(),
-    };
-    Ok(Submitted {
-        disposition: Disposition::Command { reply },
-        seq: 0,
-        mode,
-        agent_id: session.agent.id.clone(),
-        session_key: session.key.as_str().to_owned(),
-        session_id: session.session_id.clone(),
-        events,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::queue_command;
-
-    #[test]
-    fn queue_commands_are_recognised_only_as_whole_words() {
-        assert_eq!(queue_command("/queue collect"), Some("collect"));
-        assert_eq!(queue_command("  /queue  "), Some(""));
-        assert_eq!(queue_command("/queued work"), None);
-        assert_eq!(queue_command("please /queue collect"), None);
     }
 }

@@ -13,6 +13,7 @@ mod memory_heartbeat;
 mod plugins;
 mod prompt_outage;
 mod queue;
+mod replies;
 mod runs;
 mod sandbox;
 mod secrets;

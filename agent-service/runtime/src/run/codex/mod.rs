@@ -37,6 +37,7 @@ use super::{
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
     prepare::{self, RunModel},
+    reply::DirectiveCheck,
     turns::{Finished, RunInput, append_user, mark_done},
 };
 use crate::{
@@ -116,8 +117,10 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         cancel,
         deadline,
     };
+    let check = DirectiveCheck::new(&s.cwd);
     let mut sink = BlockSink::new(
         blocks::settings_for(&loaded.config, &first.channel.channel),
+        check.clone(),
         out.clone(),
     );
     let mut messages = start.messages.clone();
@@ -148,18 +151,14 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         // of its own instead of being dropped.
         let more = s.extras.queue().finish_or_continue(start.run);
         let Some(steer) = more else {
-            let reply = match &sink {
-                Some(sink) => (sink.unsent_tail(&outcome.final_text), sink.sent()),
-                None => (outcome.final_text.clone(), 0),
-            };
-            let done = Finished {
-                stop_reason: outcome.status.stop_reason().to_owned(),
-                text: outcome.final_text,
-                steps: step,
-                usage: total.clone(),
-                reply: reply.0,
-                blocks: reply.1,
-            };
+            let done = Finished::of(
+                outcome.final_text,
+                outcome.status.stop_reason().to_owned(),
+                step,
+                total.clone(),
+                sink.as_ref(),
+                &check,
+            );
             return finish(&turn, &total, Ok(done)).await;
         };
         if let Err(error) = append_user(services, s, &steer).await {

@@ -14,6 +14,7 @@ impl CodexRun<'_> {
         let s = self.s;
         let descriptors = prepare::descriptors(&self.run.tools);
         let heartbeat = messages.iter().any(|m| m.options.heartbeat);
+        let reasoning = self.services.session_reasoning(&s.agent.id, &s.key).await;
         let base = self
             .services
             .render_request(&TurnPrompt {
@@ -30,6 +31,7 @@ impl CodexRun<'_> {
                 default_model: &self.run.default_model,
                 contribution: None,
                 session_key: s.key.as_str(),
+                reasoning,
                 surface: prompt_render::PromptSurface::EmbeddedRun,
             })
             .await?;

@@ -139,6 +139,9 @@ impl Services {
                     default_model: &default_model,
                     contribution: contribution.as_ref(),
                     session_key: key.as_str(),
+                    reasoning: crate::prompt_input::reasoning_of(
+                        existing.as_ref().and_then(|e| e.reasoning_level.as_deref()),
+                    ),
                     surface: prompt_render::PromptSurface::Preview,
                 },
                 deadline,

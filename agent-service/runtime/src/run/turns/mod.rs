@@ -24,11 +24,13 @@ use super::{
     compactor::Compactor,
     evidence::PromptFingerprint,
     prepare::{self, RunModel},
+    reply::{Delivery, DirectiveCheck},
     shorten, summarize_call,
 };
 use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
+    events::ReplyDirectives,
     prompt_input::{ToolDescriptor, TurnPrompt},
     services::Services,
     sessions::Session,
@@ -53,28 +55,51 @@ pub(crate) struct RunInput<'a> {
 
 /// How a run ended well.
 pub(crate) struct Finished {
+    /// The final assistant text as written (directives included).
     pub text: String,
     pub stop_reason: String,
     pub steps: u32,
     pub usage: Usage,
+    /// What the channel still has to send, directives taken out.
     pub reply: String,
     pub blocks: u32,
+    /// The directives that go with `reply`.
+    pub directives: ReplyDirectives,
+    /// The final message was the silent token.
+    pub silent: bool,
+    /// The final text without directives, whole (what a heartbeat is judged by).
+    pub clean: String,
 }
 
 impl Finished {
-    /// A run that ended with `reply` after `steps` model calls; what block streaming already
-    /// sent is not part of the final reply.
-    fn of(
-        reply: &AssistantMessage,
+    /// A run whose final message says `text` after `steps` model calls; what block streaming
+    /// already sent (text and directives) is not part of the final reply.
+    pub(crate) fn of(
+        text: String,
         stop_reason: String,
         steps: u32,
         usage: Usage,
         sink: Option<&BlockSink>,
+        check: &DirectiveCheck,
     ) -> Self {
-        let text = assistant_text(reply);
-        let (reply, blocks) = match sink {
-            Some(sink) => (sink.unsent_tail(&text), sink.sent()),
-            None => (text.clone(), 0),
+        let delivery = Delivery::of(&text, check);
+        let clean = if delivery.silent {
+            openclaw_blocks::parse_directives(&text).text
+        } else {
+            delivery.text.clone()
+        };
+        let (reply, blocks, directives) = match sink {
+            _ if delivery.silent => (
+                String::new(),
+                sink.map_or(0, BlockSink::sent),
+                delivery.directives,
+            ),
+            Some(sink) => (
+                sink.unsent_tail(&delivery.text),
+                sink.sent(),
+                ReplyDirectives::default(),
+            ),
+            None => (delivery.text, 0, delivery.directives),
         };
         Self {
             text,
@@ -83,6 +108,9 @@ impl Finished {
             usage,
             reply,
             blocks,
+            directives,
+            silent: delivery.silent,
+            clean,
         }
     }
 }
@@ -170,6 +198,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         contribution,
         ctx,
         mut sink,
+        check,
     } = RunSetup::read(services, s, start, &first, &run, out, deadline).await?;
     let max_steps = match first.options.max_steps {
         0 => DEFAULT_MAX_STEPS,
@@ -192,6 +221,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         default_model: &run.default_model,
         contribution: contribution.as_ref(),
         session_key: s.key.as_str(),
+        reasoning: services.session_reasoning(&s.agent.id, &s.key).await,
         surface: prompt_render::PromptSurface::EmbeddedRun,
     };
     let tool_specs = tool_specs(&tool_descriptors);
@@ -275,7 +305,14 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
                 }
                 None => {
                     finish(services, s, &total).await?;
-                    return Ok(Finished::of(&reply, last_stop, step, total, sink.as_ref()));
+                    return Ok(Finished::of(
+                        assistant_text(&reply),
+                        last_stop,
+                        step,
+                        total,
+                        sink.as_ref(),
+                        &check,
+                    ));
                 }
             }
         }
@@ -314,6 +351,8 @@ struct RunSetup {
     ctx: openclaw_tools::ToolContext,
     /// Block streaming, when the channel has it on.
     sink: Option<BlockSink>,
+    /// What of the reply's directives may be delivered.
+    check: DirectiveCheck,
 }
 
 impl RunSetup {
@@ -335,6 +374,7 @@ impl RunSetup {
         let settings = services
             .loaded_config()
             .map(|l| blocks::settings_for(&l.config, &first.channel.channel))?;
+        let check = DirectiveCheck::new(&s.cwd);
         Ok(Self {
             history,
             continuation,
@@ -342,7 +382,8 @@ impl RunSetup {
             tools: prepare::descriptors(&run.tools),
             contribution: services.contribution(&run.model, deadline).await,
             ctx: services.tool_context(s, run, start.cancel.clone())?,
-            sink: BlockSink::new(settings, out.clone()),
+            sink: BlockSink::new(settings, check.clone(), out.clone()),
+            check,
         })
     }
 }

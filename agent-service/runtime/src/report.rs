@@ -1,4 +1,5 @@
-//! `/context list` and `/context detail` as text (P-34).
+//! `/context list` and `/context detail` as text (P-34): the same report for the chat command
+//! and for the ContextReport RPC.
 
 use std::fmt::Write;
 

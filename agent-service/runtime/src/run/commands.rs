@@ -1,0 +1,251 @@
+//! Chat commands the runtime answers itself, never the model (R-11, P-21, P-34).
+//!
+//! | Command                                        | Does                                      |
+//! |------------------------------------------------|-------------------------------------------|
+//! | `/queue` steer, followup, collect, interrupt, default | the session's queue mode    |
+//! | `/reasoning` on, off, stream, default          | the session's reasoning visibility (P-21) |
+//! | `/context` list, detail                        | what the next prompt holds (P-34)         |
+//!
+//! A command is a message whose first word is one of these names. Settings are stored in the
+//! session's index entry (they survive restarts and resets) and a bare command reports the
+//! value in effect. The answer is the message's disposition (`Disposition::Command`): no run
+//! starts and nothing reaches the transcript. An argument the command does not take is refused
+//! as INVALID_ARGUMENT naming `message`.
+
+use std::sync::Arc;
+
+use openclaw_transcript::SessionEntry;
+use prompt_render::ReasoningLevel;
+
+use super::Submitted;
+use crate::{
+    error::RuntimeError,
+    prompt_input::{TurnChannel, reasoning_of},
+    services::Services,
+    sessions::{
+        Session,
+        queue::{Disposition, QueueMode},
+    },
+};
+
+/// A chat command and its argument (trimmed; `""` when bare).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Command<'a> {
+    kind: Kind,
+    argument: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Queue,
+    Reasoning,
+    Context,
+}
+
+/// The commands by name.
+const COMMANDS: &[(&str, Kind)] = &[
+    ("/queue", Kind::Queue),
+    ("/reasoning", Kind::Reasoning),
+    ("/context", Kind::Context),
+];
+
+/// Words that put a setting back to the config's.
+const RESET_WORDS: &[&str] = &["default", "reset", "clear"];
+
+/// The command a message is, if it is one: its name must be the whole first word.
+pub(crate) fn parse(message: &str) -> Option<Command<'_>> {
+    let message = message.trim();
+    COMMANDS.iter().find_map(|(name, kind)| {
+        let rest = message.strip_prefix(name)?;
+        (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| Command {
+            kind: *kind,
+            argument: rest.trim(),
+        })
+    })
+}
+
+/// Answers `command` for `session`.
+pub(crate) async fn answer(
+    services: &Arc<Services>,
+    session: &Arc<Session>,
+    entry: &SessionEntry,
+    channel: &TurnChannel,
+    command: Command<'_>,
+) -> Result<Submitted, RuntimeError> {
+    // Subscribed before anything changes, like a message's submission.
+    let events = session.extras.subscribe();
+    let word = command.argument.to_ascii_lowercase();
+    let mut mode = entry
+        .queue_mode
+        .as_deref()
+        .and_then(QueueMode::parse)
+        .unwrap_or_default();
+    let reply = match command.kind {
+        Kind::Queue => {
+            let (reply, applied) = queue(services, session, entry, command.argument).await?;
+            mode = applied;
+            reply
+        }
+        Kind::Reasoning => reasoning(services, session, entry, command.argument).await?,
+        Kind::Context => {
+            let detail = match word.as_str() {
+                "" | "list" => false,
+                "detail" => true,
+                _ => {
+                    return Err(RuntimeError::invalid(
+                        "message",
+                        format!("/context takes list or detail; got {:?}", command.argument),
+                    ));
+                }
+            };
+            let preview = services
+                .preview(&session.agent.id, session.key.as_str(), channel)
+                .await?;
+            crate::report::context_text(
+                &preview.workspace.display().to_string(),
+                &preview.prompt,
+                detail,
+            )
+        }
+    };
+    tracing::info!(session = %session.key.as_str(), command = ?command.kind, "chat command answered");
+    Ok(Submitted {
+        disposition: Disposition::Command { reply },
+        seq: 0,
+        mode,
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
+        events,
+    })
+}
+
+/// `/queue <mode>` (or `/queue default`) sets the session's queue mode; a bare `/queue`
+/// reports the mode in effect. Returns the reply and the mode that now applies.
+async fn queue(
+    services: &Arc<Services>,
+    session: &Arc<Session>,
+    entry: &SessionEntry,
+    argument: &str,
+) -> Result<(String, QueueMode), RuntimeError> {
+    let word = argument.to_ascii_lowercase();
+    let current = entry.queue_mode.as_deref().and_then(QueueMode::parse);
+    let (stored, reply, mode) = match word.as_str() {
+        "" => {
+            let reply = match current {
+                Some(mode) => format!("This session's queue mode is {}.", mode.as_str()),
+                None => {
+                    "This session follows the configured queue mode (messages.queue).".to_owned()
+                }
+            };
+            (None, reply, current.unwrap_or_default())
+        }
+        w if RESET_WORDS.contains(&w) => (
+            Some(None),
+            "This session now follows the configured queue mode again.".to_owned(),
+            QueueMode::default(),
+        ),
+        other => match QueueMode::parse(other) {
+            Some(mode) => (
+                Some(Some(mode.as_str().to_owned())),
+                format!("This session's queue mode is now {}.", mode.as_str()),
+                mode,
+            ),
+            None => {
+                return Err(RuntimeError::invalid(
+                    "message",
+                    format!(
+                        "/queue takes one of steer, followup, collect, interrupt or default; got {argument:?}"
+                    ),
+                ));
+            }
+        },
+    };
+    if let Some(value) = stored {
+        services
+            .sessions()
+            .update_entry(&session.agent, &session.key, move |entry| {
+                entry.queue_mode = value;
+            })
+            .await?;
+    }
+    Ok((reply, mode))
+}
+
+fn level_name(level: ReasoningLevel) -> &'static str {
+    match level {
+        ReasoningLevel::On => "on",
+        ReasoningLevel::Stream => "stream",
+        _ => "off",
+    }
+}
+
+/// `/reasoning on|off|stream` (or `default`) sets whether the session's reasoning is shown;
+/// a bare `/reasoning` reports the level in effect. The prompt's Reasoning line follows it
+/// from the next turn on.
+async fn reasoning(
+    services: &Arc<Services>,
+    session: &Arc<Session>,
+    entry: &SessionEntry,
+    argument: &str,
+) -> Result<String, RuntimeError> {
+    let word = argument.to_ascii_lowercase();
+    let (stored, reply) = match word.as_str() {
+        "" => {
+            let reply = match reasoning_of(entry.reasoning_level.as_deref()) {
+                Some(level) => format!(
+                    "Reasoning visibility for this session is {}.",
+                    level_name(level)
+                ),
+                None => "This session follows the agent's reasoning default (reasoningDefault)."
+                    .to_owned(),
+            };
+            return Ok(reply);
+        }
+        w if RESET_WORDS.contains(&w) => (
+            None,
+            "This session now follows the agent's reasoning default again.".to_owned(),
+        ),
+        other => match reasoning_of(Some(other)) {
+            Some(level) => (
+                Some(level_name(level).to_owned()),
+                format!(
+                    "Reasoning visibility for this session is now {}.",
+                    level_name(level)
+                ),
+            ),
+            None => {
+                return Err(RuntimeError::invalid(
+                    "message",
+                    format!("/reasoning takes one of on, off, stream or default; got {argument:?}"),
+                ));
+            }
+        },
+    };
+    services
+        .sessions()
+        .update_entry(&session.agent, &session.key, move |entry| {
+            entry.reasoning_level = stored;
+        })
+        .await?;
+    Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_recognised_only_as_whole_first_words() {
+        let got = |m| parse(m).map(|c| (c.kind, c.argument));
+        assert_eq!(got("/queue collect"), Some((Kind::Queue, "collect")));
+        assert_eq!(got("  /queue  "), Some((Kind::Queue, "")));
+        assert_eq!(got("/reasoning stream"), Some((Kind::Reasoning, "stream")));
+        assert_eq!(got("/context list"), Some((Kind::Context, "list")));
+        assert_eq!(got("/context\tdetail "), Some((Kind::Context, "detail")));
+        assert_eq!(got("/queued work"), None);
+        assert_eq!(got("/reasoningx on"), None);
+        assert_eq!(got("please /queue collect"), None);
+        assert_eq!(got("/contexts"), None);
+    }
+}
