@@ -14,6 +14,7 @@ mod error;
 mod events;
 pub mod evidence;
 pub mod heartbeat;
+pub mod metrics;
 pub mod prompt_input;
 mod redaction;
 pub mod run;

@@ -82,7 +82,7 @@ async fn isolated(
 ) -> Result<Finished, RuntimeError> {
     let (services, session, out) = (Arc::clone(services), Arc::clone(session), out.clone());
     let task = tokio::spawn(async move {
-        let _active = service_kit::metrics::run_active();
+        let _active = crate::metrics::run_active();
         let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
         let input = turns::RunInput {
             services: &services,

@@ -166,7 +166,7 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
                     Ok(written)
                 })
                 .await;
-                service_kit::metrics::transcript_appended(began.elapsed(), sync);
+                crate::metrics::transcript_appended(began.elapsed(), sync);
                 if let Err(error) = &result {
                     tracing::error!(%error, "transcript append failed");
                 }

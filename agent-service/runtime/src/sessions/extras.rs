@@ -188,5 +188,5 @@ impl Drop for QueueLock<'_> {
 }
 
 fn metrics_queue_depth(delta: f64) {
-    service_kit::metrics::queue_depth_changed(delta);
+    crate::metrics::queue_depth_changed(delta);
 }

@@ -8,6 +8,7 @@ mod large_items;
 mod logs;
 mod malformed;
 mod memory_heartbeat;
+mod metrics;
 mod prompt_outage;
 mod queue;
 mod runs;

@@ -2,12 +2,24 @@
 //! a tonic server on 127.0.0.1:0 serving gRPC health behind the same layers
 //! as the services, and a scrape of the metrics listener over HTTP.
 
-use std::time::Duration;
-
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tonic::{Code, transport::Server};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tower::ServiceBuilder;
+
+/// A histogram with buckets of its own (not in seconds).
+const SIZE: &str = "kit_test_size";
+/// A gauge moved by a guard.
+const OPEN: &str = "kit_test_open";
+
+/// What a service would add to the endpoint.
+const SERVICE: service_kit::metrics::Catalog = service_kit::metrics::Catalog {
+    describe: || {
+        ::metrics::describe_histogram!(SIZE, "Sizes a test service records.");
+        ::metrics::describe_gauge!(OPEN, "Things a test service holds open.");
+    },
+    buckets: &[(SIZE, &[1.0, 4.0, 16.0])],
+};
 
 /// One HTTP/1.1 request: the response head and body.
 async fn request(addr: std::net::SocketAddr, method: &str, path: &str) -> (String, String) {
@@ -47,7 +59,7 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
         tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind metrics"),
-        &[service_kit::metrics::AGENT],
+        &[SERVICE],
     )
     .expect("recorder");
     // Installing twice in one process is refused, not silently ignored.
@@ -56,7 +68,7 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
             tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("bind"),
-            &[service_kit::metrics::AGENT],
+            &[SERVICE],
         ),
         Err(service_kit::metrics::MetricsError::AlreadyInstalled)
     ));
@@ -165,35 +177,22 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
     assert!(line(&text, r#"grpc_server_handled_total{grpc_service="unknown",grpc_method="unknown",grpc_code="UNIMPLEMENTED"}"#).ends_with(" 1"));
     assert!(!text.contains("made.up"), "{text}");
 
-    // The named hooks record under their documented names.
-    service_kit::metrics::model_call(
-        "anthropic",
-        "claude",
-        "ok",
-        Duration::from_millis(1500),
-        service_kit::metrics::Tokens {
-            input: 10,
-            output: 5,
-            cache_read: 100,
-            cache_write: 0,
-        },
-    );
-    let guard = service_kit::metrics::run_active();
+    // A service's catalog adds its HELP lines and its own buckets; a gauge
+    // guard counts while it lives.
+    ::metrics::histogram!(SIZE).record(3.0);
+    let guard = service_kit::metrics::GaugeGuard::new(OPEN);
     let text = scrape(metrics).await;
     assert!(
-        line(
-            &text,
-            r#"agent_model_tokens_total{provider="anthropic",model="claude",kind="cache_read"}"#
-        )
-        .ends_with(" 100")
-    );
-    assert!(
-        text.contains("# HELP agent_model_calls_total Model calls"),
+        line(&text, &format!("{SIZE}_bucket{{le=\"4\"}}")).ends_with(" 1"),
         "{text}"
     );
-    assert!(line(&text, "agent_runs_active ").ends_with(" 1"));
+    assert!(
+        text.contains(&format!("# HELP {SIZE} Sizes a test service records.")),
+        "{text}"
+    );
+    assert!(line(&text, &format!("{OPEN} ")).ends_with(" 1"), "{text}");
     drop(guard);
-    assert!(line(&scrape(metrics).await, "agent_runs_active ").ends_with(" 0"));
+    assert!(line(&scrape(metrics).await, &format!("{OPEN} ")).ends_with(" 0"));
 
     // Only `GET /metrics` is served: any other path is 404 (with no
     // metrics in it), another method on `/metrics` 405 naming GET.

@@ -15,6 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::metrics::Tokens;
 use openclaw_codex_harness::{
     ApprovalRules, CodexParams, CodexRunner, HarnessError, HarnessEvent, HarnessSettings,
     TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
@@ -28,7 +29,6 @@ use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::{ModelProvider, ModelRequest, ProviderError, ResolvedModel, StreamEvent};
 use openclaw_tools::ToolRegistry;
 use openclaw_transcript::{AssistantMessage, EntryBody, Message, Usage};
-use service_kit::metrics::Tokens;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -227,7 +227,7 @@ impl CodexRun<'_> {
             Ok(o) if o.status.is_interrupted() => "aborted",
             Ok(_) | Err(_) => "error",
         };
-        service_kit::metrics::model_call(
+        crate::metrics::model_call(
             CODEX_PROVIDER,
             &self.run.model.wire_model,
             label,

@@ -5,6 +5,7 @@
 
 use std::{sync::Arc, time::Instant};
 
+use crate::metrics::Tokens;
 use openclaw_providers::{
     ModelRequest, ProviderError, ResolvedModel, RetryPolicy, StreamEvent, SystemPrompt, ToolSpec,
     complete_with_retry,
@@ -14,7 +15,6 @@ use openclaw_transcript::{
     AssistantMessage, ContentBlock, EntryBody, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent, UserMessage,
 };
-use service_kit::metrics::Tokens;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -37,7 +37,7 @@ pub(super) fn prefix_change(
         _ => (false, Vec::new()),
     };
     if changed {
-        service_kit::metrics::stable_prefix_changed(&s.agent.id);
+        crate::metrics::stable_prefix_changed(&s.agent.id);
         tracing::info!(changed = ?sections, "stable prompt prefix changed since the previous model call");
     }
     (changed, sections)
@@ -117,7 +117,7 @@ pub(super) async fn call_model(
         Err(ProviderError::Cancelled) => ("aborted", Tokens::default()),
         Err(_) => ("error", Tokens::default()),
     };
-    service_kit::metrics::model_call(
+    crate::metrics::model_call(
         &model.reference.provider,
         &model.reference.model,
         outcome,
