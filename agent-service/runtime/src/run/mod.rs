@@ -43,7 +43,7 @@ use crate::{
     error::RuntimeError,
     prompt_input::TurnChannel,
     sessions::{
-        SessionEvent, SessionEvents, SessionExtras, SessionKind, key,
+        LiveSession, SessionEvent, SessionEvents, SessionKind, key,
         queue::{Disposition, QueueMode},
     },
 };
@@ -146,7 +146,7 @@ impl Submitted {
 /// Publishes the events of one run to the session's subscribers.
 #[derive(Clone)]
 pub(crate) struct Emitter {
-    extras: std::sync::Arc<SessionExtras>,
+    live: std::sync::Arc<LiveSession>,
     run: u64,
     /// Holds back the reply as it forms (text, thinking, blocks): a
     /// heartbeat's reply is only delivered, through its final event, once it
@@ -155,19 +155,19 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
-    pub(crate) fn new(extras: &std::sync::Arc<SessionExtras>, run: u64) -> Self {
+    pub(crate) fn new(live: &std::sync::Arc<LiveSession>, run: u64) -> Self {
         Self {
-            extras: std::sync::Arc::clone(extras),
+            live: std::sync::Arc::clone(live),
             run,
             quiet: false,
         }
     }
 
     /// An emitter that publishes no text, thinking or block events.
-    pub(crate) fn quiet(extras: &std::sync::Arc<SessionExtras>, run: u64) -> Self {
+    pub(crate) fn quiet(live: &std::sync::Arc<LiveSession>, run: u64) -> Self {
         Self {
             quiet: true,
-            ..Self::new(extras, run)
+            ..Self::new(live, run)
         }
     }
 
@@ -184,7 +184,7 @@ impl Emitter {
         if self.quiet && reply_text {
             return;
         }
-        self.extras.publish(self.run, event);
+        self.live.publish(self.run, event);
     }
 }
 

@@ -69,7 +69,7 @@ pub(crate) async fn submit(
 
     // The message is journaled (fsynced) before anyone is told it was
     // accepted, so a crash cannot lose it (see sessions::journal).
-    let seq = session.extras.queue().next_seq();
+    let seq = session.live.queue().next_seq();
     let record = Accepted {
         seq,
         text: spec.message.clone(),
@@ -86,9 +86,9 @@ pub(crate) async fn submit(
         })?;
 
     // Subscribe before the decision, so the caller sees the run's first event.
-    let events = session.extras.subscribe();
+    let events = session.live.subscribe();
     let (disposition, start, displaced) = {
-        let mut queue = session.extras.queue();
+        let mut queue = session.live.queue();
         let inbound = Inbound {
             seq,
             text: spec.message,
@@ -100,7 +100,7 @@ pub(crate) async fn submit(
             },
             folded: Vec::new(),
         };
-        let (disposition, start) = queue.submit(inbound, mode, session.extras.now_ms(), limits);
+        let (disposition, start) = queue.submit(inbound, mode, session.live.now_ms(), limits);
         (disposition, start, queue.take_displaced())
     };
     // Refused messages are settled: nothing of them goes to the transcript.
@@ -116,7 +116,7 @@ pub(crate) async fn submit(
     if let Some(run) = disposition.run() {
         for (message, reason) in displaced {
             tracing::warn!(seq = message.seq, %reason, "collected message displaced");
-            Emitter::new(&session.extras, run).emit(RunEvent::MessageRejected {
+            Emitter::new(&session.live, run).emit(RunEvent::MessageRejected {
                 seq: message.seq,
                 reason,
             });
@@ -167,7 +167,7 @@ async fn queue_command_reply(
     current: Option<String>,
     argument: &str,
 ) -> Result<Submitted, RuntimeError> {
-    let events = session.extras.subscribe();
+    let events = session.live.subscribe();
     let word = argument.to_ascii_lowercase();
     let (stored, reply) = match word.as_str() {
         "" => {

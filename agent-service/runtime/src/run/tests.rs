@@ -96,8 +96,8 @@ impl Loop {
             .expect("workspace");
         self.services
             .sessions()
-            .handle(&agent, &info, &cwd)
-            .expect("handle")
+            .writable(&agent, &info, &cwd)
+            .expect("live session")
             .messages()
             .await
             .expect("messages")

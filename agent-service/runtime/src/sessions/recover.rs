@@ -6,7 +6,7 @@ use std::sync::Arc;
 use openclaw_transcript::{EntryBody, Message, SessionKey, UserContent, UserMessage};
 
 use super::{
-    SessionHandle,
+    LiveSession,
     journal::{self, Journal},
 };
 use crate::error::RuntimeError;
@@ -16,7 +16,7 @@ use crate::error::RuntimeError;
 /// the journal.
 pub(crate) async fn recover_journal(
     clock: &dyn openclaw_transcript::Clock,
-    handle: &SessionHandle,
+    live: &LiveSession,
     journal: &Arc<Journal>,
     key: &SessionKey,
 ) -> Result<(), RuntimeError> {
@@ -25,7 +25,7 @@ pub(crate) async fn recover_journal(
     if leftovers.is_empty() {
         return Ok(());
     }
-    let users: Vec<(String, i64)> = handle
+    let users: Vec<(String, i64)> = live
         .messages()
         .await?
         .into_iter()
@@ -50,7 +50,7 @@ pub(crate) async fn recover_journal(
                 }),
             })
             .collect();
-        handle.append(bodies, true).await?;
+        live.append(bodies, true).await?;
     }
     tracing::warn!(
         session = %key.as_str(),

@@ -146,7 +146,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         }
         // A steer that arrived after the turn took its last one gets a turn
         // of its own instead of being dropped.
-        let more = s.extras.queue().finish_or_continue(start.run);
+        let more = s.live.queue().finish_or_continue(start.run);
         let Some(steer) = more else {
             let reply = match &sink {
                 Some(sink) => (sink.unsent_tail(&outcome.final_text), sink.sent()),
@@ -163,7 +163,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
             return finish(&turn, &total, Ok(done)).await;
         };
         if let Err(error) = append_user(services, s, &steer).await {
-            s.extras.queue().requeue_steer(start.run, steer);
+            s.live.queue().requeue_steer(start.run, steer);
             return finish(&turn, &total, Err(error)).await;
         }
         messages = steer;
@@ -196,7 +196,7 @@ impl CodexRun<'_> {
         messages: &[Inbound],
         sink: &mut Option<BlockSink>,
     ) -> Result<TurnOutcome, RuntimeError> {
-        let all = self.s.handle.messages().await?;
+        let all = self.s.live.messages().await?;
         let history = all[..all.len().saturating_sub(messages.len())].to_vec();
         let thread_id = self.stored_thread().await?;
         let response = self
@@ -244,7 +244,7 @@ impl CodexRun<'_> {
             .cloned()
             .map(|message| EntryBody::Message { message })
             .collect();
-        self.s.handle.append(bodies, true).await?;
+        self.s.live.append(bodies, true).await?;
         // The steered messages are in the transcript now (the turn's entries
         // hold them): the journal no longer needs them.
         mark_done(self.s, &steered).await;
@@ -308,7 +308,7 @@ impl CodexRun<'_> {
                 messages = back.len(),
                 "steered messages missed the Codex turn; they go back to the queue"
             );
-            self.s.extras.queue().requeue_steer(self.start.run, back);
+            self.s.live.queue().requeue_steer(self.start.run, back);
         }
         (result, taken)
     }
@@ -395,7 +395,7 @@ impl CodexRun<'_> {
         let Some(thread) = steer.thread.clone() else {
             return;
         };
-        let drained = self.s.extras.queue().drain_steer(self.start.run);
+        let drained = self.s.live.queue().drain_steer(self.start.run);
         for message in drained {
             if !steer.refused.is_empty() {
                 steer.refused.push(message);
@@ -491,7 +491,7 @@ async fn finish(
     usage: &Usage,
     result: Result<Finished, RuntimeError>,
 ) -> Result<Finished, RuntimeError> {
-    turn.s.handle.append(Vec::new(), true).await?;
+    turn.s.live.append(Vec::new(), true).await?;
     turn.services.record_turn(&turn.s.agent, &turn.s.key, usage);
     result
 }

@@ -40,7 +40,7 @@ impl Compactor<'_> {
         let now = self.services.now_ms();
         let recorded = self
             .s
-            .handle
+            .live
             .append(
                 vec![EntryBody::Custom {
                     custom_type: MEMORY_FLUSH_ENTRY.to_owned(),

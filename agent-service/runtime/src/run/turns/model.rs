@@ -29,7 +29,7 @@ pub(super) fn prefix_change(
     prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
 ) -> (bool, Vec<String>) {
     let fingerprint = PromptFingerprint::of(prompt);
-    let previous = s.extras.swap_fingerprint(fingerprint.clone());
+    let previous = s.live.swap_fingerprint(fingerprint.clone());
     let (changed, sections) = match &previous {
         Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
             (true, fingerprint.changed_since(prev))
