@@ -6,6 +6,7 @@
 //! the server crate converts protobuf messages and maps [`RuntimeError`]
 //! onto status codes.
 
+mod acceptance;
 pub mod compaction;
 mod config_state;
 pub mod context;

@@ -35,6 +35,7 @@ pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
 
 pub use crate::{
+    acceptance::Acceptance,
     events::{CompactionEvent, CompactionPhase, CompactionTrigger, RunEvent},
     evidence,
 };
@@ -42,10 +43,7 @@ pub use crate::{
 use crate::{
     error::RuntimeError,
     prompt_input::TurnChannel,
-    sessions::{
-        LiveSession, SessionEvent, SessionEvents, SessionKind, key,
-        queue::{Disposition, QueueMode},
-    },
+    sessions::{LiveSession, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode},
 };
 
 /// Model calls a run makes unless told otherwise.
@@ -83,33 +81,24 @@ pub struct RunSpec {
 /// session's events taken before the decision (so nothing is missed).
 #[derive(Debug)]
 pub struct Submitted {
-    /// What became of the message.
-    pub disposition: Disposition,
-    /// Its arrival number in the session (0 for a command).
-    pub seq: u64,
-    /// The queue mode that applied.
-    pub mode: QueueMode,
-    /// Agent id.
-    pub agent_id: String,
-    /// Session key.
-    pub session_key: String,
-    /// Session id.
-    pub session_id: String,
+    /// What became of the message (a Run stream's first event).
+    pub acceptance: Acceptance,
     /// The session's events from just before the message was queued.
     pub events: SessionEvents,
 }
 
 impl Submitted {
     /// The events of the run that handles this message, until that run
-    /// ends (following a handoff to another run). Empty for a rejected
-    /// message or a command. A reader that falls behind gets
+    /// ends (following a handoff to another run), without the acceptances of
+    /// messages (this one's is [`Self::acceptance`], sent first). Empty for
+    /// a rejected message or a command. A reader that falls behind gets
     /// [`RunEvent::Lagged`] and continues.
     pub fn follow(self) -> mpsc::Receiver<SessionEvent> {
         let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-        let Some(mut run) = self.disposition.run() else {
+        let Some(mut run) = self.acceptance.disposition.run() else {
             return rx;
         };
-        let seq = self.seq;
+        let seq = self.acceptance.seq;
         let mut events = self.events;
         tokio::spawn(async move {
             loop {
@@ -121,7 +110,7 @@ impl Submitted {
                     },
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
-                if event.run != run {
+                if event.run != run || matches!(event.event, RunEvent::Accepted(_)) {
                     continue;
                 }
                 let mut done = event.event.is_terminal();

@@ -109,7 +109,7 @@ impl SubagentControl for Control {
                 return Err(format!("the subagent could not start: {error}"));
             }
         };
-        let session_id = submitted.session_id.clone();
+        let session_id = submitted.acceptance.session_id.clone();
         let record = rt
             .subagents()
             .update(&key, |r| r.session_id = Some(session_id))
@@ -142,7 +142,10 @@ impl SubagentControl for Control {
         let submitted = submit(rt, spec)
             .await
             .map_err(|e| format!("the message could not be delivered: {e}"))?;
-        if !matches!(submitted.disposition, Disposition::Steered { .. }) {
+        if !matches!(
+            submitted.acceptance.disposition,
+            Disposition::Steered { .. }
+        ) {
             // The child's run ended just before the message arrived, so the message started
             // a new run of the child: follow that one too, so its result is pushed back.
             rt.subagents()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use openclaw_config::raw;
 
 use super::{
-    Emitter, RunEvent, RunSpec, Submitted,
+    Acceptance, Emitter, RunEvent, RunSpec, Submitted,
     drive::{ensure_collect_timer, spawn_driver},
 };
 use crate::{
@@ -101,6 +101,19 @@ pub(crate) async fn submit(
             folded: Vec::new(),
         };
         let (disposition, start) = queue.submit(inbound, mode, session.live.now_ms(), limits);
+        // Published under the queue's lock, so the acceptance comes before
+        // anything the run it goes to does with the message.
+        if let Some(run) = disposition.run() {
+            session.live.publish(
+                run,
+                RunEvent::Accepted(Box::new(acceptance(
+                    &session,
+                    disposition.clone(),
+                    seq,
+                    mode,
+                ))),
+            );
+        }
         (disposition, start, queue.take_displaced())
     };
     // Refused messages are settled: nothing of them goes to the transcript.
@@ -129,14 +142,26 @@ pub(crate) async fn submit(
         ensure_collect_timer(services, &session, limits);
     }
     Ok(Submitted {
+        acceptance: acceptance(&session, disposition, seq, mode),
+        events,
+    })
+}
+
+/// What became of message `seq` of `session`.
+fn acceptance(
+    session: &Session,
+    disposition: Disposition,
+    seq: u64,
+    mode: QueueMode,
+) -> Acceptance {
+    Acceptance {
         disposition,
         seq,
         mode,
         agent_id: session.agent.id.clone(),
         session_key: session.key.as_str().to_owned(),
         session_id: session.session_id.clone(),
-        events,
-    })
+    }
 }
 
 fn from_config(mode: raw::QueueMode) -> QueueMode {
@@ -212,12 +237,7 @@ async fn queue_command_reply(
         other => QueueMode::parse(other).unwrap_or_default(),
     };
     Ok(Submitted {
-        disposition: Disposition::Command { reply },
-        seq: 0,
-        mode,
-        agent_id: session.agent.id.clone(),
-        session_key: session.key.as_str().to_owned(),
-        session_id: session.session_id.clone(),
+        acceptance: acceptance(session, Disposition::Command { reply }, 0, mode),
         events,
     })
 }
