@@ -1,6 +1,6 @@
-//! Test-only reading of the metrics endpoint (feature `test-metrics`): one
-//! `GET /metrics` over a real socket and the value of one series, for the
-//! tests of every service that records metrics.
+//! Test-only use of the metrics endpoint (feature `test-metrics`): serve it
+//! on a loopback port, request it over a real socket and read the value of
+//! one series, for the tests of every service that records metrics.
 
 #![expect(
     clippy::expect_used,
@@ -11,13 +11,25 @@ use std::net::SocketAddr;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// The body of `GET /metrics` at `addr` (which must answer 200).
-pub async fn scrape(addr: SocketAddr) -> String {
+/// Installs the process's metrics recorder with `catalogs` and serves it on
+/// a port of 127.0.0.1 chosen by the system. Returns the endpoint's address.
+pub async fn serve_on_loopback(catalogs: &[crate::metrics::Catalog]) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind a loopback port for metrics");
+    crate::metrics::serve(listener, catalogs).expect("install the metrics recorder")
+}
+
+/// One HTTP/1.1 request to `addr`: the response head and body.
+pub async fn request(addr: SocketAddr, method: &str, path: &str) -> (String, String) {
     let mut stream = tokio::net::TcpStream::connect(addr)
         .await
         .expect("connect to the metrics endpoint");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(head.as_bytes())
         .await
         .expect("send the request");
     let mut response = String::new();
@@ -26,8 +38,14 @@ pub async fn scrape(addr: SocketAddr) -> String {
         .await
         .expect("read the response");
     let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    (head.to_owned(), body.to_owned())
+}
+
+/// The body of `GET /metrics` at `addr` (which must answer 200).
+pub async fn scrape(addr: SocketAddr) -> String {
+    let (head, body) = request(addr, "GET", "/metrics").await;
     assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
-    body.to_owned()
+    body
 }
 
 /// The value of the one series named exactly `series` (name and labels as

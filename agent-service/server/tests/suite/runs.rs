@@ -697,14 +697,7 @@ async fn watch_session_carries_the_run_streams_events_with_the_same_seq() {
     ]);
     // The session exists (and is idle) before it is watched.
     run(&h.service, run_request("Hi.")).await;
-    let mut watch = h
-        .service
-        .client()
-        .await
-        .watch_session(pb::WatchSessionRequest { session: None })
-        .await
-        .expect("watch")
-        .into_inner();
+    let mut watch = h.service.watch().await;
     let mut stream = h
         .service
         .client()

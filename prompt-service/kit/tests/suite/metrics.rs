@@ -2,7 +2,7 @@
 //! a tonic server on 127.0.0.1:0 serving gRPC health behind the same layers
 //! as the services, and a scrape of the metrics listener over HTTP.
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use service_kit::test_metrics::{request, scrape};
 use tonic::{Code, transport::Server};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tower::ServiceBuilder;
@@ -21,31 +21,6 @@ const SERVICE: service_kit::metrics::Catalog = service_kit::metrics::Catalog {
     buckets: &[(SIZE, &[1.0, 4.0, 16.0])],
 };
 
-/// One HTTP/1.1 request: the response head and body.
-async fn request(addr: std::net::SocketAddr, method: &str, path: &str) -> (String, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    stream
-        .write_all(
-            format!("{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await
-        .expect("request");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .await
-        .expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("http");
-    (head.to_owned(), body.to_owned())
-}
-
-async fn scrape(addr: std::net::SocketAddr) -> String {
-    let (head, body) = request(addr, "GET", "/metrics").await;
-    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
-    body
-}
-
 /// The one line of `text` that starts with `prefix`.
 fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(prefix)).collect();
@@ -55,13 +30,7 @@ fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
 
 #[tokio::test]
 async fn rpc_count_latency_and_status_are_scraped_over_http() {
-    let metrics = service_kit::metrics::serve(
-        tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind metrics"),
-        &[SERVICE],
-    )
-    .expect("recorder");
+    let metrics = service_kit::test_metrics::serve_on_loopback(&[SERVICE]).await;
     // Installing twice in one process is refused, not silently ignored.
     assert!(matches!(
         service_kit::metrics::serve(

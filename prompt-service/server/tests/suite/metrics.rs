@@ -7,13 +7,8 @@ use service_kit::test_metrics::{scrape, value};
 
 #[tokio::test]
 async fn renders_are_counted_by_how_their_stable_inputs_were_obtained() {
-    let metrics = service_kit::metrics::serve(
-        tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind"),
-        &[prompt_server::metrics::CATALOG],
-    )
-    .expect("recorder");
+    let metrics =
+        service_kit::test_metrics::serve_on_loopback(&[prompt_server::metrics::CATALOG]).await;
     let service = PromptServiceImpl::new().expect("the service starts");
     let mut input = prompt_render::fixtures::realistic();
     input.agent_name = "Metrics".into();
