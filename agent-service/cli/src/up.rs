@@ -232,7 +232,10 @@ async fn serve_metrics(
     let Some(addr) = &observe.metrics_listen else {
         return Ok(None);
     };
-    let catalogs = [prompt_server::metrics::CATALOG, service_kit::metrics::AGENT];
+    let catalogs = [
+        prompt_server::metrics::CATALOG,
+        agent_runtime::metrics::CATALOG,
+    ];
     service_kit::metrics::listen(addr, &catalogs)
         .await
         .map(Some)

@@ -203,7 +203,7 @@ fn session_json(state: &State, info: &SessionInfo) -> Value {
     let running = state
         .runtime
         .sessions()
-        .extras(&info.agent_id, &e.session_id)
+        .live(&info.agent_id, &e.session_id)
         .is_running();
     json!({
         "agent_id": info.agent_id,

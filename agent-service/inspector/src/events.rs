@@ -104,6 +104,13 @@ pub fn event_json(run: u64, event: &RunEvent) -> (&'static str, Value) {
             ("message_rejected", json!({ "seq": seq, "reason": reason }))
         }
         RunEvent::Lagged(missed) => ("lagged", json!({ "missed": missed })),
+        RunEvent::Accepted(a) => (
+            "accepted",
+            json!({
+                "seq": a.seq, "disposition": a.disposition.to_string(),
+                "queue_mode": a.mode.as_str(),
+            }),
+        ),
         RunEvent::Compaction(c) => (
             "compaction",
             json!({

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 pub use openclaw_blocks::AttachmentKind;
 use openclaw_transcript::Usage;
 
+use crate::acceptance::Acceptance;
+
 /// One event of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
@@ -133,6 +135,11 @@ pub enum RunEvent {
     Lagged(u64),
     /// Compaction progress (see [`CompactionEvent`]).
     Compaction(CompactionEvent),
+    /// A message was accepted for this run: published when its queue
+    /// decision is made, so a session's watchers see every acceptance where
+    /// it happened. A Run stream sends its own message's acceptance first
+    /// and leaves these out.
+    Accepted(Box<Acceptance>),
 }
 
 /// The reply directives (P-18) that go with delivered text, checked: attachments are inside

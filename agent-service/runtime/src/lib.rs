@@ -6,6 +6,7 @@
 //! the server crate converts protobuf messages and maps [`RuntimeError`]
 //! onto status codes.
 
+mod acceptance;
 pub mod compaction;
 mod config_state;
 pub mod context;
@@ -16,6 +17,7 @@ mod events;
 pub mod evidence;
 pub mod heartbeat;
 pub mod hooks;
+pub mod metrics;
 pub mod prompt_input;
 mod redaction;
 pub mod report;

@@ -151,7 +151,7 @@ impl Runtime {
         Ok(self
             .services
             .sessions()
-            .extras(&agent.id, &info.entry.session_id)
+            .live(&agent.id, &info.entry.session_id)
             .subscribe())
     }
 

@@ -122,7 +122,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
             })
             .await
             .unwrap();
-        match &submitted.disposition {
+        match &submitted.acceptance.disposition {
             Disposition::Rejected { .. } => {
                 rejected.insert(i);
             }
@@ -137,7 +137,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
             }
             _ => {}
         }
-        let seq = submitted.seq;
+        let seq = submitted.acceptance.seq;
         let mut events = submitted.follow();
         followers.push(tokio::spawn(async move {
             let mut terminal = None;

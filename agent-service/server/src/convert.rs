@@ -4,7 +4,7 @@ use agent_runtime::skills::Discovery;
 use agent_runtime::{
     RuntimeError,
     prompt_input::TurnChannel,
-    run::{CompactionPhase, RunEvent, Submitted},
+    run::{Acceptance, CompactionPhase, RunEvent},
     sessions::{
         NewSession, SessionInfo, SessionTarget,
         queue::{Disposition, QueueMode},
@@ -259,17 +259,17 @@ fn queue_mode_to_pb(mode: QueueMode) -> pb::QueueMode {
 }
 
 /// What became of a message, for the API.
-pub fn disposition_to_pb(submitted: &Submitted) -> pb::Disposition {
+pub fn disposition_to_pb(acceptance: &Acceptance) -> pb::Disposition {
     use pb::disposition::Outcome;
     let mut out = pb::Disposition {
-        seq: submitted.seq,
-        queue_mode: queue_mode_to_pb(submitted.mode) as i32,
-        agent_id: submitted.agent_id.clone(),
-        session_key: submitted.session_key.clone(),
-        session_id: submitted.session_id.clone(),
+        seq: acceptance.seq,
+        queue_mode: queue_mode_to_pb(acceptance.mode) as i32,
+        agent_id: acceptance.agent_id.clone(),
+        session_key: acceptance.session_key.clone(),
+        session_id: acceptance.session_id.clone(),
         ..pb::Disposition::default()
     };
-    let outcome = match &submitted.disposition {
+    let outcome = match &acceptance.disposition {
         Disposition::Started { run } => {
             out.run = *run;
             Outcome::Started
@@ -306,11 +306,13 @@ pub fn disposition_to_pb(submitted: &Submitted) -> pb::Disposition {
 }
 
 /// The first event of a Run stream: what became of the message.
-pub fn accepted_event(submitted: &Submitted) -> pb::RunEvent {
+pub fn accepted_event(acceptance: &Acceptance) -> pb::RunEvent {
     pb::RunEvent {
         seq: 1,
-        run: submitted.disposition.run().unwrap_or_default(),
-        event: Some(pb::run_event::Event::Accepted(disposition_to_pb(submitted))),
+        run: acceptance.disposition.run().unwrap_or_default(),
+        event: Some(pb::run_event::Event::Accepted(disposition_to_pb(
+            acceptance,
+        ))),
     }
 }
 
@@ -416,6 +418,7 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             E::MessageRejected(pb::MessageRejected { seq, reason })
         }
         RunEvent::Lagged(missed) => E::Lagged(missed),
+        RunEvent::Accepted(acceptance) => E::Accepted(disposition_to_pb(&acceptance)),
         RunEvent::Compaction(c) => E::Compaction(pb::Compaction {
             phase: match c.phase {
                 CompactionPhase::Started => pb::CompactionPhase::Started,

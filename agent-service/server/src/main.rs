@@ -266,7 +266,7 @@ async fn run() -> anyhow::Result<ExitCode> {
     })?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     if let Some(metrics) = &cli.server.metrics_listen {
-        service_kit::metrics::listen(metrics, &[service_kit::metrics::AGENT]).await?;
+        service_kit::metrics::listen(metrics, &[agent_runtime::metrics::CATALOG]).await?;
     }
     let inspector = match inspector_addr {
         Some(addr) => {

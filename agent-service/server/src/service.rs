@@ -153,7 +153,7 @@ impl AgentServiceImpl {
             queue_mode,
         };
         let submitted = self.runtime.submit(spec).await.map_err(status_of)?;
-        service_kit::record_session_id(&submitted.session_id);
+        service_kit::record_session_id(&submitted.acceptance.session_id);
         Ok(submitted)
     }
 
@@ -391,7 +391,7 @@ impl AgentService for AgentServiceImpl {
                 &metadata, session, message, channel, model, max_steps, queue_mode,
             )
             .await?;
-        let first = convert::accepted_event(&submitted);
+        let first = convert::accepted_event(&submitted.acceptance);
         let mut next = first.seq + 1;
         let events = ReceiverStream::new(submitted.follow()).flat_map(move |e| {
             let events = parts::run_events(next, e.run, convert::event_to_pb(e.event));
@@ -422,7 +422,7 @@ impl AgentService for AgentServiceImpl {
             )
             .await?;
         Ok(Response::new(pb::SendResponse {
-            disposition: Some(convert::disposition_to_pb(&submitted)),
+            disposition: Some(convert::disposition_to_pb(&submitted.acceptance)),
         }))
     }
 

@@ -54,6 +54,8 @@ mod rpc_metrics;
 pub mod security;
 mod server_args;
 mod shutdown;
+#[cfg(feature = "test-metrics")]
+pub mod test_metrics;
 #[cfg(feature = "test-pki")]
 pub mod test_pki;
 pub mod tls;

@@ -13,9 +13,8 @@
 //! would grow without bound); per-session detail is in the logs and in the
 //! `RunEvent` stream.
 //!
-//! agent-service's metrics ([`AGENT`]) are still defined here: they
-//! are recorded by agent-runtime, which agent-server depends on, so they can
-//! move only together with those call sites.
+//! The kit defines no service's metrics: prompt-service's live in
+//! prompt-server, agent-service's in agent-runtime.
 
 use std::{convert::Infallible, net::SocketAddr, time::Duration};
 
@@ -35,25 +34,6 @@ pub const RPC_SECONDS: &str = "grpc_server_handling_seconds";
 /// For `openclaw.agent.v1.AgentService/Run` this is the number of runs
 /// streaming to clients.
 pub const RPC_IN_FLIGHT: &str = "grpc_server_in_flight";
-/// Model calls whose stable prefix hash differed from the session's previous
-/// call (counter; `agent`).
-pub const STABLE_PREFIX_CHANGES: &str = "agent_stable_prefix_changes_total";
-/// Model calls (counter; `provider`, `model`, `outcome`).
-pub const MODEL_CALLS: &str = "agent_model_calls_total";
-/// Model-call latency in seconds, request to last streamed event (histogram;
-/// `provider`, `model`, `outcome`).
-pub const MODEL_CALL_SECONDS: &str = "agent_model_call_seconds";
-/// Tokens reported by providers (counter; `provider`, `model`, `kind` =
-/// `input`, `output`, `cache_read` or `cache_write`).
-pub const MODEL_TOKENS: &str = "agent_model_tokens_total";
-/// Runs in progress, however started (gauge).
-pub const RUNS_ACTIVE: &str = "agent_runs_active";
-/// Messages waiting in session queues (gauge).
-pub const QUEUE_DEPTH: &str = "agent_queue_depth";
-/// Transcript append latency in seconds, including the fsync when one is
-/// asked for (histogram; `sync` = `true` or `false`).
-pub const TRANSCRIPT_APPEND_SECONDS: &str = "agent_transcript_append_seconds";
-
 /// Latency buckets (seconds): sub-millisecond renders up to five-minute runs.
 const SECONDS_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
@@ -222,104 +202,6 @@ fn describe_rpc() {
         "gRPC call latency to the end of the response stream."
     );
     describe_gauge!(RPC_IN_FLIGHT, "gRPC calls and streams in progress.");
-}
-
-/// agent-service's metrics: HELP lines only (every agent histogram is in
-/// seconds).
-pub const AGENT: Catalog = Catalog {
-    describe: describe_agent,
-    buckets: &[],
-};
-
-/// HELP lines of agent-service's metrics.
-fn describe_agent() {
-    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
-    describe_counter!(
-        STABLE_PREFIX_CHANGES,
-        "Model calls whose stable prompt prefix changed since the session's previous call."
-    );
-    describe_counter!(MODEL_CALLS, "Model calls, by provider, model and outcome.");
-    describe_histogram!(
-        MODEL_CALL_SECONDS,
-        Unit::Seconds,
-        "Model call latency, request to last streamed event."
-    );
-    describe_counter!(MODEL_TOKENS, "Tokens reported by model providers, by kind.");
-    describe_gauge!(RUNS_ACTIVE, "Agent runs in progress.");
-    describe_gauge!(QUEUE_DEPTH, "Messages waiting in session queues.");
-    describe_histogram!(
-        TRANSCRIPT_APPEND_SECONDS,
-        Unit::Seconds,
-        "Transcript append latency, including fsync at turn boundaries."
-    );
-}
-
-/// Records that a model call's stable prefix hash differed from the session's
-/// previous call. Call it where `ModelCall.prefix_changed` is computed.
-pub fn stable_prefix_changed(agent_id: &str) {
-    ::metrics::counter!(STABLE_PREFIX_CHANGES, "agent" => agent_id.to_owned()).increment(1);
-}
-
-/// Token counts of one model call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tokens {
-    /// Uncached input tokens.
-    pub input: u64,
-    /// Output tokens.
-    pub output: u64,
-    /// Input tokens read from the provider's prompt cache.
-    pub cache_read: u64,
-    /// Input tokens written to the prompt cache.
-    pub cache_write: u64,
-}
-
-/// Records one finished model call. `outcome` is a small fixed vocabulary
-/// (`ok`, `error`, `aborted`), never an error message.
-pub fn model_call(
-    provider: &str,
-    model: &str,
-    outcome: &'static str,
-    latency: Duration,
-    tokens: Tokens,
-) {
-    let (provider, model) = (provider.to_owned(), model.to_owned());
-    ::metrics::counter!(MODEL_CALLS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
-        .increment(1);
-    ::metrics::histogram!(MODEL_CALL_SECONDS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
-        .record(latency.as_secs_f64());
-    for (kind, count) in [
-        ("input", tokens.input),
-        ("output", tokens.output),
-        ("cache_read", tokens.cache_read),
-        ("cache_write", tokens.cache_write),
-    ] {
-        ::metrics::counter!(MODEL_TOKENS, "provider" => provider.clone(), "model" => model.clone(), "kind" => kind)
-            .increment(count);
-    }
-}
-
-/// Records one transcript append (`synced`: fsynced before the ack).
-pub fn transcript_appended(latency: Duration, synced: bool) {
-    ::metrics::histogram!(TRANSCRIPT_APPEND_SECONDS, "sync" => if synced { "true" } else { "false" })
-        .record(latency.as_secs_f64());
-}
-
-/// Counts one run as active until the guard is dropped (however the run
-/// ends: finished, failed, cancelled, panicked).
-#[must_use = "the run counts as active only while the guard lives"]
-pub fn run_active() -> GaugeGuard {
-    GaugeGuard::new(RUNS_ACTIVE)
-}
-
-/// Moves the queue-depth gauge by `delta` messages (the runtime reports each
-/// change of a session's queue as it releases the queue's lock).
-pub fn queue_depth_changed(delta: f64) {
-    let gauge = ::metrics::gauge!(QUEUE_DEPTH);
-    if delta >= 0.0 {
-        gauge.increment(delta);
-    } else {
-        gauge.decrement(-delta);
-    }
 }
 
 /// Adds one to a gauge on creation and takes it away on drop.

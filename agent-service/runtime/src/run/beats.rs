@@ -130,9 +130,9 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
         })
         .await?;
     let session = admitted.session;
-    let events = session.extras.subscribe();
+    let events = session.live.subscribe();
     let (disposition, start) = {
-        let mut queue = session.extras.queue();
+        let mut queue = session.live.queue();
         let inbound = Inbound {
             seq: queue.next_seq(),
             text: prompt,
@@ -149,7 +149,7 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
         queue.submit(
             inbound,
             QueueMode::Followup,
-            session.extras.now_ms(),
+            session.live.now_ms(),
             CollectLimits::default(),
         )
     };
@@ -223,7 +223,7 @@ pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished
         Verdict::Alert(text) => ("alert", text),
     };
     session
-        .handle
+        .live
         .append(
             vec![EntryBody::Custom {
                 custom_type: HEARTBEAT_ENTRY.to_owned(),

@@ -73,7 +73,7 @@ pub(crate) async fn answer(
     command: Command<'_>,
 ) -> Result<Submitted, RuntimeError> {
     // Subscribed before anything changes, like a message's submission.
-    let events = session.extras.subscribe();
+    let events = session.live.subscribe();
     let word = command.argument.to_ascii_lowercase();
     let mut mode = entry
         .queue_mode
@@ -110,12 +110,7 @@ pub(crate) async fn answer(
     };
     tracing::info!(session = %session.key.as_str(), command = ?command.kind, "chat command answered");
     Ok(Submitted {
-        disposition: Disposition::Command { reply },
-        seq: 0,
-        mode,
-        agent_id: session.agent.id.clone(),
-        session_key: session.key.as_str().to_owned(),
-        session_id: session.session_id.clone(),
+        acceptance: super::submit::acceptance(session, Disposition::Command { reply }, 0, mode),
         events,
     })
 }

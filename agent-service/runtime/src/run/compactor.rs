@@ -156,7 +156,7 @@ impl<'a> Compactor<'a> {
                 .await;
         }
         if tokens >= self.budget.flush_at() && self.flush_allowed() {
-            let snapshot = self.s.handle.snapshot().await?;
+            let snapshot = self.s.live.snapshot().await?;
             if !snapshot.flushed_since_compaction {
                 let limit = self.limit();
                 let detail = match tokio::time::timeout_at(
@@ -364,7 +364,7 @@ impl<'a> Compactor<'a> {
         history: &mut Vec<Message>,
         estimate: Estimate,
     ) -> Result<Done, RuntimeError> {
-        let snapshot = self.s.handle.snapshot().await?;
+        let snapshot = self.s.live.snapshot().await?;
         let messages: Vec<Message> = snapshot.entries.iter().map(|(_, m)| m.clone()).collect();
         let keep = compaction::keep_budget(&self.budget, &estimate);
         let min_cut = if snapshot.starts_with_summary { 2 } else { 1 };
@@ -401,7 +401,7 @@ impl<'a> Compactor<'a> {
             details[AGENTS_REFRESH_DETAIL] = json!(refresh);
         }
         self.s
-            .handle
+            .live
             .append(
                 vec![EntryBody::Compaction {
                     summary,
@@ -415,7 +415,7 @@ impl<'a> Compactor<'a> {
             .await?;
         self.services
             .record_compaction(&self.s.agent, &self.s.key, 1, None);
-        *history = self.s.handle.messages().await?;
+        *history = self.s.live.messages().await?;
         Ok(Done::Compacted {
             summarized: cut,
             kept: messages.len() - cut,

@@ -75,9 +75,12 @@ pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutc
         Ok(submitted) => submitted,
         Err(error) => return outcome(RunStatus::Skipped, Some(error.to_string()), None),
     };
-    let session = Some(submitted.session_key.clone());
-    if submitted.disposition.run().is_none() {
-        let why = format!("the message was not queued: {}", submitted.disposition);
+    let session = Some(submitted.acceptance.session_key.clone());
+    if submitted.acceptance.disposition.run().is_none() {
+        let why = format!(
+            "the message was not queued: {}",
+            submitted.acceptance.disposition
+        );
         return outcome(RunStatus::Skipped, Some(why), session);
     }
     let mut events = submitted.follow();
@@ -211,7 +214,7 @@ async fn handed_over(services: &Arc<Services>, job: &Job) -> Result<bool, Runtim
     let session = services.sessions().open(&agent, &info, &cwd).await?;
     let text = message_of(job);
     let since = claim.claimed_at.as_millisecond();
-    Ok(session.handle.messages().await?.into_iter().any(|m| {
+    Ok(session.live.messages().await?.into_iter().any(|m| {
         matches!(m, Message::User(UserMessage { content: UserContent::Text(t), timestamp })
             if t == text && timestamp >= since)
     }))

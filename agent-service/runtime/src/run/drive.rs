@@ -33,12 +33,12 @@ async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) 
         let run = start.run;
         // A heartbeat's reply forms out of sight (see crate::heartbeat).
         let out = if beats::is_heartbeat(&start) {
-            Emitter::quiet(&session.extras, run)
+            Emitter::quiet(&session.live, run)
         } else {
-            Emitter::new(&session.extras, run)
+            Emitter::new(&session.live, run)
         };
         let result = isolated(&services, &session, start, &out).await;
-        let ended = session.extras.queue().run_ended(run);
+        let ended = session.live.queue().run_ended(run);
         if let Some((next_run, count)) = ended.handoff {
             tracing::info!(
                 run,
@@ -84,7 +84,7 @@ async fn isolated(
 ) -> Result<Finished, RuntimeError> {
     let (services, session, out) = (Arc::clone(services), Arc::clone(session), out.clone());
     let task = tokio::spawn(async move {
-        let _active = service_kit::metrics::run_active();
+        let _active = crate::metrics::run_active();
         let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
         let input = turns::RunInput {
             services: &services,
@@ -114,14 +114,14 @@ async fn isolated(
 /// told so. Nothing accepted is lost.
 async fn save_unanswered(services: &Services, session: &Session, start: RunStart) {
     let mut runs = vec![(start.run, start.messages)];
-    runs.extend(session.extras.queue().drain_all());
+    runs.extend(session.live.queue().drain_all());
     // A heartbeat that never ran is not a message anyone waits for: dropped.
     let messages: Vec<_> = runs
         .iter()
         .flat_map(|(_, m)| m.iter().filter(|m| !m.options.heartbeat).cloned())
         .collect();
     let saved = match turns::append_user(services, session, &messages).await {
-        Ok(_) => session.handle.append(Vec::new(), true).await,
+        Ok(_) => session.live.append(Vec::new(), true).await,
         Err(error) => Err(error),
     };
     let seqs: Vec<u64> = messages.iter().map(|m| m.seq).collect();
@@ -136,7 +136,7 @@ async fn save_unanswered(services: &Services, session: &Session, start: RunStart
         }
     };
     for (run, _) in runs {
-        Emitter::new(&session.extras, run).emit(RunEvent::Error {
+        Emitter::new(&session.live, run).emit(RunEvent::Error {
             code: ErrorCode::Unavailable.as_str(),
             message: message.clone(),
         });
@@ -150,25 +150,25 @@ pub(crate) fn ensure_collect_timer(
     session: &Arc<Session>,
     limits: CollectLimits,
 ) {
-    if !session.extras.claim_collect_timer() {
+    if !session.live.claim_collect_timer() {
         return;
     }
     let (services, session) = (Arc::clone(services), Arc::clone(session));
     tokio::spawn(async move {
         loop {
-            let deadline = session.extras.queue().collect_deadline_ms(limits);
+            let deadline = session.live.queue().collect_deadline_ms(limits);
             let Some(deadline) = deadline else {
-                session.extras.release_collect_timer();
+                session.live.release_collect_timer();
                 // A batch may have begun between the check and the release.
-                let again = session.extras.queue().collect_deadline_ms(limits).is_some();
-                if again && session.extras.claim_collect_timer() {
+                let again = session.live.queue().collect_deadline_ms(limits).is_some();
+                if again && session.live.claim_collect_timer() {
                     continue;
                 }
                 return;
             };
-            tokio::time::sleep_until(session.extras.instant_at(deadline)).await;
-            let now = session.extras.now_ms();
-            let start = session.extras.queue().flush_collect(now, limits);
+            tokio::time::sleep_until(session.live.instant_at(deadline)).await;
+            let now = session.live.now_ms();
+            let start = session.live.queue().flush_collect(now, limits);
             if let Some(start) = start {
                 tracing::debug!(
                     run = start.run,

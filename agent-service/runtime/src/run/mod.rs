@@ -40,6 +40,7 @@ pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
 
 pub use crate::{
+    acceptance::Acceptance,
     events::{
         Attachment, AttachmentKind, AttachmentSource, CompactionEvent, CompactionPhase,
         CompactionTrigger, DroppedAttachment, ReplyDirectives, ReplyTarget, RunEvent,
@@ -50,10 +51,7 @@ pub use crate::{
 use crate::{
     error::RuntimeError,
     prompt_input::TurnChannel,
-    sessions::{
-        SessionEvent, SessionEvents, SessionExtras, SessionKind, key,
-        queue::{Disposition, QueueMode},
-    },
+    sessions::{LiveSession, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode},
 };
 
 /// Model calls a run makes unless told otherwise.
@@ -91,33 +89,24 @@ pub struct RunSpec {
 /// session's events taken before the decision (so nothing is missed).
 #[derive(Debug)]
 pub struct Submitted {
-    /// What became of the message.
-    pub disposition: Disposition,
-    /// Its arrival number in the session (0 for a command).
-    pub seq: u64,
-    /// The queue mode that applied.
-    pub mode: QueueMode,
-    /// Agent id.
-    pub agent_id: String,
-    /// Session key.
-    pub session_key: String,
-    /// Session id.
-    pub session_id: String,
+    /// What became of the message (a Run stream's first event).
+    pub acceptance: Acceptance,
     /// The session's events from just before the message was queued.
     pub events: SessionEvents,
 }
 
 impl Submitted {
     /// The events of the run that handles this message, until that run
-    /// ends (following a handoff to another run). Empty for a rejected
-    /// message or a command. A reader that falls behind gets
+    /// ends (following a handoff to another run), without the acceptances of
+    /// messages (this one's is [`Self::acceptance`], sent first). Empty for
+    /// a rejected message or a command. A reader that falls behind gets
     /// [`RunEvent::Lagged`] and continues.
     pub fn follow(self) -> mpsc::Receiver<SessionEvent> {
         let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-        let Some(mut run) = self.disposition.run() else {
+        let Some(mut run) = self.acceptance.disposition.run() else {
             return rx;
         };
-        let seq = self.seq;
+        let seq = self.acceptance.seq;
         let mut events = self.events;
         tokio::spawn(async move {
             loop {
@@ -129,7 +118,7 @@ impl Submitted {
                     },
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
-                if event.run != run {
+                if event.run != run || matches!(event.event, RunEvent::Accepted(_)) {
                     continue;
                 }
                 let mut done = event.event.is_terminal();
@@ -154,7 +143,7 @@ impl Submitted {
 /// Publishes the events of one run to the session's subscribers.
 #[derive(Clone)]
 pub(crate) struct Emitter {
-    extras: std::sync::Arc<SessionExtras>,
+    live: std::sync::Arc<LiveSession>,
     run: u64,
     /// Holds back the reply as it forms (text, thinking, blocks): a
     /// heartbeat's reply is only delivered, through its final event, once it
@@ -163,19 +152,19 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
-    pub(crate) fn new(extras: &std::sync::Arc<SessionExtras>, run: u64) -> Self {
+    pub(crate) fn new(live: &std::sync::Arc<LiveSession>, run: u64) -> Self {
         Self {
-            extras: std::sync::Arc::clone(extras),
+            live: std::sync::Arc::clone(live),
             run,
             quiet: false,
         }
     }
 
     /// An emitter that publishes no text, thinking or block events.
-    pub(crate) fn quiet(extras: &std::sync::Arc<SessionExtras>, run: u64) -> Self {
+    pub(crate) fn quiet(live: &std::sync::Arc<LiveSession>, run: u64) -> Self {
         Self {
             quiet: true,
-            ..Self::new(extras, run)
+            ..Self::new(live, run)
         }
     }
 
@@ -192,7 +181,7 @@ impl Emitter {
         if self.quiet && reply_text {
             return;
         }
-        self.extras.publish(self.run, event);
+        self.live.publish(self.run, event);
     }
 }
 

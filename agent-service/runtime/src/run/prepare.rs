@@ -209,7 +209,7 @@ impl Services {
         let mut ctx = ToolContext::new(workspace, session, config);
         ctx.agent_id = p.agent.id.clone();
         ctx.session_key = p.key.as_str().to_owned();
-        ctx.processes = Arc::clone(&p.extras.processes);
+        ctx.processes = Arc::clone(&p.live.processes);
         ctx.model = model.to_owned();
         ctx.cancel = cancel;
         let loaded = self.loaded_config().ok();
@@ -223,7 +223,7 @@ impl Services {
         }
         // One fence key per session keeps fenced history byte-identical
         // across runs (prompt caching).
-        ctx.fence = p.extras.fence.clone();
+        ctx.fence = p.live.fence.clone();
         ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
         ctx.cron = Arc::new(super::AgentCron::new(self, &p.agent.id));
         ctx.sandbox = self

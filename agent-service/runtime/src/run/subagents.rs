@@ -109,7 +109,7 @@ impl SubagentControl for Control {
                 return Err(format!("the subagent could not start: {error}"));
             }
         };
-        let session_id = submitted.session_id.clone();
+        let session_id = submitted.acceptance.session_id.clone();
         let record = rt
             .subagents()
             .update(&key, |r| r.session_id = Some(session_id))
@@ -142,7 +142,10 @@ impl SubagentControl for Control {
         let submitted = submit(rt, spec)
             .await
             .map_err(|e| format!("the message could not be delivered: {e}"))?;
-        if !matches!(submitted.disposition, Disposition::Steered { .. }) {
+        if !matches!(
+            submitted.acceptance.disposition,
+            Disposition::Steered { .. }
+        ) {
             // The child's run ended just before the message arrived, so the message started
             // a new run of the child: follow that one too, so its result is pushed back.
             rt.subagents()
@@ -169,9 +172,9 @@ impl SubagentControl for Control {
             .as_deref()
             .and_then(|s| s.parse::<SessionId>().ok());
         if let Some(session_id) = session_id {
-            let extras = rt.sessions().extras(&record.agent_id, &session_id);
+            let live = rt.sessions().live(&record.agent_id, &session_id);
             let dropped: Vec<u64> = {
-                let mut queue = extras.queue();
+                let mut queue = live.queue();
                 queue.cancel_active();
                 queue
                     .drain_all()
@@ -181,7 +184,7 @@ impl SubagentControl for Control {
                     .collect()
             };
             if !dropped.is_empty()
-                && let Some(journal) = extras.opened_journal()
+                && let Some(journal) = live.opened_journal()
             {
                 let _ = tokio::task::spawn_blocking(move || journal.done(&dropped)).await;
             }
@@ -319,7 +322,7 @@ async fn child_messages(
     let cwd = services.session_workspace(&agent, &info.key).await?;
     services
         .sessions()
-        .handle(&agent, &info, &cwd)?
+        .writable(&agent, &info, &cwd)?
         .messages()
         .await
 }
@@ -347,7 +350,7 @@ async fn announce(
         .await?;
     let session = admitted.session;
     if once {
-        let delivered = session.handle.messages().await?.iter().any(|m| {
+        let delivered = session.live.messages().await?.iter().any(|m| {
         matches!(m, Message::User(u) if matches!(&u.content, UserContent::Text(t) if *t == message))
     });
         if delivered {
@@ -360,7 +363,7 @@ async fn announce(
         chat_type: admitted.entry.chat_type.clone().unwrap_or_default(),
         ..TurnChannel::default()
     };
-    let seq = session.extras.queue().next_seq();
+    let seq = session.live.queue().next_seq();
     let accepted = Accepted {
         seq,
         text: message.clone(),
@@ -371,7 +374,7 @@ async fn announce(
         .await
         .map_err(|e| RuntimeError::Internal(format!("journal task failed: {e}")))?
         .map_err(|e| RuntimeError::Unavailable(format!("cannot journal the result: {e}")))?;
-    let (disposition, start) = session.extras.queue().submit(
+    let (disposition, start) = session.live.queue().submit(
         Inbound {
             seq,
             text: message,
@@ -380,7 +383,7 @@ async fn announce(
             folded: Vec::new(),
         },
         QueueMode::Steer,
-        session.extras.now_ms(),
+        session.live.now_ms(),
         CollectLimits::default(),
     );
     tracing::info!(parent = %record.parent.as_str(), child = %record.key.as_str(), disposition = %disposition, "subagent result pushed to its parent");

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use openclaw_config::raw;
 
 use super::{
-    Emitter, RunEvent, RunSpec, Submitted, commands,
+    Acceptance, Emitter, RunEvent, RunSpec, Submitted, commands,
     drive::{ensure_collect_timer, spawn_driver},
 };
 use crate::{
     error::RuntimeError,
     services::Services,
+    sessions::Session,
     sessions::{
         journal::Accepted,
         queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
@@ -70,7 +71,7 @@ pub(crate) async fn submit(
 
     // The message is journaled (fsynced) before anyone is told it was
     // accepted, so a crash cannot lose it (see sessions::journal).
-    let seq = session.extras.queue().next_seq();
+    let seq = session.live.queue().next_seq();
     let record = Accepted {
         seq,
         text: spec.message.clone(),
@@ -87,9 +88,9 @@ pub(crate) async fn submit(
         })?;
 
     // Subscribe before the decision, so the caller sees the run's first event.
-    let events = session.extras.subscribe();
+    let events = session.live.subscribe();
     let (disposition, start, displaced) = {
-        let mut queue = session.extras.queue();
+        let mut queue = session.live.queue();
         let inbound = Inbound {
             seq,
             text: spec.message,
@@ -101,7 +102,20 @@ pub(crate) async fn submit(
             },
             folded: Vec::new(),
         };
-        let (disposition, start) = queue.submit(inbound, mode, session.extras.now_ms(), limits);
+        let (disposition, start) = queue.submit(inbound, mode, session.live.now_ms(), limits);
+        // Published under the queue's lock, so the acceptance comes before
+        // anything the run it goes to does with the message.
+        if let Some(run) = disposition.run() {
+            session.live.publish(
+                run,
+                RunEvent::Accepted(Box::new(acceptance(
+                    &session,
+                    disposition.clone(),
+                    seq,
+                    mode,
+                ))),
+            );
+        }
         (disposition, start, queue.take_displaced())
     };
     // Refused messages are settled: nothing of them goes to the transcript.
@@ -117,7 +131,7 @@ pub(crate) async fn submit(
     if let Some(run) = disposition.run() {
         for (message, reason) in displaced {
             tracing::warn!(seq = message.seq, %reason, "collected message displaced");
-            Emitter::new(&session.extras, run).emit(RunEvent::MessageRejected {
+            Emitter::new(&session.live, run).emit(RunEvent::MessageRejected {
                 seq: message.seq,
                 reason,
             });
@@ -130,14 +144,26 @@ pub(crate) async fn submit(
         ensure_collect_timer(services, &session, limits);
     }
     Ok(Submitted {
+        acceptance: acceptance(&session, disposition, seq, mode),
+        events,
+    })
+}
+
+/// What became of message `seq` of `session`.
+pub(super) fn acceptance(
+    session: &Session,
+    disposition: Disposition,
+    seq: u64,
+    mode: QueueMode,
+) -> Acceptance {
+    Acceptance {
         disposition,
         seq,
         mode,
         agent_id: session.agent.id.clone(),
         session_key: session.key.as_str().to_owned(),
         session_id: session.session_id.clone(),
-        events,
-    })
+    }
 }
 
 fn from_config(mode: raw::QueueMode) -> QueueMode {

@@ -96,8 +96,8 @@ impl Loop {
             .expect("workspace");
         self.services
             .sessions()
-            .handle(&agent, &info, &cwd)
-            .expect("handle")
+            .writable(&agent, &info, &cwd)
+            .expect("live session")
             .messages()
             .await
             .expect("messages")
@@ -221,8 +221,8 @@ async fn a_steer_that_arrives_mid_run_gets_a_model_turn_in_the_same_run() {
     let first = submit(&l.services, Loop::spec("Start working."))
         .await
         .expect("accepted");
-    let Disposition::Started { run } = first.disposition else {
-        panic!("{:?}", first.disposition);
+    let Disposition::Started { run } = first.acceptance.disposition else {
+        panic!("{:?}", first.acceptance.disposition);
     };
     let mut events = first.follow();
     // Wait until the first model call is under way, then steer.
@@ -243,7 +243,7 @@ async fn a_steer_that_arrives_mid_run_gets_a_model_turn_in_the_same_run() {
     )
     .await
     .expect("accepted");
-    assert_eq!(steer.disposition, Disposition::Steered { run });
+    assert_eq!(steer.acceptance.disposition, Disposition::Steered { run });
     seen.extend(collect(events).await);
 
     assert_eq!(final_of(&seen), ("Answer to the steer.".to_owned(), 2));

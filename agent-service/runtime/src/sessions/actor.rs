@@ -74,35 +74,26 @@ pub struct Snapshot {
     pub flushed_since_compaction: bool,
 }
 
-/// A cheap, cloneable handle to a session's actor.
+/// The sending end of a transcript actor: how [`super::LiveSession`]
+/// reaches the one task that writes the session's file.
 #[derive(Debug, Clone)]
-pub struct SessionHandle {
+pub(crate) struct Mailbox {
     tx: mpsc::Sender<Command>,
-    id: SessionId,
 }
 
-impl SessionHandle {
-    /// The session id this actor writes.
-    pub fn id(&self) -> &SessionId {
-        &self.id
-    }
-
+impl Mailbox {
     async fn request<T>(
         &self,
         make: impl FnOnce(oneshot::Sender<T>) -> Command,
     ) -> Result<T, RuntimeError> {
         let (ack, done) = oneshot::channel();
-        self.tx
-            .send(make(ack))
-            .await
-            .map_err(|_| RuntimeError::Internal("session actor stopped".into()))?;
+        self.tx.send(make(ack)).await.map_err(|_| stopped())?;
         done.await
             .map_err(|_| RuntimeError::Internal("session actor dropped the request".into()))
     }
 
-    /// Appends entries in order, one whole line each; with `sync` the file is
-    /// fsynced before the ack (turn boundaries). Returns the written entries.
-    pub async fn append(
+    /// See [`super::LiveSession::append`].
+    pub(crate) async fn append(
         &self,
         bodies: Vec<EntryBody>,
         sync: bool,
@@ -111,33 +102,37 @@ impl SessionHandle {
             .await?
     }
 
-    /// The conversation so far (compactions applied).
-    pub async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
+    /// See [`super::LiveSession::messages`].
+    pub(crate) async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
         self.request(|ack| Command::Messages { ack }).await?
     }
 
-    /// The conversation with entry ids (see [`Snapshot`]).
-    pub async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
+    /// See [`super::LiveSession::snapshot`].
+    pub(crate) async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
         self.request(|ack| Command::Snapshot { ack }).await?
     }
 
     /// Flushes, releases the file lock and stops the actor.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let _ = self.request(|ack| Command::Close { ack }).await;
     }
 
     /// True once the actor has stopped.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
 }
 
+/// The error of a request to an actor that is not running.
+pub(crate) fn stopped() -> RuntimeError {
+    RuntimeError::Internal("session actor stopped".into())
+}
+
 /// Starts the actor for one session.
-pub(crate) fn spawn(spec: TranscriptSpec, clock: Arc<dyn Clock>) -> SessionHandle {
+pub(crate) fn spawn(spec: TranscriptSpec, clock: Arc<dyn Clock>) -> Mailbox {
     let (tx, rx) = mpsc::channel(MAILBOX);
-    let id = spec.id;
     tokio::spawn(run(spec, clock, rx));
-    SessionHandle { tx, id }
+    Mailbox { tx }
 }
 
 /// The writer and the conversation, moved together into blocking work.
@@ -166,7 +161,7 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
                     Ok(written)
                 })
                 .await;
-                service_kit::metrics::transcript_appended(began.elapsed(), sync);
+                crate::metrics::transcript_appended(began.elapsed(), sync);
                 if let Err(error) = &result {
                     tracing::error!(%error, "transcript append failed");
                 }

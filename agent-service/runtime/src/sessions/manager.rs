@@ -1,6 +1,6 @@
 //! The sessions of every agent: the index per agent (through the transcript
-//! crate's store, which locks and rewrites it atomically) and the registry of
-//! running session actors.
+//! crate's store, which locks and rewrites it atomically) and the live
+//! sessions of this process.
 
 use std::{
     collections::HashMap,
@@ -14,9 +14,9 @@ use openclaw_transcript::{
 };
 
 use super::{
-    actor::{self, SessionHandle, TranscriptSpec},
-    extras::SessionExtras,
+    actor::TranscriptSpec,
     key,
+    live::LiveSession,
     recover::recover_journal,
     repairs::{Repair, RepairKind, Repairs},
     session::Session,
@@ -59,8 +59,8 @@ pub struct SessionInfo {
 pub struct SessionManager {
     state_dir: PathBuf,
     clock: Arc<dyn Clock>,
-    actors: Mutex<HashMap<(String, SessionId), SessionHandle>>,
-    extras: Mutex<HashMap<(String, SessionId), Arc<SessionExtras>>>,
+    /// The live sessions, by agent id and session id.
+    live: Mutex<HashMap<(String, SessionId), Arc<LiveSession>>>,
     /// Turn usage and timestamps not yet in the index (see `touches`).
     touches: Arc<Touches>,
     /// What start-up and recovery repaired.
@@ -92,8 +92,7 @@ impl SessionManager {
         Self {
             state_dir,
             clock,
-            actors: Mutex::new(HashMap::new()),
-            extras: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
             touches: Arc::default(),
             repairs: Repairs::default(),
         }
@@ -246,7 +245,7 @@ impl SessionManager {
         };
         if created {
             // Write the header now so the session's file and cwd exist from the start.
-            self.handle(agent, &info, cwd)?
+            self.writable(agent, &info, cwd)?
                 .append(Vec::new(), true)
                 .await?;
             tracing::info!(agent = %agent.id, key = %info.key.as_str(), session_id = %info.entry.session_id, "session created");
@@ -322,39 +321,39 @@ impl SessionManager {
         })
     }
 
-    /// The actor of a session, started on first use.
-    pub fn handle(
+    /// The live session with its transcript actor running (started on
+    /// first use), ready for reads and appends.
+    pub fn writable(
         &self,
         agent: &AgentView,
         info: &SessionInfo,
         cwd: &Path,
-    ) -> Result<SessionHandle, RuntimeError> {
+    ) -> Result<Arc<LiveSession>, RuntimeError> {
         let path = self.transcript_path(agent, &info.entry.session_id)?;
-        let mut actors = self.actors.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = (agent.id.clone(), info.entry.session_id);
-        if let Some(handle) = actors.get(&slot).filter(|h| !h.is_closed()) {
-            return Ok(handle.clone());
-        }
-        let spec = TranscriptSpec {
-            path,
-            id: info.entry.session_id,
-            key: info.key.clone(),
-            cwd: cwd.display().to_string(),
-        };
-        let handle = actor::spawn(spec, Arc::clone(&self.clock));
-        actors.insert(slot, handle.clone());
-        Ok(handle)
+        let live = self.live(&agent.id, &info.entry.session_id);
+        live.start_transcript(
+            || TranscriptSpec {
+                path,
+                id: info.entry.session_id,
+                key: info.key.clone(),
+                cwd: cwd.display().to_string(),
+            },
+            Arc::clone(&self.clock),
+        );
+        Ok(live)
     }
 
-    /// Stops the session's actor, if running, releasing its file lock.
+    /// Stops the session's transcript actor, if running, releasing its file
+    /// lock.
     async fn close_actor(&self, agent: &AgentView, id: &SessionId) {
-        let handle = self
-            .actors
+        let live = self
+            .live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(agent.id.clone(), *id));
-        if let Some(handle) = handle {
-            handle.close().await;
+            .get(&(agent.id.clone(), *id))
+            .cloned();
+        if let Some(live) = live {
+            live.close_transcript().await;
         }
     }
 
@@ -374,7 +373,7 @@ impl SessionManager {
         let new = self
             .get(agent, &SessionTarget::Key(info.key.as_str().to_owned()))
             .await?;
-        self.handle(agent, &new, cwd)?
+        self.writable(agent, &new, cwd)?
             .append(Vec::new(), true)
             .await?;
         Ok(new)
@@ -396,13 +395,14 @@ impl SessionManager {
         Ok(deleted.and_then(|d| d.archived))
     }
 
-    /// The extras of a session (created on first use).
-    pub fn extras(&self, agent_id: &str, id: &SessionId) -> Arc<SessionExtras> {
-        let mut map = self.extras.lock().unwrap_or_else(PoisonError::into_inner);
+    /// The live session (created on first use; its transcript actor is
+    /// started by [`Self::writable`]).
+    pub fn live(&self, agent_id: &str, id: &SessionId) -> Arc<LiveSession> {
+        let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(map.entry((agent_id.to_owned(), *id)).or_default())
     }
 
-    /// Opens a session for its runs: its live state, its transcript actor and its message
+    /// Opens a session for its runs: the live session with its transcript actor and its message
     /// journal, after writing into the transcript whatever a previous process acknowledged
     /// but never wrote (once per process and session, before anything new).
     pub(crate) async fn open(
@@ -411,39 +411,36 @@ impl SessionManager {
         info: &SessionInfo,
         cwd: &Path,
     ) -> Result<Session, RuntimeError> {
-        let extras = self.extras(&agent.id, &info.entry.session_id);
-        let handle = self.handle(agent, info, cwd)?;
+        let live = self.writable(agent, info, cwd)?;
         let transcript = self.transcript_path(agent, &info.entry.session_id)?;
-        let journal = extras.journal(&transcript);
-        extras
-            .recover_once(|| async {
-                let recovered =
-                    recover_journal(self.clock.as_ref(), &handle, &journal, &info.key).await?;
-                if let Some((count, file)) = recovered.quarantined {
-                    self.repairs.record(Repair {
-                        kind: RepairKind::MessagesQuarantined,
-                        agent_id: agent.id.clone(),
-                        session_id: Some(info.entry.session_id.to_string()),
-                        file,
-                        detail: format!(
-                            "{count} acknowledged message(s) too large for a transcript line were \
-                             set aside; {} others were saved to the transcript",
-                            recovered.saved
-                        ),
-                        at_ms: unix_millis(self.clock.now()),
-                    });
-                }
-                Ok::<(), RuntimeError>(())
-            })
-            .await?;
+        let journal = live.journal(&transcript);
+        live.recover_once(|| async {
+            let recovered =
+                recover_journal(self.clock.as_ref(), &live, &journal, &info.key).await?;
+            if let Some((count, file)) = recovered.quarantined {
+                self.repairs.record(Repair {
+                    kind: RepairKind::MessagesQuarantined,
+                    agent_id: agent.id.clone(),
+                    session_id: Some(info.entry.session_id.to_string()),
+                    file,
+                    detail: format!(
+                        "{count} acknowledged message(s) too large for a transcript line were \
+                         set aside; {} others were saved to the transcript",
+                        recovered.saved
+                    ),
+                    at_ms: unix_millis(self.clock.now()),
+                });
+            }
+            Ok::<(), RuntimeError>(())
+        })
+        .await?;
         Ok(Session {
             agent: agent.clone(),
             key: info.key.clone(),
             session_id: info.entry.session_id.to_string(),
             kind: key::kind_of(&info.key),
             cwd: cwd.to_path_buf(),
-            handle,
-            extras,
+            live,
             journal,
         })
     }
@@ -476,45 +473,45 @@ impl SessionManager {
 
     /// True when any session of any agent has an active run.
     pub fn any_running(&self) -> bool {
-        self.extras
+        self.live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .values()
-            .any(|e| e.is_running())
+            .any(|s| s.is_running())
     }
 
     /// True when no session has a run active, queued or collecting.
     pub fn all_idle(&self) -> bool {
-        self.extras
+        self.live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .values()
-            .all(|e| e.is_idle())
+            .all(|s| s.is_idle())
     }
 
     /// Cancels every active run (shutdown after the drain window).
     pub fn cancel_all(&self) {
-        for extras in self
-            .extras
+        for live in self
+            .live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .values()
         {
-            extras.queue().cancel_active();
+            live.queue().cancel_active();
         }
     }
 
-    /// Flushes and stops every actor (graceful shutdown).
+    /// Flushes and stops every transcript actor (graceful shutdown).
     pub async fn close_all(&self) {
-        let handles: Vec<SessionHandle> = self
-            .actors
+        let live: Vec<Arc<LiveSession>> = self
+            .live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-            .map(|(_, h)| h)
+            .values()
+            .cloned()
             .collect();
-        for handle in handles {
-            handle.close().await;
+        for session in live {
+            session.close_transcript().await;
         }
         for agent_id in self.touches.dirty_agents() {
             let Ok(id) = AgentId::new(agent_id.clone()) else {

@@ -11,6 +11,8 @@ use std::collections::VecDeque;
 
 use tokio_util::sync::CancellationToken;
 
+pub use crate::acceptance::{Disposition, QueueMode};
+
 /// The channel a turn arrived on, as the runtime sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TurnChannel {
@@ -26,43 +28,6 @@ pub struct TurnChannel {
     pub message_tool_only: bool,
     /// Group chat context for this turn.
     pub group_context: String,
-}
-
-/// How a message that arrives during a run is handled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueMode {
-    /// Delivered into the active run before its next model call (default).
-    #[default]
-    Steer,
-    /// A separate later run per message.
-    Followup,
-    /// Coalesced with others into one run after a quiet window.
-    Collect,
-    /// Aborts the active run, then runs this message.
-    Interrupt,
-}
-
-impl QueueMode {
-    /// Parses `steer`, `followup`, `collect`, `interrupt` (case-insensitive).
-    pub fn parse(value: &str) -> Option<Self> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "steer" => Some(Self::Steer),
-            "followup" | "follow-up" => Some(Self::Followup),
-            "collect" => Some(Self::Collect),
-            "interrupt" => Some(Self::Interrupt),
-            _ => None,
-        }
-    }
-
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Steer => "steer",
-            Self::Followup => "followup",
-            Self::Collect => "collect",
-            Self::Interrupt => "interrupt",
-        }
-    }
 }
 
 /// What to do when a collect batch is full (`messages.queue.drop`).
@@ -103,83 +68,6 @@ pub struct Inbound {
     /// Arrival numbers of messages folded into this one (the `summarize`
     /// overflow policy); empty for an ordinary message.
     pub folded: Vec<u64>,
-}
-
-/// What became of a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Disposition {
-    /// It started run `run`.
-    Started {
-        /// Run number.
-        run: u64,
-    },
-    /// It was steered into the active run `run`.
-    Steered {
-        /// Run number.
-        run: u64,
-    },
-    /// It waits for its own run `run`, `ahead` runs before it.
-    Followup {
-        /// Run number it will start.
-        run: u64,
-        /// Runs queued ahead of it.
-        ahead: usize,
-    },
-    /// It joined the collect batch that becomes run `run`.
-    Collected {
-        /// Run number of the coalesced turn.
-        run: u64,
-    },
-    /// It aborted run `interrupted` and starts run `run` next.
-    Interrupted {
-        /// Run number it starts.
-        run: u64,
-        /// The run it aborted.
-        interrupted: u64,
-    },
-    /// It was refused (collect overflow with policy `new`).
-    Rejected {
-        /// Why.
-        reason: String,
-    },
-    /// It was a `/queue` command, applied at once; nothing was queued.
-    Command {
-        /// The reply to show.
-        reply: String,
-    },
-}
-
-/// A short plain text for logs: `started run 3`, `steered into run 2`, `follow-up run 4 (1
-/// ahead)`, `collected into run 5`, `started run 6 after interrupting run 5`, `rejected: ...`,
-/// `queue command`.
-impl std::fmt::Display for Disposition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Started { run } => write!(f, "started run {run}"),
-            Self::Steered { run } => write!(f, "steered into run {run}"),
-            Self::Followup { run, ahead } => write!(f, "follow-up run {run} ({ahead} ahead)"),
-            Self::Collected { run } => write!(f, "collected into run {run}"),
-            Self::Interrupted { run, interrupted } => {
-                write!(f, "started run {run} after interrupting run {interrupted}")
-            }
-            Self::Rejected { reason } => write!(f, "rejected: {reason}"),
-            Self::Command { .. } => f.write_str("queue command"),
-        }
-    }
-}
-
-impl Disposition {
-    /// The run that handles the message, if any.
-    pub fn run(&self) -> Option<u64> {
-        match self {
-            Self::Started { run }
-            | Self::Steered { run }
-            | Self::Followup { run, .. }
-            | Self::Collected { run }
-            | Self::Interrupted { run, .. } => Some(*run),
-            Self::Rejected { .. } | Self::Command { .. } => None,
-        }
-    }
 }
 
 /// A run ready to start, with its messages.

@@ -6,7 +6,7 @@ use std::{path::PathBuf, sync::Arc};
 use openclaw_transcript::{EntryBody, Message, SessionKey, UserContent, UserMessage};
 
 use super::{
-    SessionHandle,
+    LiveSession,
     journal::{self, Accepted, Journal},
     stored_size::check_stored_size,
 };
@@ -31,7 +31,7 @@ pub(crate) struct Recovered {
 /// moved to the journal's quarantine file with the reason, and reported.
 pub(crate) async fn recover_journal(
     clock: &dyn openclaw_transcript::Clock,
-    handle: &SessionHandle,
+    live: &LiveSession,
     journal: &Arc<Journal>,
     key: &SessionKey,
 ) -> Result<Recovered, RuntimeError> {
@@ -40,7 +40,7 @@ pub(crate) async fn recover_journal(
     if leftovers.is_empty() {
         return Ok(Recovered::default());
     }
-    let users: Vec<(String, i64)> = handle
+    let users: Vec<(String, i64)> = live
         .messages()
         .await?
         .into_iter()
@@ -81,7 +81,7 @@ pub(crate) async fn recover_journal(
                 }),
             })
             .collect();
-        handle.append(bodies, true).await?;
+        live.append(bodies, true).await?;
     }
     tracing::warn!(
         session = %key.as_str(),

@@ -1,12 +1,12 @@
-//! One open session, as its runs see it: who and where it is, its transcript actor, its
-//! live state (queue, events, background commands) and its message journal.
+//! One open session, as its runs see it: who and where it is, and the live session (see
+//! [`LiveSession`]) every run of it shares.
 
 use std::{path::PathBuf, sync::Arc};
 
 use openclaw_config::resolve::AgentView;
 use openclaw_transcript::SessionKey;
 
-use super::{SessionExtras, SessionHandle, SessionKind, journal::Journal};
+use super::{LiveSession, SessionKind, journal::Journal};
 
 /// An open session; see [`super::SessionManager::open`].
 #[derive(Debug)]
@@ -21,11 +21,9 @@ pub(crate) struct Session {
     pub kind: SessionKind,
     /// Its working directory.
     pub cwd: PathBuf,
-    /// Its transcript actor (every write goes through it).
-    pub handle: SessionHandle,
-    /// Its live state, shared by every run of the session.
-    pub extras: Arc<SessionExtras>,
-    /// Messages accepted but not yet in the transcript (owned by the live state; see
-    /// [`SessionExtras::journal`]).
+    /// The live session: transcript actor, queue, events, background commands.
+    pub live: Arc<LiveSession>,
+    /// Messages accepted but not yet in the transcript (opened by the live session; see
+    /// [`LiveSession::journal`]).
     pub journal: Arc<Journal>,
 }

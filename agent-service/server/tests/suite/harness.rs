@@ -170,6 +170,16 @@ impl Service {
         AgentServiceClient::new(self.channel().await)
     }
 
+    /// WatchSession on the default agent's main session (which must exist).
+    pub async fn watch(&self) -> tonic::Streaming<openclaw_proto::agent::v1::RunEvent> {
+        self.client()
+            .await
+            .watch_session(openclaw_proto::agent::v1::WatchSessionRequest { session: None })
+            .await
+            .expect("watch")
+            .into_inner()
+    }
+
     /// SIGTERM equivalent: stop accepting, drain, flush sessions.
     pub async fn stop(mut self) -> tempfile::TempDir {
         if let Some(stop) = self.stop.take() {

@@ -77,13 +77,7 @@ async fn run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> Vec<p
 }
 
 async fn watch(h: &Harness) -> EventStream {
-    h.service
-        .client()
-        .await
-        .watch_session(pb::WatchSessionRequest { session: None })
-        .await
-        .expect("watch")
-        .into_inner()
+    h.service.watch().await
 }
 
 fn is_final_of(run: u64) -> impl Fn(&pb::RunEvent) -> bool {

@@ -10,6 +10,7 @@ mod large_items;
 mod logs;
 mod malformed;
 mod memory_heartbeat;
+mod metrics;
 mod plugins;
 mod prompt_outage;
 mod queue;

@@ -250,14 +250,7 @@ async fn a_followup_runs_after_the_active_run() {
     )
     .await;
     read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
-    let mut watch = h
-        .service
-        .client()
-        .await
-        .watch_session(pb::WatchSessionRequest { session: None })
-        .await
-        .expect("watch")
-        .into_inner();
+    let mut watch = h.service.watch().await;
 
     let queued = send(&h, "Second question.", pb::QueueMode::Followup).await;
     assert_eq!(queued.outcome(), Outcome::Followup, "{queued:?}");

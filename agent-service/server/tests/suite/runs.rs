@@ -777,3 +777,69 @@ async fn message_tool_only_turns_promise_no_delivery() {
         "{heartbeats}"
     );
 }
+
+/// The (seq, kind) list of a stream's events, `kind` being the event's name.
+fn seq_kinds(events: &[pb::RunEvent]) -> Vec<(u64, String)> {
+    events
+        .iter()
+        .map(|e| {
+            let kind = format!("{:?}", e.event.as_ref().expect("event"));
+            let name = kind.split(['(', ' ']).next().unwrap_or_default().to_owned();
+            (e.seq, name)
+        })
+        .collect()
+}
+
+/// A watcher of an idle session sees a message's run as its Run stream does:
+/// the acceptance first, then every event of the run, with the same seq.
+#[tokio::test]
+async fn watch_session_carries_the_run_streams_events_with_the_same_seq() {
+    let h = harness(WireFormat::ChatCompletions, "").await;
+    std::fs::write(h.service.path("state/workspace/notes.txt"), "Tea at five.").expect("note");
+    h.fake.push_all([
+        FakeReply::text("Hello."),
+        FakeReply::tool_call("call-1", "read", json!({ "path": "notes.txt" }))
+            .with_text("Looking.")
+            .deltas(2),
+        FakeReply::text("Tea is at five.").deltas(3),
+    ]);
+    // The session exists (and is idle) before it is watched.
+    run(&h.service, run_request("Hi.")).await;
+    let mut watch = h.service.watch().await;
+    let mut stream = h
+        .service
+        .client()
+        .await
+        .run(run_request("When is tea?"))
+        .await
+        .expect("run")
+        .into_inner();
+    let mut ran = Vec::new();
+    while let Some(event) = stream.message().await.expect("stream") {
+        ran.push(event);
+    }
+    let mut watched = Vec::new();
+    while watched.len() < ran.len() {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(30), watch.message())
+            .await
+            .expect("watched event within 30 s")
+            .expect("watch stream")
+            .expect("the watch stays open");
+        watched.push(event);
+    }
+    let kinds = seq_kinds(&ran);
+    assert_eq!(
+        kinds.first().map(|k| k.1.as_str()),
+        Some("Accepted"),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.last().map(|k| k.1.as_str()),
+        Some("Final"),
+        "{kinds:?}"
+    );
+    assert!(kinds.iter().any(|k| k.1 == "ToolFinished"), "{kinds:?}");
+    assert_eq!(seq_kinds(&watched), kinds);
+    // Not just the same shape: the same events, tagged with the same run.
+    assert_eq!(watched, ran);
+}

@@ -231,8 +231,8 @@ async fn transcript_streams_entries_then_a_clean_report() {
     let handle = service
         .runtime
         .sessions()
-        .handle(&agent, &info, &agent.workspace)
-        .expect("handle");
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session");
     handle
         .append(vec![user("hello"), user("again")], true)
         .await
@@ -283,8 +283,8 @@ async fn damaged_transcripts_still_load_with_a_report() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info, &agent.workspace)
-        .expect("handle")
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session")
         .append(vec![user("one")], true)
         .await
         .expect("append");
@@ -326,8 +326,8 @@ async fn damaged_transcripts_still_load_with_a_report() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info, &agent.workspace)
-        .expect("handle")
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session")
         .append(vec![user("after repair")], true)
         .await
         .expect("append");
@@ -493,8 +493,8 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info, &agent.workspace)
-        .expect("handle")
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session")
         .append(vec![user("held")], true)
         .await
         .expect("append");
@@ -511,8 +511,8 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
     .expect("second runtime");
     let err = other
         .sessions()
-        .handle(&agent, &info, &agent.workspace)
-        .expect("handle")
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session")
         .append(vec![user("intruder")], true)
         .await
         .expect_err("locked");
@@ -542,8 +542,8 @@ async fn shutdown_flushes_sessions() {
     service
         .runtime
         .sessions()
-        .handle(&agent, &info, &agent.workspace)
-        .expect("handle")
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session")
         .append(vec![user("last words")], false)
         .await
         .expect("append");

@@ -91,13 +91,7 @@ impl Stack {
     }
 
     async fn watch(&self) -> tonic::Streaming<pb::RunEvent> {
-        self.service
-            .client()
-            .await
-            .watch_session(pb::WatchSessionRequest { session: None })
-            .await
-            .expect("watch")
-            .into_inner()
+        self.service.watch().await
     }
 
     /// The main session's entries as JSON.

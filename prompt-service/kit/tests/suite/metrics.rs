@@ -2,37 +2,24 @@
 //! a tonic server on 127.0.0.1:0 serving gRPC health behind the same layers
 //! as the services, and a scrape of the metrics listener over HTTP.
 
-use std::time::Duration;
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use service_kit::test_metrics::{request, scrape};
 use tonic::{Code, transport::Server};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tower::ServiceBuilder;
 
-/// One HTTP/1.1 request: the response head and body.
-async fn request(addr: std::net::SocketAddr, method: &str, path: &str) -> (String, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    stream
-        .write_all(
-            format!("{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await
-        .expect("request");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .await
-        .expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("http");
-    (head.to_owned(), body.to_owned())
-}
+/// A histogram with buckets of its own (not in seconds).
+const SIZE: &str = "kit_test_size";
+/// A gauge moved by a guard.
+const OPEN: &str = "kit_test_open";
 
-async fn scrape(addr: std::net::SocketAddr) -> String {
-    let (head, body) = request(addr, "GET", "/metrics").await;
-    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
-    body
-}
+/// What a service would add to the endpoint.
+const SERVICE: service_kit::metrics::Catalog = service_kit::metrics::Catalog {
+    describe: || {
+        ::metrics::describe_histogram!(SIZE, "Sizes a test service records.");
+        ::metrics::describe_gauge!(OPEN, "Things a test service holds open.");
+    },
+    buckets: &[(SIZE, &[1.0, 4.0, 16.0])],
+};
 
 /// The one line of `text` that starts with `prefix`.
 fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
@@ -43,20 +30,14 @@ fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
 
 #[tokio::test]
 async fn rpc_count_latency_and_status_are_scraped_over_http() {
-    let metrics = service_kit::metrics::serve(
-        tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind metrics"),
-        &[service_kit::metrics::AGENT],
-    )
-    .expect("recorder");
+    let metrics = service_kit::test_metrics::serve_on_loopback(&[SERVICE]).await;
     // Installing twice in one process is refused, not silently ignored.
     assert!(matches!(
         service_kit::metrics::serve(
             tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("bind"),
-            &[service_kit::metrics::AGENT],
+            &[SERVICE],
         ),
         Err(service_kit::metrics::MetricsError::AlreadyInstalled)
     ));
@@ -165,35 +146,22 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
     assert!(line(&text, r#"grpc_server_handled_total{grpc_service="unknown",grpc_method="unknown",grpc_code="UNIMPLEMENTED"}"#).ends_with(" 1"));
     assert!(!text.contains("made.up"), "{text}");
 
-    // The named hooks record under their documented names.
-    service_kit::metrics::model_call(
-        "anthropic",
-        "claude",
-        "ok",
-        Duration::from_millis(1500),
-        service_kit::metrics::Tokens {
-            input: 10,
-            output: 5,
-            cache_read: 100,
-            cache_write: 0,
-        },
-    );
-    let guard = service_kit::metrics::run_active();
+    // A service's catalog adds its HELP lines and its own buckets; a gauge
+    // guard counts while it lives.
+    ::metrics::histogram!(SIZE).record(3.0);
+    let guard = service_kit::metrics::GaugeGuard::new(OPEN);
     let text = scrape(metrics).await;
     assert!(
-        line(
-            &text,
-            r#"agent_model_tokens_total{provider="anthropic",model="claude",kind="cache_read"}"#
-        )
-        .ends_with(" 100")
-    );
-    assert!(
-        text.contains("# HELP agent_model_calls_total Model calls"),
+        line(&text, &format!("{SIZE}_bucket{{le=\"4\"}}")).ends_with(" 1"),
         "{text}"
     );
-    assert!(line(&text, "agent_runs_active ").ends_with(" 1"));
+    assert!(
+        text.contains(&format!("# HELP {SIZE} Sizes a test service records.")),
+        "{text}"
+    );
+    assert!(line(&text, &format!("{OPEN} ")).ends_with(" 1"), "{text}");
     drop(guard);
-    assert!(line(&scrape(metrics).await, "agent_runs_active ").ends_with(" 0"));
+    assert!(line(&scrape(metrics).await, &format!("{OPEN} ")).ends_with(" 0"));
 
     // Only `GET /metrics` is served: any other path is 404 (with no
     // metrics in it), another method on `/metrics` 405 naming GET.

@@ -3,44 +3,12 @@
 
 use prompt_server::{PromptServiceImpl, request_from_input};
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-async fn scrape(addr: std::net::SocketAddr) -> String {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .expect("request");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .await
-        .expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("http");
-    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
-    body.to_owned()
-}
-
-/// The value of the one series named exactly `series` (other tests of this
-/// process render too, so counts are at least what this test caused).
-fn value(text: &str, series: &str) -> f64 {
-    let values: Vec<f64> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-        .collect();
-    assert_eq!(values.len(), 1, "{series} in\n{text}");
-    values[0]
-}
+use service_kit::test_metrics::{scrape, value};
 
 #[tokio::test]
 async fn renders_are_counted_by_how_their_stable_inputs_were_obtained() {
-    let metrics = service_kit::metrics::serve(
-        tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind"),
-        &[prompt_server::metrics::CATALOG],
-    )
-    .expect("recorder");
+    let metrics =
+        service_kit::test_metrics::serve_on_loopback(&[prompt_server::metrics::CATALOG]).await;
     let service = PromptServiceImpl::new().expect("the service starts");
     let mut input = prompt_render::fixtures::realistic();
     input.agent_name = "Metrics".into();

@@ -15,6 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::metrics::Tokens;
 use openclaw_codex_harness::{
     ApprovalRules, CodexParams, CodexRunner, HarnessError, HarnessEvent, HarnessSettings,
     TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
@@ -28,7 +29,6 @@ use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::{ModelProvider, ModelRequest, ProviderError, ResolvedModel, StreamEvent};
 use openclaw_tools::ToolRegistry;
 use openclaw_transcript::{AssistantMessage, EntryBody, Message, Usage};
-use service_kit::metrics::Tokens;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -149,7 +149,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         }
         // A steer that arrived after the turn took its last one gets a turn
         // of its own instead of being dropped.
-        let more = s.extras.queue().finish_or_continue(start.run);
+        let more = s.live.queue().finish_or_continue(start.run);
         let Some(steer) = more else {
             let done = Finished::of(
                 outcome.final_text,
@@ -162,7 +162,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
             return finish(&turn, &total, Ok(done)).await;
         };
         if let Err(error) = append_user(services, s, &steer).await {
-            s.extras.queue().requeue_steer(start.run, steer);
+            s.live.queue().requeue_steer(start.run, steer);
             return finish(&turn, &total, Err(error)).await;
         }
         messages = steer;
@@ -195,7 +195,7 @@ impl CodexRun<'_> {
         messages: &[Inbound],
         sink: &mut Option<BlockSink>,
     ) -> Result<TurnOutcome, RuntimeError> {
-        let all = self.s.handle.messages().await?;
+        let all = self.s.live.messages().await?;
         let history = all[..all.len().saturating_sub(messages.len())].to_vec();
         let thread_id = self.stored_thread().await?;
         let response = self
@@ -226,7 +226,7 @@ impl CodexRun<'_> {
             Ok(o) if o.status.is_interrupted() => "aborted",
             Ok(_) | Err(_) => "error",
         };
-        service_kit::metrics::model_call(
+        crate::metrics::model_call(
             CODEX_PROVIDER,
             &self.run.model.wire_model,
             label,
@@ -243,7 +243,7 @@ impl CodexRun<'_> {
             .cloned()
             .map(|message| EntryBody::Message { message })
             .collect();
-        self.s.handle.append(bodies, true).await?;
+        self.s.live.append(bodies, true).await?;
         // The steered messages are in the transcript now (the turn's entries
         // hold them): the journal no longer needs them.
         mark_done(self.s, &steered).await;
@@ -307,7 +307,7 @@ impl CodexRun<'_> {
                 messages = back.len(),
                 "steered messages missed the Codex turn; they go back to the queue"
             );
-            self.s.extras.queue().requeue_steer(self.start.run, back);
+            self.s.live.queue().requeue_steer(self.start.run, back);
         }
         (result, taken)
     }
@@ -394,7 +394,7 @@ impl CodexRun<'_> {
         let Some(thread) = steer.thread.clone() else {
             return;
         };
-        let drained = self.s.extras.queue().drain_steer(self.start.run);
+        let drained = self.s.live.queue().drain_steer(self.start.run);
         for message in drained {
             if !steer.refused.is_empty() {
                 steer.refused.push(message);
@@ -490,7 +490,7 @@ async fn finish(
     usage: &Usage,
     result: Result<Finished, RuntimeError>,
 ) -> Result<Finished, RuntimeError> {
-    turn.s.handle.append(Vec::new(), true).await?;
+    turn.s.live.append(Vec::new(), true).await?;
     turn.services.record_turn(&turn.s.agent, &turn.s.key, usage);
     result
 }

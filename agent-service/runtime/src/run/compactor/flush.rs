@@ -40,7 +40,7 @@ impl Compactor<'_> {
         let now = self.services.now_ms();
         let recorded = self
             .s
-            .handle
+            .live
             .append(
                 vec![EntryBody::Custom {
                     custom_type: MEMORY_FLUSH_ENTRY.to_owned(),
@@ -174,12 +174,12 @@ impl Compactor<'_> {
         );
         let discard = async { while drain.recv().await.is_some() {} };
         let (result, ()) = tokio::join!(call, discard);
-        service_kit::metrics::model_call(
+        crate::metrics::model_call(
             &self.run.model.reference.provider,
             &self.run.model.reference.model,
             if result.is_ok() { "ok" } else { "error" },
             began.elapsed(),
-            service_kit::metrics::Tokens::default(),
+            crate::metrics::Tokens::default(),
         );
         let reply = result.map_err(provider_error)?;
         if reply.stop_reason == StopReason::Error {

@@ -109,7 +109,7 @@ impl Services {
                 };
                 let messages = self
                     .sessions()
-                    .handle(&agent, &info, &cwd)?
+                    .writable(&agent, &info, &cwd)?
                     .messages()
                     .await?;
                 messages

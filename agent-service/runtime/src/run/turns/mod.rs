@@ -5,6 +5,7 @@
 
 use std::{sync::Arc, time::Instant};
 
+use crate::metrics::Tokens;
 use openclaw_providers::{
     ModelRequest, ProviderError, ResolvedModel, RetryPolicy, StreamEvent, SystemPrompt, ToolSpec,
     complete_with_retry,
@@ -14,7 +15,6 @@ use openclaw_transcript::{
     AssistantMessage, ContentBlock, EntryBody, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent, UserMessage,
 };
-use service_kit::metrics::Tokens;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -136,7 +136,7 @@ pub(crate) async fn append_user(
         .cloned()
         .map(|message| EntryBody::Message { message })
         .collect();
-    session.handle.append(bodies, false).await?;
+    session.live.append(bodies, false).await?;
     // In the transcript now: the journal no longer needs them.
     mark_done(session, messages).await;
     Ok(users)
@@ -294,7 +294,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
             // another model turn instead of being dropped. At the step limit
             // the queue hands such messages to a new run.
             let more = if step < max_steps {
-                s.extras.queue().finish_or_continue(start.run)
+                s.live.queue().finish_or_continue(start.run)
             } else {
                 None
             };
@@ -328,7 +328,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
             return finish_failed(services, s, &total, error).await;
         }
         // Steered messages join after the whole batch, before the next call.
-        let steer = s.extras.queue().drain_steer(start.run);
+        let steer = s.live.queue().drain_steer(start.run);
         if !steer.is_empty() {
             take_steer(services, s, start.run, steer, &mut history).await?;
         }
@@ -365,7 +365,7 @@ impl RunSetup {
         out: &Emitter,
         deadline: Instant,
     ) -> Result<Self, RuntimeError> {
-        let history = s.handle.messages().await?;
+        let history = s.live.messages().await?;
         let continuation = history
             .iter()
             .rev()
@@ -411,7 +411,7 @@ async fn record_reply(
     history: &mut Vec<Message>,
 ) -> Result<Message, RuntimeError> {
     let message = Message::Assistant(reply.clone());
-    s.handle
+    s.live
         .append(
             vec![EntryBody::Message {
                 message: message.clone(),
@@ -452,7 +452,7 @@ async fn repair(
                 message: Message::ToolResult(r),
             })
             .collect();
-        s.handle.append(bodies, true).await?;
+        s.live.append(bodies, true).await?;
     }
     Ok(())
 }
@@ -473,7 +473,7 @@ async fn take_steer(
             Ok(())
         }
         Err(error) => {
-            s.extras.queue().requeue_steer(run, steer);
+            s.live.queue().requeue_steer(run, steer);
             Err(error)
         }
     }
@@ -481,7 +481,7 @@ async fn take_steer(
 
 /// Turn boundary: fsync and record usage in the index.
 async fn finish(services: &Services, s: &Session, usage: &Usage) -> Result<(), RuntimeError> {
-    s.handle.append(Vec::new(), true).await?;
+    s.live.append(Vec::new(), true).await?;
     services.record_turn(&s.agent, &s.key, usage);
     Ok(())
 }

@@ -29,7 +29,7 @@ pub(super) fn prefix_change(
     prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
 ) -> (bool, Vec<String>) {
     let fingerprint = PromptFingerprint::of(prompt);
-    let previous = s.extras.swap_fingerprint(fingerprint.clone());
+    let previous = s.live.swap_fingerprint(fingerprint.clone());
     let (changed, sections) = match &previous {
         Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
             (true, fingerprint.changed_since(prev))
@@ -37,7 +37,7 @@ pub(super) fn prefix_change(
         _ => (false, Vec::new()),
     };
     if changed {
-        service_kit::metrics::stable_prefix_changed(&s.agent.id);
+        crate::metrics::stable_prefix_changed(&s.agent.id);
         tracing::info!(changed = ?sections, "stable prompt prefix changed since the previous model call");
     }
     (changed, sections)
@@ -117,7 +117,7 @@ pub(super) async fn call_model(
         Err(ProviderError::Cancelled) => ("aborted", Tokens::default()),
         Err(_) => ("error", Tokens::default()),
     };
-    service_kit::metrics::model_call(
+    crate::metrics::model_call(
         &model.reference.provider,
         &model.reference.model,
         outcome,

@@ -60,7 +60,7 @@ pub(super) async fn run_tool_batch(
             is_error,
             timestamp: services.now_ms(),
         };
-        s.handle
+        s.live
             .append(
                 vec![EntryBody::Message {
                     message: Message::ToolResult(result.clone()),

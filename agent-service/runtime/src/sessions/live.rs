@@ -1,7 +1,6 @@
-//! Per-session state that lives beside the actor: the message queue (which
-//! run handles what), the broadcast of run events, the previous prompt
-//! fingerprint (for cache-break diagnostics) and the registry of background
-//! commands started by `exec`.
+//! One session while it lives in this process ([`LiveSession`]): its
+//! transcript actor, message queue, run-event broadcast, message journal,
+//! prompt fingerprint and background commands, in one value.
 
 use std::{
     ops::{Deref, DerefMut},
@@ -14,8 +13,14 @@ use std::{
 use openclaw_tools::ProcessRegistry;
 use tokio::sync::broadcast;
 
-use super::{journal::Journal, queue::QueueState};
-use crate::{events::RunEvent, evidence::PromptFingerprint};
+use openclaw_transcript::{Clock, Entry, EntryBody, Message};
+
+use super::{
+    actor::{self, Mailbox, Snapshot, TranscriptSpec},
+    journal::Journal,
+    queue::QueueState,
+};
+use crate::{error::RuntimeError, events::RunEvent, evidence::PromptFingerprint};
 
 /// Run events buffered for slow subscribers before they see a gap. The
 /// buffer is allocated whole when the session opens, one slot per event, so
@@ -36,9 +41,29 @@ pub struct SessionEvent {
     pub event: RunEvent,
 }
 
-/// State of one open session outside its transcript.
+/// One session as this process holds it, shared by every run, watcher and
+/// reader of the session: the one type that describes a session while it is
+/// live. [`super::SessionManager`] is the collection of them (one per agent
+/// and session id, created on first use); the session's index entry and
+/// transcript file are its storage, and the [`Journal`] the storage of
+/// messages accepted but not yet in the transcript.
+///
+/// What it holds:
+/// - the transcript actor, the only writer of the session's file (started by
+///   the manager on first write or read, stopped on reset, delete and
+///   shutdown): [`Self::append`], [`Self::messages`], [`Self::snapshot`];
+/// - the message queue (which run handles what) and its millisecond clock:
+///   [`Self::queue`], [`Self::now_ms`];
+/// - the broadcast of run events: [`Self::subscribe`], [`Self::publish`];
+/// - the accepted-message journal and the once-per-process recovery of it;
+/// - the previous prompt fingerprint (cache-break diagnostics), the collect
+///   timer claim, the background commands started by `exec` and the
+///   untrusted-content fence.
 #[derive(Debug)]
-pub struct SessionExtras {
+pub struct LiveSession {
+    /// The transcript actor's mailbox: `None` until it is started and after
+    /// it is closed.
+    transcript: Mutex<Option<Mailbox>>,
     queue: Mutex<QueueState>,
     fingerprint: Mutex<Option<PromptFingerprint>>,
     collect_timer: AtomicBool,
@@ -55,9 +80,10 @@ pub struct SessionExtras {
     recovered: tokio::sync::OnceCell<()>,
 }
 
-impl Default for SessionExtras {
+impl Default for LiveSession {
     fn default() -> Self {
         Self {
+            transcript: Mutex::new(None),
             queue: Mutex::new(QueueState::default()),
             fingerprint: Mutex::new(None),
             collect_timer: AtomicBool::new(false),
@@ -71,7 +97,66 @@ impl Default for SessionExtras {
     }
 }
 
-impl SessionExtras {
+impl LiveSession {
+    /// Starts the transcript actor unless it runs already.
+    pub(crate) fn start_transcript(
+        &self,
+        spec: impl FnOnce() -> TranscriptSpec,
+        clock: Arc<dyn Clock>,
+    ) {
+        let mut slot = self
+            .transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|m| !m.is_closed()) {
+            return;
+        }
+        *slot = Some(actor::spawn(spec(), clock));
+    }
+
+    /// The running actor's mailbox (the lock is released before any await).
+    fn mailbox(&self) -> Result<Mailbox, RuntimeError> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or_else(actor::stopped)
+    }
+
+    /// Appends entries to the transcript in order, one whole line each; with
+    /// `sync` the file is fsynced before the ack (turn boundaries). Returns
+    /// the written entries.
+    pub async fn append(
+        &self,
+        bodies: Vec<EntryBody>,
+        sync: bool,
+    ) -> Result<Vec<Entry>, RuntimeError> {
+        self.mailbox()?.append(bodies, sync).await
+    }
+
+    /// The conversation so far (compactions applied).
+    pub async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
+        self.mailbox()?.messages().await
+    }
+
+    /// The conversation with entry ids (see [`Snapshot`]).
+    pub async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
+        self.mailbox()?.snapshot().await
+    }
+
+    /// Stops the transcript actor, if running: flushes and releases the
+    /// file lock. Later writes fail until it is started again.
+    pub(crate) async fn close_transcript(&self) {
+        let mailbox = self
+            .transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mailbox) = mailbox {
+            mailbox.close().await;
+        }
+    }
+
     /// The queue, locked for a short update (never held across an await).
     /// When the lock is released the queue-depth gauge follows the change.
     pub fn queue(&self) -> QueueLock<'_> {
@@ -155,7 +240,7 @@ impl SessionExtras {
     }
 }
 
-/// The locked queue of a session; see [`SessionExtras::queue`].
+/// The locked queue of a session; see [`LiveSession::queue`].
 #[derive(Debug)]
 pub struct QueueLock<'a> {
     state: MutexGuard<'a, QueueState>,
@@ -188,5 +273,5 @@ impl Drop for QueueLock<'_> {
 }
 
 fn metrics_queue_depth(delta: f64) {
-    service_kit::metrics::queue_depth_changed(delta);
+    crate::metrics::queue_depth_changed(delta);
 }
