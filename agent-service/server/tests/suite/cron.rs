@@ -221,16 +221,6 @@ async fn a_main_session_job_is_answered_in_the_main_session() {
     assert_eq!(recorded["state"]["lastStatus"], "ok", "{recorded}");
 }
 
-fn now_ms() -> i64 {
-    i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock")
-            .as_millis(),
-    )
-    .expect("ms")
-}
-
 fn instant(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
         .expect("instant")
@@ -240,7 +230,7 @@ fn instant(ms: i64) -> String {
 /// A jobs file as a process killed between claiming a run and recording it leaves it: one
 /// interval job, claimed `claimed_ms_ago` ago for a slot just before.
 fn claimed_jobs_file(id: &str, prompt: &str, claimed_ms_ago: i64) -> String {
-    let now = now_ms();
+    let now = super::harness::now_ms();
     json!({
         "version": 1,
         "jobs": [{
@@ -344,7 +334,8 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         "state/agents/main/sessions/{}.queue",
         session.session_id
     ));
-    let line = json!({ "accepted": { "seq": 1, "text": prompt, "at": now_ms() - 4_000 } });
+    let line =
+        json!({ "accepted": { "seq": 1, "text": prompt, "at": super::harness::now_ms() - 4_000 } });
     std::fs::write(&journal, format!("{line}\n")).expect("journal");
     std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
     std::fs::write(
@@ -381,7 +372,7 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         .parse()
         .expect("instant");
     assert!(
-        next.as_millisecond() > now_ms(),
+        next.as_millisecond() > super::harness::now_ms(),
         "the next slot is ahead: {job}"
     );
     assert_eq!(
@@ -416,7 +407,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         .into_inner();
     assert_eq!(job.agent_id, "main");
     assert_eq!(job.session_key, format!("agent:main:cron:{}", job.id));
-    assert!(job.next_run_at_ms > now_ms(), "{job:?}");
+    assert!(job.next_run_at_ms > super::harness::now_ms(), "{job:?}");
     let listed = client
         .list_cron_jobs(pb::ListCronJobsRequest::default())
         .await

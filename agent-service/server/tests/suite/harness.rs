@@ -346,3 +346,14 @@ pub fn config(
         format.api()
     )
 }
+
+/// Now, ms since the epoch (journal lines and job files carry such times).
+pub fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis(),
+    )
+    .expect("ms")
+}

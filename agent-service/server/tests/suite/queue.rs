@@ -851,16 +851,6 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     drop(fake);
 }
 
-fn now_ms() -> i64 {
-    i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock")
-            .as_millis(),
-    )
-    .expect("ms")
-}
-
 fn recovered_user_texts(entries: &[pb::TranscriptEntry]) -> Vec<String> {
     entries
         .iter()
@@ -885,12 +875,8 @@ async fn service_status(service: &super::harness::Service) -> pb::ServiceStatus 
         .into_inner()
 }
 
-/// A journal holding an acknowledged message that no transcript line can hold (a process
-/// from before the size check acknowledged it): recovery sets it aside in the quarantine
-/// file with the reason, saves the others, reports the repair in GetServiceStatus, and the
-/// session keeps running, instead of every later call on it failing RESOURCE_EXHAUSTED.
-#[tokio::test]
-async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_session_runs() {
+/// A service whose main session has answered one message ("Before."), and that session.
+async fn answered_once() -> (Harness, pb::Session) {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push(FakeReply::text("First answer."));
     let events =
@@ -904,6 +890,16 @@ async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_
         .await
         .expect("session")
         .into_inner();
+    (h, session)
+}
+
+/// A journal holding an acknowledged message that no transcript line can hold (a process
+/// from before the size check acknowledged it): recovery sets it aside in the quarantine
+/// file with the reason, saves the others, reports the repair in GetServiceStatus, and the
+/// session keeps running, instead of every later call on it failing RESOURCE_EXHAUSTED.
+#[tokio::test]
+async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_session_runs() {
+    let (h, session) = answered_once().await;
     assert!(service_status(&h.service).await.repairs.is_empty());
     let Harness {
         service,
@@ -914,7 +910,7 @@ async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_
     let sessions = dir.path().join("state/agents/main/sessions");
     let journal = sessions.join(format!("{}.queue", session.session_id));
     let poison = "\u{1}".repeat(3 * 1024 * 1024);
-    let now = now_ms();
+    let now = super::harness::now_ms();
     let lines = [
         json!({ "accepted": { "seq": 1, "text": "Saved after the crash.", "at": now } }),
         json!({ "accepted": { "seq": 2, "text": poison, "at": now } }),
@@ -986,19 +982,7 @@ async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_
 /// of the same session (same id), and the rebuild is reported in GetServiceStatus.
 #[tokio::test]
 async fn journaled_messages_are_recovered_over_a_corrupt_index() {
-    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    h.fake.push(FakeReply::text("First answer."));
-    let events =
-        read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
-    assert!(final_of(&events).is_some());
-    let session = h
-        .service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
+    let (h, session) = answered_once().await;
     let Harness {
         service,
         fake,
@@ -1006,7 +990,7 @@ async fn journaled_messages_are_recovered_over_a_corrupt_index() {
     } = h;
     let dir = service.stop().await;
     let sessions = dir.path().join("state/agents/main/sessions");
-    let now = now_ms();
+    let now = super::harness::now_ms();
     let lines = [
         json!({ "accepted": { "seq": 1, "text": "Pending A.", "at": now } }),
         json!({ "accepted": { "seq": 2, "text": "Pending B.", "at": now } }),
