@@ -285,11 +285,7 @@ async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart(
         _prompt,
     };
     let job = wait_for("the run to be recorded", async || {
-        let file: Value = serde_json::from_str(
-            &std::fs::read_to_string(h.service.path("state/cron/jobs.json")).unwrap_or_default(),
-        )
-        .unwrap_or(Value::Null);
-        job_in(&file, "j1").filter(|j| j["state"]["runs"] == 1)
+        job_in(&jobs_file(&h), "j1").filter(|j| j["state"]["runs"] == 1)
     })
     .await;
     assert_eq!(job["state"]["lastStatus"], "ok", "{job}");
@@ -350,11 +346,7 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         _prompt,
     };
     let job = wait_for("the claim to be resolved", async || {
-        let file: Value = serde_json::from_str(
-            &std::fs::read_to_string(h.service.path("state/cron/jobs.json")).unwrap_or_default(),
-        )
-        .unwrap_or(Value::Null);
-        job_in(&file, "j2").filter(|j| j["state"].get("running").is_none())
+        job_in(&jobs_file(&h), "j2").filter(|j| j["state"].get("running").is_none())
     })
     .await;
     assert_eq!(job["state"]["runs"], 1, "{job}");
