@@ -126,6 +126,8 @@ pub async fn run_turn(
                     }
                 }
             }
+            // Only a WatchSession carries these; a Run stream never does.
+            Event::SystemEvent(_) => {}
             Event::Handoff(handoff) => term.note(&format!(
                 "· {} steered message(s) continue in run {}",
                 handoff.messages, handoff.next_run

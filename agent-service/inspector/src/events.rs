@@ -111,6 +111,14 @@ pub fn event_json(run: u64, event: &RunEvent) -> (&'static str, Value) {
                 "queue_mode": a.mode.as_str(),
             }),
         ),
+        RunEvent::SystemEvent { acceptance, origin } => (
+            "system_event",
+            json!({
+                "seq": acceptance.seq, "kind": origin.kind(), "source": origin.source(),
+                "disposition": acceptance.disposition.to_string(),
+                "queue_mode": acceptance.mode.as_str(),
+            }),
+        ),
         RunEvent::Compaction(c) => (
             "compaction",
             json!({

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 pub use openclaw_blocks::AttachmentKind;
 use openclaw_transcript::Usage;
 
-use crate::acceptance::Acceptance;
+use crate::{acceptance::Acceptance, origin::Origin};
 
 /// One event of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +24,9 @@ pub enum RunEvent {
         model: String,
         /// Arrival numbers of the messages the run starts with.
         message_seqs: Vec<u64>,
+        /// System events the run starts with, as (arrival number, origin); their numbers
+        /// are not in `message_seqs`.
+        system_events: Vec<(u64, Origin)>,
     },
     /// Assistant text.
     TextDelta(String),
@@ -140,6 +143,15 @@ pub enum RunEvent {
     /// it happened. A Run stream sends its own message's acceptance first
     /// and leaves these out.
     Accepted(Box<Acceptance>),
+    /// The runtime queued a system event in the session (see `crate::origin`): what it is
+    /// and what became of it. Published like [`RunEvent::Accepted`], on the run that takes
+    /// it, so watchers see it where it happened.
+    SystemEvent {
+        /// What became of it (its arrival number, disposition and queue mode).
+        acceptance: Box<Acceptance>,
+        /// Where it came from (never [`Origin::User`]).
+        origin: Origin,
+    },
 }
 
 /// The reply directives (P-18) that go with delivered text, checked: attachments are inside

@@ -18,6 +18,7 @@ pub mod evidence;
 pub mod heartbeat;
 pub mod hooks;
 pub mod metrics;
+pub mod origin;
 pub mod prompt_input;
 mod redaction;
 pub mod report;

@@ -275,6 +275,9 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
     input.active_project_keys = project_keys(f.cwd);
     // This runtime starts no external ACP agents.
     input.acp_enabled = false;
+    // A background command's end comes back as a system event (see `run::system`) while
+    // `tools.exec.notifyOnExit` is on.
+    input.exec_exit_wakeups = src.config.exec_notify_on_exit();
     input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f, src);
     input.current_date = today(&input.user_timezone);
     input.prompt_surface = f.surface;

@@ -1,5 +1,6 @@
 //! Conversions between `openclaw.agent.v1` messages and runtime types.
 
+use agent_runtime::origin::Origin;
 use agent_runtime::skills::Discovery;
 use agent_runtime::{
     RuntimeError,
@@ -305,6 +306,22 @@ pub fn disposition_to_pb(acceptance: &Acceptance) -> pb::Disposition {
     out
 }
 
+/// A system event as the stream names it.
+fn system_event_to_pb(seq: u64, origin: &Origin) -> pb::SystemEvent {
+    let kind = match origin {
+        Origin::User => pb::SystemEventKind::Unspecified,
+        Origin::Heartbeat => pb::SystemEventKind::Heartbeat,
+        Origin::Cron { .. } => pb::SystemEventKind::Cron,
+        Origin::ExecExit { .. } => pb::SystemEventKind::ExecExit,
+        Origin::Subagent { .. } => pb::SystemEventKind::Subagent,
+    };
+    pb::SystemEvent {
+        seq,
+        kind: kind as i32,
+        source: origin.source().to_owned(),
+    }
+}
+
 /// The first event of a Run stream: what became of the message.
 pub fn accepted_event(acceptance: &Acceptance) -> pb::RunEvent {
     pb::RunEvent {
@@ -328,6 +345,7 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             session_id,
             model,
             message_seqs,
+            system_events,
         } => E::Started(pb::RunStarted {
             run_id,
             agent_id,
@@ -335,6 +353,10 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             session_id,
             model,
             message_seqs,
+            system_events: system_events
+                .iter()
+                .map(|(seq, origin)| system_event_to_pb(*seq, origin))
+                .collect(),
         }),
         RunEvent::TextDelta(text) => E::TextDelta(text),
         RunEvent::ThinkingDelta(text) => E::ThinkingDelta(text),
@@ -419,6 +441,10 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
         }
         RunEvent::Lagged(missed) => E::Lagged(missed),
         RunEvent::Accepted(acceptance) => E::Accepted(disposition_to_pb(&acceptance)),
+        RunEvent::SystemEvent { acceptance, origin } => E::SystemEvent(pb::SystemEventQueued {
+            event: Some(system_event_to_pb(acceptance.seq, &origin)),
+            disposition: Some(disposition_to_pb(&acceptance)),
+        }),
         RunEvent::Compaction(c) => E::Compaction(pb::Compaction {
             phase: match c.phase {
                 CompactionPhase::Started => pb::CompactionPhase::Started,

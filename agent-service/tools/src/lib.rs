@@ -71,7 +71,10 @@ pub use gateway::GatewayTool;
 pub use memory::{MemoryGetTool, MemorySearchTool};
 pub use plan::{Plan, PlanStep, StepStatus, UpdatePlanTool};
 pub use policy::{CORE_TOOLS, allowed_tools, apply_patch_available};
-pub use process::{ProcessInfo, ProcessRegistry, ProcessStatus, ProcessTool};
+pub use process::{
+    EXIT_TAIL_CHARS, ExitSink, ProcessExit, ProcessInfo, ProcessRegistry, ProcessStatus,
+    ProcessTool,
+};
 pub use registry::ToolRegistry;
 pub use session_status::SessionStatusTool;
 pub use subagents::{
@@ -79,4 +82,4 @@ pub use subagents::{
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolOutcome};
-pub use untrusted::{Fence, UserOrigin};
+pub use untrusted::{EXEC_EXIT_LABEL, EXEC_EXIT_OUTPUT, Fence, UserOrigin};

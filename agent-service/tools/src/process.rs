@@ -4,6 +4,11 @@
 //! Each entry keeps a bounded capture of its output (head and tail) and its exit status. A
 //! registry kills every process group it still runs when it is dropped, so a session that
 //! goes away does not leave its background commands behind.
+//!
+//! A registry may carry an [`ExitSink`]: it hears once of every command that ends on its own
+//! (exits, is killed by a signal from elsewhere, or runs past its timeout), with the end of its
+//! output. Commands the model stops with `process kill`, and those a session's end stops, are
+//! not reported: whoever stopped them knows.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +33,27 @@ use crate::tool::{Tool, ToolOutcome};
 const MAX_ENTRIES: usize = 64;
 /// How long `kill` waits for a killed process to be reaped.
 const KILL_WAIT: Duration = Duration::from_secs(5);
+/// How long an exit report waits for the rest of the output once the shell has exited (a
+/// grandchild that keeps the pipe open does not hold the report back longer).
+const DRAIN_WAIT: Duration = Duration::from_millis(500);
+/// Characters of output an exit report carries (the end of it).
+pub const EXIT_TAIL_CHARS: usize = 2_000;
+
+/// A background command that ended on its own, as an [`ExitSink`] hears of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessExit {
+    /// Where it ended: id, command, session, final status.
+    pub info: ProcessInfo,
+    /// The last [`EXIT_TAIL_CHARS`] characters of its output.
+    pub tail: String,
+}
+
+/// Hears of background commands that end on their own (see the module docs). Called from the
+/// task that reaped the command; an implementation hands the report on without blocking.
+pub trait ExitSink: Send + Sync {
+    /// `exit` ended; called once per command.
+    fn exited(&self, exit: ProcessExit);
+}
 
 /// The background commands of one session (or whatever scope the runtime shares it over).
 #[derive(Debug)]
@@ -35,6 +61,17 @@ pub struct ProcessRegistry {
     inner: Mutex<Inner>,
     max_running: usize,
     log_bytes: usize,
+    sink: std::sync::OnceLock<SinkSlot>,
+}
+
+/// The registry's [`ExitSink`] (a wrapper so the registry stays `Debug`).
+#[derive(Clone)]
+struct SinkSlot(Arc<dyn ExitSink>);
+
+impl std::fmt::Debug for SinkSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExitSink")
+    }
 }
 
 #[derive(Debug, Default)]
@@ -128,7 +165,14 @@ impl ProcessRegistry {
             inner: Mutex::new(Inner::default()),
             max_running,
             log_bytes,
+            sink: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Reports commands started from now on that end on their own to `sink`. The first sink
+    /// set stays; returns false (and changes nothing) when one was set already.
+    pub fn set_exit_sink(&self, sink: Arc<dyn ExitSink>) -> bool {
+        self.sink.set(SinkSlot(sink)).is_ok()
     }
 
     /// Starts `command` in the background in `cwd`. With a `timeout` it is killed (with its
@@ -168,6 +212,8 @@ impl ProcessRegistry {
             timed_out: AtomicBool::new(false),
         });
         let watcher = Arc::clone(&entry);
+        let sink = self.sink.get().cloned();
+        let reader = spawned.reader;
         tokio::spawn(async move {
             let mut child = spawned.child;
             let status = match timeout {
@@ -184,9 +230,20 @@ impl ProcessRegistry {
             // A failed wait means the process is gone in a way we cannot describe.
             let kind = status.map_or(ExitKind::Code(-1), ExitKind::from_status);
             let _ = exit_tx.send(Some(kind));
+            // The reader ends by itself at end-of-file; its output is already shared.
+            let Some(SinkSlot(sink)) = sink else {
+                return;
+            };
+            if watcher.killed.load(Ordering::SeqCst) {
+                return;
+            }
+            let _ = tokio::time::timeout(DRAIN_WAIT, reader).await;
+            let tail = last_chars(&lock(&watcher.output).render(), EXIT_TAIL_CHARS);
+            sink.exited(ProcessExit {
+                info: watcher.info(),
+                tail,
+            });
         });
-        // The reader task ends by itself at end-of-file; its output is already shared.
-        drop(spawned.reader);
         inner.entries.insert(number, Arc::clone(&entry));
         forget_old(&mut inner.entries);
         Ok(entry.info())

@@ -89,6 +89,7 @@ pub(crate) fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderErr
         include_safety: input.include_safety,
         session_kind: input.session_kind,
         acp_enabled: input.acp_enabled,
+        exec_exit_wakeups: input.exec_exit_wakeups,
         gpt5_heartbeat_guidance: input.gpt5_heartbeat_guidance,
     })
 }

@@ -55,6 +55,7 @@ pub fn input_from_request(
             include_safety_section,
             active_project_keys,
             acp_enabled,
+            exec_exit_wakeups,
             gpt5_heartbeat_guidance,
             current_date,
             prompt_surface,
@@ -122,6 +123,7 @@ pub fn input_from_request(
             include_safety: include_safety_section.unwrap_or(true),
             active_project_keys,
             acp_enabled,
+            exec_exit_wakeups,
             gpt5_heartbeat_guidance,
             current_date,
             prompt_surface: surface_of(enum_value("prompt_surface", prompt_surface)?),
@@ -175,6 +177,7 @@ pub fn turn_from_request(
         include_safety_section: _,
         active_project_keys: _,
         acp_enabled: _,
+        exec_exit_wakeups: _,
         gpt5_heartbeat_guidance: _,
     } = req;
     Ok(render::TurnInputs {

@@ -47,6 +47,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         include_safety,
         active_project_keys,
         acp_enabled,
+        exec_exit_wakeups,
         gpt5_heartbeat_guidance,
         current_date,
         prompt_surface,
@@ -246,6 +247,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         include_safety_section: Some(include_safety),
         active_project_keys,
         acp_enabled,
+        exec_exit_wakeups,
         gpt5_heartbeat_guidance,
         current_date,
         prompt_surface: crate::convert::surface_to_pb(prompt_surface) as i32,
@@ -270,6 +272,7 @@ mod tests {
         // Every field added for the newer prompt topics survives too.
         input.active_project_keys = vec!["github.com/acme/app".into()];
         input.acp_enabled = true;
+        input.exec_exit_wakeups = true;
         input.gpt5_heartbeat_guidance = true;
         input.current_date = "2026-12-01".into();
         input.prompt_surface = render::PromptSurface::Preview;

@@ -17,19 +17,23 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{RunEvent, RunSpec, drive::spawn_driver, turns::Finished};
+use super::{
+    RunEvent,
+    system::{SystemEvent, deliver},
+    turns::Finished,
+};
 use crate::{
     error::RuntimeError,
     heartbeat::{
         DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, HeartbeatOutcome, MIN_INTERVAL, SkipReason,
         Verdict, classify,
     },
-    prompt_input::TurnChannel,
+    origin::Origin,
     services::Services,
     sessions::Session,
     sessions::{
         SessionEvents, key,
-        queue::{CollectLimits, Inbound, QueueMode, RunOptions, RunStart},
+        queue::{QueueMode, RunOptions, RunStart},
     },
 };
 
@@ -48,13 +52,24 @@ pub(crate) fn run_id(start: &RunStart) -> String {
     format!("{kind}-{}", start.run)
 }
 
-/// Arrival numbers of the user messages a run starts with (a heartbeat's prompt is none).
+/// Arrival numbers of the user messages a run starts with (a heartbeat's prompt and other
+/// system events are none).
 pub(crate) fn user_seqs(start: &RunStart) -> Vec<u64> {
     start
         .messages
         .iter()
-        .filter(|m| !m.options.heartbeat)
+        .filter(|m| m.origin.is_user() && !m.options.heartbeat)
         .map(|m| m.seq)
+        .collect()
+}
+
+/// The system events a run starts with, as (arrival number, origin).
+pub(crate) fn system_events(start: &RunStart) -> Vec<(u64, Origin)> {
+    start
+        .messages
+        .iter()
+        .filter(|m| !m.origin.is_user())
+        .map(|m| (m.seq, m.origin.clone()))
         .collect()
 }
 
@@ -100,66 +115,38 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
         }
         _ => return Ok(Queued::Skipped(SkipReason::MissingFile)),
     }
-    // The turn keeps the session's channel label (lesson L2: a heartbeat
-    // must not change what the session's prompt says about its channel).
-    let entry = services.index_entry(&agent.id, &key).await?;
-    let channel = TurnChannel {
-        channel: entry
-            .as_ref()
-            .and_then(|e| e.channel.clone())
-            .unwrap_or_default(),
-        chat_type: entry
-            .as_ref()
-            .and_then(|e| e.chat_type.clone())
-            .unwrap_or_default(),
-        ..TurnChannel::default()
-    };
     let prompt = agent
         .heartbeat
         .prompt
         .clone()
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| prompt_render::DEFAULT_HEARTBEAT_PROMPT.to_owned());
-    // Admission opens (or creates) the main session; no sender check: the
-    // heartbeat comes from the runtime itself.
-    let admitted = services
-        .admit(&RunSpec {
-            agent_id: agent.id.clone(),
-            message: prompt.clone(),
-            ..RunSpec::default()
-        })
-        .await?;
-    let session = admitted.session;
-    let events = session.live.subscribe();
-    let (disposition, start) = {
-        let mut queue = session.live.queue();
-        let inbound = Inbound {
-            seq: queue.next_seq(),
-            text: prompt,
-            channel,
-            options: RunOptions {
-                model: agent.heartbeat.model.clone(),
-                max_steps: 0,
-                heartbeat: true,
-            },
-            folded: Vec::new(),
-        };
-        // Follow-up: it starts now when the session is idle, else after
-        // whatever is active or already waiting.
-        queue.submit(
-            inbound,
-            QueueMode::Followup,
-            session.live.now_ms(),
-            CollectLimits::default(),
-        )
+    // A system event on the main session (see `super::system`), which keeps the session's
+    // channel label (lesson L2: a heartbeat must not change what the session's prompt says
+    // about its channel). Follow-up: it starts now when the session is idle, else after
+    // whatever is active or already waiting. Not journaled: a heartbeat lost to a crash is
+    // replaced by the next one.
+    let event = SystemEvent {
+        origin: Origin::Heartbeat,
+        text: prompt,
+        mode: QueueMode::Followup,
+        options: RunOptions {
+            model: agent.heartbeat.model.clone(),
+            max_steps: 0,
+            heartbeat: true,
+        },
+        durable: false,
     };
-    let run = disposition.run().ok_or_else(|| {
-        RuntimeError::Internal(format!("heartbeat was not queued: {disposition:?}"))
+    let delivered = deliver(services, &agent.id, "", event, false)
+        .await?
+        .ok_or_else(|| RuntimeError::Internal("heartbeat was not queued".to_owned()))?;
+    let run = delivered.disposition.run().ok_or_else(|| {
+        RuntimeError::Internal(format!(
+            "heartbeat was not queued: {}",
+            delivered.disposition
+        ))
     })?;
-    tracing::debug!(agent = %agent.id, run, disposition = %disposition, "heartbeat queued");
-    if let Some(start) = start {
-        spawn_driver(Arc::clone(services), Arc::clone(&session), start);
-    }
+    let events = delivered.events;
     Ok(Queued::Run { run, events })
 }
 

@@ -20,9 +20,13 @@ use openclaw_transcript::{Message, UserContent, UserMessage};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::{RunEvent, RunSpec, submit};
+use super::{
+    RunEvent, follow_run,
+    system::{SystemEvent, deliver},
+};
 use crate::{
     error::RuntimeError,
+    origin::Origin,
     services::Services,
     sessions::{SessionTarget, queue::QueueMode},
 };
@@ -39,13 +43,14 @@ fn session_key(job: &Job) -> String {
     }
 }
 
-/// The message a job's run starts with: the scheduled prompt itself in its own session; in
-/// the main session, under a line saying which job it is (it joins a conversation).
+/// The message a job's run starts with: the scheduled prompt itself, byte for byte, in its
+/// own session; in the main session, under a label saying which job it is (it joins a
+/// conversation).
 fn message_of(job: &Job) -> String {
     match job.spec.target {
         Target::Isolated => job.spec.prompt.clone(),
         Target::Main => format!(
-            "[cron job \"{}\" ({}) is due]\n{}",
+            "[Cron Job Due] Job \"{}\" ({}) is due:\n{}",
             job.spec.name, job.id, job.spec.prompt
         ),
     }
@@ -64,26 +69,25 @@ fn outcome(status: RunStatus, error: Option<String>, session_key: Option<String>
 /// asks for it.
 pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutcome {
     let key = session_key(job);
-    let spec = RunSpec {
-        agent_id: job.agent_id.clone(),
-        session_key: key.clone(),
-        message: message_of(job),
-        queue_mode: Some(QueueMode::Followup),
-        ..RunSpec::default()
-    };
-    let submitted = match submit(services, spec).await {
-        Ok(submitted) => submitted,
+    // A system event (see `super::system`): a follow-up, after whatever runs there.
+    let event = SystemEvent::new(
+        Origin::Cron {
+            job_id: job.id.clone(),
+        },
+        message_of(job),
+        QueueMode::Followup,
+    );
+    let delivered = match deliver(services, &job.agent_id, &key, event, false).await {
+        Ok(Some(delivered)) => delivered,
+        Ok(None) => return outcome(RunStatus::Skipped, None, None),
         Err(error) => return outcome(RunStatus::Skipped, Some(error.to_string()), None),
     };
-    let session = Some(submitted.acceptance.session_key.clone());
-    if submitted.acceptance.disposition.run().is_none() {
-        let why = format!(
-            "the message was not queued: {}",
-            submitted.acceptance.disposition
-        );
+    let session = Some(delivered.session.key.as_str().to_owned());
+    let Some(run) = delivered.disposition.run() else {
+        let why = format!("the message was not queued: {}", delivered.disposition);
         return outcome(RunStatus::Skipped, Some(why), session);
-    }
-    let mut events = submitted.follow();
+    };
+    let mut events = follow_run(delivered.events, Some(run), delivered.seq);
     let mut result = Err("the run ended without a final answer".to_owned());
     while let Some(event) = events.recv().await {
         match event.event {
@@ -100,17 +104,18 @@ pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutc
         (job.spec.target, &job.spec.delivery)
         && !reply.trim().is_empty()
     {
-        let delivery = RunSpec {
-            agent_id: job.agent_id.clone(),
-            session_key: session_key.clone().unwrap_or_default(),
-            message: format!(
-                "[result of cron job \"{}\" ({})]\n{reply}",
+        let event = SystemEvent::new(
+            Origin::Cron {
+                job_id: job.id.clone(),
+            },
+            format!(
+                "[Cron Job Result] Job \"{}\" ({}) finished:\n{reply}",
                 job.spec.name, job.id
             ),
-            queue_mode: Some(QueueMode::Followup),
-            ..RunSpec::default()
-        };
-        if let Err(error) = submit(services, delivery).await {
+            QueueMode::Followup,
+        );
+        let target = session_key.clone().unwrap_or_default();
+        if let Err(error) = deliver(services, &job.agent_id, &target, event, false).await {
             let why = format!("the run finished but its result was not delivered: {error}");
             return outcome(RunStatus::Error, Some(why), session);
         }

@@ -21,6 +21,7 @@ mod prepare;
 mod reply;
 mod subagents;
 mod submit;
+mod system;
 #[cfg(test)]
 mod tests;
 mod turns;
@@ -38,6 +39,7 @@ pub use prepare::Preview;
 pub use crate::prompt_input::TurnPrompt;
 pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
+pub(crate) use system::ExitWakeups;
 
 pub use crate::{
     acceptance::Acceptance,
@@ -102,42 +104,60 @@ impl Submitted {
     /// a rejected message or a command. A reader that falls behind gets
     /// [`RunEvent::Lagged`] and continues.
     pub fn follow(self) -> mpsc::Receiver<SessionEvent> {
-        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-        let Some(mut run) = self.acceptance.disposition.run() else {
-            return rx;
-        };
-        let seq = self.acceptance.seq;
-        let mut events = self.events;
-        tokio::spawn(async move {
-            loop {
-                let event = match events.recv().await {
-                    Ok(event) => std::sync::Arc::unwrap_or_clone(event),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => SessionEvent {
-                        run,
-                        event: RunEvent::Lagged(missed),
-                    },
-                    Err(broadcast::error::RecvError::Closed) => return,
-                };
-                if event.run != run || matches!(event.event, RunEvent::Accepted(_)) {
-                    continue;
-                }
-                let mut done = event.event.is_terminal();
-                let mut next = run;
-                match &event.event {
-                    RunEvent::Handoff { next_run, .. } => next = *next_run,
-                    RunEvent::MessageRejected { seq: rejected, .. } if *rejected == seq => {
-                        done = true;
-                    }
-                    _ => {}
-                }
-                if tx.send(event).await.is_err() || done {
-                    return;
-                }
-                run = next;
-            }
-        });
-        rx
+        follow_run(
+            self.events,
+            self.acceptance.disposition.run(),
+            self.acceptance.seq,
+        )
     }
+}
+
+/// The events of `run` (none when `None`), which handles message `seq`, until that run ends
+/// (following a handoff to another run), without acceptances and system-event notices.
+pub(crate) fn follow_run(
+    events: SessionEvents,
+    run: Option<u64>,
+    seq: u64,
+) -> mpsc::Receiver<SessionEvent> {
+    let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+    let Some(mut run) = run else {
+        return rx;
+    };
+    let mut events = events;
+    tokio::spawn(async move {
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => std::sync::Arc::unwrap_or_clone(event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => SessionEvent {
+                    run,
+                    event: RunEvent::Lagged(missed),
+                },
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+            if event.run != run
+                || matches!(
+                    event.event,
+                    RunEvent::Accepted(_) | RunEvent::SystemEvent { .. }
+                )
+            {
+                continue;
+            }
+            let mut done = event.event.is_terminal();
+            let mut next = run;
+            match &event.event {
+                RunEvent::Handoff { next_run, .. } => next = *next_run,
+                RunEvent::MessageRejected { seq: rejected, .. } if *rejected == seq => {
+                    done = true;
+                }
+                _ => {}
+            }
+            if tx.send(event).await.is_err() || done {
+                return;
+            }
+            run = next;
+        }
+    });
+    rx
 }
 
 /// Publishes the events of one run to the session's subscribers.

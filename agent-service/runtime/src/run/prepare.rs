@@ -210,6 +210,13 @@ impl Services {
         ctx.agent_id = p.agent.id.clone();
         ctx.session_key = p.key.as_str().to_owned();
         ctx.processes = Arc::clone(&p.live.processes);
+        // Background commands that end on their own come back to this session (see
+        // `super::system`); the first run that can start one installs the sink.
+        ctx.processes.set_exit_sink(Arc::new(super::ExitWakeups {
+            services: Arc::downgrade(self),
+            agent_id: p.agent.id.clone(),
+            session_key: p.key.as_str().to_owned(),
+        }));
         ctx.model = model.to_owned();
         ctx.cancel = cancel;
         let loaded = self.loaded_config().ok();

@@ -7,18 +7,20 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use openclaw_config::raw::AgentEntry;
 use openclaw_tools::{ChildInfo, SpawnRequest, SubagentControl};
-use openclaw_transcript::{Message, SessionId, SessionKey, UserContent};
+use openclaw_transcript::{Message, SessionId, SessionKey};
 use tokio::sync::mpsc;
 
-use super::{RunEvent, RunSpec, drive::spawn_driver, submit};
+use super::{
+    RunEvent, RunSpec, submit,
+    system::{self, SystemEvent},
+};
 use crate::{
     error::RuntimeError,
-    prompt_input::TurnChannel,
+    origin::Origin,
     services::Services,
     sessions::{
         SessionEvent, SessionTarget,
-        journal::Accepted,
-        queue::{CollectLimits, Disposition, Inbound, QueueMode, RunOptions},
+        queue::{Disposition, QueueMode},
     },
     subagents::{
         Record, Status, SubagentLimits, child_key, depth_of, outcome_after_restart, result_message,
@@ -327,68 +329,32 @@ async fn child_messages(
         .await
 }
 
-/// Pushes `message` into the parent session as a steered message: taken by the parent's
-/// active run before its next model call, or starting a run when the parent is idle.
+/// Pushes `message` into the parent session as a steered system event (see
+/// [`super::system`]): taken by the parent's active run after its current tool batch, or
+/// starting a run when the parent is idle.
 async fn announce(
     services: &Arc<Services>,
     record: &Record,
     message: String,
     once: bool,
 ) -> Result<(), RuntimeError> {
-    if services.is_stopping() {
-        return Err(RuntimeError::Unavailable(
-            "agent-service is shutting down".to_owned(),
-        ));
-    }
-    let admitted = services
-        .admit(&RunSpec {
-            agent_id: record.agent_id.clone(),
-            session_key: record.parent.as_str().to_owned(),
-            message: message.clone(),
-            ..RunSpec::default()
-        })
-        .await?;
-    let session = admitted.session;
-    if once {
-        let delivered = session.live.messages().await?.iter().any(|m| {
-        matches!(m, Message::User(u) if matches!(&u.content, UserContent::Text(t) if *t == message))
-    });
-        if delivered {
-            return Ok(());
-        }
-    }
-    // A run started for the result keeps the parent's channel label.
-    let channel = TurnChannel {
-        channel: admitted.entry.channel.clone().unwrap_or_default(),
-        chat_type: admitted.entry.chat_type.clone().unwrap_or_default(),
-        ..TurnChannel::default()
-    };
-    let seq = session.live.queue().next_seq();
-    let accepted = Accepted {
-        seq,
-        text: message.clone(),
-        at: services.now_ms(),
-    };
-    let journal = Arc::clone(&session.journal);
-    tokio::task::spawn_blocking(move || journal.accept(&accepted))
-        .await
-        .map_err(|e| RuntimeError::Internal(format!("journal task failed: {e}")))?
-        .map_err(|e| RuntimeError::Unavailable(format!("cannot journal the result: {e}")))?;
-    let (disposition, start) = session.live.queue().submit(
-        Inbound {
-            seq,
-            text: message,
-            channel,
-            options: RunOptions::default(),
-            folded: Vec::new(),
+    let event = SystemEvent::new(
+        Origin::Subagent {
+            child_key: record.key.as_str().to_owned(),
         },
+        message,
         QueueMode::Steer,
-        session.live.now_ms(),
-        CollectLimits::default(),
     );
-    tracing::info!(parent = %record.parent.as_str(), child = %record.key.as_str(), disposition = %disposition, "subagent result pushed to its parent");
-    if let Some(start) = start {
-        spawn_driver(Arc::clone(services), session, start);
+    let delivered = system::deliver(
+        services,
+        &record.agent_id,
+        record.parent.as_str(),
+        event,
+        once,
+    )
+    .await?;
+    if let Some(delivered) = delivered {
+        tracing::info!(parent = %record.parent.as_str(), child = %record.key.as_str(), disposition = %delivered.disposition, "subagent result pushed to its parent");
     }
     Ok(())
 }

@@ -76,6 +76,7 @@ pub(crate) async fn submit(
         seq,
         text: spec.message.clone(),
         at: services.now_ms(),
+        origin: Default::default(),
     };
     let journal = std::sync::Arc::clone(&session.journal);
     tokio::task::spawn_blocking(move || journal.accept(&record))
@@ -101,6 +102,7 @@ pub(crate) async fn submit(
                 heartbeat: false,
             },
             folded: Vec::new(),
+            origin: Default::default(),
         };
         let (disposition, start) = queue.submit(inbound, mode, session.live.now_ms(), limits);
         // Published under the queue's lock, so the acceptance comes before

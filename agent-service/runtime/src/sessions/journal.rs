@@ -27,6 +27,8 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
+use crate::origin::Origin;
+
 /// File extension of journals.
 pub const JOURNAL_EXT: &str = "queue";
 
@@ -43,6 +45,9 @@ pub struct Accepted {
     pub text: String,
     /// Acceptance time, ms since the epoch.
     pub at: i64,
+    /// Who sent it (absent in the file for a user's message).
+    #[serde(default, skip_serializing_if = "Origin::is_user")]
+    pub origin: Origin,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -242,7 +247,30 @@ mod tests {
             seq,
             text: text.into(),
             at,
+            origin: Origin::User,
         }
+    }
+
+    #[test]
+    fn a_system_events_origin_survives_the_journal() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let journal = Journal::for_transcript(&dir.path().join("s.jsonl"));
+        let event = Accepted {
+            origin: Origin::ExecExit {
+                process_id: "proc-1".into(),
+            },
+            ..msg(1, "[Exec Finished] done", 10)
+        };
+        journal.accept(&event).unwrap_or_else(|e| panic!("{e}"));
+        journal
+            .accept(&msg(2, "a user", 11))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = Journal::for_transcript(&dir.path().join("s.jsonl"));
+        let left = again.leftovers().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(left, vec![event, msg(2, "a user", 11)]);
+        // A user's line carries no origin, so files written before origins existed read the same.
+        let text = std::fs::read_to_string(again.path()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text.matches("origin").count(), 1, "{text}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::acceptance::{Disposition, QueueMode};
+use crate::origin::Origin;
 
 /// The channel a turn arrived on, as the runtime sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,6 +69,8 @@ pub struct Inbound {
     /// Arrival numbers of messages folded into this one (the `summarize`
     /// overflow policy); empty for an ordinary message.
     pub folded: Vec<u64>,
+    /// Who sent it: a user, or the runtime (a system event).
+    pub origin: Origin,
 }
 
 /// A run ready to start, with its messages.
@@ -489,6 +492,7 @@ fn summary_of(folded: &[Inbound]) -> Inbound {
             .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
             .skip(1)
             .collect(),
+        origin: Origin::User,
     }
 }
 

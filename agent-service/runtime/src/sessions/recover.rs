@@ -122,7 +122,12 @@ mod tests {
 
     #[test]
     fn only_messages_no_line_can_hold_are_set_aside() {
-        let at = |seq: u64, text: String| Accepted { seq, text, at: 1 };
+        let at = |seq: u64, text: String| Accepted {
+            seq,
+            text,
+            at: 1,
+            origin: Default::default(),
+        };
         let poison = "\u{1}".repeat(3 * 1024 * 1024);
         let (writable, unwritable) = split_unwritable(vec![
             at(1, "hello".to_owned()),

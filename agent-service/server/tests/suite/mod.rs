@@ -21,4 +21,5 @@ mod secrets;
 mod security;
 mod sessions;
 mod subagents;
+mod system_events;
 mod workspaces;

@@ -195,10 +195,22 @@ impl Fence {
 
     fn user(&self, user: &UserMessage, origin: UserOrigin<'_>) -> UserMessage {
         let scope = |index: usize| format!("user\0{}\0{index}", user.timestamp);
-        let treat = |index: usize, text: &str| match origin {
-            UserOrigin::Operator => neutralize(text).into_owned(),
-            UserOrigin::Chat { channel } => {
-                self.fence(&format!("chat:{channel}"), &scope(index), text, CHAT_NOTICE)
+        let treat = |index: usize, text: &str| {
+            // A background command's exit report (a system event the runtime wrote): its
+            // header is the runtime's, its output is the command's and fenced like a tool
+            // result, whoever the session's users are.
+            if let Some((header, output)) = exec_exit_parts(text) {
+                return format!(
+                    "{}{}",
+                    neutralize(header),
+                    self.fence("tool:exec", &scope(index), output, TOOL_NOTICE)
+                );
+            }
+            match origin {
+                UserOrigin::Operator => neutralize(text).into_owned(),
+                UserOrigin::Chat { channel } => {
+                    self.fence(&format!("chat:{channel}"), &scope(index), text, CHAT_NOTICE)
+                }
             }
         };
         let content = match &user.content {
@@ -219,6 +231,21 @@ impl Fence {
             timestamp: user.timestamp,
         }
     }
+}
+
+/// How the runtime's report of a background command's end begins.
+pub const EXEC_EXIT_LABEL: &str = "[Exec Finished] ";
+/// What stands before the command's output in that report.
+pub const EXEC_EXIT_OUTPUT: &str = "The end of its output:\n";
+
+/// An exec exit report split into the runtime's header (up to and including
+/// [`EXEC_EXIT_OUTPUT`]) and the command's output.
+fn exec_exit_parts(text: &str) -> Option<(&str, &str)> {
+    if !text.starts_with(EXEC_EXIT_LABEL) {
+        return None;
+    }
+    let at = text.find(EXEC_EXIT_OUTPUT)? + EXEC_EXIT_OUTPUT.len();
+    Some((&text[..at], &text[at..]))
 }
 
 /// A marker attribute value: letters, digits and `_ - . : /` only, bounded.

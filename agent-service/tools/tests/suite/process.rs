@@ -1,6 +1,10 @@
 //! Background exec and the process tool: list, log, write, kill, timeouts.
 
-use openclaw_tools::{ExecTool, ProcessStatus, ProcessTool};
+use std::sync::Arc;
+
+use openclaw_tools::{
+    EXIT_TAIL_CHARS, ExecTool, ExitSink, ProcessExit, ProcessStatus, ProcessTool,
+};
 use serde_json::json;
 
 use super::{Fixture, alive, error_text, eventually, ok_text, pid_from};
@@ -159,4 +163,74 @@ async fn dropping_the_registry_kills_what_it_still_runs() {
     let Fixture { ctx, .. } = f;
     drop(ctx);
     eventually("the child to die with the registry", || !alive(child)).await;
+}
+
+/// Collects what an [`ExitSink`] hears.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<ProcessExit>>);
+
+impl ExitSink for Heard {
+    fn exited(&self, exit: ProcessExit) {
+        self.0.lock().unwrap().push(exit);
+    }
+}
+
+impl Heard {
+    fn all(&self) -> Vec<ProcessExit> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test]
+async fn commands_that_end_on_their_own_are_reported_once_and_killed_ones_never() {
+    let f = Fixture::new();
+    let heard = Arc::new(Heard::default());
+    assert!(
+        f.ctx
+            .processes
+            .set_exit_sink(Arc::clone(&heard) as Arc<dyn ExitSink>)
+    );
+    assert!(
+        !f.ctx.processes.set_exit_sink(Arc::new(Heard::default())),
+        "the first sink stays"
+    );
+    let long_tail = "x".repeat(EXIT_TAIL_CHARS + 50);
+    for (command, timeout) in [
+        (
+            format!("echo begin; printf '{long_tail}'; echo; echo done; exit 3"),
+            None,
+        ),
+        ("sleep 30".to_owned(), None),
+        ("sleep 30".to_owned(), Some(1)),
+    ] {
+        let mut args = json!({ "command": command, "background": true });
+        if let Some(timeout) = timeout {
+            args["timeout"] = json!(timeout);
+        }
+        ok_text(&f.call(&ExecTool, args).await);
+    }
+    ok_text(
+        &f.call(&ProcessTool, json!({ "action": "kill", "id": "proc-2" }))
+            .await,
+    );
+    let probe = Arc::clone(&heard);
+    eventually("two reports", || probe.all().len() == 2).await;
+    let mut heard_now = heard.all();
+    heard_now.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+    let [exited, timed_out] = heard_now.as_slice() else {
+        panic!("{heard_now:?}");
+    };
+    assert_eq!(exited.info.id, "proc-1");
+    assert_eq!(exited.info.status, ProcessStatus::Exited { code: 3 });
+    assert!(exited.tail.ends_with("x\ndone\n"), "{}", exited.tail);
+    assert!(
+        !exited.tail.contains("begin"),
+        "only the end: {}",
+        exited.tail
+    );
+    assert_eq!(timed_out.info.id, "proc-3");
+    assert_eq!(timed_out.info.status, ProcessStatus::TimedOut);
+    // The killed one is never reported, and nothing is reported twice.
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    assert_eq!(heard.all().len(), 2);
 }

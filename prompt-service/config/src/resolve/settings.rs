@@ -244,6 +244,20 @@ impl Config {
         self.raw.agents.as_ref().and_then(|a| a.defaults.as_ref())
     }
 
+    /// `tools.exec.notifyOnExit` (or its `tools.bash` alias), default on: whether a background
+    /// command that ends on its own comes back to its session as a message.
+    pub fn exec_notify_on_exit(&self) -> bool {
+        let tools = self.raw.tools.as_ref();
+        tools
+            .and_then(|t| {
+                [t.exec.as_ref(), t.bash.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|e| e.notify_on_exit)
+            })
+            .unwrap_or(true)
+    }
+
     /// `messages.queue` with defaults.
     pub fn queue(&self) -> QueueSettings {
         let queue = self.raw.messages.as_ref().and_then(|m| m.queue.as_ref());

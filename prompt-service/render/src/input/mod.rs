@@ -93,6 +93,10 @@ pub struct RenderInput {
     pub active_project_keys: Vec<String>,
     /// External coding agents can be started over the Agent Client Protocol.
     pub acp_enabled: bool,
+    /// A background command that ends on its own comes back to its session as an
+    /// `[Exec Finished]` message (the runtime's completion wake-up); the Tooling policy then
+    /// tells the model to rely on it instead of checking back.
+    pub exec_exit_wakeups: bool,
     /// Adds the GPT-5 overlay's heartbeat guidance (the caller sets it when
     /// the friendly overlay applies and heartbeats are on for the run).
     pub gpt5_heartbeat_guidance: bool,

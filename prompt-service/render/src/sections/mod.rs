@@ -56,6 +56,7 @@ pub struct StableCtx {
     pub(crate) include_safety: bool,
     pub(crate) session_kind: SessionKind,
     pub(crate) acp_enabled: bool,
+    pub(crate) exec_exit_wakeups: bool,
     pub(crate) gpt5_heartbeat_guidance: bool,
 }
 

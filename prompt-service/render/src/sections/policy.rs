@@ -49,6 +49,9 @@ pub fn tooling(ctx: &Ctx) -> String {
                 "Use {exec} for commands you start now; do not loop on a command to wait for something to change."
             )
         });
+        if ctx.exec_exit_wakeups {
+            out.push("When a background command ends on its own, an [Exec Finished] message brings you its exit status and the end of its output: once it is started, end your turn or carry on with other work rather than waiting for it.".to_owned());
+        }
     }
     if t.has("sessions_spawn") {
         let spawn = t.spelled("sessions_spawn");
@@ -154,7 +157,12 @@ pub fn promised_work(ctx: &Ctx) -> String {
             t.spelled("sessions_spawn")
         ));
     }
-    if t.has("exec") && t.has("process") {
+    if t.has("exec") && ctx.exec_exit_wakeups {
+        means.push(
+            "run it in the background and take up its [Exec Finished] message when it ends"
+                .to_owned(),
+        );
+    } else if t.has("exec") && t.has("process") {
         means.push(format!(
             "run it in the background and check it with {} before you finish",
             t.spelled("process")
@@ -176,7 +184,7 @@ pub fn promised_work(ctx: &Ctx) -> String {
         "Never say that something will happen later, or that it is done, unless it will be or is."
             .to_owned(),
     );
-    if t.has("sessions_spawn") || t.has("cron") {
+    if t.has("sessions_spawn") || t.has("cron") || (t.has("exec") && ctx.exec_exit_wakeups) {
         out.push("When a result of work you started arrives, report the outcome or the blocker without waiting to be asked.".to_owned());
     }
     lines(&out)

@@ -77,6 +77,7 @@ fn every_gate() -> RenderInput {
     i.runtime.model = "openai/gpt-5.5".into();
     i.contribution = gpt5_contribution(Gpt5Personality::Friendly);
     i.gpt5_heartbeat_guidance = true;
+    i.exec_exit_wakeups = true;
     i.channel.chat_type = ChatType::Group;
     i.channel.native_approvals = Some(true);
     i.channel.known_channels = vec!["discord".into(), "telegram".into()];
@@ -108,7 +109,8 @@ fn variants() -> Vec<RenderInput> {
 }
 
 /// Whether a line names something the runtime must back: a backticked command or key, a
-/// reply directive, an all-caps token such as `HEARTBEAT_OK`, or a chat command.
+/// reply directive, an all-caps token such as `HEARTBEAT_OK`, a chat command, or the label of
+/// a message the runtime sends (`[Exec Finished]`).
 fn promise_bearing(line: &str) -> bool {
     let token = line
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -124,7 +126,9 @@ fn promise_bearing(line: &str) -> bool {
             after.is_none_or(|a| !a.is_ascii_alphanumeric())
         })
     });
-    line.contains('`') || line.contains("[[") || token || command
+    // A label of a message the runtime promises to send.
+    let runtime_label = line.contains("[Exec Finished]");
+    line.contains('`') || line.contains("[[") || token || command || runtime_label
 }
 
 /// The lines we wrote (not the input's): tool summaries, skill blocks and workspace files
@@ -187,4 +191,25 @@ fn every_row_still_names_a_line() {
         "rows that match no prompt line: {stale:?}"
     );
     assert!(rows().iter().any(|r| !r.pending));
+}
+
+/// The completion wake-up is promised only when the caller says it is on, and only to a
+/// run with the exec tool.
+#[test]
+fn the_exec_wakeup_is_promised_only_with_the_fact_and_exec() {
+    let text = |wakeups: bool, exec: bool| {
+        let mut input = fixtures::realistic();
+        input.exec_exit_wakeups = wakeups;
+        if !exec {
+            input.tools.retain(|t| t.name != "exec");
+        }
+        render(&input)
+            .map(|r| r.text)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let promise = "an [Exec Finished] message brings you its exit status";
+    assert!(text(true, true).contains(promise));
+    assert!(text(true, true).contains("take up its [Exec Finished] message when it ends"));
+    assert!(!text(false, true).contains("[Exec Finished]"));
+    assert!(!text(true, false).contains("[Exec Finished]"));
 }

@@ -95,6 +95,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         session_id: s.session_id.clone(),
         model: run.name.clone(),
         message_seqs: start.messages.iter().map(|m| m.seq).collect(),
+        system_events: super::beats::system_events(start),
     });
     let loaded = services.loaded_config()?;
     let approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
@@ -523,6 +524,7 @@ mod tests {
             channel: crate::prompt_input::TurnChannel::default(),
             options: crate::sessions::queue::RunOptions::default(),
             folded: Vec::new(),
+            origin: Default::default(),
         }
     }
 

@@ -188,6 +188,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         session_id: s.session_id.clone(),
         model: run.name.clone(),
         message_seqs: super::beats::user_seqs(start),
+        system_events: super::beats::system_events(start),
     });
 
     let RunSetup {

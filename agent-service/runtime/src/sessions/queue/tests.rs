@@ -9,6 +9,7 @@ fn msg(q: &mut QueueState, text: &str) -> Inbound {
         channel: TurnChannel::default(),
         options: RunOptions::default(),
         folded: Vec::new(),
+        origin: Default::default(),
     }
 }
 
