@@ -53,7 +53,8 @@ pub(crate) async fn run(
 ) -> Result<TurnOutcome, HarnessError> {
     let conn = &server.conn;
     let mut subscription = conn.subscribe(&thread.id)?;
-    let params = turn_params(&input.params.turn_start, &thread.id, projection.as_deref())?;
+    let turn_start = input.params.turn_start_for(&thread.binding);
+    let params = turn_params(turn_start, &thread.id, projection.as_deref())?;
     let result = conn.request("turn/start", params).await?;
     let turn_id = result
         .get("turn")

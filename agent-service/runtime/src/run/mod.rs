@@ -49,6 +49,7 @@ pub use crate::{
 };
 
 use crate::{
+    acceptance::Disposition,
     error::RuntimeError,
     prompt_input::TurnChannel,
     sessions::{LiveSession, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode},
@@ -107,6 +108,9 @@ impl Submitted {
             return rx;
         };
         let seq = self.acceptance.seq;
+        // A handoff moves steered messages that the run never took; the
+        // run's own messages stay with it until its final or error event.
+        let steered = matches!(self.acceptance.disposition, Disposition::Steered { .. });
         let mut events = self.events;
         tokio::spawn(async move {
             loop {
@@ -124,7 +128,7 @@ impl Submitted {
                 let mut done = event.event.is_terminal();
                 let mut next = run;
                 match &event.event {
-                    RunEvent::Handoff { next_run, .. } => next = *next_run,
+                    RunEvent::Handoff { next_run, .. } if steered => next = *next_run,
                     RunEvent::MessageRejected { seq: rejected, .. } if *rejected == seq => {
                         done = true;
                     }
