@@ -368,6 +368,55 @@ mod tests {
     }
 
     #[test]
+    fn context_the_thread_holds_is_not_pasted_again_and_the_stack_shows_it() {
+        let mut first = input();
+        first.base.context_files.push(prompt_render::ContextFile {
+            path: "BOOTSTRAP.md".to_owned(),
+            content: "Ask for a name.".to_owned(),
+            ..prompt_render::ContextFile::default()
+        });
+        let one = render_codex_turn(&first).expect("maps");
+        assert!(one.input_text.contains("Ask for a name."));
+        assert!(one.new_thread_turn_start.is_none() && one.held_context.is_empty());
+        assert_eq!(one.turn_context.len(), 1);
+
+        let mut next = first.clone();
+        next.thread_id = "t-1".to_owned();
+        next.thread_context = one.turn_context.clone();
+        let two = render_codex_turn(&next).expect("maps");
+        assert_eq!(two.input_text, "hi");
+        assert_eq!(two.turn_context, one.turn_context);
+        let fresh = two
+            .new_thread_turn_start
+            .as_ref()
+            .expect("for a new thread");
+        assert_eq!(fresh["input"][0]["text"], one.input_text.as_str());
+        assert_eq!(fresh["threadId"], "t-1");
+        let boot = two
+            .files
+            .iter()
+            .find(|f| f.path == "BOOTSTRAP.md")
+            .expect("reported");
+        assert!(boot.held_by_thread && boot.injected_chars > 0, "{boot:?}");
+        let layers = two.layers(&CodexOwnedText::default());
+        let held = layers
+            .iter()
+            .position(|l| l.carrier == crate::layers::CARRIER_HELD)
+            .expect("a held layer");
+        assert!(layers[held].text.contains("Ask for a name."));
+        let project_docs = layers
+            .iter()
+            .position(|l| l.carrier == crate::layers::CARRIER_PROJECT_DOCS)
+            .expect("project docs");
+        assert_eq!(held, project_docs + 1, "where the history begins");
+        assert!(
+            !one.layers(&CodexOwnedText::default())
+                .iter()
+                .any(|l| l.carrier == crate::layers::CARRIER_HELD)
+        );
+    }
+
+    #[test]
     fn the_layer_stack_follows_codex_order() {
         let mut i = input();
         i.dynamic_tools = vec![crate::DynamicTool {

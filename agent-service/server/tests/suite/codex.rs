@@ -1173,3 +1173,44 @@ async fn a_steer_pending_when_the_codex_child_dies_is_handed_off_after_earlier_f
         Some("A steer.")
     );
 }
+
+/// Upstream errors: the run's error (and the transcript) keeps what the
+/// notification carries of the provider's answer: the HTTP 500 that Codex
+/// words as generic high demand, and a 400's own message taken out of the
+/// JSON body Codex passes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
+    const PROVIDER_MARK: &str = "PROVIDER-MARK-4f0: the request is malformed";
+    let h = CodexHarness::start("", "").await;
+    h.fake.push_all([
+        FakeReply::server_error(500),
+        FakeReply::error(agent_testkit::FakeError::Other {
+            status: 400,
+            message: PROVIDER_MARK.to_owned(),
+        }),
+    ]);
+    let events = h.run("Hello?").await;
+    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("the model provider answered HTTP 500"),
+        "{error:?}"
+    );
+    let entries = h.transcript().await;
+    let last = &entries.last().expect("entries").1;
+    assert!(
+        last["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("HTTP 500")),
+        "the transcript keeps it too: {last}"
+    );
+
+    let events = h.run("Hello again?").await;
+    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    assert!(
+        error.message.ends_with(&format!("failed: {PROVIDER_MARK}")),
+        "the provider's message, not its JSON body: {error:?}"
+    );
+}
