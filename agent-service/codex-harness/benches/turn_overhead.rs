@@ -36,6 +36,7 @@ fn params(workspace: &str, text: &str, thread_id: Option<&str>) -> CodexParams {
         thread_start: mapped.thread_start,
         thread_resume: mapped.thread_resume,
         turn_start: mapped.turn_start,
+        new_thread_turn_start: mapped.new_thread_turn_start,
     }
 }
 

@@ -36,6 +36,10 @@ pub struct CodexParams {
     pub thread_resume: Value,
     /// `turn/start` params (`threadId` is set by the harness).
     pub turn_start: Value,
+    /// `turn/start` params for a new thread, when they differ from
+    /// `turn_start`: the per-turn context the stored thread already holds
+    /// is left out of `turn_start`, and a thread that replaces it needs it.
+    pub new_thread_turn_start: Option<Value>,
 }
 
 impl CodexParams {
@@ -64,7 +68,33 @@ impl CodexParams {
             thread_start: parse("thread_start_params_json", thread_start)?,
             thread_resume: parse("thread_resume_params_json", thread_resume)?,
             turn_start: parse("turn_start_params_json", turn_start)?,
+            new_thread_turn_start: None,
         })
+    }
+
+    /// Adds `new_thread_turn_start_params_json` (empty: the same as `turn_start`).
+    pub fn with_new_thread_turn(mut self, turn_start: &str) -> Result<Self, HarnessError> {
+        if turn_start.is_empty() {
+            return Ok(self);
+        }
+        let value: Value = serde_json::from_str(turn_start)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| HarnessError::InvalidInput {
+                field: "new_thread_turn_start_params_json",
+                reason: "must be a JSON object".to_owned(),
+            })?;
+        self.new_thread_turn_start = Some(value);
+        Ok(self)
+    }
+
+    /// The `turn/start` params for a thread bound as `binding`: a new thread
+    /// holds none of the context an earlier turn pasted.
+    pub fn turn_start_for(&self, binding: &ThreadBinding) -> &Value {
+        match (binding, &self.new_thread_turn_start) {
+            (ThreadBinding::Started | ThreadBinding::Replaced { .. }, Some(fresh)) => fresh,
+            _ => &self.turn_start,
+        }
     }
 }
 

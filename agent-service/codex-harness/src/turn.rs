@@ -53,7 +53,8 @@ pub(crate) async fn run(
 ) -> Result<TurnOutcome, HarnessError> {
     let conn = &server.conn;
     let mut subscription = conn.subscribe(&thread.id)?;
-    let params = turn_params(&input.params.turn_start, &thread.id, projection.as_deref())?;
+    let turn_start = input.params.turn_start_for(&thread.binding);
+    let params = turn_params(turn_start, &thread.id, projection.as_deref())?;
     let result = conn.request("turn/start", params).await?;
     let turn_id = result
         .get("turn")
@@ -267,12 +268,60 @@ fn status_of(turn: &Value) -> TurnStatus {
         other => TurnStatus::Failed {
             message: turn
                 .get("error")
-                .and_then(|e| e.get("message"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+                .filter(|e| e.is_object())
+                .map(error_message)
                 .unwrap_or_else(|| format!("the turn ended with status {other:?}")),
         },
     }
+}
+
+/// A Codex turn error as our run error says it. Codex passes some provider
+/// errors on as the raw JSON body (their message is taken out of it) and
+/// replaces others with a generic text (an HTTP 500 reads "We're currently
+/// experiencing high demand"): its error kind, the HTTP status and any
+/// additional details are kept next to the text, so the provider's real
+/// answer is never lost when the notification carries it.
+pub(crate) fn error_message(error: &Value) -> String {
+    let text = error.get("message").and_then(Value::as_str).unwrap_or("");
+    let mut out = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|body| {
+            let inner = body.get("error")?;
+            inner
+                .get("message")
+                .and_then(Value::as_str)
+                .or_else(|| inner.as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| text.to_owned());
+    if let Some(details) = error
+        .get("additionalDetails")
+        .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
+    {
+        out.push_str(&format!(" ({details})"));
+    }
+    let (kind, status) = match error.get("codexErrorInfo") {
+        Some(Value::String(kind)) => (kind.clone(), None),
+        Some(Value::Object(map)) => match map.iter().next() {
+            Some((kind, detail)) => (
+                kind.clone(),
+                detail.get("httpStatusCode").and_then(Value::as_u64),
+            ),
+            None => (String::new(), None),
+        },
+        _ => (String::new(), None),
+    };
+    // Codex raises `internalServerError` for a provider's HTTP 500 alone.
+    let status = status.or((kind == "internalServerError").then_some(500));
+    match (kind.as_str(), status) {
+        ("" | "other", None) => {}
+        (kind, None) => out.push_str(&format!(" [Codex error: {kind}]")),
+        (kind, Some(status)) => out.push_str(&format!(
+            " [Codex error: {kind}; the model provider answered HTTP {status}]"
+        )),
+    }
+    out
 }
 
 /// Feeds one notification to the tracker.
@@ -421,6 +470,35 @@ mod tests {
             TurnStatus::Failed {
                 message: "boom".to_owned()
             }
+        );
+    }
+
+    #[test]
+    fn provider_errors_keep_what_codex_reports_of_them() {
+        let generic = json!({
+            "message": "We're currently experiencing high demand, which may cause temporary errors.",
+            "codexErrorInfo": "internalServerError",
+            "additionalDetails": null,
+        });
+        assert_eq!(
+            error_message(&generic),
+            "We're currently experiencing high demand, which may cause temporary errors. \
+             [Codex error: internalServerError; the model provider answered HTTP 500]"
+        );
+        let body = json!({
+            "message": r#"{"error":{"message":"bad tool schema","type":"invalid_request_error"}}"#,
+            "codexErrorInfo": "other",
+        });
+        assert_eq!(error_message(&body), "bad tool schema");
+        let gateway = json!({
+            "message": "unexpected status 502 Bad Gateway: down",
+            "codexErrorInfo": {"httpConnectionFailed": {"httpStatusCode": 502}},
+            "additionalDetails": "retry later",
+        });
+        assert_eq!(
+            error_message(&gateway),
+            "unexpected status 502 Bad Gateway: down (retry later) \
+             [Codex error: httpConnectionFailed; the model provider answered HTTP 502]"
         );
     }
 }

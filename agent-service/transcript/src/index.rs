@@ -58,6 +58,11 @@ pub struct SessionEntry {
     /// The bound Codex app-server thread, a cache of this session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex_thread_id: Option<String>,
+    /// The per-turn project context that thread holds: workspace-relative
+    /// path to the SHA-256 of the block pasted for it (not pasted again
+    /// while unchanged).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub codex_thread_context: BTreeMap<String, String>,
     /// Compactions so far.
     #[serde(default)]
     pub compaction_count: u64,
@@ -92,6 +97,7 @@ impl SessionEntry {
             queue_mode: None,
             reasoning_level: None,
             codex_thread_id: None,
+            codex_thread_context: BTreeMap::new(),
             compaction_count: 0,
             input_tokens: 0,
             output_tokens: 0,

@@ -138,6 +138,8 @@ pub struct CodexTurnInput {
     pub input_text: String,
     /// Working directory when it differs from the workspace; empty means the workspace.
     pub cwd: String,
+    /// The per-turn context the thread already holds (see [`crate::ContextDigest`]).
+    pub thread_context: Vec<crate::ContextDigest>,
 }
 
 impl CodexTurnInput {
@@ -159,6 +161,7 @@ impl CodexTurnInput {
             dynamic_tools: Vec::new(),
             input_text: String::new(),
             cwd: String::new(),
+            thread_context: Vec::new(),
         }
     }
 

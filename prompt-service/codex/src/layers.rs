@@ -102,6 +102,9 @@ pub const CARRIER_THREAD: &str = "thread/start.developerInstructions";
 pub const CARRIER_PERMISSIONS: &str = "codex:permissions-instructions";
 /// Carrier of Codex's project docs and environment context.
 pub const CARRIER_PROJECT_DOCS: &str = "codex:project-docs-and-environment";
+/// Carrier of per-turn context an earlier turn's input pasted, which the
+/// thread's history still holds.
+pub const CARRIER_HELD: &str = "history:turn/start.input[0].text";
 /// Carrier of our turn instructions.
 pub const CARRIER_TURN: &str = "turn/start.collaborationMode.settings.developer_instructions";
 /// Carrier of the turn input.
@@ -114,6 +117,9 @@ pub const CARRIER_TOOLS: &str = "thread/start.dynamicTools";
 pub struct OwnParts<'a> {
     /// Thread developer instructions, if any.
     pub thread_instructions: Option<&'a str>,
+    /// Per-turn context pasted on an earlier turn and still in the thread's
+    /// history (empty: none).
+    pub held_context: &'a str,
     /// Turn instructions, if any.
     pub turn_instructions: Option<&'a str>,
     /// The turn input text.
@@ -155,6 +161,15 @@ pub fn stack(own: &OwnParts<'_>, codex: &CodexOwnedText) -> Vec<Layer> {
         codex.project_docs_and_environment.clone(),
         true,
     ));
+    if !own.held_context.is_empty() {
+        out.push(Layer::new(
+            Role::User,
+            CARRIER_HELD,
+            "Project Context Held by the Thread",
+            own.held_context.to_owned(),
+            false,
+        ));
+    }
     if let Some(text) = own.turn_instructions {
         out.push(Layer::new(
             Role::Developer,

@@ -13,6 +13,7 @@
 //! session and the thread bookkeeping belong to agent-service.
 
 mod catalog;
+mod context;
 mod error;
 mod input;
 mod instructions;
@@ -25,6 +26,7 @@ mod tools;
 mod turn;
 
 pub use catalog::{CatalogSource, MODEL_FIXTURE_MODEL, MODEL_FIXTURE_PERSONALITY, ModelFixture};
+pub use context::ContextDigest;
 pub use error::CodexError;
 pub use input::{ApprovalPolicy, CodexTurnInput, DynamicTool, SandboxMode, Trigger};
 pub use layers::{CodexOwnedText, Layer, Role};

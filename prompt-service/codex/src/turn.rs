@@ -1,12 +1,13 @@
 //! The facade: validate, route, write our texts, assemble the params.
 
 use prompt_render::{
-    SkillsListing, normalize_absolute, normalize_block, one_line, prepare_skills, render,
+    Injected, SkillsListing, normalize_absolute, normalize_block, one_line, prepare_skills, render,
     skills_listing,
 };
 use serde_json::Value;
 
 use crate::{
+    context::{self, ContextDigest},
     error::CodexError,
     input::CodexTurnInput,
     instructions::{self, ThreadFacts, TurnFacts},
@@ -27,6 +28,14 @@ pub struct CodexTurn {
     /// `turn/start` params (`threadId` is empty when the request had none:
     /// take it from the `thread/start` result).
     pub turn_start: Value,
+    /// `turn/start` params for a thread that holds none of the per-turn
+    /// context; `None` when nothing was left out (then `turn_start` is it).
+    pub new_thread_turn_start: Option<Value>,
+    /// This turn's per-turn context, pasted or held: what a thread that ran
+    /// this turn holds.
+    pub turn_context: Vec<ContextDigest>,
+    /// The context files the thread already holds, not pasted again.
+    pub held_context: Vec<Injected>,
     /// Our thread developer instructions (`None` on lightweight cron turns).
     pub thread_instructions: Option<String>,
     /// Our turn-scoped collaboration instructions (`None` on lightweight cron turns).
@@ -50,9 +59,16 @@ impl CodexTurn {
         } else {
             serde_json::to_string_pretty(&self.tools.visible).unwrap_or_default()
         };
+        let held = self
+            .held_context
+            .iter()
+            .map(instructions::context_block)
+            .collect::<Vec<_>>()
+            .join("\n\n");
         layers::stack(
             &OwnParts {
                 thread_instructions: self.thread_instructions.as_deref(),
+                held_context: &held,
                 turn_instructions: self.turn_instructions.as_deref(),
                 input_text: &self.input_text,
                 visible_tools_json: &visible,
@@ -99,7 +115,7 @@ pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError
         cwd => normalize_absolute(cwd).map_err(|reason| CodexError::invalid("cwd", reason))?,
     };
     let catalog = tools::catalog(&input.dynamic_tools)?;
-    let routed = routing::route_files(input, &workspace)?;
+    let mut routed = routing::route_files(input, &workspace)?;
     let lightweight = input.is_lightweight_cron();
 
     let skills = if lightweight {
@@ -110,15 +126,20 @@ pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError
             input.base.skills_limits,
         )
     };
-    let (thread_instructions, turn_instructions, input_text) = if lightweight {
+    let held = context::split(&routed.turn_input, &input.thread_context);
+    for file in &mut routed.files {
+        file.held_by_thread = !lightweight && held.held.iter().any(|h| h.path == file.path);
+    }
+    let (thread_instructions, turn_instructions, input_text, new_thread_text) = if lightweight {
         // P-38: the scheduled prompt goes through byte for byte.
-        (None, None, input.input_text.clone())
+        (None, None, input.input_text.clone(), None)
     } else {
         let base = &input.base;
         let thread = instructions::thread_instructions(&ThreadFacts {
             agent_name: &one_line(&base.agent_name),
             agent_id: &one_line(&base.agent_id),
             workspace: &workspace,
+            timezone: input.base.user_timezone.trim(),
             files: &routed.thread,
         });
         let channel = one_line(&base.channel.name).to_lowercase();
@@ -158,8 +179,10 @@ pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError
             extra_context: &normalize_block(&base.extra_system_prompt),
             heartbeat_file: heartbeat_file.as_deref(),
         });
-        let text = instructions::turn_input(&routed.turn_input, &input.input_text);
-        (Some(thread), Some(turn), text)
+        let text = instructions::turn_input(&held.new, &input.input_text);
+        let new_thread_text = (!held.held.is_empty())
+            .then(|| instructions::turn_input(&routed.turn_input, &input.input_text));
+        (Some(thread), Some(turn), text, new_thread_text)
     };
 
     let parts = Parts {
@@ -174,10 +197,24 @@ pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError
         input_text: &input_text,
         dynamic_tools: &catalog.specs,
     };
+    let new_thread_turn_start = new_thread_text.as_deref().map(|text| {
+        params::turn_start(&Parts {
+            input_text: text,
+            ..parts
+        })
+    });
+    let (turn_context, held_context) = if lightweight {
+        (Vec::new(), Vec::new())
+    } else {
+        (held.digests, held.held)
+    };
     Ok(CodexTurn {
         thread_start: params::thread_start(&parts),
         thread_resume: params::thread_resume(&parts),
         turn_start: params::turn_start(&parts),
+        new_thread_turn_start,
+        turn_context,
+        held_context,
         thread_instructions,
         turn_instructions,
         input_text,
@@ -306,6 +343,77 @@ mod tests {
             let turn = render_codex_turn(&i).expect("maps");
             assert_eq!(turn.turn_start["sandboxPolicy"], policy);
         }
+    }
+
+    #[test]
+    fn the_user_time_zone_is_thread_text() {
+        let plain = render_codex_turn(&input()).expect("maps");
+        let thread = plain.thread_instructions.expect("thread text");
+        assert!(!thread.contains("time zone"), "{thread}");
+        let mut zoned = input();
+        zoned.base.user_timezone = " Europe/Berlin ".to_owned();
+        let turn = render_codex_turn(&zoned).expect("maps");
+        let thread = turn.thread_instructions.as_deref().expect("thread text");
+        assert!(
+            thread.contains("The user's time zone is Europe/Berlin."),
+            "{thread}"
+        );
+        assert_eq!(
+            turn.thread_start["developerInstructions"].as_str(),
+            Some(thread)
+        );
+        let turn_text = turn.turn_instructions.as_deref().unwrap_or_default();
+        assert!(!turn_text.contains("Europe/Berlin"), "{turn_text}");
+        assert!(!turn.input_text.contains("Europe/Berlin"));
+    }
+
+    #[test]
+    fn context_the_thread_holds_is_not_pasted_again_and_the_stack_shows_it() {
+        let mut first = input();
+        first.base.context_files.push(prompt_render::ContextFile {
+            path: "BOOTSTRAP.md".to_owned(),
+            content: "Ask for a name.".to_owned(),
+            ..prompt_render::ContextFile::default()
+        });
+        let one = render_codex_turn(&first).expect("maps");
+        assert!(one.input_text.contains("Ask for a name."));
+        assert!(one.new_thread_turn_start.is_none() && one.held_context.is_empty());
+        assert_eq!(one.turn_context.len(), 1);
+
+        let mut next = first.clone();
+        next.thread_id = "t-1".to_owned();
+        next.thread_context = one.turn_context.clone();
+        let two = render_codex_turn(&next).expect("maps");
+        assert_eq!(two.input_text, "hi");
+        assert_eq!(two.turn_context, one.turn_context);
+        let fresh = two
+            .new_thread_turn_start
+            .as_ref()
+            .expect("for a new thread");
+        assert_eq!(fresh["input"][0]["text"], one.input_text.as_str());
+        assert_eq!(fresh["threadId"], "t-1");
+        let boot = two
+            .files
+            .iter()
+            .find(|f| f.path == "BOOTSTRAP.md")
+            .expect("reported");
+        assert!(boot.held_by_thread && boot.injected_chars > 0, "{boot:?}");
+        let layers = two.layers(&CodexOwnedText::default());
+        let held = layers
+            .iter()
+            .position(|l| l.carrier == crate::layers::CARRIER_HELD)
+            .expect("a held layer");
+        assert!(layers[held].text.contains("Ask for a name."));
+        let project_docs = layers
+            .iter()
+            .position(|l| l.carrier == crate::layers::CARRIER_PROJECT_DOCS)
+            .expect("project docs");
+        assert_eq!(held, project_docs + 1, "where the history begins");
+        assert!(
+            !one.layers(&CodexOwnedText::default())
+                .iter()
+                .any(|l| l.carrier == crate::layers::CARRIER_HELD)
+        );
     }
 
     #[test]

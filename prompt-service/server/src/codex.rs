@@ -39,6 +39,7 @@ pub fn codex_input_from_request(
         dynamic_tools,
         input_text,
         cwd,
+        thread_context,
     } = req;
     let base = input_from_request(base.unwrap_or_default()).map_err(|e| e.within("base"))?;
     let trigger = match enum_value::<pb::CodexTrigger>("trigger", trigger)? {
@@ -90,6 +91,13 @@ pub fn codex_input_from_request(
         dynamic_tools: dynamic_tools.into_iter().map(dynamic_tool_of).collect(),
         input_text,
         cwd,
+        thread_context: thread_context
+            .into_iter()
+            .map(|digest| {
+                let pb::CodexContextDigest { path, sha256 } = digest;
+                codex::ContextDigest { path, sha256 }
+            })
+            .collect(),
     })
 }
 
@@ -137,6 +145,19 @@ pub fn response_from_turn(turn: &codex::CodexTurn) -> pb::RenderCodexTurnRespons
         thread_start_params_json: turn.thread_start.to_string(),
         thread_resume_params_json: turn.thread_resume.to_string(),
         turn_start_params_json: turn.turn_start.to_string(),
+        new_thread_turn_start_params_json: turn
+            .new_thread_turn_start
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        turn_context: turn
+            .turn_context
+            .iter()
+            .map(|d| pb::CodexContextDigest {
+                path: d.path.clone(),
+                sha256: d.sha256.clone(),
+            })
+            .collect(),
         layers: turn
             .layers(&codex::CodexOwnedText::default())
             .into_iter()
@@ -170,6 +191,7 @@ pub fn response_from_turn(turn: &codex::CodexTurn) -> pb::RenderCodexTurnRespons
                 status: status_to_pb(f.status) as i32,
                 raw_chars: f.raw_chars,
                 injected_chars: f.injected_chars,
+                held_by_thread: f.held_by_thread,
             })
             .collect(),
     }

@@ -189,6 +189,7 @@ impl Fixture {
             thread_start: mapped.thread_start,
             thread_resume: mapped.thread_resume,
             turn_start: mapped.turn_start,
+            new_thread_turn_start: mapped.new_thread_turn_start,
         }
     }
 

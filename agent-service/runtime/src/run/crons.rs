@@ -87,7 +87,7 @@ pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutc
         let why = format!("the message was not queued: {}", delivered.disposition);
         return outcome(RunStatus::Skipped, Some(why), session);
     };
-    let mut events = follow_run(delivered.events, Some(run), delivered.seq);
+    let mut events = follow_run(delivered.events, Some(run), delivered.seq, false);
     let mut result = Err("the run ended without a final answer".to_owned());
     while let Some(event) = events.recv().await {
         match event.event {

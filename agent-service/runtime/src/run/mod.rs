@@ -51,6 +51,7 @@ pub use crate::{
 };
 
 use crate::{
+    acceptance::Disposition,
     error::RuntimeError,
     prompt_input::TurnChannel,
     sessions::{LiveSession, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode},
@@ -104,20 +105,26 @@ impl Submitted {
     /// a rejected message or a command. A reader that falls behind gets
     /// [`RunEvent::Lagged`] and continues.
     pub fn follow(self) -> mpsc::Receiver<SessionEvent> {
+        // A handoff moves steered messages that the run never took; the run's own messages
+        // stay with it until its final or error event.
+        let steered = matches!(self.acceptance.disposition, Disposition::Steered { .. });
         follow_run(
             self.events,
             self.acceptance.disposition.run(),
             self.acceptance.seq,
+            steered,
         )
     }
 }
 
 /// The events of `run` (none when `None`), which handles message `seq`, until that run ends
-/// (following a handoff to another run), without acceptances and system-event notices.
+/// (following a handoff to another run when the message was `steered`), without
+/// acceptances and system-event notices.
 pub(crate) fn follow_run(
     events: SessionEvents,
     run: Option<u64>,
     seq: u64,
+    steered: bool,
 ) -> mpsc::Receiver<SessionEvent> {
     let (tx, rx) = mpsc::channel(EVENT_BUFFER);
     let Some(mut run) = run else {
@@ -145,7 +152,7 @@ pub(crate) fn follow_run(
             let mut done = event.event.is_terminal();
             let mut next = run;
             match &event.event {
-                RunEvent::Handoff { next_run, .. } => next = *next_run,
+                RunEvent::Handoff { next_run, .. } if steered => next = *next_run,
                 RunEvent::MessageRejected { seq: rejected, .. } if *rejected == seq => {
                     done = true;
                 }

@@ -370,12 +370,25 @@ impl QueueState {
             }
         } else {
             let next = self.new_run();
-            self.pending.push_front(RunStart {
+            self.queue_by_arrival(RunStart {
                 run: next,
                 messages,
                 cancel: CancellationToken::new(),
             });
         }
+    }
+
+    /// Queues a run of steer messages where their arrival puts it: after
+    /// the pending runs whose messages came earlier (a follow-up sent
+    /// before a steer is answered before it).
+    fn queue_by_arrival(&mut self, start: RunStart) {
+        let first = start.messages.first().map_or(u64::MAX, |m| m.seq);
+        let at = self
+            .pending
+            .iter()
+            .position(|p| p.messages.first().is_some_and(|m| m.seq > first))
+            .unwrap_or(self.pending.len());
+        self.pending.insert(at, start);
     }
 
     /// Called when run `run` has nothing left to do. Atomically either hands
@@ -415,7 +428,7 @@ impl QueueState {
                 _ => {
                     let next = self.new_run();
                     ended.handoff = Some((next, count));
-                    self.pending.push_front(RunStart {
+                    self.queue_by_arrival(RunStart {
                         run: next,
                         messages: active.steer.into_iter().collect(),
                         cancel: CancellationToken::new(),

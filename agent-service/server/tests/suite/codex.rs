@@ -130,7 +130,14 @@ impl CodexHarness {
     /// Stops agent-service (its Codex child exits with it) and starts a new
     /// one on the same state dir, config and prompt-service.
     async fn restart(&mut self) {
+        self.restart_with(|_| {}).await;
+    }
+
+    /// [`Self::restart`], with `between` run on the state dir while no
+    /// agent-service runs (to leave what a crashed process would).
+    async fn restart_with(&mut self, between: impl FnOnce(&Path)) {
         let dir = self.service.take().expect("running").stop().await;
+        between(dir.path());
         let service = Service::start_full(dir, Some(&self.config), self.prompt.client()).await;
         self.service = Some(service);
     }
@@ -459,6 +466,11 @@ async fn a_text_turn_runs_on_codex_with_our_instructions_where_the_reference_say
         "TOOLS.md is thread-level developer text"
     );
     assert!(!developer[0].contains(SOUL_MARK));
+    assert!(
+        developer[0].contains("The user's time zone is Europe/Berlin."),
+        "agents.defaults.userTimezone reaches the model in the thread text: {}",
+        developer[0]
+    );
     assert!(
         developer[1].starts_with("<collaboration_mode># OpenClaw Turn Instructions"),
         "the collaboration mode carries our turn instructions: {}",
@@ -857,43 +869,348 @@ async fn a_codex_child_killed_mid_turn_interrupts_the_run_and_the_next_turn_reco
 }
 
 /// Heartbeats run on Codex agents too: the heartbeat prompt is the turn's input,
-/// HEARTBEAT.md is pointed to rather than pasted (P-33), and an acknowledgement is recorded but
-/// not delivered.
+/// HEARTBEAT.md is pointed to rather than pasted (P-33), an acknowledgement is recorded but
+/// not delivered, and watchers see the run as `heartbeat-<n>` with no message seqs, as on
+/// the embedded runtime.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_heartbeat_runs_as_a_codex_turn_and_an_ack_is_not_delivered() {
     use agent_runtime::heartbeat::{DEFAULT_HEARTBEAT_PROMPT, HeartbeatOutcome};
 
     let h = CodexHarness::start("", "").await;
+    h.fake.push(FakeReply::text("Hello."));
+    h.run("Hi.").await;
     write(
         &h.workspace(),
         "HEARTBEAT.md",
         "# Heartbeat\n- HB-TASK-MARK: check that the nightly build passed.\n",
     );
+    let mut watcher = h.service().watch().await;
     h.fake.push(FakeReply::text("HEARTBEAT_OK"));
     let outcome = tokio::time::timeout(PATIENCE, h.service().runtime.heartbeat_now("main"))
         .await
         .expect("heartbeat within the patience");
     match outcome {
         HeartbeatOutcome::Ran {
-            delivered, reply, ..
+            delivered,
+            reply,
+            run,
         } => {
+            assert_eq!(run, 2);
             assert!(!delivered, "an acknowledgement is not delivered");
             assert!(reply.is_empty(), "{reply:?}");
         }
         other => panic!("heartbeat outcome: {other:?}"),
     }
+    let watched = read_until(&mut watcher, |e| {
+        matches!(e, Event::Final(_) | Event::Error(_))
+    })
+    .await;
+    let started = watched
+        .iter()
+        .find_map(|e| match &e.event {
+            Some(Event::Started(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a started event: {watched:#?}"));
+    assert_eq!(started.run_id, "heartbeat-2");
+    assert!(started.message_seqs.is_empty(), "{started:?}");
     let requests = h.fake.requests();
-    assert_eq!(requests.len(), 1);
-    let users = user_texts(&requests[0]);
+    assert_eq!(requests.len(), 2);
+    let users = user_texts(&requests[1]);
     let opening: String = DEFAULT_HEARTBEAT_PROMPT.chars().take(40).collect();
     assert!(
         users.iter().any(|t| t.contains(&opening)),
         "the heartbeat prompt is the turn input: {users:?}"
     );
-    let body = requests[0].body.to_string();
+    let body = requests[1].body.to_string();
     assert!(body.contains("HEARTBEAT.md"), "the file is pointed to");
     assert!(!body.contains("HB-TASK-MARK"), "the file is never pasted");
     let entries = h.transcript().await;
-    assert_eq!(roles(&entries), ["user", "assistant"]);
-    assert_eq!(entries[1].1["content"][0]["text"], "HEARTBEAT_OK");
+    assert_eq!(roles(&entries), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(entries[3].1["content"][0]["text"], "HEARTBEAT_OK");
+}
+
+/// Per-turn project context is pasted once per thread: over 30 turns the
+/// model request holds BOOTSTRAP.md and MEMORY.md (memory tools off, so it
+/// takes the turn-input path) once each, an edited MEMORY.md once more in
+/// its new text, and the session index records what the thread holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_turn_context_is_not_repeated_over_thirty_turns() {
+    const BOOT_MARK: &str = "BOOT-MARK-3a9";
+    const MEMORY_MARK: &str = "MEMORY-MARK-8b1";
+    const EDITED_MARK: &str = "MEMORY-EDITED-2c7";
+    let h = CodexHarness::start(r#"deny: ["memory_search", "memory_get"],"#, "").await;
+    let ws = h.workspace();
+    write(
+        &ws,
+        "BOOTSTRAP.md",
+        &format!("# Bootstrap\n{BOOT_MARK}: ask for a name.\n"),
+    );
+    write(
+        &ws,
+        "MEMORY.md",
+        &format!("# Memory\n{MEMORY_MARK}: likes tea.\n"),
+    );
+    write(&ws, "SOUL.md", &format!("# Soul\n{SOUL_MARK}: be brief.\n"));
+    for turn in 1..=30 {
+        if turn == 20 {
+            write(
+                &ws,
+                "MEMORY.md",
+                &format!("# Memory\n{EDITED_MARK}: likes coffee.\n"),
+            );
+        }
+        h.fake.push(FakeReply::text(format!("Reply {turn}.")));
+        let events = h.run(&format!("Message {turn}.")).await;
+        assert_eq!(
+            final_of(&events).map(|f| f.text),
+            Some(format!("Reply {turn}.")),
+            "turn {turn}: {events:#?}"
+        );
+    }
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 30);
+    let count = |request: &RecordedRequest, mark: &str| {
+        messages(request)
+            .iter()
+            .flat_map(|(_, parts)| parts)
+            .map(|part| part.matches(mark).count())
+            .sum::<usize>()
+    };
+    assert_eq!(
+        count(&requests[0], BOOT_MARK),
+        1,
+        "the first turn pastes it"
+    );
+    assert_eq!(count(&requests[0], MEMORY_MARK), 1);
+    let last = &requests[29];
+    for (mark, expected) in [
+        (BOOT_MARK, 1),
+        (MEMORY_MARK, 1),
+        (EDITED_MARK, 1),
+        (SOUL_MARK, 1),
+    ] {
+        assert_eq!(
+            count(last, mark),
+            expected,
+            "{mark} in the 30th request: {:#?}",
+            messages(last)
+        );
+    }
+    // Turns that bring nothing new send the user's text alone.
+    assert_eq!(
+        user_texts(&requests[1]).last().map(String::as_str),
+        Some("Message 2.")
+    );
+    let edited = user_texts(&requests[19]);
+    let edited = edited.last().expect("turn 20's input");
+    assert!(
+        edited.contains(EDITED_MARK) && !edited.contains(BOOT_MARK),
+        "only the changed file is pasted again: {edited}"
+    );
+    let index =
+        std::fs::read_to_string(h.service().path("state/agents/main/sessions/sessions.json"))
+            .expect("index");
+    let index: Value = serde_json::from_str(&index).expect("index json");
+    let held: Vec<String> = index
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(|e| e["codexThreadContext"].as_object())
+        .flat_map(|c| c.keys().cloned())
+        .collect();
+    assert_eq!(held, ["BOOTSTRAP.md", "MEMORY.md"]);
+}
+
+/// Messages acknowledged before an agent-service crash and recovered from
+/// the journal into the transcript reach the Codex model with the next
+/// turn: ahead of the new message, in arrival order, and only once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_recovered_after_a_crash_reach_the_next_codex_turn_once() {
+    let mut h = CodexHarness::start("", "").await;
+    h.fake.push(FakeReply::text("First answer."));
+    h.run("Before the crash.").await;
+    let session = h
+        .service()
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner();
+    h.restart_with(|dir| {
+        let journal = dir.join(format!(
+            "state/agents/main/sessions/{}.queue",
+            session.session_id
+        ));
+        let now = super::harness::now_ms();
+        let lines = [
+            json!({ "accepted": { "seq": 2, "text": "Recovered A.", "at": now } }),
+            json!({ "accepted": { "seq": 3, "text": "Recovered B.", "at": now } }),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&journal, text).expect("journal");
+    })
+    .await;
+    h.fake
+        .push_all([FakeReply::text("Second answer."), FakeReply::text("Third.")]);
+    let second = h.run("After the restart.").await;
+    assert_eq!(
+        final_of(&second).map(|f| f.text).as_deref(),
+        Some("Second answer."),
+        "{second:#?}"
+    );
+    h.run("One more.").await;
+
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 3);
+    let users = user_texts(&requests[1]);
+    assert_eq!(
+        users.last().map(String::as_str),
+        Some("Recovered A.\n\nRecovered B.\n\nAfter the restart."),
+        "{users:#?}"
+    );
+    let third = user_texts(&requests[2]);
+    let count = |text: &str| third.iter().filter(|t| t.contains(text)).count();
+    assert_eq!(
+        (count("Recovered A."), count("Recovered B.")),
+        (1, 1),
+        "once, from the thread's history: {third:#?}"
+    );
+    assert_eq!(third.last().map(String::as_str), Some("One more."));
+    let entries = h.transcript().await;
+    let users: Vec<&Value> = entries
+        .iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, m)| &m["content"])
+        .collect();
+    assert_eq!(
+        users,
+        [
+            "Before the crash.",
+            "Recovered A.",
+            "Recovered B.",
+            "After the restart.",
+            "One more."
+        ]
+    );
+}
+
+/// The Codex child dies while a steer waits for a running command: the
+/// run's own stream gets the handoff and then the run's error; the earlier
+/// follow-up is answered before the handed-off steer, whose stream follows
+/// it to the run that answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steer_pending_when_the_codex_child_dies_is_handed_off_after_earlier_follow_ups() {
+    let h = CodexHarness::start(
+        r#"exec: { security: "allowlist", ask: "off", safeBins: ["sleep"] },"#,
+        "",
+    )
+    .await;
+    h.fake.push_all([
+        FakeReply::tool_call("call_sleep", "exec_command", json!({"cmd": "sleep 30"})),
+        FakeReply::text("Follow-up answered."),
+        FakeReply::text("Steer answered."),
+    ]);
+    let mut first = h
+        .open_run("Start a long job.", pb::QueueMode::Unspecified)
+        .await;
+    read_until(&mut first, |e| matches!(e, Event::ToolStarted(_))).await;
+    let mut follow_up = h.open_run("A follow-up.", pb::QueueMode::Followup).await;
+    let queued = read_until(&mut follow_up, |e| matches!(e, Event::Accepted(_))).await;
+    assert!(
+        matches!(&queued[0].event, Some(Event::Accepted(d)) if d.outcome() == Outcome::Followup),
+        "{queued:#?}"
+    );
+    let mut steer = h.open_run("A steer.", pb::QueueMode::Steer).await;
+    let steered = read_until(&mut steer, |e| matches!(e, Event::Accepted(_))).await;
+    assert!(
+        matches!(&steered[0].event, Some(Event::Accepted(d)) if d.outcome() == Outcome::Steered),
+        "{steered:#?}"
+    );
+    let pid = h.codex_child().expect("a Codex child");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+
+    let one = read_until(&mut first, |_| false).await;
+    let kinds: Vec<&str> = one
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::Handoff(_)) => Some("handoff"),
+            Some(Event::Error(_)) => Some("error"),
+            Some(Event::Final(_)) => Some("final"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["handoff", "error"], "{one:#?}");
+    let error = error_of(&one).expect("the failed run's error");
+    assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+    assert!(one.iter().all(|e| e.run == 1), "{one:#?}");
+
+    let two = read_until(&mut follow_up, |_| false).await;
+    assert_eq!(
+        final_of(&two).map(|f| f.text).as_deref(),
+        Some("Follow-up answered."),
+        "{two:#?}"
+    );
+    let three = read_until(&mut steer, |_| false).await;
+    assert_eq!(
+        final_of(&three).map(|f| f.text).as_deref(),
+        Some("Steer answered."),
+        "{three:#?}"
+    );
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 3, "the sleep, the follow-up, the steer");
+    assert_eq!(
+        user_texts(&requests[1]).last().map(String::as_str),
+        Some("A follow-up.")
+    );
+    assert_eq!(
+        user_texts(&requests[2]).last().map(String::as_str),
+        Some("A steer.")
+    );
+}
+
+/// Upstream errors: the run's error (and the transcript) keeps what the
+/// notification carries of the provider's answer: the HTTP 500 that Codex
+/// words as generic high demand, and a 400's own message taken out of the
+/// JSON body Codex passes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
+    const PROVIDER_MARK: &str = "PROVIDER-MARK-4f0: the request is malformed";
+    let h = CodexHarness::start("", "").await;
+    h.fake.push_all([
+        FakeReply::server_error(500),
+        FakeReply::error(agent_testkit::FakeError::Other {
+            status: 400,
+            message: PROVIDER_MARK.to_owned(),
+        }),
+    ]);
+    let events = h.run("Hello?").await;
+    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("the model provider answered HTTP 500"),
+        "{error:?}"
+    );
+    let entries = h.transcript().await;
+    let last = &entries.last().expect("entries").1;
+    assert!(
+        last["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("HTTP 500")),
+        "the transcript keeps it too: {last}"
+    );
+
+    let events = h.run("Hello again?").await;
+    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    assert!(
+        error.message.ends_with(&format!("failed: {PROVIDER_MARK}")),
+        "the provider's message, not its JSON body: {error:?}"
+    );
 }

@@ -111,6 +111,9 @@ pub struct FileRoute {
     pub raw_chars: u32,
     /// Characters of it that we put into a Codex parameter.
     pub injected_chars: u32,
+    /// Per-turn context the thread already holds unchanged: not pasted
+    /// again this turn (`injected_chars` is what was pasted when it was).
+    pub held_by_thread: bool,
 }
 
 /// The routed files of one turn.
@@ -282,6 +285,7 @@ pub fn route_files(input: &CodexTurnInput, workspace: &str) -> Result<Routed, Co
             status,
             raw_chars,
             injected_chars,
+            held_by_thread: false,
         });
     }
     out.files.sort_by(|a, b| {

@@ -11,6 +11,7 @@
 //! which the harness turns into `turn/interrupt`.
 
 use std::{
+    collections::BTreeMap,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -18,7 +19,7 @@ use std::{
 use crate::metrics::Tokens;
 use openclaw_codex_harness::{
     ApprovalRules, CodexParams, CodexRunner, HarnessError, HarnessEvent, HarnessSettings,
-    TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
+    ThreadBinding, TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
 };
 use openclaw_config::{
     Config, ModelRef,
@@ -89,12 +90,12 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         .run_model(s, first.options.model.as_deref())
         .await?;
     out.emit(RunEvent::Started {
-        run_id: format!("run-{}", start.run),
+        run_id: super::beats::run_id(start),
         agent_id: s.agent.id.clone(),
         session_key: s.key.as_str().to_owned(),
         session_id: s.session_id.clone(),
         model: run.name.clone(),
-        message_seqs: start.messages.iter().map(|m| m.seq).collect(),
+        message_seqs: super::beats::user_seqs(start),
         system_events: super::beats::system_events(start),
     });
     let loaded = services.loaded_config()?;
@@ -197,10 +198,38 @@ impl CodexRun<'_> {
         sink: &mut Option<BlockSink>,
     ) -> Result<TurnOutcome, RuntimeError> {
         let all = self.s.live.messages().await?;
-        let history = all[..all.len().saturating_sub(messages.len())].to_vec();
-        let thread_id = self.stored_thread().await?;
+        let before = all.len().saturating_sub(messages.len());
+        let stored = self.stored_thread().await?;
+        let thread_id = stored.as_ref().map(|(id, _)| id.clone());
+        let held = stored.map(|(_, held)| held).unwrap_or_default();
+        // User messages after the thread's last reply never reached it (saved
+        // by crash recovery or at shutdown, or their run failed before its
+        // turn started): they lead this turn's input, in order. Without a
+        // thread the projection of the history carries them instead.
+        let unsent = match thread_id {
+            Some(_) => unsent_users(&all[..before]),
+            None => 0,
+        };
+        let history = all[..before - unsent].to_vec();
+        let mut texts: Vec<&str> = all[before - unsent..before]
+            .iter()
+            .filter_map(user_text)
+            .collect();
+        texts.extend(messages.iter().map(|m| m.text.as_str()));
+        if unsent > 0 {
+            tracing::info!(
+                messages = unsent,
+                "user messages the Codex thread never saw lead the turn's input"
+            );
+        }
         let response = self
-            .render(messages, &history, thread_id.as_deref())
+            .render(
+                messages,
+                &texts.join("\n\n"),
+                &history,
+                thread_id.as_deref(),
+                &held,
+            )
             .await?;
         self.evidence(step, &response, all.len());
         let params = CodexParams::from_json(
@@ -208,6 +237,7 @@ impl CodexRun<'_> {
             &response.thread_resume_params_json,
             &response.turn_start_params_json,
         )
+        .and_then(|p| p.with_new_thread_turn(&response.new_thread_turn_start_params_json))
         .map_err(harness_error)?;
         let input = TurnInput {
             thread_id,
@@ -248,7 +278,19 @@ impl CodexRun<'_> {
         // The steered messages are in the transcript now (the turn's entries
         // hold them): the journal no longer needs them.
         mark_done(self.s, &steered).await;
-        self.store_thread(&outcome.thread_id).await?;
+        // The turn's input is in the thread's history now: what it pasted
+        // is held from here on (a new thread holds only this turn's).
+        let mut context = match outcome.binding {
+            ThreadBinding::Started | ThreadBinding::Replaced { .. } => BTreeMap::new(),
+            ThreadBinding::Loaded | ThreadBinding::Resumed => held,
+        };
+        context.extend(
+            response
+                .turn_context
+                .iter()
+                .map(|d| (d.path.clone(), d.sha256.clone())),
+        );
+        self.store_thread(&outcome.thread_id, Some(context)).await?;
         self.out.emit(RunEvent::TurnEnd {
             step,
             stop_reason: outcome.status.stop_reason().to_owned(),
@@ -324,7 +366,7 @@ impl CodexRun<'_> {
             HarnessEvent::ThreadReady { thread_id, binding } => {
                 tracing::info!(%thread_id, ?binding, "Codex thread ready");
                 // Stored now: a crash later in the turn must not lose it.
-                if let Err(error) = self.store_thread(&thread_id).await {
+                if let Err(error) = self.store_thread(&thread_id, None).await {
                     tracing::warn!(%error, "could not store the Codex thread id yet");
                 }
             }
@@ -411,25 +453,41 @@ impl CodexRun<'_> {
         }
     }
 
-    /// The session's stored Codex thread, if the index entry is still this
-    /// session's (a reset gives the key a new session and no thread).
-    async fn stored_thread(&self) -> Result<Option<String>, RuntimeError> {
+    /// The session's stored Codex thread and the per-turn context it holds,
+    /// if the index entry is still this session's (a reset gives the key a
+    /// new session and no thread).
+    async fn stored_thread(
+        &self,
+    ) -> Result<Option<(String, BTreeMap<String, String>)>, RuntimeError> {
         let entry = self
             .services
             .index_entry(&self.s.agent.id, &self.s.key)
             .await?;
         Ok(entry
             .filter(|e| e.session_id.to_string() == self.s.session_id)
-            .and_then(|e| e.codex_thread_id))
+            .and_then(|e| Some((e.codex_thread_id?, e.codex_thread_context))))
     }
 
-    async fn store_thread(&self, thread_id: &str) -> Result<(), RuntimeError> {
+    /// Stores the session's thread; `context` replaces what it holds. A
+    /// different thread holds nothing of the old one's context.
+    async fn store_thread(
+        &self,
+        thread_id: &str,
+        context: Option<BTreeMap<String, String>>,
+    ) -> Result<(), RuntimeError> {
         let (thread_id, session_id) = (thread_id.to_owned(), self.s.session_id.clone());
         self.services
             .sessions()
             .update_entry(&self.s.agent, &self.s.key, move |entry| {
-                if entry.session_id.to_string() == session_id {
-                    entry.codex_thread_id = Some(thread_id);
+                if entry.session_id.to_string() != session_id {
+                    return;
+                }
+                if entry.codex_thread_id.as_deref() != Some(thread_id.as_str()) {
+                    entry.codex_thread_context.clear();
+                }
+                entry.codex_thread_id = Some(thread_id);
+                if let Some(context) = context {
+                    entry.codex_thread_context = context;
                 }
             })
             .await
@@ -482,6 +540,25 @@ impl Steering {
         let mut back = sent.split_off(keep);
         back.extend(refused);
         (sent, back)
+    }
+}
+
+/// How many user messages end `history` (with nothing of Codex's after them).
+fn unsent_users(history: &[Message]) -> usize {
+    history
+        .iter()
+        .rev()
+        .take_while(|m| matches!(m, Message::User(_)))
+        .count()
+}
+
+fn user_text(message: &Message) -> Option<&str> {
+    match message {
+        Message::User(openclaw_transcript::UserMessage {
+            content: openclaw_transcript::UserContent::Text(text),
+            ..
+        }) => Some(text.as_str()),
+        _ => None,
     }
 }
 

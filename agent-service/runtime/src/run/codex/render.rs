@@ -8,8 +8,10 @@ impl CodexRun<'_> {
     pub(super) async fn render(
         &self,
         messages: &[Inbound],
+        input_text: &str,
         history: &[Message],
         thread_id: Option<&str>,
+        held: &BTreeMap<String, String>,
     ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
         let s = self.s;
         let descriptors = prepare::descriptors(&self.run.tools);
@@ -67,12 +69,15 @@ impl CodexRun<'_> {
                     namespace: String::new(),
                 })
                 .collect(),
-            input_text: messages
-                .iter()
-                .map(|m| m.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n"),
+            input_text: input_text.to_owned(),
             cwd: s.cwd.display().to_string(),
+            thread_context: held
+                .iter()
+                .map(|(path, sha256)| pb::CodexContextDigest {
+                    path: path.clone(),
+                    sha256: sha256.clone(),
+                })
+                .collect(),
         };
         self.services
             .prompt()

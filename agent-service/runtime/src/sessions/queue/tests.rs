@@ -133,6 +133,23 @@ fn steer_never_taken_by_an_aborted_run_becomes_the_next_run() {
 }
 
 #[test]
+fn a_handed_off_steer_runs_after_an_earlier_follow_up() {
+    let mut q = QueueState::default();
+    let m = msg(&mut q, "a");
+    q.submit(m, QueueMode::Steer, 0, L);
+    let m = msg(&mut q, "follow-up");
+    q.submit(m, QueueMode::Followup, 0, L);
+    let m = msg(&mut q, "late steer");
+    q.submit(m, QueueMode::Steer, 0, L);
+    let ended = q.run_ended(1);
+    assert_eq!(ended.handoff, Some((3, 1)));
+    let texts = |start: Option<RunStart>| start.map(|s| (s.run, s.messages[0].text.clone()));
+    assert_eq!(texts(ended.next), Some((2, "follow-up".to_owned())));
+    let after = q.run_ended(2);
+    assert_eq!(texts(after.next), Some((3, "late steer".to_owned())));
+}
+
+#[test]
 fn collect_coalesces_after_the_quiet_window_and_summarizes_overflow() {
     let mut q = QueueState::default();
     for (i, t) in ["a", "b", "c", "d", "e"].iter().enumerate() {
