@@ -189,17 +189,13 @@ impl CodexHarness {
 
     async fn open_run(&self, message: &str, mode: pb::QueueMode) -> tonic::Streaming<pb::RunEvent> {
         self.service()
-            .client()
-            .await
-            .run(pb::RunRequest {
+            .open_run(pb::RunRequest {
                 message: message.into(),
                 channel: telegram(),
                 queue_mode: mode as i32,
                 ..Default::default()
             })
             .await
-            .expect("run")
-            .into_inner()
     }
 
     async fn send(&self, message: &str, mode: pb::QueueMode) -> pb::Disposition {

@@ -41,27 +41,12 @@ async fn run(h: &Harness, message: &str) -> Vec<pb::RunEvent> {
 }
 
 async fn run_on(service: &Service, message: &str) -> Vec<pb::RunEvent> {
-    let mut stream = service
-        .client()
-        .await
-        .run(pb::RunRequest {
+    service
+        .run_events(pb::RunRequest {
             message: message.into(),
             ..Default::default()
         })
         .await
-        .expect("run")
-        .into_inner();
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(60), stream.message())
-            .await
-            .expect("event within 60 s")
-            .expect("stream");
-        match next {
-            Some(event) => events.push(event),
-            None => return events,
-        }
-    }
 }
 
 fn final_text(events: &[pb::RunEvent]) -> String {

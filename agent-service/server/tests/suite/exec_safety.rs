@@ -35,19 +35,7 @@ fn run_request(message: &str, chat: pb::ChatType, key: &str) -> pb::RunRequest {
 }
 
 async fn run(h: &Harness, request: pb::RunRequest) -> Vec<pb::run_event::Event> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(event) = stream.message().await.expect("stream") {
-        events.push(event.event.expect("event"));
-    }
-    events
+    h.service.run_to_end(request).await
 }
 
 /// Tool results by call id: (is_error, output).

@@ -170,6 +170,60 @@ impl Service {
         AgentServiceClient::new(self.channel().await)
     }
 
+    /// Opens a Run of `request`.
+    pub async fn open_run(
+        &self,
+        request: openclaw_proto::agent::v1::RunRequest,
+    ) -> tonic::Streaming<openclaw_proto::agent::v1::RunEvent> {
+        self.client()
+            .await
+            .run(request)
+            .await
+            .expect("run")
+            .into_inner()
+    }
+
+    /// Runs `request` to its end (each event within 60 s); every event of its stream.
+    pub async fn run_events(
+        &self,
+        request: openclaw_proto::agent::v1::RunRequest,
+    ) -> Vec<openclaw_proto::agent::v1::RunEvent> {
+        let mut stream = self.open_run(request).await;
+        let mut events = Vec::new();
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(60), stream.message())
+                .await
+                .expect("an event within 60 s")
+                .expect("stream");
+            let Some(event) = next else { return events };
+            events.push(event);
+        }
+    }
+
+    /// Runs `request` to its end; the events without their stream positions.
+    pub async fn run_to_end(
+        &self,
+        request: openclaw_proto::agent::v1::RunRequest,
+    ) -> Vec<openclaw_proto::agent::v1::run_event::Event> {
+        self.run_events(request)
+            .await
+            .into_iter()
+            .map(|e| e.event.expect("event"))
+            .collect()
+    }
+
+    /// Runs `message` in the default agent's main session to its end; its events.
+    pub async fn run_message(
+        &self,
+        message: &str,
+    ) -> Vec<openclaw_proto::agent::v1::run_event::Event> {
+        self.run_to_end(openclaw_proto::agent::v1::RunRequest {
+            message: message.into(),
+            ..Default::default()
+        })
+        .await
+    }
+
     /// WatchSession on the default agent's main session (which must exist).
     pub async fn watch(&self) -> tonic::Streaming<openclaw_proto::agent::v1::RunEvent> {
         self.client()

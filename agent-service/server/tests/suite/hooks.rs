@@ -65,24 +65,14 @@ fn injected(prompt: &ppb::RenderSystemPromptResponse) -> Vec<String> {
 }
 
 async fn run_error(h: &Harness, message: &str) -> Option<pb::RunError> {
-    let mut stream = h
-        .service
-        .client()
+    h.service
+        .run_message(message)
         .await
-        .run(pb::RunRequest {
-            message: message.into(),
-            ..Default::default()
+        .into_iter()
+        .find_map(|event| match event {
+            pb::run_event::Event::Error(e) => Some(e),
+            _ => None,
         })
-        .await
-        .expect("run")
-        .into_inner();
-    let mut error = None;
-    while let Some(event) = stream.message().await.expect("stream") {
-        if let Some(pb::run_event::Event::Error(e)) = event.event {
-            error = Some(e);
-        }
-    }
-    error
 }
 
 #[tokio::test]

@@ -38,17 +38,13 @@ type EventStream = tonic::Streaming<pb::RunEvent>;
 
 async fn open_run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> EventStream {
     h.service
-        .client()
-        .await
-        .run(pb::RunRequest {
+        .open_run(pb::RunRequest {
             session: session(key),
             message: message.into(),
             channel: telegram(chat),
             ..Default::default()
         })
         .await
-        .expect("run")
-        .into_inner()
 }
 
 /// Reads until `stop` matches (that event included) or the stream ends.

@@ -54,13 +54,7 @@ fn run_request(message: &str, mode: pb::QueueMode) -> pb::RunRequest {
 type EventStream = tonic::Streaming<pb::RunEvent>;
 
 async fn open_run(h: &Harness, request: pb::RunRequest) -> EventStream {
-    h.service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner()
+    h.service.open_run(request).await
 }
 
 /// Reads until `stop` matches (that event included).

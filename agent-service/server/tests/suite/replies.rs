@@ -2,8 +2,6 @@
 //! sent as fields, the silent token delivering nothing, and the chat commands the runtime
 //! answers itself.
 
-use std::time::Duration;
-
 use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use pb::disposition::Outcome;
@@ -30,23 +28,7 @@ fn request(message: &str, channel: Option<pb::ChannelContext>) -> pb::RunRequest
 }
 
 async fn run(h: &Harness, request: pb::RunRequest) -> Vec<pb::RunEvent> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(30), stream.message())
-            .await
-            .expect("event within 30 s")
-            .expect("stream");
-        let Some(event) = next else { return events };
-        events.push(event);
-    }
+    h.service.run_events(request).await
 }
 
 fn final_of(events: &[pb::RunEvent]) -> pb::RunFinal {

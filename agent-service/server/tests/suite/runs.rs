@@ -32,18 +32,7 @@ fn run_request(message: &str) -> pb::RunRequest {
 }
 
 async fn run(service: &Service, request: pb::RunRequest) -> Vec<pb::run_event::Event> {
-    let mut stream = service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(event) = stream.message().await.expect("stream") {
-        events.push(event.event.expect("event"));
-    }
-    events
+    service.run_to_end(request).await
 }
 
 fn final_text(events: &[pb::run_event::Event]) -> Option<String> {

@@ -44,22 +44,7 @@ impl Captured {
 }
 
 async fn run(h: &Harness, message: &str) -> Vec<pb::run_event::Event> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            message: message.into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(event) = stream.message().await.expect("stream") {
-        events.push(event.event.expect("event"));
-    }
-    events
+    h.service.run_message(message).await
 }
 
 fn transcript_text(entries: &[pb::TranscriptEntry]) -> String {

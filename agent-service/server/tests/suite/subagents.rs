@@ -79,15 +79,11 @@ impl Stack {
 
     async fn open_run(&self, message: &str) -> tonic::Streaming<pb::RunEvent> {
         self.service
-            .client()
-            .await
-            .run(pb::RunRequest {
+            .open_run(pb::RunRequest {
                 message: message.into(),
                 ..Default::default()
             })
             .await
-            .expect("run")
-            .into_inner()
     }
 
     async fn watch(&self) -> tonic::Streaming<pb::RunEvent> {

@@ -20,21 +20,7 @@ const EXEC_QUIET: &str =
 const PROMISE: &str = "an [Exec Finished] message brings you its exit status";
 
 async fn run(h: &Harness, message: &str) -> Vec<Event> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            message: message.into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(event) = stream.message().await.expect("stream") {
-        events.push(event.event.expect("event"));
-    }
+    let events = h.service.run_message(message).await;
     assert!(
         events.iter().any(|e| matches!(e, Event::Final(_))),
         "{events:?}"
