@@ -21,6 +21,7 @@ mod durable;
 mod entry;
 mod error;
 mod index;
+mod index_cache;
 mod message;
 mod paths;
 mod reader;

@@ -419,7 +419,7 @@ impl CodexRun<'_> {
             .await?;
         Ok(entry
             .filter(|e| e.session_id.to_string() == self.s.session_id)
-            .and_then(|e| e.codex_thread_id))
+            .and_then(|e| e.codex_thread_id.clone()))
     }
 
     async fn store_thread(&self, thread_id: &str) -> Result<(), RuntimeError> {
