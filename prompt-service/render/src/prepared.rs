@@ -37,7 +37,7 @@ impl Prepared {
     /// Renders one turn: byte-identical to rendering the prepared input
     /// with its turn inputs replaced by `turn`.
     pub fn render_turn(&self, turn: &TurnInputs) -> Result<Rendered, RenderError> {
-        render::finish(&self.input, TurnRef::of_turn(turn), &self.block)
+        render::finish(TurnRef::of_turn(turn), &self.block)
     }
 
     /// The input this was prepared from.
