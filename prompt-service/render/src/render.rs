@@ -8,13 +8,14 @@ use crate::{
     bootstrap::{self, FileReport},
     boundary::{CACHE_BOUNDARY_MARKER, RELOCATABLE_MARKER, SECTION_SEPARATOR},
     error::RenderError,
+    hash_memo::HashMemo,
     input::{
         ChannelInfo, HeartbeatInfo, PromptMode, PromptSurface, ReactionLevel, ReasoningLevel,
         RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
     },
     mode::{Layer, SECTIONS, SectionKind},
     sections::{self, StableCtx},
-    shared::{Sections, SharedStr},
+    shared::{PromptText, Sections, SharedStr},
     text,
     tools::ToolSet,
 };
@@ -110,7 +111,7 @@ pub struct ToolsReport {
 pub struct Rendered {
     /// Stable prefix, marker line, dynamic suffix. In `none` mode, which has
     /// no dynamic part, the stable prefix alone (no marker).
-    pub text: String,
+    pub text: PromptText,
     /// Everything above the marker.
     pub stable_prefix: SharedStr,
     /// Everything below the marker.
@@ -220,7 +221,7 @@ impl<'a> TurnRef<'a> {
 
 /// Everything above the boundary, rendered and measured. A pure function of
 /// the stable inputs, so it can be reused across turns.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct StableBlock {
     ctx: StableCtx,
     prefix: SharedStr,
@@ -241,6 +242,8 @@ pub(crate) struct StableBlock {
     /// heartbeat section on ([`bootstrap::heartbeat_section_on`]), the one
     /// fact of a turn they depend on.
     turn_files: [TurnFiles; 2],
+    /// Hashes of per-turn section texts seen with this block.
+    hashes: HashMemo,
 }
 
 /// The per-turn files of one kind of turn, rendered and measured with the
@@ -304,6 +307,10 @@ impl StableBlock {
         self.prefix.len()
     }
 
+    pub(crate) fn memo_bytes(&self) -> usize {
+        self.hashes.approx_bytes()
+    }
+
     pub(crate) fn sections(&self) -> &Arc<[SectionReport]> {
         &self.sections
     }
@@ -338,6 +345,7 @@ pub(crate) fn stable_block(input: &RenderInput) -> Result<StableBlock, RenderErr
             TurnFiles::new(input, &ctx, false)?,
             TurnFiles::new(input, &ctx, true)?,
         ],
+        hashes: HashMemo::new(),
         prefix_sha256: text::sha256_hex(prefix.as_bytes()).into(),
         prefix_chars: text::chars_u32(&prefix),
         project_context_chars: project_context_chars(&sections),
@@ -359,9 +367,10 @@ pub(crate) fn finish(turn: TurnRef<'_>, block: &StableBlock) -> Result<Rendered,
     // Each section's text and report, leading ones and the relocatable block.
     let mut pieces: Vec<(Cow<'_, str>, SectionReport)> = Vec::new();
     let mut relocatable: Vec<(Cow<'_, str>, SectionReport)> = Vec::new();
-    for row in SECTIONS
+    for (at, row) in SECTIONS
         .iter()
-        .filter(|r| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
+        .enumerate()
+        .filter(|(_, r)| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
     {
         let out = if row.relocatable {
             &mut relocatable
@@ -381,7 +390,8 @@ pub(crate) fn finish(turn: TurnRef<'_>, block: &StableBlock) -> Result<Rendered,
             sections::build_dynamic(row.kind, row.id, ctx, &turn)
                 .into_iter()
                 .map(|p| {
-                    let report = section_report(&p, Layer::Dynamic);
+                    let sha256 = block.hashes.sha256_hex(at, &p.text);
+                    let report = report_with(&p, Layer::Dynamic, sha256);
                     (Cow::Owned(p.text), report)
                 }),
         );
@@ -409,30 +419,27 @@ pub(crate) fn finish(turn: TurnRef<'_>, block: &StableBlock) -> Result<Rendered,
     // `none` mode has no dynamic part, so no boundary either: the prompt is
     // the identity line alone.
     let with_marker = ctx.mode != PromptMode::None;
-    // Built in one exact-size buffer: the stable prefix is ~35 KB, so a
-    // second copy or a regrowth is most of a per-turn render's cost.
-    let mut text = String::with_capacity(
-        prefix.len()
-            + 2 * SECTION_SEPARATOR.len()
-            + CACHE_BOUNDARY_MARKER.len()
-            + dynamic_suffix.len(),
+    // What follows the shared prefix; the whole text is joined only if a
+    // caller reads it as one string (see `PromptText`).
+    let mut rest = String::with_capacity(
+        2 * SECTION_SEPARATOR.len() + CACHE_BOUNDARY_MARKER.len() + dynamic_suffix.len(),
     );
-    text.push_str(prefix);
     if with_marker {
-        text.push_str(SECTION_SEPARATOR);
-        text.push_str(CACHE_BOUNDARY_MARKER);
+        rest.push_str(SECTION_SEPARATOR);
+        rest.push_str(CACHE_BOUNDARY_MARKER);
     }
     let boundary_offset = if with_marker {
         prefix.len() + SECTION_SEPARATOR.len()
     } else {
-        text.len()
+        prefix.len()
     };
     if !dynamic_suffix.is_empty() {
-        text.push_str(SECTION_SEPARATOR);
+        rest.push_str(SECTION_SEPARATOR);
     }
-    let suffix_at = text.len();
-    text.push_str(&dynamic_suffix);
-    let relocatable_offset = relocatable_at.map_or(text.len(), |at| suffix_at + at);
+    let suffix_at = prefix.len() + rest.len();
+    rest.push_str(&dynamic_suffix);
+    let text_len = prefix.len() + rest.len();
+    let relocatable_offset = relocatable_at.map_or(text_len, |at| suffix_at + at);
     let dynamic_sections: Vec<SectionReport> = pieces
         .into_iter()
         .chain(relocatable)
@@ -474,7 +481,7 @@ pub(crate) fn finish(turn: TurnRef<'_>, block: &StableBlock) -> Result<Rendered,
         dynamic_suffix,
         chars,
         approx_tokens: chars.div_ceil(4),
-        text,
+        text: PromptText::new(block.prefix.clone(), rest),
     })
 }
 
@@ -506,12 +513,17 @@ fn join<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> String {
 }
 
 fn section_report(piece: &sections::Piece, layer: Layer) -> SectionReport {
+    report_with(piece, layer, text::sha256_hex(piece.text.as_bytes()))
+}
+
+/// The report of `piece`, whose text hashes to `sha256`.
+fn report_with(piece: &sections::Piece, layer: Layer, sha256: String) -> SectionReport {
     SectionReport {
         id: piece.id.clone().into_owned(),
         heading: heading_of(&piece.text),
         layer,
         chars: text::chars_u32(&piece.text),
-        sha256: text::sha256_hex(piece.text.as_bytes()),
+        sha256,
     }
 }
 
