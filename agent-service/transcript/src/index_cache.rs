@@ -1,6 +1,6 @@
 //! The parsed `sessions.json`, kept between reads.
 //!
-//! Parsing the index costs about 7 µs a session (most of a second at 100,000 sessions), so a
+//! Parsing the index costs 7 to 10 µs a session (about a second at 100,000 sessions), so a
 //! store parses it once and answers later reads from memory. Before each read it checks with
 //! one `stat` that the file at the path is still the version it parsed, and parses again if
 //! not. Its own writes replace the cached version with the one just written, so a process
