@@ -40,19 +40,31 @@ pub(crate) fn temp_beside(path: &Path) -> std::path::PathBuf {
 
 /// Replaces `path` with `bytes` atomically and durably; never truncates `path` in place.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace(path, bytes).map(drop)
+}
+
+/// [`write_atomic`], returning an open handle on the file now at `path` (the index cache
+/// keeps it, see `index_cache`).
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> Result<File> {
     let dir = parent_dir(path);
     let temp = temp_beside(path);
     let written = private(OpenOptions::new().write(true).create_new(true))
         .open(&temp)
         .and_then(|mut file| {
             file.write_all(bytes)?;
-            file.sync_all()
+            file.sync_all()?;
+            Ok(file)
         })
-        .and_then(|()| fs::rename(&temp, path));
-    if let Err(e) = written {
-        // Best effort: the temp name is unique, so a leftover is only litter.
-        let _ = fs::remove_file(&temp);
-        return Err(io_at(path)(e));
+        .and_then(|file| fs::rename(&temp, path).map(|()| file));
+    match written {
+        Ok(file) => {
+            sync_dir(dir)?;
+            Ok(file)
+        }
+        Err(e) => {
+            // Best effort: the temp name is unique, so a leftover is only litter.
+            let _ = fs::remove_file(&temp);
+            Err(io_at(path)(e))
+        }
     }
-    sync_dir(dir)
 }

@@ -3,17 +3,21 @@
 //! It is only ever replaced whole (temp file, fsync, rename, fsync dir), never truncated in
 //! place, so a crash leaves the old index or the new one. Entries that fail validation are
 //! kept verbatim and written back unchanged, so loading and saving never loses data.
+//!
+//! Records are held behind `Arc`s: a copy of the index (every update starts from one) and a
+//! listing share them instead of copying 100,000 records; a changed record is copied on write.
 
 use std::collections::BTreeMap;
-use std::fs;
+use std::fs::{self, File};
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::durable::write_atomic;
+use crate::durable::replace;
 use crate::error::{Error, Result, io_at};
 use crate::paths::{SessionId, SessionKey};
 
@@ -119,7 +123,7 @@ pub struct InvalidIndexEntry {
 /// The parsed index.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionIndex {
-    entries: BTreeMap<SessionKey, SessionEntry>,
+    entries: BTreeMap<SessionKey, Arc<SessionEntry>>,
     invalid: BTreeMap<String, InvalidIndexEntry>,
 }
 
@@ -134,7 +138,7 @@ impl SessionIndex {
         }
     }
 
-    fn parse(bytes: &[u8], path: &Path) -> Result<Self> {
+    pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<Self> {
         let corrupt = |reason: String| Error::CorruptIndex {
             path: path.to_path_buf(),
             reason,
@@ -152,7 +156,7 @@ impl SessionIndex {
                 });
             match parsed {
                 Ok((key, entry)) => {
-                    index.entries.insert(key, entry);
+                    index.entries.insert(key, Arc::new(entry));
                 }
                 Err(reason) => {
                     index
@@ -166,34 +170,58 @@ impl SessionIndex {
 
     /// Writes the index durably (temp file, fsync, rename, fsync dir), keys in sorted order.
     pub fn save(&self, path: &Path) -> Result<()> {
+        self.save_keeping_handle(path).map(drop)
+    }
+
+    /// [`SessionIndex::save`], returning an open handle on the file written.
+    pub(crate) fn save_keeping_handle(&self, path: &Path) -> Result<File> {
         let bytes = serde_json::to_vec_pretty(self).map_err(Error::Encode)?;
-        write_atomic(path, &bytes)
+        replace(path, &bytes)
     }
 
     /// The record for `key`.
     pub fn get(&self, key: &SessionKey) -> Option<&SessionEntry> {
+        self.entries.get(key).map(|entry| &**entry)
+    }
+
+    /// The record for `key`, shared.
+    pub fn get_shared(&self, key: &SessionKey) -> Option<&Arc<SessionEntry>> {
         self.entries.get(key)
+    }
+
+    /// The key and record of the session `id` (a scan: the index is keyed by session key).
+    pub fn find_by_id(&self, id: &SessionId) -> Option<(&SessionKey, &Arc<SessionEntry>)> {
+        self.entries
+            .iter()
+            .find(|(_, entry)| entry.session_id == *id)
     }
 
     /// The record for `key`, mutably.
     pub fn get_mut(&mut self, key: &SessionKey) -> Option<&mut SessionEntry> {
-        self.entries.get_mut(key)
+        self.entries.get_mut(key).map(Arc::make_mut)
     }
 
     /// Sets `key`'s record, returning the previous one.
     pub fn insert(&mut self, key: SessionKey, entry: SessionEntry) -> Option<SessionEntry> {
         self.invalid.remove(key.as_str());
-        self.entries.insert(key, entry)
+        self.entries
+            .insert(key, Arc::new(entry))
+            .map(Arc::unwrap_or_clone)
     }
 
     /// Removes `key`, returning its record.
     pub fn remove(&mut self, key: &SessionKey) -> Option<SessionEntry> {
         self.invalid.remove(key.as_str());
-        self.entries.remove(key)
+        self.entries.remove(key).map(Arc::unwrap_or_clone)
     }
 
     /// Valid records in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&SessionKey, &SessionEntry)> {
+        self.entries.iter().map(|(key, entry)| (key, &**entry))
+    }
+
+    /// Valid records in key order, shared.
+    pub fn iter_shared(&self) -> impl Iterator<Item = (&SessionKey, &Arc<SessionEntry>)> {
         self.entries.iter()
     }
 
@@ -214,7 +242,10 @@ impl SessionIndex {
 
     /// The valid records, in key order.
     pub fn into_entries(self) -> Vec<(SessionKey, SessionEntry)> {
-        self.entries.into_iter().collect()
+        self.entries
+            .into_iter()
+            .map(|(key, entry)| (key, Arc::unwrap_or_clone(entry)))
+            .collect()
     }
 }
 
@@ -222,7 +253,7 @@ impl Serialize for SessionIndex {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.entries.len() + self.invalid.len()))?;
         for (key, entry) in &self.entries {
-            map.serialize_entry(key.as_str(), entry)?;
+            map.serialize_entry(key.as_str(), &**entry)?;
         }
         for (key, invalid) in &self.invalid {
             map.serialize_entry(key, &invalid.value)?;

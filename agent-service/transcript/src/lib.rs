@@ -10,7 +10,8 @@
 //! - streaming reads in bounded memory that report, never fail on, damaged lines
 //!   ([`TranscriptReader`], [`for_each_entry`]), and reading the leaf or last entries from the
 //!   end of the file ([`read_tail`]);
-//! - the index, replaced atomically, with reset, delete and rebuild ([`SessionStore`]).
+//! - the index, replaced atomically, kept parsed between reads, with reset, delete and rebuild
+//!   ([`SessionStore`]).
 //!
 //! What it is not for: models, prompts, context assembly, tool-call pairing or gRPC. It is
 //! synchronous `std::fs` code with short calls; the runtime's per-session actor owns the
@@ -21,6 +22,7 @@ mod durable;
 mod entry;
 mod error;
 mod index;
+mod index_cache;
 mod message;
 mod paths;
 mod reader;

@@ -4,6 +4,10 @@
 //! Read-modify-write of `sessions.json` happens under an exclusive lock on the sidecar
 //! `sessions.json.lock` (held only for the update itself), so two processes never lose each
 //! other's changes. Listing takes no lock: the index is replaced atomically.
+//!
+//! Reads are answered from the parsed index the store keeps (see `index_cache`), checked
+//! against the file with one `stat` per read; the store's own writes update it in place of a
+//! re-read.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File, OpenOptions};
@@ -17,6 +21,7 @@ use crate::clock::{Clock, file_stamp, unix_millis};
 use crate::durable::sync_dir;
 use crate::error::{Error, Result, io_at};
 use crate::index::{SessionEntry, SessionIndex};
+use crate::index_cache::IndexCache;
 use crate::paths::{
     AgentId, ArchiveKind, INDEX_FILE, SessionId, SessionKey, SessionsDir, TRANSCRIPT_EXT,
     with_suffix,
@@ -64,10 +69,15 @@ pub struct RebuildReport {
 }
 
 /// An agent's sessions directory with its index.
+///
+/// Clones share the parsed index: keep one store (or clones of it) per directory and
+/// process, so the index is parsed once rather than by every new store.
+#[derive(Clone)]
 pub struct SessionStore {
     dir: SessionsDir,
     clock: Arc<dyn Clock>,
     read: ReadOptions,
+    cache: Arc<IndexCache>,
 }
 
 impl SessionStore {
@@ -77,6 +87,7 @@ impl SessionStore {
             dir: SessionsDir::new(state_dir, agent),
             clock,
             read: ReadOptions::default(),
+            cache: Arc::default(),
         }
     }
 
@@ -85,14 +96,38 @@ impl SessionStore {
         &self.dir
     }
 
-    /// Loads the index (missing: empty; unparseable: [`Error::CorruptIndex`]).
-    pub fn load_index(&self) -> Result<SessionIndex> {
-        SessionIndex::load(&self.dir.index())
+    /// The index as it is now (missing: empty; unparseable: [`Error::CorruptIndex`]), shared:
+    /// parsed at most once per version of the file.
+    pub fn snapshot(&self) -> Result<Arc<SessionIndex>> {
+        self.cache.current(&self.dir.index())
     }
 
-    /// Every valid `(key, entry)` in key order. Reads only `sessions.json`, never a transcript.
-    pub fn list(&self) -> Result<Vec<(SessionKey, SessionEntry)>> {
-        Ok(self.load_index()?.into_entries())
+    /// A copy of the index (see [`SessionStore::snapshot`] for one without the copy).
+    pub fn load_index(&self) -> Result<SessionIndex> {
+        Ok(SessionIndex::clone(&*self.snapshot()?))
+    }
+
+    /// Every valid `(key, entry)` in key order, the records shared with the index. Reads only
+    /// `sessions.json`, never a transcript.
+    pub fn list(&self) -> Result<Vec<(SessionKey, Arc<SessionEntry>)>> {
+        Ok(self
+            .snapshot()?
+            .iter_shared()
+            .map(|(key, entry)| (key.clone(), Arc::clone(entry)))
+            .collect())
+    }
+
+    /// The record for `key`.
+    pub fn get(&self, key: &SessionKey) -> Result<Option<Arc<SessionEntry>>> {
+        Ok(self.snapshot()?.get_shared(key).cloned())
+    }
+
+    /// The key and record of the session `id`.
+    pub fn find_by_id(&self, id: &SessionId) -> Result<Option<(SessionKey, Arc<SessionEntry>)>> {
+        Ok(self
+            .snapshot()?
+            .find_by_id(id)
+            .map(|(key, entry)| (key.clone(), Arc::clone(entry))))
     }
 
     /// Applies `change` to the index and saves it, under the index lock.
@@ -100,8 +135,15 @@ impl SessionStore {
         let _lock = self.lock_index()?;
         let mut index = self.load_index()?;
         let result = change(&mut index);
-        index.save(&self.dir.index())?;
+        self.save(index)?;
         Ok(result)
+    }
+
+    /// Saves `index` and keeps it as the current version. Call with the index lock held.
+    fn save(&self, index: SessionIndex) -> Result<()> {
+        let path = self.dir.index();
+        let file = index.save_keeping_handle(&path)?;
+        self.cache.wrote(&path, file, index)
     }
 
     /// Points `key` at a fresh session id and archives the old transcript as
@@ -134,7 +176,7 @@ impl SessionStore {
         index.insert(key.clone(), entry);
         // Index first: a crash before the archive step leaves the old file unreferenced but
         // intact, never a key pointing at a session that was moved away.
-        index.save(&self.dir.index())?;
+        self.save(index)?;
         let archived = match (previous.as_ref(), held) {
             (Some(old), Some(_held)) => {
                 Some(self.archive(&old.session_id, ArchiveKind::Reset, now)?)
@@ -158,7 +200,7 @@ impl SessionStore {
         };
         let held = self.lock_transcript(&entry.session_id)?;
         index.remove(key);
-        index.save(&self.dir.index())?;
+        self.save(index)?;
         let archived = match held {
             Some(_held) => {
                 Some(self.archive(&entry.session_id, ArchiveKind::Deleted, self.clock.now())?)
@@ -180,7 +222,7 @@ impl SessionStore {
         let _lock = self.lock_index()?;
         let index_path = self.dir.index();
         let mut report = RebuildReport::default();
-        let mut index = match SessionIndex::load(&index_path) {
+        let mut index = match self.load_index() {
             Ok(index) => index,
             Err(Error::CorruptIndex { .. }) => {
                 let aside = self.dir.path().join(format!(
@@ -188,6 +230,7 @@ impl SessionStore {
                     file_stamp(self.clock.now())
                 ));
                 fs::rename(&index_path, &aside).map_err(io_at(&index_path))?;
+                self.cache.forget();
                 report.corrupt_index_moved_to = Some(aside);
                 SessionIndex::default()
             }
@@ -237,7 +280,7 @@ impl SessionStore {
         report.sessions = index.len();
         report.orphans.sort();
         report.superseded.sort();
-        index.save(&index_path)?;
+        self.save(index)?;
         Ok(report)
     }
 

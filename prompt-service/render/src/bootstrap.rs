@@ -217,8 +217,14 @@ pub fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool
     // prompt section is disabled; heartbeat runs always see it.
     let heartbeat_allows = !lowercase_eq(base, "heartbeat.md")
         || kind == SessionKind::Heartbeat
-        || (heartbeat.enabled && heartbeat.include_system_prompt_section);
+        || heartbeat_section_on(heartbeat);
     kind_allows && heartbeat_allows
+}
+
+/// Heartbeats are on with their prompt section: the one fact of a turn that
+/// decides which per-turn files a normal run gets (see [`allowed`]).
+pub(crate) fn heartbeat_section_on(heartbeat: &HeartbeatInfo) -> bool {
+    heartbeat.enabled && heartbeat.include_system_prompt_section
 }
 
 struct Candidate<'a> {

@@ -16,6 +16,7 @@ mod channels;
 mod error;
 pub mod fixtures;
 mod gpt5;
+mod hash_memo;
 mod input;
 mod mode;
 mod owners;
@@ -66,7 +67,7 @@ pub use render::{
 };
 pub use sanitize::heartbeat_is_empty;
 pub use sections::{HEARTBEAT_OK, NO_REPLY};
-pub use shared::{Sections, SharedStr};
+pub use shared::{PromptText, Sections, SharedStr};
 pub use skills::{
     DEFAULT_MAX_CHARS as DEFAULT_MAX_SKILLS_CHARS, DEFAULT_MAX_SKILLS, Listing as SkillsListing,
     PreparedSkill, listing as skills_listing, prepare as prepare_skills,

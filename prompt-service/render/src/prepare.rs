@@ -115,11 +115,12 @@ fn normalize_project_keys(keys: &[String]) -> Result<Vec<String>, RenderError> {
     Ok(out)
 }
 
-/// Validates the per-turn inputs and normalises them.
+/// Validates the per-turn inputs and normalises them. `agent_id` and
+/// `dynamic_suffix` come from the stable inputs, normalised with the block.
 pub(crate) fn prepare_turn(
-    base: &RenderInput,
     turn: TurnRef<'_>,
-    stable: &StableCtx,
+    agent_id: &str,
+    dynamic_suffix: &str,
 ) -> Result<TurnCtx, RenderError> {
     // Built field by field (destructured, so a new field is noticed here)
     // rather than cloned and then overwritten: this runs on every turn.
@@ -197,18 +198,8 @@ pub(crate) fn prepare_turn(
             )
         })?)
     };
-    let mut files = bootstrap::prepare_dynamic(
-        &stable.bootstrap,
-        &stable.workspace,
-        &base.context_files,
-        base.session_kind,
-        &heartbeat,
-    )?;
-    if stable.mode == PromptMode::None {
-        files.leave_out_all();
-    }
     Ok(TurnCtx {
-        agent_id: one_line(&base.agent_id),
+        agent_id: agent_id.to_owned(),
         channel,
         extra_system_prompt: normalize_block(turn.extra_system_prompt),
         heartbeat,
@@ -217,8 +208,7 @@ pub(crate) fn prepare_turn(
         reasoning_level: turn.reasoning_level,
         tts_hint: normalize_block(turn.tts_hint),
         reaction_level: turn.reaction_level,
-        dynamic_suffix: normalize_block(&base.contribution.dynamic_suffix),
-        files,
+        dynamic_suffix: dynamic_suffix.to_owned(),
         date,
     })
 }

@@ -4,9 +4,11 @@
 //! The stable block is a pure function of the stable inputs, and those are
 //! the same on every turn of a session, so rendering it once per session
 //! instead of once per turn is what makes per-turn rendering nearly free.
-//! This crate keeps no cache: the caller decides how it recognises a
-//! session's stable inputs and how many it keeps (prompt-service keeps one
-//! cache, keyed by the stable fields' request bytes).
+//! This crate keeps no cache of blocks: the caller decides how it recognises
+//! a session's stable inputs and how many it keeps (prompt-service keeps one
+//! cache, keyed by the stable fields' request bytes). A block does remember
+//! the hashes of the per-turn section texts it rendered last (see
+//! `hash_memo`), which never changes what a render returns.
 
 use std::sync::Arc;
 
@@ -37,7 +39,7 @@ impl Prepared {
     /// Renders one turn: byte-identical to rendering the prepared input
     /// with its turn inputs replaced by `turn`.
     pub fn render_turn(&self, turn: &TurnInputs) -> Result<Rendered, RenderError> {
-        render::finish(&self.input, TurnRef::of_turn(turn), &self.block)
+        render::finish(TurnRef::of_turn(turn), &self.block)
     }
 
     /// The input this was prepared from.
@@ -60,8 +62,9 @@ impl Prepared {
         self.block.tools()
     }
 
-    /// An estimate of what this holds in memory: the inputs' long strings
-    /// and the rendered prefix.
+    /// An estimate of what this holds in memory: the inputs' long strings,
+    /// the rendered prefix and the per-turn section texts remembered with
+    /// their hashes so far (at most four per section, each under 2 KiB).
     pub fn approx_bytes(&self) -> usize {
         let key = &self.input;
         let files: usize = key
@@ -85,6 +88,6 @@ impl Prepared {
                 s.name.len() + s.description.len() + s.location.len() + version
             })
             .sum();
-        files + tools + skills + self.block.prefix_len()
+        files + tools + skills + self.block.prefix_len() + self.block.memo_bytes()
     }
 }

@@ -2,19 +2,20 @@
 //! the sections in table order, join them around the cache boundary, and
 //! report on the result.
 
-use std::sync::Arc;
+use std::{borrow::Cow, sync::Arc};
 
 use crate::{
     bootstrap::{self, FileReport},
     boundary::{CACHE_BOUNDARY_MARKER, RELOCATABLE_MARKER, SECTION_SEPARATOR},
     error::RenderError,
+    hash_memo::HashMemo,
     input::{
         ChannelInfo, HeartbeatInfo, PromptMode, PromptSurface, ReactionLevel, ReasoningLevel,
         RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
     },
-    mode::{Layer, SECTIONS},
+    mode::{Layer, SECTIONS, SectionKind},
     sections::{self, StableCtx},
-    shared::{Sections, SharedStr},
+    shared::{PromptText, Sections, SharedStr},
     text,
     tools::ToolSet,
 };
@@ -110,7 +111,7 @@ pub struct ToolsReport {
 pub struct Rendered {
     /// Stable prefix, marker line, dynamic suffix. In `none` mode, which has
     /// no dynamic part, the stable prefix alone (no marker).
-    pub text: String,
+    pub text: PromptText,
     /// Everything above the marker.
     pub stable_prefix: SharedStr,
     /// Everything below the marker.
@@ -149,7 +150,7 @@ pub struct Rendered {
 /// only feed sections below the boundary never change the stable prefix.
 /// [`crate::Prepared`] gives the same output from a stable block built once.
 pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
-    finish(input, TurnRef::of_input(input), &stable_block(input)?)
+    finish(TurnRef::of_input(input), &stable_block(input)?)
 }
 
 /// The turn inputs of one render, borrowed from a [`RenderInput`] or from
@@ -220,7 +221,7 @@ impl<'a> TurnRef<'a> {
 
 /// Everything above the boundary, rendered and measured. A pure function of
 /// the stable inputs, so it can be reused across turns.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct StableBlock {
     ctx: StableCtx,
     prefix: SharedStr,
@@ -231,11 +232,83 @@ pub(crate) struct StableBlock {
     project_context_chars: u32,
     skills: Arc<SkillsReport>,
     tools: Arc<ToolsReport>,
+    /// A `bootstrap_notice` section is among the stable ones.
+    notice_shown: bool,
+    /// The agent id as the per-turn sections show it.
+    agent_id: String,
+    /// The provider's dynamic suffix, normalised.
+    dynamic_suffix: String,
+    /// The per-turn files for a turn without (`[0]`) and with (`[1]`) the
+    /// heartbeat section on ([`bootstrap::heartbeat_section_on`]), the one
+    /// fact of a turn they depend on.
+    turn_files: [TurnFiles; 2],
+    /// Hashes of per-turn section texts seen with this block.
+    hashes: HashMemo,
+}
+
+/// The per-turn files of one kind of turn, rendered and measured with the
+/// stable block.
+#[derive(Debug, Clone)]
+struct TurnFiles {
+    /// The Dynamic Project Context pieces, with their reports.
+    pieces: Vec<(sections::Piece, SectionReport)>,
+    /// Characters of those pieces.
+    project_context_chars: u32,
+    /// Every file's report, stable and per-turn, in canonical order.
+    report: Vec<FileReport>,
+}
+
+impl TurnFiles {
+    fn new(
+        input: &RenderInput,
+        ctx: &StableCtx,
+        heartbeat_section_on: bool,
+    ) -> Result<Self, RenderError> {
+        let heartbeat = HeartbeatInfo {
+            enabled: heartbeat_section_on,
+            include_system_prompt_section: heartbeat_section_on,
+            ..HeartbeatInfo::default()
+        };
+        let mut files = bootstrap::prepare_dynamic(
+            &ctx.bootstrap,
+            &ctx.workspace,
+            &input.context_files,
+            input.session_kind,
+            &heartbeat,
+        )?;
+        if ctx.mode == PromptMode::None {
+            files.leave_out_all();
+        }
+        let in_mode = SECTIONS
+            .iter()
+            .any(|r| r.kind == SectionKind::DynamicProjectContext && r.in_mode(ctx.mode));
+        let pieces: Vec<(sections::Piece, SectionReport)> = if in_mode {
+            sections::dynamic_files(ctx, &files)
+                .into_iter()
+                .map(|p| {
+                    let report = section_report(&p, Layer::Dynamic);
+                    (p, report)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let reports: Vec<SectionReport> = pieces.iter().map(|(_, r)| r.clone()).collect();
+        Ok(Self {
+            project_context_chars: project_context_chars(&reports),
+            pieces,
+            report: bootstrap::merged_report(&ctx.bootstrap, &files),
+        })
+    }
 }
 
 impl StableBlock {
     pub(crate) fn prefix_len(&self) -> usize {
         self.prefix.len()
+    }
+
+    pub(crate) fn memo_bytes(&self) -> usize {
+        self.hashes.approx_bytes()
     }
 
     pub(crate) fn sections(&self) -> &Arc<[SectionReport]> {
@@ -259,12 +332,20 @@ pub(crate) fn stable_block(input: &RenderInput) -> Result<StableBlock, RenderErr
         .filter(|r| r.layer == Layer::Stable && r.in_mode(ctx.mode))
         .flat_map(|row| sections::build_stable(row.kind, row.id, &ctx))
         .collect();
-    let prefix = join(&pieces);
+    let prefix = join(pieces.iter().map(|p| p.text.as_str()));
     let sections: Arc<[SectionReport]> = pieces
         .iter()
         .map(|p| section_report(p, Layer::Stable))
         .collect();
     Ok(StableBlock {
+        notice_shown: sections.iter().any(|s| s.id == "bootstrap_notice"),
+        agent_id: text::one_line(&input.agent_id),
+        dynamic_suffix: text::normalize_block(&input.contribution.dynamic_suffix),
+        turn_files: [
+            TurnFiles::new(input, &ctx, false)?,
+            TurnFiles::new(input, &ctx, true)?,
+        ],
+        hashes: HashMemo::new(),
         prefix_sha256: text::sha256_hex(prefix.as_bytes()).into(),
         prefix_chars: text::chars_u32(&prefix),
         project_context_chars: project_context_chars(&sections),
@@ -276,45 +357,55 @@ pub(crate) fn stable_block(input: &RenderInput) -> Result<StableBlock, RenderErr
     })
 }
 
-/// Adds the per-turn sections to a stable block. `base` is the input the
-/// block was built from (or an equal one); it supplies the agent id, the
-/// dynamic context files and the provider's dynamic suffix, `turn` the rest.
-pub(crate) fn finish(
-    base: &RenderInput,
-    turn: TurnRef<'_>,
-    block: &StableBlock,
-) -> Result<Rendered, RenderError> {
+/// Adds the per-turn sections of `turn` to a stable block.
+pub(crate) fn finish(turn: TurnRef<'_>, block: &StableBlock) -> Result<Rendered, RenderError> {
     let ctx = &block.ctx;
     let prompt_surface = turn.prompt_surface;
     let mark_relocatable = turn.mark_relocatable;
-    let turn = crate::prepare::prepare_turn(base, turn, ctx)?;
-    let mut pieces: Vec<sections::Piece> = Vec::new();
-    let mut relocatable: Vec<sections::Piece> = Vec::new();
-    for row in SECTIONS
+    let files = &block.turn_files[usize::from(bootstrap::heartbeat_section_on(turn.heartbeat))];
+    let turn = crate::prepare::prepare_turn(turn, &block.agent_id, &block.dynamic_suffix)?;
+    // Each section's text and report, leading ones and the relocatable block.
+    let mut pieces: Vec<(Cow<'_, str>, SectionReport)> = Vec::new();
+    let mut relocatable: Vec<(Cow<'_, str>, SectionReport)> = Vec::new();
+    for (at, row) in SECTIONS
         .iter()
-        .filter(|r| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
+        .enumerate()
+        .filter(|(_, r)| r.layer == Layer::Dynamic && r.in_mode(ctx.mode))
     {
-        let built = sections::build_dynamic(row.kind, row.id, ctx, &turn);
-        if row.relocatable {
-            relocatable.extend(built);
+        let out = if row.relocatable {
+            &mut relocatable
         } else {
-            pieces.extend(built);
+            &mut pieces
+        };
+        if row.kind == SectionKind::DynamicProjectContext {
+            out.extend(
+                files
+                    .pieces
+                    .iter()
+                    .map(|(p, report)| (Cow::Borrowed(p.text.as_str()), report.clone())),
+            );
+            continue;
         }
+        out.extend(
+            sections::build_dynamic(row.kind, row.id, ctx, &turn)
+                .into_iter()
+                .map(|p| {
+                    let sha256 = block.hashes.sha256_hex(at, &p.text);
+                    let report = report_with(&p, Layer::Dynamic, sha256);
+                    (Cow::Owned(p.text), report)
+                }),
+        );
     }
     // The trailing block, optionally behind its own marker line.
-    let marker_piece = (mark_relocatable && !relocatable.is_empty())
-        .then(|| sections::Piece::new("relocatable_marker", RELOCATABLE_MARKER));
-    let leading = join(&pieces);
-    let trailing = join(&relocatable);
+    let marker = (mark_relocatable && !relocatable.is_empty()).then_some(RELOCATABLE_MARKER);
+    let leading = join(pieces.iter().map(|(text, _)| &**text));
+    let trailing = join(relocatable.iter().map(|(text, _)| &**text));
     let mut dynamic_suffix = leading;
     let mut relocatable_at = None;
-    for part in [
-        marker_piece.as_ref().map(|p| p.text.as_str()),
-        Some(trailing.as_str()),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|t| !t.is_empty())
+    for part in [marker, Some(trailing.as_str())]
+        .into_iter()
+        .flatten()
+        .filter(|t| !t.is_empty())
     {
         if !dynamic_suffix.is_empty() {
             dynamic_suffix.push_str(SECTION_SEPARATOR);
@@ -328,38 +419,36 @@ pub(crate) fn finish(
     // `none` mode has no dynamic part, so no boundary either: the prompt is
     // the identity line alone.
     let with_marker = ctx.mode != PromptMode::None;
-    // Built in one exact-size buffer: the stable prefix is ~35 KB, so a
-    // second copy or a regrowth is most of a per-turn render's cost.
-    let mut text = String::with_capacity(
-        prefix.len()
-            + 2 * SECTION_SEPARATOR.len()
-            + CACHE_BOUNDARY_MARKER.len()
-            + dynamic_suffix.len(),
+    // What follows the shared prefix; the whole text is joined only if a
+    // caller reads it as one string (see `PromptText`).
+    let mut rest = String::with_capacity(
+        2 * SECTION_SEPARATOR.len() + CACHE_BOUNDARY_MARKER.len() + dynamic_suffix.len(),
     );
-    text.push_str(prefix);
     if with_marker {
-        text.push_str(SECTION_SEPARATOR);
-        text.push_str(CACHE_BOUNDARY_MARKER);
+        rest.push_str(SECTION_SEPARATOR);
+        rest.push_str(CACHE_BOUNDARY_MARKER);
     }
     let boundary_offset = if with_marker {
         prefix.len() + SECTION_SEPARATOR.len()
     } else {
-        text.len()
+        prefix.len()
     };
     if !dynamic_suffix.is_empty() {
-        text.push_str(SECTION_SEPARATOR);
+        rest.push_str(SECTION_SEPARATOR);
     }
-    let suffix_at = text.len();
-    text.push_str(&dynamic_suffix);
-    let relocatable_offset = relocatable_at.map_or(text.len(), |at| suffix_at + at);
+    let suffix_at = prefix.len() + rest.len();
+    rest.push_str(&dynamic_suffix);
+    let text_len = prefix.len() + rest.len();
+    let relocatable_offset = relocatable_at.map_or(text_len, |at| suffix_at + at);
     let dynamic_sections: Vec<SectionReport> = pieces
-        .iter()
-        .chain(&relocatable)
-        .map(|p| section_report(p, Layer::Dynamic))
+        .into_iter()
+        .chain(relocatable)
+        .map(|(_, report)| report)
         .collect();
+    let truncation_notice_shown =
+        block.notice_shown || dynamic_sections.iter().any(|s| s.id == "bootstrap_notice");
     let sections = Sections::new(Arc::clone(&block.sections), dynamic_sections);
-    let project_context_chars =
-        block.project_context_chars + project_context_chars(sections.dynamic());
+    let project_context_chars = block.project_context_chars + files.project_context_chars;
     // Counted from the parts: the stable prefix was measured once per block.
     let separators = u32::from(with_marker) + u32::from(!dynamic_suffix.is_empty());
     let marker_chars = if with_marker {
@@ -377,9 +466,9 @@ pub(crate) fn finish(
         context: ContextReport {
             max_chars_per_file: u32::try_from(ctx.bootstrap.max_chars_per_file).unwrap_or(u32::MAX),
             total_max_chars: u32::try_from(ctx.bootstrap.total_max_chars).unwrap_or(u32::MAX),
-            files: bootstrap::merged_report(&ctx.bootstrap, &turn.files),
+            files: files.report.clone(),
             project_context_chars,
-            truncation_notice_shown: sections.iter().any(|s| s.id == "bootstrap_notice"),
+            truncation_notice_shown,
         },
         skills: Arc::clone(&block.skills),
         tools: Arc::clone(&block.tools),
@@ -392,7 +481,7 @@ pub(crate) fn finish(
         dynamic_suffix,
         chars,
         approx_tokens: chars.div_ceil(4),
-        text,
+        text: PromptText::new(block.prefix.clone(), rest),
     })
 }
 
@@ -407,29 +496,34 @@ fn project_context_chars(sections: &[SectionReport]) -> u32 {
         .sum()
 }
 
-/// The pieces' texts, separated by [`SECTION_SEPARATOR`].
-fn join(pieces: &[sections::Piece]) -> String {
-    let len = pieces
-        .iter()
-        .map(|p| SECTION_SEPARATOR.len() + p.text.len())
+/// The texts, separated by [`SECTION_SEPARATOR`].
+fn join<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> String {
+    let len = texts
+        .clone()
+        .map(|t| SECTION_SEPARATOR.len() + t.len())
         .sum::<usize>();
     let mut out = String::with_capacity(len.saturating_sub(SECTION_SEPARATOR.len()));
-    for (i, piece) in pieces.iter().enumerate() {
+    for (i, text) in texts.enumerate() {
         if i > 0 {
             out.push_str(SECTION_SEPARATOR);
         }
-        out.push_str(&piece.text);
+        out.push_str(text);
     }
     out
 }
 
 fn section_report(piece: &sections::Piece, layer: Layer) -> SectionReport {
+    report_with(piece, layer, text::sha256_hex(piece.text.as_bytes()))
+}
+
+/// The report of `piece`, whose text hashes to `sha256`.
+fn report_with(piece: &sections::Piece, layer: Layer, sha256: String) -> SectionReport {
     SectionReport {
         id: piece.id.clone().into_owned(),
         heading: heading_of(&piece.text),
         layer,
         chars: text::chars_u32(&piece.text),
-        sha256: text::sha256_hex(piece.text.as_bytes()),
+        sha256,
     }
 }
 

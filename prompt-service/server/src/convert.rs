@@ -585,7 +585,7 @@ pub fn response_from_rendered(r: render::Rendered) -> pb::RenderSystemPromptResp
             approx_tokens,
         } = r;
         pb::RenderSystemPromptResponse {
-            text,
+            text: text.into_string(),
             stable_prefix: stable_prefix.into(),
             dynamic_suffix,
             boundary_offset: u32::try_from(boundary_offset).unwrap_or(u32::MAX),

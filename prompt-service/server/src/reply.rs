@@ -5,8 +5,8 @@
 //! `stable_prefix`). Building a `RenderSystemPromptResponse` first means
 //! copying the cached prefix into a fresh `String`, then copying it again
 //! into the encode buffer, which regrows as the big fields arrive. Here the
-//! three text fields are written from the shared prefix into a buffer
-//! reserved once at the exact size. The reports that depend only on the
+//! three text fields are written from the shared prefix (`text` from its two
+//! parts, never joined) into a buffer reserved once at the exact size. The reports that depend only on the
 //! stable block (stable sections, skills, tools) are encoded by prost once
 //! per block ([`ReplyParts`]) and copied; the rest is encoded by prost from
 //! the same conversions the RPC has always used. The wire bytes are
@@ -96,7 +96,7 @@ impl ReplyParts {
 /// fields 12-16 by prost.
 #[derive(Debug)]
 pub struct RenderReply {
-    text: String,
+    text: render::PromptText,
     stable_prefix: render::SharedStr,
     dynamic_suffix: String,
     stable_prefix_chars: u32,
@@ -188,12 +188,13 @@ impl RenderReply {
     }
 
     /// Fields 1 to 3 (`text`, `stable_prefix`, `dynamic_suffix`), the
-    /// lowest-numbered ones. Empty strings are left out, as proto3 does.
-    fn text_fields(&self) -> [(u32, &str); 3] {
+    /// lowest-numbered ones, each in parts. Empty strings are left out, as
+    /// proto3 does.
+    fn text_fields(&self) -> [(u32, [&str; 2]); 3] {
         [
-            (1, self.text.as_str()),
-            (2, self.stable_prefix.as_str()),
-            (3, self.dynamic_suffix.as_str()),
+            (1, self.text.parts()),
+            (2, [self.stable_prefix.as_str(), ""]),
+            (3, [self.dynamic_suffix.as_str(), ""]),
         ]
     }
 
@@ -201,8 +202,9 @@ impl RenderReply {
     pub fn encoded_len(&self) -> usize {
         self.text_fields()
             .iter()
-            .filter(|(_, s)| !s.is_empty())
-            .map(|(tag, s)| key_len(*tag) + encoded_len_varint(s.len() as u64) + s.len())
+            .map(|(tag, parts)| (tag, parts.iter().map(|p| p.len()).sum::<usize>()))
+            .filter(|(_, len)| *len > 0)
+            .map(|(tag, len)| key_len(*tag) + encoded_len_varint(len as u64) + len)
             .sum::<usize>()
             + self.head.encoded_len()
             + self.parts.stable_sections.len()
@@ -213,11 +215,14 @@ impl RenderReply {
 
     /// Writes the message; `buf` must have room for [`Self::encoded_len`].
     pub fn encode_raw(&self, buf: &mut impl BufMut) {
-        for (tag, s) in self.text_fields() {
-            if !s.is_empty() {
+        for (tag, parts) in self.text_fields() {
+            let len = parts.iter().map(|p| p.len()).sum::<usize>();
+            if len > 0 {
                 encode_key(tag, WireType::LengthDelimited, buf);
-                encode_varint(s.len() as u64, buf);
-                buf.put_slice(s.as_bytes());
+                encode_varint(len as u64, buf);
+                for part in parts {
+                    buf.put_slice(part.as_bytes());
+                }
             }
         }
         self.head.encode_raw(buf);

@@ -39,7 +39,7 @@ pub(crate) use prompt::prompt_error;
 /// was checked against.
 pub(crate) struct Admitted {
     pub session: Arc<Session>,
-    pub entry: SessionEntry,
+    pub entry: Arc<SessionEntry>,
     pub loaded: Arc<Loaded>,
 }
 
@@ -331,7 +331,7 @@ impl Services {
         &self,
         agent_id: &str,
         key: &SessionKey,
-    ) -> Result<Option<SessionEntry>, RuntimeError> {
+    ) -> Result<Option<Arc<SessionEntry>>, RuntimeError> {
         let agent = self.agent_view(agent_id)?;
         match self
             .sessions()

@@ -51,8 +51,8 @@ pub struct SessionInfo {
     pub agent_id: String,
     /// Full session key.
     pub key: SessionKey,
-    /// Index entry (current id, timestamps, counters, overrides).
-    pub entry: SessionEntry,
+    /// Index entry (current id, timestamps, counters, overrides), shared with the index.
+    pub entry: Arc<SessionEntry>,
 }
 
 /// Sessions of all agents.
@@ -65,6 +65,8 @@ pub struct SessionManager {
     touches: Arc<Touches>,
     /// What start-up and recovery repaired.
     repairs: Repairs,
+    /// One store per agent, so each agent's index is parsed once (the store keeps it).
+    stores: Mutex<HashMap<AgentId, SessionStore>>,
 }
 
 impl std::fmt::Debug for SessionManager {
@@ -95,6 +97,7 @@ impl SessionManager {
             live: Mutex::new(HashMap::new()),
             touches: Arc::default(),
             repairs: Repairs::default(),
+            stores: Mutex::default(),
         }
     }
 
@@ -124,11 +127,18 @@ impl SessionManager {
     fn store(&self, agent: &AgentView) -> Result<SessionStore, RuntimeError> {
         let id = AgentId::new(agent.id.clone())
             .map_err(|e| RuntimeError::invalid("agent_id", e.to_string()))?;
-        Ok(SessionStore::new(
-            &self.state_dir,
-            &id,
-            Arc::clone(&self.clock),
-        ))
+        Ok(self.store_of(id))
+    }
+
+    /// The agent's store (a clone sharing its parsed index).
+    fn store_of(&self, id: AgentId) -> SessionStore {
+        let mut stores = self.stores.lock().unwrap_or_else(PoisonError::into_inner);
+        stores
+            .entry(id)
+            .or_insert_with_key(|id| {
+                SessionStore::new(&self.state_dir, id, Arc::clone(&self.clock))
+            })
+            .clone()
     }
 
     /// Path of a session's transcript.
@@ -148,7 +158,7 @@ impl SessionManager {
         agent: &AgentView,
     ) -> Result<Option<openclaw_transcript::RebuildReport>, RuntimeError> {
         let store = self.store(agent)?;
-        match store.load_index() {
+        match store.snapshot() {
             Ok(_) => Ok(None),
             Err(openclaw_transcript::Error::CorruptIndex { reason, .. }) => {
                 let report = store.rebuild_index()?;
@@ -222,18 +232,18 @@ impl SessionManager {
             // The common case, a session that exists, reads the index and
             // writes nothing. (The index is only ever replaced whole, so a
             // read without the lock sees one complete version.)
-            if let Some(existing) = store.load_index()?.get(&k) {
-                return Ok((existing.clone(), false));
+            if let Some(existing) = store.get(&k)? {
+                return Ok((existing, false));
             }
-            Ok(store.update(|index| match index.get(&k) {
-                Some(existing) => (existing.clone(), false),
+            Ok(store.update(|index| match index.get_shared(&k) {
+                Some(existing) => (Arc::clone(existing), false),
                 None => {
                     let mut entry = SessionEntry::new(SessionId::new_v4(), now);
                     entry.channel = meta.channel;
                     entry.chat_type = meta.chat_type;
                     entry.display_name = meta.display_name;
                     index.insert(k.clone(), entry.clone());
-                    (entry, true)
+                    (Arc::new(entry), true)
                 }
             })?)
         })
@@ -296,15 +306,14 @@ impl SessionManager {
             SessionTarget::Key(k) => {
                 let key = key::normalize(&agent.id, k)?;
                 let lookup = key.clone();
-                blocking(move || Ok(store.load_index()?.get(&lookup).cloned()))
+                blocking(move || Ok(store.get(&lookup)?))
                     .await?
                     .map(|entry| (key, entry))
             }
             SessionTarget::Id(id) => {
                 let id = SessionId::parse(id.trim())
                     .map_err(|e| RuntimeError::invalid("session_id", e.to_string()))?;
-                blocking(move || Ok(store.list()?.into_iter().find(|(_, e)| e.session_id == id)))
-                    .await?
+                blocking(move || Ok(store.find_by_id(&id)?)).await?
             }
         };
         let (key, entry) = found.ok_or_else(|| {
@@ -517,7 +526,7 @@ impl SessionManager {
             let Ok(id) = AgentId::new(agent_id.clone()) else {
                 continue;
             };
-            let store = SessionStore::new(&self.state_dir, &id, Arc::clone(&self.clock));
+            let store = self.store_of(id);
             if let Err(error) = self.touches.flush(&agent_id, store).await {
                 tracing::error!(agent = %agent_id, %error, "turn counters not written to the session index at shutdown");
             }

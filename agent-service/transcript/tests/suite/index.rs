@@ -245,3 +245,107 @@ fn concurrent_updates_from_many_handles_lose_nothing() {
     }
     assert_eq!(store(&dir).list().unwrap().len(), 80);
 }
+
+#[test]
+fn a_store_sees_what_another_store_or_an_editor_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = store(&dir);
+    let theirs = store(&dir);
+    let id = ours.reset(&key("k1")).unwrap().session_id;
+    assert_eq!(ours.get(&key("k1")).unwrap().unwrap().display_name, None);
+
+    // Another store (another process) replaces the index: the next read sees it.
+    theirs
+        .update(|index| index.get_mut(&key("k1")).unwrap().display_name = Some("renamed".into()))
+        .unwrap();
+    assert_eq!(
+        ours.get(&key("k1"))
+            .unwrap()
+            .unwrap()
+            .display_name
+            .as_deref(),
+        Some("renamed")
+    );
+
+    // An editor rewrites the file in place.
+    let edited = json!({
+        "k1": {"sessionId": id.to_string(), "updatedAt": 5, "displayName": "edited by hand"},
+        "k2": {"sessionId": SessionId::new_v4().to_string(), "updatedAt": 6}
+    });
+    fs::write(ours.dir().index(), serde_json::to_vec(&edited).unwrap()).unwrap();
+    let listed: Vec<_> = ours
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|(k, e)| (k.to_string(), e.display_name.clone()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("k1".to_owned(), Some("edited by hand".to_owned())),
+            ("k2".to_owned(), None)
+        ]
+    );
+
+    // The index removed: empty again.
+    fs::remove_file(ours.dir().index()).unwrap();
+    assert!(ours.list().unwrap().is_empty());
+    assert_eq!(ours.get(&key("k1")).unwrap(), None);
+}
+
+#[test]
+fn sessions_are_found_by_key_and_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let a = store.reset(&key("a")).unwrap().session_id;
+    let b = store.reset(&key("b")).unwrap().session_id;
+    assert_eq!(store.get(&key("b")).unwrap().unwrap().session_id, b);
+    assert_eq!(store.get(&key("c")).unwrap(), None);
+    let (found, entry) = store.find_by_id(&a).unwrap().unwrap();
+    assert_eq!((found, entry.session_id), (key("a"), a));
+    assert_eq!(store.find_by_id(&SessionId::new_v4()).unwrap(), None);
+    assert_eq!(store.snapshot().unwrap().len(), 2);
+}
+
+#[test]
+fn readers_of_a_shared_store_see_whole_versions_while_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = store(&dir);
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let store = shared.clone();
+            std::thread::spawn(move || {
+                for n in 0..10 {
+                    store
+                        .update(|index| {
+                            index.insert(
+                                key(&format!("t{t}-{n}")),
+                                SessionEntry::new(SessionId::new_v4(), 0),
+                            )
+                        })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let reader = {
+        let store = shared.clone();
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while seen.last() != Some(&40) {
+                seen.push(store.list().unwrap().len());
+            }
+            seen
+        })
+    };
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let seen = reader.join().unwrap();
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    // What the shared store holds is what is on disk.
+    assert_eq!(
+        SessionIndex::load(&shared.dir().index()).unwrap(),
+        *shared.snapshot().unwrap()
+    );
+}

@@ -73,7 +73,6 @@ pub struct TurnCtx {
     pub(crate) tts_hint: String,
     pub(crate) reaction_level: ReactionLevel,
     pub(crate) dynamic_suffix: String,
-    pub(crate) files: DynamicFiles,
     pub(crate) date: Option<jiff::civil::Date>,
 }
 
@@ -215,6 +214,11 @@ pub(crate) fn build_stable(kind: SectionKind, id: &'static str, ctx: &StableCtx)
     }
 }
 
+/// The pieces of the Dynamic Project Context section for these per-turn files.
+pub(crate) fn dynamic_files(ctx: &StableCtx, files: &DynamicFiles) -> Vec<Piece> {
+    turn::dynamic_project_context(ctx, files)
+}
+
 /// Builds the pieces of one per-turn section kind. Stable kinds yield nothing.
 pub(crate) fn build_dynamic(
     kind: SectionKind,
@@ -224,7 +228,9 @@ pub(crate) fn build_dynamic(
 ) -> Vec<Piece> {
     use SectionKind as K;
     match kind {
-        K::DynamicProjectContext => turn::dynamic_project_context(ctx, turn),
+        // Built with the stable block (see [`dynamic_files`]): it reads one
+        // fact of the turn only.
+        K::DynamicProjectContext => Vec::new(),
         K::ControlUiEmbed => one(id, turn::control_ui_embed(turn)),
         K::Messaging => one(id, Some(turn::messaging(ctx, turn))),
         K::OutputDirectives => one(id, Some(turn::output_directives(ctx, turn))),

@@ -6,7 +6,10 @@
 use std::fmt;
 
 use super::{Joined, Piece, SectionText, StableCtx, TurnCtx, lines};
-use crate::input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery, SessionKind};
+use crate::{
+    bootstrap::DynamicFiles,
+    input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery, SessionKind},
+};
 
 /// Acknowledgement token of a heartbeat turn with nothing to report.
 pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
@@ -14,8 +17,8 @@ pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
 pub const NO_REPLY: &str = "NO_REPLY";
 
 /// `# Dynamic Project Context`: per-turn files (HEARTBEAT.md).
-pub fn dynamic_project_context(ctx: &StableCtx, turn: &TurnCtx) -> Vec<Piece> {
-    let files = &turn.files.injected;
+pub fn dynamic_project_context(ctx: &StableCtx, files: &DynamicFiles) -> Vec<Piece> {
+    let files = &files.injected;
     if files.is_empty() {
         return Vec::new();
     }

@@ -40,7 +40,7 @@ fn snapshot(input: &RenderInput) -> String {
         Ok(r) => r,
         Err(e) => panic!("render failed: {e}"),
     };
-    let mut out = r.text.clone();
+    let mut out = r.text.as_str().to_owned();
     out.push_str("\n\n==== report ====\n");
     out.push_str(&format!(
         "mode: {}\nstable_prefix_sha256: {}\nchars: {} (~{} tokens)\n",

@@ -465,7 +465,7 @@ impl CodexRun<'_> {
             .await?;
         Ok(entry
             .filter(|e| e.session_id.to_string() == self.s.session_id)
-            .and_then(|e| Some((e.codex_thread_id?, e.codex_thread_context))))
+            .and_then(|e| Some((e.codex_thread_id.clone()?, e.codex_thread_context.clone()))))
     }
 
     /// Stores the session's thread; `context` replaces what it holds. A
