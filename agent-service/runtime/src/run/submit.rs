@@ -100,6 +100,7 @@ pub(crate) async fn submit(
                 model: spec.model,
                 max_steps: spec.max_steps,
                 heartbeat: false,
+                lightweight: false,
             },
             folded: Vec::new(),
             origin: Default::default(),
