@@ -282,6 +282,10 @@ pub enum CronAction {
         /// Run as a message in the agent's main session instead of the job's own session.
         #[arg(long)]
         main: bool,
+        /// Run with the prompt alone, byte for byte, and none of the workspace context (not
+        /// with --main).
+        #[arg(long)]
+        lightweight: bool,
         /// Also send the run's reply to this session (a key; "main" for the main session).
         #[arg(long, value_name = "KEY")]
         deliver_to: Option<String>,

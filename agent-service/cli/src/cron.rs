@@ -46,6 +46,7 @@ pub async fn run(
             name,
             tz,
             main,
+            lightweight,
             deliver_to,
             disabled,
         } => {
@@ -68,6 +69,7 @@ pub async fn run(
                         tz: tz.unwrap_or_default(),
                         prompt,
                         target: target as i32,
+                        lightweight,
                         deliver,
                         deliver_to,
                         enabled: Some(!disabled),

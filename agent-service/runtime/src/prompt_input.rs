@@ -67,6 +67,8 @@ pub struct TurnPrompt<'a> {
     /// Which adapter asks: a run's turn, or a preview of one (echoed, never rendered, so a
     /// preview stays byte-identical to the run).
     pub surface: render::PromptSurface,
+    /// A lightweight cron run: no workspace files reach the prompt.
+    pub lightweight: bool,
 }
 
 /// What a turn's prompt reads when it is rendered: the config and the workspace files.
@@ -301,14 +303,16 @@ fn clamp(value: u64) -> u32 {
 /// The workspace files for this turn. MEMORY.md and other private memory
 /// reach only the agent's private main session (lesson L5: fail closed; see
 /// [`crate::visibility`]); the renderer applies the subagent and cron
-/// filters. `contextInjection` decides continuation turns.
+/// filters. `contextInjection` decides continuation turns. A lightweight
+/// cron run gets none: the scheduled prompt is its whole context.
 fn context_files(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> Vec<render::ContextFile> {
     let injection = f.agent.context_injection;
-    let skip = match injection {
-        ContextInjection::Always => false,
-        ContextInjection::ContinuationSkip => f.continuation,
-        ContextInjection::Never => true,
-    };
+    let skip = f.lightweight
+        || match injection {
+            ContextInjection::Always => false,
+            ContextInjection::ContinuationSkip => f.continuation,
+            ContextInjection::Never => true,
+        };
     if skip {
         return Vec::new();
     }

@@ -185,7 +185,7 @@ impl Tool for CronTool {
                 "tz": { "type": "string", "description": "IANA time zone of a cron expression (default: the user's)." },
                 "prompt": { "type": "string", "description": "What the run should do or say." },
                 "target": { "type": "string", "enum": ["isolated", "main"] },
-                "lightweight": { "type": "boolean", "description": "Reserved for runs with the prompt alone and no workspace context; this runtime refuses true." },
+                "lightweight": { "type": "boolean", "description": "Run with the prompt alone and none of the workspace context (target isolated only)." },
                 "deliver": { "type": "string", "enum": ["none", "session"], "description": "Where an isolated run's result goes besides its own session." },
                 "deliverTo": { "type": "string", "description": "The session key to deliver to (default: the main session)." },
                 "deleteAfterRun": { "type": "boolean", "description": "Remove the job after its run (default for \"at\" jobs)." },

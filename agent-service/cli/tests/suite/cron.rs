@@ -92,4 +92,49 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
     .await;
     let err = result.expect_err("bad schedule");
     assert!(err.to_string().contains("spec.schedule"), "{err}");
+
+    // --lightweight is kept on the job; a main-session job cannot have it.
+    let (result, _) = capture(async |term| {
+        cron::run(
+            &mut client,
+            "",
+            action(&[
+                "add",
+                "every 1h",
+                "Count the open tickets.",
+                "--lightweight",
+            ]),
+            term,
+        )
+        .await
+    })
+    .await;
+    result.expect("add --lightweight");
+    let jobs = client
+        .list_cron_jobs(openclaw_proto::agent::v1::ListCronJobsRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .jobs;
+    let spec = jobs
+        .iter()
+        .find_map(|j| {
+            j.spec
+                .as_ref()
+                .filter(|s| s.prompt == "Count the open tickets.")
+        })
+        .expect("the lightweight job");
+    assert!(spec.lightweight, "{spec:?}");
+    let (result, _) = capture(async |term| {
+        cron::run(
+            &mut client,
+            "",
+            action(&["add", "every 1h", "x", "--main", "--lightweight"]),
+            term,
+        )
+        .await
+    })
+    .await;
+    let err = result.expect_err("lightweight main");
+    assert!(err.to_string().contains("job.lightweight"), "{err}");
 }

@@ -55,6 +55,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         session_key: "agent:main:main",
         reasoning: None,
         surface: prompt_render::PromptSurface::EmbeddedRun,
+        lightweight: false,
     };
     let input = render_input(&turn, &sources);
     (

@@ -134,6 +134,7 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
             model: agent.heartbeat.model.clone(),
             max_steps: 0,
             heartbeat: true,
+            lightweight: false,
         },
         durable: false,
     };

@@ -70,13 +70,16 @@ fn outcome(status: RunStatus, error: Option<String>, session_key: Option<String>
 pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutcome {
     let key = session_key(job);
     // A system event (see `super::system`): a follow-up, after whatever runs there.
-    let event = SystemEvent::new(
+    let mut event = SystemEvent::new(
         Origin::Cron {
             job_id: job.id.clone(),
         },
         message_of(job),
         QueueMode::Followup,
     );
+    // A lightweight run (isolated jobs only: the spec check refuses it for main) gets the
+    // scheduled prompt without the workspace context.
+    event.options.lightweight = job.spec.lightweight && job.spec.target == Target::Isolated;
     let delivered = match deliver(services, &job.agent_id, &key, event, false).await {
         Ok(Some(delivered)) => delivered,
         Ok(None) => return outcome(RunStatus::Skipped, None, None),
@@ -334,18 +337,6 @@ pub(crate) fn now(services: &Services) -> Timestamp {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
-/// Refuses what this runtime cannot do yet, before it is stored.
-fn supported(lightweight: bool) -> Result<(), RuntimeError> {
-    if lightweight {
-        return Err(RuntimeError::invalid(
-            "job.lightweight",
-            "lightweight runs (the scheduled prompt alone, without the workspace context) are \
-             not supported by this runtime; leave it false",
-        ));
-    }
-    Ok(())
-}
-
 /// The jobs of one agent, as its sessions' `cron` tool and the API see them.
 #[derive(Clone)]
 pub struct AgentCron {
@@ -374,7 +365,6 @@ impl AgentCron {
 
     /// Creates a job; returns it with its first slot.
     pub fn add(&self, spec: JobSpec) -> Result<Job, RuntimeError> {
-        supported(spec.lightweight)?;
         let services = self.services()?;
         let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
         services.cron().edit(|store| {
@@ -413,7 +403,6 @@ impl AgentCron {
 
     /// Changes one of the agent's jobs.
     pub fn update(&self, id: &str, patch: JobPatch) -> Result<Job, RuntimeError> {
-        supported(patch.lightweight == Some(true))?;
         let services = self.services()?;
         let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
         services.cron().edit(|store| {

@@ -70,7 +70,9 @@ pub(crate) async fn submit(
     };
 
     // The message is journaled (fsynced) before anyone is told it was
-    // accepted, so a crash cannot lose it (see sessions::journal).
+    // accepted, so a crash cannot lose it (see sessions::journal). Numbered and
+    // queued under the session's admission, so concurrent arrivals keep their order.
+    let admission = session.live.admission().await;
     let seq = session.live.queue().next_seq();
     let record = Accepted {
         seq,
@@ -100,6 +102,7 @@ pub(crate) async fn submit(
                 model: spec.model,
                 max_steps: spec.max_steps,
                 heartbeat: false,
+                lightweight: false,
             },
             folded: Vec::new(),
             origin: Default::default(),
@@ -120,6 +123,7 @@ pub(crate) async fn submit(
         }
         (disposition, start, queue.take_displaced())
     };
+    drop(admission);
     // Refused messages are settled: nothing of them goes to the transcript.
     let mut settled: Vec<u64> = displaced.iter().map(|(m, _)| m.seq).collect();
     if matches!(disposition, Disposition::Rejected { .. }) {

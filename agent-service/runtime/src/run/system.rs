@@ -107,6 +107,8 @@ pub(crate) async fn deliver(
         chat_type: admitted.entry.chat_type.clone().unwrap_or_default(),
         ..TurnChannel::default()
     };
+    // Numbered and queued under the session's admission, like a user's message.
+    let admission = session.live.admission().await;
     let seq = session.live.queue().next_seq();
     if event.durable {
         let record = Accepted {
@@ -158,6 +160,7 @@ pub(crate) async fn deliver(
         }
         (disposition, start)
     };
+    drop(admission);
     if event.durable && disposition.run().is_none() {
         let journal = Arc::clone(&session.journal);
         let _ = tokio::task::spawn_blocking(move || journal.done(&[seq])).await;

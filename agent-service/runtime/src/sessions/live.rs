@@ -78,6 +78,8 @@ pub struct LiveSession {
     pub fence: openclaw_tools::Fence,
     journal: std::sync::OnceLock<Arc<Journal>>,
     recovered: tokio::sync::OnceCell<()>,
+    /// Held from numbering a message to queueing it (see [`Self::admission`]).
+    admission: tokio::sync::Mutex<()>,
 }
 
 impl Default for LiveSession {
@@ -93,6 +95,7 @@ impl Default for LiveSession {
             fence: openclaw_tools::Fence::random(),
             journal: std::sync::OnceLock::new(),
             recovered: tokio::sync::OnceCell::new(),
+            admission: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -155,6 +158,14 @@ impl LiveSession {
         if let Some(mailbox) = mailbox {
             mailbox.close().await;
         }
+    }
+
+    /// One message at a time from taking its arrival number to entering the queue (the
+    /// journal write between the two is awaited): messages and system events arriving at
+    /// once are queued in the order of their numbers, so the numbers, the journal's replay
+    /// order and the transcript agree.
+    pub(crate) async fn admission(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.admission.lock().await
     }
 
     /// The queue, locked for a short update (never held across an await).

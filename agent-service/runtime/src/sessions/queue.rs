@@ -53,6 +53,9 @@ pub struct RunOptions {
     /// A heartbeat turn (see `crate::heartbeat`): it runs alone, messages
     /// that arrive meanwhile wait for their own run instead of steering in.
     pub heartbeat: bool,
+    /// A lightweight cron run: the scheduled prompt alone, without the workspace context
+    /// (no workspace files in the prompt; on the Codex runtime, none of our instructions).
+    pub lightweight: bool,
 }
 
 /// One inbound user message.

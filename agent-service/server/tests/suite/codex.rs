@@ -1210,3 +1210,112 @@ async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
         "the provider's message, not its JSON body: {error:?}"
     );
 }
+
+/// Adds an isolated cron job over the API and runs it at once (RunCronJob); the run's
+/// model request.
+async fn run_cron_now(h: &CodexHarness, prompt: &str, lightweight: bool) -> RecordedRequest {
+    let mut client = h.service().client().await;
+    let job = client
+        .add_cron_job(pb::AddCronJobRequest {
+            agent_id: String::new(),
+            spec: Some(pb::CronJobSpec {
+                schedule: "every 1h".into(),
+                prompt: prompt.into(),
+                lightweight,
+                ..Default::default()
+            }),
+        })
+        .await
+        .expect("add")
+        .into_inner();
+    let before = h.fake.requests().len();
+    let ran = tokio::time::timeout(
+        PATIENCE,
+        client.run_cron_job(pb::RunCronJobRequest {
+            agent_id: String::new(),
+            id: job.id.clone(),
+        }),
+    )
+    .await
+    .expect("the run in time")
+    .expect("run now")
+    .into_inner();
+    assert_eq!(ran.status(), pb::CronRunStatus::Ok, "{ran:?}");
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), before + 1, "one model request");
+    requests[before].clone()
+}
+
+/// P-38 on the Codex runtime: a lightweight cron turn's input is exactly the scheduled
+/// prompt, and none of our instructions, skills or workspace files (nor Codex's own
+/// AGENTS.md loading) reach the model; the same job without the flag gets our turn
+/// instructions with the skills listing, in the same workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lightweight_cron_turn_sends_the_scheduled_prompt_alone_through_codex() {
+    let h = CodexHarness::start("", "").await;
+    let ws = h.workspace();
+    write(
+        &ws,
+        "TOOLS.md",
+        &format!("# Tools\n{TOOLS_MARK}: look first.\n"),
+    );
+    write(&ws, "SOUL.md", &format!("# Soul\n{SOUL_MARK}: be brief.\n"));
+    write(
+        &ws,
+        "AGENTS.md",
+        &format!("# Agents\n{AGENTS_MARK}: the rules.\n"),
+    );
+    let skill = ws.join("skills/nightly-digest");
+    std::fs::create_dir_all(&skill).expect("skill dir");
+    write(
+        &skill,
+        "SKILL.md",
+        "---\nname: nightly-digest\ndescription: Summarises the nightly jobs.\n---\n# Digest\n",
+    );
+    let prompt = "Check the backups.\n\n- list the failures ✓\n  (two spaces)";
+    h.fake.push(FakeReply::text("All backups passed."));
+    let request = run_cron_now(&h, prompt, true).await;
+    let layers = messages(&request);
+    let (role, parts) = layers.last().expect("an input message");
+    assert_eq!(role, "user", "{layers:#?}");
+    assert_eq!(
+        parts,
+        &[prompt.to_owned()],
+        "the turn input is the prompt alone"
+    );
+    let body = request.body.to_string();
+    for mark in [TOOLS_MARK, SOUL_MARK, AGENTS_MARK, "nightly-digest"] {
+        assert!(
+            !body.contains(mark),
+            "{mark} reached a lightweight turn: {layers:#?}"
+        );
+    }
+    for (role, part) in layers
+        .iter()
+        .flat_map(|(r, parts)| parts.iter().map(move |p| (r, p)))
+    {
+        assert!(
+            !part.contains("<collaboration_mode>") && !part.contains("OpenClaw"),
+            "no instructions of ours on a lightweight turn ({role}): {part}"
+        );
+    }
+
+    h.fake.push(FakeReply::text("Backups are fine."));
+    let full = run_cron_now(&h, "Check the backups.", false).await;
+    let layers = messages(&full);
+    let turn = layers
+        .iter()
+        .flat_map(|(_, parts)| parts)
+        .find(|p| p.starts_with("<collaboration_mode># OpenClaw Turn Instructions"))
+        .unwrap_or_else(|| panic!("turn instructions on a full cron turn: {layers:#?}"));
+    assert!(
+        turn.contains("nightly-digest"),
+        "the skills listing: {turn}"
+    );
+    assert!(turn.contains(SOUL_MARK), "SOUL.md is turn-scoped: {turn}");
+    let input = layers
+        .last()
+        .map(|(_, parts)| parts.join(""))
+        .unwrap_or_default();
+    assert!(input.contains("Check the backups."), "{input}");
+}

@@ -375,8 +375,8 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
 }
 
 /// The cron RPCs: a job added over the API is listed with its next run and session; bad
-/// input is INVALID_ARGUMENT naming the field (lightweight runs included, which this runtime
-/// does not offer); an unknown id or agent is NOT_FOUND.
+/// input is INVALID_ARGUMENT naming the field (a lightweight main-session job included); an
+/// unknown id or agent is NOT_FOUND.
 #[tokio::test]
 async fn the_cron_api_saves_validates_and_names_what_is_missing() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
@@ -409,18 +409,35 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
     assert_eq!(listed, std::slice::from_ref(&job));
     assert!(jobs_file(&h).to_string().contains(&job.id));
 
-    for (schedule, tz, lightweight, field) in [
-        ("every 5 fortnights", "", false, "spec.schedule"),
-        ("every 5m", "Europe/Berlin", false, "spec.tz"),
-        ("0 9 * * *", "Mars/Olympus", false, "job.schedule"),
-        ("every 5m", "", true, "job.lightweight"),
+    for (schedule, tz, target, field) in [
+        (
+            "every 5 fortnights",
+            "",
+            pb::CronTarget::Isolated,
+            "spec.schedule",
+        ),
+        (
+            "every 5m",
+            "Europe/Berlin",
+            pb::CronTarget::Isolated,
+            "spec.tz",
+        ),
+        (
+            "0 9 * * *",
+            "Mars/Olympus",
+            pb::CronTarget::Isolated,
+            "job.schedule",
+        ),
+        // Lightweight runs are for a job's own session only.
+        ("every 5m", "", pb::CronTarget::Main, "job.lightweight"),
     ] {
         let err = client
             .add_cron_job(pb::AddCronJobRequest {
                 agent_id: String::new(),
                 spec: Some(pb::CronJobSpec {
                     tz: tz.into(),
-                    lightweight,
+                    lightweight: target == pb::CronTarget::Main,
+                    target: target as i32,
                     ..spec(schedule)
                 }),
             })
@@ -478,4 +495,86 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         .into_inner();
     assert_eq!(removed.id, job.id);
     assert!(!jobs_file(&h).to_string().contains(&job.id));
+}
+
+/// The workspace files a cron session's prompt may carry, each with a marker to find it by.
+const WORKSPACE_MARKS: [(&str, &str); 5] = [
+    ("AGENTS.md", "AGENTS-MARK-3f1"),
+    ("SOUL.md", "SOUL-MARK-8a0"),
+    ("TOOLS.md", "TOOLS-MARK-c27"),
+    ("IDENTITY.md", "IDENTITY-MARK-51d"),
+    ("USER.md", "USER-MARK-e94"),
+];
+
+/// Adds an isolated job over the API (due in an hour) and runs it at once with RunCronJob;
+/// returns the model request the run sent.
+async fn run_job_now(h: &Harness, prompt: &str, lightweight: bool, answer: &str) -> Value {
+    let mut client = h.service.client().await;
+    let job = client
+        .add_cron_job(pb::AddCronJobRequest {
+            agent_id: String::new(),
+            spec: Some(pb::CronJobSpec {
+                schedule: "every 1h".into(),
+                prompt: prompt.into(),
+                lightweight,
+                ..Default::default()
+            }),
+        })
+        .await
+        .expect("add")
+        .into_inner();
+    assert_eq!(job.spec.as_ref().map(|s| s.lightweight), Some(lightweight));
+    let before = h.fake.requests().len();
+    h.fake.push(FakeReply::text(answer));
+    let ran = client
+        .run_cron_job(pb::RunCronJobRequest {
+            agent_id: String::new(),
+            id: job.id.clone(),
+        })
+        .await
+        .expect("run now")
+        .into_inner();
+    assert_eq!(ran.status(), pb::CronRunStatus::Ok, "{ran:?}");
+    assert_eq!(ran.session_key, format!("agent:main:cron:{}", job.id));
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), before + 1, "one model call");
+    requests[before].body.clone()
+}
+
+/// A lightweight job's run sends the scheduled prompt as the user message byte for byte
+/// (spaces, blank lines, tabs and all) and no workspace file in the system prompt; the same
+/// job without the flag, in the same workspace, carries the cron session's files.
+#[tokio::test]
+async fn a_lightweight_job_sends_the_scheduled_prompt_alone() {
+    let h = Harness::start(WireFormat::ChatCompletions, ", skipBootstrap: true", "").await;
+    let ws = h.service.path("state/workspace");
+    std::fs::create_dir_all(&ws).expect("workspace");
+    for (file, mark) in WORKSPACE_MARKS {
+        std::fs::write(ws.join(file), format!("# {file}\n{mark}: read me.\n")).expect("write");
+    }
+    let prompt = "  Summarise the night's alerts.\n\n- at most three bullets ✓\n\tkeep the tab\n";
+    let body = run_job_now(&h, prompt, true, "Nothing happened.").await;
+    let messages = body["messages"].as_array().expect("messages");
+    assert_eq!(messages[0]["role"], "system", "{body}");
+    let system = messages[0]["content"].as_str().expect("system prompt");
+    for (file, mark) in WORKSPACE_MARKS {
+        assert!(
+            !system.contains(mark),
+            "{file} reached a lightweight run: {system}"
+        );
+    }
+    let users: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(users.len(), 1, "{body}");
+    assert_eq!(users[0]["content"].as_str(), Some(prompt), "byte for byte");
+
+    let full = run_job_now(&h, "Summarise the night's alerts.", false, "Quiet night.").await;
+    let system = full["messages"][0]["content"]
+        .as_str()
+        .expect("system prompt");
+    for (file, mark) in WORKSPACE_MARKS {
+        assert!(
+            system.contains(mark),
+            "{file} is missing from a full cron run: {system}"
+        );
+    }
 }

@@ -2,6 +2,7 @@ mod cli;
 mod codex;
 mod compaction;
 mod cron;
+mod cron_crash;
 mod exec_safety;
 mod harness;
 mod hooks;

@@ -205,10 +205,13 @@ impl CodexRun<'_> {
         // User messages after the thread's last reply never reached it (saved
         // by crash recovery or at shutdown, or their run failed before its
         // turn started): they lead this turn's input, in order. Without a
-        // thread the projection of the history carries them instead.
+        // thread the projection of the history carries them instead. A lightweight cron
+        // turn sends its scheduled prompt alone (P-38), so it leads with none.
         let unsent = match thread_id {
-            Some(_) => unsent_users(&all[..before]),
-            None => 0,
+            Some(_) if !render::lightweight_cron(self.s.kind, self.start) => {
+                unsent_users(&all[..before])
+            }
+            _ => 0,
         };
         let history = all[..before - unsent].to_vec();
         let mut texts: Vec<&str> = all[before - unsent..before]

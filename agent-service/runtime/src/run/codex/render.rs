@@ -3,6 +3,12 @@
 
 use super::*;
 
+/// A lightweight cron run (its first message says so, in a cron session): the Codex mapping
+/// then passes the scheduled prompt byte for byte and adds none of our instructions (P-38).
+pub(super) fn lightweight_cron(kind: SessionKind, start: &RunStart) -> bool {
+    kind == SessionKind::Cron && start.first().is_some_and(|m| m.options.lightweight)
+}
+
 impl CodexRun<'_> {
     /// `RenderCodexTurn` for this turn, with the embedded path's inputs.
     pub(super) async fn render(
@@ -16,6 +22,7 @@ impl CodexRun<'_> {
         let s = self.s;
         let descriptors = prepare::descriptors(&self.run.tools);
         let heartbeat = messages.iter().any(|m| m.options.heartbeat);
+        let lightweight = lightweight_cron(s.kind, self.start);
         let reasoning = self.services.session_reasoning(&s.agent.id, &s.key).await;
         let base = self
             .services
@@ -35,6 +42,7 @@ impl CodexRun<'_> {
                 session_key: s.key.as_str(),
                 reasoning,
                 surface: prompt_render::PromptSurface::EmbeddedRun,
+                lightweight,
             })
             .await?;
         let tools = &self.run.tools;
@@ -49,7 +57,7 @@ impl CodexRun<'_> {
                 | SessionKind::Channel
                 | SessionKind::Subagent => pb::CodexTrigger::User,
             } as i32,
-            lightweight_cron: false,
+            lightweight_cron: lightweight,
             memory_tools_available: tools.get("memory_search").is_some()
                 && tools.get("memory_get").is_some(),
             memory_workspace_is_active: s.cwd == s.agent.workspace,

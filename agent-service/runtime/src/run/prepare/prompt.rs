@@ -143,6 +143,7 @@ impl Services {
                         existing.as_ref().and_then(|e| e.reasoning_level.as_deref()),
                     ),
                     surface: prompt_render::PromptSurface::Preview,
+                    lightweight: false,
                 },
                 deadline,
             )

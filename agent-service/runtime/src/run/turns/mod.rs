@@ -224,6 +224,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         session_key: s.key.as_str(),
         reasoning: services.session_reasoning(&s.agent.id, &s.key).await,
         surface: prompt_render::PromptSurface::EmbeddedRun,
+        lightweight: first.options.lightweight,
     };
     let tool_specs = tool_specs(&tool_descriptors);
     // Lesson L15 b: tool results and chat participants' messages reach the model
