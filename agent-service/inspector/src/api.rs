@@ -203,8 +203,8 @@ fn session_json(state: &State, info: &SessionInfo) -> Value {
     let running = state
         .runtime
         .sessions()
-        .live(&info.agent_id, &e.session_id)
-        .is_running();
+        .peek(&info.agent_id, &e.session_id)
+        .is_some_and(|live| live.is_running());
     json!({
         "agent_id": info.agent_id,
         "key": info.key.as_str(),

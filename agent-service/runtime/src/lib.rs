@@ -38,6 +38,8 @@ pub use error::{ErrorCode, RuntimeError};
 pub use openclaw_config as config;
 pub use openclaw_skills as skills;
 pub use runtime::{Runtime, TranscriptItem, TranscriptStream};
-pub use services::{DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome, install_dir};
+pub use services::{
+    DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome, install_dir,
+};
 pub use settings::{Flags, Settings};
 pub use workspaces::WorkspaceSetup;

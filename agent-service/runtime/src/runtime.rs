@@ -184,6 +184,12 @@ impl Runtime {
         run::start_heartbeats(&self.services);
     }
 
+    /// Starts releasing idle sessions (see [`RuntimeOptions::idle_release`]); it stops when
+    /// shutdown begins.
+    pub fn start_idle_release(self: &Arc<Self>) {
+        self.services.start_idle_release();
+    }
+
     /// The cron jobs of an agent ("" for the default).
     pub fn cron(self: &Arc<Self>, agent_id: &str) -> Result<run::AgentCron, RuntimeError> {
         let agent = self.services.agent_view(agent_id)?;

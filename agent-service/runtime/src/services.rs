@@ -52,7 +52,14 @@ pub struct RuntimeOptions {
     /// [`install_dir`]): a `skills/` folder there is the bundled skills root, and a `docs/`
     /// folder the local documentation. `None` offers neither.
     pub install_dir: Option<PathBuf>,
+    /// How long a session stays idle (no run, no watcher, no background command) before its
+    /// transcript actor, descriptors and buffers are released; it is opened again on demand.
+    /// `None` keeps every session open until shutdown.
+    pub idle_release: Option<std::time::Duration>,
 }
+
+/// Default of [`RuntimeOptions::idle_release`]: ten minutes.
+pub const DEFAULT_IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The directory holding the running executable, where the bundled `skills/` and `docs/`
 /// folders ship. `None` when the platform cannot say.
@@ -78,6 +85,7 @@ impl RuntimeOptions {
             sandbox_program: DEFAULT_SANDBOX_PROGRAM.into(),
             redactor: openclaw_secrets::Redactor::new(),
             install_dir: None,
+            idle_release: Some(DEFAULT_IDLE_RELEASE),
         }
     }
 }
@@ -331,6 +339,34 @@ impl Services {
     /// When shutdown began, if it did.
     pub(crate) fn stopping_since(&self) -> Option<tokio::time::Instant> {
         self.stopping_since.get().copied()
+    }
+
+    /// Releases idle sessions (see [`SessionManager::release_idle`]) until shutdown begins,
+    /// looking every quarter of `options.idle_release` (between 100 ms and 30 s). Does
+    /// nothing when release is off.
+    pub(crate) fn start_idle_release(self: &Arc<Self>) {
+        let Some(idle_for) = self.options.idle_release else {
+            return;
+        };
+        let every = (idle_for / 4).clamp(
+            std::time::Duration::from_millis(100),
+            std::time::Duration::from_secs(30),
+        );
+        let services = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(services) = services.upgrade() else {
+                    return;
+                };
+                if services.is_stopping() {
+                    return;
+                }
+                services.sessions.release_idle(idle_for).await;
+            }
+        });
     }
 
     /// Lets the agents use their workspaces again (they were set up anew).

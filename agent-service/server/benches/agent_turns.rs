@@ -21,15 +21,16 @@
 //! and prompt-service share this process's cores with agent-service, so the
 //! figures are an upper bound of the service's own cost.
 
-use std::{
-    process::Stdio,
-    time::{Duration, Instant},
-};
+mod common;
+
+use std::time::Instant;
 
 use agent_testkit::{FakeReply, FakeServer, WireFormat};
-use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
-use tokio::{net::TcpListener, process::Child, sync::oneshot};
-use tonic::transport::Channel;
+use common::{
+    config_text, connect, env_usize, memory_kib, ms, percentile, run, start_agent_service,
+    start_prompt_service,
+};
+use openclaw_proto::agent::v1 as pb;
 
 const RUNS_PER_SESSION: usize = 10;
 
@@ -49,14 +50,9 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let config = dir.path().join("openclaw.json");
     std::fs::write(&config, config_text(&base_url))?;
-    let (mut child, endpoint) = start_agent_service(dir.path(), &config, &prompt.endpoint).await?;
-    let channel = Channel::from_shared(endpoint.clone())?
-        .connect_timeout(Duration::from_secs(5))
-        .connect()
-        .await?;
-    let client = AgentServiceClient::new(channel)
-        .max_decoding_message_size(64 << 20)
-        .max_encoding_message_size(64 << 20);
+    let (mut child, endpoint) =
+        start_agent_service(dir.path(), &config, &prompt.endpoint, &[]).await?;
+    let client = connect(&endpoint).await?;
     client
         .clone()
         .setup(pb::SetupRequest::default())
@@ -150,133 +146,4 @@ async fn main() -> anyhow::Result<()> {
     let _ = child.wait().await;
     drop(prompt);
     Ok(())
-}
-
-/// One `Run`, to its final event; an error event or status is an error.
-async fn run(client: &AgentServiceClient<Channel>, key: &str, message: &str) -> anyhow::Result<()> {
-    let request = pb::RunRequest {
-        session: Some(pb::SessionRef {
-            agent_id: String::new(),
-            target: Some(pb::session_ref::Target::SessionKey(key.to_owned())),
-        }),
-        message: message.to_owned(),
-        ..Default::default()
-    };
-    let mut stream = client
-        .clone()
-        .run(request)
-        .await
-        .map_err(|s| anyhow::anyhow!("Run: {s}"))?
-        .into_inner();
-    let mut finished = false;
-    while let Some(event) = stream.message().await? {
-        match event.event {
-            Some(pb::run_event::Event::Final(_)) => finished = true,
-            Some(pb::run_event::Event::Error(e)) => anyhow::bail!("run failed: {e:?}"),
-            _ => {}
-        }
-    }
-    anyhow::ensure!(finished, "the run ended without a final event");
-    Ok(())
-}
-
-struct PromptService {
-    endpoint: String,
-    _stop: oneshot::Sender<()>,
-}
-
-async fn start_prompt_service() -> anyhow::Result<PromptService> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let endpoint = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(prompt_server::serve(
-        listener,
-        prompt_server::ServeConfig::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    Ok(PromptService {
-        endpoint,
-        _stop: stop,
-    })
-}
-
-async fn start_agent_service(
-    root: &std::path::Path,
-    config: &std::path::Path,
-    prompt: &str,
-) -> anyhow::Result<(Child, String)> {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
-        probe.local_addr()?.port()
-    };
-    let listen = format!("127.0.0.1:{port}");
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-service"))
-        .arg("--listen")
-        .arg(&listen)
-        .arg("--state-dir")
-        .arg(root.join("state"))
-        .arg("--config")
-        .arg(config)
-        .arg("--prompt-service")
-        .arg(prompt)
-        .env("HOME", root)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()?;
-    let endpoint = format!("http://{listen}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if service_kit::probe(&endpoint, "", Duration::from_secs(1))
-            .await
-            .unwrap_or(false)
-        {
-            return Ok((child, endpoint));
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "agent-service did not become SERVING on {listen} within 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn config_text(base_url: &str) -> String {
-    format!(
-        r#"{{
-  agents: {{ defaults: {{ model: "fake/test-model", userTimezone: "Europe/Berlin" }} }},
-  models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "{}", apiKey: "bench-key", models: [{{ id: "test-model" }}] }} }} }},
-}}"#,
-        WireFormat::ChatCompletions.api()
-    )
-}
-
-/// A `/proc/<pid>/status` field in KiB (Linux only; None elsewhere).
-fn memory_kib(pid: Option<u32>, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", pid?)).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn percentile(sorted: &[Duration], q: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let index = ((sorted.len() as f64 - 1.0) * q).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

@@ -36,6 +36,16 @@ struct Cli {
     /// on PATH). Checked at start-up; if it cannot isolate here, sandboxed runs are refused.
     #[arg(long, env = "AGENT_SERVICE_SANDBOX_BWRAP", default_value = agent_runtime::DEFAULT_SANDBOX_PROGRAM, value_name = "PROGRAM")]
     sandbox_bwrap: std::ffi::OsString,
+    /// Seconds a session stays idle (no run, no watcher, no background command) before its
+    /// transcript file, buffers and memory are released; the next call on it opens it again
+    /// and reads its transcript. 0 keeps every session open until shutdown.
+    #[arg(
+        long,
+        env = "AGENT_SERVICE_IDLE_RELEASE_SECS",
+        value_name = "SECS",
+        default_value_t = agent_runtime::DEFAULT_IDLE_RELEASE.as_secs()
+    )]
+    idle_release_secs: u64,
 
     #[command(flatten)]
     server: ServerArgs,
@@ -257,6 +267,8 @@ async fn run() -> anyhow::Result<ExitCode> {
         sandbox_program: cli.sandbox_bwrap.clone(),
         redactor,
         install_dir: agent_runtime::install_dir(),
+        idle_release: (cli.idle_release_secs > 0)
+            .then(|| Duration::from_secs(cli.idle_release_secs)),
         ..RuntimeOptions::new(
             settings,
             Arc::new(ProcessEnv),

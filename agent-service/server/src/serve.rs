@@ -100,6 +100,8 @@ pub async fn serve(
     // Cron jobs (after the journals: an interrupted run's message is in its transcript by
     // now, which is how the scheduler tells a handed-over run from one that never started).
     runtime.start_cron();
+    // Sessions idle for a while give back their memory and descriptors until used again.
+    runtime.start_idle_release();
     let health = service_kit::health_services(&[
         <AgentServiceServer<AgentServiceImpl> as tonic::server::NamedService>::NAME,
     ])?;

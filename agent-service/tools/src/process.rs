@@ -169,6 +169,26 @@ impl ProcessRegistry {
         }
     }
 
+    /// Numbers new commands after `last` (`proc-<last + 1>` next), so a session that was
+    /// released and opened again never reuses an id its history mentions.
+    pub fn numbered_after(self, last: u64) -> Self {
+        lock(&self.inner).next = last;
+        self
+    }
+
+    /// The number of the last command started (0 before the first).
+    pub fn last_number(&self) -> u64 {
+        lock(&self.inner).next
+    }
+
+    /// True while any command is still running.
+    pub fn any_running(&self) -> bool {
+        lock(&self.inner)
+            .entries
+            .values()
+            .any(|e| e.exit.borrow().is_none())
+    }
+
     /// Reports commands started from now on that end on their own to `sink`. The first sink
     /// set stays; returns false (and changes nothing) when one was set already.
     pub fn set_exit_sink(&self, sink: Arc<dyn ExitSink>) -> bool {

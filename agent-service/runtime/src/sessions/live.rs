@@ -18,7 +18,7 @@ use openclaw_transcript::{Clock, Entry, EntryBody, Message};
 use super::{
     actor::{self, Mailbox, Snapshot, TranscriptSpec},
     journal::Journal,
-    queue::QueueState,
+    queue::{Counters, QueueState},
 };
 use crate::{error::RuntimeError, events::RunEvent, evidence::PromptFingerprint};
 
@@ -28,6 +28,15 @@ use crate::{error::RuntimeError, events::RunEvent, evidence::PromptFingerprint};
 /// (about 40 bytes instead of about 220; 160 KB per open session instead of
 /// 900 KB).
 const EVENT_CAPACITY: usize = 4096;
+
+/// What outlives a session's release (see [`super::SessionManager::release_idle`]): its
+/// numbers, so they never repeat, and its last prompt fingerprint, so a stable-prefix change
+/// while it was released is still reported as a cache break.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Released {
+    counters: Counters,
+    fingerprint: Option<PromptFingerprint>,
+}
 
 /// A subscription to a session's run events.
 pub type SessionEvents = broadcast::Receiver<Arc<SessionEvent>>;
@@ -80,23 +89,93 @@ pub struct LiveSession {
     recovered: tokio::sync::OnceCell<()>,
     /// Held from numbering a message to queueing it (see [`Self::admission`]).
     admission: tokio::sync::Mutex<()>,
+    /// Since when the idle-release sweep has found the session releasable (`None`: in use
+    /// when last looked at).
+    idle_since: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl Default for LiveSession {
     fn default() -> Self {
+        Self::resumed(openclaw_tools::Fence::random(), Released::default())
+    }
+}
+
+impl LiveSession {
+    /// A session opened (again) in this process with its untrusted-content fence and what
+    /// the manager kept of it while it was released.
+    pub(crate) fn resumed(fence: openclaw_tools::Fence, kept: Released) -> Self {
+        let Released {
+            counters,
+            fingerprint,
+        } = kept;
         Self {
             transcript: Mutex::new(None),
-            queue: Mutex::new(QueueState::default()),
-            fingerprint: Mutex::new(None),
+            queue: Mutex::new(QueueState::continuing(counters)),
+            fingerprint: Mutex::new(fingerprint),
             collect_timer: AtomicBool::new(false),
             events: broadcast::channel(EVENT_CAPACITY).0,
             epoch: tokio::time::Instant::now(),
-            processes: Arc::new(ProcessRegistry::new()),
-            fence: openclaw_tools::Fence::random(),
+            processes: Arc::new(ProcessRegistry::new().numbered_after(counters.process)),
+            fence,
             journal: std::sync::OnceLock::new(),
             recovered: tokio::sync::OnceCell::new(),
             admission: tokio::sync::Mutex::new(()),
+            idle_since: Mutex::new(None),
         }
+    }
+
+    /// What the manager keeps of the session while it is released: the numbers handed out
+    /// so far (runs, messages, background commands) and the last prompt fingerprint.
+    pub(crate) fn released(&self) -> Released {
+        Released {
+            counters: Counters {
+                process: self.processes.last_number(),
+                ..self.queue().counters()
+            },
+            fingerprint: self
+                .fingerprint
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        }
+    }
+
+    /// True when nothing but the manager could notice the session going away: no run
+    /// active, queued or collecting, no watcher, no background command running, and no
+    /// one else holding the session (the caller checks that) or its command registry.
+    fn releasable(&self) -> bool {
+        self.is_idle()
+            && self.events.receiver_count() == 0
+            && Arc::strong_count(&self.processes) == 1
+            && !self.processes.any_running()
+            && !self.collect_timer.load(Ordering::Acquire)
+    }
+
+    /// One look of the idle-release sweep at `now`: true when the session has been
+    /// releasable for at least `idle_for` (counted from the first look that found it so).
+    pub(crate) fn idle_for(
+        &self,
+        now: tokio::time::Instant,
+        idle_for: std::time::Duration,
+    ) -> bool {
+        let mut since = self
+            .idle_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !self.releasable() {
+            *since = None;
+            return false;
+        }
+        let first = *since.get_or_insert(now);
+        now.saturating_duration_since(first) >= idle_for
+    }
+
+    /// Marks the session as in use (it was just handed out).
+    pub(crate) fn touch(&self) {
+        *self
+            .idle_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
 

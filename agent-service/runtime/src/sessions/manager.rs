@@ -16,7 +16,7 @@ use openclaw_transcript::{
 use super::{
     actor::TranscriptSpec,
     key,
-    live::LiveSession,
+    live::{LiveSession, Released},
     recover::recover_journal,
     repairs::{Repair, RepairKind, Repairs},
     session::Session,
@@ -61,6 +61,14 @@ pub struct SessionManager {
     clock: Arc<dyn Clock>,
     /// The live sessions, by agent id and session id.
     live: Mutex<HashMap<(String, SessionId), Arc<LiveSession>>>,
+    /// What is kept of sessions released while idle (their numbers and last prompt
+    /// fingerprint, a few hundred bytes against a live session's buffers), so that they go
+    /// on from there when opened again.
+    released: Mutex<HashMap<(String, SessionId), Released>>,
+    /// The root of every session's untrusted-content fence (random per process): a
+    /// session's fence is derived from it and the session id, so it is the same each time
+    /// the session is opened in this process.
+    fence_root: openclaw_tools::Fence,
     /// Turn usage and timestamps not yet in the index (see `touches`).
     touches: Arc<Touches>,
     /// What start-up and recovery repaired.
@@ -95,6 +103,8 @@ impl SessionManager {
             state_dir,
             clock,
             live: Mutex::new(HashMap::new()),
+            released: Mutex::default(),
+            fence_root: openclaw_tools::Fence::random(),
             touches: Arc::default(),
             repairs: Repairs::default(),
             stores: Mutex::default(),
@@ -408,7 +418,74 @@ impl SessionManager {
     /// started by [`Self::writable`]).
     pub fn live(&self, agent_id: &str, id: &SessionId) -> Arc<LiveSession> {
         let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(map.entry((agent_id.to_owned(), *id)).or_default())
+        let live = map
+            .entry((agent_id.to_owned(), *id))
+            .or_insert_with_key(|slot| {
+                let kept = self
+                    .released
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(slot)
+                    .unwrap_or_default();
+                let fence = self.fence_root.derived(id.to_string().as_bytes());
+                Arc::new(LiveSession::resumed(fence, kept))
+            });
+        live.touch();
+        Arc::clone(live)
+    }
+
+    /// Releases the sessions that have been idle for `idle_for` (no run active, queued or
+    /// collecting, no watcher, no background command running, held by nothing but this
+    /// manager): their transcript actor is stopped (flushed, file lock and descriptors
+    /// released) and their buffers freed. Their numbers and last prompt fingerprint are kept,
+    /// so a session opened again goes on where it was; its transcript is read again then. Returns how many were released.
+    pub async fn release_idle(&self, idle_for: std::time::Duration) -> usize {
+        let now = tokio::time::Instant::now();
+        let released: Vec<((String, SessionId), Arc<LiveSession>)> = {
+            let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+            // Under the map lock nobody can take a new handle, so a count of one means the
+            // map holds the only one.
+            let idle: Vec<(String, SessionId)> = map
+                .iter()
+                .filter(|(_, live)| Arc::strong_count(live) == 1 && live.idle_for(now, idle_for))
+                .map(|(slot, _)| slot.clone())
+                .collect();
+            idle.into_iter()
+                .filter_map(|slot| map.remove(&slot).map(|live| (slot, live)))
+                .collect()
+        };
+        if released.is_empty() {
+            return 0;
+        }
+        {
+            let mut kept = self.released.lock().unwrap_or_else(PoisonError::into_inner);
+            for (slot, live) in &released {
+                kept.insert(slot.clone(), live.released());
+            }
+        }
+        let count = released.len();
+        for (_, live) in released {
+            live.close_transcript().await;
+        }
+        tracing::debug!(sessions = count, "idle sessions released");
+        count
+    }
+
+    /// The live session if it is open now (never opens one: for looking without the cost).
+    pub fn peek(&self, agent_id: &str, id: &SessionId) -> Option<Arc<LiveSession>> {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(agent_id.to_owned(), *id))
+            .cloned()
+    }
+
+    /// How many sessions are live in this process (opened and not released).
+    pub fn live_count(&self) -> usize {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Opens a session for its runs: the live session with its transcript actor and its message

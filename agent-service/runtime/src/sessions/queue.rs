@@ -160,7 +160,37 @@ impl Default for CollectLimits {
     }
 }
 
+/// A session's run, message and command numbers, kept by the manager while the session is released,
+/// so that numbers never repeat within a process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// The last run number handed out.
+    pub run: u64,
+    /// The last message seq handed out.
+    pub seq: u64,
+    /// The last background command number handed out (`proc-<n>`).
+    pub process: u64,
+}
+
 impl QueueState {
+    /// A queue that goes on numbering after `counters`.
+    pub fn continuing(counters: Counters) -> Self {
+        Self {
+            next_run: counters.run,
+            next_seq: counters.seq,
+            ..Self::default()
+        }
+    }
+
+    /// The numbers handed out so far.
+    pub fn counters(&self) -> Counters {
+        Counters {
+            run: self.next_run,
+            seq: self.next_seq,
+            process: 0,
+        }
+    }
+
     fn new_run(&mut self) -> u64 {
         self.next_run += 1;
         self.next_run

@@ -58,6 +58,26 @@ impl Service {
             agent_server::ServeConfig::default(),
             agent_runtime::DEFAULT_SANDBOX_PROGRAM,
             Some(install_dir),
+            Some(agent_runtime::DEFAULT_IDLE_RELEASE),
+        )
+        .await
+    }
+
+    /// A service that releases sessions idle for `idle_release`.
+    pub async fn start_releasing(
+        dir: tempfile::TempDir,
+        config: Option<&str>,
+        prompt: Arc<dyn prompt_client::PromptSource>,
+        idle_release: Duration,
+    ) -> Self {
+        Self::start_options(
+            dir,
+            config,
+            prompt,
+            agent_server::ServeConfig::default(),
+            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
+            None,
+            Some(idle_release),
         )
         .await
     }
@@ -103,7 +123,16 @@ impl Service {
         serve_config: agent_server::ServeConfig,
         sandbox_program: &str,
     ) -> Self {
-        Self::start_options(dir, config, prompt, serve_config, sandbox_program, None).await
+        Self::start_options(
+            dir,
+            config,
+            prompt,
+            serve_config,
+            sandbox_program,
+            None,
+            Some(agent_runtime::DEFAULT_IDLE_RELEASE),
+        )
+        .await
     }
 
     async fn start_options(
@@ -113,6 +142,7 @@ impl Service {
         serve_config: agent_server::ServeConfig,
         sandbox_program: &str,
         install_dir: Option<PathBuf>,
+        idle_release: Option<Duration>,
     ) -> Self {
         let settings = Settings {
             state_dir: dir.path().join("state"),
@@ -125,6 +155,7 @@ impl Service {
         let runtime = Runtime::start(RuntimeOptions {
             sandbox_program: sandbox_program.into(),
             install_dir,
+            idle_release,
             ..RuntimeOptions::new(
                 settings,
                 Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),

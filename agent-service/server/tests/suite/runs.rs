@@ -286,6 +286,121 @@ async fn restart_resumes_from_the_transcript() {
     );
 }
 
+/// Descriptors of this process on session files under `dir` (the index, which the store
+/// keeps open for its version check, aside).
+fn open_files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("fd list")
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|target| target.starts_with(dir) && !target.ends_with("sessions.json"))
+        .collect()
+}
+
+/// Waits until the runtime holds `count` live sessions (10 s at most).
+async fn wait_live(service: &Service, count: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while service.runtime.sessions().live_count() != count {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "live sessions: {} (waiting for {count})",
+            service.runtime.sessions().live_count()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+fn started(events: &[pb::run_event::Event]) -> pb::RunStarted {
+    events
+        .iter()
+        .find_map(|e| match e {
+            pb::run_event::Event::Started(s) => Some(s.clone()),
+            _ => None,
+        })
+        .expect("started event")
+}
+
+/// An idle session gives back its transcript file and memory, and the next call opens it
+/// again where it was: history from the transcript, run and message numbers going on, the
+/// same untrusted-content fence. A watcher keeps a session open.
+#[tokio::test]
+async fn an_idle_session_is_released_and_opened_again_where_it_was() {
+    let (base_url, fake) = FakeServer::start(WireFormat::ChatCompletions)
+        .await
+        .expect("fake");
+    let prompt = super::harness::PromptService::start().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let service = Service::start_releasing(
+        dir,
+        Some(&config(&base_url, WireFormat::ChatCompletions, "")),
+        prompt.client(),
+        std::time::Duration::from_millis(200),
+    )
+    .await;
+    let sessions_dir = service.path("state/agents/main/sessions");
+    fake.push(FakeReply::tool_call(
+        "call-1",
+        "read",
+        json!({ "path": "AGENTS.md" }),
+    ));
+    fake.push(FakeReply::text("Noted: your favourite colour is teal."));
+    let first = run(&service, run_request("My favourite colour is teal.")).await;
+    assert_eq!(started(&first).run_id, "run-1");
+    assert_eq!(started(&first).message_seqs, vec![1]);
+
+    assert!(
+        !open_files_under(&sessions_dir).is_empty(),
+        "the open session holds its transcript"
+    );
+    wait_live(&service, 0).await;
+    // The release closes the transcript task, then drops the session with its journal.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !open_files_under(&sessions_dir).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        open_files_under(&sessions_dir),
+        Vec::<std::path::PathBuf>::new(),
+        "a released session keeps no file open"
+    );
+
+    fake.push(FakeReply::text("Teal."));
+    let second = run(&service, run_request("What is my favourite colour?")).await;
+    assert_eq!(final_text(&second).as_deref(), Some("Teal."));
+    assert_eq!(started(&second).run_id, "run-2", "run numbers go on");
+    assert_eq!(
+        started(&second).message_seqs,
+        vec![2],
+        "message numbers go on"
+    );
+    let requests = fake.requests();
+    let last = requests.last().expect("request");
+    let before = &requests[1].body["messages"];
+    let after = &last.body["messages"];
+    let history = serde_json::to_string(after).unwrap_or_default();
+    assert!(
+        history.contains("favourite colour is teal") && history.contains("Noted"),
+        "history read back from the transcript: {history}"
+    );
+    // The fenced tool result of the first run reaches the model byte for byte as before
+    // (same fence), so the prompt cache is not broken by the release.
+    let tool_result = |messages: &serde_json::Value| {
+        messages
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+            .map(|m| m["content"].clone())
+    };
+    assert!(tool_result(before).is_some(), "{before}");
+    assert_eq!(tool_result(before), tool_result(after));
+
+    // A watcher keeps the session open for as long as it watches.
+    let watch = service.watch().await;
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert_eq!(service.runtime.sessions().live_count(), 1);
+    drop(watch);
+    wait_live(&service, 0).await;
+}
+
 /// PromptService down: the run fails with UNAVAILABLE within its deadline
 /// and the session stays consistent (the user message is kept whole).
 #[tokio::test]

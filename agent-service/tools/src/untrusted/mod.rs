@@ -109,6 +109,19 @@ impl Fence {
         Self { key }
     }
 
+    /// A fence whose key is derived from this one's and `label` (one-way): the same root and
+    /// label give the same fence, so a session's fence survives the session being released
+    /// and opened again, while no session's key tells anything of another's or of the root.
+    pub fn derived(&self, label: &[u8]) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(b"openclaw fence derivation\0");
+        hasher.update(self.key);
+        hasher.update(label);
+        Self {
+            key: hasher.finalize().into(),
+        }
+    }
+
     /// A fence with a given key (tests, or a key the caller keeps).
     pub fn from_key(key: [u8; 32]) -> Self {
         Self { key }
