@@ -16,7 +16,7 @@
 //!    descriptors left open on session files.
 //!
 //! The figures go to stdout and into an SVG chart (`SCALE_SVG`, default
-//! `target/sessions-scale.svg`).
+//! `sessions-scale.svg` beside this file: the chart the README links to).
 //!
 //! `cargo bench -p agent-server --bench sessions_scale` (release build). The fake model,
 //! prompt-service and the clients share the machine's cores with agent-service.
@@ -61,11 +61,7 @@ async fn main() -> anyhow::Result<()> {
     let runs_per_session = env_usize("SCALE_RUNS", 5);
     let idle_secs = env_usize("SCALE_IDLE_SECS", 2);
     let svg_path = std::env::var("SCALE_SVG").unwrap_or_else(|_| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../target/sessions-scale.svg"
-        )
-        .to_owned()
+        concat!(env!("CARGO_MANIFEST_DIR"), "/benches/sessions-scale.svg").to_owned()
     });
 
     let (base_url, fake) = FakeServer::start(WireFormat::ChatCompletions).await?;

@@ -171,15 +171,43 @@ impl Cli {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Threads for blocking work (transcript appends and fsyncs, journal writes, index
+/// rewrites). More would not make one disk faster, and each thread keeps its own stack and
+/// allocator heap: tokio's default of 512 let a thousand busy sessions start 512 of them.
+const BLOCKING_THREADS: usize = 64;
+
+fn main() -> ExitCode {
+    raise_open_file_limit();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     // One `error:` line, never a Debug dump with a backtrace (whatever
     // RUST_BACKTRACE says): these are the user's errors (a port in use, an
     // unreadable state directory), not the program's.
-    run().await.unwrap_or_else(|error| {
+    runtime.block_on(run()).unwrap_or_else(|error| {
         eprintln!("error: {error:#}");
         ExitCode::FAILURE
     })
+}
+
+/// Raises the soft limit on open files to the hard limit: an active session holds about
+/// three descriptors (transcript, journal, its share of connections), so a thousand of them
+/// need more than the usual soft limit of 1,024. A limit that cannot be raised stays.
+fn raise_open_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
 }
 
 async fn run() -> anyhow::Result<ExitCode> {
