@@ -160,6 +160,14 @@ async fn main() -> anyhow::Result<()> {
     let idle = memory_kib(pid, "VmRSS:").unwrap_or(0);
     let per_idle_kib = idle.saturating_sub(baseline) as f64 / total_sessions as f64;
     let (fds, session_fds) = descriptors(pid, &sessions_dir).unwrap_or((0, 0));
+    let threads = memory_kib(pid, "Threads:").unwrap_or(0);
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let later = memory_kib(pid, "VmRSS:").unwrap_or(0);
+    println!(
+        "  threads {threads} at release; 15 s later {} threads, {:.1} MiB resident",
+        memory_kib(pid, "Threads:").unwrap_or(0),
+        later as f64 / 1024.0
+    );
     println!(
         "  {total_sessions} sessions, all idle and released ({:.1} s after the last run): \
          {:.1} MiB resident, {:.2} KiB a session over the baseline; {} descriptors open, \

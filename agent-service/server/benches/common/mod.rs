@@ -14,7 +14,8 @@ use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceCl
 use tokio::{net::TcpListener, process::Child, sync::oneshot};
 use tonic::transport::Channel;
 
-/// A prompt-service serving on loopback in this process until dropped.
+/// A prompt-service serving on loopback in this process until dropped, with room for 4,096
+/// calls at once (the benchmarks run up to a thousand sessions).
 pub struct PromptService {
     pub endpoint: String,
     _stop: oneshot::Sender<()>,
@@ -26,7 +27,13 @@ pub async fn start_prompt_service() -> anyhow::Result<PromptService> {
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(prompt_server::serve(
         listener,
-        prompt_server::ServeConfig::default(),
+        prompt_server::ServeConfig {
+            overload: service_kit::OverloadConfig {
+                max_concurrent_requests: 4096,
+                max_concurrent_streams: 4096,
+            },
+            ..prompt_server::ServeConfig::default()
+        },
         async {
             let _ = stopped.await;
         },
