@@ -464,8 +464,15 @@ impl SessionManager {
             }
         }
         let count = released.len();
-        for (_, live) in released {
-            live.close_transcript().await;
+        // Closed side by side: each close waits for a flush on the blocking pool, which a
+        // busy service keeps full, so one after another would release a few sessions a
+        // second while new ones keep opening.
+        let closing: Vec<_> = released
+            .into_iter()
+            .map(|(_, live)| tokio::spawn(async move { live.close_transcript().await }))
+            .collect();
+        for close in closing {
+            let _ = close.await;
         }
         tracing::debug!(sessions = count, "idle sessions released");
         count
