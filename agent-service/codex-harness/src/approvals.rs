@@ -1,8 +1,9 @@
 //! Answers to Codex's approval requests, from the agent's exec policy.
 //!
-//! Codex asks only when its own `approvalPolicy` says so (`untrusted`: every
-//! command outside its built-in read-only safe list; `on-request`: when the
-//! model asks to leave the sandbox; `never`: never). Whatever it asks is
+//! Codex asks only when its own `approvalPolicy` says so (`untrusted`: before
+//! every command, read-only inspection such as `cat` or `ls` included, in
+//! 0.169; `on-request`: when the model asks to leave the sandbox; `never`:
+//! never). Whatever it asks is
 //! decided here, without a human: no approval UI reaches a Codex turn yet,
 //! so every run is unattended and "ask" resolves through `askFallback`
 //! (default `deny`). With no exec policy configured at all the answer is

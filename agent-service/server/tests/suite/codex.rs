@@ -645,6 +645,62 @@ async fn command_approvals_follow_the_exec_policy() {
     );
 }
 
+/// Under `untrusted`, Codex asks before every command, read-only inspection
+/// included (`cat`, `ls`), and the exec policy answers: a read-only command
+/// the policy allows runs without anyone asking and its output reaches the
+/// next model request; one the policy does not cover is declined, though it
+/// only reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_commands_run_when_the_exec_policy_allows_them() {
+    let h = CodexHarness::start(
+        r#"exec: { security: "allowlist", ask: "off", safeBins: ["cat"] },"#,
+        "",
+    )
+    .await;
+    write(&h.workspace(), "notes.txt", "INSPECT-MARK-3f1\n");
+    h.fake.push_all([
+        FakeReply::tool_call("call_cat", "exec_command", json!({"cmd": "cat notes.txt"})),
+        FakeReply::text("It says INSPECT-MARK-3f1."),
+        FakeReply::tool_call("call_ls", "exec_command", json!({"cmd": "ls"})),
+        FakeReply::text("Could not list."),
+    ]);
+
+    let read = h.run("What does notes.txt say?").await;
+    assert_eq!(
+        final_of(&read).map(|f| f.text).as_deref(),
+        Some("It says INSPECT-MARK-3f1.")
+    );
+    let [cat] = &tool_finished(&read)[..] else {
+        panic!("one tool call: {read:#?}");
+    };
+    assert_eq!(
+        (cat.name.as_str(), cat.is_error),
+        ("codex_exec", false),
+        "{cat:?}"
+    );
+    assert!(cat.output.contains("INSPECT-MARK-3f1"), "{cat:?}");
+    let output = call_output(&h.fake.requests()[1], "call_cat").expect("the cat output");
+    assert!(
+        output.contains("INSPECT-MARK-3f1") && output.contains("exited with code 0"),
+        "the file's text reached the model: {output}"
+    );
+
+    let listed = h.run("List the workspace.").await;
+    assert_eq!(
+        final_of(&listed).map(|f| f.text).as_deref(),
+        Some("Could not list.")
+    );
+    let [ls] = &tool_finished(&listed)[..] else {
+        panic!("one tool call: {listed:#?}");
+    };
+    assert!(ls.is_error && ls.output.contains("declined"), "{ls:?}");
+    let output = call_output(&h.fake.requests()[3], "call_ls").expect("the ls answer");
+    assert!(
+        output.contains("rejected") && !output.contains("notes.txt"),
+        "ls did not run: {output}"
+    );
+}
+
 /// A message sent while the Codex turn streams is steered into it: one
 /// `turn/steer`, the model is called again with it, and the transcript
 /// holds the abandoned partial reply, the steered message and the answer.
