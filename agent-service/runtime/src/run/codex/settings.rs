@@ -48,6 +48,30 @@ pub(super) fn harness_settings(
     settings
 }
 
+/// Codex applies its own `apply_patch` without asking under `on-request`
+/// and `never` (inside the sandbox's writable roots), so an agent whose tool
+/// policy denies `apply_patch` runs only under `untrusted`, where every file
+/// change is asked about and declined.
+pub(super) fn check_patch_policy(
+    agent: &str,
+    codex: &CodexSettings,
+    approvals: &ApprovalRules,
+) -> Result<(), RuntimeError> {
+    let policy = approval_policy(codex);
+    if approvals.apply_patch || policy == pb::CodexApprovalPolicy::Untrusted {
+        return Ok(());
+    }
+    let name = match policy {
+        pb::CodexApprovalPolicy::Never => "never",
+        _ => "on-request",
+    };
+    Err(RuntimeError::FailedPrecondition(format!(
+        "agent {agent:?}: tool policy denies apply_patch, but under \
+         runtime.codex.approvalPolicy {name:?} Codex applies its own patches without asking; \
+         set approvalPolicy to \"untrusted\" or allow apply_patch"
+    )))
+}
+
 /// The policy prompt-codex maps; unset means `untrusted` (an unattended run
 /// needs an explicit one, and this is the most conservative).
 pub(super) fn approval_policy(codex: &CodexSettings) -> pb::CodexApprovalPolicy {
