@@ -1326,7 +1326,7 @@ async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
 /// `thread/start` and `turn/start` params agent-service actually sent, our
 /// layers and Codex's land in the model request in the stack's order, each
 /// of ours byte for byte; and the params carry the keys the snapshots show,
-/// plus only the inline provider the harness adds.
+/// plus only what the harness adds (the inline provider, raw events).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_layer_stack_agrees_with_a_recorded_real_first_turn() {
     let h = CodexHarness::start_as("", "", MODEL, true).await;
@@ -1427,8 +1427,8 @@ async fn the_layer_stack_agrees_with_a_recorded_real_first_turn() {
         "the turn input closes the request"
     );
 
-    // The params as sent have the snapshots' keys, and the harness adds the
-    // inline provider alone (and the thread id to turn/start).
+    // The params as sent have the snapshots' keys; the harness adds the
+    // inline provider and raw response items to thread/start.
     let scenario = &prompt_codex::snapshots::scenarios::all()[0];
     let mapped = prompt_codex::render_codex_turn(&scenario.input).expect("maps");
     // `effort` is there only when a run picks one (the scenarios do).
@@ -1444,7 +1444,11 @@ async fn the_layer_stack_agrees_with_a_recorded_real_first_turn() {
         keys
     };
     let mut expected = keys(&mapped.thread_start);
-    expected.extend(["config".to_owned(), "modelProvider".to_owned()]);
+    expected.extend([
+        "config".to_owned(),
+        "experimentalRawEvents".to_owned(),
+        "modelProvider".to_owned(),
+    ]);
     expected.sort();
     assert_eq!(keys(thread_start), expected);
     assert_eq!(
@@ -1546,4 +1550,78 @@ async fn codex_apply_patch_stands_in_for_ours_under_our_tool_policy() {
         "{error:?}"
     );
     assert!(unasked.fake.requests().is_empty(), "no model call");
+}
+
+/// A tool call Codex answers itself, without an item of its own (the model
+/// calls `browser`, which nobody declared): it reaches the Run stream and
+/// our transcript as a Codex-owned call with Codex's answer, read from the
+/// raw response items the harness asks for; our own tool calls of the same
+/// turn are recorded once, under their names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_codex_answers_itself_are_in_the_transcript() {
+    let h = CodexHarness::start("", "").await;
+    write(&h.workspace(), "notes.txt", "RAW-MARK-81a");
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "call_browser",
+            "browser",
+            json!({"url": "https://example.com"}),
+        )
+        .with_tool_call("call_read", "read", json!({"path": "notes.txt"})),
+        FakeReply::text("Done."),
+    ]);
+    let events = h.run("Open example.com and read notes.txt.").await;
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("Done."),
+        "{events:#?}"
+    );
+    let finished = tool_finished(&events);
+    let browser = finished
+        .iter()
+        .find(|t| t.call_id == "call_browser")
+        .unwrap_or_else(|| panic!("the browser call reached the stream: {finished:#?}"));
+    assert_eq!(browser.name, "codex_browser");
+    assert!(browser.output.contains("unsupported call"), "{browser:?}");
+    let codex_answer = call_output(&h.fake.requests()[1], "call_browser").expect("Codex answered");
+    assert_eq!(
+        browser.output, codex_answer,
+        "the stream shows Codex's answer"
+    );
+
+    let entries = h.transcript().await;
+    let calls: Vec<(String, String)> = entries
+        .iter()
+        .filter(|(role, _)| role == "assistant")
+        .flat_map(|(_, m)| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "toolCall")
+        .map(|b| {
+            (
+                b["id"].as_str().unwrap_or_default().to_owned(),
+                b["name"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let mut sorted = calls.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            ("call_browser".to_owned(), "codex_browser".to_owned()),
+            ("call_read".to_owned(), "read".to_owned())
+        ],
+        "each call once: {entries:#?}"
+    );
+    let result = |id: &str| {
+        entries
+            .iter()
+            .find(|(role, m)| role == "toolResult" && m["toolCallId"] == id)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_else(|| panic!("a result for {id}: {entries:#?}"))
+    };
+    let browser = result("call_browser");
+    assert_eq!(browser["details"]["codexOwned"], true, "{browser:#}");
+    assert_eq!(browser["content"][0]["text"], codex_answer.as_str());
+    let read = result("call_read");
+    assert!(read["details"].is_null(), "our own tool: {read:#}");
 }
