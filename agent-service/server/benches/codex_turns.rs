@@ -179,12 +179,26 @@ async fn main() {
         let mut ours = Vec::with_capacity(turns);
         let mut theirs = Vec::with_capacity(turns);
         let mut direct_turns = Vec::with_capacity(turns);
+        let mut codex_phases = Vec::with_capacity(turns);
         for i in 0..turns {
             let text = format!("Turn {i}: check AGENTS.md.");
             ours.push(run(&client, "ours", kind, &text).await);
-            theirs.push(run(&client, "codex", kind, &text).await);
+            let phases = run_phases(&client, "codex", kind, &text).await;
+            theirs.push(phases.total);
+            codex_phases.push(phases);
             direct_turns.push(direct.turn(&text).await);
         }
+        let phase = |pick: fn(&Phases) -> Duration| {
+            let mut all: Vec<Duration> = codex_phases.iter().map(pick).collect();
+            ms(median(&mut all))
+        };
+        println!(
+            "  {kind} turn, Codex runtime phases (median ms from the request): started {:.1}, model_call {:.1}, turn_end {:.1}, end of stream {:.1}",
+            phase(|p| p.started),
+            phase(|p| p.model_call),
+            phase(|p| p.turn_end),
+            phase(|p| p.total),
+        );
         let (ours, theirs, alone) = (
             median(&mut ours),
             median(&mut theirs),
@@ -217,6 +231,29 @@ async fn run(
     key: &str,
     message: &str,
 ) -> Duration {
+    run_phases(client, agent, key, message).await.total
+}
+
+/// When the events of one `Run` arrived, from the request.
+#[derive(Debug, Clone, Copy, Default)]
+struct Phases {
+    /// `started`: the run was taken and its user message written.
+    started: Duration,
+    /// The first `model_call`: the prompt (for Codex: `RenderCodexTurn`) is ready.
+    model_call: Duration,
+    /// The last `turn_end`: the turn ran and its entries are written.
+    turn_end: Duration,
+    /// The stream ended after `final`.
+    total: Duration,
+}
+
+/// [`run`], with the arrival time of each phase's event.
+async fn run_phases(
+    client: &AgentServiceClient<Channel>,
+    agent: &str,
+    key: &str,
+    message: &str,
+) -> Phases {
     let request = pb::RunRequest {
         session: Some(pb::SessionRef {
             agent_id: agent.to_owned(),
@@ -226,17 +263,24 @@ async fn run(
         ..Default::default()
     };
     let began = Instant::now();
+    let mut phases = Phases::default();
     let mut stream = client.clone().run(request).await.expect("Run").into_inner();
     let mut finished = false;
     while let Some(event) = stream.message().await.expect("stream") {
         match event.event {
+            Some(pb::run_event::Event::Started(_)) => phases.started = began.elapsed(),
+            Some(pb::run_event::Event::ModelCall(_)) if phases.model_call.is_zero() => {
+                phases.model_call = began.elapsed();
+            }
+            Some(pb::run_event::Event::TurnEnd(_)) => phases.turn_end = began.elapsed(),
             Some(pb::run_event::Event::Final(_)) => finished = true,
             Some(pb::run_event::Event::Error(e)) => panic!("{agent} run failed: {e:?}"),
             _ => {}
         }
     }
     assert!(finished, "{agent}: the run ended without a final event");
-    began.elapsed()
+    phases.total = began.elapsed();
+    phases
 }
 
 fn median(samples: &mut [Duration]) -> Duration {
@@ -304,7 +348,9 @@ impl Direct {
                 .collect()
         };
         let initialize = params("initialize").pop().expect("a recorded initialize");
-        let thread_start = params("thread/start").pop().expect("a recorded thread/start");
+        let thread_start = params("thread/start")
+            .pop()
+            .expect("a recorded thread/start");
         let turn_start = params("turn/start").pop().expect("a recorded turn/start");
         let mut child = Command::new(binary)
             .args(&args)
@@ -331,7 +377,10 @@ impl Direct {
         direct.request("initialize", initialize).await;
         direct.send(&json!({"method": "initialized"})).await;
         let result = direct.request("thread/start", thread_start).await;
-        let thread = result["thread"]["id"].as_str().expect("thread id").to_owned();
+        let thread = result["thread"]["id"]
+            .as_str()
+            .expect("thread id")
+            .to_owned();
         direct.turn_start["threadId"] = json!(thread);
         direct
     }
@@ -354,7 +403,10 @@ impl Direct {
     async fn send(&mut self, message: &Value) {
         let mut line = message.to_string();
         line.push('\n');
-        self.stdin.write_all(line.as_bytes()).await.expect("write to Codex");
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to Codex");
     }
 
     async fn request(&mut self, method: &str, params: Value) -> Value {
