@@ -1,8 +1,9 @@
 //! Answers to Codex's approval requests, from the agent's exec policy.
 //!
-//! Codex asks only when its own `approvalPolicy` says so (`untrusted`: every
-//! command outside its built-in read-only safe list; `on-request`: when the
-//! model asks to leave the sandbox; `never`: never). Whatever it asks is
+//! Codex asks only when its own `approvalPolicy` says so (`untrusted`: before
+//! every command, read-only inspection such as `cat` or `ls` included, in
+//! 0.169; `on-request`: when the model asks to leave the sandbox; `never`:
+//! never). Whatever it asks is
 //! decided here, without a human: no approval UI reaches a Codex turn yet,
 //! so every run is unattended and "ask" resolves through `askFallback`
 //! (default `deny`). With no exec policy configured at all the answer is
@@ -17,8 +18,11 @@
 //! `askFallback: allowlist` accepts allowlisted commands only, `full`
 //! accepts. File changes follow the same table with "allowlisted" never
 //! true, and are declined outright when they ask for a root outside the
-//! workspace (`grantRoot`) or when tool policy gives the agent no file
-//! writing tool. Accepts are always one-shot (`accept`): a shell is never
+//! workspace (`grantRoot`) or when tool policy denies the agent
+//! `apply_patch`: Codex's file changes are its own `apply_patch`, which
+//! takes the place of ours (for models whose Codex metadata carries one,
+//! such as `gpt-5.5`, Codex drops our dynamic tool of that name), so our
+//! policy for `apply_patch` is the one that binds it. Accepts are always one-shot (`accept`): a shell is never
 //! stored as "always allow" (lesson L15 d), so `acceptForSession` and
 //! execpolicy amendments are never sent.
 
@@ -39,9 +43,9 @@ pub struct ApprovalRules {
     pub ask_fallback: Option<ExecSecurity>,
     /// `tools.exec.safeBins`: programs allowlist mode accepts.
     pub safe_bins: Vec<String>,
-    /// Tool policy gives the agent a file-writing tool (`write`, `edit` or
-    /// `apply_patch`): without one, Codex file changes are declined.
-    pub file_writes: bool,
+    /// Tool policy gives the agent `apply_patch`: without it, Codex's file
+    /// changes (its own `apply_patch`) are declined.
+    pub apply_patch: bool,
 }
 
 /// Accept or decline.
@@ -102,9 +106,7 @@ impl ApprovalRules {
             ask,
             ask_fallback,
             safe_bins,
-            file_writes: ["write", "edit", "apply_patch"]
-                .iter()
-                .any(|name| tools.get(name).is_some()),
+            apply_patch: tools.get("apply_patch").is_some(),
         }
     }
 
@@ -115,7 +117,7 @@ impl ApprovalRules {
             ask: Some(ExecAsk::Off),
             ask_fallback: None,
             safe_bins: Vec::new(),
-            file_writes: true,
+            apply_patch: true,
         }
     }
 
@@ -132,10 +134,11 @@ impl ApprovalRules {
                 format!("file changes under {root} would leave the workspace"),
             );
         }
-        if !self.file_writes {
+        if !self.apply_patch {
             return (
                 Decision::Decline,
-                "tool policy gives this agent no file-writing tool".to_owned(),
+                "tool policy denies this agent apply_patch, which Codex's file changes stand in for"
+                    .to_owned(),
             );
         }
         decision(self.exec_policy().judge(false, "the file change"))
@@ -175,7 +178,7 @@ mod tests {
             ask,
             ask_fallback: fallback,
             safe_bins: vec!["ls".to_owned(), "/usr/bin/git".to_owned()],
-            file_writes: true,
+            apply_patch: true,
         }
     }
 
@@ -295,12 +298,12 @@ mod tests {
     }
 
     #[test]
-    fn file_changes_outside_the_workspace_or_without_write_tools_are_declined() {
+    fn file_changes_outside_the_workspace_or_without_apply_patch_are_declined() {
         let all = ApprovalRules::accept_all();
         assert_eq!(all.decide_file_change(None).0, Decision::Accept);
         assert_eq!(all.decide_file_change(Some("/etc")).0, Decision::Decline);
         let no_writes = ApprovalRules {
-            file_writes: false,
+            apply_patch: false,
             ..ApprovalRules::accept_all()
         };
         assert_eq!(no_writes.decide_file_change(None).0, Decision::Decline);

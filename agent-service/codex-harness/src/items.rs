@@ -6,7 +6,13 @@
 //! tools, and Codex's own work written as a call plus result pair
 //! (`commandExecution` as `codex_exec`, `fileChange` as
 //! `codex_apply_patch`, `mcpToolCall` as `mcp__<server>__<tool>`,
-//! `webSearch` as `codex_web_search`). The names use only `[A-Za-z0-9_-]`
+//! `webSearch` as `codex_web_search`, any other item as `codex_<type>`
+//! with the item as arguments), and the tool calls Codex answers without an
+//! item of its own (a call of a tool nobody declared, say `browser`, which
+//! Codex answers "unsupported call"), read from the raw response items the
+//! harness asks for (`experimentalRawEvents` on `thread/start`) as
+//! `codex_<name>`. Results of everything Codex did itself carry
+//! `details: {"codexOwned": true, "codexItem": <type>}`. The names use only `[A-Za-z0-9_-]`
 //! so a provider accepts them if the session later runs on the embedded
 //! loop. Items started and never completed (steer and interrupt leave
 //! `agentMessage` items open; a dead process leaves anything open) are
@@ -17,17 +23,19 @@
 //! results, `[text]`. A response ends with its `thread/tokenUsage/updated`
 //! (whose usage the message carries), or when text follows tool results.
 
-use std::time::Instant;
+use std::{collections::HashSet, time::Instant};
 
 use openclaw_transcript::{
     AssistantMessage, ContentBlock, Message, StopReason, ThinkingContent, ToolCall,
     ToolResultMessage, Usage,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::{
     events::{HarnessEvent, TurnStatus},
-    tool_items::{kind, shorten, str_field, summarize, tool_call, tool_result},
+    tool_items::{
+        codex_name, codex_owned, kind, shorten, str_field, summarize, tool_call, tool_result,
+    },
 };
 
 /// Tool output shown in a stream event (the transcript keeps all of it).
@@ -59,6 +67,20 @@ pub(crate) struct ItemTracker {
     partial: String,
     total: Usage,
     unassigned: Option<Usage>,
+    /// Calls read from raw response items, written into the transcript when
+    /// they arrived and not (yet) claimed by an item of Codex's.
+    raw_pending: Vec<RawCall>,
+    /// Ids of the tool-like items Codex reported: their raw calls and
+    /// outputs are already covered.
+    claimed: HashSet<String>,
+}
+
+/// A tool call seen only as a raw response item so far.
+struct RawCall {
+    id: String,
+    name: String,
+    arguments: Value,
+    started: Instant,
 }
 
 /// What a finished tracker hands back.
@@ -83,6 +105,8 @@ impl ItemTracker {
             partial: String::new(),
             total: Usage::default(),
             unassigned: None,
+            raw_pending: Vec::new(),
+            claimed: HashSet::new(),
         }
     }
 
@@ -107,7 +131,7 @@ impl ItemTracker {
             _ => match tool_call(item) {
                 Some((name, arguments)) => {
                     let summary = summarize(&name, &arguments);
-                    self.push_call(id, &name, arguments, at);
+                    self.claim_or_push_call(id, &name, arguments, at);
                     let started = Instant::now();
                     let open = Open::Tool {
                         name: name.clone(),
@@ -209,7 +233,7 @@ impl ItemTracker {
                     Some(Open::Tool { started, .. }) => started,
                     _ => {
                         // Completed without a start: record the call now.
-                        self.push_call(id, &name, arguments, at);
+                        self.claim_or_push_call(id, &name, arguments, at);
                         Instant::now()
                     }
                 };
@@ -218,7 +242,8 @@ impl ItemTracker {
                     .get("durationMs")
                     .and_then(Value::as_u64)
                     .unwrap_or_else(|| millis(started));
-                self.push_result(id, &name, &text, is_error, at);
+                let details = codex_owned(item).then(|| owned_details(kind(item)));
+                self.push_result(id, &name, &text, is_error, at, details);
                 vec![HarnessEvent::ToolFinished {
                     call_id: id.to_owned(),
                     name,
@@ -228,6 +253,102 @@ impl ItemTracker {
                 }]
             }
         }
+    }
+
+    /// `rawResponseItem/completed`: a tool call the model made, or Codex's
+    /// answer to one. Calls and answers that an item of Codex's reports
+    /// (our dynamic tools, commands, patches ...) are left to that item; the
+    /// rest (a tool nobody declared) are written as Codex-owned calls.
+    pub(crate) fn raw_item(&mut self, params: &Value) -> Vec<HarnessEvent> {
+        let item = &params["item"];
+        let Some(id) = item.get("call_id").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        if self.claimed.contains(id) {
+            return Vec::new();
+        }
+        let at = timestamp(params, "completedAtMs");
+        match kind(item) {
+            "function_call" | "custom_tool_call" => {
+                if self.raw_pending.iter().any(|c| c.id == id) {
+                    return Vec::new();
+                }
+                let arguments = match item.get("arguments").and_then(Value::as_str) {
+                    Some(text) => serde_json::from_str(text)
+                        .unwrap_or_else(|_| Value::String(text.to_owned())),
+                    None => json!({"input": str_field(item, "input")}),
+                };
+                let name = codex_name(str_field(item, "name"));
+                // Written now, into the model response it belongs to; an item
+                // of Codex's for the same call takes it over.
+                self.push_call(id, &name, arguments.clone(), at);
+                self.raw_pending.push(RawCall {
+                    id: id.to_owned(),
+                    name,
+                    arguments,
+                    started: Instant::now(),
+                });
+                Vec::new()
+            }
+            raw @ ("function_call_output" | "custom_tool_call_output") => {
+                let Some(index) = self.raw_pending.iter().position(|c| c.id == id) else {
+                    return Vec::new();
+                };
+                let call = self.raw_pending.remove(index);
+                let text = match item.get("output") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                self.claimed.insert(call.id.clone());
+                let details = owned_details(raw.trim_end_matches("_output"));
+                self.push_result(&call.id, &call.name, &text, false, at, Some(details));
+                vec![
+                    HarnessEvent::ToolStarted {
+                        call_id: call.id.clone(),
+                        summary: summarize(&call.name, &call.arguments),
+                        name: call.name.clone(),
+                    },
+                    HarnessEvent::ToolFinished {
+                        call_id: call.id,
+                        name: call.name,
+                        is_error: false,
+                        output: shorten(&text, EVENT_OUTPUT_CHARS),
+                        duration_ms: millis(call.started),
+                    },
+                ]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Records the call of a tool-like item, or takes over the call a raw
+    /// response item wrote for it (same id) under the item's name.
+    fn claim_or_push_call(&mut self, id: &str, name: &str, arguments: Value, at: i64) {
+        self.claimed.insert(id.to_owned());
+        let Some(index) = self.raw_pending.iter().position(|c| c.id == id) else {
+            self.push_call(id, name, arguments, at);
+            return;
+        };
+        self.raw_pending.remove(index);
+        let blocks = self
+            .current
+            .iter_mut()
+            .flat_map(|m| m.content.iter_mut())
+            .chain(self.entries.iter_mut().rev().flat_map(|m| match m {
+                Message::Assistant(a) => a.content.iter_mut(),
+                _ => [].iter_mut(),
+            }));
+        for block in blocks {
+            if let ContentBlock::ToolCall(call) = block
+                && call.id == id
+            {
+                call.name = name.to_owned();
+                call.arguments = arguments;
+                return;
+            }
+        }
+        self.push_call(id, name, arguments, at);
     }
 
     /// `thread/tokenUsage/updated` (its `last` breakdown).
@@ -299,6 +420,18 @@ impl ItemTracker {
     pub(crate) fn finish(mut self, status: &TurnStatus) -> Finished {
         let at = now_ms();
         let mut events = Vec::new();
+        for call in std::mem::take(&mut self.raw_pending) {
+            let text = "The turn ended before Codex answered this call.";
+            let details = Some(owned_details("function_call"));
+            self.push_result(&call.id, &call.name, text, true, at, details);
+            events.push(HarnessEvent::ToolFinished {
+                call_id: call.id,
+                name: call.name,
+                is_error: true,
+                output: text.to_owned(),
+                duration_ms: millis(call.started),
+            });
+        }
         for (id, open) in std::mem::take(&mut self.open) {
             match open {
                 Open::Agent { text } => self.close_partial(text, at),
@@ -312,7 +445,8 @@ impl ItemTracker {
                             "The turn ended before this call finished; it may or may not have taken effect."
                         }
                     };
-                    self.push_result(&id, &name, text, true, at);
+                    let details = (!self.is_ours(&name)).then(|| owned_details("unfinished"));
+                    self.push_result(&id, &name, text, true, at, details);
                     events.push(HarnessEvent::ToolFinished {
                         call_id: id,
                         name,
@@ -399,16 +533,34 @@ impl ItemTracker {
         message.stop_reason = StopReason::ToolUse;
     }
 
-    fn push_result(&mut self, id: &str, name: &str, text: &str, is_error: bool, at: i64) {
+    fn push_result(
+        &mut self,
+        id: &str,
+        name: &str,
+        text: &str,
+        is_error: bool,
+        at: i64,
+        details: Option<Value>,
+    ) {
         self.results.push(Message::ToolResult(ToolResultMessage {
             tool_call_id: id.to_owned(),
             tool_name: name.to_owned(),
             content: vec![ContentBlock::text(text)],
             is_error,
-            details: None,
+            details,
             timestamp: at,
         }));
     }
+
+    /// Codex's own names all start with `codex_` or `mcp__`; ours do not.
+    fn is_ours(&self, name: &str) -> bool {
+        !name.starts_with("codex_") && !name.starts_with("mcp__")
+    }
+}
+
+/// The `details` of a result Codex produced itself.
+fn owned_details(item: &str) -> Value {
+    json!({"codexOwned": true, "codexItem": item})
 }
 
 fn add(total: &mut Usage, usage: &Usage) {

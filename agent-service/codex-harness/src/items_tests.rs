@@ -194,3 +194,95 @@ fn a_failed_turn_ends_with_an_error_message() {
     assert!(matches!(&done.entries[..], [Message::Assistant(a)]
         if a.stop_reason == StopReason::Error && a.error_message.as_deref() == Some("boom")));
 }
+
+fn raw(item: Value) -> Value {
+    json!({"threadId": "t", "turnId": "u", "item": item})
+}
+
+#[test]
+fn raw_calls_nobody_claims_are_codex_owned_and_claimed_ones_are_written_once() {
+    let mut t = ItemTracker::new("codex", "m");
+    t.raw_item(&raw(
+        json!({"type": "function_call", "call_id": "b1", "name": "browser",
+        "arguments": "{\"url\":\"https://example.com\"}"}),
+    ));
+    t.raw_item(&raw(
+        json!({"type": "function_call", "call_id": "d1", "name": "lookup",
+        "arguments": "{}"}),
+    ));
+    t.started(&started(
+        json!({"type": "dynamicToolCall", "id": "d1", "tool": "lookup",
+        "arguments": {}, "status": "inProgress"}),
+    ));
+    t.completed(&completed(
+        json!({"type": "dynamicToolCall", "id": "d1", "tool": "lookup",
+        "arguments": {}, "status": "completed", "success": true,
+        "contentItems": [{"type": "inputText", "text": "found"}]}),
+    ));
+    // Codex's answers: the dynamic one is covered by its item.
+    assert!(
+        t.raw_item(&raw(
+            json!({"type": "function_call_output", "call_id": "d1",
+        "output": "found"})
+        ))
+        .is_empty()
+    );
+    let events = t.raw_item(&raw(
+        json!({"type": "function_call_output", "call_id": "b1",
+        "output": "unsupported call: browser"}),
+    ));
+    assert!(
+        matches!(&events[..], [
+        HarnessEvent::ToolStarted { name, .. },
+        HarnessEvent::ToolFinished { output, is_error: false, .. },
+    ] if name == "codex_browser" && output == "unsupported call: browser"),
+        "{events:?}"
+    );
+    t.completed(&completed(
+        json!({"type": "plan", "id": "p1", "text": "1. look"}),
+    ));
+    t.usage(&usage(10, 0, 2));
+    let done = t.finish(&TurnStatus::Completed);
+    assert_eq!(
+        text_of(&done.entries[0]),
+        [
+            "call:b1:codex_browser:{\"url\":\"https://example.com\"}",
+            "call:d1:lookup:{}",
+            "call:p1:codex_plan:{\"text\":\"1. look\"}",
+        ]
+    );
+    let details: Vec<Option<Value>> = done.entries[1..]
+        .iter()
+        .map(|m| match m {
+            Message::ToolResult(r) => r.details.clone(),
+            other => panic!("a result: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        details,
+        [
+            None,
+            Some(json!({"codexOwned": true, "codexItem": "function_call"})),
+            Some(json!({"codexOwned": true, "codexItem": "plan"})),
+        ]
+    );
+}
+
+#[test]
+fn a_raw_call_left_unanswered_is_closed_with_the_turn() {
+    let mut t = ItemTracker::new("codex", "m");
+    t.raw_item(&raw(
+        json!({"type": "custom_tool_call", "call_id": "x1", "name": "shell.run",
+        "input": "ls"}),
+    ));
+    let done = t.finish(&TurnStatus::Interrupted);
+    assert_eq!(
+        text_of(&done.entries[0]),
+        ["call:x1:codex_shell_run:{\"input\":\"ls\"}"]
+    );
+    assert!(matches!(&done.entries[1], Message::ToolResult(r) if r.is_error));
+    assert!(matches!(
+        &done.events[..],
+        [HarnessEvent::ToolFinished { is_error: true, .. }]
+    ));
+}

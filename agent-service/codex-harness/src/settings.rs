@@ -35,8 +35,8 @@ pub struct HarnessSettings {
     /// Whether Codex offers its own shell (`exec_command`, `write_stdin`).
     /// `false` adds `--disable shell_tool`: set it when the agent's tool
     /// policy denies `exec` or `tools.exec.security` is `deny`, so that
-    /// these bind Codex-native exec as well (Codex never asks about the
-    /// commands on its read-only safe list).
+    /// these bind Codex-native exec as well (under `on-request` and `never`
+    /// Codex runs sandboxed commands without asking).
     pub native_exec: bool,
     /// An inline `model_providers` table, registered under
     /// [`INLINE_PROVIDER_ID`] on every thread this harness starts or resumes.

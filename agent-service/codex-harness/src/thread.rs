@@ -84,7 +84,14 @@ async fn start_thread(
                 .to_owned(),
         });
     }
-    let params = with_provider(params.clone(), settings)?;
+    let mut params = with_provider(params.clone(), settings)?;
+    if settings.experimental_api
+        && let Some(object) = params.as_object_mut()
+    {
+        // Raw response items: the tool calls Codex answers without an item
+        // of its own reach our transcript only this way.
+        object.insert("experimentalRawEvents".to_owned(), json!(true));
+    }
     let result = server.conn.request("thread/start", params).await?;
     let id = result
         .get("thread")

@@ -43,8 +43,50 @@ pub(crate) fn tool_call(item: &Value) -> Option<(String, Value)> {
             "codex_web_search".to_owned(),
             json!({"query": str_field(item, "query")}),
         ),
-        _ => return None,
+        // Written by us (user messages) or read as text (the others).
+        "" | "userMessage" | "agentMessage" | "reasoning" => return None,
+        // Every other item Codex reports (plans, image views, compactions,
+        // sub-agent activity ...): the item itself, under Codex's name.
+        other => (codex_name(other), without_ids(item)),
     })
+}
+
+/// `codex_<name>` in snake case with only `[A-Za-z0-9_-]`: the transcript
+/// name of something Codex did itself (`imageView` → `codex_image_view`).
+pub(crate) fn codex_name(name: &str) -> String {
+    let mut out = String::from("codex_");
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out
+}
+
+/// The item without its `id` and `type` (which the call already names).
+fn without_ids(item: &Value) -> Value {
+    match item {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| *k != "id" && *k != "type")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether Codex itself did what the item reports (everything but our
+/// dynamic tools).
+pub(crate) fn codex_owned(item: &Value) -> bool {
+    kind(item) != "dynamicToolCall"
 }
 
 /// The result text and error flag of a completed tool-like item.
@@ -104,7 +146,11 @@ pub(crate) fn tool_result(item: &Value) -> (String, bool) {
                 status != "completed",
             ),
         },
-        _ => (format!("Status: {status}"), status != "completed"),
+        _ if status.is_empty() => (shorten(&without_ids(item).to_string(), 4096), false),
+        _ => (
+            format!("Status: {status}"),
+            matches!(status, "failed" | "declined" | "interrupted"),
+        ),
     }
 }
 

@@ -334,6 +334,7 @@ fn notification(items: &mut ItemTracker, method: &str, params: &Value) -> Vec<Ha
         // the summary is what a reader is shown.
         "item/reasoning/summaryTextDelta" => items.reasoning_delta(params).into_iter().collect(),
         "thread/tokenUsage/updated" => items.usage(params).into_iter().collect(),
+        "rawResponseItem/completed" => items.raw_item(params),
         "warning" => vec![HarnessEvent::Warning(
             params
                 .get("message")

@@ -12,11 +12,20 @@
 //! - tool: the model calls our `read` tool (a Codex dynamic tool on the
 //!   Codex side), then answers after the result: two model calls.
 //!
+//! A third arm drives Codex directly: an app-server of its own, started
+//! with the command line, `initialize`, `thread/start` and `turn/start`
+//! params agent-service sent (recorded once from a capture agent whose
+//! command is a wrapper copying its stdin), timed from `turn/start` to
+//! `turn/completed`; its turns are interleaved with the other two, and the
+//! difference is what agent-service adds around a Codex turn.
+//!
 //! `cargo bench -p agent-server --bench codex_turns` (release build).
 //! `CODEX_BENCH_TURNS` sets the turns per agent and kind (default 40).
 #![expect(clippy::expect_used, reason = "benchmark setup fails loudly")]
 
 use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -25,8 +34,13 @@ use agent_runtime::{MapEnv, Runtime, RuntimeOptions, Settings};
 use agent_testkit::{FakeReply, FakeServer, WireFormat};
 use codex_peer::CodexInstall;
 use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
-use serde_json::json;
-use tokio::{net::TcpListener, sync::oneshot};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines},
+    net::TcpListener,
+    process::{Child, ChildStdin, ChildStdout, Command},
+    sync::oneshot,
+};
 use tonic::transport::Channel;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -63,6 +77,11 @@ async fn main() {
     let dir = tempfile::tempdir().expect("state");
     let codex_home = dir.path().join("codex-home");
     std::fs::create_dir_all(&codex_home).expect("CODEX_HOME");
+    let capture_home = dir.path().join("capture-home");
+    std::fs::create_dir_all(&capture_home).expect("CODEX_HOME");
+    let recorder = dir.path().join("recorder");
+    std::fs::create_dir_all(&recorder).expect("recorder");
+    let wrapper = recording_wrapper(&recorder, codex.binary());
     let provider = json!({
         "name": "fake", "base_url": base_url, "wire_api": "responses",
         "request_max_retries": 0, "stream_max_retries": 0,
@@ -77,12 +96,18 @@ async fn main() {
         command: {command}, codexHome: {home},
         approvalPolicy: "never", sandbox: "read-only", modelProvider: {provider},
       }} }} }},
+      {{ id: "capture", model: "test-model", runtime: {{ type: "codex", codex: {{
+        command: {wrapper}, codexHome: {capture_home},
+        approvalPolicy: "never", sandbox: "read-only", modelProvider: {provider},
+      }} }} }},
     ],
   }},
   models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "openai-responses", apiKey: "k", models: [{{ id: "test-model" }}] }} }} }},
 }}"#,
         command = json!(codex.binary().display().to_string()),
         home = json!(codex_home.display().to_string()),
+        wrapper = json!(wrapper.display().to_string()),
+        capture_home = json!(capture_home.display().to_string()),
     );
     let settings = Settings {
         state_dir: dir.path().join("state"),
@@ -134,6 +159,13 @@ async fn main() {
         ms(began.elapsed())
     );
     run(&client, "ours", "text", "Hello.").await;
+    // Two turns on the capture agent: the second one's turn/start is a
+    // steady-state turn (no per-turn context pasted again).
+    run(&client, "capture", "text", "Hello.").await;
+    run(&client, "capture", "text", "Turn 0: check AGENTS.md.").await;
+    let direct_home = dir.path().join("direct-home");
+    std::fs::create_dir_all(&direct_home).expect("CODEX_HOME");
+    let mut direct = Direct::start(codex.binary(), &direct_home, &recorder).await;
 
     for (kind, on_user, on_result) in [
         ("text", FakeReply::text("ok"), FakeReply::text("ok")),
@@ -146,19 +178,46 @@ async fn main() {
         fake.set_instant(on_user, on_result);
         let mut ours = Vec::with_capacity(turns);
         let mut theirs = Vec::with_capacity(turns);
+        let mut direct_turns = Vec::with_capacity(turns);
+        let mut codex_phases = Vec::with_capacity(turns);
         for i in 0..turns {
             let text = format!("Turn {i}: check AGENTS.md.");
             ours.push(run(&client, "ours", kind, &text).await);
-            theirs.push(run(&client, "codex", kind, &text).await);
+            let phases = run_phases(&client, "codex", kind, &text).await;
+            theirs.push(phases.total);
+            codex_phases.push(phases);
+            direct_turns.push(direct.turn(&text).await);
         }
-        let (ours, theirs) = (median(&mut ours), median(&mut theirs));
+        let phase = |pick: fn(&Phases) -> Duration| {
+            let mut all: Vec<Duration> = codex_phases.iter().map(pick).collect();
+            ms(median(&mut all))
+        };
         println!(
-            "  {kind} turn, median of {turns}: our loop {:>7.1} ms | Codex runtime {:>7.1} ms | Codex adds {:>7.1} ms",
+            "  {kind} turn, Codex runtime phases (median ms from the request): started {:.1}, model_call {:.1}, turn_end {:.1}, end of stream {:.1}",
+            phase(|p| p.started),
+            phase(|p| p.model_call),
+            phase(|p| p.turn_end),
+            phase(|p| p.total),
+        );
+        let (ours, theirs, alone) = (
+            median(&mut ours),
+            median(&mut theirs),
+            median(&mut direct_turns),
+        );
+        println!(
+            "  {kind} turn, median of {turns}: our loop {:>7.1} ms | Codex runtime {:>7.1} ms | Codex driven directly {:>7.1} ms",
             ms(ours),
             ms(theirs),
+            ms(alone),
+        );
+        println!(
+            "  {kind} turn: the Codex runtime adds {:>6.1} ms over the direct drive ({:.2}x); Codex adds {:>6.1} ms over our loop",
+            ms(theirs) - ms(alone),
+            ms(theirs) / ms(alone),
             ms(theirs) - ms(ours),
         );
     }
+    direct.stop().await;
     println!("  fake model served {} requests", fake.request_count());
 
     let _ = stop.send(());
@@ -172,6 +231,29 @@ async fn run(
     key: &str,
     message: &str,
 ) -> Duration {
+    run_phases(client, agent, key, message).await.total
+}
+
+/// When the events of one `Run` arrived, from the request.
+#[derive(Debug, Clone, Copy, Default)]
+struct Phases {
+    /// `started`: the run was taken and its user message written.
+    started: Duration,
+    /// The first `model_call`: the prompt (for Codex: `RenderCodexTurn`) is ready.
+    model_call: Duration,
+    /// The last `turn_end`: the turn ran and its entries are written.
+    turn_end: Duration,
+    /// The stream ended after `final`.
+    total: Duration,
+}
+
+/// [`run`], with the arrival time of each phase's event.
+async fn run_phases(
+    client: &AgentServiceClient<Channel>,
+    agent: &str,
+    key: &str,
+    message: &str,
+) -> Phases {
     let request = pb::RunRequest {
         session: Some(pb::SessionRef {
             agent_id: agent.to_owned(),
@@ -181,17 +263,24 @@ async fn run(
         ..Default::default()
     };
     let began = Instant::now();
+    let mut phases = Phases::default();
     let mut stream = client.clone().run(request).await.expect("Run").into_inner();
     let mut finished = false;
     while let Some(event) = stream.message().await.expect("stream") {
         match event.event {
+            Some(pb::run_event::Event::Started(_)) => phases.started = began.elapsed(),
+            Some(pb::run_event::Event::ModelCall(_)) if phases.model_call.is_zero() => {
+                phases.model_call = began.elapsed();
+            }
+            Some(pb::run_event::Event::TurnEnd(_)) => phases.turn_end = began.elapsed(),
             Some(pb::run_event::Event::Final(_)) => finished = true,
             Some(pb::run_event::Event::Error(e)) => panic!("{agent} run failed: {e:?}"),
             _ => {}
         }
     }
     assert!(finished, "{agent}: the run ended without a final event");
-    began.elapsed()
+    phases.total = began.elapsed();
+    phases
 }
 
 fn median(samples: &mut [Duration]) -> Duration {
@@ -201,4 +290,162 @@ fn median(samples: &mut [Duration]) -> Duration {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// The file the capture wrapper appends agent-service's lines to, and the
+/// one it writes its arguments to.
+const SENT_LOG: &str = "sent.jsonl";
+const ARGS_LOG: &str = "args";
+
+/// A script that runs `codex` with its arguments written to `dir/args` and
+/// its stdin copied to `dir/sent.jsonl`.
+fn recording_wrapper(dir: &Path, codex: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
+    let script = dir.join("codex-recording");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\ntee -a {} | {} \"$@\"\n",
+            quote(&dir.join(ARGS_LOG)),
+            quote(&dir.join(SENT_LOG)),
+            quote(codex)
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+/// A Codex app-server driven without agent-service, with recorded params.
+struct Direct {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+    turn_start: Value,
+}
+
+impl Direct {
+    /// Starts the app-server with the recorded command line, runs the
+    /// recorded `initialize` and `thread/start`, and keeps the last
+    /// recorded `turn/start` for [`Direct::turn`].
+    async fn start(binary: &Path, home: &Path, recorder: &Path) -> Self {
+        let args: Vec<String> = std::fs::read_to_string(recorder.join(ARGS_LOG))
+            .expect("recorded arguments")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let sent: Vec<Value> = std::fs::read_to_string(recorder.join(SENT_LOG))
+            .expect("recorded requests")
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let params = |method: &str| -> Vec<Value> {
+            sent.iter()
+                .filter(|m| m["method"] == method && m.get("id").is_some())
+                .map(|m| m["params"].clone())
+                .collect()
+        };
+        let initialize = params("initialize").pop().expect("a recorded initialize");
+        let thread_start = params("thread/start")
+            .pop()
+            .expect("a recorded thread/start");
+        let turn_start = params("turn/start").pop().expect("a recorded turn/start");
+        let mut child = Command::new(binary)
+            .args(&args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("CODEX_HOME", home)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn Codex");
+        let stdin = child.stdin.take().expect("stdin");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut direct = Self {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            turn_start,
+        };
+        direct.request("initialize", initialize).await;
+        direct.send(&json!({"method": "initialized"})).await;
+        let result = direct.request("thread/start", thread_start).await;
+        let thread = result["thread"]["id"]
+            .as_str()
+            .expect("thread id")
+            .to_owned();
+        direct.turn_start["threadId"] = json!(thread);
+        direct
+    }
+
+    /// One turn with `text` as its input: `turn/start` to `turn/completed`.
+    async fn turn(&mut self, text: &str) -> Duration {
+        let mut params = self.turn_start.clone();
+        params["input"][0]["text"] = json!(text);
+        let began = Instant::now();
+        self.request("turn/start", params).await;
+        self.read_until(|m| m["method"] == "turn/completed").await;
+        began.elapsed()
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stdin.shutdown().await;
+        let _ = self.child.wait().await;
+    }
+
+    async fn send(&mut self, message: &Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to Codex");
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"id": id, "method": method, "params": params}))
+            .await;
+        let response = self
+            .read_until(|m| m.get("method").is_none() && m["id"] == id)
+            .await;
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    /// Reads until `done` matches, answering Codex's requests on the way
+    /// (a dynamic tool call gets a fixed text, anything else is accepted).
+    async fn read_until(&mut self, done: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .expect("read from Codex")
+                .expect("Codex closed its stdout");
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if done(&message) {
+                return message;
+            }
+            if let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) {
+                let result = if method == "item/tool/call" {
+                    json!({"contentItems": [{"type": "inputText", "text": "AGENTS.md is there."}], "success": true})
+                } else {
+                    json!({"decision": "accept"})
+                };
+                let reply = json!({"id": id, "result": result});
+                self.send(&reply).await;
+            }
+        }
+    }
 }

@@ -47,6 +47,10 @@ pub struct FakeToolCall {
     pub arguments: Value,
     /// How many pieces the argument text is streamed in (at least 1).
     pub chunks: usize,
+    /// A freeform (custom) tool call: `arguments` is a string sent as the
+    /// call's raw `input` (Responses `custom_tool_call`; other wire formats
+    /// send it as a function call).
+    pub freeform: bool,
 }
 
 /// One model turn: optional thinking, optional text, tool calls, usage.
@@ -228,8 +232,26 @@ impl FakeReply {
             name: name.into(),
             arguments,
             chunks: 1,
+            freeform: false,
         };
         self.edit(|turn| turn.tool_calls.push(call))
+    }
+
+    /// A turn with one freeform tool call (a Responses `custom_tool_call`
+    /// whose `input` is `input`, as Codex's own `apply_patch` takes it).
+    pub fn custom_tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: impl Into<String>,
+    ) -> Self {
+        let call = FakeToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: Value::String(input.into()),
+            chunks: 1,
+            freeform: true,
+        };
+        Self::turn(FakeTurn::default()).edit(|turn| turn.tool_calls.push(call))
     }
 
     /// Streams text and thinking in `n` deltas each.

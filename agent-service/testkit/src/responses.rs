@@ -119,6 +119,17 @@ pub(crate) fn frames(turn: &FakeTurn, model: &str, n: u64) -> Vec<Frame> {
     }
     for call in &turn.tool_calls {
         let index = items.len();
+        if call.freeform {
+            let item = json!({
+                "id": format!("ctc_fake_{n}_{index}"), "type": "custom_tool_call",
+                "status": "completed", "call_id": call.id, "name": call.name,
+                "input": call.arguments.as_str().unwrap_or_default(),
+            });
+            out.item("response.output_item.added", index, &item, Role::Open);
+            out.item("response.output_item.done", index, &item, Role::Close);
+            items.push(item);
+            continue;
+        }
         let item_id = format!("fc_fake_{n}_{index}");
         let at = (item_id.as_str(), index);
         let arguments = call.arguments.to_string();

@@ -2,12 +2,23 @@
 //! layer in the order Codex 0.169 puts it in front of the model, which
 //! parameter (or which part of Codex) carries it, and its size.
 //!
-//! Observed order (`shared/reference/codex-app-server.md`, B7): Codex's model
-//! instructions; one developer message holding our thread instructions and
-//! then Codex's permission (and skills) text; a user message with the
-//! AGENTS.md files and environment context Codex gathers itself; the
-//! collaboration-mode developer message; the turn's user input. The dynamic
-//! tools travel as function tools next to Codex's own.
+//! Order of a real first turn of Codex 0.169 (recorded: the
+//! `codex_turn_layers` test of agent-server compares it with the model
+//! request): Codex's model instructions; one developer message holding our
+//! thread instructions, Codex's permission (and skills) text and our
+//! collaboration-mode text, in that order; a user message with the AGENTS.md
+//! files and environment context Codex gathers itself; the turn's user input.
+//! The dynamic tools travel as function tools next to Codex's own. On later
+//! turns the collaboration-mode text is not sent again until it changes (then
+//! as a developer message of its own, right before the user input), and
+//! per-turn context pasted earlier sits in the history between the project
+//! docs and this turn's input.
+//!
+//! [`from_params`] builds the stack from the `thread/start` and `turn/start`
+//! params themselves, so the RPC's layers, the committed snapshots and a
+//! check against a recorded real turn all read the same bytes Codex gets.
+
+use serde_json::Value;
 
 use prompt_render::chars_u32;
 
@@ -154,6 +165,15 @@ pub fn stack(own: &OwnParts<'_>, codex: &CodexOwnedText) -> Vec<Layer> {
         codex.permissions.clone(),
         true,
     ));
+    if let Some(text) = own.turn_instructions {
+        out.push(Layer::new(
+            Role::Developer,
+            CARRIER_TURN,
+            "OpenClaw Turn Instructions",
+            text.to_owned(),
+            false,
+        ));
+    }
     out.push(Layer::new(
         Role::User,
         CARRIER_PROJECT_DOCS,
@@ -167,15 +187,6 @@ pub fn stack(own: &OwnParts<'_>, codex: &CodexOwnedText) -> Vec<Layer> {
             CARRIER_HELD,
             "Project Context Held by the Thread",
             own.held_context.to_owned(),
-            false,
-        ));
-    }
-    if let Some(text) = own.turn_instructions {
-        out.push(Layer::new(
-            Role::Developer,
-            CARRIER_TURN,
-            "OpenClaw Turn Instructions",
-            text.to_owned(),
             false,
         ));
     }
@@ -194,6 +205,66 @@ pub fn stack(own: &OwnParts<'_>, codex: &CodexOwnedText) -> Vec<Layer> {
             own.visible_tools_json.to_owned(),
             false,
         ));
+    }
+    out
+}
+
+/// The stack of a turn from the params Codex is sent: our thread
+/// instructions from `thread_start.developerInstructions`, the turn's from
+/// `turn_start.collaborationMode.settings.developer_instructions`, the input
+/// from `turn_start.input[0].text` and the model-visible tools from
+/// `thread_start.dynamicTools` (deferred ones left out). `held_context` is
+/// the per-turn context an earlier turn's input pasted (empty: none).
+pub fn from_params(
+    thread_start: &Value,
+    turn_start: &Value,
+    held_context: &str,
+    codex: &CodexOwnedText,
+) -> Vec<Layer> {
+    let visible = visible_tools(thread_start.get("dynamicTools"));
+    let visible_json = if visible.is_empty() {
+        String::new()
+    } else {
+        serde_json::to_string_pretty(&visible).unwrap_or_default()
+    };
+    stack(
+        &OwnParts {
+            thread_instructions: text(thread_start, "/developerInstructions"),
+            held_context,
+            turn_instructions: text(
+                turn_start,
+                "/collaborationMode/settings/developer_instructions",
+            ),
+            input_text: text(turn_start, "/input/0/text").unwrap_or_default(),
+            visible_tools_json: &visible_json,
+        },
+        codex,
+    )
+}
+
+fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// The `dynamicTools` entries the model sees: functions without
+/// `deferLoading`, and namespaces cut down to such members (dropped when
+/// none is left).
+fn visible_tools(specs: Option<&Value>) -> Vec<Value> {
+    let deferred = |spec: &Value| spec.get("deferLoading").and_then(Value::as_bool) == Some(true);
+    let mut out = Vec::new();
+    for spec in specs.and_then(Value::as_array).into_iter().flatten() {
+        match spec.get("tools").and_then(Value::as_array) {
+            Some(members) => {
+                let shown: Vec<Value> = members.iter().filter(|m| !deferred(m)).cloned().collect();
+                if !shown.is_empty() {
+                    let mut namespace = spec.clone();
+                    namespace["tools"] = Value::Array(shown);
+                    out.push(namespace);
+                }
+            }
+            None if !deferred(spec) => out.push(spec.clone()),
+            None => {}
+        }
     }
     out
 }

@@ -29,7 +29,7 @@ pub use catalog::{CatalogSource, MODEL_FIXTURE_MODEL, MODEL_FIXTURE_PERSONALITY,
 pub use context::ContextDigest;
 pub use error::CodexError;
 pub use input::{ApprovalPolicy, CodexTurnInput, DynamicTool, SandboxMode, Trigger};
-pub use layers::{CodexOwnedText, Layer, Role};
+pub use layers::{CodexOwnedText, Layer, Role, from_params as layers_from_params};
 pub use params::{CODEX_PROTOCOL_VERSION, SERVICE_NAME};
 pub use routing::{FileRoute, Route, status_name};
 pub use tools::ToolCatalog;

@@ -11,7 +11,7 @@ use crate::{
     error::CodexError,
     input::CodexTurnInput,
     instructions::{self, ThreadFacts, TurnFacts},
-    layers::{self, CodexOwnedText, Layer, OwnParts},
+    layers::{self, CodexOwnedText, Layer},
     params::{self, Parts},
     routing::{self, FileRoute},
     tools::{self, ToolCatalog},
@@ -53,28 +53,17 @@ pub struct CodexTurn {
 impl CodexTurn {
     /// The model-bound layer stack; `codex` supplies the texts Codex writes
     /// itself (leave it default when they are unknown).
+    /// Read from the params this turn sends ([`layers::from_params`]): the
+    /// `thread/start` params and the `turn/start` params of the thread the
+    /// request names (a new thread when it names none).
     pub fn layers(&self, codex: &CodexOwnedText) -> Vec<Layer> {
-        let visible = if self.tools.visible.is_empty() {
-            String::new()
-        } else {
-            serde_json::to_string_pretty(&self.tools.visible).unwrap_or_default()
-        };
         let held = self
             .held_context
             .iter()
             .map(instructions::context_block)
             .collect::<Vec<_>>()
             .join("\n\n");
-        layers::stack(
-            &OwnParts {
-                thread_instructions: self.thread_instructions.as_deref(),
-                held_context: &held,
-                turn_instructions: self.turn_instructions.as_deref(),
-                input_text: &self.input_text,
-                visible_tools_json: &visible,
-            },
-            codex,
-        )
+        layers::from_params(&self.thread_start, &self.turn_start, &held, codex)
     }
 }
 
@@ -432,8 +421,8 @@ mod tests {
                 "codex:model-instructions",
                 "thread/start.developerInstructions",
                 "codex:permissions-instructions",
-                "codex:project-docs-and-environment",
                 "turn/start.collaborationMode.settings.developer_instructions",
+                "codex:project-docs-and-environment",
                 "turn/start.input[0].text",
                 "thread/start.dynamicTools",
             ]

@@ -1,6 +1,6 @@
 //! Codex's command approvals answered from the agent's exec policy
-//! (`approvalPolicy: "untrusted"`, so Codex asks before running anything
-//! outside its read-only safe list).
+//! (`approvalPolicy: "untrusted"`, so Codex asks before running any
+//! command, read-only ones included).
 
 use agent_testkit::FakeReply;
 use openclaw_codex_harness::{

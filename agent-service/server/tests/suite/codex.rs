@@ -58,6 +58,8 @@ struct CodexHarness {
     prompt: PromptService,
     config: String,
     codex_home: TempDir,
+    /// Where the Codex wrapper writes what agent-service sends, when recording.
+    recorder: Option<TempDir>,
     /// Held for the test: bounds the Codex children running at once.
     _slot: SemaphorePermit<'static>,
 }
@@ -66,10 +68,22 @@ impl CodexHarness {
     /// `tools_extra` goes inside the top-level `tools` object;
     /// `codex_extra` inside `runtime.codex` (end both with a comma).
     async fn start(tools_extra: &str, codex_extra: &str) -> Self {
+        Self::start_as(tools_extra, codex_extra, MODEL, false).await
+    }
+
+    /// [`Self::start`] with the agent's Codex model slug, and with
+    /// `record` every line agent-service writes to Codex kept (see
+    /// [`Self::sent`]).
+    async fn start_as(tools_extra: &str, codex_extra: &str, model: &str, record: bool) -> Self {
         let slot = slot().await;
         let binary = tokio::task::spawn_blocking(|| codex().binary().to_owned())
             .await
             .expect("install task");
+        let recorder = record.then(|| tempfile::tempdir().expect("recorder dir"));
+        let binary = match &recorder {
+            None => binary,
+            Some(dir) => recording_wrapper(dir.path(), &binary),
+        };
         let (base_url, fake) = FakeServer::start(WireFormat::OpenAiResponses)
             .await
             .expect("fake model server");
@@ -88,11 +102,11 @@ impl CodexHarness {
   agents: {{
     defaults: {{ userTimezone: "Europe/Berlin", skipBootstrap: true }},
     list: [{{
-      id: "main", default: true, name: "Testy", model: "{MODEL}",
+      id: "main", default: true, name: "Testy", model: "{model}",
       runtime: {{ type: "codex", codex: {{
         command: {command},
         codexHome: {home},
-        approvalPolicy: "untrusted",
+        {approval}
         sandbox: "workspace-write",
         modelProvider: {provider},
         {codex_extra}
@@ -102,6 +116,11 @@ impl CodexHarness {
   tools: {{ {tools_extra} }},
   channels: {{ telegram: {{ allowFrom: ["42"] }} }},
 }}"#,
+            approval = if codex_extra.contains("approvalPolicy") {
+                ""
+            } else {
+                r#"approvalPolicy: "untrusted","#
+            },
             command = json!(binary.display().to_string()),
             home = json!(codex_home.path().display().to_string()),
         );
@@ -113,10 +132,23 @@ impl CodexHarness {
             prompt,
             config,
             codex_home,
+            recorder,
             _slot: slot,
         };
         std::fs::create_dir_all(h.workspace()).expect("workspace");
         h
+    }
+
+    /// The requests agent-service sent to Codex with `method`, in order
+    /// (their params), from the recording [`Self::start_as`] set up.
+    fn sent(&self, method: &str) -> Vec<Value> {
+        let dir = self.recorder.as_ref().expect("started with record");
+        let text = std::fs::read_to_string(dir.path().join(SENT_LOG)).expect("the recording");
+        text.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|message| message["method"] == method && message.get("id").is_some())
+            .map(|message| message["params"].clone())
+            .collect()
     }
 
     fn service(&self) -> &Service {
@@ -228,6 +260,28 @@ impl CodexHarness {
             })
             .collect()
     }
+}
+
+/// The file the recording wrapper appends agent-service's lines to.
+const SENT_LOG: &str = "sent.jsonl";
+
+/// A script that runs `codex` with its stdin copied to `dir/sent.jsonl`
+/// first: what agent-service sends, byte for byte.
+fn recording_wrapper(dir: &Path, codex: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
+    let script = dir.join("codex-recording");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntee -a {} | {} \"$@\"\n",
+            quote(&dir.join(SENT_LOG)),
+            quote(codex)
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
 }
 
 fn telegram() -> Option<pb::ChannelContext> {
@@ -642,6 +696,62 @@ async fn command_approvals_follow_the_exec_policy() {
             "toolResult",
             "assistant"
         ]
+    );
+}
+
+/// Under `untrusted`, Codex asks before every command, read-only inspection
+/// included (`cat`, `ls`), and the exec policy answers: a read-only command
+/// the policy allows runs without anyone asking and its output reaches the
+/// next model request; one the policy does not cover is declined, though it
+/// only reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_commands_run_when_the_exec_policy_allows_them() {
+    let h = CodexHarness::start(
+        r#"exec: { security: "allowlist", ask: "off", safeBins: ["cat"] },"#,
+        "",
+    )
+    .await;
+    write(&h.workspace(), "notes.txt", "INSPECT-MARK-3f1\n");
+    h.fake.push_all([
+        FakeReply::tool_call("call_cat", "exec_command", json!({"cmd": "cat notes.txt"})),
+        FakeReply::text("It says INSPECT-MARK-3f1."),
+        FakeReply::tool_call("call_ls", "exec_command", json!({"cmd": "ls"})),
+        FakeReply::text("Could not list."),
+    ]);
+
+    let read = h.run("What does notes.txt say?").await;
+    assert_eq!(
+        final_of(&read).map(|f| f.text).as_deref(),
+        Some("It says INSPECT-MARK-3f1.")
+    );
+    let [cat] = &tool_finished(&read)[..] else {
+        panic!("one tool call: {read:#?}");
+    };
+    assert_eq!(
+        (cat.name.as_str(), cat.is_error),
+        ("codex_exec", false),
+        "{cat:?}"
+    );
+    assert!(cat.output.contains("INSPECT-MARK-3f1"), "{cat:?}");
+    let output = call_output(&h.fake.requests()[1], "call_cat").expect("the cat output");
+    assert!(
+        output.contains("INSPECT-MARK-3f1") && output.contains("exited with code 0"),
+        "the file's text reached the model: {output}"
+    );
+
+    let listed = h.run("List the workspace.").await;
+    assert_eq!(
+        final_of(&listed).map(|f| f.text).as_deref(),
+        Some("Could not list.")
+    );
+    let [ls] = &tool_finished(&listed)[..] else {
+        panic!("one tool call: {listed:#?}");
+    };
+    assert!(ls.is_error && ls.output.contains("declined"), "{ls:?}");
+    let output = call_output(&h.fake.requests()[3], "call_ls").expect("the ls answer");
+    assert!(
+        output.contains("rejected") && !output.contains("notes.txt"),
+        "ls did not run: {output}"
     );
 }
 
@@ -1318,4 +1428,309 @@ async fn a_lightweight_cron_turn_sends_the_scheduled_prompt_alone_through_codex(
         .map(|(_, parts)| parts.join(""))
         .unwrap_or_default();
     assert!(input.contains("Check the backups."), "{input}");
+}
+
+/// The layer stack `RenderCodexTurn` reports and the committed snapshots
+/// show agrees with a real first turn: read (by the same code) from the
+/// `thread/start` and `turn/start` params agent-service actually sent, our
+/// layers and Codex's land in the model request in the stack's order, each
+/// of ours byte for byte; and the params carry the keys the snapshots show,
+/// plus only what the harness adds (the inline provider, raw events).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_stack_agrees_with_a_recorded_real_first_turn() {
+    let h = CodexHarness::start_as("", "", MODEL, true).await;
+    let ws = h.workspace();
+    write(
+        &ws,
+        "TOOLS.md",
+        &format!("# Tools\n{TOOLS_MARK}: use lookup first.\n"),
+    );
+    write(&ws, "SOUL.md", &format!("# Soul\n{SOUL_MARK}: be brief.\n"));
+    write(
+        &ws,
+        "AGENTS.md",
+        &format!("# Agents\n{AGENTS_MARK}: follow the rules.\n"),
+    );
+    h.fake.push(FakeReply::text("Hello."));
+    let events = h.run("Say hello.").await;
+    assert!(final_of(&events).is_some(), "{events:#?}");
+
+    let [thread_start] = &h.sent("thread/start")[..] else {
+        panic!("one thread/start: {:#?}", h.sent("thread/start"));
+    };
+    let [turn_start] = &h.sent("turn/start")[..] else {
+        panic!("one turn/start: {:#?}", h.sent("turn/start"));
+    };
+    let layers = prompt_codex::layers_from_params(
+        thread_start,
+        turn_start,
+        "",
+        &prompt_codex::CodexOwnedText::default(),
+    );
+    let requests = h.fake.requests();
+    let request = &requests[0];
+    // Every content part of every message, in request order.
+    let parts: Vec<(String, String)> = messages(request)
+        .into_iter()
+        .flat_map(|(role, parts)| parts.into_iter().map(move |p| (role.clone(), p)))
+        .collect();
+    let find = |wanted: &dyn Fn(&str) -> bool| parts.iter().position(|(_, p)| wanted(p));
+    let mut last = None;
+    let mut seen = Vec::new();
+    for layer in &layers {
+        let text = layer.text.as_str();
+        let at = match layer.carrier.as_str() {
+            "codex:model-instructions" => Some(0),
+            "codex:permissions-instructions" => {
+                find(&|p| p.starts_with("<permissions instructions>"))
+            }
+            "codex:project-docs-and-environment" => find(&|p| p.contains(AGENTS_MARK)),
+            "turn/start.collaborationMode.settings.developer_instructions" => {
+                find(&|p| p == format!("<collaboration_mode>{text}</collaboration_mode>"))
+            }
+            "thread/start.dynamicTools" => {
+                let tools: Vec<&str> = request.body["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t["name"].as_str())
+                    .collect();
+                let visible: Value = serde_json::from_str(text).expect("tool catalog json");
+                for spec in visible.as_array().expect("tool list") {
+                    let name = spec["name"].as_str().expect("tool name");
+                    assert!(tools.contains(&name), "{name} is not in {tools:?}");
+                }
+                continue;
+            }
+            _ => find(&|p| p == text),
+        };
+        let at = at.unwrap_or_else(|| {
+            panic!(
+                "layer {:?} ({}) is not in the model request: {parts:#?}",
+                layer.title, layer.carrier
+            )
+        });
+        let role = match layer.role {
+            // Codex 0.169 sends the model instructions as a developer message.
+            prompt_codex::Role::System | prompt_codex::Role::Developer => "developer",
+            prompt_codex::Role::User => "user",
+            prompt_codex::Role::Tools => unreachable!("handled above"),
+        };
+        assert_eq!(parts[at].0, role, "the role of {:?}", layer.title);
+        assert!(
+            last.is_none_or(|last| at > last),
+            "layer {:?} is at part {at}, before the layer above it ({seen:?}): {parts:#?}",
+            layer.title
+        );
+        last = Some(at);
+        seen.push(layer.carrier.clone());
+    }
+    assert!(
+        seen.contains(&"thread/start.developerInstructions".to_owned())
+            && seen.contains(&"turn/start.input[0].text".to_owned()),
+        "{seen:?}"
+    );
+    assert_eq!(
+        last,
+        Some(parts.len() - 1),
+        "the turn input closes the request"
+    );
+
+    // The params as sent have the snapshots' keys; the harness adds the
+    // inline provider and raw response items to thread/start.
+    let scenario = &prompt_codex::snapshots::scenarios::all()[0];
+    let mapped = prompt_codex::render_codex_turn(&scenario.input).expect("maps");
+    // `effort` is there only when a run picks one (the scenarios do).
+    let keys = |v: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .filter(|k| *k != "effort")
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    };
+    let mut expected = keys(&mapped.thread_start);
+    expected.extend([
+        "config".to_owned(),
+        "experimentalRawEvents".to_owned(),
+        "modelProvider".to_owned(),
+    ]);
+    expected.sort();
+    assert_eq!(keys(thread_start), expected);
+    assert_eq!(
+        keys(&thread_start["config"]),
+        ["model_providers.openclaw"],
+        "{thread_start:#}"
+    );
+    assert_eq!(keys(turn_start), keys(&mapped.turn_start));
+}
+
+/// A patch adding `name` with one line, in Codex's `apply_patch` grammar.
+fn add_file_patch(name: &str) -> String {
+    format!("*** Begin Patch\n*** Add File: {name}\n+patched by Codex\n*** End Patch\n")
+}
+
+/// With a model whose Codex metadata brings Codex's own `apply_patch`
+/// (`gpt-5.5`), Codex's tool takes the place of ours (the model sees one
+/// `apply_patch`, Codex's freeform one), and our tool policy for
+/// `apply_patch` binds it: allowed, the patch is applied; denied, the file
+/// change is declined and nothing is written; denied under `never`, where
+/// Codex would not ask, the run is refused before any model call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_apply_patch_stands_in_for_ours_under_our_tool_policy() {
+    const CODEX_MODEL: &str = "gpt-5.5";
+    let allowed =
+        CodexHarness::start_as(r#"exec: { security: "full" },"#, "", CODEX_MODEL, false).await;
+    allowed.fake.push_all([
+        FakeReply::custom_tool_call("call_patch", "apply_patch", add_file_patch("added.txt")),
+        FakeReply::text("Added."),
+    ]);
+    let events = allowed.run("Add a file.").await;
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("Added."),
+        "{events:#?}"
+    );
+    let written = std::fs::read_to_string(allowed.workspace().join("added.txt"));
+    assert_eq!(written.ok().as_deref(), Some("patched by Codex\n"));
+    let request = &allowed.fake.requests()[0];
+    let patch_tools: Vec<&Value> = request.body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter(|t| t["name"] == "apply_patch")
+        .collect();
+    assert_eq!(patch_tools.len(), 1, "one apply_patch: {patch_tools:#?}");
+    assert_eq!(
+        patch_tools[0]["type"], "custom",
+        "Codex's own, not our dynamic tool"
+    );
+    let [patch] = &tool_finished(&events)[..] else {
+        panic!("one tool call: {events:#?}");
+    };
+    assert_eq!(
+        (patch.name.as_str(), patch.is_error),
+        ("codex_apply_patch", false),
+        "{patch:?}"
+    );
+    drop(allowed);
+
+    let denied_tools = r#"deny: ["apply_patch"], exec: { security: "full" },"#;
+    let denied = CodexHarness::start_as(denied_tools, "", CODEX_MODEL, false).await;
+    denied.fake.push_all([
+        FakeReply::custom_tool_call("call_patch", "apply_patch", add_file_patch("denied.txt")),
+        FakeReply::text("Could not."),
+    ]);
+    let events = denied.run("Add a file.").await;
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("Could not."),
+        "{events:#?}"
+    );
+    assert!(
+        !denied.workspace().join("denied.txt").exists(),
+        "the declined patch was not applied"
+    );
+    let [patch] = &tool_finished(&events)[..] else {
+        panic!("one tool call: {events:#?}");
+    };
+    assert!(
+        patch.is_error && patch.output.contains("declined"),
+        "{patch:?}"
+    );
+    drop(denied);
+
+    let unasked = CodexHarness::start_as(
+        denied_tools,
+        r#"approvalPolicy: "never","#,
+        CODEX_MODEL,
+        false,
+    )
+    .await;
+    unasked.fake.push(FakeReply::text("never sent"));
+    let events = unasked.run("Add a file.").await;
+    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    assert_eq!(error.code, "FAILED_PRECONDITION", "{error:?}");
+    assert!(
+        error.message.contains("apply_patch") && error.message.contains("\"never\""),
+        "{error:?}"
+    );
+    assert!(unasked.fake.requests().is_empty(), "no model call");
+}
+
+/// A tool call Codex answers itself, without an item of its own (the model
+/// calls `browser`, which nobody declared): it reaches the Run stream and
+/// our transcript as a Codex-owned call with Codex's answer, read from the
+/// raw response items the harness asks for; our own tool calls of the same
+/// turn are recorded once, under their names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_codex_answers_itself_are_in_the_transcript() {
+    let h = CodexHarness::start("", "").await;
+    write(&h.workspace(), "notes.txt", "RAW-MARK-81a");
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "call_browser",
+            "browser",
+            json!({"url": "https://example.com"}),
+        )
+        .with_tool_call("call_read", "read", json!({"path": "notes.txt"})),
+        FakeReply::text("Done."),
+    ]);
+    let events = h.run("Open example.com and read notes.txt.").await;
+    assert_eq!(
+        final_of(&events).map(|f| f.text).as_deref(),
+        Some("Done."),
+        "{events:#?}"
+    );
+    let finished = tool_finished(&events);
+    let browser = finished
+        .iter()
+        .find(|t| t.call_id == "call_browser")
+        .unwrap_or_else(|| panic!("the browser call reached the stream: {finished:#?}"));
+    assert_eq!(browser.name, "codex_browser");
+    assert!(browser.output.contains("unsupported call"), "{browser:?}");
+    let codex_answer = call_output(&h.fake.requests()[1], "call_browser").expect("Codex answered");
+    assert_eq!(
+        browser.output, codex_answer,
+        "the stream shows Codex's answer"
+    );
+
+    let entries = h.transcript().await;
+    let calls: Vec<(String, String)> = entries
+        .iter()
+        .filter(|(role, _)| role == "assistant")
+        .flat_map(|(_, m)| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "toolCall")
+        .map(|b| {
+            (
+                b["id"].as_str().unwrap_or_default().to_owned(),
+                b["name"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let mut sorted = calls.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            ("call_browser".to_owned(), "codex_browser".to_owned()),
+            ("call_read".to_owned(), "read".to_owned())
+        ],
+        "each call once: {entries:#?}"
+    );
+    let result = |id: &str| {
+        entries
+            .iter()
+            .find(|(role, m)| role == "toolResult" && m["toolCallId"] == id)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_else(|| panic!("a result for {id}: {entries:#?}"))
+    };
+    let browser = result("call_browser");
+    assert_eq!(browser["details"]["codexOwned"], true, "{browser:#}");
+    assert_eq!(browser["content"][0]["text"], codex_answer.as_str());
+    let read = result("call_read");
+    assert!(read["details"].is_null(), "our own tool: {read:#}");
 }

@@ -188,7 +188,7 @@ fn layer_metadata(
         "limitations": [
             "Codex writes the permission instructions, the environment context and (unless switched off) its own skills instructions; they are placeholders here, so their sizes are not real.",
             "Codex 0.169 sends the model instructions as the first developer-role input item; the role shown is the layer's purpose.",
-            "Our collaboration-mode developer_instructions replace Codex's built-in text for the default mode.",
+            "Our collaboration-mode developer_instructions replace Codex's built-in text for the default mode. On a new thread they close the developer message that opens with our thread instructions; later turns carry them again only when they changed, as a developer message of their own before the user input.",
             "developerInstructions on thread/resume do not change an existing thread: Codex keeps those of thread creation.",
             "An empty threadId means there is no thread yet: take it from the thread/start result.",
         ],

@@ -154,14 +154,14 @@ async fn happy_path_params_match_the_pinned_codex_schema() {
                 true
             ),
             (
-                pb::CodexLayerRole::User,
-                "codex:project-docs-and-environment",
-                true
-            ),
-            (
                 pb::CodexLayerRole::Developer,
                 "turn/start.collaborationMode.settings.developer_instructions",
                 false
+            ),
+            (
+                pb::CodexLayerRole::User,
+                "codex:project-docs-and-environment",
+                true
             ),
             (pb::CodexLayerRole::User, "turn/start.input[0].text", false),
             (

@@ -57,7 +57,10 @@ mod render;
 mod settings;
 
 pub(crate) use settings::codex_model;
-use settings::{CODEX_PROVIDER, approval_policy, harness_error, harness_settings, sandbox};
+use settings::{
+    CODEX_PROVIDER, approval_policy, check_patch_policy, harness_error, harness_settings,
+    patch_allowed, sandbox,
+};
 
 /// How often steered messages are taken from the queue while a turn runs.
 const STEER_POLL: Duration = Duration::from_millis(100);
@@ -99,7 +102,9 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         system_events: super::beats::system_events(start),
     });
     let loaded = services.loaded_config()?;
-    let approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
+    let mut approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
+    approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
+    check_patch_policy(&s.agent.id, codex, &approvals)?;
     let settings = harness_settings(codex, &run.tools, &approvals);
     // A child of the run's token: an interrupt cancels both, the run's time
     // limit only this one; either becomes `turn/interrupt`.

@@ -2,6 +2,7 @@
 //! harness settings and the approval and sandbox modes from the agent's `runtime.codex`.
 
 use super::*;
+use openclaw_config::resolve::AgentView;
 
 /// The provider id a Codex model gets when its reference names none.
 pub(super) const CODEX_PROVIDER: &str = "codex";
@@ -46,6 +47,50 @@ pub(super) fn harness_settings(
     settings.native_exec =
         tools.get("exec").is_some() && approvals.security != Some(ExecSecurity::Deny);
     settings
+}
+
+/// Whether tool policy gives the agent `apply_patch` on the Codex runtime:
+/// its `tools` allow/deny/profile/byProvider and `tools.exec.applyPatch.enabled`
+/// admit it. The model restrictions of our tool (OpenAI models, `allowModels`)
+/// are left out: Codex's own `apply_patch`, which this decides about, comes
+/// with the model's Codex metadata whatever its provider.
+pub(super) fn patch_allowed(config: &Config, agent: &AgentView, model: &ResolvedModel) -> bool {
+    let mut settings = config.apply_patch();
+    settings.allow_models = vec![model.reference.model.clone()];
+    openclaw_tools::policy::allowed_tools(
+        &agent.tools,
+        &model.reference.provider,
+        &model.reference.model,
+        false,
+        &settings,
+        &[],
+    )
+    .iter()
+    .any(|name| name == "apply_patch")
+}
+
+/// Codex applies its own `apply_patch` without asking under `on-request`
+/// and `never` (inside the sandbox's writable roots), so an agent whose tool
+/// policy denies `apply_patch` runs only under `untrusted`, where every file
+/// change is asked about and declined.
+pub(super) fn check_patch_policy(
+    agent: &str,
+    codex: &CodexSettings,
+    approvals: &ApprovalRules,
+) -> Result<(), RuntimeError> {
+    let policy = approval_policy(codex);
+    if approvals.apply_patch || policy == pb::CodexApprovalPolicy::Untrusted {
+        return Ok(());
+    }
+    let name = match policy {
+        pb::CodexApprovalPolicy::Never => "never",
+        _ => "on-request",
+    };
+    Err(RuntimeError::FailedPrecondition(format!(
+        "agent {agent:?}: tool policy denies apply_patch, but under \
+         runtime.codex.approvalPolicy {name:?} Codex applies its own patches without asking; \
+         set approvalPolicy to \"untrusted\" or allow apply_patch"
+    )))
 }
 
 /// The policy prompt-codex maps; unset means `untrusted` (an unattended run
