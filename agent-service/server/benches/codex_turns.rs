@@ -395,9 +395,19 @@ impl Direct {
         began.elapsed()
     }
 
-    async fn stop(mut self) {
-        let _ = self.stdin.shutdown().await;
-        let _ = self.child.wait().await;
+    /// Closes Codex's stdin (it exits on end of input), killing it if it
+    /// is still there after a few seconds.
+    async fn stop(self) {
+        let Self {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        if tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.kill().await;
+        }
     }
 
     async fn send(&mut self, message: &Value) {
