@@ -108,7 +108,7 @@ pub(crate) fn patch_of(patch: Option<pb::CronJobPatch>) -> Result<JobPatch, Stat
         schedule,
         prompt: patch.prompt,
         target: target_of(patch.target)?,
-        lightweight: None,
+        lightweight: patch.lightweight,
         delivery,
         delete_after_run: patch.delete_after_run,
         enabled: patch.enabled,

@@ -15,6 +15,7 @@ use openclaw_transcript::{
 
 use super::{
     actor::TranscriptSpec,
+    creations::Creations,
     key,
     live::{LiveSession, Released},
     recover::recover_journal,
@@ -71,6 +72,8 @@ pub struct SessionManager {
     fence_root: openclaw_tools::Fence,
     /// Turn usage and timestamps not yet in the index (see `touches`).
     touches: Arc<Touches>,
+    /// New sessions' index entries, written in groups (see `creations`).
+    creations: Creations,
     /// What start-up and recovery repaired.
     repairs: Repairs,
     /// One store per agent, so each agent's index is parsed once (the store keeps it).
@@ -106,6 +109,7 @@ impl SessionManager {
             released: Mutex::default(),
             fence_root: openclaw_tools::Fence::random(),
             touches: Arc::default(),
+            creations: Creations::default(),
             repairs: Repairs::default(),
             stores: Mutex::default(),
         }
@@ -237,27 +241,25 @@ impl SessionManager {
         let key = key.clone();
         let store = self.store(agent)?;
         let now = unix_millis(self.clock.now());
-        let k = key.clone();
-        let (entry, created) = blocking(move || {
-            // The common case, a session that exists, reads the index and
-            // writes nothing. (The index is only ever replaced whole, so a
-            // read without the lock sees one complete version.)
-            if let Some(existing) = store.get(&k)? {
-                return Ok((existing, false));
+        // The common case, a session that exists, reads the index and writes
+        // nothing. (The index is only ever replaced whole, so a read without
+        // the lock sees one complete version.)
+        let existing = {
+            let (store, k) = (store.clone(), key.clone());
+            blocking(move || Ok(store.get(&k)?)).await?
+        };
+        let (entry, created) = match existing {
+            Some(existing) => (existing, false),
+            None => {
+                let mut entry = SessionEntry::new(SessionId::new_v4(), now);
+                entry.channel = meta.channel;
+                entry.chat_type = meta.chat_type;
+                entry.display_name = meta.display_name;
+                self.creations
+                    .create(&agent.id, store, key.clone(), entry)
+                    .await?
             }
-            Ok(store.update(|index| match index.get_shared(&k) {
-                Some(existing) => (Arc::clone(existing), false),
-                None => {
-                    let mut entry = SessionEntry::new(SessionId::new_v4(), now);
-                    entry.channel = meta.channel;
-                    entry.chat_type = meta.chat_type;
-                    entry.display_name = meta.display_name;
-                    index.insert(k.clone(), entry.clone());
-                    (Arc::new(entry), true)
-                }
-            })?)
-        })
-        .await?;
+        };
         let info = SessionInfo {
             agent_id: agent.id.clone(),
             key,

@@ -2,6 +2,7 @@
 //! actor), and the manager that holds them.
 
 mod actor;
+mod creations;
 pub mod journal;
 pub mod key;
 mod live;

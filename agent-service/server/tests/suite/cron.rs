@@ -485,6 +485,36 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         .into_inner();
     assert_eq!(updated.next_run_at_ms, 0);
     assert_eq!(updated.spec.and_then(|s| s.enabled), Some(false));
+    // The lightweight flag changes over the API too, and the rule of the add holds: a
+    // lightweight job cannot move to the main session.
+    let patch = |patch: pb::CronJobPatch| pb::UpdateCronJobRequest {
+        agent_id: String::new(),
+        id: job.id.clone(),
+        patch: Some(patch),
+    };
+    let updated = client
+        .update_cron_job(patch(pb::CronJobPatch {
+            lightweight: Some(true),
+            ..Default::default()
+        }))
+        .await
+        .expect("make it lightweight")
+        .into_inner();
+    assert_eq!(updated.spec.map(|s| s.lightweight), Some(true));
+    assert!(jobs_file(&h).to_string().contains("\"lightweight\":true"));
+    let err = client
+        .update_cron_job(patch(pb::CronJobPatch {
+            target: pb::CronTarget::Main as i32,
+            ..Default::default()
+        }))
+        .await
+        .expect_err("a lightweight job moved to main");
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+    assert!(
+        err.message().starts_with("job.lightweight"),
+        "{}",
+        err.message()
+    );
     let removed = client
         .remove_cron_job(pb::RemoveCronJobRequest {
             agent_id: String::new(),

@@ -1,4 +1,4 @@
-//! The quick start (`cargo run --release -p openclaw-cli --bin openclaw`),
+//! The quick start (`cargo run -p openclaw-cli --bin openclaw`),
 //! the image build (`-p prompt-server -p agent-server -p deploy-check`) and
 //! `cargo build --workspace` resolve every shared dependency with the same
 //! features, so each reuses what another compiled. A feature that only one
