@@ -29,6 +29,10 @@ pub const QUEUE_DEPTH: &str = "agent_queue_depth";
 /// Transcript append latency in seconds, including the fsync when one is
 /// asked for (histogram; `sync` = `true` or `false`).
 pub const TRANSCRIPT_APPEND_SECONDS: &str = "agent_transcript_append_seconds";
+/// fsync (fdatasync) latency in seconds on a session's files (histogram;
+/// `file` = `journal` for a message accepted, `transcript` for the end of a
+/// run): its count is the number of fsyncs, what durability costs per run.
+pub const FSYNC_SECONDS: &str = "agent_fsync_seconds";
 
 /// What agent-service adds to the metrics endpoint: HELP lines only (every
 /// agent histogram is in seconds, so the kit's latency buckets apply).
@@ -55,7 +59,12 @@ fn describe() {
     describe_histogram!(
         TRANSCRIPT_APPEND_SECONDS,
         Unit::Seconds,
-        "Transcript append latency, including fsync at turn boundaries."
+        "Transcript append latency, including the fsync when one is asked for."
+    );
+    describe_histogram!(
+        FSYNC_SECONDS,
+        Unit::Seconds,
+        "fsync latency on session files, by file (journal, transcript)."
     );
 }
 
@@ -101,6 +110,11 @@ pub(crate) fn model_call(
         ::metrics::counter!(MODEL_TOKENS, "provider" => provider.clone(), "model" => model.clone(), "kind" => kind)
             .increment(count);
     }
+}
+
+/// Records one fsync of a session file (`journal` or `transcript`).
+pub(crate) fn fsynced(file: &'static str, latency: Duration) {
+    ::metrics::histogram!(FSYNC_SECONDS, "file" => file).record(latency.as_secs_f64());
 }
 
 /// Records one transcript append (`synced`: fsynced before the ack).

@@ -5,7 +5,8 @@
 //! in this process, and a fake model server that answers at once: the first
 //! call of a run gets a `read` tool call, the call after the tool result gets
 //! the final text. So every run is one user message, two model calls, one
-//! tool call and four transcript appends (each fsynced), and every model call
+//! tool call, four transcript appends and two fsyncs (the journal's before the
+//! message is acknowledged, the transcript's when the run ends), and every model call
 //! includes a `RenderSystemPrompt` round trip to prompt-service.
 //!
 //! Two measurements:
@@ -50,8 +51,18 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let config = dir.path().join("openclaw.json");
     std::fs::write(&config, config_text(&base_url))?;
-    let (mut child, endpoint) =
-        start_agent_service(dir.path(), &config, &prompt.endpoint, &[]).await?;
+    let metrics_listen = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+        probe.local_addr()?.to_string()
+    };
+    let metrics_url = format!("http://{metrics_listen}/metrics");
+    let (mut child, endpoint) = start_agent_service(
+        dir.path(),
+        &config,
+        &prompt.endpoint,
+        &["--metrics-listen", &metrics_listen],
+    )
+    .await?;
     let client = connect(&endpoint).await?;
     client
         .clone()
@@ -66,6 +77,7 @@ async fn main() -> anyhow::Result<()> {
     let idle_rss = memory_kib(child.id(), "VmRSS:");
 
     // 1. Sequential.
+    let fsyncs_before = Fsyncs::scrape(&metrics_url).await?;
     let mut runs = Vec::with_capacity(sequential_runs);
     for i in 0..sequential_runs {
         // A new session every 20 runs keeps the history (and so the request
@@ -75,6 +87,7 @@ async fn main() -> anyhow::Result<()> {
         run(&client, &key, "Please check that AGENTS.md exists.").await?;
         runs.push(began.elapsed());
     }
+    let fsyncs = Fsyncs::scrape(&metrics_url).await?.since(&fsyncs_before);
     runs.sort();
     let p50 = percentile(&runs, 0.50);
     let p99 = percentile(&runs, 0.99);
@@ -82,7 +95,7 @@ async fn main() -> anyhow::Result<()> {
         "agent-service per-turn overhead, instant fake model, {sequential_runs} sequential runs"
     );
     println!(
-        "  (each run: 1 user message, 2 model calls with a prompt render each, 1 tool call, 4 fsynced appends)"
+        "  (each run: 1 user message, 2 model calls with a prompt render each, 1 tool call, 4 transcript appends)"
     );
     println!(
         "  per run:        p50 {:>8.2} ms   p99 {:>8.2} ms",
@@ -93,6 +106,27 @@ async fn main() -> anyhow::Result<()> {
         "  per model call: p50 {:>8.2} ms   p99 {:>8.2} ms",
         ms(p50) / 2.0,
         ms(p99) / 2.0
+    );
+
+    let n = sequential_runs as f64;
+    println!(
+        "  fsyncs per run: {:.2} journal (mean {:.2} ms), {:.2} transcript (mean {:.2} ms)",
+        fsyncs.journal.count / n,
+        fsyncs.journal.mean_ms(),
+        fsyncs.transcript.count / n,
+        fsyncs.transcript.mean_ms(),
+    );
+    // What the disk alone takes for one fsync of a small append, here and now:
+    // a run waits for two (the message's before it is acknowledged, the
+    // transcript's before `final`), so twice this is the floor of a run.
+    let mut floor = fdatasync_latencies(dir.path(), 200)?;
+    floor.sort();
+    println!(
+        "  the disk's fdatasync of a small append: p50 {:.2} ms, p99 {:.2} ms (a run's floor: 2 x p50 = {:.2} ms, {:.2} ms a model call)",
+        ms(percentile(&floor, 0.50)),
+        ms(percentile(&floor, 0.99)),
+        2.0 * ms(percentile(&floor, 0.50)),
+        ms(percentile(&floor, 0.50)),
     );
 
     // 2. Many sessions at once.
@@ -146,4 +180,86 @@ async fn main() -> anyhow::Result<()> {
     let _ = child.wait().await;
     drop(prompt);
     Ok(())
+}
+
+/// Counts and total seconds of agent-service's fsyncs, by file, from its metrics.
+#[derive(Debug, Default)]
+struct Fsyncs {
+    journal: Tally,
+    transcript: Tally,
+}
+
+/// How many fsyncs and how long they took in all.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    count: f64,
+    seconds: f64,
+}
+
+impl Tally {
+    fn mean_ms(self) -> f64 {
+        if self.count == 0.0 {
+            0.0
+        } else {
+            self.seconds / self.count * 1000.0
+        }
+    }
+
+    fn minus(self, before: Self) -> Self {
+        Self {
+            count: self.count - before.count,
+            seconds: self.seconds - before.seconds,
+        }
+    }
+}
+
+impl Fsyncs {
+    async fn scrape(url: &str) -> anyhow::Result<Self> {
+        let text = reqwest::get(url).await?.error_for_status()?.text().await?;
+        let value = |series: String| {
+            text.lines()
+                .find_map(|line| line.strip_prefix(series.as_str()))
+                .and_then(|rest| rest.trim().parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        let of = |file: &str| Tally {
+            count: value(format!(r#"agent_fsync_seconds_count{{file="{file}"}} "#)),
+            seconds: value(format!(r#"agent_fsync_seconds_sum{{file="{file}"}} "#)),
+        };
+        Ok(Self {
+            journal: of("journal"),
+            transcript: of("transcript"),
+        })
+    }
+
+    fn since(&self, before: &Self) -> Self {
+        Self {
+            journal: self.journal.minus(before.journal),
+            transcript: self.transcript.minus(before.transcript),
+        }
+    }
+}
+
+/// Times `count` appends of a 200-byte line, each followed by `fdatasync`, in `dir`.
+fn fdatasync_latencies(
+    dir: &std::path::Path,
+    count: usize,
+) -> anyhow::Result<Vec<std::time::Duration>> {
+    use std::io::Write as _;
+    let path = dir.join("fdatasync-probe");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    let line = [b'x'; 199];
+    let mut times = Vec::with_capacity(count);
+    for _ in 0..count {
+        file.write_all(&line)?;
+        file.write_all(b"\n")?;
+        let began = Instant::now();
+        file.sync_data()?;
+        times.push(began.elapsed());
+    }
+    std::fs::remove_file(&path)?;
+    Ok(times)
 }

@@ -253,6 +253,57 @@ async fn a_steer_that_arrives_mid_run_gets_a_model_turn_in_the_same_run() {
     assert!(second.contains("First answer."), "{second}");
 }
 
+/// The message journals under the state directory, with their contents.
+fn journals(state: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![state.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().and_then(|e| e.to_str())
+                == Some(crate::sessions::journal::JOURNAL_EXT)
+            {
+                let text = std::fs::read_to_string(&path).expect("journal");
+                found.push((path, text));
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn the_journal_keeps_a_message_until_its_transcript_line_is_fsynced() {
+    let l = Loop::start("").await;
+    l.model
+        .push(FakeReply::text("Noted.").delay(Duration::from_millis(400)));
+    let submitted = submit(&l.services, Loop::spec("JOURNAL-MARK-5521"))
+        .await
+        .expect("accepted");
+    let mut events = submitted.follow();
+    // The model call is under way: the message is in the transcript (not yet
+    // fsynced), and the journal still holds it.
+    while let Some(event) = events.recv().await {
+        if matches!(event.event, RunEvent::ModelCall { .. }) {
+            break;
+        }
+    }
+    let state = l.dir.path().join("state");
+    let during = journals(&state);
+    assert!(
+        during
+            .iter()
+            .any(|(_, text)| text.contains("JOURNAL-MARK-5521")),
+        "{during:?}"
+    );
+    let rest = collect(events).await;
+    assert_eq!(final_of(&rest).0, "Noted.");
+    // The run ended with an fsync: the journal let go of the message.
+    let after = journals(&state);
+    assert!(after.iter().all(|(_, text)| text.is_empty()), "{after:?}");
+}
+
 #[tokio::test]
 async fn a_provider_error_ends_the_run_with_the_code_of_the_shared_table() {
     let l = Loop::start("").await;

@@ -156,7 +156,9 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
                         written.push(entry);
                     }
                     if sync {
+                        let began = std::time::Instant::now();
                         o.writer.sync()?;
+                        crate::metrics::fsynced("transcript", began.elapsed());
                     }
                     Ok(written)
                 })

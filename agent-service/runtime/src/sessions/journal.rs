@@ -95,7 +95,9 @@ impl Journal {
         let line = serde_json::to_string(&Line::Accepted(message.clone()))?;
         let file = open_append(&mut state.file, &self.path)?;
         file.write_all(format!("{line}\n").as_bytes())?;
+        let began = std::time::Instant::now();
         file.sync_data()?;
+        crate::metrics::fsynced("journal", began.elapsed());
         state.pending.insert(message.seq);
         Ok(())
     }

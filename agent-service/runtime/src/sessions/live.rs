@@ -35,7 +35,7 @@ const EVENT_CAPACITY: usize = 4096;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Released {
     counters: Counters,
-    fingerprint: Option<PromptFingerprint>,
+    fingerprint: Option<Arc<PromptFingerprint>>,
 }
 
 /// A subscription to a session's run events.
@@ -74,7 +74,7 @@ pub struct LiveSession {
     /// it is closed.
     transcript: Mutex<Option<Mailbox>>,
     queue: Mutex<QueueState>,
-    fingerprint: Mutex<Option<PromptFingerprint>>,
+    fingerprint: Mutex<Option<Arc<PromptFingerprint>>>,
     collect_timer: AtomicBool,
     events: broadcast::Sender<Arc<SessionEvent>>,
     /// Origin of the queue's millisecond clock (tokio time, so tests can
@@ -86,6 +86,10 @@ pub struct LiveSession {
     /// key per session, so nonces are unpredictable but stable across runs).
     pub fence: openclaw_tools::Fence,
     journal: std::sync::OnceLock<Arc<Journal>>,
+    /// Journal seqs of messages in the transcript but not yet fsynced with it:
+    /// marked done after the next fsync, so the journal keeps every
+    /// acknowledged message until its transcript line is on disk.
+    unsynced: Mutex<Vec<u64>>,
     recovered: tokio::sync::OnceCell<()>,
     /// Held from numbering a message to queueing it (see [`Self::admission`]).
     admission: tokio::sync::Mutex<()>,
@@ -118,6 +122,7 @@ impl LiveSession {
             processes: Arc::new(ProcessRegistry::new().numbered_after(counters.process)),
             fence,
             journal: std::sync::OnceLock::new(),
+            unsynced: Mutex::default(),
             recovered: tokio::sync::OnceCell::new(),
             admission: tokio::sync::Mutex::new(()),
             idle_since: Mutex::new(None),
@@ -206,14 +211,46 @@ impl LiveSession {
     }
 
     /// Appends entries to the transcript in order, one whole line each; with
-    /// `sync` the file is fsynced before the ack (turn boundaries). Returns
-    /// the written entries.
+    /// `sync` the file is fsynced before the ack (the end of a run), and the
+    /// messages [`Self::written`] reported are then marked done in the
+    /// journal. Returns the written entries.
     pub async fn append(
         &self,
         bodies: Vec<EntryBody>,
         sync: bool,
     ) -> Result<Vec<Entry>, RuntimeError> {
-        self.mailbox()?.append(bodies, sync).await
+        let written = self.mailbox()?.append(bodies, sync).await?;
+        if sync {
+            self.journal_synced().await;
+        }
+        Ok(written)
+    }
+
+    /// Reports journaled messages (by seq) as appended to the transcript: the
+    /// journal lets go of them once the transcript is fsynced after this.
+    pub fn written(&self, seqs: impl IntoIterator<Item = u64>) {
+        self.unsynced
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(seqs);
+    }
+
+    /// Marks done in the journal what [`Self::written`] reported before the
+    /// transcript's last fsync. A failure is logged: the messages stay in the
+    /// journal, and recovery finds them in the transcript and skips them.
+    async fn journal_synced(&self) {
+        let seqs =
+            std::mem::take(&mut *self.unsynced.lock().unwrap_or_else(PoisonError::into_inner));
+        let Some(journal) = self.opened_journal().filter(|_| !seqs.is_empty()) else {
+            return;
+        };
+        match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "could not mark messages done in the journal")
+            }
+            Err(error) => tracing::warn!(%error, "journal task failed"),
+        }
     }
 
     /// The conversation so far (compactions applied).
@@ -235,7 +272,9 @@ impl LiveSession {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(mailbox) = mailbox {
+            // Closing fsyncs the file.
             mailbox.close().await;
+            self.journal_synced().await;
         }
     }
 
@@ -309,12 +348,13 @@ impl LiveSession {
         let _ = self.events.send(Arc::new(SessionEvent { run, event }));
     }
 
-    /// Stores this call's fingerprint and returns the previous one.
-    pub fn swap_fingerprint(&self, next: PromptFingerprint) -> Option<PromptFingerprint> {
+    /// Stores this call's fingerprint (shared with sessions whose stable
+    /// prefix is the same) and returns the previous one.
+    pub fn swap_fingerprint(&self, next: PromptFingerprint) -> Option<Arc<PromptFingerprint>> {
         self.fingerprint
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .replace(next)
+            .replace(next.shared())
     }
 
     /// Claims the collect timer; false when one is already waiting.

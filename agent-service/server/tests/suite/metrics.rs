@@ -59,6 +59,14 @@ async fn agent_and_prompt_metrics_are_scraped_from_one_endpoint() {
             r#"agent_transcript_append_seconds_count{sync="true"}"#.to_owned(),
             1.0,
         ),
+        (
+            r#"agent_fsync_seconds_count{file="journal"}"#.to_owned(),
+            1.0,
+        ),
+        (
+            r#"agent_fsync_seconds_count{file="transcript"}"#.to_owned(),
+            1.0,
+        ),
         ("agent_runs_active".to_owned(), 0.0),
         (r#"prompt_render_chars_count{part="total"}"#.to_owned(), 1.0),
         (handled("agent.v1.AgentService", "Run"), 1.0),

@@ -284,8 +284,8 @@ impl CodexRun<'_> {
             .collect();
         self.s.live.append(bodies, true).await?;
         // The steered messages are in the transcript now (the turn's entries
-        // hold them): the journal no longer needs them.
-        mark_done(self.s, &steered).await;
+        // hold them): the journal lets go of them at the next fsync.
+        mark_done(self.s, &steered);
         // The turn's input is in the thread's history now: what it pasted
         // is held from here on (a new thread holds only this turn's).
         let mut context = match outcome.binding {

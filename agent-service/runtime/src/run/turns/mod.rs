@@ -137,28 +137,19 @@ pub(crate) async fn append_user(
         .map(|message| EntryBody::Message { message })
         .collect();
     session.live.append(bodies, false).await?;
-    // In the transcript now: the journal no longer needs them.
-    mark_done(session, messages).await;
+    // In the transcript now: the journal lets go of them once it is fsynced.
+    mark_done(session, messages);
     Ok(users)
 }
 
-/// Marks messages done in the session's journal (they are in the transcript).
-pub(super) async fn mark_done(s: &Session, messages: &[Inbound]) {
-    if messages.is_empty() {
-        return;
-    }
-    let seqs: Vec<u64> = messages
-        .iter()
-        .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied()))
-        .collect();
-    let journal = Arc::clone(&s.journal);
-    match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "could not mark messages done in the journal")
-        }
-        Err(error) => tracing::warn!(%error, "journal task failed"),
-    }
+/// Reports messages as in the transcript: the journal lets go of them after
+/// the transcript's next fsync (the end of the run at the latest).
+pub(super) fn mark_done(s: &Session, messages: &[Inbound]) {
+    s.live.written(
+        messages
+            .iter()
+            .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied())),
+    );
 }
 
 /// Runs `start` on the embedded runtime to its end. The caller publishes the terminal event.
