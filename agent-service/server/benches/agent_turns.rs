@@ -78,6 +78,7 @@ async fn main() -> anyhow::Result<()> {
 
     // 1. Sequential.
     let fsyncs_before = Fsyncs::scrape(&metrics_url).await?;
+    let cpu_before = (cpu_ms(child.id()), cpu_ms(Some(std::process::id())));
     let mut runs = Vec::with_capacity(sequential_runs);
     for i in 0..sequential_runs {
         // A new session every 20 runs keeps the history (and so the request
@@ -88,6 +89,8 @@ async fn main() -> anyhow::Result<()> {
         runs.push(began.elapsed());
     }
     let fsyncs = Fsyncs::scrape(&metrics_url).await?.since(&fsyncs_before);
+    let cpu_service = cpu_ms(child.id()) - cpu_before.0;
+    let cpu_here = cpu_ms(Some(std::process::id())) - cpu_before.1;
     runs.sort();
     let p50 = percentile(&runs, 0.50);
     let p99 = percentile(&runs, 0.99);
@@ -115,6 +118,13 @@ async fn main() -> anyhow::Result<()> {
         fsyncs.journal.mean_ms(),
         fsyncs.transcript.count / n,
         fsyncs.transcript.mean_ms(),
+    );
+    // Where the time goes: CPU per model call of agent-service, and of this
+    // process (the client, prompt-service and the fake model).
+    println!(
+        "  CPU per model call: agent-service {:.2} ms, this process (client, prompt-service, fake model) {:.2} ms",
+        cpu_service / (2.0 * n),
+        cpu_here / (2.0 * n),
     );
     // What the disk alone takes for one fsync of a small append, here and now:
     // a run waits for two (the message's before it is acknowledged, the
@@ -262,4 +272,27 @@ fn fdatasync_latencies(
     }
     std::fs::remove_file(&path)?;
     Ok(times)
+}
+
+/// User plus system CPU time of a process so far, in milliseconds (from /proc).
+fn cpu_ms(pid: Option<u32>) -> f64 {
+    let Some(stat) = pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+    else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) closed by ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name;
+    // clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    (ticks(11) + ticks(12)) * 10.0
 }

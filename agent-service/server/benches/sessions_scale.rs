@@ -12,8 +12,9 @@
 //!    sessions, and the most descriptors open.
 //! 2. Many sessions: more sessions get one run each (1,000 at once) until `SCALE_SESSIONS`
 //!    exist; then the benchmark waits for the idle release (`--idle-release-secs`,
-//!    `SCALE_IDLE_SECS`) and reports the resident memory per idle session and the
-//!    descriptors left open on session files.
+//!    `SCALE_IDLE_SECS`) and for the resident memory to settle (the allocator gives
+//!    freed pages back over a few seconds), and reports the resident memory per idle
+//!    session over the settled baseline and the descriptors left open on session files.
 //!
 //! The figures go to stdout and into an SVG chart (`SCALE_SVG`, default
 //! `sessions-scale.svg` beside this file: the chart the README links to).
@@ -107,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
         run(&clients[0], &format!("warm-{}", i % 2), MESSAGE).await?;
     }
     wait_released(pid, &sessions_dir, idle_secs).await?;
-    let baseline = memory_kib(pid, "VmRSS:").unwrap_or(0);
+    let (baseline, _) = settle(pid).await;
     println!(
         "agent-service scaling, instant fake model, {runs_per_session} runs per session \
          (1 user message, 2 model calls, 1 tool call each)"
@@ -157,27 +158,29 @@ async fn main() -> anyhow::Result<()> {
     );
     let hwm = memory_kib(pid, "VmHWM:").unwrap_or(0);
     let waited = wait_released(pid, &sessions_dir, idle_secs).await?;
-    let idle = memory_kib(pid, "VmRSS:").unwrap_or(0);
-    let per_idle_kib = idle.saturating_sub(baseline) as f64 / total_sessions as f64;
+    let at_release = memory_kib(pid, "VmRSS:").unwrap_or(0);
     let (fds, session_fds) = descriptors(pid, &sessions_dir).unwrap_or((0, 0));
     let threads = memory_kib(pid, "Threads:").unwrap_or(0);
-    tokio::time::sleep(Duration::from_secs(15)).await;
-    let later = memory_kib(pid, "VmRSS:").unwrap_or(0);
-    println!(
-        "  threads {threads} at release; 15 s later {} threads, {:.1} MiB resident",
-        memory_kib(pid, "Threads:").unwrap_or(0),
-        later as f64 / 1024.0
-    );
+    // The allocator gives freed pages back over the next seconds (jemalloc's
+    // background purge): the idle figure is the settled one.
+    let (idle, settled) = settle(pid).await;
+    let per_idle_kib = idle.saturating_sub(baseline) as f64 / total_sessions as f64;
     println!(
         "  {total_sessions} sessions, all idle and released ({:.1} s after the last run): \
-         {:.1} MiB resident, {:.2} KiB a session over the baseline; {} descriptors open, \
-         {} of them on session files; peak of the whole run {:.1} MiB (VmHWM)",
+         {:.1} MiB resident then, {threads} threads; {} descriptors open, {} of them on \
+         session files; peak of the whole run {:.1} MiB (VmHWM)",
         waited.as_secs_f64(),
-        idle as f64 / 1024.0,
-        per_idle_kib,
+        at_release as f64 / 1024.0,
         fds,
         session_fds,
         hwm as f64 / 1024.0
+    );
+    println!(
+        "  settled {:.0} s later: {:.1} MiB resident, {} threads: {:.2} KiB a session over the baseline",
+        settled.as_secs_f64(),
+        idle as f64 / 1024.0,
+        memory_kib(pid, "Threads:").unwrap_or(0),
+        per_idle_kib,
     );
 
     std::fs::write(
@@ -289,6 +292,30 @@ async fn wait_released(
     // The allocator returns freed pages shortly after; give it a moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
     Ok(began.elapsed())
+}
+
+/// Waits until the child's resident memory stops falling: five samples a second
+/// apart within 1 % of each other (at most a minute). Returns it and how long that took.
+async fn settle(pid: Option<u32>) -> (u64, Duration) {
+    let began = Instant::now();
+    let mut recent = std::collections::VecDeque::new();
+    loop {
+        let now = memory_kib(pid, "VmRSS:").unwrap_or(0);
+        recent.push_back(now);
+        if recent.len() > 5 {
+            recent.pop_front();
+        }
+        let (low, high) = (
+            recent.iter().copied().min().unwrap_or(0),
+            recent.iter().copied().max().unwrap_or(0),
+        );
+        if (recent.len() == 5 && high - low <= now / 100)
+            || began.elapsed() > Duration::from_secs(60)
+        {
+            return (now, began.elapsed());
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// Samples the child's resident memory and descriptors every 20 ms; keeps the largest.

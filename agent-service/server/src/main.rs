@@ -176,13 +176,13 @@ impl Cli {
 /// allocator heap: tokio's default of 512 let a thousand busy sessions start 512 of them.
 const BLOCKING_THREADS: usize = 64;
 
-/// mimalloc instead of the system allocator: glibc's malloc keeps the pages
-/// of many short-lived buffers (a run's prompt, model request and stream
-/// events, on whichever worker ran it) in its per-thread arenas, so after a
-/// burst of runs an agent-service whose sessions were all released stayed at
-/// its peak; mimalloc gives freed pages back (see README "Performance").
+/// jemalloc instead of the system allocator, with its background threads
+/// purging freed pages: glibc's malloc kept the memory of every session it
+/// ever served (thousands of sessions released while idle left the process
+/// at its peak), while jemalloc gives pages back a few seconds after they
+/// are freed (see README "Performance").
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     raise_open_file_limit();

@@ -57,7 +57,10 @@ pub async fn start_agent_service(
         probe.local_addr()?.port()
     };
     let listen = format!("127.0.0.1:{port}");
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-service"))
+    // `AGENT_SERVICE_BIN` runs another build of the binary (to compare two builds).
+    let program = std::env::var_os("AGENT_SERVICE_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_agent-service").into());
+    let child = tokio::process::Command::new(program)
         .arg("--listen")
         .arg(&listen)
         .arg("--state-dir")
