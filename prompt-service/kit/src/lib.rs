@@ -43,6 +43,7 @@
 pub mod auth;
 pub mod deadline;
 mod health;
+mod layer;
 mod limit;
 mod logging;
 mod malformed;
