@@ -256,13 +256,8 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
     assert_eq!(session(&h.service).await.compactions, 1);
 
     // After a restart the conversation is rebuilt around the summary.
-    let Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    } = h;
+    let (dir, fake, prompt) = h.stop().await;
     let config = harness::config(fake.base_url(), WireFormat::AnthropicMessages, &extra, "");
-    let dir = service.stop().await;
     let service = Service::start_full(dir, Some(&config), prompt.client()).await;
     fake.push(FakeReply::text("Third answer."));
     let third = run_on(&service, "and now?").await;

@@ -265,12 +265,7 @@ fn job_in(file: &Value, id: &str) -> Option<Value> {
 #[tokio::test]
 async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
     std::fs::write(
         dir.path().join("state/cron/jobs.json"),
@@ -319,12 +314,7 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         .into_inner()
         .session
         .expect("session");
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let prompt = "Rotate the logs.";
     let journal = dir.path().join(format!(
         "state/agents/main/sessions/{}.queue",

@@ -12,6 +12,7 @@ use openclaw_proto::agent::v1 as pb;
 use serde_json::{Value, json};
 
 use super::harness::Harness;
+use super::run_events::telegram_in;
 
 /// Allowlist mode with two safe binaries; a miss asks, nobody can answer, so it is refused.
 const POLICY: &str =
@@ -24,12 +25,7 @@ fn run_request(message: &str, chat: pb::ChatType, key: &str) -> pb::RunRequest {
             target: Some(pb::session_ref::Target::SessionKey(key.into())),
         }),
         message: message.into(),
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: chat as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram_in(chat),
         ..Default::default()
     }
 }

@@ -412,6 +412,23 @@ impl Harness {
             _prompt: prompt,
         }
     }
+
+    /// Stops agent-service and hands back its state directory, the fake model server and
+    /// prompt-service, both still serving, for a restart on the same state.
+    pub async fn stop(
+        self,
+    ) -> (
+        tempfile::TempDir,
+        agent_testkit::FakeServerHandle,
+        PromptService,
+    ) {
+        let Self {
+            service,
+            fake,
+            _prompt,
+        } = self;
+        (service.stop().await, fake, _prompt)
+    }
 }
 
 /// A config for the fake model server at `base_url`; see [`Harness::start`].

@@ -6,6 +6,7 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 
 use super::harness::{Harness, Service};
+use super::run_events::telegram;
 
 /// Under the 4 MiB request limit; every `"` is stored escaped, as `\"`.
 const QUOTES: usize = 3_500_000;
@@ -17,12 +18,7 @@ fn on(key: &str, message: String) -> pb::RunRequest {
             target: Some(pb::session_ref::Target::SessionKey(key.into())),
         }),
         message,
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: pb::ChatType::Direct as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram(),
         ..Default::default()
     }
 }

@@ -15,17 +15,9 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::harness::Harness;
+use super::run_events::{final_of, read_until, telegram_in};
 
 const CHECKLIST: &str = "# Heartbeat checklist\n- Check the inbox for urgent mail.\n";
-
-fn telegram(chat: pb::ChatType) -> Option<pb::ChannelContext> {
-    Some(pb::ChannelContext {
-        channel: "telegram".into(),
-        chat_type: chat as i32,
-        sender_id: "42".into(),
-        ..Default::default()
-    })
-}
 
 fn session(key: &str) -> Option<pb::SessionRef> {
     Some(pb::SessionRef {
@@ -41,30 +33,10 @@ async fn open_run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> 
         .open_run(pb::RunRequest {
             session: session(key),
             message: message.into(),
-            channel: telegram(chat),
+            channel: telegram_in(chat),
             ..Default::default()
         })
         .await
-}
-
-/// Reads until `stop` matches (that event included) or the stream ends.
-async fn read_until(
-    stream: &mut EventStream,
-    stop: impl Fn(&pb::RunEvent) -> bool,
-) -> Vec<pb::RunEvent> {
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(30), stream.message())
-            .await
-            .expect("event within 30 s")
-            .expect("stream");
-        let Some(event) = next else { return events };
-        let done = stop(&event);
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
 }
 
 async fn run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> Vec<pb::RunEvent> {
@@ -78,16 +50,6 @@ async fn watch(h: &Harness) -> EventStream {
 
 fn is_final_of(run: u64) -> impl Fn(&pb::RunEvent) -> bool {
     move |e| e.run == run && matches!(e.event, Some(Event::Final(_) | Event::Error(_)))
-}
-
-fn final_of(events: &[pb::RunEvent]) -> pb::RunFinal {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Final(f)) => Some(f.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no final event in {events:?}"))
 }
 
 fn model_calls(events: &[pb::RunEvent], run: u64) -> Vec<pb::ModelCall> {
@@ -527,7 +489,7 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
         .await
         .send(pb::SendRequest {
             message: "What's new?".into(),
-            channel: telegram(pb::ChatType::Direct),
+            channel: telegram_in(pb::ChatType::Direct),
             queue_mode: pb::QueueMode::Steer as i32,
             ..Default::default()
         })

@@ -16,6 +16,7 @@ mod plugins;
 mod prompt_outage;
 mod queue;
 mod replies;
+mod run_events;
 mod runs;
 mod sandbox;
 mod secrets;

@@ -8,6 +8,7 @@ use serde_json::json;
 use tonic::Code;
 
 use super::harness::{Harness, Service};
+use super::run_events::telegram;
 
 async fn harness(format: WireFormat, extra: &str) -> Harness {
     Harness::start(format, extra, "").await
@@ -21,12 +22,7 @@ fn run_request(message: &str) -> pb::RunRequest {
     pb::RunRequest {
         session: None,
         message: message.into(),
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: pb::ChatType::Direct as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram(),
         ..Default::default()
     }
 }
@@ -269,12 +265,7 @@ async fn restart_resumes_from_the_transcript() {
     h.fake
         .push(FakeReply::text("Noted: your favourite colour is teal."));
     run(&h.service, run_request("My favourite colour is teal.")).await;
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let restarted = Service::start_full(dir, None, _prompt.client()).await;
     fake.push(FakeReply::text("Teal."));
     let events = run(&restarted, run_request("What is my favourite colour?")).await;
@@ -638,10 +629,7 @@ async fn turn_counters_are_read_back_at_once_and_survive_a_restart() {
     assert_eq!((three.input, three.output), (360, 21), "{three:?}");
     assert_eq!(three.total, 3 * first.total);
 
-    let Harness {
-        service, _prompt, ..
-    } = h;
-    let dir = service.stop().await;
+    let (dir, _fake, _prompt) = h.stop().await;
     let restarted = Service::start_full(dir, None, _prompt.client()).await;
     let reloaded = get(&restarted).await;
     assert_eq!(reloaded.usage, Some(three));

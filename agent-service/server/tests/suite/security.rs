@@ -22,6 +22,8 @@ use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
 
+use super::run_events::telegram;
+
 const TOKEN_A: &str = "agent-token-a-0123456789";
 const TOKEN_B: &str = "agent-token-b-0123456789";
 const PROMPT_TOKEN: &str = "prompt-token-0123456789";
@@ -142,12 +144,7 @@ fn run_request(message: &str, token: Option<&str>) -> Request<pb::RunRequest> {
     with_token(
         pb::RunRequest {
             message: message.into(),
-            channel: Some(pb::ChannelContext {
-                channel: "telegram".into(),
-                chat_type: pb::ChatType::Direct as i32,
-                sender_id: "42".into(),
-                ..Default::default()
-            }),
+            channel: telegram(),
             ..Default::default()
         },
         token,
