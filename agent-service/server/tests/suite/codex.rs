@@ -250,16 +250,7 @@ impl CodexHarness {
 
     /// The session's message entries as (role, message JSON).
     async fn transcript(&self) -> Vec<(String, Value)> {
-        self.service()
-            .transcript_entries()
-            .await
-            .into_iter()
-            .filter(|e| !e.role.is_empty())
-            .map(|e| {
-                let entry: Value = serde_json::from_str(&e.json).expect("entry json");
-                (e.role, entry["message"].clone())
-            })
-            .collect()
+        self.service().transcript_messages().await
     }
 }
 
@@ -1102,14 +1093,7 @@ async fn messages_recovered_after_a_crash_reach_the_next_codex_turn_once() {
     let mut h = CodexHarness::start("", "").await;
     h.fake.push(FakeReply::text("First answer."));
     h.run("Before the crash.").await;
-    let session = h
-        .service()
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
+    let session = h.service().session().await;
     h.restart_with(|dir| {
         let journal = dir.join(format!(
             "state/agents/main/sessions/{}.queue",

@@ -9,13 +9,11 @@ use openclaw_proto::agent::v1 as pb;
 use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::Harness;
+use super::harness::{Harness, content_text, instant_in};
+use super::run_events::session_key;
 
 fn key_ref(key: &str) -> Option<pb::SessionRef> {
-    Some(pb::SessionRef {
-        agent_id: String::new(),
-        target: Some(pb::session_ref::Target::SessionKey(key.to_owned())),
-    })
+    session_key(key.to_owned())
 }
 
 /// (role, text) of a session's messages.
@@ -41,17 +39,7 @@ async fn messages(h: &Harness, key: &str) -> Vec<(String, String)> {
             continue;
         }
         let entry: Value = serde_json::from_str(&e.json).unwrap_or_default();
-        let content = &entry["message"]["content"];
-        let text = match content {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        };
-        out.push((e.role.clone(), text));
+        out.push((e.role.clone(), content_text(&entry["message"])));
     }
     out
 }
@@ -98,17 +86,6 @@ fn job_id_of(output: &str) -> String {
         .to_owned()
 }
 
-fn soon() -> String {
-    let at = std::time::SystemTime::now() + Duration::from_millis(1500);
-    let ms = at
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis();
-    jiff::Timestamp::from_millisecond(i64::try_from(ms).expect("ms"))
-        .expect("instant")
-        .to_string()
-}
-
 async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -136,7 +113,7 @@ async fn a_job_the_model_schedules_runs_in_its_own_session_when_due() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     let output = schedule_through_the_model(
         &h,
-        json!({ "action": "add", "name": "build check", "schedule": format!("at {}", soon()),
+        json!({ "action": "add", "name": "build check", "schedule": format!("at {}", instant_in(1500)),
                 "prompt": "Check whether the nightly build is green." }),
     )
     .await;

@@ -9,10 +9,10 @@
 
 use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::harness::Harness;
-use super::run_events::telegram_in;
+use super::harness::{Harness, content_text};
+use super::run_events::{session_key, telegram_in};
 
 /// Allowlist mode with two safe binaries; a miss asks, nobody can answer, so it is refused.
 const POLICY: &str =
@@ -43,19 +43,6 @@ fn results(events: &[pb::run_event::Event]) -> Vec<(bool, String)> {
             _ => None,
         })
         .collect()
-}
-
-/// The text of a Chat Completions message's content (a string or text parts).
-fn content_text(message: &Value) -> String {
-    match &message["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
 }
 
 /// Messages of `role` in the last request the fake model received.
@@ -275,12 +262,7 @@ async fn forged_markers_never_reach_the_model_intact() {
         .client()
         .await
         .get_transcript(pb::GetTranscriptRequest {
-            session: Some(pb::SessionRef {
-                agent_id: String::new(),
-                target: Some(pb::session_ref::Target::SessionKey(
-                    "telegram:group:7".into(),
-                )),
-            }),
+            session: session_key("telegram:group:7"),
         })
         .await
         .expect("transcript")

@@ -6,17 +6,14 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 
 use super::harness::{Harness, Service};
-use super::run_events::telegram;
+use super::run_events::{session_key, telegram};
 
 /// Under the 4 MiB request limit; every `"` is stored escaped, as `\"`.
 const QUOTES: usize = 3_500_000;
 
 fn on(key: &str, message: String) -> pb::RunRequest {
     pb::RunRequest {
-        session: Some(pb::SessionRef {
-            agent_id: String::new(),
-            target: Some(pb::session_ref::Target::SessionKey(key.into())),
-        }),
+        session: session_key(key),
         message,
         channel: telegram(),
         ..Default::default()
@@ -25,13 +22,7 @@ fn on(key: &str, message: String) -> pb::RunRequest {
 
 /// Every event of a run, read with a default-limit client.
 async fn run_events(service: &Service, request: pb::RunRequest) -> Vec<pb::RunEvent> {
-    let mut stream = service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = service.open_run(request).await;
     let mut events = Vec::new();
     while let Some(event) = stream.message().await.expect("every event fits") {
         events.push(event);

@@ -14,24 +14,17 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::harness::Harness;
-use super::run_events::{final_of, read_until, telegram_in};
+use super::harness::{Harness, tool_names};
+use super::run_events::{final_of, read_until, session_key, telegram_in};
 
 const CHECKLIST: &str = "# Heartbeat checklist\n- Check the inbox for urgent mail.\n";
-
-fn session(key: &str) -> Option<pb::SessionRef> {
-    Some(pb::SessionRef {
-        agent_id: String::new(),
-        target: Some(pb::session_ref::Target::SessionKey(key.into())),
-    })
-}
 
 type EventStream = tonic::Streaming<pb::RunEvent>;
 
 async fn open_run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> EventStream {
     h.service
         .open_run(pb::RunRequest {
-            session: session(key),
+            session: session_key(key),
             message: message.into(),
             channel: telegram_in(chat),
             ..Default::default()
@@ -73,18 +66,6 @@ fn stable_block(body: &Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Every transcript entry of the main session, as JSON.
@@ -378,15 +359,8 @@ async fn an_empty_or_missing_heartbeat_file_skips_the_turn() {
     .await;
 
     assert_eq!(h.fake.request_count(), 0);
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner();
-    assert!(sessions.sessions.is_empty(), "{sessions:?}");
+    let sessions = h.service.list_sessions().await;
+    assert!(sessions.is_empty(), "{sessions:?}");
 }
 
 /// A heartbeat that falls due while a user run is active waits for its own run: the user's

@@ -1,3 +1,4 @@
+mod captured_logs;
 mod cli;
 mod codex;
 mod compaction;

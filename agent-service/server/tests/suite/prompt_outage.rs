@@ -48,13 +48,7 @@ async fn a_run_against_a_dead_prompt_service_ends_with_an_error_event_long_befor
         ..Default::default()
     });
     request.set_timeout(Duration::from_secs(40));
-    let mut stream = service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = service.open_run(request).await;
     // Far below the 40 s deadline: the 2 s budget, for the provider
     // contribution and for the prompt, and the rest of the run.
     let error = tokio::time::timeout(Duration::from_secs(20), async {

@@ -67,24 +67,7 @@ fn count(events: &[pb::RunEvent], pick: impl Fn(&Event) -> bool) -> usize {
 
 /// The session's message entries as (role, message JSON).
 async fn transcript(h: &Harness) -> Vec<(String, Value)> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-        .expect("transcript")
-        .into_inner();
-    let mut out = Vec::new();
-    while let Some(item) = stream.message().await.expect("item") {
-        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-            && !e.role.is_empty()
-        {
-            let entry: Value = serde_json::from_str(&e.json).expect("entry json");
-            out.push((e.role, entry["message"].clone()));
-        }
-    }
-    out
+    h.service.transcript_messages().await
 }
 
 fn roles(entries: &[(String, Value)]) -> Vec<&str> {
@@ -666,15 +649,7 @@ async fn send_from_a_sender_outside_the_allowlist_is_refused() {
         .await
         .expect_err("refused");
     assert_eq!(status.code(), Code::PermissionDenied);
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .sessions;
+    let sessions = h.service.list_sessions().await;
     assert!(sessions.is_empty(), "{sessions:?}");
     assert_eq!(h.fake.request_count(), 0);
 }
@@ -742,14 +717,7 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     )
     .await;
     assert!(find_final(&events).is_some());
-    let session = h
-        .service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
+    let session = h.service.session().await;
     let (dir, fake, _prompt) = h.stop().await;
     let journal = dir.path().join(format!(
         "state/agents/main/sessions/{}.queue",
@@ -835,14 +803,7 @@ async fn answered_once() -> (Harness, pb::Session) {
     let events =
         read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
     assert!(find_final(&events).is_some());
-    let session = h
-        .service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
+    let session = h.service.session().await;
     (h, session)
 }
 

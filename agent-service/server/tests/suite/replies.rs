@@ -35,14 +35,7 @@ fn blocks_of(events: &[pb::RunEvent]) -> Vec<pb::Block> {
 
 /// The default agent's workspace, set up, with `chart.png` in it.
 async fn workspace_with_chart(h: &Harness) -> std::path::PathBuf {
-    let setup = h
-        .service
-        .client()
-        .await
-        .setup(pb::SetupRequest::default())
-        .await
-        .expect("setup")
-        .into_inner();
+    let setup = h.service.setup().await;
     let workspace = std::path::PathBuf::from(&setup.workspaces[0].workspace);
     std::fs::write(workspace.join("chart.png"), b"not really a png").expect("write chart");
     std::fs::canonicalize(workspace).expect("canonical workspace")

@@ -1,5 +1,5 @@
-//! Run requests and their event streams: the Telegram chat most tests speak from, reading a
-//! stream up to an event, and picking the final or error event out of what was read.
+//! Run requests and their event streams: the session and Telegram chat most tests speak from,
+//! reading a stream up to an event, and picking the final or error event out of what was read.
 
 use std::time::Duration;
 
@@ -7,6 +7,14 @@ use openclaw_proto::agent::v1::{self as pb, run_event::Event};
 
 /// How long [`read_until`] waits for each event.
 const EVENT_WAIT: Duration = Duration::from_secs(30);
+
+/// The default agent's session `key`.
+pub fn session_key(key: impl Into<String>) -> Option<pb::SessionRef> {
+    Some(pb::SessionRef {
+        agent_id: String::new(),
+        target: Some(pb::session_ref::Target::SessionKey(key.into())),
+    })
+}
 
 /// A Telegram chat of type `chat` with sender 42.
 pub fn telegram_in(chat: pb::ChatType) -> Option<pb::ChannelContext> {

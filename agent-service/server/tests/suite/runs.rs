@@ -8,7 +8,7 @@ use serde_json::json;
 use tonic::Code;
 
 use super::harness::{Harness, Service};
-use super::run_events::telegram;
+use super::run_events::{session_key, telegram};
 
 async fn harness(format: WireFormat, extra: &str) -> Harness {
     Harness::start(format, extra, "").await
@@ -184,15 +184,7 @@ async fn multi_turn_session_with_a_tool_call() {
         calls[0].stable_prefix_sha256,
         model_calls(&events)[0].stable_prefix_sha256
     );
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .sessions;
+    let sessions = h.service.list_sessions().await;
     assert!(
         sessions[0].usage.as_ref().is_some_and(|u| u.input >= 130),
         "usage recorded: {:?}",
@@ -529,15 +521,7 @@ async fn a_sender_outside_the_allowlist_is_refused() {
         "{}",
         status.message()
     );
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .sessions;
+    let sessions = h.service.list_sessions().await;
     assert!(sessions.is_empty(), "nothing recorded: {sessions:?}");
     assert_eq!(h.fake.request_count(), 0);
 }
@@ -787,10 +771,7 @@ async fn extra_context_is_labelled_by_the_session_kind() {
                 .client()
                 .await
                 .preview_prompt(pb::PreviewPromptRequest {
-                    session: Some(pb::SessionRef {
-                        agent_id: String::new(),
-                        target: Some(pb::session_ref::Target::SessionKey(key.into())),
-                    }),
+                    session: session_key(key),
                     channel,
                 })
                 .await

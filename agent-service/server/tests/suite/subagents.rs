@@ -10,7 +10,7 @@ use openclaw_proto::agent::v1 as pb;
 use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::{PromptService, Service};
+use super::harness::{PromptService, Service, tool_names};
 use super::run_events::{final_of, read_until};
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
@@ -128,15 +128,6 @@ fn user_texts(body: &Value) -> Vec<String> {
                 .join("\n"),
             other => other.to_string(),
         })
-        .collect()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect()
 }
 
