@@ -15,7 +15,8 @@ use openclaw_proto::agent::v1 as pb;
 use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::{self, Harness, Service, tool_names};
+use super::harness::{self, Harness, Service};
+use super::model_json::tool_names;
 
 /// `agents.defaults` extras: a window of `window` tokens, a reserve of `reserve`, and the memory
 /// flush on or off.

@@ -9,7 +9,8 @@ use openclaw_proto::agent::v1 as pb;
 use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::{Harness, content_text, instant_in};
+use super::harness::{Harness, instant_in};
+use super::model_json::content_text;
 use super::run_events::session_key;
 
 fn key_ref(key: &str) -> Option<pb::SessionRef> {

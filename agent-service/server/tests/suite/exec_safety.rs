@@ -11,7 +11,8 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
 
-use super::harness::{Harness, content_text};
+use super::harness::Harness;
+use super::model_json::content_text;
 use super::run_events::{session_key, telegram_in};
 
 /// Allowlist mode with two safe binaries; a miss asks, nobody can answer, so it is refused.

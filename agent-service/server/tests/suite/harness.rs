@@ -400,29 +400,6 @@ impl PromptService {
     }
 }
 
-/// The text of a message's `content`: a string, or its text parts joined.
-pub fn content_text(message: &serde_json::Value) -> String {
-    match &message["content"] {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
-}
-
-/// The names of the tools a model request's body offers.
-pub fn tool_names(body: &serde_json::Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
 /// The RFC 3339 instant `ms` milliseconds from now.
 pub fn instant_in(ms: u64) -> String {
     let at = std::time::SystemTime::now() + Duration::from_millis(ms);

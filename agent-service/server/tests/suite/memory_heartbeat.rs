@@ -14,7 +14,8 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::harness::{Harness, tool_names};
+use super::harness::Harness;
+use super::model_json::tool_names;
 use super::run_events::{final_of, read_until, session_key, telegram_in};
 
 const CHECKLIST: &str = "# Heartbeat checklist\n- Check the inbox for urgent mail.\n";

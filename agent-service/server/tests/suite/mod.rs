@@ -13,6 +13,7 @@ mod logs;
 mod malformed;
 mod memory_heartbeat;
 mod metrics;
+mod model_json;
 mod plugins;
 mod prompt_outage;
 mod queue;

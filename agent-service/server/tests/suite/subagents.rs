@@ -10,7 +10,8 @@ use openclaw_proto::agent::v1 as pb;
 use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::{PromptService, Service, tool_names};
+use super::harness::{PromptService, Service};
+use super::model_json::tool_names;
 use super::run_events::{final_of, read_until};
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
