@@ -14,24 +14,16 @@
 //! `signature_delta`), `content_block_stop`, `message_delta` (stop reason, output usage),
 //! `message_stop` (terminal), `ping`, `error`.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
 use http::{HeaderName, HeaderValue};
-use openclaw_transcript::{
-    AssistantMessage, Clock, ContentBlock, Message, StopReason, ToolResultMessage, UserContent,
-    unix_millis,
-};
+use openclaw_transcript::{ContentBlock, Message, StopReason, ToolResultMessage, UserContent};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::{self, ProviderError};
-use crate::provider::ModelProvider;
+use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::{ModelRequest, StreamEvent};
+use crate::request::ModelRequest;
 use crate::sse::SseEvent;
-use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::transport::{Auth, Endpoint, WireDecoder};
 
 const API: &str = "anthropic-messages";
 
@@ -42,71 +34,34 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8192;
 
 /// A provider speaking the Anthropic Messages API.
-#[derive(Clone)]
-pub struct AnthropicMessages {
-    endpoint: Endpoint,
-    clock: Arc<dyn Clock>,
-}
+pub type AnthropicMessages = HttpProvider<AnthropicWire>;
 
-impl std::fmt::Debug for AnthropicMessages {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicMessages")
-            .field("endpoint", &self.endpoint)
-            .finish_non_exhaustive()
-    }
-}
+/// The Anthropic Messages wire format, for [`AnthropicMessages`].
+#[derive(Debug)]
+pub struct AnthropicWire;
 
-impl AnthropicMessages {
-    /// A provider for `endpoint` (base URL without `/v1`; one ending in `/v1` is accepted too);
-    /// reply timestamps come from `clock`.
-    pub fn new(endpoint: Endpoint, clock: Arc<dyn Clock>) -> Self {
-        Self { endpoint, clock }
-    }
-}
+impl Wire for AnthropicWire {
+    const API: &'static str = API;
+    const NAME: &'static str = "AnthropicMessages";
+    type Decoder = AnthropicDecoder;
 
-#[async_trait]
-impl ModelProvider for AnthropicMessages {
-    fn id(&self) -> &str {
-        &self.endpoint.id
-    }
-
-    fn api(&self) -> &'static str {
-        API
-    }
-
-    #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
-    async fn complete(
-        &self,
-        request: ModelRequest,
-        events: mpsc::Sender<StreamEvent>,
-        cancel: CancellationToken,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let timestamp = unix_millis(self.clock.now());
-        let body = request_body(&request);
-        let path = if self.endpoint.base_url().ends_with("/v1") {
+    /// The endpoint's base URL is without `/v1`; one ending in `/v1` is accepted too.
+    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Post {
+        let path = if endpoint.base_url().ends_with("/v1") {
             "/messages"
         } else {
             "/v1/messages"
         };
-        let headers = [(
+        let headers = vec![(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         )];
-        tracing::debug!("model request");
-        let stream = transport::post_sse(
-            &self.endpoint,
+        Post {
             path,
-            Auth::XApiKey,
-            &headers,
-            &body,
-            &cancel,
-        )
-        .await?;
-        let mut decoder = AnthropicDecoder::default();
-        transport::drive(stream, &mut decoder, &events, &cancel).await?;
-        Ok(decoder
-            .reply
-            .into_message(&self.endpoint.id, &request.model, API, timestamp))
+            auth: Auth::XApiKey,
+            headers,
+            body: request_body(request),
+        }
     }
 }
 
@@ -302,7 +257,7 @@ fn tool_id(id: &str) -> String {
 }
 
 #[derive(Debug, Default)]
-struct AnthropicDecoder {
+pub(crate) struct AnthropicDecoder {
     reply: ReplyBuilder,
 }
 

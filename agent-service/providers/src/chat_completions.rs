@@ -16,83 +16,39 @@
 //! chunk. Cache counts come from whichever usage fields the server uses (see
 //! `usage::openai_usage`).
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use openclaw_transcript::{
-    AssistantMessage, Clock, ContentBlock, Message, StopReason, UserContent, unix_millis,
-};
+use openclaw_transcript::{ContentBlock, Message, StopReason, UserContent};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::{self, ProviderError};
+use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::openai_responses::tool_output;
-use crate::provider::ModelProvider;
 use crate::reply::ReplyBuilder;
-use crate::request::{ModelRequest, StreamEvent};
+use crate::request::ModelRequest;
 use crate::sse::SseEvent;
-use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
 
 const API: &str = "openai-completions";
 
 /// A provider speaking OpenAI-compatible Chat Completions.
-#[derive(Clone)]
-pub struct ChatCompletions {
-    endpoint: Endpoint,
-    clock: Arc<dyn Clock>,
-}
+pub type ChatCompletions = HttpProvider<ChatWire>;
 
-impl std::fmt::Debug for ChatCompletions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatCompletions")
-            .field("endpoint", &self.endpoint)
-            .finish_non_exhaustive()
-    }
-}
+/// The OpenAI-compatible Chat Completions wire format, for [`ChatCompletions`].
+#[derive(Debug)]
+pub struct ChatWire;
 
-impl ChatCompletions {
-    /// A provider for `endpoint`; reply timestamps come from `clock`.
-    pub fn new(endpoint: Endpoint, clock: Arc<dyn Clock>) -> Self {
-        Self { endpoint, clock }
-    }
-}
+impl Wire for ChatWire {
+    const API: &'static str = API;
+    const NAME: &'static str = "ChatCompletions";
+    type Decoder = ChatDecoder;
 
-#[async_trait]
-impl ModelProvider for ChatCompletions {
-    fn id(&self) -> &str {
-        &self.endpoint.id
-    }
-
-    fn api(&self) -> &'static str {
-        API
-    }
-
-    #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
-    async fn complete(
-        &self,
-        request: ModelRequest,
-        events: mpsc::Sender<StreamEvent>,
-        cancel: CancellationToken,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let timestamp = unix_millis(self.clock.now());
-        let body = request_body(&request, max_tokens_field(self.endpoint.base_url()));
-        tracing::debug!("model request");
-        let stream = transport::post_sse(
-            &self.endpoint,
-            "/chat/completions",
-            Auth::Bearer,
-            &[],
-            &body,
-            &cancel,
-        )
-        .await?;
-        let mut decoder = ChatDecoder::default();
-        transport::drive(stream, &mut decoder, &events, &cancel).await?;
-        Ok(decoder
-            .reply
-            .into_message(&self.endpoint.id, &request.model, API, timestamp))
+    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Post {
+        Post {
+            path: "/chat/completions",
+            auth: Auth::Bearer,
+            headers: Vec::new(),
+            body: request_body(request, max_tokens_field(endpoint.base_url())),
+        }
     }
 }
 
@@ -262,7 +218,7 @@ fn user_content(blocks: &[ContentBlock]) -> Option<Value> {
 }
 
 #[derive(Debug, Default)]
-struct ChatDecoder {
+pub(crate) struct ChatDecoder {
     reply: ReplyBuilder,
     finished: bool,
 }
@@ -393,6 +349,7 @@ impl WireDecoder for ChatDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::StreamEvent;
 
     fn feed(decoder: &mut ChatDecoder, chunk: Value) -> Result<bool, ProviderError> {
         decoder.on_event(&SseEvent {

@@ -41,6 +41,7 @@ mod anthropic;
 mod chat_completions;
 mod credentials;
 mod error;
+mod http_provider;
 mod openai_responses;
 mod provider;
 mod registry;
@@ -52,11 +53,14 @@ mod sse;
 mod transport;
 mod usage;
 
-pub use anthropic::{ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_ANTHROPIC_MAX_TOKENS};
-pub use chat_completions::ChatCompletions;
+pub use anthropic::{
+    ANTHROPIC_VERSION, AnthropicMessages, AnthropicWire, DEFAULT_ANTHROPIC_MAX_TOKENS,
+};
+pub use chat_completions::{ChatCompletions, ChatWire};
 pub use credentials::{ApiKey, provider_secrets, resolve_api_key};
 pub use error::ProviderError;
-pub use openai_responses::OpenAiResponses;
+pub use http_provider::HttpProvider;
+pub use openai_responses::{OpenAiResponses, ResponsesWire};
 pub use provider::ModelProvider;
 pub use registry::{ProviderRegistry, RegistryContext, ResolvedModel, WireIdRule};
 pub use request::{ModelRequest, StreamEvent, SystemPrompt, ToolSpec};

@@ -11,83 +11,38 @@
 //! `response.completed` / `response.incomplete` (terminal, with usage), `response.failed` and
 //! `error`. Unknown event types are ignored, as Codex does.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use openclaw_transcript::{
-    AssistantMessage, Clock, ContentBlock, Message, StopReason, ToolResultMessage, UserContent,
-    unix_millis,
-};
+use openclaw_transcript::{ContentBlock, Message, StopReason, ToolResultMessage, UserContent};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::{self, ProviderError};
-use crate::provider::ModelProvider;
+use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::{ModelRequest, StreamEvent};
+use crate::request::ModelRequest;
 use crate::sse::SseEvent;
-use crate::transport::{self, Auth, Endpoint, WireDecoder};
+use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
 
 const API: &str = "openai-responses";
 
 /// A provider speaking the OpenAI Responses API.
-#[derive(Clone)]
-pub struct OpenAiResponses {
-    endpoint: Endpoint,
-    clock: Arc<dyn Clock>,
-}
+pub type OpenAiResponses = HttpProvider<ResponsesWire>;
 
-impl std::fmt::Debug for OpenAiResponses {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponses")
-            .field("endpoint", &self.endpoint)
-            .finish_non_exhaustive()
-    }
-}
+/// The OpenAI Responses wire format, for [`OpenAiResponses`].
+#[derive(Debug)]
+pub struct ResponsesWire;
 
-impl OpenAiResponses {
-    /// A provider for `endpoint`; reply timestamps come from `clock`.
-    pub fn new(endpoint: Endpoint, clock: Arc<dyn Clock>) -> Self {
-        Self { endpoint, clock }
-    }
-}
+impl Wire for ResponsesWire {
+    const API: &'static str = API;
+    const NAME: &'static str = "OpenAiResponses";
+    type Decoder = ResponsesDecoder;
 
-#[async_trait]
-impl ModelProvider for OpenAiResponses {
-    fn id(&self) -> &str {
-        &self.endpoint.id
-    }
-
-    fn api(&self) -> &'static str {
-        API
-    }
-
-    #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
-    async fn complete(
-        &self,
-        request: ModelRequest,
-        events: mpsc::Sender<StreamEvent>,
-        cancel: CancellationToken,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let timestamp = unix_millis(self.clock.now());
-        let body = request_body(&request);
-        tracing::debug!("model request");
-        let stream = transport::post_sse(
-            &self.endpoint,
-            "/responses",
-            Auth::Bearer,
-            &[],
-            &body,
-            &cancel,
-        )
-        .await?;
-        let mut decoder = ResponsesDecoder::default();
-        transport::drive(stream, &mut decoder, &events, &cancel).await?;
-        Ok(decoder
-            .reply
-            .into_message(&self.endpoint.id, &request.model, API, timestamp))
+    fn post(_endpoint: &Endpoint, request: &ModelRequest) -> Post {
+        Post {
+            path: "/responses",
+            auth: Auth::Bearer,
+            headers: Vec::new(),
+            body: request_body(request),
+        }
     }
 }
 
@@ -227,7 +182,7 @@ pub(crate) fn tool_output(result: &ToolResultMessage) -> String {
 }
 
 #[derive(Debug, Default)]
-struct ResponsesDecoder {
+pub(crate) struct ResponsesDecoder {
     reply: ReplyBuilder,
 }
 

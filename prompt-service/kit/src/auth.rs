@@ -13,12 +13,7 @@
 //! which token matched. Refusals are UNAUTHENTICATED with a fixed message
 //! that says what is missing and never echoes what was sent.
 
-use std::{
-    fmt,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
+use std::{fmt, sync::Arc};
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -27,7 +22,9 @@ use tonic::{
     body::Body,
     transport::server::{TcpConnectInfo, TlsConnectInfo},
 };
-use tower::{Layer, Service};
+use tower::Layer;
+
+use crate::layer::{Inner, Layered, OnCall, Request, ResponseFuture};
 
 /// Paths served without credentials: gRPC health (probes, load balancers)
 /// and server reflection (schema only, no data).
@@ -266,44 +263,12 @@ impl AuthLayer {
     }
 }
 
-impl<S> Layer<S> for AuthLayer {
-    type Service = Auth<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        Auth {
-            inner,
-            policy: Arc::clone(&self.policy),
-        }
-    }
-}
-
-/// See the module docs.
-#[derive(Debug, Clone)]
-pub struct Auth<S> {
-    inner: S,
-    policy: Arc<AuthPolicy>,
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl<S> Service<http::Request<Body>> for Auth<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+impl OnCall for AuthLayer {
+    fn on_call<S: Inner>(&self, inner: &mut S, req: Request) -> ResponseFuture<S::Error> {
         match self.policy.refusal(&req) {
             // Called here, not in the future: layers inside (the deadline)
             // start their clocks when the request arrives.
-            None => Box::pin(self.inner.call(req)),
+            None => Box::pin(inner.call(req)),
             Some(message) => {
                 tracing::warn!(reason = message, "request refused: unauthenticated");
                 let response = Status::unauthenticated(message).into_http();
@@ -312,6 +277,16 @@ where
         }
     }
 }
+
+impl<S> Layer<S> for AuthLayer {
+    type Service = Auth<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Layered::new(self.clone(), inner)
+    }
+}
+
+/// See the module docs.
+pub type Auth<S> = Layered<AuthLayer, S>;
 
 #[cfg(test)]
 mod tests {

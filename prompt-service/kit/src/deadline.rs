@@ -24,7 +24,9 @@ use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 use tonic::{Status, body::Body};
-use tower::{Layer, Service};
+use tower::Layer;
+
+use crate::layer::{Inner, Layered, OnCall, PolledFrame, Request, ResponseFuture};
 
 /// The gRPC deadline header.
 const GRPC_TIMEOUT: &str = "grpc-timeout";
@@ -44,40 +46,8 @@ impl DeadlineLayer {
     }
 }
 
-impl<S> Layer<S> for DeadlineLayer {
-    type Service = Deadline<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        Deadline {
-            inner,
-            limit: self.limit,
-        }
-    }
-}
-
-/// See the module docs.
-#[derive(Debug, Clone)]
-pub struct Deadline<S> {
-    inner: S,
-    limit: Option<Duration>,
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl<S> Service<http::Request<Body>> for Deadline<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+impl OnCall for DeadlineLayer {
+    fn on_call<S: Inner>(&self, inner: &mut S, req: Request) -> ResponseFuture<S::Error> {
         let client = req
             .headers()
             .get(GRPC_TIMEOUT)
@@ -89,7 +59,7 @@ where
             .limit
             .filter(|_| !req.uri().path().starts_with("/grpc.health.v1.Health/"));
         let (timeout, whose) = match (client, limit) {
-            (None, None) => return Box::pin(self.inner.call(req)),
+            (None, None) => return Box::pin(inner.call(req)),
             (Some(c), Some(l)) if l < c => (l, "the server's limit"),
             (Some(c), _) => (c, "its grpc-timeout"),
             (None, Some(l)) => (l, "the server's limit"),
@@ -99,7 +69,7 @@ where
             "deadline exceeded: the call ran past {whose} of {}",
             human(timeout)
         );
-        let call = self.inner.call(req);
+        let call = inner.call(req);
         Box::pin(async move {
             match tokio::time::timeout_at(deadline, call).await {
                 Err(_elapsed) => {
@@ -123,6 +93,16 @@ where
     }
 }
 
+impl<S> Layer<S> for DeadlineLayer {
+    type Service = Deadline<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Layered::new(*self, inner)
+    }
+}
+
+/// See the module docs.
+pub type Deadline<S> = Layered<DeadlineLayer, S>;
+
 /// A response body that ends with DEADLINE_EXCEEDED trailers at the deadline.
 struct Bounded {
     /// None once ended (by itself or by the deadline).
@@ -136,10 +116,7 @@ impl HttpBody for Bounded {
     type Data = Bytes;
     type Error = Status;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         let Some(inner) = self.inner.as_mut() else {
             return Poll::Ready(None);
         };

@@ -157,9 +157,9 @@ pub async fn probe_with(
     Ok(reply.into_inner().status() == ServingStatus::Serving)
 }
 
-/// An error and its sources: tonic's "transport error" alone does not say
-/// that a certificate was refused.
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+/// An error and its sources on one line: tonic's "transport error" alone
+/// does not say that a certificate was refused.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

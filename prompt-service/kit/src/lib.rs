@@ -43,6 +43,7 @@
 pub mod auth;
 pub mod deadline;
 mod health;
+mod layer;
 mod limit;
 mod logging;
 mod malformed;
@@ -63,7 +64,8 @@ pub mod tls;
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use deadline::DeadlineLayer;
 pub use health::{
-    HealthServices, ListedServices, health_services, listed_services, probe, probe_with,
+    HealthServices, ListedServices, error_chain, health_services, listed_services, probe,
+    probe_with,
 };
 pub use limit::{RequestSizeLimit, RequestSizeLimitLayer};
 pub use logging::{

@@ -17,7 +17,9 @@ use std::{
 use bytes::{Buf, Bytes};
 use http_body::{Body as HttpBody, Frame};
 use tonic::{Status, body::Body};
-use tower::{Layer, Service};
+use tower::Layer;
+
+use crate::layer::{Inner, Layered, OnCall, PolledFrame, Request, ResponseFuture};
 
 /// Bytes of the gRPC message prefix: a compression flag and a u32 length.
 const PREFIX_LEN: usize = 5;
@@ -35,43 +37,11 @@ impl RequestSizeLimitLayer {
     }
 }
 
-impl<S> Layer<S> for RequestSizeLimitLayer {
-    type Service = RequestSizeLimit<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        RequestSizeLimit {
-            inner,
-            max_bytes: self.max_bytes,
-        }
-    }
-}
-
-/// See the module docs.
-#[derive(Debug, Clone)]
-pub struct RequestSizeLimit<S> {
-    inner: S,
-    max_bytes: usize,
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl<S> Service<http::Request<Body>> for RequestSizeLimit<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Send,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+impl OnCall for RequestSizeLimitLayer {
+    fn on_call<S: Inner>(&self, inner: &mut S, req: Request) -> ResponseFuture<S::Error> {
         // Take the service that was driven to readiness; leave a fresh clone.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let clone = inner.clone();
+        let mut inner = std::mem::replace(inner, clone);
         let max_bytes = self.max_bytes;
         Box::pin(async move {
             let (parts, body) = req.into_parts();
@@ -97,6 +67,16 @@ where
         })
     }
 }
+
+impl<S> Layer<S> for RequestSizeLimitLayer {
+    type Service = RequestSizeLimit<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Layered::new(*self, inner)
+    }
+}
+
+/// See the module docs.
+pub type RequestSizeLimit<S> = Layered<RequestSizeLimitLayer, S>;
 
 /// Reads frames until the 5-byte prefix is known, then returns a body that
 /// replays what was read followed by the rest, and the prefix's compression
@@ -155,10 +135,7 @@ impl HttpBody for Replay {
     type Data = Bytes;
     type Error = Status;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         if let Some(data) = self.buffered.pop_front() {
             return Poll::Ready(Some(Ok(Frame::data(data))));
         }

@@ -22,18 +22,19 @@
 
 use std::{
     collections::HashMap,
-    pin::Pin,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    task::{Context, Poll},
+    task::Poll,
 };
 
-use bytes::Bytes;
-use http_body::{Body as HttpBody, Frame, SizeHint};
-use tonic::{Code, Status, body::Body};
-use tower::{Layer, Service};
+use tonic::{Code, Status};
+use tower::Layer;
+
+use crate::layer::{
+    Inner, Layered, Observed, Observer, OnCall, PolledFrame, Request, ResponseFuture,
+};
 
 /// Bytes of the gRPC message prefix: a compression flag and a u32 length.
 const PREFIX_LEN: usize = 5;
@@ -66,52 +67,20 @@ impl Default for MalformedRequestLayer {
     }
 }
 
-impl<S> Layer<S> for MalformedRequestLayer {
-    type Service = MalformedRequest<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        MalformedRequest {
-            inner,
-            unary: Arc::clone(&self.unary),
-        }
-    }
-}
-
-/// See the module docs.
-#[derive(Debug, Clone)]
-pub struct MalformedRequest<S> {
-    inner: S,
-    unary: Arc<HashMap<String, String>>,
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl<S> Service<http::Request<Body>> for MalformedRequest<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+impl OnCall for MalformedRequestLayer {
+    fn on_call<S: Inner>(&self, inner: &mut S, req: Request) -> ResponseFuture<S::Error> {
         let Some(input_type) = self.unary.get(req.uri().path()).cloned() else {
-            return Box::pin(self.inner.call(req));
+            return Box::pin(inner.call(req));
         };
         let read_whole = Arc::new(AtomicBool::new(false));
         let req = req.map(|body| {
-            Body::new(Watched {
-                inner: body,
+            let observer = ReadWhole {
                 framing: Framing::default(),
                 read_whole: Arc::clone(&read_whole),
-            })
+            };
+            Observed::body(body, observer)
         });
-        let future = self.inner.call(req);
+        let future = inner.call(req);
         Box::pin(async move {
             let response = future.await?;
             let refused_unread = !read_whole.load(Ordering::Acquire)
@@ -131,6 +100,16 @@ where
         })
     }
 }
+
+impl<S> Layer<S> for MalformedRequestLayer {
+    type Service = MalformedRequest<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Layered::new(self.clone(), inner)
+    }
+}
+
+/// See the module docs.
+pub type MalformedRequest<S> = Layered<MalformedRequestLayer, S>;
 
 /// Where a request body is in its gRPC frames.
 #[derive(Debug, Default)]
@@ -177,23 +156,15 @@ impl Framing {
     }
 }
 
-/// A request body that notes when it was read to a clean end.
-struct Watched {
-    inner: Body,
+/// Notes when a request body was read to a clean end.
+struct ReadWhole {
     framing: Framing,
     read_whole: Arc<AtomicBool>,
 }
 
-impl HttpBody for Watched {
-    type Data = Bytes;
-    type Error = Status;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        match &polled {
+impl Observer for ReadWhole {
+    fn observe(&mut self, polled: &PolledFrame) {
+        match polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     self.framing.feed(data);
@@ -206,15 +177,6 @@ impl HttpBody for Watched {
             }
             Poll::Ready(Some(Err(_))) | Poll::Pending => {}
         }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

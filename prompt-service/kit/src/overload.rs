@@ -20,18 +20,15 @@
 //! its first message, and tonic's own `concurrency_limit_per_connection` is
 //! per connection (a client opens another connection and gets a new quota).
 
-use std::{
-    collections::HashSet,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
+use std::{collections::HashSet, sync::Arc, task::Poll};
 
-use bytes::Bytes;
-use http_body::{Body as HttpBody, Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tonic::{Status, body::Body};
-use tower::{Layer, Service};
+use tonic::Status;
+use tower::Layer;
+
+use crate::layer::{
+    Inner, Layered, Observed, Observer, OnCall, PolledFrame, Request, ResponseFuture,
+};
 
 /// Default cap on unary calls in progress, per server.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
@@ -110,43 +107,11 @@ impl OverloadLayer {
     }
 }
 
-impl<S> Layer<S> for OverloadLayer {
-    type Service = Overload<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        Overload {
-            inner,
-            shared: Arc::clone(&self.shared),
-        }
-    }
-}
-
-/// See the module docs.
-#[derive(Debug, Clone)]
-pub struct Overload<S> {
-    inner: S,
-    shared: Arc<Shared>,
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl<S> Service<http::Request<Body>> for Overload<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+impl OnCall for OverloadLayer {
+    fn on_call<S: Inner>(&self, inner: &mut S, req: Request) -> ResponseFuture<S::Error> {
         let path = req.uri().path();
         if path.starts_with("/grpc.health.v1.Health/") {
-            return Box::pin(self.inner.call(req));
+            return Box::pin(inner.call(req));
         }
         let pool = if self.shared.streaming.contains(path) {
             &self.shared.streams
@@ -168,46 +133,32 @@ where
             ));
             return Box::pin(std::future::ready(Ok(status.into_http())));
         };
-        let call = self.inner.call(req);
+        let call = inner.call(req);
         Box::pin(async move {
             let response = call.await?;
-            Ok(response.map(|body| {
-                Body::new(Permitted {
-                    inner: body,
-                    permit: Some(permit),
-                })
-            }))
+            Ok(response.map(|body| Observed::body(body, Held(Some(permit)))))
         })
     }
 }
 
-/// A response body that holds its call's slot until it ends or is dropped.
-struct Permitted {
-    inner: Body,
-    permit: Option<OwnedSemaphorePermit>,
+impl<S> Layer<S> for OverloadLayer {
+    type Service = Overload<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Layered::new(self.clone(), inner)
+    }
 }
 
-impl HttpBody for Permitted {
-    type Data = Bytes;
-    type Error = Status;
+/// See the module docs.
+pub type Overload<S> = Layered<OverloadLayer, S>;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+/// A call's slot, held until its response body ends or is dropped.
+struct Held(Option<OwnedSemaphorePermit>);
+
+impl Observer for Held {
+    fn observe(&mut self, polled: &PolledFrame) {
         if let Poll::Ready(None) = polled {
-            self.permit = None;
+            self.0 = None;
         }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

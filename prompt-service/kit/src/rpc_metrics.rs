@@ -9,19 +9,14 @@
 //! (`Run`, `GetTranscript`) its whole duration. A call whose future or body
 //! is dropped first (client gone, deadline) is recorded as CANCELLED.
 
-use std::{
-    collections::HashSet,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-    time::Instant,
+use std::{collections::HashSet, sync::Arc, task::Poll, time::Instant};
+
+use tonic::Code;
+use tower::Layer;
+
+use crate::layer::{
+    Inner, Layered, Observed, Observer, OnCall, PolledFrame, Request, ResponseFuture,
 };
-
-use bytes::Bytes;
-use http_body::{Body as HttpBody, Frame, SizeHint};
-use tonic::{Code, Status, body::Body};
-use tower::{Layer, Service};
-
 use crate::metrics::{RPC_HANDLED, RPC_IN_FLIGHT, RPC_SECONDS};
 
 /// Label value for paths that name no method we serve. Unknown paths are
@@ -56,40 +51,8 @@ impl Default for RpcMetricsLayer {
     }
 }
 
-impl<S> Layer<S> for RpcMetricsLayer {
-    type Service = RpcMetrics<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        RpcMetrics {
-            inner,
-            known: Arc::clone(&self.known),
-        }
-    }
-}
-
-/// See the module docs.
-#[derive(Debug, Clone)]
-pub struct RpcMetrics<S> {
-    inner: S,
-    known: Arc<HashSet<String>>,
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl<S> Service<http::Request<Body>> for RpcMetrics<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<Body>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+impl OnCall for RpcMetricsLayer {
+    fn on_call<S: Inner>(&self, inner: &mut S, req: Request) -> ResponseFuture<S::Error> {
         let path = req.uri().path();
         let (service, method) = match path
             .strip_prefix('/')
@@ -100,7 +63,7 @@ where
             None => (UNKNOWN.to_owned(), UNKNOWN.to_owned()),
         };
         let mut call = Call::start(service, method);
-        let future = self.inner.call(req);
+        let future = inner.call(req);
         Box::pin(async move {
             let response = match future.await {
                 Ok(response) => response,
@@ -113,10 +76,20 @@ where
                 call.finish(Code::from_bytes(code.as_bytes()));
                 return Ok(response);
             }
-            Ok(response.map(|inner| Body::new(MeteredBody { inner, call })))
+            Ok(response.map(|body| Observed::body(body, call)))
         })
     }
 }
+
+impl<S> Layer<S> for RpcMetricsLayer {
+    type Service = RpcMetrics<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Layered::new(self.clone(), inner)
+    }
+}
+
+/// See the module docs.
+pub type RpcMetrics<S> = Layered<RpcMetricsLayer, S>;
 
 /// One call being measured; records exactly once.
 struct Call {
@@ -159,42 +132,21 @@ impl Drop for Call {
     }
 }
 
-/// The response body, recording the call when its trailers pass.
-struct MeteredBody {
-    inner: Body,
-    call: Call,
-}
-
-impl HttpBody for MeteredBody {
-    type Data = Bytes;
-    type Error = Status;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        match &polled {
+/// The response body records the call when its trailers pass.
+impl Observer for Call {
+    fn observe(&mut self, polled: &PolledFrame) {
+        match polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(code) = frame.trailers_ref().and_then(|t| t.get("grpc-status")) {
-                    self.call.finish(Code::from_bytes(code.as_bytes()));
+                    self.finish(Code::from_bytes(code.as_bytes()));
                 }
             }
-            Poll::Ready(Some(Err(status))) => self.call.finish(status.code()),
+            Poll::Ready(Some(Err(status))) => self.finish(status.code()),
             // A gRPC body always ends with trailers; without them the
             // outcome is not known.
-            Poll::Ready(None) => self.call.finish(Code::Unknown),
+            Poll::Ready(None) => self.finish(Code::Unknown),
             Poll::Pending => {}
         }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

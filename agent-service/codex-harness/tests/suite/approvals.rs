@@ -10,7 +10,7 @@ use openclaw_transcript::{ContentBlock, Message};
 use prompt_codex::{ApprovalPolicy, SandboxMode};
 use serde_json::{Value, json};
 
-use super::fixture::{Fixture, Turn, input_items, slot};
+use super::fixture::{Fixture, Turn, input_items, slot, tool_names};
 
 const MARKER: &str = "approved.txt";
 
@@ -152,12 +152,7 @@ async fn without_native_exec_codex_offers_no_shell() {
     let (outcome, _) = f.run(&Turn::new("Run ls.")).await;
     assert_eq!(outcome.status, TurnStatus::Completed);
     let requests = f.requests();
-    let names: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let names = tool_names(&requests[0]);
     assert!(
         !names.contains(&"exec_command") && !names.contains(&"write_stdin"),
         "{names:?}"

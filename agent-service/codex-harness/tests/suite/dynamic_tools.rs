@@ -6,7 +6,7 @@ use openclaw_codex_harness::{HarnessEvent, TurnStatus};
 use openclaw_transcript::{ContentBlock, Message};
 use serde_json::{Value, json};
 
-use super::fixture::{Fixture, LOOKUP, Turn, input_items, slot};
+use super::fixture::{Fixture, LOOKUP, Turn, input_items, slot, tool_names};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_calls_our_tools_and_gets_their_results() {
@@ -28,12 +28,7 @@ async fn the_model_calls_our_tools_and_gets_their_results() {
     // The model saw both tools, declared as ordinary function tools.
     let requests = f.requests();
     assert_eq!(requests.len(), 2);
-    let tool_names: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let tool_names = tool_names(&requests[0]);
     assert!(
         tool_names.contains(&LOOKUP) && tool_names.contains(&"read"),
         "{tool_names:?}"

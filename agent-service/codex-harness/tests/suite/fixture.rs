@@ -260,6 +260,16 @@ pub async fn wait_for(
     assert!(found, "the stream ended before the event: {seen:#?}");
 }
 
+/// The names of the tools a model request declares.
+pub fn tool_names(request: &RecordedRequest) -> Vec<&str> {
+    request.body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect()
+}
+
 /// The `input` items of a model request.
 pub fn input_items(request: &RecordedRequest) -> Vec<Value> {
     request.body["input"]

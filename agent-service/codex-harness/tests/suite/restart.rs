@@ -11,7 +11,7 @@ use openclaw_transcript::{
 };
 use tokio::sync::mpsc;
 
-use super::fixture::{Fixture, PATIENCE, Turn, messages, run_on, slot, wait_for};
+use super::fixture::{Fixture, PATIENCE, Turn, messages, run_on, slot, tool_names, wait_for};
 
 fn user_and_assistant_texts(f: &Fixture, request: usize) -> Vec<(String, String)> {
     messages(&f.requests()[request])
@@ -59,12 +59,7 @@ async fn a_restarted_service_resumes_the_stored_thread_with_its_history() {
     assert!(asked < answered && answered < now, "{texts:#?}");
     // Dynamic tools are part of the thread: a cold resume keeps them.
     let requests = f.requests();
-    let tools: Vec<&str> = requests[1].body["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let tools = tool_names(&requests[1]);
     assert!(tools.contains(&super::fixture::LOOKUP), "{tools:?}");
     runner.shutdown().await;
 }

@@ -1,28 +1,13 @@
 //! Exactly what the Chat Completions provider sends.
 
 use agent_testkit::{FakeReply, WireFormat};
-use openclaw_transcript::Message;
 use serde_json::json;
 
-use super::support::{KEY, fake, request, run, tool_result, user};
+use super::support::{KEY, fake, request, run, tool_round, user};
 
 #[tokio::test]
 async fn request_carries_one_system_message_tools_and_the_tool_round() {
-    let (fake, provider) = fake(WireFormat::ChatCompletions).await;
-    fake.push(
-        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))
-            .with_text("Let me look."),
-    );
-    fake.push(FakeReply::text("Done."));
-    let first = run(provider.as_ref(), request()).await.0.unwrap();
-    let mut second = request();
-    second.messages.push(Message::Assistant(first));
-    second
-        .messages
-        .push(tool_result("call_1", "read", "# Agents"));
-    run(provider.as_ref(), second).await.0.unwrap();
-
-    let requests = fake.requests();
+    let requests = tool_round(WireFormat::ChatCompletions).await;
     let sent = &requests[0];
     assert_eq!(sent.path, "/v1/chat/completions");
     assert_eq!(

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_testkit::{FakeServer, FakeServerHandle, WireFormat};
+use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, RecordedRequest, WireFormat};
 use openclaw_config::{LoadOptions, load};
 use openclaw_providers::{
     HttpSettings, ModelProvider, ModelRequest, ProviderError, ProviderRegistry, RegistryContext,
@@ -70,6 +70,27 @@ pub async fn fake(format: WireFormat) -> (FakeServerHandle, Arc<dyn ModelProvide
     let registry = registry(&config, &[("FAKE_KEY", KEY)], Path::new(".")).unwrap();
     let provider = registry.provider("fake").unwrap();
     (handle, provider)
+}
+
+/// One tool round against `format`'s fake, as [`fake`] configures it: the model says "Let me
+/// look." and calls `read` on AGENTS.md, then answers "Done." to the call's result. Returns the
+/// two requests the fake received.
+pub async fn tool_round(format: WireFormat) -> Vec<RecordedRequest> {
+    let (fake, provider) = fake(format).await;
+    fake.push(
+        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))
+            .with_text("Let me look."),
+    );
+    fake.push(FakeReply::text("Done."));
+    let first = run(provider.as_ref(), request()).await.0.unwrap();
+    let mut second = request();
+    second.messages.push(Message::Assistant(first));
+    second
+        .messages
+        .push(tool_result("call_1", "read", "# Agents"));
+    run(provider.as_ref(), second).await.0.unwrap();
+
+    fake.requests()
 }
 
 pub fn user(text: &str) -> Message {

@@ -24,6 +24,7 @@ use tempfile::TempDir;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::harness::{PromptService, Service};
+use super::run_events::{find_error, find_final, read_until_within, telegram};
 
 /// The Codex model slug the fake serves (unknown to Codex's catalogue:
 /// Codex uses its fallback metadata, so the request layout is the one in
@@ -249,16 +250,7 @@ impl CodexHarness {
 
     /// The session's message entries as (role, message JSON).
     async fn transcript(&self) -> Vec<(String, Value)> {
-        self.service()
-            .transcript_entries()
-            .await
-            .into_iter()
-            .filter(|e| !e.role.is_empty())
-            .map(|e| {
-                let entry: Value = serde_json::from_str(&e.json).expect("entry json");
-                (e.role, entry["message"].clone())
-            })
-            .collect()
+        self.service().transcript_messages().await
     }
 }
 
@@ -284,47 +276,12 @@ fn recording_wrapper(dir: &Path, codex: &Path) -> PathBuf {
     script
 }
 
-fn telegram() -> Option<pb::ChannelContext> {
-    Some(pb::ChannelContext {
-        channel: "telegram".into(),
-        chat_type: pb::ChatType::Direct as i32,
-        sender_id: "42".into(),
-        ..Default::default()
-    })
-}
-
-/// Reads until `stop` matches (that event included) or the stream ends.
+/// Reads until `stop` matches an event (that one included) or the stream ends.
 async fn read_until(
     stream: &mut tonic::Streaming<pb::RunEvent>,
     stop: impl Fn(&Event) -> bool,
 ) -> Vec<pb::RunEvent> {
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(PATIENCE, stream.message())
-            .await
-            .expect("the next event in time")
-            .expect("stream");
-        let Some(event) = next else { return events };
-        let done = event.event.as_ref().is_some_and(&stop);
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
-fn final_of(events: &[pb::RunEvent]) -> Option<pb::RunFinal> {
-    events.iter().find_map(|e| match &e.event {
-        Some(Event::Final(f)) => Some(f.clone()),
-        _ => None,
-    })
-}
-
-fn error_of(events: &[pb::RunEvent]) -> Option<pb::RunError> {
-    events.iter().find_map(|e| match &e.event {
-        Some(Event::Error(f)) => Some(f.clone()),
-        _ => None,
-    })
+    read_until_within(stream, PATIENCE, |e| e.event.as_ref().is_some_and(&stop)).await
 }
 
 fn deltas(events: &[pb::RunEvent]) -> String {
@@ -438,7 +395,7 @@ async fn a_text_turn_runs_on_codex_with_our_instructions_where_the_reference_say
     });
     assert_eq!(started.map(|s| s.model), Some(format!("codex/{MODEL}")));
     assert_eq!(deltas(&events), "Hello from Codex.");
-    let last = final_of(&events).unwrap_or_else(|| panic!("final: {events:#?}"));
+    let last = find_final(&events).unwrap_or_else(|| panic!("final: {events:#?}"));
     assert_eq!(last.text, "Hello from Codex.");
     assert_eq!(last.stop_reason, "stop");
     // The fake reports input_tokens 500 with 200 cached; Codex passes that
@@ -566,7 +523,7 @@ async fn the_model_calls_our_tools_through_codex() {
     let events = h.run("What does notes.txt say?").await;
 
     assert_eq!(
-        final_of(&events).map(|f| f.text).as_deref(),
+        find_final(&events).map(|f| f.text).as_deref(),
         Some("The code is 1234.")
     );
     let started: Vec<pb::ToolStarted> = events
@@ -646,7 +603,7 @@ async fn command_approvals_follow_the_exec_policy() {
 
     let accepted = h.run("Create accepted.txt.").await;
     assert_eq!(
-        final_of(&accepted).map(|f| f.text).as_deref(),
+        find_final(&accepted).map(|f| f.text).as_deref(),
         Some("Created.")
     );
     assert!(ws.join("accepted.txt").exists(), "the accepted command ran");
@@ -663,7 +620,7 @@ async fn command_approvals_follow_the_exec_policy() {
 
     let declined = h.run("Create a directory called declined.").await;
     assert_eq!(
-        final_of(&declined).map(|f| f.text).as_deref(),
+        find_final(&declined).map(|f| f.text).as_deref(),
         Some("Could not.")
     );
     assert!(
@@ -721,7 +678,7 @@ async fn read_only_commands_run_when_the_exec_policy_allows_them() {
 
     let read = h.run("What does notes.txt say?").await;
     assert_eq!(
-        final_of(&read).map(|f| f.text).as_deref(),
+        find_final(&read).map(|f| f.text).as_deref(),
         Some("It says INSPECT-MARK-3f1.")
     );
     let [cat] = &tool_finished(&read)[..] else {
@@ -741,7 +698,7 @@ async fn read_only_commands_run_when_the_exec_policy_allows_them() {
 
     let listed = h.run("List the workspace.").await;
     assert_eq!(
-        final_of(&listed).map(|f| f.text).as_deref(),
+        find_final(&listed).map(|f| f.text).as_deref(),
         Some("Could not list.")
     );
     let [ls] = &tool_finished(&listed)[..] else {
@@ -777,7 +734,7 @@ async fn a_message_sent_mid_turn_is_steered_into_the_codex_turn() {
     events.extend(read_until(&mut run, |_| false).await);
 
     assert_eq!(
-        final_of(&events).map(|f| f.text).as_deref(),
+        find_final(&events).map(|f| f.text).as_deref(),
         Some("Apples, and pears too."),
         "{events:#?}"
     );
@@ -839,13 +796,13 @@ async fn an_interrupt_aborts_the_codex_turn() {
     }
     let one = read_until(&mut first, |_| false).await;
     assert_eq!(
-        error_of(&one).map(|e| e.code).as_deref(),
+        find_error(&one).map(|e| e.code).as_deref(),
         Some("ABORTED"),
         "{one:#?}"
     );
     let two = read_until(&mut second, |_| false).await;
     assert_eq!(
-        final_of(&two).map(|f| f.text).as_deref(),
+        find_final(&two).map(|f| f.text).as_deref(),
         Some("Stopped. What next?")
     );
 
@@ -875,7 +832,7 @@ async fn a_restarted_agent_service_resumes_the_codex_thread() {
     h.fake.push(FakeReply::text("Noted: PLUM."));
     let first = h.run("Remember the word PLUM.").await;
     assert_eq!(
-        final_of(&first).map(|f| f.text).as_deref(),
+        find_final(&first).map(|f| f.text).as_deref(),
         Some("Noted: PLUM.")
     );
     let thread = h.stored_thread().expect("stored thread");
@@ -886,7 +843,7 @@ async fn a_restarted_agent_service_resumes_the_codex_thread() {
     h.fake.push(FakeReply::text("The word was PLUM."));
     let second = h.run("Which word?").await;
     assert_eq!(
-        final_of(&second).map(|f| f.text).as_deref(),
+        find_final(&second).map(|f| f.text).as_deref(),
         Some("The word was PLUM.")
     );
     assert_ne!(h.codex_child(), Some(pid), "a new app-server");
@@ -941,7 +898,7 @@ async fn a_codex_child_killed_mid_turn_interrupts_the_run_and_the_next_turn_reco
     )
     .expect("SIGKILL");
     let events = read_until(&mut run, |_| false).await;
-    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    let error = find_error(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
     assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
     assert!(error.message.contains("exited"), "{error:?}");
 
@@ -958,7 +915,7 @@ async fn a_codex_child_killed_mid_turn_interrupts_the_run_and_the_next_turn_reco
 
     let next = h.run("Still there?").await;
     assert_eq!(
-        final_of(&next).map(|f| f.text).as_deref(),
+        find_final(&next).map(|f| f.text).as_deref(),
         Some("Recovered.")
     );
     assert_ne!(h.codex_child(), Some(pid), "a restarted app-server");
@@ -1069,7 +1026,7 @@ async fn per_turn_context_is_not_repeated_over_thirty_turns() {
         h.fake.push(FakeReply::text(format!("Reply {turn}.")));
         let events = h.run(&format!("Message {turn}.")).await;
         assert_eq!(
-            final_of(&events).map(|f| f.text),
+            find_final(&events).map(|f| f.text),
             Some(format!("Reply {turn}.")),
             "turn {turn}: {events:#?}"
         );
@@ -1136,14 +1093,7 @@ async fn messages_recovered_after_a_crash_reach_the_next_codex_turn_once() {
     let mut h = CodexHarness::start("", "").await;
     h.fake.push(FakeReply::text("First answer."));
     h.run("Before the crash.").await;
-    let session = h
-        .service()
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
+    let session = h.service().session().await;
     h.restart_with(|dir| {
         let journal = dir.join(format!(
             "state/agents/main/sessions/{}.queue",
@@ -1162,7 +1112,7 @@ async fn messages_recovered_after_a_crash_reach_the_next_codex_turn_once() {
         .push_all([FakeReply::text("Second answer."), FakeReply::text("Third.")]);
     let second = h.run("After the restart.").await;
     assert_eq!(
-        final_of(&second).map(|f| f.text).as_deref(),
+        find_final(&second).map(|f| f.text).as_deref(),
         Some("Second answer."),
         "{second:#?}"
     );
@@ -1252,19 +1202,19 @@ async fn a_steer_pending_when_the_codex_child_dies_is_handed_off_after_earlier_f
         })
         .collect();
     assert_eq!(kinds, ["handoff", "error"], "{one:#?}");
-    let error = error_of(&one).expect("the failed run's error");
+    let error = find_error(&one).expect("the failed run's error");
     assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
     assert!(one.iter().all(|e| e.run == 1), "{one:#?}");
 
     let two = read_until(&mut follow_up, |_| false).await;
     assert_eq!(
-        final_of(&two).map(|f| f.text).as_deref(),
+        find_final(&two).map(|f| f.text).as_deref(),
         Some("Follow-up answered."),
         "{two:#?}"
     );
     let three = read_until(&mut steer, |_| false).await;
     assert_eq!(
-        final_of(&three).map(|f| f.text).as_deref(),
+        find_final(&three).map(|f| f.text).as_deref(),
         Some("Steer answered."),
         "{three:#?}"
     );
@@ -1296,7 +1246,7 @@ async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
         }),
     ]);
     let events = h.run("Hello?").await;
-    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    let error = find_error(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
     assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
     assert!(
         error
@@ -1314,7 +1264,7 @@ async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
     );
 
     let events = h.run("Hello again?").await;
-    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    let error = find_error(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
     assert!(
         error.message.ends_with(&format!("failed: {PROVIDER_MARK}")),
         "the provider's message, not its JSON body: {error:?}"
@@ -1453,7 +1403,7 @@ async fn the_layer_stack_agrees_with_a_recorded_real_first_turn() {
     );
     h.fake.push(FakeReply::text("Hello."));
     let events = h.run("Say hello.").await;
-    assert!(final_of(&events).is_some(), "{events:#?}");
+    assert!(find_final(&events).is_some(), "{events:#?}");
 
     let [thread_start] = &h.sent("thread/start")[..] else {
         panic!("one thread/start: {:#?}", h.sent("thread/start"));
@@ -1590,7 +1540,7 @@ async fn codex_apply_patch_stands_in_for_ours_under_our_tool_policy() {
     ]);
     let events = allowed.run("Add a file.").await;
     assert_eq!(
-        final_of(&events).map(|f| f.text).as_deref(),
+        find_final(&events).map(|f| f.text).as_deref(),
         Some("Added."),
         "{events:#?}"
     );
@@ -1626,7 +1576,7 @@ async fn codex_apply_patch_stands_in_for_ours_under_our_tool_policy() {
     ]);
     let events = denied.run("Add a file.").await;
     assert_eq!(
-        final_of(&events).map(|f| f.text).as_deref(),
+        find_final(&events).map(|f| f.text).as_deref(),
         Some("Could not."),
         "{events:#?}"
     );
@@ -1652,7 +1602,7 @@ async fn codex_apply_patch_stands_in_for_ours_under_our_tool_policy() {
     .await;
     unasked.fake.push(FakeReply::text("never sent"));
     let events = unasked.run("Add a file.").await;
-    let error = error_of(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
+    let error = find_error(&events).unwrap_or_else(|| panic!("an error: {events:#?}"));
     assert_eq!(error.code, "FAILED_PRECONDITION", "{error:?}");
     assert!(
         error.message.contains("apply_patch") && error.message.contains("\"never\""),
@@ -1681,7 +1631,7 @@ async fn tool_calls_codex_answers_itself_are_in_the_transcript() {
     ]);
     let events = h.run("Open example.com and read notes.txt.").await;
     assert_eq!(
-        final_of(&events).map(|f| f.text).as_deref(),
+        find_final(&events).map(|f| f.text).as_deref(),
         Some("Done."),
         "{events:#?}"
     );

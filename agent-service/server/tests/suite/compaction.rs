@@ -16,6 +16,7 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 
 use super::harness::{self, Harness, Service};
+use super::model_json::tool_names;
 
 /// `agents.defaults` extras: a window of `window` tokens, a reserve of `reserve`, and the memory
 /// flush on or off.
@@ -94,31 +95,9 @@ fn entries_of<'a>(entries: &'a [Value], kind: &str) -> Vec<&'a Value> {
     entries.iter().filter(|e| e["type"] == kind).collect()
 }
 
-async fn session(service: &Service) -> pb::Session {
-    service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner()
-}
-
 /// The request's messages as one string (for "contains" checks).
 fn messages_text(body: &Value) -> String {
     body["messages"].to_string()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Checks Anthropic pairing: every `tool_use` is answered by a `tool_result` in the next message.
@@ -253,16 +232,11 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
             .unwrap()
             .starts_with("SUMMARY-TEXT")
     );
-    assert_eq!(session(&h.service).await.compactions, 1);
+    assert_eq!(h.service.session().await.compactions, 1);
 
     // After a restart the conversation is rebuilt around the summary.
-    let Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    } = h;
+    let (dir, fake, prompt) = h.stop().await;
     let config = harness::config(fake.base_url(), WireFormat::AnthropicMessages, &extra, "");
-    let dir = service.stop().await;
     let service = Service::start_full(dir, Some(&config), prompt.client()).await;
     fake.push(FakeReply::text("Third answer."));
     let third = run_on(&service, "and now?").await;
@@ -271,7 +245,7 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
     assert!(last["messages"][0].to_string().contains("SUMMARY-TEXT"));
     let text = messages_text(last);
     assert!(text.contains("BRAVO-NEW-TURN") && !text.contains("ALPHA-OLD-TURN"));
-    assert_eq!(session(&service).await.compactions, 1);
+    assert_eq!(service.session().await.compactions, 1);
 }
 
 /// One run reads six files. Past the flush point the silent memory-flush turn runs (it may write
@@ -602,7 +576,7 @@ async fn a_compaction_past_its_deadline_leaves_the_transcript_unchanged() {
     );
     let entries = transcript(&h.service).await;
     assert!(entries_of(&entries, "compaction").is_empty());
-    assert_eq!(session(&h.service).await.compactions, 0);
+    assert_eq!(h.service.session().await.compactions, 0);
 
     // Usable: the next message compacts (the timed-out reply is never used) and is answered.
     let events = run(&h, "short follow-up").await;

@@ -9,13 +9,12 @@ use openclaw_proto::agent::v1 as pb;
 use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::Harness;
+use super::harness::{Harness, instant_in};
+use super::model_json::content_text;
+use super::run_events::session_key;
 
 fn key_ref(key: &str) -> Option<pb::SessionRef> {
-    Some(pb::SessionRef {
-        agent_id: String::new(),
-        target: Some(pb::session_ref::Target::SessionKey(key.to_owned())),
-    })
+    session_key(key.to_owned())
 }
 
 /// (role, text) of a session's messages.
@@ -41,17 +40,7 @@ async fn messages(h: &Harness, key: &str) -> Vec<(String, String)> {
             continue;
         }
         let entry: Value = serde_json::from_str(&e.json).unwrap_or_default();
-        let content = &entry["message"]["content"];
-        let text = match content {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        };
-        out.push((e.role.clone(), text));
+        out.push((e.role.clone(), content_text(&entry["message"])));
     }
     out
 }
@@ -98,17 +87,6 @@ fn job_id_of(output: &str) -> String {
         .to_owned()
 }
 
-fn soon() -> String {
-    let at = std::time::SystemTime::now() + Duration::from_millis(1500);
-    let ms = at
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis();
-    jiff::Timestamp::from_millisecond(i64::try_from(ms).expect("ms"))
-        .expect("instant")
-        .to_string()
-}
-
 async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -136,7 +114,7 @@ async fn a_job_the_model_schedules_runs_in_its_own_session_when_due() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     let output = schedule_through_the_model(
         &h,
-        json!({ "action": "add", "name": "build check", "schedule": format!("at {}", soon()),
+        json!({ "action": "add", "name": "build check", "schedule": format!("at {}", instant_in(1500)),
                 "prompt": "Check whether the nightly build is green." }),
     )
     .await;
@@ -265,12 +243,7 @@ fn job_in(file: &Value, id: &str) -> Option<Value> {
 #[tokio::test]
 async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
     std::fs::write(
         dir.path().join("state/cron/jobs.json"),
@@ -319,12 +292,7 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         .into_inner()
         .session
         .expect("session");
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let prompt = "Rotate the logs.";
     let journal = dir.path().join(format!(
         "state/agents/main/sessions/{}.queue",

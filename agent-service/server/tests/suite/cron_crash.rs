@@ -16,6 +16,9 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
+use super::harness::instant_in;
+use super::run_events::session_key;
+
 /// How long any one wait may take.
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -131,17 +134,6 @@ impl Node {
     }
 }
 
-fn instant_in(ms: u64) -> String {
-    let at = std::time::SystemTime::now() + Duration::from_millis(ms);
-    let ms = at
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis();
-    jiff::Timestamp::from_millisecond(i64::try_from(ms).expect("ms"))
-        .expect("instant")
-        .to_string()
-}
-
 /// Adds a one-shot job due in `due_in_ms`, kept after its run so its record can be read.
 async fn add_one_shot(
     client: &mut AgentServiceClient<Channel>,
@@ -167,10 +159,7 @@ async fn add_one_shot(
 async fn messages(client: &mut AgentServiceClient<Channel>, key: &str) -> Vec<(String, String)> {
     let mut stream = client
         .get_transcript(pb::GetTranscriptRequest {
-            session: Some(pb::SessionRef {
-                agent_id: String::new(),
-                target: Some(pb::session_ref::Target::SessionKey(key.to_owned())),
-            }),
+            session: session_key(key.to_owned()),
         })
         .await
         .expect("transcript")

@@ -9,9 +9,11 @@
 
 use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::harness::Harness;
+use super::model_json::content_text;
+use super::run_events::{session_key, telegram_in};
 
 /// Allowlist mode with two safe binaries; a miss asks, nobody can answer, so it is refused.
 const POLICY: &str =
@@ -24,12 +26,7 @@ fn run_request(message: &str, chat: pb::ChatType, key: &str) -> pb::RunRequest {
             target: Some(pb::session_ref::Target::SessionKey(key.into())),
         }),
         message: message.into(),
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: chat as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram_in(chat),
         ..Default::default()
     }
 }
@@ -47,19 +44,6 @@ fn results(events: &[pb::run_event::Event]) -> Vec<(bool, String)> {
             _ => None,
         })
         .collect()
-}
-
-/// The text of a Chat Completions message's content (a string or text parts).
-fn content_text(message: &Value) -> String {
-    match &message["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
 }
 
 /// Messages of `role` in the last request the fake model received.
@@ -279,12 +263,7 @@ async fn forged_markers_never_reach_the_model_intact() {
         .client()
         .await
         .get_transcript(pb::GetTranscriptRequest {
-            session: Some(pb::SessionRef {
-                agent_id: String::new(),
-                target: Some(pb::session_ref::Target::SessionKey(
-                    "telegram:group:7".into(),
-                )),
-            }),
+            session: session_key("telegram:group:7"),
         })
         .await
         .expect("transcript")

@@ -1,6 +1,10 @@
 //! Starts agent-service in-process on 127.0.0.1:0 over a temporary state dir.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
 
 use agent_runtime::{MapEnv, Runtime, RuntimeOptions, Settings};
 use openclaw_proto::agent::v1::agent_service_client::AgentServiceClient;
@@ -144,24 +148,11 @@ impl Service {
         install_dir: Option<PathBuf>,
         idle_release: Option<Duration>,
     ) -> Self {
-        let settings = Settings {
-            state_dir: dir.path().join("state"),
-            config_path: dir.path().join("openclaw.json"),
-            home_dir: dir.path().to_path_buf(),
-        };
-        if let Some(text) = config {
-            std::fs::write(&settings.config_path, text).expect("write config");
-        }
         let runtime = Runtime::start(RuntimeOptions {
             sandbox_program: sandbox_program.into(),
             install_dir,
             idle_release,
-            ..RuntimeOptions::new(
-                settings,
-                Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-                Arc::new(openclaw_transcript::SystemClock),
-                prompt,
-            )
+            ..runtime_options(dir.path(), config, prompt)
         })
         .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -204,7 +195,7 @@ impl Service {
     /// Opens a Run of `request`.
     pub async fn open_run(
         &self,
-        request: openclaw_proto::agent::v1::RunRequest,
+        request: impl tonic::IntoRequest<openclaw_proto::agent::v1::RunRequest>,
     ) -> tonic::Streaming<openclaw_proto::agent::v1::RunEvent> {
         self.client()
             .await
@@ -212,6 +203,37 @@ impl Service {
             .await
             .expect("run")
             .into_inner()
+    }
+
+    /// `Setup` with the defaults: the default agent's workspace and config.
+    pub async fn setup(&self) -> openclaw_proto::agent::v1::SetupResponse {
+        self.client()
+            .await
+            .setup(openclaw_proto::agent::v1::SetupRequest::default())
+            .await
+            .expect("setup")
+            .into_inner()
+    }
+
+    /// The default agent's main session.
+    pub async fn session(&self) -> openclaw_proto::agent::v1::Session {
+        self.client()
+            .await
+            .get_session(openclaw_proto::agent::v1::GetSessionRequest { session: None })
+            .await
+            .expect("session")
+            .into_inner()
+    }
+
+    /// Every session of every agent.
+    pub async fn list_sessions(&self) -> Vec<openclaw_proto::agent::v1::Session> {
+        self.client()
+            .await
+            .list_sessions(openclaw_proto::agent::v1::ListSessionsRequest::default())
+            .await
+            .expect("list")
+            .into_inner()
+            .sessions
     }
 
     /// Runs `request` to its end (each event within 60 s); every event of its stream.
@@ -302,6 +324,19 @@ impl Service {
         out
     }
 
+    /// The main session's message entries as (role, message JSON).
+    pub async fn transcript_messages(&self) -> Vec<(String, serde_json::Value)> {
+        self.transcript_entries()
+            .await
+            .into_iter()
+            .filter(|e| !e.role.is_empty())
+            .map(|e| {
+                let entry: serde_json::Value = serde_json::from_str(&e.json).expect("entry json");
+                (e.role, entry["message"].clone())
+            })
+            .collect()
+    }
+
     /// Every entry of the default agent's main session (not the header), as JSON.
     pub async fn transcript_json(&self) -> Vec<serde_json::Value> {
         self.transcript_entries()
@@ -365,6 +400,55 @@ impl PromptService {
     }
 }
 
+/// The RFC 3339 instant `ms` milliseconds from now.
+pub fn instant_in(ms: u64) -> String {
+    let at = std::time::SystemTime::now() + Duration::from_millis(ms);
+    let ms = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis();
+    jiff::Timestamp::from_millisecond(i64::try_from(ms).expect("ms"))
+        .expect("instant")
+        .to_string()
+}
+
+/// The agent-service binary with an empty environment but `RUST_LOG=info`, its stderr piped
+/// and killed when dropped.
+pub fn binary() -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-service"));
+    command
+        .env_clear()
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// Options of a runtime kept in `dir`: its state under `state/`, `openclaw.json` (written with
+/// `config` when there is one) and HOME at the root, the system clock and `prompt`.
+pub fn runtime_options(
+    dir: &Path,
+    config: Option<&str>,
+    prompt: Arc<dyn prompt_client::PromptSource>,
+) -> RuntimeOptions {
+    let settings = Settings {
+        state_dir: dir.join("state"),
+        config_path: dir.join("openclaw.json"),
+        home_dir: dir.to_path_buf(),
+    };
+    if let Some(text) = config {
+        std::fs::write(&settings.config_path, text).expect("write config");
+    }
+    RuntimeOptions::new(
+        settings,
+        Arc::new(MapEnv::of([("HOME", dir.display().to_string())])),
+        Arc::new(openclaw_transcript::SystemClock),
+        prompt,
+    )
+}
+
 /// agent-service + a real prompt-service over gRPC + a fake model server
 /// speaking `format`, with the default agent on model `fake/test-model`.
 pub struct Harness {
@@ -411,6 +495,23 @@ impl Harness {
             fake,
             _prompt: prompt,
         }
+    }
+
+    /// Stops agent-service and hands back its state directory, the fake model server and
+    /// prompt-service, both still serving, for a restart on the same state.
+    pub async fn stop(
+        self,
+    ) -> (
+        tempfile::TempDir,
+        agent_testkit::FakeServerHandle,
+        PromptService,
+    ) {
+        let Self {
+            service,
+            fake,
+            _prompt,
+        } = self;
+        (service.stop().await, fake, _prompt)
     }
 }
 

@@ -11,6 +11,7 @@ use openclaw_proto::agent::v1 as pb;
 use openclaw_proto::prompt::v1 as ppb;
 
 use super::harness::Harness;
+use super::run_events::session_key;
 
 async fn start(hooks: &str) -> Harness {
     Harness::start(WireFormat::ChatCompletions, "", &format!("hooks: {hooks},")).await
@@ -32,19 +33,12 @@ fn script(dir: &Path, rel: &str, body: &str) {
     std::fs::set_permissions(dir.join(rel), std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
-fn session(key: &str) -> Option<pb::SessionRef> {
-    Some(pb::SessionRef {
-        agent_id: String::new(),
-        target: Some(pb::session_ref::Target::SessionKey(key.into())),
-    })
-}
-
 async fn preview(h: &Harness, key: &str) -> Result<ppb::RenderSystemPromptResponse, tonic::Status> {
     h.service
         .client()
         .await
         .preview_prompt(pb::PreviewPromptRequest {
-            session: session(key),
+            session: session_key(key),
             channel: None,
         })
         .await

@@ -1,23 +1,11 @@
 //! The binary's `--inspector-listen`: the web inspector beside the gRPC API, behind the same
 //! bearer tokens, and never on an address other hosts reach without them.
 
-use std::process::Stdio;
-
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-const TOKEN: &str = "inspector-token-0123456789";
+use super::harness::binary;
 
-fn binary() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-service"));
-    command
-        .env_clear()
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command
-}
+const TOKEN: &str = "inspector-token-0123456789";
 
 #[tokio::test]
 async fn the_binary_refuses_an_open_inspector_on_other_hosts() {

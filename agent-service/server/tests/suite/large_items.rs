@@ -6,36 +6,23 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 
 use super::harness::{Harness, Service};
+use super::run_events::{session_key, telegram};
 
 /// Under the 4 MiB request limit; every `"` is stored escaped, as `\"`.
 const QUOTES: usize = 3_500_000;
 
 fn on(key: &str, message: String) -> pb::RunRequest {
     pb::RunRequest {
-        session: Some(pb::SessionRef {
-            agent_id: String::new(),
-            target: Some(pb::session_ref::Target::SessionKey(key.into())),
-        }),
+        session: session_key(key),
         message,
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: pb::ChatType::Direct as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram(),
         ..Default::default()
     }
 }
 
 /// Every event of a run, read with a default-limit client.
 async fn run_events(service: &Service, request: pb::RunRequest) -> Vec<pb::RunEvent> {
-    let mut stream = service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = service.open_run(request).await;
     let mut events = Vec::new();
     while let Some(event) = stream.message().await.expect("every event fits") {
         events.push(event);

@@ -2,48 +2,16 @@
 //! unknown session or health service name, its deadline) are not logged at
 //! ERROR; ERROR is for faults of the server.
 
-use std::{
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::time::Duration;
 
 use openclaw_proto::agent::v1 as pb;
 use tonic::Code;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-use tracing_subscriber::{fmt::MakeWriter, prelude::*};
+use tracing_subscriber::prelude::*;
 
+use super::captured_logs::Captured;
 use super::harness::Service;
-
-/// Log output kept in memory, one JSON object per line.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("log buffer").extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Captured {
-    fn lines(&self) -> Vec<serde_json::Value> {
-        let bytes = self.0.lock().expect("log buffer").clone();
-        String::from_utf8_lossy(&bytes)
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("a JSON log line"))
-            .collect()
-    }
-}
+use super::run_events::session_key;
 
 /// The (level, code) of every "call failed" line.
 fn failures(lines: &[serde_json::Value]) -> Vec<(String, String)> {
@@ -119,10 +87,7 @@ async fn a_callers_mistakes_are_not_logged_as_errors() {
         .await
         .expect("create session");
     let mut request = tonic::Request::new(pb::WatchSessionRequest {
-        session: Some(pb::SessionRef {
-            agent_id: String::new(),
-            target: Some(pb::session_ref::Target::SessionKey("telegram:1".into())),
-        }),
+        session: session_key("telegram:1"),
     });
     request.set_timeout(Duration::from_millis(200));
     let mut watch = client

@@ -15,56 +15,22 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::harness::Harness;
+use super::model_json::tool_names;
+use super::run_events::{final_of, read_until, session_key, telegram_in};
 
 const CHECKLIST: &str = "# Heartbeat checklist\n- Check the inbox for urgent mail.\n";
-
-fn telegram(chat: pb::ChatType) -> Option<pb::ChannelContext> {
-    Some(pb::ChannelContext {
-        channel: "telegram".into(),
-        chat_type: chat as i32,
-        sender_id: "42".into(),
-        ..Default::default()
-    })
-}
-
-fn session(key: &str) -> Option<pb::SessionRef> {
-    Some(pb::SessionRef {
-        agent_id: String::new(),
-        target: Some(pb::session_ref::Target::SessionKey(key.into())),
-    })
-}
 
 type EventStream = tonic::Streaming<pb::RunEvent>;
 
 async fn open_run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> EventStream {
     h.service
         .open_run(pb::RunRequest {
-            session: session(key),
+            session: session_key(key),
             message: message.into(),
-            channel: telegram(chat),
+            channel: telegram_in(chat),
             ..Default::default()
         })
         .await
-}
-
-/// Reads until `stop` matches (that event included) or the stream ends.
-async fn read_until(
-    stream: &mut EventStream,
-    stop: impl Fn(&pb::RunEvent) -> bool,
-) -> Vec<pb::RunEvent> {
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(30), stream.message())
-            .await
-            .expect("event within 30 s")
-            .expect("stream");
-        let Some(event) = next else { return events };
-        let done = stop(&event);
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
 }
 
 async fn run(h: &Harness, key: &str, message: &str, chat: pb::ChatType) -> Vec<pb::RunEvent> {
@@ -78,16 +44,6 @@ async fn watch(h: &Harness) -> EventStream {
 
 fn is_final_of(run: u64) -> impl Fn(&pb::RunEvent) -> bool {
     move |e| e.run == run && matches!(e.event, Some(Event::Final(_) | Event::Error(_)))
-}
-
-fn final_of(events: &[pb::RunEvent]) -> pb::RunFinal {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Final(f)) => Some(f.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no final event in {events:?}"))
 }
 
 fn model_calls(events: &[pb::RunEvent], run: u64) -> Vec<pb::ModelCall> {
@@ -111,18 +67,6 @@ fn stable_block(body: &Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Every transcript entry of the main session, as JSON.
@@ -416,15 +360,8 @@ async fn an_empty_or_missing_heartbeat_file_skips_the_turn() {
     .await;
 
     assert_eq!(h.fake.request_count(), 0);
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner();
-    assert!(sessions.sessions.is_empty(), "{sessions:?}");
+    let sessions = h.service.list_sessions().await;
+    assert!(sessions.is_empty(), "{sessions:?}");
 }
 
 /// A heartbeat that falls due while a user run is active waits for its own run: the user's
@@ -527,7 +464,7 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
         .await
         .send(pb::SendRequest {
             message: "What's new?".into(),
-            channel: telegram(pb::ChatType::Direct),
+            channel: telegram_in(pb::ChatType::Direct),
             queue_mode: pb::QueueMode::Steer as i32,
             ..Default::default()
         })

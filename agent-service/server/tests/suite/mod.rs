@@ -1,3 +1,4 @@
+mod captured_logs;
 mod cli;
 mod codex;
 mod compaction;
@@ -12,10 +13,12 @@ mod logs;
 mod malformed;
 mod memory_heartbeat;
 mod metrics;
+mod model_json;
 mod plugins;
 mod prompt_outage;
 mod queue;
 mod replies;
+mod run_events;
 mod runs;
 mod sandbox;
 mod secrets;

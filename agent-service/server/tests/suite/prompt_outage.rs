@@ -11,6 +11,7 @@ use tonic_health::pb::{
 };
 
 use super::harness::{PromptService, Service, config};
+use super::run_events::telegram;
 
 /// A loopback address nobody listens on (bound, then released).
 fn free_addr() -> std::net::SocketAddr {
@@ -43,22 +44,11 @@ async fn a_run_against_a_dead_prompt_service_ends_with_an_error_event_long_befor
     let service = Service::start_full(dir, Some(&config), dead).await;
     let mut request = tonic::Request::new(pb::RunRequest {
         message: "hello?".into(),
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: pb::ChatType::Direct as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram(),
         ..Default::default()
     });
     request.set_timeout(Duration::from_secs(40));
-    let mut stream = service
-        .client()
-        .await
-        .run(request)
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = service.open_run(request).await;
     // Far below the 40 s deadline: the 2 s budget, for the provider
     // contribution and for the prompt, and the rest of the run.
     let error = tokio::time::timeout(Duration::from_secs(20), async {

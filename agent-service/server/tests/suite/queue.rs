@@ -11,15 +11,7 @@ use serde_json::{Value, json};
 use tonic::Code;
 
 use super::harness::Harness;
-
-fn telegram() -> Option<pb::ChannelContext> {
-    Some(pb::ChannelContext {
-        channel: "telegram".into(),
-        chat_type: pb::ChatType::Direct as i32,
-        sender_id: "42".into(),
-        ..Default::default()
-    })
-}
+use super::run_events::{self, find_error, find_final, telegram};
 
 fn send_request(message: &str, mode: pb::QueueMode) -> pb::SendRequest {
     pb::SendRequest {
@@ -57,39 +49,13 @@ async fn open_run(h: &Harness, request: pb::RunRequest) -> EventStream {
     h.service.open_run(request).await
 }
 
-/// Reads until `stop` matches (that event included).
+/// Reads until `stop` matches an event (that one included) or the stream ends.
 async fn read_until(stream: &mut EventStream, stop: impl Fn(&Event) -> bool) -> Vec<pb::RunEvent> {
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(30), stream.message())
-            .await
-            .expect("event within 30 s")
-            .expect("stream");
-        let Some(event) = next else { return events };
-        let done = event.event.as_ref().is_some_and(&stop);
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
+    run_events::read_until(stream, |e| e.event.as_ref().is_some_and(&stop)).await
 }
 
 async fn read_all(stream: &mut EventStream) -> Vec<pb::RunEvent> {
     read_until(stream, |_| false).await
-}
-
-fn final_of(events: &[pb::RunEvent]) -> Option<pb::RunFinal> {
-    events.iter().find_map(|e| match &e.event {
-        Some(Event::Final(f)) => Some(f.clone()),
-        _ => None,
-    })
-}
-
-fn error_of(events: &[pb::RunEvent]) -> Option<pb::RunError> {
-    events.iter().find_map(|e| match &e.event {
-        Some(Event::Error(f)) => Some(f.clone()),
-        _ => None,
-    })
 }
 
 fn count(events: &[pb::RunEvent], pick: impl Fn(&Event) -> bool) -> usize {
@@ -101,24 +67,7 @@ fn count(events: &[pb::RunEvent], pick: impl Fn(&Event) -> bool) -> usize {
 
 /// The session's message entries as (role, message JSON).
 async fn transcript(h: &Harness) -> Vec<(String, Value)> {
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-        .expect("transcript")
-        .into_inner();
-    let mut out = Vec::new();
-    while let Some(item) = stream.message().await.expect("item") {
-        if let Some(pb::transcript_item::Item::Entry(e)) = item.item
-            && !e.role.is_empty()
-        {
-            let entry: Value = serde_json::from_str(&e.json).expect("entry json");
-            out.push((e.role, entry["message"].clone()));
-        }
-    }
-    out
+    h.service.transcript_messages().await
 }
 
 fn roles(entries: &[(String, Value)]) -> Vec<&str> {
@@ -171,7 +120,7 @@ async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
 
     let events = read_all(&mut first).await;
     assert_eq!(
-        final_of(&events).map(|f| f.text).as_deref(),
+        find_final(&events).map(|f| f.text).as_deref(),
         Some("Read them, and noted the milk.")
     );
     let finished = events
@@ -216,7 +165,7 @@ async fn a_late_steer_gets_another_model_turn() {
     assert_eq!(steered.outcome(), Outcome::Steered, "{steered:?}");
 
     let events = read_all(&mut first).await;
-    let last = final_of(&events).expect("final");
+    let last = find_final(&events).expect("final");
     assert_eq!(last.text, "Added the addendum too.");
     assert_eq!(last.steps, 2, "one more model turn for the late steer");
     assert!(
@@ -252,7 +201,7 @@ async fn a_followup_runs_after_the_active_run() {
 
     let one = read_all(&mut first).await;
     assert_eq!(
-        final_of(&one).map(|f| f.text).as_deref(),
+        find_final(&one).map(|f| f.text).as_deref(),
         Some("First answer, slowly.")
     );
     assert!(
@@ -379,11 +328,11 @@ async fn an_interrupt_aborts_the_run_and_runs_the_newest_message() {
         finished.is_error && finished.output.to_lowercase().contains("interrupted"),
         "{finished:?}"
     );
-    assert_eq!(error_of(&one).map(|e| e.code).as_deref(), Some("ABORTED"));
+    assert_eq!(find_error(&one).map(|e| e.code).as_deref(), Some("ABORTED"));
 
     let two = read_all(&mut second).await;
     assert_eq!(
-        final_of(&two).map(|f| f.text).as_deref(),
+        find_final(&two).map(|f| f.text).as_deref(),
         Some("Stopped. What next?")
     );
     assert!(
@@ -590,7 +539,7 @@ async fn block_streaming_sends_readable_blocks_and_no_repeat() {
     );
     let streamed: String = blocks.iter().map(|b| content(b)).collect();
     assert_eq!(streamed, content(&text), "nothing lost, nothing added");
-    let last = final_of(&events).expect("final");
+    let last = find_final(&events).expect("final");
     assert_eq!(last.text, text);
     assert_eq!(last.reply, "", "the final reply repeats nothing");
     assert_eq!(last.blocks as usize, blocks.len());
@@ -626,7 +575,7 @@ async fn block_streaming_is_off_unless_enabled_for_the_channel() {
             0,
             "{channel}"
         );
-        let last = final_of(&events).expect("final");
+        let last = find_final(&events).expect("final");
         assert_eq!((last.reply.as_str(), last.blocks), (text.as_str(), 0));
     }
 }
@@ -700,15 +649,7 @@ async fn send_from_a_sender_outside_the_allowlist_is_refused() {
         .await
         .expect_err("refused");
     assert_eq!(status.code(), Code::PermissionDenied);
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .sessions;
+    let sessions = h.service.list_sessions().await;
     assert!(sessions.is_empty(), "{sessions:?}");
     assert_eq!(h.fake.request_count(), 0);
 }
@@ -730,15 +671,13 @@ async fn shutdown_saves_queued_messages() {
     let queued = send(&h, "Queued B.", pb::QueueMode::Followup).await;
     assert_eq!(queued.outcome(), Outcome::Followup);
 
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let (one, two, dir) =
-        tokio::join!(read_all(&mut first), read_all(&mut waiting), service.stop());
-    assert!(final_of(&one).is_some(), "the active run finished: {one:?}");
-    let error = error_of(&two).expect("the queued client was told");
+    let (one, two, (dir, fake, _prompt)) =
+        tokio::join!(read_all(&mut first), read_all(&mut waiting), h.stop());
+    assert!(
+        find_final(&one).is_some(),
+        "the active run finished: {one:?}"
+    );
+    let error = find_error(&two).expect("the queued client was told");
     assert_eq!(error.code, "UNAVAILABLE");
     assert!(error.message.contains("saved"), "{}", error.message);
     assert_eq!(fake.request_count(), 1);
@@ -777,21 +716,9 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
         .await,
     )
     .await;
-    assert!(final_of(&events).is_some());
-    let session = h
-        .service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    assert!(find_final(&events).is_some());
+    let session = h.service.session().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let journal = dir.path().join(format!(
         "state/agents/main/sessions/{}.queue",
         session.session_id
@@ -875,15 +802,8 @@ async fn answered_once() -> (Harness, pb::Session) {
     h.fake.push(FakeReply::text("First answer."));
     let events =
         read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
-    assert!(final_of(&events).is_some());
-    let session = h
-        .service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner();
+    assert!(find_final(&events).is_some());
+    let session = h.service.session().await;
     (h, session)
 }
 
@@ -895,12 +815,7 @@ async fn answered_once() -> (Harness, pb::Session) {
 async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_session_runs() {
     let (h, session) = answered_once().await;
     assert!(service_status(&h.service).await.repairs.is_empty());
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let sessions = dir.path().join("state/agents/main/sessions");
     let journal = sessions.join(format!("{}.queue", session.session_id));
     let poison = "\u{1}".repeat(3 * 1024 * 1024);
@@ -977,12 +892,7 @@ async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_
 #[tokio::test]
 async fn journaled_messages_are_recovered_over_a_corrupt_index() {
     let (h, session) = answered_once().await;
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let sessions = dir.path().join("state/agents/main/sessions");
     let now = super::harness::now_ms();
     let lines = [

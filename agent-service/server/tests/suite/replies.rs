@@ -9,15 +9,7 @@ use pb::run_event::Event;
 use tonic::Code;
 
 use super::harness::Harness;
-
-fn telegram() -> Option<pb::ChannelContext> {
-    Some(pb::ChannelContext {
-        channel: "telegram".into(),
-        chat_type: pb::ChatType::Direct as i32,
-        sender_id: "42".into(),
-        ..Default::default()
-    })
-}
+use super::run_events::{final_of, telegram};
 
 fn request(message: &str, channel: Option<pb::ChannelContext>) -> pb::RunRequest {
     pb::RunRequest {
@@ -29,16 +21,6 @@ fn request(message: &str, channel: Option<pb::ChannelContext>) -> pb::RunRequest
 
 async fn run(h: &Harness, request: pb::RunRequest) -> Vec<pb::RunEvent> {
     h.service.run_events(request).await
-}
-
-fn final_of(events: &[pb::RunEvent]) -> pb::RunFinal {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Final(f)) => Some(f.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no final event in {events:#?}"))
 }
 
 fn blocks_of(events: &[pb::RunEvent]) -> Vec<pb::Block> {
@@ -53,14 +35,7 @@ fn blocks_of(events: &[pb::RunEvent]) -> Vec<pb::Block> {
 
 /// The default agent's workspace, set up, with `chart.png` in it.
 async fn workspace_with_chart(h: &Harness) -> std::path::PathBuf {
-    let setup = h
-        .service
-        .client()
-        .await
-        .setup(pb::SetupRequest::default())
-        .await
-        .expect("setup")
-        .into_inner();
+    let setup = h.service.setup().await;
     let workspace = std::path::PathBuf::from(&setup.workspaces[0].workspace);
     std::fs::write(workspace.join("chart.png"), b"not really a png").expect("write chart");
     std::fs::canonicalize(workspace).expect("canonical workspace")

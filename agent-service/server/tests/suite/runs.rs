@@ -8,6 +8,7 @@ use serde_json::json;
 use tonic::Code;
 
 use super::harness::{Harness, Service};
+use super::run_events::{session_key, telegram};
 
 async fn harness(format: WireFormat, extra: &str) -> Harness {
     Harness::start(format, extra, "").await
@@ -21,12 +22,7 @@ fn run_request(message: &str) -> pb::RunRequest {
     pb::RunRequest {
         session: None,
         message: message.into(),
-        channel: Some(pb::ChannelContext {
-            channel: "telegram".into(),
-            chat_type: pb::ChatType::Direct as i32,
-            sender_id: "42".into(),
-            ..Default::default()
-        }),
+        channel: telegram(),
         ..Default::default()
     }
 }
@@ -188,15 +184,7 @@ async fn multi_turn_session_with_a_tool_call() {
         calls[0].stable_prefix_sha256,
         model_calls(&events)[0].stable_prefix_sha256
     );
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .sessions;
+    let sessions = h.service.list_sessions().await;
     assert!(
         sessions[0].usage.as_ref().is_some_and(|u| u.input >= 130),
         "usage recorded: {:?}",
@@ -269,12 +257,7 @@ async fn restart_resumes_from_the_transcript() {
     h.fake
         .push(FakeReply::text("Noted: your favourite colour is teal."));
     run(&h.service, run_request("My favourite colour is teal.")).await;
-    let Harness {
-        service,
-        fake,
-        _prompt,
-    } = h;
-    let dir = service.stop().await;
+    let (dir, fake, _prompt) = h.stop().await;
     let restarted = Service::start_full(dir, None, _prompt.client()).await;
     fake.push(FakeReply::text("Teal."));
     let events = run(&restarted, run_request("What is my favourite colour?")).await;
@@ -538,15 +521,7 @@ async fn a_sender_outside_the_allowlist_is_refused() {
         "{}",
         status.message()
     );
-    let sessions = h
-        .service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .sessions;
+    let sessions = h.service.list_sessions().await;
     assert!(sessions.is_empty(), "nothing recorded: {sessions:?}");
     assert_eq!(h.fake.request_count(), 0);
 }
@@ -638,10 +613,7 @@ async fn turn_counters_are_read_back_at_once_and_survive_a_restart() {
     assert_eq!((three.input, three.output), (360, 21), "{three:?}");
     assert_eq!(three.total, 3 * first.total);
 
-    let Harness {
-        service, _prompt, ..
-    } = h;
-    let dir = service.stop().await;
+    let (dir, _fake, _prompt) = h.stop().await;
     let restarted = Service::start_full(dir, None, _prompt.client()).await;
     let reloaded = get(&restarted).await;
     assert_eq!(reloaded.usage, Some(three));
@@ -799,10 +771,7 @@ async fn extra_context_is_labelled_by_the_session_kind() {
                 .client()
                 .await
                 .preview_prompt(pb::PreviewPromptRequest {
-                    session: Some(pb::SessionRef {
-                        agent_id: String::new(),
-                        target: Some(pb::session_ref::Target::SessionKey(key.into())),
-                    }),
+                    session: session_key(key),
                     channel,
                 })
                 .await

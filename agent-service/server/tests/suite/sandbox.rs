@@ -7,6 +7,7 @@ use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
 
 use super::harness::Harness;
+use super::run_events::session_key;
 
 /// Non-main sessions sandboxed one per session, the agent workspace read-only, no network;
 /// exec approvals out of the way (`full`) so only the sandbox stands between the model and
@@ -24,10 +25,7 @@ fn bwrap() -> String {
 
 fn request(message: &str, key: &str) -> pb::RunRequest {
     pb::RunRequest {
-        session: Some(pb::SessionRef {
-            agent_id: String::new(),
-            target: Some(pb::session_ref::Target::SessionKey(key.into())),
-        }),
+        session: session_key(key),
         message: message.into(),
         ..Default::default()
     }
@@ -217,12 +215,7 @@ async fn an_unusable_engine_refuses_sandboxed_runs_and_never_runs_them_on_the_ho
         .client()
         .await
         .preview_prompt(pb::PreviewPromptRequest {
-            session: Some(pb::SessionRef {
-                agent_id: String::new(),
-                target: Some(pb::session_ref::Target::SessionKey(
-                    "telegram:group:9".into(),
-                )),
-            }),
+            session: session_key("telegram:group:9"),
             ..Default::default()
         })
         .await

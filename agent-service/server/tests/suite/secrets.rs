@@ -4,44 +4,17 @@
 //! and the next model request; a workspace file in the prompt and the preview. The gateway
 //! tool cannot plant a `${VAR}` that would expand to a secret on the next load.
 
-use std::sync::{Arc, Mutex};
-
 use agent_testkit::{FakeError, FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
-use tracing_subscriber::{fmt::MakeWriter, prelude::*};
+use tracing_subscriber::prelude::*;
 
+use super::captured_logs::Captured;
 use super::harness::Harness;
+use super::run_events::session_key;
 
 const KEY: &str = "test-key";
 const EXEC_FULL: &str = r#"tools: { exec: { security: "full", ask: "off" } },"#;
-
-/// Log output kept in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("log buffer").extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("log buffer")).into_owned()
-    }
-}
 
 async fn run(h: &Harness, message: &str) -> Vec<pb::run_event::Event> {
     h.service.run_message(message).await
@@ -211,10 +184,7 @@ async fn status_messages_are_redacted_too() {
         .client()
         .await
         .get_session(pb::GetSessionRequest {
-            session: Some(pb::SessionRef {
-                agent_id: String::new(),
-                target: Some(pb::session_ref::Target::SessionKey(format!("nope-{KEY}"))),
-            }),
+            session: session_key(format!("nope-{KEY}")),
         })
         .await
         .expect_err("no such session");
@@ -230,10 +200,7 @@ async fn status_messages_are_redacted_too() {
         .client()
         .await
         .get_transcript(pb::GetTranscriptRequest {
-            session: Some(pb::SessionRef {
-                agent_id: String::new(),
-                target: Some(pb::session_ref::Target::SessionKey(format!("nope-{KEY}"))),
-            }),
+            session: session_key(format!("nope-{KEY}")),
         })
         .await;
     let status = match &mut stream {

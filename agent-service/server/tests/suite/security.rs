@@ -3,12 +3,11 @@
 //!.
 
 use std::{
-    process::Stdio,
     sync::Arc,
     time::{Duration, Instant},
 };
 
-use agent_runtime::{MapEnv, Runtime, RuntimeOptions, Settings};
+use agent_runtime::Runtime;
 use agent_testkit::{FakeReply, FakeServer, WireFormat};
 use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
 use prompt_client::{GrpcPromptSource, PromptError, PromptSource, RetryPolicy};
@@ -21,6 +20,9 @@ use tonic::{Code, Request, transport::Channel};
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
+
+use super::harness::{binary, runtime_options};
+use super::run_events::telegram;
 
 const TOKEN_A: &str = "agent-token-a-0123456789";
 const TOKEN_B: &str = "agent-token-b-0123456789";
@@ -40,19 +42,8 @@ impl Agent {
         prompt: Arc<dyn PromptSource>,
     ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let settings = Settings {
-            state_dir: dir.path().join("state"),
-            config_path: dir.path().join("openclaw.json"),
-            home_dir: dir.path().to_path_buf(),
-        };
-        std::fs::write(&settings.config_path, openclaw_json).expect("config");
-        let runtime = Runtime::start(RuntimeOptions::new(
-            settings,
-            Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-            Arc::new(openclaw_transcript::SystemClock),
-            prompt,
-        ))
-        .expect("runtime");
+        let runtime = Runtime::start(runtime_options(dir.path(), Some(openclaw_json), prompt))
+            .expect("runtime");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -142,12 +133,7 @@ fn run_request(message: &str, token: Option<&str>) -> Request<pb::RunRequest> {
     with_token(
         pb::RunRequest {
             message: message.into(),
-            channel: Some(pb::ChannelContext {
-                channel: "telegram".into(),
-                chat_type: pb::ChatType::Direct as i32,
-                sender_id: "42".into(),
-                ..Default::default()
-            }),
+            channel: telegram(),
             ..Default::default()
         },
         token,
@@ -468,18 +454,6 @@ async fn an_expired_deadline_ends_a_stream_with_deadline_exceeded() {
         took >= Duration::from_millis(300) && took < Duration::from_secs(3),
         "{took:?}"
     );
-}
-
-fn binary() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-service"));
-    command
-        .env_clear()
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command
 }
 
 #[tokio::test]

@@ -11,6 +11,8 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 
 use super::harness::{PromptService, Service};
+use super::model_json::tool_names;
+use super::run_events::{final_of, read_until};
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 
@@ -96,38 +98,8 @@ impl Stack {
     }
 }
 
-/// Reads until `stop` matches (that event included) or the stream ends.
-async fn read_until(
-    stream: &mut tonic::Streaming<pb::RunEvent>,
-    stop: impl Fn(&pb::RunEvent) -> bool,
-) -> Vec<pb::RunEvent> {
-    let mut events = Vec::new();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(30), stream.message())
-            .await
-            .expect("event within 30 s")
-            .expect("stream");
-        let Some(event) = next else { return events };
-        let done = stop(&event);
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
 fn is_terminal(e: &pb::RunEvent) -> bool {
     matches!(e.event, Some(Event::Final(_) | Event::Error(_)))
-}
-
-fn final_of(events: &[pb::RunEvent]) -> pb::RunFinal {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Final(f)) => Some(f.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no final event in {events:?}"))
 }
 
 /// (tool name, is_error, output) of every finished tool call, in order.
@@ -157,15 +129,6 @@ fn user_texts(body: &Value) -> Vec<String> {
                 .join("\n"),
             other => other.to_string(),
         })
-        .collect()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect()
 }
 

@@ -32,13 +32,7 @@ async fn setup_creates_config_and_seeds_a_brand_new_workspace() {
         files_in(&ws)
     );
 
-    let out = service
-        .client()
-        .await
-        .setup(pb::SetupRequest::default())
-        .await
-        .expect("setup")
-        .into_inner();
+    let out = service.setup().await;
     assert!(out.config_created, "openclaw.json was missing");
     let config = std::fs::read_to_string(&out.config_path).expect("config written");
     assert!(config.contains("workspace"), "{config}");
@@ -49,13 +43,7 @@ async fn setup_creates_config_and_seeds_a_brand_new_workspace() {
 
     // The user finishes the ritual and deletes BOOTSTRAP.md: it stays gone.
     std::fs::remove_file(ws.join("BOOTSTRAP.md")).expect("delete");
-    let again = service
-        .client()
-        .await
-        .setup(pb::SetupRequest::default())
-        .await
-        .expect("setup")
-        .into_inner();
+    let again = service.setup().await;
     assert!(!again.config_created);
     assert!(!again.workspaces[0].bootstrap_seeded);
     assert!(!ws.join("BOOTSTRAP.md").exists());
@@ -65,13 +53,7 @@ async fn setup_creates_config_and_seeds_a_brand_new_workspace() {
 #[tokio::test]
 async fn skip_bootstrap_creates_no_files() {
     let service = Service::start(Some("{ agents: { defaults: { skipBootstrap: true } } }")).await;
-    let out = service
-        .client()
-        .await
-        .setup(pb::SetupRequest::default())
-        .await
-        .expect("setup")
-        .into_inner();
+    let out = service.setup().await;
     assert!(out.workspaces[0].skipped_bootstrap);
     let ws = service.path("state/workspace");
     assert!(

@@ -10,7 +10,7 @@ use std::{
 use openclaw_proto::prompt::v1 as pb;
 use prompt_server::ServeConfig;
 use service_kit::{
-    BearerToken, ClientTls, OverloadConfig, ServerSecurity, TokenSet,
+    BearerToken, ClientTls, OverloadConfig, ServerSecurity, TokenSet, error_chain,
     test_pki::{TestCa, write},
 };
 use tonic::{Code, Request, transport::Channel};
@@ -44,18 +44,7 @@ async fn connect(url: &str, tls: Option<&ClientTls>) -> Result<Channel, String> 
         .connect_timeout(Duration::from_secs(5))
         .connect()
         .await
-        .map_err(|e| format!("connect: {}", chain(&e)))
-}
-
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+        .map_err(|e| format!("connect: {}", error_chain(&e)))
 }
 
 /// One cheap unary call, with `token` as the bearer token when given.
