@@ -31,7 +31,8 @@ pub const QUEUE_DEPTH: &str = "agent_queue_depth";
 pub const TRANSCRIPT_APPEND_SECONDS: &str = "agent_transcript_append_seconds";
 /// fsync (fdatasync) latency in seconds on a session's files (histogram;
 /// `file` = `journal` for a message accepted, `transcript` for the end of a
-/// run): its count is the number of fsyncs, what durability costs per run.
+/// run, a compaction and the other synced appends): its count is the number
+/// of fsyncs, what durability costs per run.
 pub const FSYNC_SECONDS: &str = "agent_fsync_seconds";
 
 /// What agent-service adds to the metrics endpoint: HELP lines only (every

@@ -28,8 +28,8 @@ use std::time::Instant;
 
 use agent_testkit::{FakeReply, FakeServer, WireFormat};
 use common::{
-    config_text, connect, env_usize, memory_kib, ms, percentile, run, start_agent_service,
-    start_prompt_service,
+    config_text, connect, env_usize, free_address, memory_kib, ms, percentile, run,
+    start_agent_service, start_prompt_service,
 };
 use openclaw_proto::agent::v1 as pb;
 
@@ -51,10 +51,7 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let config = dir.path().join("openclaw.json");
     std::fs::write(&config, config_text(&base_url))?;
-    let metrics_listen = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
-        probe.local_addr()?.to_string()
-    };
+    let metrics_listen = free_address()?;
     let metrics_url = format!("http://{metrics_listen}/metrics");
     let (mut child, endpoint) = start_agent_service(
         dir.path(),

@@ -24,7 +24,7 @@ use std::{
 use openclaw_transcript::{SessionEntry, SessionKey, SessionStore};
 use tokio::sync::oneshot;
 
-use crate::error::RuntimeError;
+use crate::{error::RuntimeError, services::blocking};
 
 /// The entry a key has after a creation, and whether this creation made it.
 pub(crate) type Created = (Arc<SessionEntry>, bool);
@@ -115,30 +115,24 @@ async fn write_group(
         .iter()
         .map(|p| (p.key.clone(), p.entry.clone()))
         .collect();
-    let written = tokio::task::spawn_blocking(move || {
-        store.update(|index| {
+    let written = blocking(move || {
+        Ok(store.update(|index| {
             requests
                 .into_iter()
                 .map(|(key, entry)| insert_new(index, key, entry))
                 .collect::<Vec<_>>()
-        })
+        })?)
     })
     .await;
     match written {
-        Ok(Ok(outcomes)) => {
+        Ok(outcomes) => {
             for (pending, created) in group.into_iter().zip(outcomes) {
                 // A creator that went away no longer waits.
                 let _ = pending.done.send(Some(created));
             }
         }
-        Ok(Err(error)) => {
-            tracing::debug!(%error, creations = group.len(), "group write of new sessions failed; each is written alone");
-            for pending in group {
-                let _ = pending.done.send(None);
-            }
-        }
         Err(error) => {
-            tracing::debug!(%error, "group write of new sessions did not finish; each is written alone");
+            tracing::debug!(%error, creations = group.len(), "group write of new sessions failed; each is written alone");
             for pending in group {
                 let _ = pending.done.send(None);
             }
@@ -152,9 +146,7 @@ async fn write_alone(
     key: SessionKey,
     entry: SessionEntry,
 ) -> Result<Created, RuntimeError> {
-    tokio::task::spawn_blocking(move || Ok(store.update(|index| insert_new(index, key, entry))?))
-        .await
-        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
+    blocking(move || Ok(store.update(|index| insert_new(index, key, entry))?)).await
 }
 
 fn insert_new(

@@ -211,9 +211,9 @@ impl LiveSession {
     }
 
     /// Appends entries to the transcript in order, one whole line each; with
-    /// `sync` the file is fsynced before the ack (the end of a run), and the
-    /// messages [`Self::written`] reported are then marked done in the
-    /// journal. Returns the written entries.
+    /// `sync` the file is fsynced before the ack (the end of a run, a
+    /// compaction, a Codex turn), and the messages [`Self::written`] reported
+    /// are then marked done in the journal. Returns the written entries.
     pub async fn append(
         &self,
         bodies: Vec<EntryBody>,

@@ -23,7 +23,7 @@ use super::{
     session::Session,
     touches::{Touches, TurnDelta},
 };
-use crate::error::RuntimeError;
+use crate::{error::RuntimeError, services::blocking};
 
 /// Which session a request names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,17 +86,6 @@ impl std::fmt::Debug for SessionManager {
             .field("state_dir", &self.state_dir)
             .finish_non_exhaustive()
     }
-}
-
-/// Runs blocking store work off the async workers.
-async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
-where
-    F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
 }
 
 impl SessionManager {

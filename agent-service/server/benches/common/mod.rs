@@ -52,11 +52,7 @@ pub async fn start_agent_service(
     prompt: &str,
     extra_args: &[&str],
 ) -> anyhow::Result<(Child, String)> {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
-        probe.local_addr()?.port()
-    };
-    let listen = format!("127.0.0.1:{port}");
+    let listen = free_address()?;
     // `AGENT_SERVICE_BIN` runs another build of the binary (to compare two builds).
     let program = std::env::var_os("AGENT_SERVICE_BIN")
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_agent-service").into());
@@ -188,4 +184,10 @@ pub fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// A loopback address with a port free at the moment of asking.
+pub fn free_address() -> anyhow::Result<String> {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(probe.local_addr()?.to_string())
 }
