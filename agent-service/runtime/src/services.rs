@@ -524,16 +524,9 @@ fn log_config(options: &RuntimeOptions, config: &ConfigState) {
     }
 }
 
-/// Runs blocking filesystem work off the async workers.
-pub(crate) async fn blocking<T, F>(work: F) -> Result<T, RuntimeError>
-where
-    F: FnOnce() -> Result<T, RuntimeError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| RuntimeError::Internal(format!("blocking task failed: {e}")))?
-}
+/// Runs blocking filesystem work off the async workers (defined with the
+/// sessions, the lowest module that needs it).
+pub(crate) use crate::sessions::blocking;
 
 /// One [`CodexRunner`] per Codex agent, built on first use and rebuilt when
 /// the agent's settings change. A replaced runner serves its running turns

@@ -24,7 +24,8 @@ use std::{
 use openclaw_transcript::{SessionEntry, SessionKey, SessionStore};
 use tokio::sync::oneshot;
 
-use crate::{error::RuntimeError, services::blocking};
+use super::blocking;
+use crate::error::RuntimeError;
 
 /// The entry a key has after a creation, and whether this creation made it.
 pub(crate) type Created = (Arc<SessionEntry>, bool);

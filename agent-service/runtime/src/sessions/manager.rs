@@ -13,6 +13,7 @@ use openclaw_transcript::{
     AgentId, Clock, SessionEntry, SessionId, SessionKey, SessionStore, unix_millis,
 };
 
+use super::blocking;
 use super::{
     actor::TranscriptSpec,
     creations::Creations,
@@ -23,7 +24,7 @@ use super::{
     session::Session,
     touches::{Touches, TurnDelta},
 };
-use crate::{error::RuntimeError, services::blocking};
+use crate::error::RuntimeError;
 
 /// Which session a request names.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,3 +21,14 @@ pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};
 pub use repairs::{Repair, RepairKind};
 pub(crate) use session::Session;
 pub use touches::TurnDelta;
+
+/// Runs blocking filesystem work off the async workers.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, crate::error::RuntimeError>
+where
+    F: FnOnce() -> Result<T, crate::error::RuntimeError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| crate::error::RuntimeError::Internal(format!("blocking task failed: {e}")))?
+}
