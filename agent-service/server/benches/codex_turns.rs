@@ -15,9 +15,11 @@
 //! A third arm drives Codex directly: an app-server of its own, started
 //! with the command line, `initialize`, `thread/start` and `turn/start`
 //! params agent-service sent (recorded once from a capture agent whose
-//! command is a wrapper copying its stdin), timed from `turn/start` to
-//! `turn/completed`; its turns are interleaved with the other two, and the
-//! difference is what agent-service adds around a Codex turn.
+//! command is a wrapper copying its stdin), answering each dynamic tool
+//! call with the answer agent-service gave the capture agent, timed from
+//! `turn/start` to `turn/completed`; its turns are interleaved with the
+//! other two, and the difference is what agent-service adds around a
+//! Codex turn.
 //!
 //! `cargo bench -p agent-server --bench codex_turns` (release build).
 //! `CODEX_BENCH_TURNS` sets the turns per agent and kind (default 40).
@@ -163,6 +165,15 @@ async fn main() {
     // steady-state turn (no per-turn context pasted again).
     run(&client, "capture", "text", "Hello.").await;
     run(&client, "capture", "text", "Turn 0: check AGENTS.md.").await;
+    // A tool turn on the capture agent records agent-service's answer to
+    // `item/tool/call`, which the direct drive then gives word for word:
+    // the answer stays in the thread's history and is sent again in every
+    // later model request, so its size is part of a like-for-like turn.
+    fake.set_instant(
+        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"})),
+        FakeReply::text("AGENTS.md is there."),
+    );
+    run(&client, "capture", "tool", "Turn 0: check AGENTS.md.").await;
     let direct_home = dir.path().join("direct-home");
     std::fs::create_dir_all(&direct_home).expect("CODEX_HOME");
     let mut direct = Direct::start(codex.binary(), &direct_home, &recorder).await;
@@ -324,6 +335,8 @@ struct Direct {
     lines: Lines<BufReader<ChildStdout>>,
     next_id: u64,
     turn_start: Value,
+    /// agent-service's recorded answer to a dynamic tool call.
+    tool_answer: Value,
 }
 
 impl Direct {
@@ -351,7 +364,16 @@ impl Direct {
         let thread_start = params("thread/start")
             .pop()
             .expect("a recorded thread/start");
-        let turn_start = params("turn/start").pop().expect("a recorded turn/start");
+        let turn_start = params("turn/start")
+            .into_iter()
+            .nth(1)
+            .expect("a recorded steady-state turn/start");
+        let tool_answer = sent
+            .iter()
+            .filter(|m| m.get("method").is_none() && m["result"].get("contentItems").is_some())
+            .map(|m| m["result"].clone())
+            .next_back()
+            .expect("a recorded answer to item/tool/call");
         let mut child = Command::new(binary)
             .args(&args)
             .env_clear()
@@ -373,6 +395,7 @@ impl Direct {
             lines,
             next_id: 0,
             turn_start,
+            tool_answer,
         };
         direct.request("initialize", initialize).await;
         direct.send(&json!({"method": "initialized"})).await;
@@ -432,7 +455,8 @@ impl Direct {
     }
 
     /// Reads until `done` matches, answering Codex's requests on the way
-    /// (a dynamic tool call gets a fixed text, anything else is accepted).
+    /// (a dynamic tool call gets agent-service's recorded answer, anything
+    /// else is accepted).
     async fn read_until(&mut self, done: impl Fn(&Value) -> bool) -> Value {
         loop {
             let line = self
@@ -449,7 +473,7 @@ impl Direct {
             }
             if let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) {
                 let result = if method == "item/tool/call" {
-                    json!({"contentItems": [{"type": "inputText", "text": "AGENTS.md is there."}], "success": true})
+                    self.tool_answer.clone()
                 } else {
                     json!({"decision": "accept"})
                 };
