@@ -30,10 +30,11 @@ pub enum FaultKind {
     /// the message must be set aside in the quarantine file and the session
     /// must keep working.
     CorruptJournal,
-    /// SIGKILL every descendant of agent-service (its Codex app-server and
-    /// whatever that started) and leave agent-service running: the turns in
-    /// flight must end, and the next turn must start Codex again and resume
-    /// its thread. Codex runtime only.
+    /// SIGKILL every descendant of agent-service (its Codex app-server,
+    /// whatever that started, and a tool command of agent-service's own in
+    /// flight) and leave agent-service running: the turns in flight must
+    /// end, and the next turn must start Codex again and resume its thread.
+    /// Codex runtime only.
     SigkillCodex,
 }
 
