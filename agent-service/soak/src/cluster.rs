@@ -17,8 +17,18 @@ use crate::{
     damage,
     error::SoakError,
     faults::{FaultKind, FaultRecord},
+    procs,
+    report::CodexChildren,
     services::{Exit, Service, Stop, free_port},
 };
+
+/// How long the children of a stopped agent-service may take to exit by
+/// themselves (a Codex app-server exits at the end of its stdin) before the
+/// soak kills them as orphans.
+const ORPHAN_WAIT: Duration = Duration::from_secs(5);
+/// How long a Codex kill waits for a child of agent-service to appear (the
+/// first turn after a start or a kill spawns the app-server).
+const CHILD_WAIT: Duration = Duration::from_secs(10);
 
 /// The soak's time origin: offsets since the start, and wall-clock
 /// timestamps (transcript entries carry those) mapped onto the same axis.
@@ -133,6 +143,8 @@ pub(crate) struct Cluster {
     prompt_outage: Duration,
     /// Damage faults so far (picks the next variant and victim).
     damage: u64,
+    /// What became of agent-service's child processes.
+    pub children: CodexChildren,
 }
 
 impl Cluster {
@@ -199,6 +211,7 @@ impl Cluster {
                 .join("sessions"),
             prompt_outage: launch.prompt_outage,
             damage: 0,
+            children: CodexChildren::default(),
         })
     }
 
@@ -232,9 +245,25 @@ impl Cluster {
         self.agent.start().await
     }
 
+    /// Stops agent-service, then waits for its children (its Codex
+    /// app-server) to exit by themselves, killing those that do not as
+    /// orphans.
     async fn stop_agent(&mut self, how: Stop, ending: Ending) -> Result<Option<Exit>, SoakError> {
         let at = self.clock.now();
+        let children = self.agent.pid().map(procs::descendants).unwrap_or_default();
+        let names: Vec<String> = children.iter().map(|&pid| procs::name_of(pid)).collect();
         let exit = self.agent.stop(how).await?;
+        let stayed = procs::wait_gone(&children, ORPHAN_WAIT).await;
+        self.children.exited_with_agent += children.len() - stayed.len();
+        procs::kill_all(&stayed);
+        for (pid, name) in children.iter().zip(&names) {
+            if stayed.contains(pid) {
+                self.children.orphans_killed.push(format!(
+                    "{pid} ({name}), still running {ORPHAN_WAIT:?} after agent-service was stopped by {}",
+                    ending.name()
+                ));
+            }
+        }
         if let Some(last) = self.incarnations.last_mut()
             && last.ended_by.is_none()
         {
@@ -265,6 +294,7 @@ impl Cluster {
         let at = self.clock.now();
         let began = Instant::now();
         let mut observed = None;
+        let killed_before = self.children.killed_by_faults;
         let (exit, ended) = match kind {
             FaultKind::CorruptIndex | FaultKind::CorruptJournal => {
                 let ended = self.current.load(Ordering::SeqCst);
@@ -318,6 +348,16 @@ impl Cluster {
                 self.prompt.start().await?;
                 (exit, None)
             }
+            FaultKind::SigkillCodex => {
+                let (exit, check) = self.kill_children().await;
+                observed = Some(check);
+                (Some(exit), None)
+            }
+        };
+        let killed_children = if kind == FaultKind::SigkillCodex {
+            self.children.killed_by_faults - killed_before
+        } else {
+            0
         };
         let exit = exit.unwrap_or(Exit {
             status: "was not running".to_owned(),
@@ -336,8 +376,55 @@ impl Cluster {
                 ),
             exit_status: exit.status,
             ended_incarnation: ended,
+            killed_children,
             observed,
         })
+    }
+
+    /// SIGKILLs every descendant of agent-service, waiting first (bounded)
+    /// for one to exist; agent-service keeps running. The exit is the count
+    /// killed; the check fails when a killed process does not go away.
+    async fn kill_children(&mut self) -> (Exit, Result<String, String>) {
+        let began = Instant::now();
+        let Some(agent) = self.agent.pid() else {
+            let exit = Exit {
+                status: "agent-service was not running".to_owned(),
+                clean: false,
+                took: Duration::ZERO,
+            };
+            return (exit, Err("agent-service was not running".to_owned()));
+        };
+        while procs::descendants(agent).is_empty() && began.elapsed() < CHILD_WAIT {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let signalled = Instant::now();
+        let (killed, named): (Vec<u32>, Vec<String>) = procs::kill_descendants(agent)
+            .into_iter()
+            .map(|(pid, name)| (pid, format!("{pid} ({name})")))
+            .unzip();
+        let stayed = procs::wait_gone(&killed, ORPHAN_WAIT).await;
+        let took = signalled.elapsed();
+        self.children.killed_by_faults += killed.len();
+        let exit = Exit {
+            status: format!("{} process(es) SIGKILLed", killed.len()),
+            clean: true,
+            took,
+        };
+        let check = if killed.is_empty() {
+            Ok(format!(
+                "no child of agent-service ran within {CHILD_WAIT:?}; nothing was killed"
+            ))
+        } else if stayed.is_empty() {
+            Ok(format!(
+                "killed {} (agent-service kept serving)",
+                named.join(", ")
+            ))
+        } else {
+            Err(format!(
+                "{stayed:?} still running {ORPHAN_WAIT:?} after SIGKILL"
+            ))
+        };
+        (exit, check)
     }
 
     /// Waits until agent-service's readiness (the AgentService health status) is `serving`;

@@ -46,6 +46,9 @@ pub enum SoakError {
         /// The error.
         source: openclaw_transcript::Error,
     },
+    /// The pinned Codex could not be installed (the Codex runtime needs it).
+    #[error("installing the pinned Codex: {0}")]
+    Codex(#[source] codex_peer::PeerError),
     /// The options do not make a soak.
     #[error("invalid option: {0}")]
     Invalid(String),

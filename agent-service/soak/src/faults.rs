@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::rng::Rng;
+use crate::{rng::Rng, soak::Runtime};
 
 /// A fault the injector can cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
@@ -30,18 +30,40 @@ pub enum FaultKind {
     /// the message must be set aside in the quarantine file and the session
     /// must keep working.
     CorruptJournal,
+    /// SIGKILL every descendant of agent-service (its Codex app-server,
+    /// whatever that started, and a tool command of agent-service's own in
+    /// flight) and leave agent-service running: the turns in flight must
+    /// end, and the next turn must start Codex again and resume its thread.
+    /// Codex runtime only.
+    SigkillCodex,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::SigtermAgent,
         Self::SigkillAgent,
         Self::RestartPrompt,
         Self::PromptOutage,
         Self::CorruptIndex,
         Self::CorruptJournal,
+        Self::SigkillCodex,
     ];
+
+    /// The kinds injected when none are named: every kind that applies to
+    /// `runtime`.
+    pub fn defaults(runtime: Runtime) -> Vec<Self> {
+        Self::ALL
+            .into_iter()
+            .filter(|kind| kind.applies_to(runtime))
+            .collect()
+    }
+
+    /// Whether the fault means anything on `runtime` (there is no Codex
+    /// process to kill on the embedded one).
+    pub fn applies_to(self, runtime: Runtime) -> bool {
+        self != Self::SigkillCodex || runtime == Runtime::Codex
+    }
 
     /// How it is printed.
     pub fn name(self) -> &'static str {
@@ -52,6 +74,7 @@ impl FaultKind {
             Self::PromptOutage => "prompt-service outage",
             Self::CorruptIndex => "SIGKILL + corrupt sessions.json",
             Self::CorruptJournal => "SIGKILL + poison journal entry",
+            Self::SigkillCodex => "SIGKILL codex app-server",
         }
     }
 }
@@ -73,6 +96,9 @@ pub struct FaultRecord {
     pub clean_exit: bool,
     /// The agent-service incarnation it ended (agent-service faults).
     pub ended_incarnation: Option<u64>,
+    /// Processes it SIGKILLed besides agent-service itself (its Codex
+    /// children, for `SigkillCodex`).
+    pub killed_children: usize,
     /// What the fault checked on its own (readiness during an outage, the
     /// damage done), in words; `Err` when that check failed.
     pub observed: Option<Result<String, String>>,
@@ -138,5 +164,14 @@ mod tests {
         }
         let mut none = Schedule::new(&[], (Duration::ZERO, Duration::ZERO), Rng::new(1));
         assert_eq!(none.next(), None);
+    }
+
+    #[test]
+    fn the_codex_kill_is_a_default_of_the_codex_runtime_only() {
+        let embedded = FaultKind::defaults(Runtime::Embedded);
+        assert!(!embedded.contains(&FaultKind::SigkillCodex));
+        assert_eq!(embedded.len(), FaultKind::ALL.len() - 1);
+        let codex = FaultKind::defaults(Runtime::Codex);
+        assert_eq!(codex, FaultKind::ALL);
     }
 }

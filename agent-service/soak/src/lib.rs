@@ -14,6 +14,13 @@
 //! [`Options::duration`] and reports load held, faults, and messages
 //! acknowledged, found, duplicated and lost ([`Report`]).
 //!
+//! With [`Runtime::Codex`] the agent runs on the Codex runtime instead:
+//! agent-service drives a real `codex app-server` child (the pinned version)
+//! against the fake model's Responses API, the Codex children can be
+//! SIGKILLed on their own ([`FaultKind::SigkillCodex`]), and every Codex
+//! process is accounted for: killed by a fault, gone with its agent-service,
+//! or left over and killed at the end ([`CodexChildren`]).
+//!
 //! What it is not for: benchmarks (the model is fake, the machine shared),
 //! anything beyond loopback, or judging replies. It changes nothing in the
 //! services; it only drives them and reads what they wrote.
@@ -25,6 +32,7 @@ mod error;
 mod faults;
 pub mod ledger;
 mod model;
+mod procs;
 mod reconcile;
 mod report;
 mod rng;
@@ -37,8 +45,8 @@ pub use cluster::{Ending, Incarnation};
 pub use error::SoakError;
 pub use faults::{FaultKind, FaultRecord};
 pub use reconcile::{Duplicate, Lost, Reconciliation};
-pub use report::Report;
-pub use soak::{Binaries, Options, run};
+pub use report::{CodexChildren, Report};
+pub use soak::{Binaries, Options, Runtime, run};
 
 /// Re-exported so callers can pick the fake model's wire format.
 pub use agent_testkit::WireFormat;

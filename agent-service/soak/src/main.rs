@@ -5,7 +5,7 @@
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
-use openclaw_soak::{Binaries, FaultKind, Options, WireFormat};
+use openclaw_soak::{Binaries, FaultKind, Options, Runtime, WireFormat};
 
 /// Soak prompt-service and agent-service with faults, then reconcile every
 /// acknowledged message against the transcripts.
@@ -27,22 +27,30 @@ struct Cli {
     /// Longest pause between a client's messages, in ms (each pause is 0..=this).
     #[arg(long, default_value_t = 400)]
     think_ms: u64,
-    /// Faults to inject (comma-separated; "none" for a baseline).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "sigterm-agent,sigkill-agent,restart-prompt,prompt-outage,corrupt-index,corrupt-journal"
-    )]
-    faults: Vec<FaultChoice>,
+    /// Runtime of the soak's agent: agent-service's own loop, or a real `codex app-server`
+    /// child (the pinned version, installed into .tools/ on first use) against the fake
+    /// model's Responses API.
+    #[arg(long, value_enum, default_value = "embedded")]
+    runtime: Runtime,
+    /// The `codex` binary for --runtime codex (default: the pinned version).
+    #[arg(long)]
+    codex: Option<PathBuf>,
+    /// Faults to inject (comma-separated; "none" for a baseline). Default with --runtime
+    /// embedded: sigterm-agent,sigkill-agent,restart-prompt,prompt-outage,corrupt-index,
+    /// corrupt-journal; with --runtime codex: those and sigkill-codex (SIGKILL agent-service's
+    /// Codex app-server and its descendants, agent-service keeps running).
+    #[arg(long, value_delimiter = ',')]
+    faults: Option<Vec<FaultChoice>>,
     /// Shortest and longest pause before a fault, in seconds ("MIN,MAX").
     #[arg(long, value_delimiter = ',', num_args = 2, default_values_t = [2.0, 6.0])]
     fault_interval: Vec<f64>,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Wire format of the fake model.
-    #[arg(long, value_enum, default_value = "anthropic")]
-    wire: Wire,
+    /// Wire format of the fake model (default: anthropic; with --runtime codex,
+    /// openai-responses, the only one it takes).
+    #[arg(long, value_enum)]
+    wire: Option<Wire>,
     /// Directory holding prompt-service and agent-service (default: next to this binary).
     #[arg(long)]
     bin_dir: Option<PathBuf>,
@@ -79,6 +87,7 @@ enum FaultChoice {
     PromptOutage,
     CorruptIndex,
     CorruptJournal,
+    SigkillCodex,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -106,14 +115,9 @@ async fn main() -> anyhow::Result<ExitCode> {
         None => Binaries::near(&std::env::current_exe()?)?,
     };
     let (low, high) = (cli.fault_interval[0], cli.fault_interval[1]);
-    let options = Options {
-        duration: Duration::from_secs(cli.duration),
-        clients: cli.clients,
-        sessions_per_client: cli.sessions,
-        messages_per_session: cli.messages_per_session,
-        think_time: (Duration::ZERO, Duration::from_millis(cli.think_ms)),
-        faults: cli
-            .faults
+    let faults = match &cli.faults {
+        None => FaultKind::defaults(cli.runtime),
+        Some(chosen) => chosen
             .iter()
             .filter_map(|f| match f {
                 FaultChoice::None => None,
@@ -123,18 +127,30 @@ async fn main() -> anyhow::Result<ExitCode> {
                 FaultChoice::PromptOutage => Some(FaultKind::PromptOutage),
                 FaultChoice::CorruptIndex => Some(FaultKind::CorruptIndex),
                 FaultChoice::CorruptJournal => Some(FaultKind::CorruptJournal),
+                FaultChoice::SigkillCodex => Some(FaultKind::SigkillCodex),
             })
             .collect(),
+    };
+    let wire = match (cli.wire, cli.runtime) {
+        (Some(Wire::Anthropic), _) | (None, Runtime::Embedded) => WireFormat::AnthropicMessages,
+        (Some(Wire::OpenaiResponses), _) | (None, Runtime::Codex) => WireFormat::OpenAiResponses,
+        (Some(Wire::ChatCompletions), _) => WireFormat::ChatCompletions,
+    };
+    let options = Options {
+        runtime: cli.runtime,
+        codex_command: cli.codex,
+        duration: Duration::from_secs(cli.duration),
+        clients: cli.clients,
+        sessions_per_client: cli.sessions,
+        messages_per_session: cli.messages_per_session,
+        think_time: (Duration::ZERO, Duration::from_millis(cli.think_ms)),
+        faults,
         fault_interval: (
             Duration::try_from_secs_f64(low)?,
             Duration::try_from_secs_f64(high)?,
         ),
         seed: cli.seed,
-        wire: match cli.wire {
-            Wire::Anthropic => WireFormat::AnthropicMessages,
-            Wire::OpenaiResponses => WireFormat::OpenAiResponses,
-            Wire::ChatCompletions => WireFormat::ChatCompletions,
-        },
+        wire,
         binaries,
         drain_secs: cli.drain_secs,
         work_dir: cli.work_dir,

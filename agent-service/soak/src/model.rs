@@ -61,6 +61,11 @@ impl FakeModel {
         self.handle.request_count()
     }
 
+    /// The server's base URL.
+    pub(crate) fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
     /// The `models.providers.fake` entry pointing at this server.
     pub(crate) fn provider_json5(&self) -> String {
         format!(

@@ -7,14 +7,34 @@ use crate::{
     cluster::Incarnation,
     faults::{FaultKind, FaultRecord},
     reconcile::Reconciliation,
+    soak::Runtime,
 };
 
 /// Examples printed per finding list.
 const EXAMPLES: usize = 8;
 
+/// What became of agent-service's child processes (its Codex app-servers
+/// on the Codex runtime; tool commands in flight otherwise).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CodexChildren {
+    /// Processes the Codex-kill faults SIGKILLed.
+    pub killed_by_faults: usize,
+    /// Children of a stopped agent-service that exited by themselves (at
+    /// the end of their stdin, or in agent-service's shutdown).
+    pub exited_with_agent: usize,
+    /// Children still running a while after their agent-service was
+    /// stopped, which the soak killed: "pid (name), why".
+    pub orphans_killed: Vec<String>,
+    /// Processes carrying the soak's Codex home still running after the
+    /// last agent-service stopped, which the soak killed: "pid (name)".
+    pub left_at_end: Vec<String>,
+}
+
 /// The result of one soak.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
+    /// The runtime the agent ran on.
+    pub runtime: Runtime,
     /// How long the clients sent messages.
     pub load_time: Duration,
     /// Clients.
@@ -47,6 +67,8 @@ pub struct Report {
     pub probed: usize,
     /// Sessions that did not answer it (wedged), with why.
     pub wedged: Vec<String>,
+    /// agent-service's child processes.
+    pub codex: CodexChildren,
     /// The work directory, when it was kept.
     pub work_dir: Option<PathBuf>,
 }
@@ -100,6 +122,10 @@ impl Report {
         );
         add(self.wedged.len(), "wedged session(s)");
         add(
+            self.codex.orphans_killed.len() + self.codex.left_at_end.len(),
+            "child process(es) of agent-service that outlived it",
+        );
+        add(
             self.faults
                 .iter()
                 .filter(|f| matches!(f.observed, Some(Err(_))))
@@ -151,10 +177,11 @@ impl fmt::Display for Report {
         let c = &self.check;
         writeln!(
             f,
-            "openclaw-soak: {} s of load, {} clients, {} sessions",
+            "openclaw-soak: {} s of load, {} clients, {} sessions, {} runtime",
             secs(self.load_time),
             self.clients,
-            self.sessions
+            self.sessions,
+            self.runtime.name()
         )?;
         writeln!(
             f,
@@ -173,7 +200,9 @@ impl fmt::Display for Report {
         )?;
         let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
         for kind in FaultKind::ALL {
-            by_kind.insert(kind.name().to_owned(), self.faults_of(kind) as u64);
+            if kind.applies_to(self.runtime) {
+                by_kind.insert(kind.name().to_owned(), self.faults_of(kind) as u64);
+            }
         }
         writeln!(f, "faults injected: {}", join(&by_kind))?;
         for fault in &self.faults {
@@ -295,6 +324,23 @@ impl fmt::Display for Report {
             self.wedged.len()
         )?;
         list(f, "wedged sessions", &self.wedged)?;
+        let children = &self.codex;
+        if self.runtime == Runtime::Codex {
+            writeln!(
+                f,
+                "codex processes: SIGKILLed by faults {}, exited with their agent-service {}, orphans killed {}, left at the end and killed {}",
+                children.killed_by_faults,
+                children.exited_with_agent,
+                children.orphans_killed.len(),
+                children.left_at_end.len()
+            )?;
+        }
+        list(
+            f,
+            "orphaned children of agent-service",
+            &children.orphans_killed,
+        )?;
+        list(f, "codex processes left at the end", &children.left_at_end)?;
         if let Some(dir) = &self.work_dir {
             writeln!(f, "work directory kept: {}", dir.display())?;
         }

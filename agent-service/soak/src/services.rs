@@ -71,6 +71,11 @@ impl Service {
         }
     }
 
+    /// The running process's id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(tokio::process::Child::id)
+    }
+
     /// `http://127.0.0.1:<port>`.
     pub(crate) fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)

@@ -17,6 +17,7 @@ use crate::{
     error::SoakError,
     faults::{FaultKind, Schedule},
     model::{FakeModel, MODEL},
+    procs,
     reconcile::{self, Evidence},
     report::Report,
     rng::Rng,
@@ -55,9 +56,35 @@ impl Binaries {
     }
 }
 
+/// Which runtime the soak's agent runs on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Runtime {
+    /// agent-service's own agent loop.
+    #[default]
+    Embedded,
+    /// The Codex runtime: agent-service drives a real `codex app-server`
+    /// child (the pinned version) against the fake model's Responses API.
+    Codex,
+}
+
+impl Runtime {
+    /// How it is printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Codex => "codex",
+        }
+    }
+}
+
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
+    /// The runtime of the soak's agent.
+    pub runtime: Runtime,
+    /// The `codex` binary for [`Runtime::Codex`]; `None`: the pinned
+    /// version, installed into the workspace's `.tools/` on first use.
+    pub codex_command: Option<PathBuf>,
     /// How long the clients send messages.
     pub duration: Duration,
     /// Conversation clients.
@@ -75,7 +102,8 @@ pub struct Options {
     pub fault_interval: (Duration, Duration),
     /// Seed of every random choice.
     pub seed: u64,
-    /// The fake model's wire format.
+    /// The fake model's wire format (the Codex runtime speaks only
+    /// [`WireFormat::OpenAiResponses`]).
     pub wire: WireFormat,
     /// The service binaries.
     pub binaries: Binaries,
@@ -98,15 +126,18 @@ pub struct Options {
 }
 
 impl Options {
-    /// A short soak with every fault, using `binaries`.
+    /// A short soak on the embedded runtime with every fault, using
+    /// `binaries`.
     pub fn short(binaries: Binaries) -> Self {
         Self {
+            runtime: Runtime::Embedded,
+            codex_command: None,
             duration: Duration::from_secs(20),
             clients: 2,
             sessions_per_client: 2,
             messages_per_session: 40,
             think_time: (Duration::ZERO, Duration::from_millis(400)),
-            faults: FaultKind::ALL.to_vec(),
+            faults: FaultKind::defaults(Runtime::Embedded),
             fault_interval: (Duration::from_secs(2), Duration::from_secs(4)),
             seed: 1,
             wire: WireFormat::AnthropicMessages,
@@ -118,6 +149,17 @@ impl Options {
             service_env: Vec::new(),
             prompt_outage: Duration::from_secs(3),
             poison_percent: 2,
+        }
+    }
+
+    /// [`Options::short`] on the Codex runtime (its wire format, and every
+    /// fault including the Codex kill).
+    pub fn short_codex(binaries: Binaries) -> Self {
+        Self {
+            runtime: Runtime::Codex,
+            wire: WireFormat::OpenAiResponses,
+            faults: FaultKind::defaults(Runtime::Codex),
+            ..Self::short(binaries)
         }
     }
 }
@@ -138,6 +180,23 @@ pub async fn run(options: Options) -> Result<Report, SoakError> {
             "--clients must be at least 1".to_owned(),
         ));
     }
+    if options.runtime == Runtime::Codex && options.wire != WireFormat::OpenAiResponses {
+        return Err(SoakError::Invalid(format!(
+            "--runtime codex speaks only the Responses API: use --wire openai-responses (or leave --wire out), not {:?}",
+            options.wire
+        )));
+    }
+    if let Some(kind) = options
+        .faults
+        .iter()
+        .find(|kind| !kind.applies_to(options.runtime))
+    {
+        return Err(SoakError::Invalid(format!(
+            "the fault \"{}\" does not apply to --runtime {}",
+            kind.name(),
+            options.runtime.name()
+        )));
+    }
     let temp = match &options.work_dir {
         Some(_) => None,
         None => Some(
@@ -152,7 +211,14 @@ pub async fn run(options: Options) -> Result<Report, SoakError> {
         (None, Some(temp)) => temp.path().to_path_buf(),
         (None, None) => return Err(SoakError::Invalid("no work directory".to_owned())),
     };
-    let mut report = soak(&options, &work).await?;
+    let outcome = soak(&options, &work).await;
+    // Whatever the outcome, no Codex process of this soak outlives it.
+    let leftovers = match options.runtime {
+        Runtime::Codex => sweep_codex(&work.join(CODEX_HOME)).await,
+        Runtime::Embedded => Vec::new(),
+    };
+    let mut report = outcome?;
+    report.codex.left_at_end = leftovers;
     let keep = options.work_dir.is_some() || options.keep_work_dir || !report.passed();
     if keep {
         if let Some(temp) = temp {
@@ -164,11 +230,53 @@ pub async fn run(options: Options) -> Result<Report, SoakError> {
     Ok(report)
 }
 
+/// The Codex home of a soak on the Codex runtime, in its work directory.
+const CODEX_HOME: &str = "codex-home";
+
+/// SIGKILLs the processes still carrying this soak's Codex home once every
+/// agent-service is gone (Codex app-servers that outlived their
+/// agent-service, and what they started); returns their pids and names.
+async fn sweep_codex(home: &Path) -> Vec<String> {
+    let found = procs::with_codex_home(home);
+    let named: Vec<String> = found
+        .iter()
+        .map(|&pid| format!("{pid} ({})", procs::name_of(pid)))
+        .collect();
+    procs::kill_all(&found);
+    procs::wait_gone(&found, Duration::from_secs(5)).await;
+    named
+}
+
+/// The `codex` binary to run: the one named, or the pinned version
+/// (installed on first use; npm runs meanwhile, so off the async threads).
+async fn codex_command(options: &Options) -> Result<PathBuf, SoakError> {
+    if let Some(command) = &options.codex_command {
+        return Ok(command.clone());
+    }
+    let install = tokio::task::spawn_blocking(codex_peer::CodexInstall::ensure)
+        .await
+        .map_err(|e| SoakError::Invalid(format!("the Codex install task failed: {e}")))?
+        .map_err(SoakError::Codex)?;
+    Ok(install.binary().to_path_buf())
+}
+
 async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
     let mut rng = Rng::new(options.seed);
     let layout = Layout::under(work)?;
+    let codex = match options.runtime {
+        Runtime::Codex => {
+            let home = work.join(CODEX_HOME);
+            std::fs::create_dir_all(&home)
+                .map_err(SoakError::io(format!("create {}", home.display())))?;
+            Some(Codex {
+                command: codex_command(options).await?,
+                home,
+            })
+        }
+        Runtime::Embedded => None,
+    };
     let model = FakeModel::start(options.wire, rng.fork()).await?;
-    write_config(&layout, work, &model)?;
+    write_config(&layout, work, &model, codex.as_ref())?;
     let clock = Clock::start();
     let mut cluster = Cluster::new(
         &Launch {
@@ -281,6 +389,7 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
         runs.cut += outcome.runs.cut;
     }
     Ok(Report {
+        runtime: options.runtime,
         load_time,
         clients: options.clients,
         sessions: keys.len(),
@@ -297,29 +406,60 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
         poison,
         probed: probed.len(),
         wedged,
+        codex: cluster.children.clone(),
         work_dir: None,
     })
 }
 
-/// `openclaw.json`: the one agent on the fake model, its workspace in the
-/// work directory, and an exec policy that lets the model's `sleep` run (an
-/// unset policy would refuse every command, and interrupts need a tool call
-/// that is really in flight).
-fn write_config(layout: &Layout, work: &Path, model: &FakeModel) -> Result<(), SoakError> {
+/// The Codex app-server the agent runs on.
+struct Codex {
+    /// The `codex` binary.
+    command: PathBuf,
+    /// Its `CODEX_HOME`.
+    home: PathBuf,
+}
+
+/// `openclaw.json`: the one agent on the fake model (through a Codex
+/// app-server when `codex` is given), its workspace in the work directory,
+/// and an exec policy that lets the model's `sleep` run (an unset policy
+/// would refuse every command, and interrupts need a tool call that is
+/// really in flight).
+fn write_config(
+    layout: &Layout,
+    work: &Path,
+    model: &FakeModel,
+    codex: Option<&Codex>,
+) -> Result<(), SoakError> {
     let workspace = work.join("workspace");
+    let agent = match codex {
+        None => format!(r#"{{ id: "{}", default: true }}"#, transcripts::AGENT),
+        // Codex names the model without our provider; its own provider
+        // entry points at the same fake server, and it retries nothing
+        // (a retry would take a reply queued for another request).
+        Some(codex) => format!(
+            r#"{{ id: "{}", default: true, model: "{MODEL}", runtime: {{ type: "codex", codex: {{
+      command: {}, codexHome: {},
+      approvalPolicy: "never", sandbox: "read-only",
+      modelProvider: {{ name: "fake", base_url: {}, wire_api: "responses", request_max_retries: 0, stream_max_retries: 0 }},
+    }} }} }}"#,
+            transcripts::AGENT,
+            serde_json::json!(codex.command.display().to_string()),
+            serde_json::json!(codex.home.display().to_string()),
+            serde_json::json!(model.base_url()),
+        ),
+    };
     let text = format!(
         r#"// Written by openclaw-soak.
 {{
   agents: {{
     defaults: {{ model: "fake/{MODEL}", userTimezone: "UTC", workspace: "{}" }},
-    list: [{{ id: "{}", default: true }}],
+    list: [{agent}],
   }},
   tools: {{ exec: {{ security: "allowlist", safeBins: ["sleep"] }} }},
   models: {{ providers: {{ {} }} }},
 }}
 "#,
         workspace.display(),
-        transcripts::AGENT,
         model.provider_json5()
     );
     std::fs::write(&layout.config, text)
