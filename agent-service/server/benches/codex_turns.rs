@@ -52,9 +52,24 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     let codex = CodexInstall::ensure().expect("installing the pinned Codex");
-    let (base_url, fake) = FakeServer::start(WireFormat::OpenAiResponses)
-        .await
-        .expect("fake model");
+    // The fake model serves from a thread and runtime of its own: a real
+    // model is another machine, and on agent-service's two worker threads
+    // its answers would wait behind the work they are being compared with.
+    let (started, fake_ready) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("the fake model's runtime");
+        runtime.block_on(async move {
+            let fake = FakeServer::start(WireFormat::OpenAiResponses)
+                .await
+                .expect("fake model");
+            let _ = started.send(fake);
+            std::future::pending::<()>().await;
+        });
+    });
+    let (base_url, fake) = fake_ready.recv().expect("the fake model started");
     fake.set_recording(false);
 
     // prompt-service over gRPC, as in production.

@@ -291,7 +291,7 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "transcripts: torn tails {}, skipped lines {}, quarantine files {}; tool calls {}, paired {}, open after a SIGKILL {}",
+            "transcripts: torn tails {}, skipped lines {}, torn-tail quarantine files {}; tool calls {}, paired {}, open after a SIGKILL {}",
             c.torn_tails.len(),
             c.bad_lines.len(),
             c.quarantined.len(),
@@ -301,7 +301,7 @@ impl fmt::Display for Report {
         )?;
         list(f, "torn tails", &c.torn_tails)?;
         list(f, "skipped lines", &c.bad_lines)?;
-        list(f, "quarantine files", &c.quarantined)?;
+        list(f, "torn-tail quarantine files", &c.quarantined)?;
         list(
             f,
             "open tool calls explained by a SIGKILL",

@@ -29,7 +29,7 @@ use openclaw_config::{
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::{ModelProvider, ModelRequest, ProviderError, ResolvedModel, StreamEvent};
 use openclaw_tools::ToolRegistry;
-use openclaw_transcript::{AssistantMessage, EntryBody, Message, Usage};
+use openclaw_transcript::{AssistantMessage, EntryBody, Message, SessionEntry, Usage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -477,12 +477,25 @@ impl CodexRun<'_> {
     }
 
     /// Stores the session's thread; `context` replaces what it holds. A
-    /// different thread holds nothing of the old one's context.
+    /// different thread holds nothing of the old one's context. When the
+    /// index already says exactly that (every steady-state turn: the same
+    /// thread, nothing new pasted) it is not rewritten: an atomic rewrite
+    /// with its fsyncs costs milliseconds, and the one after the turn is on
+    /// the way to `final`.
     async fn store_thread(
         &self,
         thread_id: &str,
         context: Option<BTreeMap<String, String>>,
     ) -> Result<(), RuntimeError> {
+        let current = self
+            .services
+            .index_entry(&self.s.agent.id, &self.s.key)
+            .await?;
+        if current.is_some_and(|entry| {
+            stored_already(&entry, &self.s.session_id, thread_id, context.as_ref())
+        }) {
+            return Ok(());
+        }
         let (thread_id, session_id) = (thread_id.to_owned(), self.s.session_id.clone());
         self.services
             .sessions()
@@ -552,6 +565,19 @@ impl Steering {
 }
 
 /// How many user messages end `history` (with nothing of Codex's after them).
+/// Whether `entry` already binds session `session_id` to `thread_id`
+/// holding `context` (`None`: whatever it holds).
+fn stored_already(
+    entry: &SessionEntry,
+    session_id: &str,
+    thread_id: &str,
+    context: Option<&BTreeMap<String, String>>,
+) -> bool {
+    entry.session_id.to_string() == session_id
+        && entry.codex_thread_id.as_deref() == Some(thread_id)
+        && context.is_none_or(|context| *context == entry.codex_thread_context)
+}
+
 fn unsent_users(history: &[Message]) -> usize {
     history
         .iter()
@@ -633,6 +659,39 @@ mod tests {
         };
         let (taken, back) = everything.split(usize::MAX);
         assert_eq!((seqs(&taken), seqs(&back)), (vec![], vec![6]));
+    }
+
+    #[test]
+    fn an_index_entry_that_already_holds_the_thread_is_not_stored_again() {
+        let id = openclaw_transcript::SessionId::new_v4();
+        let mut entry = SessionEntry::new(id, 0);
+        let held = BTreeMap::from([("BOOTSTRAP.md".to_owned(), "ab12".to_owned())]);
+        let session = id.to_string();
+        assert!(
+            !stored_already(&entry, &session, "t1", None),
+            "no thread yet"
+        );
+        entry.codex_thread_id = Some("t1".to_owned());
+        entry.codex_thread_context = held.clone();
+        assert!(stored_already(&entry, &session, "t1", None));
+        assert!(stored_already(&entry, &session, "t1", Some(&held)));
+        assert!(
+            !stored_already(&entry, &session, "t2", None),
+            "another thread"
+        );
+        let changed = BTreeMap::from([("BOOTSTRAP.md".to_owned(), "cd34".to_owned())]);
+        assert!(!stored_already(&entry, &session, "t1", Some(&changed)));
+        assert!(!stored_already(
+            &entry,
+            &session,
+            "t1",
+            Some(&BTreeMap::new())
+        ));
+        let other = openclaw_transcript::SessionId::new_v4().to_string();
+        assert!(
+            !stored_already(&entry, &other, "t1", None),
+            "a reset session"
+        );
     }
 
     #[test]
