@@ -16,10 +16,12 @@
 //! with the command line, `initialize`, `thread/start` and `turn/start`
 //! params agent-service sent (recorded once from a capture agent whose
 //! command is a wrapper copying its stdin), answering each dynamic tool
-//! call with the answer agent-service gave the capture agent, timed from
-//! `turn/start` to `turn/completed`; its turns are interleaved with the
-//! other two, and the difference is what agent-service adds around a
-//! Codex turn.
+//! call with the answer agent-service gave the capture agent, its thread
+//! begun with the recorded first turn (the one pasting per-turn context),
+//! then timed from `turn/start` to `turn/completed`; its turns are
+//! interleaved with the other two, the Codex agent runs all its turns on
+//! one thread as the direct drive does, and the difference is what
+//! agent-service adds around a Codex turn.
 //!
 //! `cargo bench -p agent-server --bench codex_turns` (release build).
 //! `CODEX_BENCH_TURNS` sets the turns per agent and kind (default 40).
@@ -191,6 +193,8 @@ async fn main() {
     run(&client, "capture", "tool", "Turn 0: check AGENTS.md.").await;
     let direct_home = dir.path().join("direct-home");
     std::fs::create_dir_all(&direct_home).expect("CODEX_HOME");
+    // The direct drive's first turn answers as the Codex agent's did.
+    fake.set_instant(FakeReply::text("ok"), FakeReply::text("ok"));
     let mut direct = Direct::start(codex.binary(), &direct_home, &recorder).await;
 
     for (kind, on_user, on_result) in [
@@ -209,7 +213,9 @@ async fn main() {
         for i in 0..turns {
             let text = format!("Turn {i}: check AGENTS.md.");
             ours.push(run(&client, "ours", kind, &text).await);
-            let phases = run_phases(&client, "codex", kind, &text).await;
+            // One session, so one Codex thread, for both kinds, as the
+            // direct drive runs all its turns on one thread.
+            let phases = run_phases(&client, "codex", "text", &text).await;
             theirs.push(phases.total);
             codex_phases.push(phases);
             direct_turns.push(direct.turn(&text).await);
@@ -356,8 +362,9 @@ struct Direct {
 
 impl Direct {
     /// Starts the app-server with the recorded command line, runs the
-    /// recorded `initialize` and `thread/start`, and keeps the last
-    /// recorded `turn/start` for [`Direct::turn`].
+    /// recorded `initialize`, `thread/start` and that thread's first
+    /// `turn/start`, and keeps a recorded steady-state `turn/start` for
+    /// [`Direct::turn`].
     async fn start(binary: &Path, home: &Path, recorder: &Path) -> Self {
         let args: Vec<String> = std::fs::read_to_string(recorder.join(ARGS_LOG))
             .expect("recorded arguments")
@@ -379,10 +386,15 @@ impl Direct {
         let thread_start = params("thread/start")
             .pop()
             .expect("a recorded thread/start");
-        let turn_start = params("turn/start")
-            .into_iter()
-            .nth(1)
+        let turns = params("turn/start");
+        let turn_start = turns
+            .get(1)
+            .cloned()
             .expect("a recorded steady-state turn/start");
+        // The last recorded turn is the first of the thread the last
+        // `thread/start` began: it pastes the per-turn context, as the
+        // first turn of the Codex agent's thread did.
+        let first_turn = turns.last().cloned().expect("a recorded first turn");
         let tool_answer = sent
             .iter()
             .filter(|m| m.get("method").is_none() && m["result"].get("contentItems").is_some())
@@ -420,6 +432,12 @@ impl Direct {
             .expect("thread id")
             .to_owned();
         direct.turn_start["threadId"] = json!(thread);
+        // The thread's history starts as the Codex agent's does: one turn
+        // with the per-turn context, then the timed turns.
+        let mut first_turn = first_turn;
+        first_turn["threadId"] = json!(thread);
+        direct.request("turn/start", first_turn).await;
+        direct.read_until(|m| m["method"] == "turn/completed").await;
         direct
     }
 
