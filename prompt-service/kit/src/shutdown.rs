@@ -3,30 +3,65 @@
 use std::{future::Future, time::Duration};
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+///
+/// The handlers are installed when this is called, not when the future is
+/// first polled: a server that calls it before it serves cannot be killed by
+/// the default action of a signal that arrives while it is starting (a
+/// SIGTERM right after the first request would otherwise end the process
+/// without its drain). Call it from within the Tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind, name: &'static str| {
+            signal(kind)
+                .inspect_err(|error| tracing::error!(%error, "cannot listen for {name}"))
+                .ok()
+        };
+        let mut interrupt = listen(SignalKind::interrupt(), "SIGINT");
+        let mut terminate = listen(SignalKind::terminate(), "SIGTERM");
+        async move {
+            let int = async {
+                match interrupt.as_mut() {
+                    Some(sig) => drop(sig.recv().await),
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let term = async {
+                match terminate.as_mut() {
+                    Some(sig) => drop(sig.recv().await),
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = int => tracing::info!(signal = "SIGINT", "shutdown requested"),
+                () = term => tracing::info!(signal = "SIGTERM", "shutdown requested"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if let Err(error) = tokio::signal::ctrl_c().await {
-            tracing::error!(%error, "cannot listen for SIGINT");
+            tracing::error!(%error, "cannot listen for Ctrl-C");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!(signal = "SIGINT", "shutdown requested"),
-        () = term => tracing::info!(signal = "SIGTERM", "shutdown requested"),
+        tracing::info!(signal = "Ctrl-C", "shutdown requested");
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::time::Duration;
+
+    /// The handler is in place before the future is polled: a SIGTERM sent
+    /// then is seen by the first poll, and the process is not ended by it.
+    #[tokio::test]
+    async fn a_signal_before_the_first_poll_is_not_lost() {
+        let shutdown = super::shutdown_signal();
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM).expect("raise");
+        tokio::time::timeout(Duration::from_secs(5), shutdown)
+            .await
+            .expect("the SIGTERM raised before the first poll resolves the future");
     }
 }
 
