@@ -14,8 +14,9 @@
 //!
 //! A third arm drives Codex directly: an app-server of its own, started
 //! with the command line, `initialize`, `thread/start` and `turn/start`
-//! params agent-service sent (recorded once from a capture agent whose
-//! command is a wrapper copying its stdin), answering each dynamic tool
+//! params agent-service sent and in the environment it gave the child
+//! (recorded once from a capture agent whose command is a wrapper copying
+//! its stdin and environment), answering each dynamic tool
 //! call with the answer agent-service gave the capture agent, its thread
 //! begun with the recorded first turn (the one pasting per-turn context),
 //! then timed from `turn/start` to `turn/completed`; its turns are
@@ -324,13 +325,15 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The file the capture wrapper appends agent-service's lines to, and the
-/// one it writes its arguments to.
+/// The file the capture wrapper appends agent-service's lines to, the one
+/// it writes its arguments to and the one holding its environment
+/// (NUL-separated `KEY=value` entries).
 const SENT_LOG: &str = "sent.jsonl";
 const ARGS_LOG: &str = "args";
+const ENV_LOG: &str = "env";
 
-/// A script that runs `codex` with its arguments written to `dir/args` and
-/// its stdin copied to `dir/sent.jsonl`.
+/// A script that runs `codex` with its arguments written to `dir/args`, its
+/// environment to `dir/env` and its stdin copied to `dir/sent.jsonl`.
 fn recording_wrapper(dir: &Path, codex: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
@@ -338,8 +341,9 @@ fn recording_wrapper(dir: &Path, codex: &Path) -> PathBuf {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\ntee -a {} | {} \"$@\"\n",
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\nenv -0 > {}\ntee -a {} | {} \"$@\"\n",
             quote(&dir.join(ARGS_LOG)),
+            quote(&dir.join(ENV_LOG)),
             quote(&dir.join(SENT_LOG)),
             quote(codex)
         ),
@@ -401,19 +405,36 @@ impl Direct {
             .map(|m| m["result"].clone())
             .next_back()
             .expect("a recorded answer to item/tool/call");
-        let mut child = Command::new(binary)
-            .args(&args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("CODEX_HOME", home)
-            .env("NO_COLOR", "1")
+        // The environment agent-service gave the capture agent's child (the
+        // Codex agent's differs only in CODEX_HOME): what Codex reads from
+        // it (TLS trust above all, see the README) changes its per-turn cost.
+        let env = std::fs::read(recorder.join(ENV_LOG)).expect("recorded environment");
+        let mut command = Command::new(binary);
+        command.args(&args).env_clear();
+        for entry in env.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let entry = String::from_utf8_lossy(entry);
+            let (key, value) = entry.split_once('=').expect("KEY=value");
+            if key == "CODEX_HOME" {
+                command.env(key, home);
+            } else {
+                command.env(key, value);
+            }
+        }
+        // Spawned as agent-service spawns it: a process group of its own,
+        // stderr read to the end.
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .expect("spawn Codex");
+        let stderr = child.stderr.take().expect("stderr");
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(_)) = lines.next_line().await {}
+        });
         let stdin = child.stdin.take().expect("stdin");
         let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let mut direct = Self {
