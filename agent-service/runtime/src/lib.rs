@@ -39,7 +39,8 @@ pub use openclaw_config as config;
 pub use openclaw_skills as skills;
 pub use runtime::{Runtime, TranscriptItem, TranscriptStream};
 pub use services::{
-    DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome, install_dir,
+    CronForward, DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome,
+    install_dir,
 };
 pub use settings::{Flags, Settings};
 pub use workspaces::WorkspaceSetup;

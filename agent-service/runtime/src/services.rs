@@ -56,7 +56,16 @@ pub struct RuntimeOptions {
     /// transcript actor, descriptors and buffers are released; it is opened again on demand.
     /// `None` keeps every session open until shutdown.
     pub idle_release: Option<std::time::Duration>,
+    /// Set when several replicas share the agents behind a router: an agent's cron jobs live
+    /// on the replica that owns its main session, and a session's `cron` tool manages them
+    /// through what this returns for the agent id (a client of that replica, through the
+    /// router) instead of this replica's store. It also limits a job's delivery to the
+    /// sessions that live with its jobs. `None`: one replica, jobs kept here.
+    pub cron_forward: Option<CronForward>,
 }
+
+/// See [`RuntimeOptions::cron_forward`].
+pub type CronForward = Arc<dyn Fn(&str) -> Arc<dyn openclaw_tools::CronControl> + Send + Sync>;
 
 /// Default of [`RuntimeOptions::idle_release`]: ten minutes.
 pub const DEFAULT_IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(600);
@@ -86,6 +95,7 @@ impl RuntimeOptions {
             redactor: openclaw_secrets::Redactor::new(),
             install_dir: None,
             idle_release: Some(DEFAULT_IDLE_RELEASE),
+            cron_forward: None,
         }
     }
 }
@@ -316,6 +326,11 @@ impl Services {
     }
 
     /// The runtime clock.
+    /// See [`RuntimeOptions::cron_forward`].
+    pub(crate) fn cron_forward(&self) -> Option<&CronForward> {
+        self.options.cron_forward.as_ref()
+    }
+
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         &self.options.clock
     }

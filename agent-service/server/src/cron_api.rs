@@ -169,6 +169,8 @@ pub(crate) fn job(job: Job) -> pb::CronJob {
         running: job.state.running.is_some(),
         created_at_ms: job.created_at.as_millisecond(),
         updated_at_ms: job.updated_at.as_millisecond(),
+        running_slot_ms: ms(job.state.running.as_ref().map(|c| c.slot)),
+        running_claimed_at_ms: ms(job.state.running.as_ref().map(|c| c.claimed_at)),
         id: job.id,
         agent_id: job.agent_id,
     }
@@ -180,6 +182,113 @@ pub(crate) fn outcome(outcome: RunOutcome) -> pb::RunCronJobResponse {
         status: status_of(Some(outcome.status)) as i32,
         error: outcome.error.unwrap_or_default(),
         session_key: outcome.session_key.unwrap_or_default(),
+    }
+}
+
+// The other way, for calls forwarded to the replica that owns an agent's jobs.
+
+/// The AddCronJob spec for `spec` ([`spec_of`] reads it back).
+pub(crate) fn spec_pb(spec: &JobSpec) -> pb::CronJobSpec {
+    let (schedule, tz) = schedule_text(&spec.schedule);
+    let (deliver, deliver_to) = match &spec.delivery {
+        Delivery::None => (false, String::new()),
+        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
+    };
+    pb::CronJobSpec {
+        name: spec.name.clone(),
+        schedule,
+        tz,
+        prompt: spec.prompt.clone(),
+        target: target_pb(spec.target) as i32,
+        lightweight: spec.lightweight,
+        deliver,
+        deliver_to,
+        delete_after_run: spec.delete_after_run,
+        enabled: Some(spec.enabled),
+    }
+}
+
+fn target_pb(target: Target) -> pb::CronTarget {
+    match target {
+        Target::Isolated => pb::CronTarget::Isolated,
+        Target::Main => pb::CronTarget::Main,
+    }
+}
+
+/// The UpdateCronJob patch for `patch` ([`patch_of`] reads it back).
+pub(crate) fn patch_pb(patch: &JobPatch) -> pb::CronJobPatch {
+    let schedule = patch.schedule.as_ref().map(schedule_text);
+    let delivery = patch.delivery.as_ref().map(|d| match d {
+        Delivery::None => (false, String::new()),
+        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
+    });
+    pb::CronJobPatch {
+        name: patch.name.clone(),
+        tz: schedule.as_ref().map(|(_, tz)| tz.clone()),
+        schedule: schedule.map(|(text, _)| text),
+        prompt: patch.prompt.clone(),
+        target: patch.target.map_or(pb::CronTarget::Unspecified, target_pb) as i32,
+        deliver: delivery.as_ref().map(|(deliver, _)| *deliver),
+        deliver_to: delivery.and_then(|(_, to)| (!to.is_empty()).then_some(to)),
+        delete_after_run: patch.delete_after_run,
+        enabled: patch.enabled,
+        lightweight: patch.lightweight,
+    }
+}
+
+fn timestamp(ms: i64, field: &str) -> Result<Option<jiff::Timestamp>, Status> {
+    if ms == 0 {
+        return Ok(None);
+    }
+    jiff::Timestamp::from_millisecond(ms)
+        .map(Some)
+        .map_err(|e| invalid(field, e))
+}
+
+fn run_status_of(status: i32) -> Option<RunStatus> {
+    match pb::CronRunStatus::try_from(status) {
+        Ok(pb::CronRunStatus::Ok) => Some(RunStatus::Ok),
+        Ok(pb::CronRunStatus::Error) => Some(RunStatus::Error),
+        Ok(pb::CronRunStatus::Skipped) => Some(RunStatus::Skipped),
+        Ok(pb::CronRunStatus::Unspecified) | Err(_) => None,
+    }
+}
+
+/// A job as the API gave it ([`job`] the other way).
+pub(crate) fn job_of(job: pb::CronJob) -> Result<Job, Status> {
+    let spec = spec_of(job.spec)?;
+    let running = match (
+        job.running,
+        timestamp(job.running_slot_ms, "running_slot_ms")?,
+        timestamp(job.running_claimed_at_ms, "running_claimed_at_ms")?,
+    ) {
+        (true, Some(slot), Some(claimed_at)) => Some(openclaw_cron::Claim { slot, claimed_at }),
+        _ => None,
+    };
+    Ok(Job {
+        id: job.id,
+        agent_id: job.agent_id,
+        spec,
+        created_at: timestamp(job.created_at_ms, "created_at_ms")?.unwrap_or_default(),
+        updated_at: timestamp(job.updated_at_ms, "updated_at_ms")?.unwrap_or_default(),
+        state: openclaw_cron::JobState {
+            next_run_at: timestamp(job.next_run_at_ms, "next_run_at_ms")?,
+            running,
+            last_run_at: timestamp(job.last_run_at_ms, "last_run_at_ms")?,
+            last_status: run_status_of(job.last_status),
+            last_error: (!job.last_error.is_empty()).then_some(job.last_error),
+            missed_runs: job.missed_runs,
+            runs: job.runs,
+        },
+    })
+}
+
+/// A RunCronJob answer as the cron crate's outcome ([`outcome`] the other way).
+pub(crate) fn outcome_of(response: pb::RunCronJobResponse) -> RunOutcome {
+    RunOutcome {
+        status: run_status_of(response.status).unwrap_or(RunStatus::Error),
+        error: (!response.error.is_empty()).then_some(response.error),
+        session_key: (!response.session_key.is_empty()).then_some(response.session_key),
     }
 }
 
@@ -208,5 +317,63 @@ mod tests {
             "{}",
             err.message()
         );
+    }
+
+    #[test]
+    fn jobs_specs_patches_and_outcomes_cross_the_api_both_ways() {
+        let at = |ms: i64| jiff::Timestamp::from_millisecond(ms).unwrap_or_default();
+        let spec = JobSpec {
+            name: "standup".into(),
+            schedule: schedule_of("0 9 * * MON-FRI", "Europe/Berlin", "spec")
+                .unwrap_or_else(|e| panic!("{e}")),
+            prompt: "Summarise the night.".into(),
+            target: Target::Isolated,
+            lightweight: true,
+            delivery: Delivery::Session {
+                session_key: Some("agent:main:main".into()),
+            },
+            delete_after_run: Some(false),
+            enabled: false,
+        };
+        assert_eq!(spec_of(Some(spec_pb(&spec))).ok(), Some(spec.clone()));
+        let job = Job {
+            id: "j1".into(),
+            agent_id: "main".into(),
+            spec,
+            created_at: at(1_000),
+            updated_at: at(2_000),
+            state: openclaw_cron::JobState {
+                next_run_at: Some(at(3_000)),
+                running: Some(openclaw_cron::Claim {
+                    slot: at(2_500),
+                    claimed_at: at(2_600),
+                }),
+                last_run_at: Some(at(1_500)),
+                last_status: Some(RunStatus::Error),
+                last_error: Some("model down".into()),
+                missed_runs: 2,
+                runs: 5,
+            },
+        };
+        assert_eq!(job_of(super::job(job.clone())).ok(), Some(job));
+
+        let patch = JobPatch {
+            schedule: Some(Schedule::Every {
+                every_ms: 90_000,
+                anchor: None,
+            }),
+            target: Some(Target::Main),
+            delivery: Some(Delivery::None),
+            enabled: Some(true),
+            ..JobPatch::default()
+        };
+        assert_eq!(patch_of(Some(patch_pb(&patch))).ok(), Some(patch));
+
+        let run = RunOutcome {
+            status: RunStatus::Skipped,
+            error: Some("disabled".into()),
+            session_key: None,
+        };
+        assert_eq!(outcome_of(outcome(run.clone())), run);
     }
 }

@@ -6,6 +6,7 @@
 
 mod convert;
 mod cron_api;
+mod cron_forward;
 mod error;
 mod parts;
 mod readiness;
@@ -14,6 +15,7 @@ mod redact;
 mod serve;
 mod service;
 
+pub use cron_forward::{CronRouter, RoutedCron};
 pub use error::status_of;
 pub use serve::{ServeConfig, ServeError, serve};
 pub use service::{AgentServiceImpl, ServedWith};

@@ -47,6 +47,17 @@ struct Cli {
     )]
     idle_release_secs: u64,
 
+    /// The router in front of every replica (for example http://openclaw-router:50052). Set
+    /// it when several replicas share the agents: an agent's cron jobs then live on the
+    /// replica that owns its main session, and the `cron` tool of a session on any replica
+    /// manages them through the router. Unset: one replica, jobs kept here.
+    #[arg(long, env = "AGENT_SERVICE_ROUTER_URL", value_name = "URL")]
+    router_url: Option<String>,
+    /// File whose first token the calls through --router-url carry (default: this service's
+    /// own --tokens-file, whose first token every replica accepts).
+    #[arg(long, env = "AGENT_SERVICE_ROUTER_TOKEN_FILE", value_name = "PATH")]
+    router_token_file: Option<PathBuf>,
+
     #[command(flatten)]
     server: ServerArgs,
 
@@ -131,6 +142,46 @@ enum Command {
 }
 
 impl Cli {
+    /// The router cron tool calls go through, with the token they carry.
+    fn cron_router(&self) -> Result<Option<agent_server::CronRouter>, Vec<String>> {
+        let Some(url) = &self.router_url else {
+            if self.router_token_file.is_some() {
+                return Err(vec![
+                    "--router-token-file (AGENT_SERVICE_ROUTER_TOKEN_FILE) is set but \
+                     --router-url (AGENT_SERVICE_ROUTER_URL) is not"
+                        .to_owned(),
+                ]);
+            }
+            return Ok(None);
+        };
+        let security = &self.server.security;
+        let token = match (
+            &self.router_token_file,
+            &security.tokens_file,
+            &security.tokens,
+        ) {
+            (Some(path), _, _) => Some(service_kit::BearerToken::from_file(path).map_err(|e| {
+                vec![format!(
+                    "--router-token-file (AGENT_SERVICE_ROUTER_TOKEN_FILE): {e}"
+                )]
+            })?),
+            (None, Some(path), _) => Some(
+                service_kit::BearerToken::from_file(path)
+                    .map_err(|e| vec![format!("--tokens-file, for --router-url: {e}")])?,
+            ),
+            (None, None, Some(tokens)) => tokens
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .find(|t| !t.is_empty())
+                .map(service_kit::BearerToken::new)
+                .transpose()
+                .map_err(|e| vec![format!("--tokens, for --router-url: {e}")])?,
+            (None, None, None) => None,
+        };
+        agent_server::CronRouter::new(url, token)
+            .map(Some)
+            .map_err(|e| vec![format!("--router-url (AGENT_SERVICE_ROUTER_URL): {e}")])
+    }
+
     fn prompt_client_flags(&self) -> ClientFlags {
         ClientFlags {
             token: self.prompt_service_token.clone(),
@@ -253,6 +304,10 @@ async fn run() -> anyhow::Result<ExitCode> {
         Ok(security) => security,
         Err(problems) => return Ok(refuse(&problems)),
     };
+    let cron_router = match cli.cron_router() {
+        Ok(router) => router,
+        Err(problems) => return Ok(refuse(&problems)),
+    };
     let flags = Flags {
         state_dir: cli.state_dir,
         config: cli.config,
@@ -305,6 +360,7 @@ async fn run() -> anyhow::Result<ExitCode> {
         install_dir: agent_runtime::install_dir(),
         idle_release: (cli.idle_release_secs > 0)
             .then(|| Duration::from_secs(cli.idle_release_secs)),
+        cron_forward: cron_router.map(agent_server::CronRouter::forward),
         ..RuntimeOptions::new(
             settings,
             Arc::new(ProcessEnv),

@@ -89,6 +89,32 @@ impl AgentServiceImpl {
         Ok(())
     }
 
+    /// A cron job call routed by the header must carry the agent's main session key: the
+    /// router sends it where the main session lives, and the agent's jobs live there too
+    /// (its cron sessions, `agent:<id>:cron:<job>`, are routed the same way).
+    async fn check_cron_route(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        agent_id: &str,
+    ) -> Result<(), Status> {
+        let Some(header) = metadata.get(service_kit::SESSION_KEY_HEADER) else {
+            return Ok(());
+        };
+        let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
+        let main = agent_runtime::sessions::key::normalize(&agent.id, "").map_err(status_of)?;
+        if header.to_str().ok().map(str::trim) != Some(main.as_str()) {
+            return Err(Status::invalid_argument(format!(
+                "{}: {:?} is not agent {}'s main session key {:?}: cron job calls are routed \
+                 by the main session key, where the agent's jobs live",
+                service_kit::SESSION_KEY_HEADER,
+                String::from_utf8_lossy(header.as_bytes()),
+                agent.id,
+                main.as_str()
+            )));
+        }
+        Ok(())
+    }
+
     /// [`Self::check_route`] for a target by key or by id (an id is looked up).
     async fn check_target_route(
         &self,
@@ -511,6 +537,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListCronJobsRequest>,
     ) -> Result<Response<pb::ListCronJobsResponse>, Status> {
+        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
         let jobs = cron.list().map_err(status_of)?;
@@ -523,6 +551,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::AddCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
+        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let request = request.into_inner();
         let spec = crate::cron_api::spec_of(request.spec)?;
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
@@ -535,6 +565,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::UpdateCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
+        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let request = request.into_inner();
         let patch = crate::cron_api::patch_of(request.patch)?;
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
@@ -546,6 +578,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RemoveCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
+        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
         let job = cron.remove(request.id.trim()).map_err(status_of)?;
@@ -557,6 +591,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RunCronJobRequest>,
     ) -> Result<Response<pb::RunCronJobResponse>, Status> {
+        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
         let outcome = cron.run_now(request.id.trim()).await.map_err(status_of)?;

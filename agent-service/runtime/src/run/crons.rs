@@ -28,7 +28,7 @@ use crate::{
     error::RuntimeError,
     origin::Origin,
     services::Services,
-    sessions::{SessionTarget, queue::QueueMode},
+    sessions::{SessionKind, SessionTarget, queue::QueueMode},
 };
 
 /// The longest the scheduler sleeps before looking again (a wall clock that jumps is noticed
@@ -127,7 +127,7 @@ pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutc
 }
 
 /// How a run ended, in a line (the `cron` tool's `run` action).
-pub(crate) fn describe_cron_outcome(outcome: &RunOutcome) -> String {
+pub fn describe_cron_outcome(outcome: &RunOutcome) -> String {
     let session = outcome.session_key.as_deref().unwrap_or("no session");
     match (outcome.status, &outcome.error) {
         (RunStatus::Ok, _) => format!("ran in {session}: finished"),
@@ -363,9 +363,38 @@ impl AgentCron {
         &self.agent_id
     }
 
+    /// Behind a router (several replicas) a job's result may go only to a session that lives
+    /// on this replica with the job: the agent's main session or one of its cron sessions,
+    /// which the router sends where the main session is.
+    fn check_delivery(&self, services: &Services, delivery: &Delivery) -> Result<(), RuntimeError> {
+        let Delivery::Session {
+            session_key: Some(key),
+        } = delivery
+        else {
+            return Ok(());
+        };
+        if services.cron_forward().is_none() {
+            return Ok(());
+        }
+        let key = crate::sessions::key::normalize(&self.agent_id, key)?;
+        match crate::sessions::key::kind_of(&key) {
+            SessionKind::Main | SessionKind::Cron => Ok(()),
+            _ => Err(RuntimeError::invalid(
+                "job.delivery",
+                format!(
+                    "{} may live on another replica: with several replicas behind a router a \
+                     job delivers to its agent's main session or one of its cron sessions, \
+                     which live with its jobs",
+                    key.as_str()
+                ),
+            )),
+        }
+    }
+
     /// Creates a job; returns it with its first slot.
     pub fn add(&self, spec: JobSpec) -> Result<Job, RuntimeError> {
         let services = self.services()?;
+        self.check_delivery(&services, &spec.delivery)?;
         let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
         services.cron().edit(|store| {
             store
@@ -404,6 +433,9 @@ impl AgentCron {
     /// Changes one of the agent's jobs.
     pub fn update(&self, id: &str, patch: JobPatch) -> Result<Job, RuntimeError> {
         let services = self.services()?;
+        if let Some(delivery) = &patch.delivery {
+            self.check_delivery(&services, delivery)?;
+        }
         let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
         services.cron().edit(|store| {
             if store.get(id).is_none_or(|j| j.agent_id != self.agent_id) {

@@ -32,8 +32,8 @@ use openclaw_transcript::{SessionKey, unix_millis};
 use tokio::sync::{broadcast, mpsc};
 
 pub(crate) use beats::{heartbeat_now, start_heartbeats};
-pub use crons::AgentCron;
 pub(crate) use crons::start_cron;
+pub use crons::{AgentCron, describe_cron_outcome};
 pub use prepare::Preview;
 
 pub use crate::prompt_input::TurnPrompt;

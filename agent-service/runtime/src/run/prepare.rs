@@ -232,7 +232,10 @@ impl Services {
         // across runs (prompt caching).
         ctx.fence = p.live.fence.clone();
         ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
-        ctx.cron = Arc::new(super::AgentCron::new(self, &p.agent.id));
+        ctx.cron = match self.cron_forward() {
+            Some(forward) => forward(&p.agent.id),
+            None => Arc::new(super::AgentCron::new(self, &p.agent.id)),
+        };
         ctx.sandbox = self
             .session_isolation(&p.agent, &p.key, &p.cwd)?
             .map(Arc::new);

@@ -14,6 +14,10 @@ const HEALTH_WATCH: &str = "/grpc.health.v1.Health/Watch";
 /// A server timeout below this would cut that Watch routinely.
 const WATCH_TIMEOUT_FLOOR_SECS: u64 = 3600;
 
+/// The header the router sets for its ring to hash (clients never send it;
+/// the router overwrites whatever they send).
+pub const ROUTE_KEY_HEADER: &str = "x-openclaw-route-key";
+
 /// What the config is checked against.
 #[derive(Debug, Clone, Copy)]
 pub struct RouterRules<'a> {
@@ -21,6 +25,9 @@ pub struct RouterRules<'a> {
     pub config_map: &'a str,
     /// The header sessions are routed by.
     pub session_header: &'a str,
+    /// The header the ring hashes, set by the router from the session header (a cron
+    /// session's key becomes its agent's main session key).
+    pub route_header: &'a str,
     /// The AgentService methods that name no session (full paths): the
     /// router lets exactly those through without the header and refuses the
     /// rest without it.
@@ -57,13 +64,14 @@ impl RouterRules<'_> {
                 .and_then(|b| b.strip_prefix("hdr("))
                 .and_then(|b| b.strip_suffix(')'));
             if let Some(header) = hashed_on {
-                if header != self.session_header {
+                if header != self.route_header {
                     add(format!(
                         "backend {} hashes on {header:?}, not {:?}",
-                        backend.name, self.session_header
+                        backend.name, self.route_header
                     ));
                 }
                 self.check_session_frontend(config, frontend, &mut add);
+                self.check_route_key(frontend, &mut add);
             }
         }
         for backend in config.of_kind("backend") {
@@ -126,6 +134,32 @@ impl RouterRules<'_> {
                 "a call without the header is not refused with grpc-status 3 (INVALID_ARGUMENT)"
                     .into(),
             );
+        }
+    }
+
+    /// The frontend sets the route header from the session header, and for a cron session
+    /// (`agent:<id>:cron:...`) to its agent's main session key, in that order.
+    fn check_route_key(&self, frontend: &Section, add: &mut impl FnMut(String)) {
+        let (route, session) = (self.route_header, self.session_header);
+        let copy = format!("set-header {route} %[req.hdr({session})]");
+        let cron = format!(
+            "set-header {route} agent:%[req.hdr({session}),field(2,:)]:main \
+             if {{ req.hdr({session}),field(3,:) -m str cron }}"
+        );
+        let sets: Vec<String> = frontend
+            .directives("http-request")
+            .filter(|l| {
+                l.words.get(1).map(String::as_str) == Some("set-header")
+                    && l.words.get(2).map(String::as_str) == Some(route)
+            })
+            .map(|l| l.words[1..].join(" "))
+            .collect();
+        if sets != [copy.clone(), cron.clone()] {
+            add(format!(
+                "the route key is set by {sets:?}; want `http-request {copy}` then \
+                 `http-request {cron}` (a cron session hashes as its agent's main session, \
+                 where its jobs live)"
+            ));
         }
     }
 
@@ -352,10 +386,52 @@ impl RouterRules<'_> {
 }
 
 /// The AgentService methods whose request names no session (neither a
-/// `SessionRef` nor a `session_key` field), as gRPC paths: the calls the
-/// router may send to any replica. Read from the compiled descriptors, so a
-/// new method is classified by its request, not by a list kept by hand.
+/// `SessionRef` nor a `session_key` field) and that are not cron job calls
+/// (see [`cron_job_methods`]), as gRPC paths: the calls the router may send
+/// to any replica. Read from the compiled descriptors, so a new method is
+/// classified by its request, not by a list kept by hand.
 pub fn keyless_agent_methods() -> Result<BTreeSet<String>, String> {
+    let cron = cron_job_methods()?;
+    Ok(session_less_agent_methods()?
+        .difference(&cron)
+        .cloned()
+        .collect())
+}
+
+/// The cron job calls: session-less AgentService methods whose name says
+/// `CronJob` and whose request names an agent (`agent_id`). They carry the
+/// agent's main session key, as the replica holding the agent's jobs owns
+/// that session.
+pub fn cron_job_methods() -> Result<BTreeSet<String>, String> {
+    use prost::Message;
+    let set = prost_types::FileDescriptorSet::decode(openclaw_proto::FILE_DESCRIPTOR_SET)
+        .map_err(|e| format!("descriptor set: {e}"))?;
+    let package = "openclaw.agent.v1";
+    let names_agent = |input: &str| {
+        let name = input.trim_start_matches(&format!(".{package}."));
+        set.file
+            .iter()
+            .filter(|f| f.package() == package)
+            .flat_map(|f| &f.message_type)
+            .find(|m| m.name() == name)
+            .is_some_and(|m| m.field.iter().any(|f| f.name() == "agent_id"))
+    };
+    let session_less = session_less_agent_methods()?;
+    Ok(set
+        .file
+        .iter()
+        .filter(|f| f.package() == package)
+        .flat_map(|f| &f.service)
+        .filter(|s| s.name() == "AgentService")
+        .flat_map(|s| &s.method)
+        .filter(|m| m.name().contains("CronJob") && names_agent(m.input_type()))
+        .map(|m| format!("/{package}.AgentService/{}", m.name()))
+        .filter(|path| session_less.contains(path))
+        .collect())
+}
+
+/// The AgentService methods whose request names no session.
+fn session_less_agent_methods() -> Result<BTreeSet<String>, String> {
     use prost::Message;
     let set = prost_types::FileDescriptorSet::decode(openclaw_proto::FILE_DESCRIPTOR_SET)
         .map_err(|e| format!("descriptor set: {e}"))?;

@@ -5,7 +5,9 @@
 use std::collections::BTreeSet;
 
 use deploy_check::{
-    haproxy::{HaproxyConfig, RouterRules, keyless_agent_methods},
+    haproxy::{
+        HaproxyConfig, ROUTE_KEY_HEADER, RouterRules, cron_job_methods, keyless_agent_methods,
+    },
     k8s::{Bundle, Manifest, array, containers, str_at},
     review,
 };
@@ -73,6 +75,7 @@ fn router_problems(config: &HaproxyConfig, bundle: &Bundle) -> Vec<String> {
     RouterRules {
         config_map: "router-haproxy",
         session_header: service_kit::SESSION_KEY_HEADER,
+        route_header: ROUTE_KEY_HEADER,
         keyless: &keyless,
         longest_run_secs: LONGEST_RUN_SECS,
     }
@@ -85,25 +88,55 @@ fn the_router_config_matches_the_manifests_and_the_api() {
         router_problems(&router_config(), &bundle()),
         Vec::<String>::new()
     );
-    // The calls that may go to any replica are those whose request names no session.
+    // The calls that may go to any replica are those whose request names no session and
+    // that are not cron job calls, which are routed by the agent's main session key.
     let keyless = keyless_agent_methods().expect("descriptors");
+    let set = |paths: &[&str]| {
+        paths
+            .iter()
+            .map(|m| format!("/openclaw.agent.v1.AgentService/{m}"))
+            .collect::<BTreeSet<_>>()
+    };
     assert_eq!(
         keyless,
-        [
-            "/openclaw.agent.v1.AgentService/AddCronJob",
-            "/openclaw.agent.v1.AgentService/GetServiceStatus",
-            "/openclaw.agent.v1.AgentService/ListAgents",
-            "/openclaw.agent.v1.AgentService/ListCronJobs",
-            "/openclaw.agent.v1.AgentService/ListSessions",
-            "/openclaw.agent.v1.AgentService/ListSkills",
-            "/openclaw.agent.v1.AgentService/RemoveCronJob",
-            "/openclaw.agent.v1.AgentService/RunCronJob",
-            "/openclaw.agent.v1.AgentService/Setup",
-            "/openclaw.agent.v1.AgentService/UpdateCronJob",
-        ]
-        .map(String::from)
-        .into_iter()
-        .collect::<BTreeSet<_>>()
+        set(&[
+            "GetServiceStatus",
+            "ListAgents",
+            "ListSessions",
+            "ListSkills",
+            "Setup",
+        ])
+    );
+    assert_eq!(
+        cron_job_methods().expect("descriptors"),
+        set(&[
+            "AddCronJob",
+            "ListCronJobs",
+            "RemoveCronJob",
+            "RunCronJob",
+            "UpdateCronJob",
+        ])
+    );
+}
+
+#[test]
+fn the_router_hashes_cron_sessions_as_their_main_session() {
+    // Without the cron mapping, a cron session would hash on its own key and land on a
+    // replica that does not hold its job.
+    let text = std::fs::read_to_string(support::deploy_dir().join("k8s/router/haproxy.cfg"))
+        .expect("haproxy.cfg");
+    let line = text
+        .lines()
+        .find(|l| l.contains("field(3,:) -m str cron"))
+        .expect("the cron mapping line");
+    let without = text.replace(&format!("{line}\n"), "");
+    let config = HaproxyConfig::parse(&without).expect("parse");
+    let problems = router_problems(&config, &bundle());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("the route key is set by")),
+        "{problems:?}"
     );
 }
 
@@ -385,13 +418,13 @@ fn router_config_mistakes_are_reported() {
     assert_eq!(
         check(
             &|t| t.replace(
-                "balance hdr(x-openclaw-session-key)",
+                "balance hdr(x-openclaw-route-key)",
                 "balance hdr(x-session)"
             ),
             &keep
         ),
         [
-            "frontend agent: backend agent_service hashes on \"x-session\", not \"x-openclaw-session-key\""
+            "frontend agent: backend agent_service hashes on \"x-session\", not \"x-openclaw-route-key\""
         ]
     );
     assert_eq!(

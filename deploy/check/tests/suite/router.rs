@@ -11,7 +11,11 @@
 //! - while a replica is away its sessions get UNAVAILABLE and do not move;
 //!   once it is back they reach it again, history intact;
 //! - a reload (SIGUSR2 to the master) and a graceful stop (SIGUSR1) let a
-//!   Run stream in flight finish on the old worker.
+//!   Run stream in flight finish on the old worker;
+//! - an agent's cron jobs live on the replica of its main session: cron job
+//!   calls carry the main session key, a session's `cron` tool on the other
+//!   replica reaches them through the router, and a cron session is routed
+//!   where its job is.
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
@@ -27,16 +31,32 @@ const FAST_SCRIPT: &str = r#"{ chunkChars: 4096, turns: [{ text: "pong: {{lastUs
 /// enough for a reload or a stop to happen while it streams.
 const SLOW_TEXT: &str = "This answer streams slowly, one character at a time, so that the router can be reloaded or stopped midway.";
 
+/// The planner agent's model: greets, schedules a job with its `cron` tool,
+/// and answers the job's own prompt when it runs.
+const PLANNER_SCRIPT: &str = r#"{
+  turns: [
+    { when: "hello", text: "hi" },
+    { when: "schedule", toolCalls: [{ name: "cron", arguments: { action: "add", schedule: "every 1h", prompt: "Water the plants." } }] },
+    { text: "scheduled: {{lastToolResult}}" },
+    { when: "water the plants", text: "watered" },
+  ],
+}"#;
+
 fn config() -> String {
     r#"{
   agents: {
     defaults: { model: "fast/m", userTimezone: "UTC" },
-    list: [{ id: "main", default: true }, { id: "slow", model: "slow/m" }],
+    list: [
+      { id: "main", default: true },
+      { id: "slow", model: "slow/m" },
+      { id: "planner", model: "planner/m" },
+    ],
   },
   models: {
     providers: {
       fast: { api: "scripted", script: "fast.json5", models: [{ id: "m" }] },
       slow: { api: "scripted", script: "slow.json5", models: [{ id: "m" }] },
+      planner: { api: "scripted", script: "planner.json5", models: [{ id: "m" }] },
     },
   },
 }
@@ -185,6 +205,7 @@ impl Cluster {
         std::fs::write(config_dir.join("openclaw.json"), config()).expect("config");
         std::fs::write(config_dir.join("fast.json5"), FAST_SCRIPT).expect("script");
         std::fs::write(config_dir.join("slow.json5"), slow_script()).expect("script");
+        std::fs::write(config_dir.join("planner.json5"), PLANNER_SCRIPT).expect("script");
         let mut replicas = Vec::new();
         for (ordinal, port) in replica_ports.into_iter().enumerate() {
             let home = dir.join(format!("agent-service-{ordinal}"));
@@ -202,6 +223,10 @@ impl Cluster {
                 (
                     "PROMPT_SERVICE_URL",
                     format!("http://{}", loopback(prompt_port)),
+                ),
+                (
+                    "AGENT_SERVICE_ROUTER_URL",
+                    format!("http://{}", loopback(agent_port)),
                 ),
                 ("HOME", home.display().to_string()),
             ]
@@ -485,7 +510,7 @@ async fn sessions_stay_on_their_replica_and_calls_without_the_key_are_refused() 
         .await
         .expect("ListAgents without the header")
         .into_inner();
-    assert_eq!(agents.agents.len(), 2);
+    assert_eq!(agents.agents.len(), 3);
 
     // Replica 0 goes away: its sessions get UNAVAILABLE and stay put.
     let away: Vec<&String> = keys.iter().filter(|k| owner_of[*k] == 0).collect();
@@ -530,6 +555,33 @@ async fn sessions_stay_on_their_replica_and_calls_without_the_key_are_refused() 
 }
 
 impl Cluster {
+    /// A client of replica `ordinal`'s own port.
+    async fn replica_client(&self, ordinal: usize) -> AgentServiceClient<Channel> {
+        let channel = Channel::from_shared(self.replicas[ordinal].url())
+            .expect("url")
+            .connect()
+            .await
+            .expect("connect to a replica");
+        AgentServiceClient::new(channel)
+    }
+
+    /// The ids of `agent`'s cron jobs on each replica, asked directly.
+    async fn jobs_by_replica(&self, agent: &str) -> Vec<Vec<String>> {
+        let mut jobs = Vec::new();
+        for ordinal in 0..self.replicas.len() {
+            let listed = self
+                .replica_client(ordinal)
+                .await
+                .list_cron_jobs(pb::ListCronJobsRequest {
+                    agent_id: agent.into(),
+                })
+                .await
+                .unwrap_or_else(|s| panic!("ListCronJobs on replica {ordinal}: {s}"));
+            jobs.push(listed.into_inner().jobs.into_iter().map(|j| j.id).collect());
+        }
+        jobs
+    }
+
     /// Like `owners`, asking only the replicas that are running.
     async fn owners_of_running(&self, key: &str) -> Vec<usize> {
         let mut owners = Vec::new();
@@ -560,6 +612,149 @@ impl Cluster {
 /// far shorter than the config's 610 s. The replicas keep a health watch on
 /// prompt-service open through the router, which only this bound ends.
 const HARD_STOP_AFTER: &str = "10s";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
+    let cluster = Cluster::start().await;
+    let mut client = cluster.router_client().await;
+    let main = "agent:planner:main";
+    calls::run(&mut client, main, "hello")
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+    let [(home, _)] = cluster.owners(main).await[..] else {
+        panic!("the main session is on one replica");
+    };
+    // A session of the same agent on the other replica.
+    let mut elsewhere = None;
+    for i in 0..24 {
+        let key = format!("agent:planner:chat-{i}");
+        calls::run(&mut client, &key, "hello")
+            .await
+            .expect("a chat");
+        if cluster.owners(&key).await[0].0 != home {
+            elsewhere = Some(key);
+            break;
+        }
+    }
+    let elsewhere = elsewhere.expect("a session on the other replica");
+
+    // Its cron tool adds the job where the main session is, through the router.
+    let answer = calls::run(&mut client, &elsewhere, "schedule the watering")
+        .await
+        .expect("the scheduling run");
+    let jobs = cluster.jobs_by_replica("planner").await;
+    assert_eq!(jobs[1 - home], Vec::<String>::new(), "{jobs:?}");
+    let [job] = &jobs[home][..] else {
+        panic!("one job on the main session's replica: {jobs:?}\n{answer:?}");
+    };
+    assert!(
+        answer.final_text.starts_with("scheduled: ") && answer.final_text.contains(job.as_str()),
+        "{answer:?}"
+    );
+
+    // Cron job calls through the router carry the main session key: listed, run, and
+    // the run's cron session reached through the router, on the same replica.
+    let listed = client
+        .list_cron_jobs(
+            calls::keyed(
+                main,
+                pb::ListCronJobsRequest {
+                    agent_id: "planner".into(),
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect("ListCronJobs through the router")
+        .into_inner();
+    assert_eq!(listed.jobs.iter().map(|j| &j.id).collect::<Vec<_>>(), [job]);
+    let ran = client
+        .run_cron_job(
+            calls::keyed(
+                main,
+                pb::RunCronJobRequest {
+                    agent_id: "planner".into(),
+                    id: job.clone(),
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect("RunCronJob through the router")
+        .into_inner();
+    let cron_session = format!("agent:planner:cron:{job}");
+    assert_eq!(
+        (ran.status(), ran.session_key.as_str()),
+        (pb::CronRunStatus::Ok, cron_session.as_str()),
+        "{ran:?}"
+    );
+    assert_eq!(cluster.owners(&cron_session).await.len(), 1);
+    assert_eq!(cluster.owners(&cron_session).await[0].0, home);
+    assert_eq!(
+        calls::user_messages(&mut client, &cron_session)
+            .await
+            .expect("the cron session through the router"),
+        ["Water the plants."]
+    );
+
+    // Without the header the router refuses a cron job call; with another session's key
+    // the replica does, naming the main session key.
+    let refused = AgentServiceClient::new(cluster.router_channel().await)
+        .list_cron_jobs(pb::ListCronJobsRequest {
+            agent_id: "planner".into(),
+        })
+        .await
+        .expect_err("ListCronJobs without the header");
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert!(
+        refused.message().contains("x-openclaw-session-key"),
+        "{refused:?}"
+    );
+    let refused = client
+        .remove_cron_job(
+            calls::keyed(
+                &elsewhere,
+                pb::RemoveCronJobRequest {
+                    agent_id: "planner".into(),
+                    id: job.clone(),
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect_err("RemoveCronJob keyed by another session");
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert!(
+        refused.message().contains("\"agent:planner:main\""),
+        "{refused:?}"
+    );
+    // A job may deliver only to sessions that live with it.
+    let refused = client
+        .add_cron_job(
+            calls::keyed(
+                main,
+                pb::AddCronJobRequest {
+                    agent_id: "planner".into(),
+                    spec: Some(pb::CronJobSpec {
+                        schedule: "every 1h".into(),
+                        prompt: "Report.".into(),
+                        deliver: true,
+                        deliver_to: elsewhere.clone(),
+                        ..Default::default()
+                    }),
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect_err("delivery to a session of another replica");
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert!(refused.message().contains("another replica"), "{refused:?}");
+    assert_eq!(
+        cluster.jobs_by_replica("planner").await[home],
+        std::slice::from_ref(job)
+    );
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {

@@ -1,0 +1,218 @@
+//! The `cron` tool of a session behind a router: its calls go, as AgentService cron job
+//! calls, through the router to the replica that owns the agent's main session, where the
+//! agent's jobs live (see "Replicas and cron jobs" in agent-service/README.md).
+
+use std::{sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use openclaw_cron::{Job, JobPatch, JobSpec};
+use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
+use service_kit::BearerToken;
+use tonic::{Request, Status, metadata::MetadataValue, transport::Channel};
+
+use crate::cron_api;
+
+/// How long a management call (add, list, update, remove) may take; a run started with
+/// `run` takes as long as the run.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The router, and the token this service's calls through it carry.
+#[derive(Clone)]
+pub struct CronRouter {
+    url: String,
+    channel: Channel,
+    token: Option<BearerToken>,
+}
+
+impl std::fmt::Debug for CronRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CronRouter")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CronRouter {
+    /// A client of the router at `url` (`http://`; the router speaks HTTP/2 without TLS),
+    /// connected on first use.
+    pub fn new(url: &str, token: Option<BearerToken>) -> Result<Self, String> {
+        let url = url.trim();
+        if !url.starts_with("http://") {
+            return Err(format!(
+                "router URL {url:?}: give an http:// URL (the router serves HTTP/2 without TLS)"
+            ));
+        }
+        let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
+            .map_err(|e| format!("router URL {url:?}: {e}"))?
+            .connect_timeout(Duration::from_secs(2))
+            .tcp_nodelay(true)
+            .connect_lazy();
+        Ok(Self {
+            url: url.to_owned(),
+            channel,
+            token,
+        })
+    }
+
+    /// The runtime's [`agent_runtime::CronForward`]: one [`RoutedCron`] per agent.
+    pub fn forward(self) -> agent_runtime::CronForward {
+        let router = Arc::new(self);
+        Arc::new(move |agent_id: &str| {
+            Arc::new(RoutedCron {
+                router: Arc::clone(&router),
+                agent_id: agent_id.to_owned(),
+            }) as Arc<dyn openclaw_tools::CronControl>
+        })
+    }
+}
+
+/// One agent's cron jobs, managed through the router.
+#[derive(Debug)]
+pub struct RoutedCron {
+    router: Arc<CronRouter>,
+    agent_id: String,
+}
+
+impl RoutedCron {
+    /// `message` routed to the replica owning the agent's main session.
+    fn request<T>(&self, message: T, timeout: Option<Duration>) -> Result<Request<T>, String> {
+        let mut request = Request::new(message);
+        let key = format!("agent:{}:main", self.agent_id);
+        let value = MetadataValue::try_from(key.as_str())
+            .map_err(|_| format!("agent id {:?} cannot be sent in a header", self.agent_id))?;
+        request
+            .metadata_mut()
+            .insert(service_kit::SESSION_KEY_HEADER, value);
+        if let Some(timeout) = timeout {
+            request.set_timeout(timeout);
+        }
+        if let Some(token) = &self.router.token {
+            token.apply(&mut request);
+        }
+        Ok(request)
+    }
+
+    fn client(&self) -> AgentServiceClient<Channel> {
+        AgentServiceClient::new(self.router.channel.clone())
+    }
+
+    /// A failed call as a sentence for the model: the service's own message for the
+    /// caller's mistakes, the router and the code for the rest.
+    fn failed(&self, status: &Status) -> String {
+        match status.code() {
+            tonic::Code::InvalidArgument
+            | tonic::Code::NotFound
+            | tonic::Code::FailedPrecondition
+            | tonic::Code::AlreadyExists => status.message().to_owned(),
+            code => format!(
+                "the replica holding agent {}'s cron jobs did not answer through the router \
+                 ({}): {code:?}: {}",
+                self.agent_id,
+                self.router.url,
+                status.message()
+            ),
+        }
+    }
+
+    fn job(&self, job: pb::CronJob) -> Result<Job, String> {
+        cron_api::job_of(job).map_err(|status| {
+            format!(
+                "the router answered with a job this replica cannot read: {}",
+                status.message()
+            )
+        })
+    }
+}
+
+#[async_trait]
+impl openclaw_tools::CronControl for RoutedCron {
+    async fn add(&self, spec: JobSpec) -> Result<Job, String> {
+        let request = self.request(
+            pb::AddCronJobRequest {
+                agent_id: self.agent_id.clone(),
+                spec: Some(cron_api::spec_pb(&spec)),
+            },
+            Some(CALL_TIMEOUT),
+        )?;
+        let job = self
+            .client()
+            .add_cron_job(request)
+            .await
+            .map_err(|s| self.failed(&s))?;
+        self.job(job.into_inner())
+    }
+
+    async fn list(&self) -> Vec<Job> {
+        let Ok(request) = self.request(
+            pb::ListCronJobsRequest {
+                agent_id: self.agent_id.clone(),
+            },
+            Some(CALL_TIMEOUT),
+        ) else {
+            return Vec::new();
+        };
+        match self.client().list_cron_jobs(request).await {
+            Ok(listed) => listed
+                .into_inner()
+                .jobs
+                .into_iter()
+                .filter_map(|job| self.job(job).ok())
+                .collect(),
+            Err(status) => {
+                tracing::warn!(agent = %self.agent_id, error = %self.failed(&status), "listing cron jobs through the router failed");
+                Vec::new()
+            }
+        }
+    }
+
+    async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String> {
+        let request = self.request(
+            pb::UpdateCronJobRequest {
+                agent_id: self.agent_id.clone(),
+                id: id.to_owned(),
+                patch: Some(cron_api::patch_pb(&patch)),
+            },
+            Some(CALL_TIMEOUT),
+        )?;
+        let job = self
+            .client()
+            .update_cron_job(request)
+            .await
+            .map_err(|s| self.failed(&s))?;
+        self.job(job.into_inner())
+    }
+
+    async fn remove(&self, id: &str) -> Result<Job, String> {
+        let request = self.request(
+            pb::RemoveCronJobRequest {
+                agent_id: self.agent_id.clone(),
+                id: id.to_owned(),
+            },
+            Some(CALL_TIMEOUT),
+        )?;
+        let job = self
+            .client()
+            .remove_cron_job(request)
+            .await
+            .map_err(|s| self.failed(&s))?;
+        self.job(job.into_inner())
+    }
+
+    async fn run_now(&self, id: &str) -> Result<String, String> {
+        let request = self.request(
+            pb::RunCronJobRequest {
+                agent_id: self.agent_id.clone(),
+                id: id.to_owned(),
+            },
+            None,
+        )?;
+        let outcome = self
+            .client()
+            .run_cron_job(request)
+            .await
+            .map_err(|s| self.failed(&s))?;
+        Ok(agent_runtime::run::describe_cron_outcome(
+            &cron_api::outcome_of(outcome.into_inner()),
+        ))
+    }
+}
