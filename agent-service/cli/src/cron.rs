@@ -99,7 +99,11 @@ pub async fn run(
         }
         CronAction::Run { id } => {
             let outcome = client
-                .run_cron_job(pb::RunCronJobRequest { agent_id, id })
+                .run_cron_job(pb::RunCronJobRequest {
+                    agent_id,
+                    id,
+                    queue_only: false,
+                })
                 .await?
                 .into_inner();
             let line = match outcome.status() {

@@ -198,21 +198,38 @@ impl openclaw_tools::CronControl for RoutedCron {
         self.job(job.into_inner())
     }
 
-    async fn run_now(&self, id: &str) -> Result<String, String> {
+    async fn run_now(&self, id: &str, caller_session: &str) -> Result<String, String> {
+        // A run that would go to the calling session is queued, not waited for (it would
+        // wait for the very turn that asks).
+        let session = self
+            .list()
+            .await
+            .into_iter()
+            .find(|job| job.id == id.trim())
+            .map(|job| match job.spec.target {
+                openclaw_cron::Target::Isolated => job.isolated_session_key(),
+                openclaw_cron::Target::Main => format!("agent:{}:main", job.agent_id),
+            });
+        let queue_only = session.as_deref() == Some(caller_session);
         let request = self.request(
             pb::RunCronJobRequest {
                 agent_id: self.agent_id.clone(),
                 id: id.to_owned(),
+                queue_only,
             },
-            None,
+            queue_only.then_some(CALL_TIMEOUT),
         )?;
-        let outcome = self
+        let answer = self
             .client()
             .run_cron_job(request)
             .await
-            .map_err(|s| self.failed(&s))?;
+            .map_err(|s| self.failed(&s))?
+            .into_inner();
+        if queue_only && answer.status() == pb::CronRunStatus::Unspecified {
+            return Ok(agent_runtime::run::describe_queued(&answer.session_key));
+        }
         Ok(agent_runtime::run::describe_cron_outcome(
-            &cron_api::outcome_of(outcome.into_inner()),
+            &cron_api::outcome_of(answer),
         ))
     }
 }

@@ -595,6 +595,17 @@ impl AgentService for AgentServiceImpl {
             .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        if request.queue_only {
+            let queued = cron.queue_now(request.id.trim()).await.map_err(status_of)?;
+            return Ok(Response::new(match queued {
+                Ok(session_key) => pb::RunCronJobResponse {
+                    status: pb::CronRunStatus::Unspecified as i32,
+                    error: String::new(),
+                    session_key,
+                },
+                Err(outcome) => crate::cron_api::outcome(outcome),
+            }));
+        }
         let outcome = cron.run_now(request.id.trim()).await.map_err(status_of)?;
         Ok(Response::new(crate::cron_api::outcome(outcome)))
     }

@@ -27,8 +27,11 @@ pub trait CronControl: Send + Sync {
     async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String>;
     /// Removes a job.
     async fn remove(&self, id: &str) -> Result<Job, String>;
-    /// Runs a job now (its schedule is unchanged); returns what happened.
-    async fn run_now(&self, id: &str) -> Result<String, String>;
+    /// Runs a job now (its schedule is unchanged) and returns what happened. A job whose run
+    /// goes to `caller_session` (the session whose turn asks, busy with that turn) is queued
+    /// there to run after the turn, and the answer says so: waiting for it would wait for the
+    /// asking turn itself.
+    async fn run_now(&self, id: &str, caller_session: &str) -> Result<String, String>;
 }
 
 /// A session that cannot schedule (a subagent, a test, a runtime without a scheduler).
@@ -55,7 +58,7 @@ impl CronControl for NoCron {
         Err(NO_CRON.to_owned())
     }
 
-    async fn run_now(&self, _id: &str) -> Result<String, String> {
+    async fn run_now(&self, _id: &str, _caller_session: &str) -> Result<String, String> {
         Err(NO_CRON.to_owned())
     }
 }
@@ -265,7 +268,11 @@ impl Tool for CronTool {
                 }
                 "run" => {
                     let id = args.id()?;
-                    let text = ctx.cron.run_now(&id).await.map_err(refused)?;
+                    let text = ctx
+                        .cron
+                        .run_now(&id, &ctx.session_key)
+                        .await
+                        .map_err(refused)?;
                     Ok(ToolOutcome::ok(text))
                 }
                 other => Err(invalid(format!(

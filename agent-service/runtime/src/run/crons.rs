@@ -64,10 +64,19 @@ fn outcome(status: RunStatus, error: Option<String>, session_key: Option<String>
     }
 }
 
-/// Runs `job` once now: queues its message in its session (a follow-up: after whatever runs
-/// there) and waits for the run to end; then delivers an isolated run's reply when the job
-/// asks for it.
-pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutcome {
+/// A job's run handed to its session.
+struct Queued {
+    /// The session's key.
+    session: String,
+    /// The session's events, and the run that takes the message.
+    events: crate::sessions::SessionEvents,
+    run: u64,
+    seq: u64,
+}
+
+/// Queues `job`'s message in its session (a follow-up: after whatever runs there); an
+/// outcome instead when it was not queued.
+async fn queue_cron_job(services: &Arc<Services>, job: &Job) -> Result<Queued, RunOutcome> {
     let key = session_key(job);
     // A system event (see `super::system`): a follow-up, after whatever runs there.
     let mut event = SystemEvent::new(
@@ -82,15 +91,37 @@ pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutc
     event.options.lightweight = job.spec.lightweight && job.spec.target == Target::Isolated;
     let delivered = match deliver(services, &job.agent_id, &key, event, false).await {
         Ok(Some(delivered)) => delivered,
-        Ok(None) => return outcome(RunStatus::Skipped, None, None),
-        Err(error) => return outcome(RunStatus::Skipped, Some(error.to_string()), None),
+        Ok(None) => return Err(outcome(RunStatus::Skipped, None, None)),
+        Err(error) => return Err(outcome(RunStatus::Skipped, Some(error.to_string()), None)),
     };
-    let session = Some(delivered.session.key.as_str().to_owned());
+    let session = delivered.session.key.as_str().to_owned();
     let Some(run) = delivered.disposition.run() else {
         let why = format!("the message was not queued: {}", delivered.disposition);
-        return outcome(RunStatus::Skipped, Some(why), session);
+        return Err(outcome(RunStatus::Skipped, Some(why), Some(session)));
     };
-    let mut events = follow_run(delivered.events, Some(run), delivered.seq, false);
+    Ok(Queued {
+        session,
+        events: delivered.events,
+        run,
+        seq: delivered.seq,
+    })
+}
+
+/// Runs `job` once now: queues its message in its session (a follow-up: after whatever runs
+/// there) and waits for the run to end; then delivers an isolated run's reply when the job
+/// asks for it.
+pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutcome {
+    match queue_cron_job(services, job).await {
+        Ok(queued) => finish_cron_run(services, job, queued).await,
+        Err(outcome) => outcome,
+    }
+}
+
+/// Waits for a queued run of `job` to end, then delivers an isolated run's reply when the job
+/// asks for it.
+async fn finish_cron_run(services: &Arc<Services>, job: &Job, queued: Queued) -> RunOutcome {
+    let session = Some(queued.session);
+    let mut events = follow_run(queued.events, Some(queued.run), queued.seq, false);
     let mut result = Err("the run ended without a final answer".to_owned());
     while let Some(event) = events.recv().await {
         match event.event {
@@ -124,6 +155,14 @@ pub(crate) async fn run_cron_job(services: &Arc<Services>, job: &Job) -> RunOutc
         }
     }
     outcome(RunStatus::Ok, None, session)
+}
+
+/// A run queued in the calling session, in a line (the `cron` tool's `run` action).
+pub fn describe_queued(session: &str) -> String {
+    format!(
+        "queued in {session}, this session: it runs after this turn (waiting for it here would \
+         wait for this very turn)"
+    )
 }
 
 /// How a run ended, in a line (the `cron` tool's `run` action).
@@ -467,6 +506,34 @@ impl AgentCron {
         Ok(run_cron_job(&services, &job).await)
     }
 
+    /// Queues a run of one of the agent's jobs now, outside its schedule, without waiting for
+    /// it: the key of the session it was queued in, or how it was not run. The rest of the
+    /// run ([`Self::run_now`]'s wait and an isolated job's delivery) goes on in the background.
+    pub async fn queue_now(&self, id: &str) -> Result<Result<String, RunOutcome>, RuntimeError> {
+        let job = self.get(id)?;
+        let services = self.services()?;
+        Ok(match queue_cron_job(&services, &job).await {
+            Ok(queued) => {
+                let session = queued.session.clone();
+                tokio::spawn(async move {
+                    let outcome = finish_cron_run(&services, &job, queued).await;
+                    tracing::info!(job = %job.id, outcome = %describe_cron_outcome(&outcome), "a cron run queued without a waiter ended");
+                });
+                Ok(session)
+            }
+            Err(outcome) => Err(outcome),
+        })
+    }
+
+    /// The key of the session `id`'s runs go to.
+    pub fn session_of(&self, id: &str) -> Result<String, RuntimeError> {
+        let job = self.get(id)?;
+        Ok(match job.spec.target {
+            Target::Isolated => job.isolated_session_key(),
+            Target::Main => format!("agent:{}:main", job.agent_id),
+        })
+    }
+
     fn not_found(&self, id: &str) -> RuntimeError {
         RuntimeError::NotFound(format!(
             "cron job {id:?}: agent {} has no such job",
@@ -493,7 +560,14 @@ impl openclaw_tools::CronControl for AgentCron {
         AgentCron::remove(self, id).map_err(|e| e.to_string())
     }
 
-    async fn run_now(&self, id: &str) -> Result<String, String> {
+    async fn run_now(&self, id: &str, caller_session: &str) -> Result<String, String> {
+        let session = self.session_of(id).map_err(|e| e.to_string())?;
+        if session == caller_session {
+            return match self.queue_now(id).await.map_err(|e| e.to_string())? {
+                Ok(session) => Ok(describe_queued(&session)),
+                Err(outcome) => Ok(describe_cron_outcome(&outcome)),
+            };
+        }
         let outcome = AgentCron::run_now(self, id)
             .await
             .map_err(|e| e.to_string())?;

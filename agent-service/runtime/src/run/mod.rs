@@ -33,7 +33,7 @@ use tokio::sync::{broadcast, mpsc};
 
 pub(crate) use beats::{heartbeat_now, start_heartbeats};
 pub(crate) use crons::start_cron;
-pub use crons::{AgentCron, describe_cron_outcome};
+pub use crons::{AgentCron, describe_cron_outcome, describe_queued};
 pub use prepare::Preview;
 
 pub use crate::prompt_input::TurnPrompt;

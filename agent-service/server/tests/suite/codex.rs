@@ -1294,6 +1294,7 @@ async fn run_cron_now(h: &CodexHarness, prompt: &str, lightweight: bool) -> Reco
         client.run_cron_job(pb::RunCronJobRequest {
             agent_id: String::new(),
             id: job.id.clone(),
+            queue_only: false,
         }),
     )
     .await

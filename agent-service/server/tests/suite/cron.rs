@@ -528,6 +528,7 @@ async fn run_job_now(h: &Harness, prompt: &str, lightweight: bool, answer: &str)
         .run_cron_job(pb::RunCronJobRequest {
             agent_id: String::new(),
             id: job.id.clone(),
+            queue_only: false,
         })
         .await
         .expect("run now")
@@ -575,4 +576,72 @@ async fn a_lightweight_job_sends_the_scheduled_prompt_alone() {
             "{file} is missing from a full cron run: {system}"
         );
     }
+}
+
+#[tokio::test]
+async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
+    // A main-session job run from the main session would wait behind the very turn that
+    // asked for it: the tool queues it instead and the turn ends.
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let output = schedule_through_the_model(
+        &h,
+        json!({ "action": "add", "name": "plants", "schedule": "every 1h",
+                "prompt": "Remind me to water the plants.", "target": "main" }),
+    )
+    .await;
+    let id = job_id_of(&output);
+    h.fake.push(FakeReply::tool_call(
+        "call_run",
+        "cron",
+        json!({ "action": "run", "id": id }),
+    ));
+    h.fake.push(FakeReply::text("It is queued."));
+    h.fake.push(FakeReply::text("Time to water the plants."));
+    let run = async {
+        let mut stream = h
+            .service
+            .client()
+            .await
+            .run(pb::RunRequest {
+                message: "Run the plants job now.".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("run")
+            .into_inner();
+        let mut tool = None;
+        while let Some(event) = stream.message().await.expect("event") {
+            match event.event {
+                Some(Event::ToolFinished(t)) if t.name == "cron" => tool = Some(t),
+                Some(Event::Final(f)) => return (tool, f.text),
+                Some(Event::Error(e)) => panic!("run failed: {e:?}"),
+                _ => {}
+            }
+        }
+        panic!("the stream ended without a final answer");
+    };
+    let (tool, text) = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the turn that ran the job ended (it did not wait for the job's run)");
+    let tool = tool.expect("the cron tool ran");
+    assert!(!tool.is_error, "{tool:?}");
+    assert!(tool.output.contains("queued"), "{tool:?}");
+    assert!(tool.output.contains("agent:main:main"), "{tool:?}");
+    assert_eq!(text, "It is queued.");
+    // ...and the job's run follows in the main session.
+    let got = wait_for("the job's run in the main session", async || {
+        let got = messages(&h, "main").await;
+        got.iter()
+            .any(|(_, t)| t == "Time to water the plants.")
+            .then_some(got)
+    })
+    .await;
+    let due = got
+        .iter()
+        .position(|(role, t)| role == "user" && t.contains("[Cron Job Due]"))
+        .unwrap_or_else(|| panic!("no cron message in {got:?}"));
+    assert!(
+        got[..due].iter().any(|(_, t)| t == "It is queued."),
+        "the job ran after the turn that queued it: {got:?}"
+    );
 }

@@ -68,7 +68,7 @@ impl CronControl for StoreControl {
         store.remove(id).ok_or_else(|| format!("no job {id:?}"))
     }
 
-    async fn run_now(&self, id: &str) -> Result<String, String> {
+    async fn run_now(&self, id: &str, _caller_session: &str) -> Result<String, String> {
         self.runs.lock().unwrap().push(id.to_owned());
         Ok(format!("job {id} started"))
     }

@@ -675,6 +675,7 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
                 pb::RunCronJobRequest {
                     agent_id: "planner".into(),
                     id: job.clone(),
+                    queue_only: false,
                 },
             )
             .expect("request"),
@@ -753,6 +754,62 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
     assert_eq!(
         cluster.jobs_by_replica("planner").await[home],
         std::slice::from_ref(job)
+    );
+
+    // A main-session job run with queue_only: answered once queued, run in the main session.
+    let reminder = client
+        .add_cron_job(
+            calls::keyed(
+                main,
+                pb::AddCronJobRequest {
+                    agent_id: "planner".into(),
+                    spec: Some(pb::CronJobSpec {
+                        schedule: "every 1h".into(),
+                        prompt: "Water the plants, please.".into(),
+                        target: pb::CronTarget::Main as i32,
+                        ..Default::default()
+                    }),
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect("a main-session job")
+        .into_inner();
+    let queued = client
+        .run_cron_job(
+            calls::keyed(
+                main,
+                pb::RunCronJobRequest {
+                    agent_id: "planner".into(),
+                    id: reminder.id.clone(),
+                    queue_only: true,
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect("RunCronJob queue_only")
+        .into_inner();
+    assert_eq!(
+        (queued.status(), queued.session_key.as_str()),
+        (pb::CronRunStatus::Unspecified, main),
+        "{queued:?}"
+    );
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen = calls::user_messages(&mut client, main)
+            .await
+            .expect("the main session");
+        if seen.iter().any(|m| m.contains(&reminder.id)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        seen.iter()
+            .any(|m| m.starts_with("[Cron Job Due]") && m.contains("Water the plants, please.")),
+        "{seen:?}"
     );
 }
 
