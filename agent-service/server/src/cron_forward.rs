@@ -142,27 +142,24 @@ impl openclaw_tools::CronControl for RoutedCron {
         self.job(job.into_inner())
     }
 
-    async fn list(&self) -> Vec<Job> {
-        let Ok(request) = self.request(
+    async fn list(&self) -> Result<Vec<Job>, String> {
+        let request = self.request(
             pb::ListCronJobsRequest {
                 agent_id: self.agent_id.clone(),
             },
             Some(CALL_TIMEOUT),
-        ) else {
-            return Vec::new();
-        };
-        match self.client().list_cron_jobs(request).await {
-            Ok(listed) => listed
-                .into_inner()
-                .jobs
-                .into_iter()
-                .filter_map(|job| self.job(job).ok())
-                .collect(),
-            Err(status) => {
-                tracing::warn!(agent = %self.agent_id, error = %self.failed(&status), "listing cron jobs through the router failed");
-                Vec::new()
-            }
-        }
+        )?;
+        let listed = self
+            .client()
+            .list_cron_jobs(request)
+            .await
+            .map_err(|s| self.failed(&s))?;
+        listed
+            .into_inner()
+            .jobs
+            .into_iter()
+            .map(|job| self.job(job))
+            .collect()
     }
 
     async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String> {
@@ -203,7 +200,7 @@ impl openclaw_tools::CronControl for RoutedCron {
         // wait for the very turn that asks).
         let session = self
             .list()
-            .await
+            .await?
             .into_iter()
             .find(|job| job.id == id.trim())
             .map(|job| match job.spec.target {
@@ -231,5 +228,35 @@ impl openclaw_tools::CronControl for RoutedCron {
         Ok(agent_runtime::run::describe_cron_outcome(
             &cron_api::outcome_of(answer),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_router_url_must_be_plain_http() {
+        let error = CronRouter::new("https://router:50052", None).unwrap_err();
+        assert!(error.contains("http://"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_router_that_does_not_answer_is_an_error_never_an_empty_list() {
+        // A port nothing listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let router = CronRouter::new(&format!("http://127.0.0.1:{port}"), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let cron = (router.forward())("planner");
+        let error = cron.list().await.unwrap_err();
+        assert!(
+            error.contains("agent planner's cron jobs did not answer through the router"),
+            "{error}"
+        );
+        let error = cron.run_now("j1", "agent:planner:main").await.unwrap_err();
+        assert!(error.contains("Unavailable"), "{error}");
     }
 }

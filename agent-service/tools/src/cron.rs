@@ -21,8 +21,9 @@ use crate::tool::{Tool, ToolOutcome};
 pub trait CronControl: Send + Sync {
     /// Creates a job and returns it with its first slot.
     async fn add(&self, spec: JobSpec) -> Result<Job, String>;
-    /// The agent's jobs, oldest first.
-    async fn list(&self) -> Vec<Job>;
+    /// The agent's jobs, oldest first; an error when they cannot be read (the replica holding
+    /// them does not answer), never an empty list in its place.
+    async fn list(&self) -> Result<Vec<Job>, String>;
     /// Changes a job.
     async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String>;
     /// Removes a job.
@@ -46,8 +47,8 @@ impl CronControl for NoCron {
         Err(NO_CRON.to_owned())
     }
 
-    async fn list(&self) -> Vec<Job> {
-        Vec::new()
+    async fn list(&self) -> Result<Vec<Job>, String> {
+        Ok(Vec::new())
     }
 
     async fn update(&self, _id: &str, _patch: JobPatch) -> Result<Job, String> {
@@ -226,7 +227,7 @@ impl Tool for CronTool {
                     Ok(ToolOutcome::ok_with(text, job_json(&job)))
                 }
                 "list" => {
-                    let jobs = ctx.cron.list().await;
+                    let jobs = ctx.cron.list().await.map_err(refused)?;
                     let text = if jobs.is_empty() {
                         "No cron jobs.".to_owned()
                     } else {

@@ -548,8 +548,8 @@ impl openclaw_tools::CronControl for AgentCron {
         AgentCron::add(self, spec).map_err(|e| e.to_string())
     }
 
-    async fn list(&self) -> Vec<Job> {
-        AgentCron::list(self).unwrap_or_default()
+    async fn list(&self) -> Result<Vec<Job>, String> {
+        AgentCron::list(self).map_err(|e| e.to_string())
     }
 
     async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String> {

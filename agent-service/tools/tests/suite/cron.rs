@@ -49,9 +49,9 @@ impl CronControl for StoreControl {
         Ok(job)
     }
 
-    async fn list(&self) -> Vec<Job> {
+    async fn list(&self) -> Result<Vec<Job>, String> {
         let store = self.store.lock().unwrap();
-        store.list(Some("main")).into_iter().cloned().collect()
+        Ok(store.list(Some("main")).into_iter().cloned().collect())
     }
 
     async fn update(&self, id: &str, patch: JobPatch) -> Result<Job, String> {
@@ -95,7 +95,7 @@ async fn add_a_recurring_job_in_the_users_time_zone() {
     // 2026-03-03 is a Tuesday, 14:05 in Berlin: the next run is Wednesday 09:00 local.
     assert!(text.contains("next run 2026-03-04 09:00 CET"), "{text}");
     assert!(text.contains("cron \"0 9 * * 1-5\""), "{text}");
-    let jobs = control.list().await;
+    let jobs = control.list().await.expect("jobs");
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].spec.target, Target::Isolated);
     assert_eq!(jobs[0].spec.delivery, Delivery::None);
@@ -135,7 +135,7 @@ async fn one_shots_intervals_targets_and_delivery() {
         )
         .await,
     );
-    let jobs = control.list().await;
+    let jobs = control.list().await.expect("jobs");
     assert_eq!(jobs.len(), 3);
     let at = jobs.iter().find(|j| j.spec.target == Target::Main).unwrap();
     assert_eq!(
@@ -188,7 +188,7 @@ async fn update_remove_and_run_by_id() {
         json!({"action": "add", "schedule": "every 1h", "prompt": "Tidy the inbox"}),
     )
     .await;
-    let id = control.list().await[0].id.clone();
+    let id = control.list().await.expect("jobs")[0].id.clone();
     let out = f
         .call(
             &CronTool,
@@ -196,7 +196,7 @@ async fn update_remove_and_run_by_id() {
         )
         .await;
     assert!(ok_text(&out).contains("disabled"), "{}", ok_text(&out));
-    assert!(!control.list().await[0].spec.enabled);
+    assert!(!control.list().await.expect("jobs")[0].spec.enabled);
     let out = f.call(&CronTool, json!({"action": "run", "id": id})).await;
     assert_eq!(ok_text(&out), format!("job {id} started"));
     assert_eq!(*control.runs.lock().unwrap(), vec![id.clone()]);
@@ -208,7 +208,7 @@ async fn update_remove_and_run_by_id() {
         "{}",
         ok_text(&out)
     );
-    assert!(control.list().await.is_empty());
+    assert!(control.list().await.expect("jobs").is_empty());
     let out = f
         .call(&CronTool, json!({"action": "remove", "id": id}))
         .await;
@@ -271,7 +271,7 @@ async fn bad_arguments_name_the_field() {
         assert!(text.contains(expected), "{args}: {text}");
     }
     assert!(
-        control.list().await.is_empty(),
+        control.list().await.expect("jobs").is_empty(),
         "nothing was added by a bad call"
     );
 }
