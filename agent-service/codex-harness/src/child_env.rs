@@ -8,8 +8,8 @@
 //! `CODEX_*` and `OPENAI_*` (Codex's own settings and the key of its default provider), and
 //! every variable the inline model provider names as its `env_key`. A configured `CODEX_HOME`
 //! replaces the service's. `NO_COLOR=1` keeps colour codes out of what Codex writes.
-//! With `SSL_CERT_FILE` set Codex reads that bundle for each turn (about 10 ms a turn with
-//! the system bundle, agent-service/README.md), so it is passed only when the service has it.
+//! With `SSL_CERT_FILE` set Codex spends about 10 ms more on each model request (with the
+//! system bundle, agent-service/README.md), so it is passed only when the service has it.
 
 use std::ffi::OsString;
 
