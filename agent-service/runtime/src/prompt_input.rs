@@ -522,7 +522,15 @@ mod tests {
                 "github.com/Acme/App".to_owned()
             ]
         );
-        assert!(project_keys(dir.path()).is_empty());
+        // A repository below a directory is not its project: above the repository, the keys
+        // are those of whatever surrounds the temporary directory (usually none).
+        let above = project_keys(dir.path());
+        assert!(
+            !above.contains(&format!("path:{}", repo.display()))
+                && !above.contains(&"github.com/Acme/App".to_owned()),
+            "{above:?}"
+        );
+        assert_eq!(above, project_keys(dir.path().parent().expect("a parent")));
     }
 
     #[test]
