@@ -303,6 +303,15 @@ impl Job {
     pub fn isolated_session_key(&self) -> String {
         format!("agent:{}:cron:{}", self.agent_id, self.id)
     }
+
+    /// The full key of the session its runs go to: its own for an isolated job, the agent's
+    /// main session for a main-session job.
+    pub fn run_session_key(&self) -> String {
+        match self.spec.target {
+            Target::Isolated => self.isolated_session_key(),
+            Target::Main => format!("agent:{}:main", self.agent_id),
+        }
+    }
 }
 
 fn default_name(prompt: &str) -> String {

@@ -325,12 +325,12 @@ impl Services {
         self.sandbox.isolation(agent, key, cwd)
     }
 
-    /// The runtime clock.
     /// See [`RuntimeOptions::cron_forward`].
     pub(crate) fn cron_forward(&self) -> Option<&CronForward> {
         self.options.cron_forward.as_ref()
     }
 
+    /// The runtime clock.
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         &self.options.clock
     }

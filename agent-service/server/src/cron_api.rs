@@ -134,32 +134,13 @@ fn status_of(status: Option<RunStatus>) -> pb::CronRunStatus {
 
 /// A job for the API.
 pub(crate) fn job(job: Job) -> pb::CronJob {
-    let (schedule, tz) = schedule_text(&job.spec.schedule);
-    let session_key = match job.spec.target {
-        Target::Isolated => job.isolated_session_key(),
-        Target::Main => format!("agent:{}:main", job.agent_id),
-    };
-    let (deliver, deliver_to) = match &job.spec.delivery {
-        Delivery::None => (false, String::new()),
-        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
+    let spec = pb::CronJobSpec {
+        delete_after_run: Some(job.deletes_after_run()),
+        ..spec_pb(&job.spec)
     };
     pb::CronJob {
-        spec: Some(pb::CronJobSpec {
-            name: job.spec.name.clone(),
-            schedule,
-            tz,
-            prompt: job.spec.prompt.clone(),
-            target: match job.spec.target {
-                Target::Isolated => pb::CronTarget::Isolated,
-                Target::Main => pb::CronTarget::Main,
-            } as i32,
-            lightweight: job.spec.lightweight,
-            deliver,
-            deliver_to,
-            delete_after_run: Some(job.deletes_after_run()),
-            enabled: Some(job.spec.enabled),
-        }),
-        session_key,
+        spec: Some(spec),
+        session_key: job.run_session_key(),
         next_run_at_ms: ms(job.state.next_run_at),
         last_run_at_ms: ms(job.state.last_run_at),
         last_status: status_of(job.state.last_status) as i32,
@@ -190,10 +171,7 @@ pub(crate) fn outcome(outcome: RunOutcome) -> pb::RunCronJobResponse {
 /// The AddCronJob spec for `spec` ([`spec_of`] reads it back).
 pub(crate) fn spec_pb(spec: &JobSpec) -> pb::CronJobSpec {
     let (schedule, tz) = schedule_text(&spec.schedule);
-    let (deliver, deliver_to) = match &spec.delivery {
-        Delivery::None => (false, String::new()),
-        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
-    };
+    let (deliver, deliver_to) = delivery_pb(&spec.delivery);
     pb::CronJobSpec {
         name: spec.name.clone(),
         schedule,
@@ -208,6 +186,14 @@ pub(crate) fn spec_pb(spec: &JobSpec) -> pb::CronJobSpec {
     }
 }
 
+/// `deliver` and `deliver_to` for a delivery ([`delivery_of`] the other way).
+fn delivery_pb(delivery: &Delivery) -> (bool, String) {
+    match delivery {
+        Delivery::None => (false, String::new()),
+        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
+    }
+}
+
 fn target_pb(target: Target) -> pb::CronTarget {
     match target {
         Target::Isolated => pb::CronTarget::Isolated,
@@ -218,10 +204,7 @@ fn target_pb(target: Target) -> pb::CronTarget {
 /// The UpdateCronJob patch for `patch` ([`patch_of`] reads it back).
 pub(crate) fn patch_pb(patch: &JobPatch) -> pb::CronJobPatch {
     let schedule = patch.schedule.as_ref().map(schedule_text);
-    let delivery = patch.delivery.as_ref().map(|d| match d {
-        Delivery::None => (false, String::new()),
-        Delivery::Session { session_key } => (true, session_key.clone().unwrap_or_default()),
-    });
+    let delivery = patch.delivery.as_ref().map(delivery_pb);
     pb::CronJobPatch {
         name: patch.name.clone(),
         tz: schedule.as_ref().map(|(_, tz)| tz.clone()),

@@ -203,10 +203,7 @@ impl openclaw_tools::CronControl for RoutedCron {
             .await?
             .into_iter()
             .find(|job| job.id == id.trim())
-            .map(|job| match job.spec.target {
-                openclaw_cron::Target::Isolated => job.isolated_session_key(),
-                openclaw_cron::Target::Main => format!("agent:{}:main", job.agent_id),
-            });
+            .map(|job| job.run_session_key());
         let queue_only = session.as_deref() == Some(caller_session);
         let request = self.request(
             pb::RunCronJobRequest {

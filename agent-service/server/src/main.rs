@@ -4,7 +4,7 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use agent_runtime::{Flags, ProcessEnv, Runtime, RuntimeOptions, Settings};
 use clap::{Parser, Subcommand};
-use service_kit::{ClientFlags, ClientSecurity, ServerArgs, refuse};
+use service_kit::{BearerToken, ClientFlags, ClientSecurity, ServerArgs, refuse};
 
 /// Prefix of the environment variables.
 const ENV_PREFIX: &str = "AGENT_SERVICE";
@@ -53,8 +53,9 @@ struct Cli {
     /// manages them through the router. Unset: one replica, jobs kept here.
     #[arg(long, env = "AGENT_SERVICE_ROUTER_URL", value_name = "URL")]
     router_url: Option<String>,
-    /// File whose first token the calls through --router-url carry (default: this service's
-    /// own --tokens-file, whose first token every replica accepts).
+    /// File whose first token the calls through --router-url carry (default: the first of
+    /// this service's own accepted tokens, from --tokens-file or --tokens, which every replica
+    /// accepts).
     #[arg(long, env = "AGENT_SERVICE_ROUTER_TOKEN_FILE", value_name = "PATH")]
     router_token_file: Option<PathBuf>,
 
@@ -160,20 +161,17 @@ impl Cli {
             &security.tokens_file,
             &security.tokens,
         ) {
-            (Some(path), _, _) => Some(service_kit::BearerToken::from_file(path).map_err(|e| {
+            (Some(path), _, _) => Some(BearerToken::from_file(path).map_err(|e| {
                 vec![format!(
                     "--router-token-file (AGENT_SERVICE_ROUTER_TOKEN_FILE): {e}"
                 )]
             })?),
             (None, Some(path), _) => Some(
-                service_kit::BearerToken::from_file(path)
+                BearerToken::from_file(path)
                     .map_err(|e| vec![format!("--tokens-file, for --router-url: {e}")])?,
             ),
-            (None, None, Some(tokens)) => tokens
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .find(|t| !t.is_empty())
-                .map(service_kit::BearerToken::new)
-                .transpose()
+            (None, None, Some(tokens)) => service_kit::auth::parse_token_list(tokens)
+                .and_then(|tokens| tokens.first().map(|t| BearerToken::new(t)).transpose())
                 .map_err(|e| vec![format!("--tokens, for --router-url: {e}")])?,
             (None, None, None) => None,
         };

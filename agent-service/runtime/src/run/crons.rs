@@ -527,11 +527,7 @@ impl AgentCron {
 
     /// The key of the session `id`'s runs go to.
     pub fn session_of(&self, id: &str) -> Result<String, RuntimeError> {
-        let job = self.get(id)?;
-        Ok(match job.spec.target {
-            Target::Isolated => job.isolated_session_key(),
-            Target::Main => format!("agent:{}:main", job.agent_id),
-        })
+        Ok(self.get(id)?.run_session_key())
     }
 
     fn not_found(&self, id: &str) -> RuntimeError {
