@@ -82,7 +82,7 @@ async fn main() {
     let input = |text: &str, thread: Option<&str>| TurnInput {
         thread_id: thread.map(str::to_owned),
         params: params(&ws, text, thread),
-        history: Vec::new(),
+        history: openclaw_codex_harness::History::default(),
         tools: Arc::new(ToolRegistry::new()),
         tool_ctx: ToolContext::new(
             Arc::clone(&confined),

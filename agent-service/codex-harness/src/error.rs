@@ -86,6 +86,13 @@ pub enum HarnessError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The session's transcript could not be read for a new thread's
+    /// projection (no thread was started).
+    #[error("cannot read the session's transcript for the new Codex thread: {detail}")]
+    History {
+        /// Why.
+        detail: String,
+    },
     /// A turn is already running on this thread.
     #[error("a turn is already running on Codex thread {thread_id}")]
     TurnActive {

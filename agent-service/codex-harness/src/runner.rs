@@ -19,6 +19,7 @@ use crate::{
     approvals::ApprovalRules,
     error::HarnessError,
     events::{HarnessEvent, ThreadBinding, TurnOutcome},
+    history::History,
     process::AppServer,
     projection::{self, DEFAULT_PROJECTION_CHARS},
     settings::HarnessSettings,
@@ -107,8 +108,9 @@ pub struct TurnInput {
     pub params: CodexParams,
     /// The session's transcript before this turn's user message, oldest
     /// first. Projected into the input when a new thread has to replace the
-    /// stored one (or when a session with history has none yet).
-    pub history: Vec<Message>,
+    /// stored one (or when a session with history has none yet); read only
+    /// then.
+    pub history: History,
     /// The run's tools after policy, answered for `item/tool/call`.
     pub tools: Arc<ToolRegistry>,
     /// The context the tools run in (workspace confinement); its cancel
@@ -122,7 +124,6 @@ impl std::fmt::Debug for TurnInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TurnInput")
             .field("thread_id", &self.thread_id)
-            .field("history", &self.history.len())
             .field("tools", &self.tools)
             .field("approvals", &self.approvals)
             .finish_non_exhaustive()
@@ -179,6 +180,13 @@ impl CodexRunner {
         let stored = input.thread_id.as_deref();
         let params = &input.params;
         let mut server = self.server().await?;
+        // A thread this process has loaded is rejoined as it is; any other
+        // binding may start a new thread, which needs the history projected,
+        // so it is read before anything is started.
+        let mut history = match stored {
+            Some(id) if server.loaded(id).is_some() => None,
+            _ => Some(load_history(&input.history).await?),
+        };
         let bound = match thread::bind(
             &server,
             &self.settings,
@@ -211,10 +219,15 @@ impl CodexRunner {
             .await;
         let projection = match &bound.binding {
             ThreadBinding::Replaced { .. } | ThreadBinding::Started => {
-                projection::project(&input.history, DEFAULT_PROJECTION_CHARS)
+                let history = match history.take() {
+                    Some(history) => history,
+                    None => load_history(&input.history).await?,
+                };
+                projection::project(&history, DEFAULT_PROJECTION_CHARS)
             }
             ThreadBinding::Loaded | ThreadBinding::Resumed => None,
         };
+        drop(history);
         let (tx, rx) = mpsc::channel(64);
         let _active = self.register(&bound.id, tx)?;
         turn::run(
@@ -325,6 +338,13 @@ impl CodexRunner {
             thread_id: thread_id.to_owned(),
         })
     }
+}
+
+async fn load_history(history: &History) -> Result<Vec<Message>, HarnessError> {
+    history
+        .load()
+        .await
+        .map_err(|detail| HarnessError::History { detail })
 }
 
 /// Removes the control channel when the turn ends, however it ends.

@@ -87,6 +87,30 @@ impl Conversation {
         self.entries.iter().map(|(_, m)| m.clone()).collect()
     }
 
+    /// The end of the conversation, without copying the rest of it.
+    pub fn tail(&self) -> Tail {
+        let mut users: Vec<Message> = self
+            .entries
+            .iter()
+            .rev()
+            .map(|(_, m)| m)
+            .take_while(|m| matches!(m, Message::User(_)))
+            .cloned()
+            .collect();
+        users.reverse();
+        let before = self.entries.len() - users.len();
+        // From the end: the nearest assistant message is usually right there.
+        let replied = self.entries[..before]
+            .iter()
+            .rev()
+            .any(|(_, m)| matches!(m, Message::Assistant(_)));
+        Tail {
+            len: self.entries.len(),
+            users,
+            replied,
+        }
+    }
+
     /// Entry ids and messages, in order (for compaction cut points).
     pub fn entries(&self) -> &[(EntryId, Message)] {
         &self.entries
@@ -101,6 +125,17 @@ impl Conversation {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// The end of a conversation (see [`Conversation::tail`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tail {
+    /// How many messages the conversation holds.
+    pub len: usize,
+    /// The user messages it ends with, oldest first.
+    pub users: Vec<Message>,
+    /// Whether an assistant message comes before them.
+    pub replied: bool,
 }
 
 /// First line of the message that stands in for compacted history.
@@ -306,6 +341,43 @@ mod tests {
                 Message::Other(_) => "other".to_owned(),
             })
             .collect()
+    }
+
+    fn conversation(messages: &[Message]) -> Conversation {
+        let mut c = Conversation::default();
+        for (i, message) in messages.iter().enumerate() {
+            c.apply(&Entry {
+                id: EntryId::new(format!("e{i}")),
+                parent_id: None,
+                timestamp: String::new(),
+                body: EntryBody::Message {
+                    message: message.clone(),
+                },
+            });
+        }
+        c
+    }
+
+    #[test]
+    fn the_tail_is_the_trailing_user_messages_and_whether_a_reply_came_before() {
+        assert_eq!(Conversation::default().tail(), Tail::default());
+        let c = conversation(&[
+            user("hi"),
+            call(&["a"]),
+            result("a"),
+            user("one"),
+            user("two"),
+        ]);
+        let tail = c.tail();
+        assert_eq!((tail.len, tail.replied), (5, true));
+        assert_eq!(tail.users, [user("one"), user("two")]);
+        let after_a_result = conversation(&[user("hi"), call(&["a"]), result("a")]).tail();
+        assert!(after_a_result.users.is_empty() && after_a_result.replied);
+        let unanswered = conversation(&[user("a"), user("b")]).tail();
+        assert_eq!((unanswered.len, unanswered.replied), (2, false));
+        assert_eq!(unanswered.users.len(), 2);
+        let only_results = conversation(&[result("x"), user("b")]).tail();
+        assert_eq!((only_results.users.len(), only_results.replied), (1, false));
     }
 
     #[test]

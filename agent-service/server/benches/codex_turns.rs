@@ -6,8 +6,8 @@
 //! app-server, installed by codex-peer), both pointed at the SAME instant
 //! fake Responses model; prompt-service is real, over gRPC. Each sample is
 //! the wall time of one `Run` RPC as the client sees it (send to `final`),
-//! with turns of the two agents interleaved so that machine noise hits both
-//! alike. Two kinds of turn:
+//! with turns of the arms interleaved (each arm first, second and third
+//! equally often) so that machine noise hits them alike. Two kinds of turn:
 //! - text: one model call answering "ok";
 //! - tool: the model calls our `read` tool (a Codex dynamic tool on the
 //!   Codex side), then answers after the result: two model calls.
@@ -213,13 +213,23 @@ async fn main() {
         let mut codex_phases = Vec::with_capacity(turns);
         for i in 0..turns {
             let text = format!("Turn {i}: check AGENTS.md.");
-            ours.push(run(&client, "ours", kind, &text).await);
-            // One session, so one Codex thread, for both kinds, as the
-            // direct drive runs all its turns on one thread.
-            let phases = run_phases(&client, "codex", "text", &text).await;
-            theirs.push(phases.total);
-            codex_phases.push(phases);
-            direct_turns.push(direct.turn(&text).await);
+            // Each arm goes first, second and third equally often, so what
+            // a turn leaves running behind it (Codex's own bookkeeping after
+            // `turn/completed`, our index write after a run) falls on every
+            // arm alike instead of always on the same next one.
+            for arm in (0..3).map(|k| (i + k) % 3) {
+                match arm {
+                    0 => ours.push(run(&client, "ours", kind, &text).await),
+                    1 => {
+                        // One session, so one Codex thread, for both kinds,
+                        // as the direct drive runs all its turns on one thread.
+                        let phases = run_phases(&client, "codex", "text", &text).await;
+                        theirs.push(phases.total);
+                        codex_phases.push(phases);
+                    }
+                    _ => direct_turns.push(direct.turn(&text).await),
+                }
+            }
         }
         let phase = |pick: fn(&Phases) -> Duration| {
             let mut all: Vec<Duration> = codex_phases.iter().map(pick).collect();

@@ -1,8 +1,8 @@
 //! The facade: validate, route, write our texts, assemble the params.
 
 use prompt_render::{
-    Injected, SkillsListing, normalize_absolute, normalize_block, one_line, prepare_skills, render,
-    skills_listing,
+    Injected, SkillsListing, normalize_absolute, normalize_block, one_line, prepare_skills,
+    skills_listing, validate,
 };
 use serde_json::Value;
 
@@ -84,7 +84,7 @@ fn token(field: &str, value: &str) -> Result<String, CodexError> {
 /// `base` is validated exactly as `RenderSystemPrompt` validates it (errors
 /// name `base.<field>`); then the Codex fields.
 pub fn render_codex_turn(input: &CodexTurnInput) -> Result<CodexTurn, CodexError> {
-    render(&input.base)?;
+    validate(&input.base)?;
     let workspace = normalize_absolute(input.base.workspace_dir.trim())
         .map_err(|reason| CodexError::invalid("base.workspace_dir", reason))?;
     let model = token("model", &input.model)?;

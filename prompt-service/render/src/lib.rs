@@ -63,7 +63,7 @@ pub use prepared::Prepared;
 pub use project_scope::normalize_key as normalize_project_key;
 pub use render::{
     ContextReport, Rendered, SectionReport, SkillEntry, SkillsReport, ToolEntry, ToolsReport,
-    render,
+    render, validate,
 };
 pub use sanitize::heartbeat_is_empty;
 pub use sections::{HEARTBEAT_OK, NO_REPLY};

@@ -153,6 +153,23 @@ pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
     finish(TurnRef::of_input(input), &stable_block(input)?)
 }
 
+/// Checks `input` as [`render`] does, without writing the prompt: the same
+/// error for the same input, and `Ok` exactly when `render` succeeds. For a
+/// caller that maps the input onto another surface (the Codex mapping) and
+/// needs it valid, not rendered.
+pub fn validate(input: &RenderInput) -> Result<(), RenderError> {
+    let ctx = crate::prepare::prepare_stable(input)?;
+    for heartbeat_section_on in [false, true] {
+        TurnFiles::dynamic(input, &ctx, heartbeat_section_on)?;
+    }
+    crate::prepare::prepare_turn(
+        TurnRef::of_input(input),
+        &text::one_line(&input.agent_id),
+        &text::normalize_block(&input.contribution.dynamic_suffix),
+    )?;
+    Ok(())
+}
+
 /// The turn inputs of one render, borrowed from a [`RenderInput`] or from
 /// separate [`TurnInputs`].
 #[derive(Debug, Clone, Copy)]
@@ -259,23 +276,32 @@ struct TurnFiles {
 }
 
 impl TurnFiles {
-    fn new(
+    /// The per-turn files of `input`, with the heartbeat section on or off.
+    fn dynamic(
         input: &RenderInput,
         ctx: &StableCtx,
         heartbeat_section_on: bool,
-    ) -> Result<Self, RenderError> {
+    ) -> Result<bootstrap::DynamicFiles, RenderError> {
         let heartbeat = HeartbeatInfo {
             enabled: heartbeat_section_on,
             include_system_prompt_section: heartbeat_section_on,
             ..HeartbeatInfo::default()
         };
-        let mut files = bootstrap::prepare_dynamic(
+        bootstrap::prepare_dynamic(
             &ctx.bootstrap,
             &ctx.workspace,
             &input.context_files,
             input.session_kind,
             &heartbeat,
-        )?;
+        )
+    }
+
+    fn new(
+        input: &RenderInput,
+        ctx: &StableCtx,
+        heartbeat_section_on: bool,
+    ) -> Result<Self, RenderError> {
+        let mut files = Self::dynamic(input, ctx, heartbeat_section_on)?;
         if ctx.mode == PromptMode::None {
             files.leave_out_all();
         }

@@ -203,7 +203,7 @@ impl Fixture {
         TurnInput {
             thread_id: turn.thread_id.clone(),
             params: self.params(turn),
-            history: turn.history.clone(),
+            history: openclaw_codex_harness::History::of(turn.history.clone()),
             tools: Arc::clone(&self.tools),
             tool_ctx: ctx,
             approvals: turn.rules.clone(),

@@ -16,7 +16,10 @@ use openclaw_transcript::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{context::Conversation, error::RuntimeError};
+use crate::{
+    context::{Conversation, Tail},
+    error::RuntimeError,
+};
 
 /// Commands an actor queues before senders wait.
 const MAILBOX: usize = 64;
@@ -39,6 +42,9 @@ enum Command {
     Messages {
         ack: oneshot::Sender<Result<Vec<Message>, RuntimeError>>,
     },
+    Tail {
+        ack: oneshot::Sender<Result<Tail, RuntimeError>>,
+    },
     Snapshot {
         ack: oneshot::Sender<Result<Snapshot, RuntimeError>>,
     },
@@ -56,6 +62,7 @@ impl std::fmt::Debug for Command {
                 .field("sync", sync)
                 .finish(),
             Self::Messages { .. } => f.write_str("Messages"),
+            Self::Tail { .. } => f.write_str("Tail"),
             Self::Snapshot { .. } => f.write_str("Snapshot"),
             Self::Close { .. } => f.write_str("Close"),
         }
@@ -107,6 +114,11 @@ impl Mailbox {
         self.request(|ack| Command::Messages { ack }).await?
     }
 
+    /// See [`super::LiveSession::tail`].
+    pub(crate) async fn tail(&self) -> Result<Tail, RuntimeError> {
+        self.request(|ack| Command::Tail { ack }).await?
+    }
+
     /// See [`super::LiveSession::snapshot`].
     pub(crate) async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
         self.request(|ack| Command::Snapshot { ack }).await?
@@ -139,6 +151,17 @@ pub(crate) fn spawn(spec: TranscriptSpec, clock: Arc<dyn Clock>) -> Mailbox {
 struct Open {
     writer: TranscriptWriter,
     conversation: Conversation,
+    /// Something may be in the file that no fsync of ours covers yet: set by
+    /// every append (and when the file is opened, since another process may
+    /// have written its tail), cleared by a successful fsync.
+    unsynced: bool,
+}
+
+impl Open {
+    /// Whether an append of nothing (with `sync` or not) needs the file.
+    fn idle_append(open: Option<&Self>, sync: bool) -> bool {
+        open.is_some_and(|o| !sync || !o.unsynced)
+    }
 }
 
 #[tracing::instrument(skip_all, fields(session_id = %spec.id))]
@@ -146,18 +169,27 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
     let mut open: Option<Open> = None;
     while let Some(command) = rx.recv().await {
         match command {
+            // Nothing to write and nothing unsynced (a turn boundary right
+            // after a synced append): no blocking task, no fsync.
+            Command::Append { bodies, sync, ack }
+                if bodies.is_empty() && Open::idle_append(open.as_ref(), sync) =>
+            {
+                let _ = ack.send(Ok(Vec::new()));
+            }
             Command::Append { bodies, sync, ack } => {
                 let began = std::time::Instant::now();
                 let result = with_open(&mut open, &spec, &clock, move |o| {
                     let mut written = Vec::with_capacity(bodies.len());
                     for body in bodies {
+                        o.unsynced = true;
                         let entry = o.writer.append(body)?;
                         o.conversation.apply(&entry);
                         written.push(entry);
                     }
-                    if sync {
+                    if sync && o.unsynced {
                         let began = std::time::Instant::now();
                         o.writer.sync()?;
+                        o.unsynced = false;
                         crate::metrics::fsynced("transcript", began.elapsed());
                     }
                     Ok(written)
@@ -169,24 +201,34 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
                 }
                 let _ = ack.send(result);
             }
+            // Reads of an open session are memory only: answered here.
             Command::Messages { ack } => {
-                let result =
-                    with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.messages())).await;
+                let result = match &open {
+                    Some(o) => Ok(o.conversation.messages()),
+                    None => {
+                        with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.messages())).await
+                    }
+                };
+                let _ = ack.send(result);
+            }
+            Command::Tail { ack } => {
+                let result = match &open {
+                    Some(o) => Ok(o.conversation.tail()),
+                    None => {
+                        with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.tail())).await
+                    }
+                };
                 let _ = ack.send(result);
             }
             Command::Snapshot { ack } => {
-                let result = with_open(&mut open, &spec, &clock, |o| {
-                    Ok(Snapshot {
-                        entries: o.conversation.entries().to_vec(),
-                        starts_with_summary: o.conversation.starts_with_summary(),
-                        flushed_since_compaction: o.conversation.flushed_since_compaction(),
-                    })
-                })
-                .await;
+                let result = match &open {
+                    Some(o) => Ok(snapshot(o)),
+                    None => with_open(&mut open, &spec, &clock, |o| Ok(snapshot(o))).await,
+                };
                 let _ = ack.send(result);
             }
             Command::Close { ack } => {
-                if let Some(mut o) = open.take() {
+                if let Some(mut o) = open.take().filter(|o| o.unsynced) {
                     let _ = tokio::task::spawn_blocking(move || {
                         if let Err(error) = o.writer.sync() {
                             tracing::warn!(%error, "final transcript sync failed");
@@ -200,6 +242,14 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
         }
     }
     tracing::debug!("session actor stopped");
+}
+
+fn snapshot(o: &Open) -> Snapshot {
+    Snapshot {
+        entries: o.conversation.entries().to_vec(),
+        starts_with_summary: o.conversation.starts_with_summary(),
+        flushed_since_compaction: o.conversation.flushed_since_compaction(),
+    }
 }
 
 /// Runs `work` on the open session in a blocking task (opening it first if
@@ -261,5 +311,6 @@ fn open_or_create(spec: &TranscriptSpec, clock: Arc<dyn Clock>) -> Result<Open, 
     Ok(Open {
         writer,
         conversation,
+        unsynced: true,
     })
 }

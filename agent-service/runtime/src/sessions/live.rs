@@ -258,6 +258,18 @@ impl LiveSession {
         self.mailbox()?.messages().await
     }
 
+    /// The end of the conversation (see [`crate::context::Conversation::tail`]):
+    /// for a turn that needs not the whole history.
+    pub async fn tail(&self) -> Result<crate::context::Tail, RuntimeError> {
+        self.mailbox()?.tail().await
+    }
+
+    /// A handle that reads the conversation later (the transcript actor's
+    /// mailbox), for work that may or may not need it.
+    pub(crate) fn reader(&self) -> Result<super::actor::Mailbox, RuntimeError> {
+        self.mailbox()
+    }
+
     /// The conversation with entry ids (see [`Snapshot`]).
     pub async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
         self.mailbox()?.snapshot().await

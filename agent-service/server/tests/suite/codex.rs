@@ -875,6 +875,80 @@ async fn a_restarted_agent_service_resumes_the_codex_thread() {
     );
 }
 
+/// After a restart with Codex's own record of the thread gone (its home
+/// emptied), the stored thread cannot be resumed: a new thread is started
+/// and its first turn carries our transcript, read for that turn only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_codex_lost_is_replaced_with_our_transcript_projected() {
+    let mut h = CodexHarness::start("", "").await;
+    h.fake.push(FakeReply::text("Noted: PLUM."));
+    h.run("Remember the word PLUM.").await;
+    h.fake.push(FakeReply::text("Noted: FIG."));
+    h.run("And the word FIG.").await;
+    let thread = h.stored_thread().expect("stored thread");
+
+    let home = h.codex_home.path().to_owned();
+    h.restart_with(|_| {
+        for entry in std::fs::read_dir(&home).expect("codex home") {
+            let path = entry.expect("entry").path();
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+    })
+    .await;
+    h.fake.push(FakeReply::text("PLUM and FIG."));
+    let third = h.run("Which words?").await;
+    assert_eq!(
+        find_final(&third).map(|f| f.text).as_deref(),
+        Some("PLUM and FIG.")
+    );
+    let replaced = h.stored_thread().expect("a thread");
+    assert_ne!(replaced, thread, "a new thread replaces the lost one");
+
+    let requests = h.fake.requests();
+    assert_eq!(requests.len(), 3);
+    let user_texts: Vec<String> = messages(&requests[2])
+        .into_iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, parts)| parts.join("|"))
+        .collect();
+    let projected = user_texts
+        .iter()
+        .find(|t| t.contains("could not be resumed"))
+        .unwrap_or_else(|| panic!("no projection in {user_texts:#?}"));
+    for said in [
+        "Remember the word PLUM.",
+        "Noted: PLUM.",
+        "And the word FIG.",
+        "Noted: FIG.",
+    ] {
+        assert!(
+            projected.contains(said),
+            "{said:?} missing from {projected}"
+        );
+    }
+    assert_eq!(
+        projected.matches("Which words?").count(),
+        1,
+        "the new message once, after the projection: {projected}"
+    );
+
+    // The thread holds the conversation now: the next turn projects nothing.
+    h.fake.push(FakeReply::text("Still PLUM and FIG."));
+    h.run("Again?").await;
+    let requests = h.fake.requests();
+    let last: Vec<String> = messages(&requests[3])
+        .into_iter()
+        .map(|(_, parts)| parts.join("|"))
+        .collect();
+    assert_eq!(
+        last.iter()
+            .filter(|t| t.contains("could not be resumed"))
+            .count(),
+        1,
+        "the projection stays in the thread's history once: {last:#?}"
+    );
+}
+
 /// The Codex child killed mid-turn: the run ends UNAVAILABLE with its
 /// partial reply marked aborted, and the next message restarts the
 /// app-server and resumes the same thread.

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use prompt_render::{
     ChannelInfo, ChatType, ContextFile, HeartbeatInfo, Prepared, PromptSurface, ReactionLevel,
     ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, RuntimeVersion, SessionKind, Skill,
-    SkillVersionSource, ThinkLevel, Tool, render,
+    SkillVersionSource, ThinkLevel, Tool, render, validate,
 };
 use proptest::prelude::*;
 
@@ -293,6 +293,7 @@ proptest! {
         turn.apply(&mut input);
         let a = render(&input);
         prop_assert!(a.is_ok(), "{:?}", a.err());
+        prop_assert_eq!(validate(&input), Ok(()));
         let b = render(&input);
         prop_assert_eq!(a, b);
     }
@@ -360,7 +361,8 @@ proptest! {
     }
 
     /// Arbitrary (possibly invalid) inputs never panic: they render or are
-    /// refused with a named field.
+    /// refused with a named field, and `validate` says exactly what
+    /// `render` says of them.
     #[test]
     fn arbitrary_input_never_panics(
         workspace in text(30),
@@ -382,9 +384,11 @@ proptest! {
         input.channel.display_name = newer[5].clone();
         input.context_files = paths.into_iter().map(|path| ContextFile { path, content: "x".into(), missing: false }).collect();
         input.tools = tool_names.into_iter().map(|name| Tool { name, summary: String::new(), json_schema: schema.clone() }).collect();
-        if let Err(e) = render(&input) {
+        let rendered = render(&input);
+        if let Err(e) = &rendered {
             prop_assert!(!e.field().is_empty());
         }
+        prop_assert_eq!(validate(&input), rendered.map(|_| ()));
     }
 }
 

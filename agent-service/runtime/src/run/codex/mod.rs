@@ -18,7 +18,7 @@ use std::{
 
 use crate::metrics::Tokens;
 use openclaw_codex_harness::{
-    ApprovalRules, CodexParams, CodexRunner, HarnessError, HarnessEvent, HarnessSettings,
+    ApprovalRules, CodexParams, CodexRunner, HarnessError, HarnessEvent, HarnessSettings, History,
     ThreadBinding, TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
 };
 use openclaw_config::{
@@ -202,8 +202,9 @@ impl CodexRun<'_> {
         messages: &[Inbound],
         sink: &mut Option<BlockSink>,
     ) -> Result<TurnOutcome, RuntimeError> {
-        let all = self.s.live.messages().await?;
-        let before = all.len().saturating_sub(messages.len());
+        // The end of the transcript only: a long session's turn copies none
+        // of its history unless a new thread needs it projected.
+        let tail = self.s.live.tail().await?;
         let stored = self.stored_thread().await?;
         let thread_id = stored.as_ref().map(|(id, _)| id.clone());
         let held = stored.map(|(_, held)| held).unwrap_or_default();
@@ -212,14 +213,14 @@ impl CodexRun<'_> {
         // turn started): they lead this turn's input, in order. Without a
         // thread the projection of the history carries them instead. A lightweight cron
         // turn sends its scheduled prompt alone (P-38), so it leads with none.
+        // `tail.users` ends with this turn's messages, just appended.
+        let earlier_users = tail.users.len().saturating_sub(messages.len());
         let unsent = match thread_id {
-            Some(_) if !render::lightweight_cron(self.s.kind, self.start) => {
-                unsent_users(&all[..before])
-            }
+            Some(_) if !render::lightweight_cron(self.s.kind, self.start) => earlier_users,
             _ => 0,
         };
-        let history = all[..before - unsent].to_vec();
-        let mut texts: Vec<&str> = all[before - unsent..before]
+        let history_len = tail.len - messages.len().min(tail.len) - unsent;
+        let mut texts: Vec<&str> = tail.users[earlier_users - unsent..earlier_users]
             .iter()
             .filter_map(user_text)
             .collect();
@@ -234,12 +235,12 @@ impl CodexRun<'_> {
             .render(
                 messages,
                 &texts.join("\n\n"),
-                &history,
+                tail.replied,
                 thread_id.as_deref(),
                 &held,
             )
             .await?;
-        self.evidence(step, &response, all.len());
+        self.evidence(step, &response, tail.len);
         let params = CodexParams::from_json(
             &response.thread_start_params_json,
             &response.thread_resume_params_json,
@@ -247,6 +248,15 @@ impl CodexRun<'_> {
         )
         .and_then(|p| p.with_new_thread_turn(&response.new_thread_turn_start_params_json))
         .map_err(harness_error)?;
+        let reader = self.s.live.reader()?;
+        let history = History::lazy(move || {
+            let reader = reader.clone();
+            async move {
+                let mut all = reader.messages().await.map_err(|e| e.to_string())?;
+                all.truncate(history_len);
+                Ok(all)
+            }
+        });
         let input = TurnInput {
             thread_id,
             params,
@@ -564,7 +574,6 @@ impl Steering {
     }
 }
 
-/// How many user messages end `history` (with nothing of Codex's after them).
 /// Whether `entry` already binds session `session_id` to `thread_id`
 /// holding `context` (`None`: whatever it holds).
 fn stored_already(
@@ -576,14 +585,6 @@ fn stored_already(
     entry.session_id.to_string() == session_id
         && entry.codex_thread_id.as_deref() == Some(thread_id)
         && context.is_none_or(|context| *context == entry.codex_thread_context)
-}
-
-fn unsent_users(history: &[Message]) -> usize {
-    history
-        .iter()
-        .rev()
-        .take_while(|m| matches!(m, Message::User(_)))
-        .count()
 }
 
 fn user_text(message: &Message) -> Option<&str> {

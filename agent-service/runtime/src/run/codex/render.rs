@@ -15,7 +15,7 @@ impl CodexRun<'_> {
         &self,
         messages: &[Inbound],
         input_text: &str,
-        history: &[Message],
+        replied: bool,
         thread_id: Option<&str>,
         held: &BTreeMap<String, String>,
     ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
@@ -35,7 +35,7 @@ impl CodexRun<'_> {
                 channel: self.channel,
                 tools: &descriptors,
                 skills: self.skills.as_ref(),
-                continuation: history.iter().any(|m| matches!(m, Message::Assistant(_))),
+                continuation: replied,
                 model: &self.run.name,
                 default_model: &self.run.default_model,
                 contribution: None,

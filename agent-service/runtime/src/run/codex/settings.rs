@@ -126,6 +126,7 @@ pub(super) fn harness_error(error: HarnessError) -> RuntimeError {
         | HarnessError::Rpc { .. }
         | HarnessError::Timeout { .. }
         | HarnessError::Protocol { .. }
+        | HarnessError::History { .. }
         | HarnessError::ShutDown => RuntimeError::Unavailable(message),
         HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
     }
