@@ -13,7 +13,7 @@ use tokio::{
 
 use crate::{
     approvals::{ApprovalKind, ApprovalRecord, Decision},
-    dynamic_tools::{self, ToolAnswer},
+    dynamic_tools,
     error::HarnessError,
     events::{HarnessEvent, TurnOutcome, TurnStatus},
     items::ItemTracker,
@@ -80,7 +80,7 @@ pub(crate) async fn run(
     let mut steers = SteerQueue::new(debounce);
     let mut undelivered: Vec<String> = Vec::new();
     let mut approvals: Vec<ApprovalRecord> = Vec::new();
-    let mut tools: JoinSet<(Value, ToolAnswer)> = JoinSet::new();
+    let mut tools: JoinSet<bool> = JoinSet::new();
     let mut interrupting = false;
     let mut give_up = Instant::now();
     let mut controls_open = true;
@@ -113,9 +113,14 @@ pub(crate) async fn run(
                     }
                     Inbound::Request { id, method, params } => {
                         if method == "item/tool/call" {
+                            // The task answers Codex itself: the answer goes out
+                            // the moment the tool returns, not after a hop back here.
                             let (registry, ctx) = (Arc::clone(&input.tools), tool_ctx.clone());
+                            let conn = Arc::clone(&server.conn);
                             tools.spawn(async move {
-                                (id, dynamic_tools::answer(registry, ctx, params).await)
+                                let answer = dynamic_tools::answer(registry, ctx, params).await;
+                                reply(&conn, id, answer.result).await;
+                                answer.end_turn
                             });
                         } else if let Some(record) = answer(conn, &input, id, &method, &params).await {
                             emit(events, HarnessEvent::Approval(record.clone())).await;
@@ -127,10 +132,7 @@ pub(crate) async fn run(
             }
             Some(done) = tools.join_next(), if !tools.is_empty() => {
                 match done {
-                    Ok((id, answer)) => {
-                        reply(conn, id, answer.result).await;
-                        answer.end_turn
-                    }
+                    Ok(end_turn) => end_turn,
                     Err(error) => {
                         // The task panicked or was aborted; Codex still waits, but
                         // the request id went with the task: end the turn.

@@ -204,8 +204,8 @@ impl CodexRun<'_> {
     ) -> Result<TurnOutcome, RuntimeError> {
         // The end of the transcript only: a long session's turn copies none
         // of its history unless a new thread needs it projected.
-        let tail = self.s.live.tail().await?;
-        let stored = self.stored_thread().await?;
+        let (tail, stored) = tokio::join!(self.s.live.tail(), self.stored_thread());
+        let (tail, stored) = (tail?, stored?);
         let thread_id = stored.as_ref().map(|(id, _)| id.clone());
         let held = stored.map(|(_, held)| held).unwrap_or_default();
         // User messages after the thread's last reply never reached it (saved
