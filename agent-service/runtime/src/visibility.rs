@@ -142,6 +142,25 @@ pub(crate) async fn load_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, Run
     .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
 }
 
+/// [`load_turn_files`] and [`scan_turn_files`] in one blocking task, for a
+/// turn with no bootstrap hook between them.
+pub(crate) async fn load_and_scan_turn_files(
+    cwd: &Path,
+) -> Result<(Vec<InjectedFile>, PrivateFiles), RuntimeError> {
+    let cwd: PathBuf = cwd.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let files: Vec<InjectedFile> = openclaw_workspace::load_bootstrap_files(&cwd)
+            .map_err(crate::workspaces::workspace_error)?
+            .into_iter()
+            .map(InjectedFile::from)
+            .collect();
+        let private = PrivateFiles::scan(&cwd, &files);
+        Ok((files, private))
+    })
+    .await
+    .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+}
+
 /// Judges which of the files (after every hook) are private, off the async workers.
 pub(crate) async fn scan_turn_files(
     cwd: &Path,

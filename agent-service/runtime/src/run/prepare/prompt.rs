@@ -47,10 +47,16 @@ impl Services {
             t.cwd,
             &hidden_env,
         );
-        let files = crate::visibility::load_turn_files(t.cwd).await?;
-        let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
-        // Privacy is judged on the files as the hooks left them (L5).
-        let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
+        // Privacy is judged on the files as the hooks left them (L5); with
+        // no bootstrap hook that is as read, and one blocking task does both.
+        let (files, private) = if hooks.bootstrap.is_empty() {
+            crate::visibility::load_and_scan_turn_files(t.cwd).await?
+        } else {
+            let files = crate::visibility::load_turn_files(t.cwd).await?;
+            let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
+            let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
+            (files, private)
+        };
         let additions = crate::hooks::prompt_additions(&hooks.before_prompt_build, &facts).await?;
         let docs = self.docs_dir(&loaded.config);
         let sources = TurnSources {
