@@ -211,6 +211,12 @@ async fn main() {
         let mut theirs = Vec::with_capacity(turns);
         let mut direct_turns = Vec::with_capacity(turns);
         let mut codex_phases = Vec::with_capacity(turns);
+        // CPU this process spent during each arm's turns: agent-service,
+        // prompt-service, the fake model and the client for the Codex
+        // runtime; the fake model and the direct drive's client for the
+        // direct drive. The difference is agent-service's (and
+        // prompt-service's) CPU per Codex turn, on the cores Codex needs.
+        let (mut cpu_codex, mut cpu_direct) = (Duration::ZERO, Duration::ZERO);
         for i in 0..turns {
             let text = format!("Turn {i}: check AGENTS.md.");
             // Each arm goes first, second and third equally often, so what
@@ -223,11 +229,17 @@ async fn main() {
                     1 => {
                         // One session, so one Codex thread, for both kinds,
                         // as the direct drive runs all its turns on one thread.
+                        let before = cpu_used();
                         let phases = run_phases(&client, "codex", "text", &text).await;
+                        cpu_codex += cpu_used().saturating_sub(before);
                         theirs.push(phases.total);
                         codex_phases.push(phases);
                     }
-                    _ => direct_turns.push(direct.turn(&text).await),
+                    _ => {
+                        let before = cpu_used();
+                        direct_turns.push(direct.turn(&text).await);
+                        cpu_direct += cpu_used().saturating_sub(before);
+                    }
                 }
             }
         }
@@ -271,6 +283,12 @@ async fn main() {
         );
         println!(
             "  {kind} turn: median of the {turns} side-by-side differences (Codex runtime - direct drive): {paired:.1} ms"
+        );
+        let per_turn = |total: Duration| ms(total) / turns as f64;
+        println!(
+            "  {kind} turn: CPU of this process per turn: {:.2} ms during a Codex runtime turn, {:.2} ms during a direct one",
+            per_turn(cpu_codex),
+            per_turn(cpu_direct),
         );
     }
     direct.stop().await;
@@ -342,6 +360,18 @@ async fn run_phases(
 fn median(samples: &mut [Duration]) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// User plus system CPU time of this process so far.
+fn cpu_used() -> Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(Duration::ZERO, |usage| {
+        let micros = |t: nix::sys::time::TimeVal| {
+            Duration::from_secs(u64::try_from(t.tv_sec()).unwrap_or(0))
+                + Duration::from_micros(u64::try_from(t.tv_usec()).unwrap_or(0))
+        };
+        micros(usage.user_time()) + micros(usage.system_time())
+    })
 }
 
 fn ms(d: Duration) -> f64 {

@@ -107,6 +107,20 @@ impl IndexCache {
         Ok(index)
     }
 
+    /// The cached version if the file at `path` is still that version; `None` when it would
+    /// have to be read (changed, never read, or being read by another thread right now). Costs
+    /// one `stat` and never waits: for callers that must not block on a parse.
+    pub(crate) fn current_if_cached(&self, path: &Path) -> Result<Option<Arc<SessionIndex>>> {
+        let now = Stamp::at(path)?;
+        let Ok(cached) = self.cached.try_lock() else {
+            return Ok(None);
+        };
+        Ok(cached
+            .as_ref()
+            .filter(|c| c.stamp == now)
+            .map(|hit| Arc::clone(&hit.index)))
+    }
+
     /// Records `index` as the version just written to `path` through `file`. Call it with the
     /// index lock held, so no other writer can have replaced the file since.
     pub(crate) fn wrote(&self, path: &Path, file: File, index: SessionIndex) -> Result<()> {

@@ -122,6 +122,16 @@ impl SessionStore {
         Ok(self.snapshot()?.get_shared(key).cloned())
     }
 
+    /// [`SessionStore::get`] from the version of the index already parsed, when the file is
+    /// still that version (one `stat`, no read, no wait); `None` when the index would have to
+    /// be read first.
+    pub fn get_if_cached(&self, key: &SessionKey) -> Result<Option<Option<Arc<SessionEntry>>>> {
+        Ok(self
+            .cache
+            .current_if_cached(&self.dir.index())?
+            .map(|index| index.get_shared(key).cloned()))
+    }
+
     /// The key and record of the session `id`.
     pub fn find_by_id(&self, id: &SessionId) -> Result<Option<(SessionKey, Arc<SessionEntry>)>> {
         Ok(self

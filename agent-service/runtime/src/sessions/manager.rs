@@ -307,10 +307,16 @@ impl SessionManager {
         let found = match target {
             SessionTarget::Key(k) => {
                 let key = key::normalize(&agent.id, k)?;
-                let lookup = key.clone();
-                blocking(move || Ok(store.get(&lookup)?))
-                    .await?
-                    .map(|entry| (key, entry))
+                // The index this process last read or wrote is usually still
+                // the file's version: then a `stat` answers, with no blocking task.
+                let entry = match store.get_if_cached(&key)? {
+                    Some(entry) => entry,
+                    None => {
+                        let lookup = key.clone();
+                        blocking(move || Ok(store.get(&lookup)?)).await?
+                    }
+                };
+                entry.map(|entry| (key, entry))
             }
             SessionTarget::Id(id) => {
                 let id = SessionId::parse(id.trim())

@@ -247,6 +247,33 @@ fn concurrent_updates_from_many_handles_lose_nothing() {
 }
 
 #[test]
+fn a_cached_read_answers_only_for_the_version_already_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = store(&dir);
+    let theirs = store(&dir);
+    assert_eq!(
+        ours.get_if_cached(&key("k1")).unwrap(),
+        None,
+        "nothing parsed yet"
+    );
+    ours.reset(&key("k1")).unwrap();
+    // Our own write is the version we hold.
+    let cached = ours.get_if_cached(&key("k1")).unwrap().expect("cached");
+    assert!(cached.is_some());
+    assert_eq!(ours.get_if_cached(&key("k2")).unwrap(), Some(None));
+
+    // Another store replaces the file: the cached version is not the file's any more.
+    theirs
+        .update(|index| index.get_mut(&key("k1")).unwrap().display_name = Some("renamed".into()))
+        .unwrap();
+    assert_eq!(ours.get_if_cached(&key("k1")).unwrap(), None);
+    // A full read parses the new version; from then on it is cached.
+    ours.get(&key("k1")).unwrap();
+    let again = ours.get_if_cached(&key("k1")).unwrap().expect("cached");
+    assert_eq!(again.unwrap().display_name.as_deref(), Some("renamed"));
+}
+
+#[test]
 fn a_store_sees_what_another_store_or_an_editor_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let ours = store(&dir);
