@@ -80,6 +80,8 @@ struct Cluster {
     master_socket: PathBuf,
     /// The router's AgentService port.
     agent_port: u16,
+    /// The router's PromptService port.
+    prompt_port: u16,
     _prompt: Running,
     replicas: Vec<Replica>,
 }
@@ -251,6 +253,7 @@ impl Cluster {
             router,
             master_socket,
             agent_port,
+            prompt_port,
             _prompt: prompt,
             replicas,
         };
@@ -258,19 +261,29 @@ impl Cluster {
         cluster
     }
 
-    /// Until the master lists a worker and the AgentService port answers a
-    /// health check through it.
+    /// Until both of the router's service ports answer a health check
+    /// through it. The router starts before prompt-service, so its first
+    /// check of prompt-service fails and it routes no render there until
+    /// later checks pass: a run before that would find no backend.
     async fn wait_router(&self) {
-        let endpoint = format!("http://127.0.0.1:{}", self.agent_port);
-        let mut backoff = Duration::from_millis(20);
-        for _ in 0..60 {
-            if let Ok(true) = service_kit::probe(&endpoint, "", Duration::from_secs(2)).await {
-                return;
+        for port in [self.agent_port, self.prompt_port] {
+            let endpoint = format!("http://127.0.0.1:{port}");
+            let mut backoff = Duration::from_millis(20);
+            let mut answered = false;
+            for _ in 0..80 {
+                if let Ok(true) = service_kit::probe(&endpoint, "", Duration::from_secs(2)).await {
+                    answered = true;
+                    break;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(500));
             }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_millis(500));
+            assert!(
+                answered,
+                "the router's port {port} never answered a health check\n{}",
+                self.router.log()
+            );
         }
-        panic!("the router never answered\n{}", self.router.log());
     }
 
     async fn router_channel(&self) -> Channel {
