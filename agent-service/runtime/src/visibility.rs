@@ -133,13 +133,15 @@ pub fn memory_tools(kind: SessionKind) -> Vec<Arc<dyn Tool>> {
 /// Loads the bootstrap files of `cwd`, off the async workers.
 pub(crate) async fn load_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, RuntimeError> {
     let cwd: PathBuf = cwd.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let files = openclaw_workspace::load_bootstrap_files(&cwd)
-            .map_err(crate::workspaces::workspace_error)?;
-        Ok(files.into_iter().map(InjectedFile::from).collect())
-    })
-    .await
-    .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+    tokio::task::spawn_blocking(move || read_turn_files(&cwd))
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+}
+
+fn read_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, RuntimeError> {
+    let files = openclaw_workspace::load_bootstrap_files(cwd)
+        .map_err(crate::workspaces::workspace_error)?;
+    Ok(files.into_iter().map(InjectedFile::from).collect())
 }
 
 /// [`load_turn_files`] and [`scan_turn_files`] in one blocking task, for a
@@ -149,11 +151,7 @@ pub(crate) async fn load_and_scan_turn_files(
 ) -> Result<(Vec<InjectedFile>, PrivateFiles), RuntimeError> {
     let cwd: PathBuf = cwd.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let files: Vec<InjectedFile> = openclaw_workspace::load_bootstrap_files(&cwd)
-            .map_err(crate::workspaces::workspace_error)?
-            .into_iter()
-            .map(InjectedFile::from)
-            .collect();
+        let files = read_turn_files(&cwd)?;
         let private = PrivateFiles::scan(&cwd, &files);
         Ok((files, private))
     })

@@ -201,31 +201,15 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
                 }
                 let _ = ack.send(result);
             }
-            // Reads of an open session are memory only: answered here.
             Command::Messages { ack } => {
-                let result = match &open {
-                    Some(o) => Ok(o.conversation.messages()),
-                    None => {
-                        with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.messages())).await
-                    }
-                };
-                let _ = ack.send(result);
+                let _ =
+                    ack.send(read(&mut open, &spec, &clock, |o| o.conversation.messages()).await);
             }
             Command::Tail { ack } => {
-                let result = match &open {
-                    Some(o) => Ok(o.conversation.tail()),
-                    None => {
-                        with_open(&mut open, &spec, &clock, |o| Ok(o.conversation.tail())).await
-                    }
-                };
-                let _ = ack.send(result);
+                let _ = ack.send(read(&mut open, &spec, &clock, |o| o.conversation.tail()).await);
             }
             Command::Snapshot { ack } => {
-                let result = match &open {
-                    Some(o) => Ok(snapshot(o)),
-                    None => with_open(&mut open, &spec, &clock, |o| Ok(snapshot(o))).await,
-                };
-                let _ = ack.send(result);
+                let _ = ack.send(read(&mut open, &spec, &clock, snapshot).await);
             }
             Command::Close { ack } => {
                 if let Some(mut o) = open.take().filter(|o| o.unsynced) {
@@ -249,6 +233,20 @@ fn snapshot(o: &Open) -> Snapshot {
         entries: o.conversation.entries().to_vec(),
         starts_with_summary: o.conversation.starts_with_summary(),
         flushed_since_compaction: o.conversation.flushed_since_compaction(),
+    }
+}
+
+/// A read of the session: memory only, so answered here when it is open;
+/// otherwise after opening it in a blocking task.
+async fn read<T: Send + 'static>(
+    open: &mut Option<Open>,
+    spec: &TranscriptSpec,
+    clock: &Arc<dyn Clock>,
+    read: fn(&Open) -> T,
+) -> Result<T, RuntimeError> {
+    match open {
+        Some(o) => Ok(read(o)),
+        None => with_open(open, spec, clock, move |o| Ok(read(o))).await,
     }
 }
 

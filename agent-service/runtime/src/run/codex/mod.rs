@@ -219,7 +219,7 @@ impl CodexRun<'_> {
             Some(_) if !render::lightweight_cron(self.s.kind, self.start) => earlier_users,
             _ => 0,
         };
-        let history_len = tail.len - messages.len().min(tail.len) - unsent;
+        let history_len = tail.len.saturating_sub(messages.len()) - unsent;
         let mut texts: Vec<&str> = tail.users[earlier_users - unsent..earlier_users]
             .iter()
             .filter_map(user_text)
