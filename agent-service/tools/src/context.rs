@@ -11,6 +11,7 @@ use openclaw_workspace::Confined;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{Approver, NoApprover};
 use crate::cron::{CronControl, NoCron};
 use crate::exec_policy::ExecPolicy;
 use crate::plan::Plan;
@@ -48,6 +49,9 @@ pub struct ToolContext {
     /// from the config with [`ExecPolicy::from_config`]; the default is no policy, under
     /// which every command is refused (nobody can approve it).
     pub exec_policy: ExecPolicy,
+    /// Who is asked when exec approvals say "ask"; the default asks nobody, so
+    /// `askFallback` decides at once.
+    pub approver: Arc<dyn Approver>,
     /// Fences tool results and chat messages on their way to the model
     /// ([`Fence::model_messages`]). Random per context; a runtime that keeps one per session
     /// keeps fenced history byte-identical across runs (prompt caching).
@@ -88,6 +92,7 @@ impl ToolContext {
             timezone: None,
             model: String::new(),
             exec_policy: ExecPolicy::default(),
+            approver: Arc::new(NoApprover),
             fence: Fence::random(),
             subagents: Arc::new(NoSubagents),
             cron: Arc::new(NoCron),

@@ -18,9 +18,11 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalSubject};
 use crate::arguments::{non_empty, parse};
 use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
+use crate::exec_policy::Verdict;
 use crate::spawn::{ExitKind, GroupGuard, Launch, kill_group, lock, spawn_shell};
 use crate::tool::{Tool, ToolOutcome};
 
@@ -72,6 +74,7 @@ impl Tool for ExecTool {
     }
 
     async fn call(&self, ctx: &ToolContext, arguments: Value) -> ToolOutcome {
+        let mut note: Option<String> = None;
         let run = async {
             let args: ExecArgs = parse(self.name(), arguments)?;
             non_empty(self.name(), "command", &args.command)?;
@@ -81,8 +84,8 @@ impl Tool for ExecTool {
                     detail: "timeout: must be at least 1 second".to_owned(),
                 });
             }
-            approve(ctx, &args.command)?;
             let cwd = working_dir(ctx, args.workdir.clone()).await?;
+            note = approve(ctx, &args.command, &cwd).await?;
             let requested = args.timeout.map(Duration::from_secs);
             if args.background.unwrap_or(false) {
                 let launch = Launch {
@@ -110,23 +113,79 @@ impl Tool for ExecTool {
                 .min(ctx.limits.exec_max_timeout);
             run_foreground(ctx, &args.command, &cwd, timeout).await
         };
-        run.await.into()
+        let mut outcome: ToolOutcome = run.await.into();
+        if let Some(note) = note {
+            let text = outcome.text_mut();
+            *text = format!("{note}\n{text}");
+        }
+        outcome
     }
 }
 
-/// Exec approvals ([`crate::exec_policy`]): a refused command is an error result for the
-/// model, and nothing runs.
-fn approve(ctx: &ToolContext, command: &str) -> Result<(), ToolError> {
-    let judgement = ctx.exec_policy.judge_command(command);
-    if judgement.allowed {
-        return Ok(());
+/// Exec approvals ([`crate::exec_policy`]): a command runs when the policy allows it or a
+/// person approves it; otherwise it is an error result for the model and nothing runs. On
+/// success, the note to prepend to the result (who approved it), if any.
+async fn approve(
+    ctx: &ToolContext,
+    command: &str,
+    cwd: &std::path::Path,
+) -> Result<Option<String>, ToolError> {
+    let (reason, fallback) = match ctx.exec_policy.verdict(command) {
+        Verdict::Allow { .. } => return Ok(None),
+        Verdict::Deny { reason } => {
+            return Err(ToolError::PermissionDenied(format!(
+                "permission denied: exec approval refused this command, so it was not run: \
+                 {reason}. Rewording the command will not change that: tell the user what you \
+                 need to run, or use the other tools."
+            )));
+        }
+        Verdict::Ask { reason, fallback } => (reason, fallback),
+    };
+    let fell_back = |why: String| {
+        if fallback.allowed {
+            Ok(Some(format!(
+                "[{why}; {} and let it run.]",
+                fallback.reason
+            )))
+        } else {
+            Err(ToolError::PermissionDenied(format!(
+                "permission denied: this command needs approval ({reason}) and {why}, so {} \
+                 and it was not run. Do not retry it reworded: tell the user what you need to \
+                 run and why.",
+                fallback.reason
+            )))
+        }
+    };
+    if !ctx.approver.available() {
+        return fell_back("nobody can approve commands in this session".to_owned());
     }
-    Err(ToolError::PermissionDenied(format!(
-        "permission denied: exec approval refused this command, so it was not run: {}. Nobody \
-         can approve commands in this unattended runtime and rewording the command will not \
-         change that: tell the user what you need to run, or use the other tools.",
-        judgement.reason
-    )))
+    let request = ApprovalRequest {
+        subject: ApprovalSubject::Command,
+        command: command.to_owned(),
+        cwd: cwd.to_path_buf(),
+        reason: reason.clone(),
+        always_patterns: ctx.exec_policy.always_patterns(command),
+    };
+    match ctx.approver.request(request, &ctx.cancel).await {
+        ApprovalOutcome::Decided {
+            id, decision, by, ..
+        } if decision.allows() => Ok(Some(format!(
+            "[Approved {decision} by {by} (approval {id}).]"
+        ))),
+        ApprovalOutcome::Decided { id, by, .. } => Err(ToolError::PermissionDenied(format!(
+            "permission denied: {by} denied this command (approval {id}), so it was not run. \
+             Do not retry it: ask the user what they would like instead."
+        ))),
+        ApprovalOutcome::TimedOut { id, waited_secs } => fell_back(format!(
+            "nobody answered approval {id} within {waited_secs} s"
+        )),
+        ApprovalOutcome::Unavailable => {
+            fell_back("nobody can approve commands in this session".to_owned())
+        }
+        ApprovalOutcome::Cancelled => Err(ToolError::Cancelled(
+            "Command not run: the run was cancelled while it waited for approval.".to_owned(),
+        )),
+    }
 }
 
 /// The directory to run in: the workspace root, or a directory inside it.

@@ -206,44 +206,85 @@ impl ExecPolicy {
         }
     }
 
-    /// Whether `command` may run.
+    /// Whether `command` may run, collapsing "ask" into `askFallback` (nobody asked).
     pub fn judge_command(&self, command: &str) -> Judgement {
+        self.verdict(command).unattended()
+    }
+
+    /// Whether `command` runs, is refused, or needs a person's approval.
+    pub fn verdict(&self, command: &str) -> Verdict {
         match self.uncovered(command) {
-            None => self.judge(true, "the command"),
+            None => self.decide(true, "the command"),
             Some(miss) => {
-                let mut judgement = self.judge(false, "the command");
                 // Say what missed the allowlist only where the allowlist was consulted.
-                let consulted =
-                    [self.security, self.ask_fallback].contains(&Some(ExecSecurity::Allowlist));
-                if !judgement.allowed && consulted {
-                    judgement.reason.push_str(&format!(" ({miss})"));
+                let consulted = [self.security, self.ask_fallback]
+                    .contains(&Some(ExecSecurity::Allowlist))
+                    || matches!(self.security, None | Some(ExecSecurity::Allowlist));
+                let mut verdict = self.decide(false, "the command");
+                if consulted {
+                    verdict.add_detail(&miss);
                 }
-                judgement
+                verdict
             }
         }
     }
 
-    /// The decision table for something that is (`covered`) or is not allowlisted; `what`
-    /// names it in the reason ("the command", "the file change").
+    /// Whether a Codex file change is made, refused, or needs a person's approval (file
+    /// changes are never allowlisted).
+    pub fn file_change_verdict(&self) -> Verdict {
+        self.decide(false, "the file change")
+    }
+
+    /// The decision table for something that is (`covered`) or is not allowlisted, with
+    /// "ask" resolved through `askFallback`; `what` names it in the reason.
     pub fn judge(&self, covered: bool, what: &str) -> Judgement {
+        self.decide(covered, what).unattended()
+    }
+
+    /// The allowlist patterns "allow-always" would add for `command`: every program it runs,
+    /// as written. Empty when any of them can never be allowlisted.
+    pub fn always_patterns(&self, command: &str) -> Vec<String> {
+        let Ok(invocations) = effective_commands(command) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        for invocation in &invocations {
+            let program = invocation.program.as_str();
+            if never_covered(program) || invocation.env.iter().any(|n| !safe_env(n)) {
+                return Vec::new();
+            }
+            if SAFE_BUILTINS.contains(&program) || out.iter().any(|p| p == program) {
+                continue;
+            }
+            out.push(program.to_owned());
+        }
+        out
+    }
+
+    /// The decision table (see the module docs).
+    fn decide(&self, covered: bool, what: &str) -> Verdict {
         let ask = self.ask.unwrap_or(ExecAsk::OnMiss);
         match (self.security, ask) {
-            (None, _) => self.fallback(
+            (None, _) => self.ask(
                 covered,
-                "no tools.exec.security is configured and nobody can approve an unattended run",
+                "no tools.exec.security is configured, so commands need approval".to_owned(),
             ),
-            (Some(ExecSecurity::Deny), _) => refuse("tools.exec.security is deny".to_owned()),
-            (Some(_), ExecAsk::Always) => self.fallback(covered, "tools.exec.ask is always"),
-            (Some(ExecSecurity::Full), _) => allow("tools.exec.security is full".to_owned()),
-            (Some(ExecSecurity::Allowlist), _) if covered => {
-                allow(format!("{what} is covered by tools.exec.safeBins"))
-            }
-            (Some(ExecSecurity::Allowlist), ExecAsk::Off) => {
-                refuse(format!("{what} is not covered by tools.exec.safeBins"))
-            }
-            (Some(ExecSecurity::Allowlist), _) => self.fallback(
+            (Some(ExecSecurity::Deny), _) => Verdict::Deny {
+                reason: "tools.exec.security is deny".to_owned(),
+            },
+            (Some(_), ExecAsk::Always) => self.ask(covered, "tools.exec.ask is always".to_owned()),
+            (Some(ExecSecurity::Full), _) => Verdict::Allow {
+                reason: "tools.exec.security is full".to_owned(),
+            },
+            (Some(ExecSecurity::Allowlist), _) if covered => Verdict::Allow {
+                reason: format!("{what} is covered by tools.exec.safeBins"),
+            },
+            (Some(ExecSecurity::Allowlist), ExecAsk::Off) => Verdict::Deny {
+                reason: format!("{what} is not covered by tools.exec.safeBins"),
+            },
+            (Some(ExecSecurity::Allowlist), _) => self.ask(
                 false,
-                &format!("{what} is not covered by tools.exec.safeBins"),
+                format!("{what} is not covered by tools.exec.safeBins"),
             ),
         }
     }
@@ -288,17 +329,66 @@ impl ExecPolicy {
         Some(format!("{program} is not in tools.exec.safeBins"))
     }
 
-    /// "Ask", with nobody to ask.
-    fn fallback(&self, covered: bool, why: &str) -> Judgement {
+    /// "Ask", with what `askFallback` decides when nobody answers.
+    fn ask(&self, covered: bool, reason: String) -> Verdict {
         let fallback = self.ask_fallback.unwrap_or(ExecSecurity::Deny);
         let allowed = match fallback {
             ExecSecurity::Full => true,
             ExecSecurity::Allowlist => covered,
             ExecSecurity::Deny => false,
         };
-        Judgement {
-            allowed,
-            reason: format!("{why}; unattended, so tools.exec.askFallback ({fallback}) decides"),
+        Verdict::Ask {
+            fallback: Judgement {
+                allowed,
+                reason: format!("tools.exec.askFallback ({fallback}) decides"),
+            },
+            reason,
+        }
+    }
+}
+
+/// What exec approvals say about one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It runs without asking.
+    Allow {
+        /// Why, in one phrase.
+        reason: String,
+    },
+    /// It is refused without asking.
+    Deny {
+        /// Why, in one phrase.
+        reason: String,
+    },
+    /// A person must approve it.
+    Ask {
+        /// Why it needs approval, in one phrase.
+        reason: String,
+        /// What `askFallback` decides when nobody can be asked or nobody answers in time.
+        fallback: Judgement,
+    },
+}
+
+impl Verdict {
+    /// The verdict when nobody can be asked: "ask" becomes `askFallback`'s decision.
+    pub fn unattended(self) -> Judgement {
+        match self {
+            Verdict::Allow { reason } => allow(reason),
+            Verdict::Deny { reason } => refuse(reason),
+            Verdict::Ask { reason, fallback } => Judgement {
+                allowed: fallback.allowed,
+                reason: format!("{reason}; nobody can approve it, so {}", fallback.reason),
+            },
+        }
+    }
+
+    /// Appends a detail in parentheses to the reason of a refusal or a question.
+    fn add_detail(&mut self, detail: &str) {
+        match self {
+            Verdict::Allow { .. } => {}
+            Verdict::Deny { reason } | Verdict::Ask { reason, .. } => {
+                reason.push_str(&format!(" ({detail})"));
+            }
         }
     }
 }

@@ -29,12 +29,14 @@
 //! What it is not for: the agent loop, sessions, transcripts or prompts (the runtime owns
 //! them and reaches in through [`SessionControl`], [`SubagentControl`], [`ConfigControl`]
 //! and [`Clock`]);
-//! sandboxing (allowed commands run as the service user in the workspace) and approval
-//! prompts (the service is unattended: "ask" resolves through `askFallback`); web, messaging
+//! sandboxing (allowed commands run as the service user in the workspace) and how a person is
+//! asked (the runtime implements [`Approver`]; without one "ask" resolves through
+//! `askFallback`); web, messaging
 //! and other session tools (the runtime adds those). TOOLS.md
 //! never decides which tools exist. It holds no global state and prints nothing.
 
 pub mod apply_patch;
+pub mod approval;
 mod arguments;
 pub mod command;
 mod context;
@@ -58,6 +60,9 @@ mod tool;
 pub mod untrusted;
 
 pub use apply_patch::ApplyPatchTool;
+pub use approval::{
+    ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalSubject, Approver, NoApprover,
+};
 pub use context::{
     Clock, ConfigControl, SessionControl, StatusCard, SystemClock, ToolContext, ToolLimits,
     Unavailable, Usage,
@@ -65,7 +70,7 @@ pub use context::{
 pub use cron::{CronControl, CronTool, NoCron};
 pub use error::ToolError;
 pub use exec::ExecTool;
-pub use exec_policy::{ExecPolicy, Judgement};
+pub use exec_policy::{ExecPolicy, Judgement, Verdict};
 pub use fs_tools::{EditTool, ReadTool, WriteTool};
 pub use gateway::GatewayTool;
 pub use memory::{MemoryGetTool, MemorySearchTool};
