@@ -126,6 +126,15 @@ pub async fn run_turn(
                     }
                 }
             }
+            Event::ApprovalRequested(approval) => term.note(&format!(
+                "· approval {} needed to run: {} ({}); decide with `openclaw approvals approve {} [--always]` or `openclaw approvals deny {}`",
+                approval.id, approval.command, approval.reason, approval.id, approval.id
+            ))?,
+            Event::ApprovalResolved(approval) => term.note(&format!(
+                "· approval {}: {}",
+                approval.id,
+                approval_state_word(approval.state())
+            ))?,
             // Only a WatchSession carries these; a Run stream never does.
             Event::SystemEvent(_) => {}
             Event::Handoff(handoff) => term.note(&format!(
@@ -184,6 +193,19 @@ pub async fn run_turn(
         code: "UNAVAILABLE".to_owned(),
         message: "the run stream ended before the run finished".to_owned(),
     })
+}
+
+/// How an approval ended, in words.
+pub(crate) fn approval_state_word(state: pb::ApprovalState) -> &'static str {
+    match state {
+        pb::ApprovalState::Unspecified => "unknown",
+        pb::ApprovalState::Pending => "pending",
+        pb::ApprovalState::AllowedOnce => "allowed once",
+        pb::ApprovalState::AllowedAlways => "allowed always",
+        pb::ApprovalState::Denied => "denied",
+        pb::ApprovalState::Expired => "expired (askFallback decided)",
+        pb::ApprovalState::Cancelled => "cancelled",
+    }
 }
 
 /// A conversation: every line of `input` is a message or a `/command`,

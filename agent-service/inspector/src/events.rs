@@ -1,5 +1,6 @@
 //! Session events as the page's event stream carries them: an event name and a JSON body.
 
+use agent_runtime::approvals::Approval;
 use agent_runtime::run::{CompactionPhase, RunEvent};
 use serde_json::{Value, json};
 
@@ -11,6 +12,18 @@ fn phase(phase: CompactionPhase) -> &'static str {
         CompactionPhase::Skipped => "skipped",
         CompactionPhase::Failed => "failed",
     }
+}
+
+/// An exec approval as the page shows it (read-only: the page decides nothing).
+pub fn approval_json(a: &Approval) -> Value {
+    json!({
+        "id": a.id, "agent_id": a.agent_id, "session_key": a.session_key, "call_id": a.call_id,
+        "subject": a.subject.as_str(), "command": a.command, "cwd": a.cwd.display().to_string(),
+        "reason": a.reason, "always_patterns": a.always_patterns,
+        "state": a.state.describe(), "requested_at_ms": a.requested_at_ms,
+        "expires_at_ms": a.expires_at_ms, "decided_at_ms": a.decided_at_ms,
+        "decided_by": a.decided_by, "fallback_allowed": a.fallback_allowed,
+    })
 }
 
 /// The event's name and body; every body names its run.
@@ -104,6 +117,8 @@ pub fn event_json(run: u64, event: &RunEvent) -> (&'static str, Value) {
             ("message_rejected", json!({ "seq": seq, "reason": reason }))
         }
         RunEvent::Lagged(missed) => ("lagged", json!({ "missed": missed })),
+        RunEvent::ApprovalRequested(a) => ("approval_requested", approval_json(a)),
+        RunEvent::ApprovalResolved(a) => ("approval_resolved", approval_json(a)),
         RunEvent::Accepted(a) => (
             "accepted",
             json!({

@@ -10,6 +10,10 @@ use crate::{acceptance::Acceptance, origin::Origin};
 /// One event of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
+    /// A tool call waits for a person's approval.
+    ApprovalRequested(Box<crate::approvals::Approval>),
+    /// A requested approval ended (decided, expired or cancelled).
+    ApprovalResolved(Box<crate::approvals::Approval>),
     /// The run began.
     Started {
         /// Run id.

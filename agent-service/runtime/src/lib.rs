@@ -7,6 +7,7 @@
 //! onto status codes.
 
 mod acceptance;
+pub mod approvals;
 pub mod compaction;
 mod config_state;
 pub mod context;

@@ -75,6 +75,44 @@ impl Runtime {
         self.services.redactor()
     }
 
+    /// Decides pending exec approval `id` of agent `agent_id` ("" for the default agent):
+    /// see [`crate::approvals::Approvals::resolve`].
+    pub async fn resolve_approval(
+        &self,
+        agent_id: &str,
+        id: &str,
+        decision: openclaw_tools::ApprovalDecision,
+        by: &str,
+    ) -> Result<crate::approvals::Approval, RuntimeError> {
+        let agent = self.services.agent_view(agent_id)?;
+        self.services
+            .approvals()
+            .resolve(Some(&agent.id), id, decision, by, self.services.now_ms())
+            .await
+    }
+
+    /// The pending exec approvals of agent `agent_id` ("" for the default agent), of one
+    /// session when `session_key` is not empty, and with `include_decided` the recent
+    /// decisions.
+    pub fn list_approvals(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+        include_decided: bool,
+    ) -> Result<Vec<crate::approvals::Approval>, RuntimeError> {
+        let agent = self.services.agent_view(agent_id)?;
+        let key = if session_key.trim().is_empty() {
+            None
+        } else {
+            Some(key::normalize(&agent.id, session_key)?)
+        };
+        Ok(self.services.approvals().list(
+            &agent.id,
+            key.as_ref().map(SessionKey::as_str),
+            include_decided,
+        ))
+    }
+
     /// Hands a user message to its session: it starts a run, joins the
     /// active one, or waits, by its queue mode; see [`crate::run`].
     pub async fn submit(self: &Arc<Self>, spec: RunSpec) -> Result<Submitted, RuntimeError> {

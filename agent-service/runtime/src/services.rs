@@ -152,6 +152,8 @@ pub(crate) struct Services {
     /// Environment variables commands must not inherit (they hold secrets); refreshed with
     /// the config.
     hidden_env: RwLock<Arc<[String]>>,
+    /// Exec approvals waiting for a person, and recent decisions (see [`crate::approvals`]).
+    approvals: Arc<crate::approvals::Approvals>,
 }
 
 impl std::fmt::Debug for Services {
@@ -199,6 +201,7 @@ impl Services {
             cron,
             sandbox,
             hidden_env: RwLock::new(Arc::from(Vec::new())),
+            approvals: Arc::new(crate::approvals::Approvals::new(None)),
         });
         runtime.refresh_secrets();
         runtime.check_workspaces();
@@ -221,6 +224,11 @@ impl Services {
             }
         }
         *self.blocked.write().unwrap_or_else(PoisonError::into_inner) = blocked;
+    }
+
+    /// Exec approvals waiting for a person, and recent decisions.
+    pub(crate) fn approvals(&self) -> &Arc<crate::approvals::Approvals> {
+        &self.approvals
     }
 
     /// The config state (an invalid config lists every problem).
@@ -343,6 +351,8 @@ impl Services {
     /// Stops starting runs (the first step of `Runtime::shutdown`; call it
     /// as soon as the shutdown signal arrives).
     pub(crate) fn begin_shutdown(&self) {
+        // A tool call waiting for a person would hold the drain: nobody decides it now.
+        self.approvals.cancel_all(self.now_ms());
         self.heartbeats.stop();
         self.cron.stop();
         let _ = self.stopping_since.set(tokio::time::Instant::now());

@@ -440,6 +440,12 @@ pub fn event_to_pb(event: RunEvent) -> pb::run_event::Event {
             E::MessageRejected(pb::MessageRejected { seq, reason })
         }
         RunEvent::Lagged(missed) => E::Lagged(missed),
+        RunEvent::ApprovalRequested(approval) => {
+            E::ApprovalRequested(crate::approvals_api::approval_pb(*approval))
+        }
+        RunEvent::ApprovalResolved(approval) => {
+            E::ApprovalResolved(crate::approvals_api::approval_pb(*approval))
+        }
         RunEvent::Accepted(acceptance) => E::Accepted(disposition_to_pb(&acceptance)),
         RunEvent::SystemEvent { acceptance, origin } => E::SystemEvent(pb::SystemEventQueued {
             event: Some(system_event_to_pb(acceptance.seq, &origin)),

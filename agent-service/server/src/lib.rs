@@ -4,6 +4,7 @@
 //!
 //! It holds no agent logic (that is `agent-runtime`).
 
+mod approvals_api;
 mod convert;
 mod cron_api;
 mod cron_forward;

@@ -610,6 +610,70 @@ impl AgentService for AgentServiceImpl {
         Ok(Response::new(crate::cron_api::outcome(outcome)))
     }
 
+    async fn resolve_approval(
+        &self,
+        request: Request<pb::ResolveApprovalRequest>,
+    ) -> Result<Response<pb::Approval>, Status> {
+        let metadata = request.metadata().clone();
+        let pb::ResolveApprovalRequest {
+            session,
+            id,
+            decision,
+            decided_by,
+        } = request.into_inner();
+        let decision = crate::approvals_api::decision_of(decision)?;
+        let (agent, target) = convert::target_of(session);
+        self.check_target_route(&metadata, &agent, &target).await?;
+        let approval = self
+            .runtime
+            .resolve_approval(&agent, &id, decision, &decided_by)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(crate::approvals_api::approval_pb(approval)))
+    }
+
+    async fn list_approvals(
+        &self,
+        request: Request<pb::ListApprovalsRequest>,
+    ) -> Result<Response<pb::ListApprovalsResponse>, Status> {
+        let pb::ListApprovalsRequest {
+            agent_id,
+            session_key,
+            include_decided,
+        } = request.into_inner();
+        let approvals = self
+            .runtime
+            .list_approvals(&agent_id, &session_key, include_decided)
+            .map_err(status_of)?;
+        Ok(Response::new(pb::ListApprovalsResponse {
+            approvals: approvals
+                .into_iter()
+                .map(crate::approvals_api::approval_pb)
+                .collect(),
+        }))
+    }
+
+    async fn list_exec_allowlist(
+        &self,
+        _request: Request<pb::ListExecAllowlistRequest>,
+    ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
+        Err(Status::unimplemented("ListExecAllowlist"))
+    }
+
+    async fn add_exec_allowlist_entry(
+        &self,
+        _request: Request<pb::AddExecAllowlistEntryRequest>,
+    ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
+        Err(Status::unimplemented("AddExecAllowlistEntry"))
+    }
+
+    async fn remove_exec_allowlist_entry(
+        &self,
+        _request: Request<pb::RemoveExecAllowlistEntryRequest>,
+    ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
+        Err(Status::unimplemented("RemoveExecAllowlistEntry"))
+    }
+
     async fn get_service_status(
         &self,
         _request: Request<pb::GetServiceStatusRequest>,

@@ -47,6 +47,10 @@ pub struct ApprovalRequest {
     /// when the command can never be allowlisted (a shell, `xargs` ...), in which case
     /// "allow-always" is taken as "allow-once".
     pub always_patterns: Vec<String>,
+    /// The tool call that waits (empty when not known).
+    pub call_id: String,
+    /// Whether `askFallback` lets it run when nobody answers in time.
+    pub fallback_allowed: bool,
 }
 
 /// A person's answer.

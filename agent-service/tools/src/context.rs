@@ -28,6 +28,8 @@ pub struct ToolContext {
     pub agent_id: String,
     /// The session the turn belongs to.
     pub session_key: String,
+    /// The tool call being made (set by the loop for each call; empty outside one).
+    pub call_id: String,
     /// Cancelled when the run is aborted; long tool work stops and kills what it started.
     pub cancel: CancellationToken,
     /// Timeouts and output budgets.
@@ -83,6 +85,7 @@ impl ToolContext {
             workspace,
             agent_id: "main".to_owned(),
             session_key: String::new(),
+            call_id: String::new(),
             cancel: CancellationToken::new(),
             limits: ToolLimits::default(),
             processes: Arc::new(ProcessRegistry::new()),

@@ -165,6 +165,8 @@ async fn approve(
         cwd: cwd.to_path_buf(),
         reason: reason.clone(),
         always_patterns: ctx.exec_policy.always_patterns(command),
+        call_id: ctx.call_id.clone(),
+        fallback_allowed: fallback.allowed,
     };
     match ctx.approver.request(request, &ctx.cancel).await {
         ApprovalOutcome::Decided {

@@ -5,6 +5,7 @@
 //! | `/queue` steer, followup, collect, interrupt, default | the session's queue mode (R-11)    |
 //! | `/reasoning` on, off, stream, default          | the session's reasoning visibility (P-21) |
 //! | `/context` list, detail                        | what the next prompt holds (P-34)         |
+//! | `/approve` <id> allow-once, allow-always, deny | decides a pending exec approval (owners)  |
 //!
 //! A command is a message whose first word is one of these names. Settings are stored in the
 //! session's index entry (they survive restarts and resets) and a bare command reports the
@@ -40,6 +41,7 @@ enum Kind {
     Queue,
     Reasoning,
     Context,
+    Approve,
 }
 
 /// The commands by name.
@@ -47,6 +49,7 @@ const COMMANDS: &[(&str, Kind)] = &[
     ("/queue", Kind::Queue),
     ("/reasoning", Kind::Reasoning),
     ("/context", Kind::Context),
+    ("/approve", Kind::Approve),
 ];
 
 /// Words that put a setting back to the config's.
@@ -70,6 +73,7 @@ pub(crate) async fn answer(
     session: &Arc<Session>,
     entry: &SessionEntry,
     channel: &TurnChannel,
+    sender_id: &str,
     command: Command<'_>,
 ) -> Result<Submitted, RuntimeError> {
     // Subscribed before anything changes, like a message's submission.
@@ -87,6 +91,7 @@ pub(crate) async fn answer(
             reply
         }
         Kind::Reasoning => reasoning(services, session, entry, command.argument).await?,
+        Kind::Approve => approve(services, session, channel, sender_id, command.argument).await?,
         Kind::Context => {
             let detail = match word.as_str() {
                 "" | "list" => false,
@@ -167,6 +172,73 @@ async fn queue(
     Ok((reply, mode))
 }
 
+/// `/approve <id> allow-once|allow-always|deny` decides a pending exec approval of the
+/// session's agent. Only an owner may: a sender listed in `commands.ownerAllowFrom`, or a
+/// message with no channel (an API client, which authenticated to the service itself).
+/// Anyone else is PERMISSION_DENIED and the approval stays pending.
+async fn approve(
+    services: &Arc<Services>,
+    session: &Arc<Session>,
+    channel: &TurnChannel,
+    sender_id: &str,
+    argument: &str,
+) -> Result<String, RuntimeError> {
+    let usage = || {
+        RuntimeError::invalid(
+            "message",
+            format!(
+                "/approve takes an approval id and allow-once, allow-always or deny, e.g. \
+                 /approve 3f9a1c2e allow-once; got {argument:?}"
+            ),
+        )
+    };
+    let mut words = argument.split_whitespace();
+    let (Some(id), Some(word), None) = (words.next(), words.next(), words.next()) else {
+        return Err(usage());
+    };
+    let decision = openclaw_tools::ApprovalDecision::parse(word).ok_or_else(usage)?;
+    let by = if channel.channel.is_empty() {
+        "the API client".to_owned()
+    } else {
+        let owners = services
+            .loaded_config()?
+            .config
+            .raw()
+            .commands
+            .as_ref()
+            .and_then(|c| c.owner_allow_from.clone())
+            .unwrap_or_default();
+        let owner = !sender_id.is_empty()
+            && owners
+                .iter()
+                .any(|o| o == sender_id || *o == format!("{}:{sender_id}", channel.channel));
+        if !owner {
+            tracing::warn!(session = %session.key.as_str(), channel = %channel.channel, sender = %sender_id, "an /approve from a sender who is not an owner was refused");
+            return Err(RuntimeError::PermissionDenied(format!(
+                "only an owner (commands.ownerAllowFrom) can decide approvals; sender {sender_id:?} on {} is not one",
+                channel.channel
+            )));
+        }
+        format!("{}:{sender_id}", channel.channel)
+    };
+    let approval = services
+        .approvals()
+        .resolve(
+            Some(&session.agent.id),
+            id,
+            decision,
+            &by,
+            services.now_ms(),
+        )
+        .await?;
+    Ok(format!(
+        "Approval {} is {}: {}",
+        approval.id,
+        approval.state.describe(),
+        approval.command
+    ))
+}
+
 fn level_name(level: ReasoningLevel) -> &'static str {
     match level {
         ReasoningLevel::On => "on",
@@ -242,5 +314,10 @@ mod tests {
         assert_eq!(got("/reasoningx on"), None);
         assert_eq!(got("please /queue collect"), None);
         assert_eq!(got("/contexts"), None);
+        assert_eq!(
+            got("/approve 3f9a1c2e deny"),
+            Some((Kind::Approve, "3f9a1c2e deny"))
+        );
+        assert_eq!(got("/approved"), None);
     }
 }

@@ -9,6 +9,7 @@
 //! every entry is written through the session's actor, and events are
 //! published to the session's subscribers as they happen.
 
+mod approver;
 mod beats;
 mod blocks;
 mod codex;
@@ -37,6 +38,7 @@ pub use crons::{AgentCron, describe_cron_outcome, describe_queued};
 pub use prepare::Preview;
 
 pub use crate::prompt_input::TurnPrompt;
+pub(crate) use approver::RunApprover;
 pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
 pub(crate) use system::ExitWakeups;
@@ -193,6 +195,11 @@ impl Emitter {
             quiet: true,
             ..Self::new(live, run)
         }
+    }
+
+    /// The session's run number events go out under.
+    pub(crate) fn run(&self) -> u64 {
+        self.run
     }
 
     /// True for a [`Emitter::quiet`] emitter.

@@ -244,6 +244,32 @@ impl Services {
         Ok(ctx)
     }
 
+    /// The [`Approver`](openclaw_tools::Approver) of a run: asks a person through the
+    /// service's approvals while anyone follows the session (a Run stream, a watcher).
+    pub(crate) fn approver(
+        &self,
+        s: &Session,
+        out: &super::Emitter,
+    ) -> Arc<dyn openclaw_tools::Approver> {
+        let live = Arc::downgrade(&s.live);
+        let timeout = self
+            .loaded_config()
+            .ok()
+            .map_or(crate::approvals::DEFAULT_TIMEOUT, |l| {
+                approval_timeout(&l.config)
+            });
+        Arc::new(super::RunApprover {
+            approvals: Arc::clone(self.approvals()),
+            out: out.clone(),
+            agent_id: s.agent.id.clone(),
+            session_key: s.key.as_str().to_owned(),
+            run: out.run(),
+            timeout,
+            followed: Arc::new(move || live.upgrade().is_some_and(|l| l.followers() > 0)),
+            clock: Arc::clone(self.clock()),
+        })
+    }
+
     /// The workspace bootstrap files, read now.
     pub(crate) async fn bootstrap_files(
         &self,
@@ -392,4 +418,21 @@ impl Services {
         self.reload();
         Ok(())
     }
+}
+
+/// `tools.exec.approvalTimeoutSec` (legacy `tools.bash`), at least one second.
+pub(crate) fn approval_timeout(config: &openclaw_config::Config) -> Duration {
+    config
+        .raw()
+        .tools
+        .as_ref()
+        .and_then(|t| {
+            [t.exec.as_ref(), t.bash.as_ref()]
+                .into_iter()
+                .flatten()
+                .find_map(|e| e.approval_timeout_sec)
+        })
+        .map_or(crate::approvals::DEFAULT_TIMEOUT, |secs| {
+            Duration::from_secs(secs.max(1))
+        })
 }

@@ -39,7 +39,15 @@ pub(crate) async fn submit(
     let admitted = services.admit(&spec).await?;
     let session = admitted.session;
     if let Some(command) = commands::parse(&spec.message) {
-        return commands::answer(services, &session, &admitted.entry, &spec.channel, command).await;
+        return commands::answer(
+            services,
+            &session,
+            &admitted.entry,
+            &spec.channel,
+            &spec.sender_id,
+            command,
+        )
+        .await;
     }
     // A model that cannot resolve is refused now rather than failing the run.
     services.choose_model(

@@ -355,6 +355,12 @@ impl LiveSession {
         self.events.subscribe()
     }
 
+    /// How many receivers follow the session's events now (Run streams, watchers, the
+    /// runtime's own followers).
+    pub fn followers(&self) -> usize {
+        self.events.receiver_count()
+    }
+
     /// Publishes a run event (no subscribers is fine).
     pub fn publish(&self, run: u64, event: RunEvent) {
         let _ = self.events.send(Arc::new(SessionEvent { run, event }));

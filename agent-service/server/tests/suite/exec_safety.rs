@@ -15,9 +15,9 @@ use super::harness::Harness;
 use super::model_json::content_text;
 use super::run_events::{session_key, telegram_in};
 
-/// Allowlist mode with two safe binaries; a miss asks, nobody can answer, so it is refused.
+/// Allowlist mode with two safe binaries; a miss is refused without asking.
 const POLICY: &str =
-    r#"tools: { exec: { security: "allowlist", ask: "on-miss", safeBins: ["ls", "cat"] } },"#;
+    r#"tools: { exec: { security: "allowlist", ask: "off", safeBins: ["ls", "cat"] } },"#;
 
 fn run_request(message: &str, chat: pb::ChatType, key: &str) -> pb::RunRequest {
     pb::RunRequest {
@@ -134,11 +134,16 @@ async fn exec_approvals_judge_the_effective_command_in_the_agent_loop() {
     assert_eq!(nonces.len(), 5, "a nonce per result");
 }
 
-/// Without `tools.exec.security` nobody can approve a command in this unattended service,
-/// so `ask` resolves through `askFallback`, which defaults to deny.
+/// Without `tools.exec.security` a command asks; when nobody decides before the approval
+/// timeout, `askFallback`, which defaults to deny, refuses it (background commands too).
 #[tokio::test]
-async fn without_a_policy_no_command_runs() {
-    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+async fn without_a_policy_no_command_runs_unapproved() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        "tools: { exec: { approvalTimeoutSec: 1 } },",
+    )
+    .await;
     h.fake.push_all([
         FakeReply::tool_call("c1", "exec", json!({ "command": "touch pwned" })),
         FakeReply::tool_call("c2", "exec", json!({ "command": "ls", "background": true })),
@@ -150,7 +155,8 @@ async fn without_a_policy_no_command_runs() {
     for (is_error, output) in &results {
         assert!(*is_error, "{output}");
         assert!(
-            output.contains("no tools.exec.security is configured")
+            output.contains("needs approval")
+                && output.contains("nobody answered approval")
                 && output.contains("tools.exec.askFallback (deny) decides"),
             "{output}"
         );

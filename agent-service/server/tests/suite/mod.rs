@@ -1,3 +1,4 @@
+mod approvals;
 mod captured_logs;
 mod cli;
 mod codex;

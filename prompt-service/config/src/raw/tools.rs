@@ -98,6 +98,9 @@ pub struct ExecConfig {
     pub notify_on_exit: Option<bool>,
     /// Binaries allowed without approval in allowlist mode.
     pub safe_bins: Option<Vec<String>>,
+    /// How long a command waits for a person's approval before `askFallback` decides, in
+    /// seconds (default 120).
+    pub approval_timeout_sec: Option<u64>,
     /// Directories prepended to PATH.
     pub path_prepend: Option<Vec<String>>,
     /// The apply_patch tool.

@@ -374,7 +374,11 @@ impl RunSetup {
             skills: services.list_skills(&s.agent.id).await.ok(),
             tools: prepare::descriptors(&run.tools),
             contribution: services.contribution(&run.model, deadline).await,
-            ctx: services.tool_context(s, run, start.cancel.clone())?,
+            ctx: {
+                let mut ctx = services.tool_context(s, run, start.cancel.clone())?;
+                ctx.approver = services.approver(s, out);
+                ctx
+            },
             sink: BlockSink::new(settings, check.clone(), out.clone()),
             check,
         })

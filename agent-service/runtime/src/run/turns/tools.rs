@@ -88,7 +88,10 @@ pub(super) async fn call_tool(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
-    let work = run.tools.call(ctx, &call.name, call.arguments.clone());
+    // The call's id travels with it, so an approval it asks for names the call.
+    let mut ctx = ctx.clone();
+    call.id.clone_into(&mut ctx.call_id);
+    let work = run.tools.call(&ctx, &call.name, call.arguments.clone());
     tokio::pin!(work);
     tokio::select! {
         outcome = &mut work => outcome,

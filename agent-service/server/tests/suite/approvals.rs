@@ -1,0 +1,443 @@
+//! Exec approvals with a person in the loop, end to end: agent-service and a real
+//! prompt-service over gRPC, a fake model server whose model calls `exec`, and a client that
+//! follows the Run stream and decides with ResolveApproval (or `/approve` in chat).
+
+use std::time::Duration;
+
+use agent_testkit::{FakeReply, WireFormat};
+use openclaw_proto::agent::v1::{self as pb, run_event::Event};
+use serde_json::json;
+use tonic::Code;
+
+use super::harness::Harness;
+use super::run_events::read_until;
+
+/// A model that runs `command` once, then says "Done.".
+fn script(h: &Harness, command: &str) {
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "exec", json!({ "command": command })),
+        FakeReply::text("Done."),
+    ]);
+}
+
+fn approval_of(event: &pb::RunEvent) -> Option<&pb::Approval> {
+    match &event.event {
+        Some(Event::ApprovalRequested(a)) => Some(a),
+        _ => None,
+    }
+}
+
+fn resolved_of(events: &[pb::RunEvent]) -> Vec<pb::Approval> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::ApprovalResolved(a)) => Some(a.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tool_results(events: &[pb::RunEvent]) -> Vec<(bool, String)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::ToolFinished(t)) => Some((t.is_error, t.output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn is_end(event: &pb::RunEvent) -> bool {
+    matches!(event.event, Some(Event::Final(_) | Event::Error(_)))
+}
+
+/// Opens a Run of `message` in the main session and reads until the approval request.
+async fn until_requested(
+    h: &Harness,
+    message: &str,
+) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
+    let mut stream = h
+        .service
+        .open_run(pb::RunRequest {
+            message: message.into(),
+            ..Default::default()
+        })
+        .await;
+    let events = read_until(&mut stream, |e| approval_of(e).is_some()).await;
+    let approval = events
+        .last()
+        .and_then(approval_of)
+        .cloned()
+        .unwrap_or_else(|| panic!("no approval_requested in {events:?}"));
+    (stream, approval)
+}
+
+async fn resolve(
+    h: &Harness,
+    id: &str,
+    decision: pb::ApprovalDecision,
+) -> Result<pb::Approval, tonic::Status> {
+    h.service
+        .client()
+        .await
+        .resolve_approval(pb::ResolveApprovalRequest {
+            session: None,
+            id: id.to_owned(),
+            decision: decision as i32,
+            decided_by: "operator".to_owned(),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+async fn pending(h: &Harness) -> Vec<pb::Approval> {
+    h.service
+        .client()
+        .await
+        .list_approvals(pb::ListApprovalsRequest::default())
+        .await
+        .expect("list approvals")
+        .into_inner()
+        .approvals
+}
+
+/// With no exec policy configured, a command that is not pre-approved asks; the tool call
+/// waits (nothing runs) until a person allows it once, then it runs exactly once.
+#[tokio::test]
+async fn a_command_waits_for_approval_and_allow_once_runs_it_once() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    script(&h, "echo ran >> approved.txt");
+    let (mut stream, approval) = until_requested(&h, "Record that it ran.").await;
+    let workspace = h.service.path("state/workspace");
+    assert_eq!(approval.command, "echo ran >> approved.txt");
+    assert_eq!(approval.state(), pb::ApprovalState::Pending);
+    assert_eq!(approval.subject(), pb::ApprovalSubject::Command);
+    assert_eq!(approval.call_id, "call-1");
+    assert_eq!(approval.session_key, "agent:main:main");
+    assert!(
+        approval.reason.contains("approval") || approval.reason.contains("allowlist"),
+        "{approval:?}"
+    );
+    let seconds = |t: &Option<prost_types::Timestamp>| t.as_ref().expect("time").seconds;
+    assert!(seconds(&approval.expires_at) >= seconds(&approval.requested_at) + 100);
+    assert!(
+        !workspace.join("approved.txt").exists(),
+        "the command ran before it was approved"
+    );
+    // The request is listed as pending, and only once.
+    let listed = pending(&h).await;
+    assert_eq!(
+        listed.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+        [approval.id.as_str()]
+    );
+
+    let decided = resolve(&h, &approval.id, pb::ApprovalDecision::AllowOnce)
+        .await
+        .expect("resolve");
+    assert_eq!(decided.state(), pb::ApprovalState::AllowedOnce);
+    assert_eq!(decided.decided_by, "operator");
+    let events = read_until(&mut stream, is_end).await;
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 1, "{events:?}");
+    assert!(!results[0].0, "{results:?}");
+    assert!(
+        results[0].1.contains("allow-once by operator"),
+        "{results:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("approved.txt")).expect("ran"),
+        "ran\n"
+    );
+    let resolved = resolved_of(&events);
+    assert_eq!(resolved.len(), 1, "{events:?}");
+    assert_eq!(resolved[0].state(), pb::ApprovalState::AllowedOnce);
+
+    // Decided once: a second decision is refused and nothing runs again.
+    let again = resolve(&h, &approval.id, pb::ApprovalDecision::AllowOnce)
+        .await
+        .expect_err("a second decision");
+    assert_eq!(again.code(), Code::FailedPrecondition, "{again:?}");
+    assert!(
+        again.message().contains("already allowed once"),
+        "{again:?}"
+    );
+    assert!(pending(&h).await.is_empty());
+    let history = h
+        .service
+        .client()
+        .await
+        .list_approvals(pb::ListApprovalsRequest {
+            include_decided: true,
+            ..Default::default()
+        })
+        .await
+        .expect("list")
+        .into_inner()
+        .approvals;
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].state(), pb::ApprovalState::AllowedOnce);
+    // The next call of the same command asks again: allow-once covered one command.
+    script(&h, "echo ran >> approved.txt");
+    let (_stream, second) = until_requested(&h, "Once more.").await;
+    assert_ne!(second.id, approval.id);
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("approved.txt")).expect("file"),
+        "ran\n"
+    );
+}
+
+/// A denial reaches the model as a refusal it can act on; nothing runs.
+#[tokio::test]
+async fn a_denied_command_does_not_run_and_the_model_is_told() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    script(&h, "touch denied.txt");
+    let (mut stream, approval) = until_requested(&h, "Make a file.").await;
+    let decided = resolve(&h, &approval.id, pb::ApprovalDecision::Deny)
+        .await
+        .expect("resolve");
+    assert_eq!(decided.state(), pb::ApprovalState::Denied);
+    let events = read_until(&mut stream, is_end).await;
+    let results = tool_results(&events);
+    assert!(results[0].0, "{results:?}");
+    assert!(
+        results[0].1.contains("operator denied this command"),
+        "{results:?}"
+    );
+    assert!(!h.service.path("state/workspace/denied.txt").exists());
+    // The model got the refusal as the call's result.
+    let requests = h.fake.requests();
+    let last = requests.last().expect("a second model request");
+    assert!(
+        last.body.to_string().contains("denied this command"),
+        "{}",
+        last.body
+    );
+}
+
+/// Nobody answers: after the approval timeout `askFallback` (deny by default) decides, the
+/// approval ends as expired and the tool result says so.
+#[tokio::test]
+async fn an_unanswered_approval_expires_and_ask_fallback_decides() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        "tools: { exec: { approvalTimeoutSec: 1 } },",
+    )
+    .await;
+    script(&h, "touch late.txt");
+    let (mut stream, approval) = until_requested(&h, "Make a file.").await;
+    let events = read_until(&mut stream, is_end).await;
+    let results = tool_results(&events);
+    assert!(results[0].0, "{results:?}");
+    assert!(
+        results[0].1.contains(&format!(
+            "nobody answered approval {} within 1 s",
+            approval.id
+        )),
+        "{results:?}"
+    );
+    assert!(results[0].1.contains("askFallback (deny)"), "{results:?}");
+    let resolved = resolved_of(&events);
+    assert_eq!(resolved[0].state(), pb::ApprovalState::Expired);
+    assert!(!resolved[0].fallback_allowed);
+    assert!(!h.service.path("state/workspace/late.txt").exists());
+    let late = resolve(&h, &approval.id, pb::ApprovalDecision::AllowOnce)
+        .await
+        .expect_err("too late");
+    assert_eq!(late.code(), Code::FailedPrecondition);
+    assert!(late.message().contains("expired"), "{late:?}");
+
+    // With askFallback full, the same expiry lets the command run, and says why.
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"tools: { exec: { approvalTimeoutSec: 1, askFallback: "full" } },"#,
+    )
+    .await;
+    script(&h, "touch late.txt");
+    let (mut stream, _approval) = until_requested(&h, "Make a file.").await;
+    let events = read_until(&mut stream, is_end).await;
+    let results = tool_results(&events);
+    assert!(!results[0].0, "{results:?}");
+    assert!(results[0].1.contains("askFallback (full)"), "{results:?}");
+    assert!(h.service.path("state/workspace/late.txt").exists());
+}
+
+/// A run nobody follows (no Run stream, no watcher) cannot ask anyone: `askFallback`
+/// decides at once and no approval is filed.
+#[tokio::test]
+async fn an_unfollowed_run_falls_back_at_once() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    script(&h, "touch quiet.txt");
+    let sent = h
+        .service
+        .client()
+        .await
+        .send(pb::SendRequest {
+            message: "Make a file.".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("send");
+    drop(sent);
+    // The run ends without anyone deciding; its transcript holds the refusal.
+    let mut refused = None;
+    for _ in 0..200 {
+        let messages = h.service.transcript_messages().await;
+        refused = messages
+            .iter()
+            .find(|(role, _)| role == "toolResult")
+            .map(|(_, m)| m.to_string());
+        if refused.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let refused = refused.expect("a tool result");
+    assert!(
+        refused.contains("nobody can approve commands in this session"),
+        "{refused}"
+    );
+    assert!(!h.service.path("state/workspace/quiet.txt").exists());
+    assert!(pending(&h).await.is_empty());
+}
+
+/// A WatchSession sees the request too, and a bad decision is refused with a status that
+/// names the field.
+#[tokio::test]
+async fn watchers_see_requests_and_bad_decisions_are_refused() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(FakeReply::text("Hi."));
+    h.service.run_message("Hello").await;
+    let mut watch = h.service.watch().await;
+    script(&h, "touch watched.txt");
+    let (mut stream, approval) = until_requested(&h, "Make a file.").await;
+    let seen = read_until(&mut watch, |e| approval_of(e).is_some()).await;
+    assert_eq!(
+        seen.last().and_then(approval_of).map(|a| a.id.clone()),
+        Some(approval.id.clone())
+    );
+    let unknown = resolve(&h, "nope1234", pb::ApprovalDecision::AllowOnce)
+        .await
+        .expect_err("unknown");
+    assert_eq!(unknown.code(), Code::NotFound, "{unknown:?}");
+    let unspecified = resolve(&h, &approval.id, pb::ApprovalDecision::Unspecified)
+        .await
+        .expect_err("no decision");
+    assert_eq!(unspecified.code(), Code::InvalidArgument);
+    assert!(
+        unspecified.message().starts_with("decision"),
+        "{unspecified:?}"
+    );
+    let anonymous = h
+        .service
+        .client()
+        .await
+        .resolve_approval(pb::ResolveApprovalRequest {
+            session: None,
+            id: approval.id.clone(),
+            decision: pb::ApprovalDecision::AllowOnce as i32,
+            decided_by: " ".into(),
+        })
+        .await
+        .expect_err("anonymous");
+    assert_eq!(anonymous.code(), Code::InvalidArgument);
+    assert!(anonymous.message().contains("decided_by"), "{anonymous:?}");
+    // Still pending after the refused calls; a real decision ends it.
+    assert_eq!(pending(&h).await.len(), 1);
+    resolve(&h, &approval.id, pb::ApprovalDecision::Deny)
+        .await
+        .expect("deny");
+    read_until(&mut stream, is_end).await;
+}
+
+/// `/approve` in chat decides an approval for an owner (`commands.ownerAllowFrom`) and is
+/// refused for anyone else, leaving the approval pending.
+#[tokio::test]
+async fn approve_in_chat_works_for_owners_only() {
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"commands: { ownerAllowFrom: ["42"] },"#,
+    )
+    .await;
+    script(&h, "touch chat.txt");
+    let (mut stream, approval) = until_requested(&h, "Make a file.").await;
+    let chat = |sender: &str, channel: &str, text: String| pb::RunRequest {
+        session: Some(pb::SessionRef {
+            agent_id: String::new(),
+            target: Some(pb::session_ref::Target::SessionKey(format!(
+                "{channel}:direct:{sender}"
+            ))),
+        }),
+        message: text,
+        channel: Some(pb::ChannelContext {
+            channel: channel.into(),
+            chat_type: pb::ChatType::Direct as i32,
+            sender_id: sender.into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    // A sender who is not an owner is refused, and the approval stays pending.
+    let refused = h
+        .service
+        .client()
+        .await
+        .run(chat(
+            "99",
+            "discord",
+            format!("/approve {} allow-once", approval.id),
+        ))
+        .await;
+    let refused = match refused {
+        Err(status) => status,
+        Ok(response) => {
+            let mut events = response.into_inner();
+            match events.message().await {
+                Err(status) => status,
+                other => panic!("a non-owner's /approve was not refused: {other:?}"),
+            }
+        }
+    };
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    assert!(refused.message().contains("ownerAllowFrom"), "{refused:?}");
+    assert_eq!(pending(&h).await.len(), 1);
+    // A malformed /approve is INVALID_ARGUMENT naming the message.
+    let malformed = h
+        .service
+        .client()
+        .await
+        .run(chat("42", "telegram", "/approve".to_owned()))
+        .await;
+    let malformed = match malformed {
+        Err(status) => status,
+        Ok(response) => response
+            .into_inner()
+            .message()
+            .await
+            .expect_err("a malformed /approve"),
+    };
+    assert_eq!(malformed.code(), Code::InvalidArgument, "{malformed:?}");
+    // The owner decides; the command runs.
+    let events = h
+        .service
+        .run_to_end(chat(
+            "42",
+            "telegram",
+            format!("/approve {} allow-once", approval.id),
+        ))
+        .await;
+    let reply = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Accepted(d) => Some(d.reason.clone()),
+            _ => None,
+        })
+        .expect("the command's answer");
+    assert!(reply.contains("allowed once"), "{reply}");
+    let events = read_until(&mut stream, is_end).await;
+    assert!(!tool_results(&events)[0].0, "{events:?}");
+    assert!(resolved_of(&events)[0].decided_by == "telegram:42");
+    assert!(h.service.path("state/workspace/chat.txt").exists());
+}
