@@ -419,8 +419,7 @@ pub fn judge_args(name: &str, profile: &Profile, args: &[String]) -> Result<(), 
         if profile.numeric_count && cluster.chars().all(|c| c.is_ascii_digit()) {
             continue;
         }
-        let mut chars = cluster.char_indices();
-        while let Some((at, c)) = chars.next() {
+        for (at, c) in cluster.char_indices() {
             let flag = format!("-{c}");
             if denied(&flag) {
                 return Err(format!("{name} {flag} is refused for a safe bin"));
