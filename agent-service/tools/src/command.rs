@@ -192,6 +192,9 @@ pub struct Invocation {
     /// The arguments are not all known from the line: the shell expands a glob or braces
     /// among them, or a wrapper (`xargs`, `find -exec`) adds or substitutes words.
     pub args_vary: bool,
+    /// The shells and wrappers unwrapped on the way to it, as written, each once (`env`,
+    /// `/bin/sh`): they run too, so a bare name among them must be the system's.
+    pub through: Vec<String>,
 }
 
 impl Invocation {
@@ -645,6 +648,7 @@ fn invocation(
     let mut first_expanding = args.iter().position(|a| a.expands);
     // `xargs` adds words from its input to whatever it starts.
     let mut via_xargs = false;
+    let mut through: Vec<String> = Vec::new();
     // Wrappers are peeled in a loop, not by recursion, and by moving an index, not by
     // copying: `nice nice nice ...` is as long as the line, and must cost no more than it.
     let mut start = 0;
@@ -677,6 +681,11 @@ fn invocation(
                     word.expands = true;
                     first_expanding = Some(first_expanding.map_or(offset, |f| f.min(offset)));
                 }
+            }
+        }
+        if at < args.len() || wrapper.default.is_some() {
+            if !through.contains(&program.text) {
+                through.push(program.text.clone());
             }
         }
         match (args.get_mut(at), wrapper.default) {
@@ -717,8 +726,16 @@ fn invocation(
         // some, like `ENV` or `BASH_ENV`, make the shell itself run a file first).
         let first = out.len();
         collect_line(script, depth + 1, out)?;
+        if !through.contains(&program.text) {
+            through.push(program.text.clone());
+        }
         for inner in &mut out[first..] {
             inner.env.splice(0..0, env.iter().cloned());
+            for outer in through.iter().rev() {
+                if !inner.through.contains(outer) {
+                    inner.through.insert(0, outer.clone());
+                }
+            }
         }
         return Ok(());
     }
@@ -732,6 +749,7 @@ fn invocation(
         args,
         env,
         args_vary,
+        through,
     });
     let inherited = out.last().map(|i| i.env.clone()).unwrap_or_default();
     for words in found {

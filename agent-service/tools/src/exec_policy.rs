@@ -453,7 +453,25 @@ impl ExecPolicy {
                  never allowlisted"
             ));
         }
-        let resolved = resolve(program, &self.path(), cwd);
+        let path = self.path();
+        for wrapper in &invocation.through {
+            // Shell builtins and keywords do not come from PATH.
+            if wrapper.contains('/') || matches!(wrapper.as_str(), "exec" | "command" | "time") {
+                continue;
+            }
+            match resolve(wrapper, &path, cwd) {
+                Some(file) if in_system_dir(&file) => {}
+                Some(file) => {
+                    return Err(format!(
+                        "{wrapper} resolves to {}, outside the system directories, so what it \
+                         runs is not known",
+                        file.display()
+                    ));
+                }
+                None => return Err(format!("{wrapper} is not found on PATH")),
+            }
+        }
+        let resolved = resolve(program, &path, cwd);
         if let Some(file) = &resolved
             && let Some(name) = file.file_name().and_then(|n| n.to_str())
             && never_covered(name)

@@ -18,7 +18,7 @@ use super::{Fixture, error_text, exists, ok_text};
 
 fn bins() -> Bins {
     Bins::new(&[
-        "ls", "git", "cat", "grep", "rm", "touch", "sh", "zsh", "python3", "sudo",
+        "ls", "git", "cat", "grep", "rm", "touch", "zsh", "python3", "sudo",
     ])
 }
 
@@ -217,6 +217,24 @@ fn a_shell_or_wrapper_named_by_a_workspace_path_is_not_unwrapped() {
     }
     assert!(allowed(&p, "/bin/sh -c ls"));
     assert!(allowed(&p, "/usr/bin/env LANG=C ls"));
+    // A bare shell or wrapper name that PATH resolves outside the system directories (a
+    // directory first on PATH holding `sh` and `nice`) is not the system's either.
+    let shadow = Bins::new(&["ls", "sh", "nice"]);
+    let p = shadow.policy(&["ls"]);
+    for command in [
+        "sh -c ls",
+        "env sh -c ls",
+        "timeout 5 sh -c 'ls'",
+        "nice ls",
+    ] {
+        let reason = p.judge_command(command).reason;
+        assert!(
+            reason.contains("outside the system directories"),
+            "{command}: {reason}"
+        );
+    }
+    assert!(allowed(&p, "bash -c ls"), "no shadowing bash: the system's");
+    assert!(allowed(&p, "env ls"));
 }
 
 #[test]
@@ -225,7 +243,7 @@ fn a_shell_is_never_an_always_allow_entry() {
     // Allow" on `/bin/zsh -lc whoami` must not allow every zsh line.
     let b = bins();
     let p = b
-        .policy(&["ls", "sh", "zsh", "python3", "sudo"])
+        .policy(&["ls", "zsh", "python3", "sudo"])
         .with_allowlist(["/usr/bin/*", "/bin/*"]);
     for command in [
         "sh",
