@@ -683,10 +683,8 @@ fn invocation(
                 }
             }
         }
-        if at < args.len() || wrapper.default.is_some() {
-            if !through.contains(&program.text) {
-                through.push(program.text.clone());
-            }
+        if (at < args.len() || wrapper.default.is_some()) && !through.contains(&program.text) {
+            through.push(program.text.clone());
         }
         match (args.get_mut(at), wrapper.default) {
             (Some(inner), _) => {
