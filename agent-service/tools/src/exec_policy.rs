@@ -44,113 +44,10 @@ use std::path::{Path, PathBuf};
 use openclaw_config::Config;
 use openclaw_config::raw::{ExecAsk, ExecConfig, ExecSecurity};
 
-use crate::command::{Invocation, base_name, effective_commands};
+use crate::command::{Invocation, effective_commands};
 use crate::exec_allowlist::{Allowlist, in_system_dir, process_search_path, resolve};
+use crate::exec_tables::{SAFE_BUILTINS, never_covered, safe_env};
 use crate::safe_bins::{Profile, SafeBins, judge_args};
-
-/// Shell builtins that change nothing and run nothing; covered without an entry.
-const SAFE_BUILTINS: [&str; 6] = [":", "true", "false", "pwd", "cd", "echo"];
-
-/// Programs never covered by `safeBins`: shells, interpreters that evaluate inline code, and
-/// programs that run other command lines. Version suffixes (`python3.12`) are ignored.
-const NEVER_COVERED: [&str; 80] = [
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
-    "mksh",
-    "ash",
-    "yash",
-    "fish",
-    "csh",
-    "tcsh",
-    "busybox",
-    "python",
-    "pypy",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "perl",
-    "ruby",
-    "php",
-    "lua",
-    "luajit",
-    "tclsh",
-    "wish",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "rscript",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "eval",
-    "source",
-    ".",
-    "exec",
-    "sudo",
-    "doas",
-    "su",
-    "pkexec",
-    "runuser",
-    "watch",
-    "flock",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "script",
-    "ionice",
-    "chrt",
-    "taskset",
-    "strace",
-    "ltrace",
-    "gdb",
-    "unbuffer",
-    "parallel",
-    "systemd-run",
-    "at",
-    "batch",
-    "crontab",
-    "expect",
-    "setpriv",
-    "prlimit",
-    "bwrap",
-    "firejail",
-    "xdg-open",
-    "sg",
-    // bash builtins that run code, define aliases, or change which file a name runs.
-    "trap",
-    "builtin",
-    "enable",
-    "alias",
-    "hash",
-    "let",
-    "mapfile",
-    "readarray",
-    "compgen",
-    "complete",
-    "fc",
-    "bind",
-    "coproc",
-];
-
-/// Environment variables a command may set and stay covered.
-const SAFE_ENV: [&str; 11] = [
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TERM",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "CLICOLOR",
-    "CLICOLOR_FORCE",
-    "COLUMNS",
-    "LINES",
-    "RUST_BACKTRACE",
-];
 
 /// The exec approval settings of one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -615,16 +512,4 @@ fn refuse(reason: String) -> Judgement {
         allowed: false,
         reason,
     }
-}
-
-fn safe_env(name: &str) -> bool {
-    SAFE_ENV.contains(&name) || name.starts_with("LC_")
-}
-
-/// Shells, interpreters and command runners, by file name, ignoring a version suffix.
-pub(crate) fn never_covered(program: &str) -> bool {
-    let base = base_name(program).to_ascii_lowercase();
-    let unversioned = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    NEVER_COVERED.contains(&base.as_str())
-        || (!unversioned.is_empty() && NEVER_COVERED.contains(&unversioned))
 }

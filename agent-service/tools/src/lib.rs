@@ -48,6 +48,7 @@ pub mod exec;
 pub mod exec_allowlist;
 pub mod exec_approvals;
 pub mod exec_policy;
+mod exec_tables;
 mod file_io;
 pub mod fs_tools;
 pub mod gateway;

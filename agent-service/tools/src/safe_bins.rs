@@ -22,11 +22,12 @@ use openclaw_config::raw::SafeBinProfile;
 /// The safe bins when `tools.exec.safeBins` is unset.
 pub const DEFAULT_SAFE_BINS: [&str; 6] = ["cut", "uniq", "head", "tail", "tr", "wc"];
 
-/// Programs that are never safe bins: they run code or other programs, write or delete
-/// files, read files named in options, or reach the network. Version suffixes are ignored.
-pub const NEVER_SAFE: [&str; 62] = [
-    "sed", "awk", "gawk", "mawk", "nawk", "perl", "python", "ruby", "node", "php", "lua", "tee",
-    "dd", "tar", "cpio", "zip", "unzip", "git", "rg", "find", "fd", "xargs", "env", "parallel",
+/// Programs that are never safe bins, on top of the shells, interpreters and command runners
+/// that are never covered at all (`exec_tables`): they write or delete files, read
+/// files named in options, run programs through their options, or reach the network.
+/// Version suffixes are ignored.
+pub const NEVER_SAFE: [&str; 51] = [
+    "sed", "tee", "dd", "tar", "cpio", "zip", "unzip", "git", "rg", "find", "fd", "xargs", "env",
     "cp", "mv", "rm", "ln", "install", "touch", "mkdir", "rmdir", "chmod", "chown", "truncate",
     "split", "csplit", "shred", "curl", "wget", "ssh", "scp", "rsync", "nc", "socat", "make", "vi",
     "vim", "nvim", "emacs", "nano", "ed", "ex", "less", "more", "man", "patch", "sqlite3",
@@ -311,7 +312,7 @@ impl SafeBins {
                     name.to_owned(),
                     "safe bins are names, not paths (a path needs an allowlist entry)".to_owned(),
                 );
-            } else if never_safe(name) || crate::exec_policy::never_covered(name) {
+            } else if never_safe(name) || crate::exec_tables::never_covered(name) {
                 out.ignored.insert(
                     name.to_owned(),
                     "it can run programs, write files or read files, so it is never a safe bin"
