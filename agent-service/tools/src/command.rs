@@ -34,7 +34,9 @@
 //! Substitution by a wrapper counts as expansion: a word holding `xargs -I`'s (`-i`,
 //! `--replace`) replacement string, or `{}` after `find -exec`/`-execdir`/`-ok`/`-okdir`, is
 //! rewritten with text from standard input or a file name before it runs, so a shell script
-//! or a program name carrying one is opaque, exactly like a glob there. A shell option that
+//! or a program name carrying one is opaque, exactly like a glob there. Words `xargs` appends
+//! count too: a wrapper left without its program after `xargs` (`xargs nice`, `xargs xargs`)
+//! and `find` after `xargs` (which could be handed `-exec`) are opaque. A shell option that
 //! makes the shell read a file first (`-l`, `--login`, `-i`, `--rcfile`, `--init-file`, `-o`
 //! / `-O` settings, any `+` form) is [`Opaque::ShellStartupFile`]: the file may be one the
 //! agent wrote. `zsh`, `fish`, `csh` and `tcsh` read startup files even for `-c` and are
@@ -673,6 +675,11 @@ fn invocation(
         }
         let mut replace = None;
         let at = start + wrapper.command_at(&args[start..], &mut env, &mut replace)?;
+        // After `xargs`, a wrapper without its program gets one from the input
+        // (`echo rm | xargs nice`, or `xargs xargs`).
+        if via_xargs && at >= args.len() {
+            return Err(Opaque::WrapperExpansion);
+        }
         via_xargs |= wrapper.name == "xargs";
         if let Some(placeholder) = replace {
             // Every word holding the replacement string is rewritten with input text.
@@ -715,6 +722,10 @@ fn invocation(
     let base = base_name(&program.text);
     let shell = SHELLS.contains(&base) && system_program(&program.text);
     if (shell || base == "find") && args.iter().any(|a| a.expands) {
+        return Err(Opaque::WrapperExpansion);
+    }
+    // Words `xargs` appends to `find` may be `-exec PROGRAM ... ;`.
+    if base == "find" && via_xargs {
         return Err(Opaque::WrapperExpansion);
     }
     let args_vary = via_xargs || args.iter().any(|a| a.expands);

@@ -199,6 +199,14 @@ fn words_a_wrapper_substitutes_are_expansions() {
         "find . -exec sh -c 'ls {}' ;",
         "find . -execdir bash -c 'x{}y' +",
         "find . -exec env {} ;",
+        "xargs xargs",
+        "xargs -0 xargs -0",
+        "xargs nice",
+        "xargs timeout 5",
+        "xargs env -i",
+        "xargs find .",
+        "xargs find . -exec",
+        "env xargs nohup",
     ] {
         assert!(
             matches!(

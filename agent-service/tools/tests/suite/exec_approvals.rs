@@ -167,6 +167,32 @@ fn entries_match_the_resolved_executable_path() {
     assert_eq!(names.warnings().len(), 3, "{:#?}", names.warnings());
 }
 
+/// With every system program allowlisted (arguments free), words `xargs` appends still never
+/// pick the program: a wrapper left without one, a second `xargs`, or `find` (which could be
+/// handed `-exec`).
+#[test]
+fn xargs_never_supplies_the_program_even_when_everything_is_allowlisted() {
+    let p = ExecPolicy::allowlist(["/usr/bin/*", "/bin/*"]).with_search_path("/usr/bin:/bin");
+    assert!(
+        allowed(&p, "xargs -0 grep x"),
+        "a plain program keeps its arguments free"
+    );
+    assert!(allowed(&p, "find . -name x -delete"));
+    for command in [
+        "echo rm | xargs xargs",
+        "echo rm | xargs nice",
+        "echo 'rm -rf x' | xargs timeout 5",
+        "echo 'rm -rf x' | xargs env",
+        "echo 'rm -rf x' | xargs nohup",
+        "echo 'rm -rf x' | xargs stdbuf -oL",
+        "echo '-exec rm -rf {} ;' | xargs find .",
+        "printf 'rm\\0' | xargs -0 -n1 xargs",
+    ] {
+        let judgement = p.judge_command(command);
+        assert!(!judgement.allowed, "{command}: {}", judgement.reason);
+    }
+}
+
 #[test]
 fn always_patterns_are_resolved_paths_or_nothing() {
     let b = bins();

@@ -412,6 +412,18 @@ const ATTACKS: &[(&str, &str)] = &[
     ("find . -exec env {} \\;", "a found file through env"),
     ("parallel sh -c 'ls {}' ::: a", "parallel"),
     (
+        "echo rm | xargs xargs",
+        "xargs appends the program to a second xargs",
+    ),
+    (
+        "echo 'rm x' | xargs nice",
+        "xargs appends the program to a wrapper",
+    ),
+    (
+        "echo '-exec rm {} ;' | xargs find .",
+        "xargs appends -exec to find",
+    ),
+    (
         "sh -c 'ls \"$1\"' sh x",
         "a positional parameter in a script",
     ),
