@@ -256,7 +256,7 @@ impl ExecPolicy {
             return Vec::new();
         };
         let mut out: Vec<String> = Vec::new();
-        for invocation in &invocations {
+        for (invocation, cwd) in with_cwd(&invocations, cwd) {
             if self.cover(invocation, cwd).is_ok() {
                 continue;
             }
@@ -318,7 +318,7 @@ impl ExecPolicy {
             Err(opaque) => return Some(format!("it {}", opaque.describe())),
         };
         let mut misses: Vec<String> = Vec::new();
-        for invocation in &invocations {
+        for (invocation, cwd) in with_cwd(&invocations, cwd) {
             if let Err(miss) = self.cover(invocation, cwd)
                 && !misses.contains(&miss)
             {
@@ -440,6 +440,21 @@ impl ExecPolicy {
             reason,
         }
     }
+}
+
+/// Each invocation with the directory its relative program path resolves against: `cwd` until
+/// the line runs `cd`, none after it (the shell may be elsewhere by then, so `cd /tmp &&
+/// ./tool` is not the `./tool` of the working directory).
+fn with_cwd<'a>(
+    invocations: &'a [Invocation],
+    cwd: Option<&'a Path>,
+) -> impl Iterator<Item = (&'a Invocation, Option<&'a Path>)> {
+    let mut moved = false;
+    invocations.iter().map(move |invocation| {
+        let here = if moved { None } else { cwd };
+        moved |= invocation.program == "cd";
+        (invocation, here)
+    })
 }
 
 /// A path as a glob matching exactly that path (glob characters escaped).

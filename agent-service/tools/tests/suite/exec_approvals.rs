@@ -138,6 +138,11 @@ fn entries_match_the_resolved_executable_path() {
     std::fs::copy(b.path("ls"), ws.path().join("ls")).unwrap();
     let here = |c: &str| matches!(p.verdict_in(c, ws.path()), Verdict::Allow { .. });
     assert!(here("./my-ls"));
+    assert!(here("./my-ls && cd sub"));
+    // After `cd` the shell is elsewhere: a relative program is no longer the one here.
+    assert!(!here("cd /tmp && ./my-ls"));
+    assert!(!here("cd sub; ./my-ls"));
+    assert!(!here("sh -c 'cd /tmp; ./my-ls'"));
     assert!(!here("./ls"), "a copy is another file");
     assert!(
         !allowed(&p, "./my-ls"),
