@@ -1,7 +1,8 @@
 //! Exec approvals: whether a command may run, from `tools.exec.security`, `ask`,
 //! `askFallback`, `safeBins` and `safeBinProfiles` (per agent: `agents.list[].tools.exec` over
 //! `tools.exec`, key by key, and the legacy `tools.bash` filling what is still unset), and the
-//! agent's allowlist entries (the approvals file, [`crate::exec_approvals`]). One policy for
+//! agent's allowlist entries (`tools.exec.allowlist` and the approvals file,
+//! [`crate::exec_approvals`]). One policy for
 //! our `exec` tool and for the Codex harness's command approvals.
 //!
 //! Defaults, with nothing configured: `security: allowlist`, `ask: on-miss`,
@@ -96,8 +97,9 @@ pub struct Judgement {
 
 impl ExecPolicy {
     /// The policy of `agent_id`: `agents.list[].tools.exec` over `tools.exec` over the legacy
-    /// `tools.bash`, key by key (`safeBinProfiles` bin by bin). Allowlist entries come from
-    /// the approvals file: add them with [`Self::with_allowlist`].
+    /// `tools.bash`, key by key (`safeBinProfiles` bin by bin), with the config's
+    /// `allowlist` entries. Entries of the approvals file are added with
+    /// [`Self::with_allowlist`].
     pub fn from_config(config: &Config, agent_id: &str) -> Self {
         let raw = config.raw();
         let agent = raw
@@ -127,6 +129,10 @@ impl ExecPolicy {
             None => SafeBins::new(crate::safe_bins::DEFAULT_SAFE_BINS, &profiles),
         };
         let defaults = Self::default();
+        let entries = layers
+            .iter()
+            .find_map(|e| e.allowlist.clone())
+            .unwrap_or_default();
         Self {
             security: layers
                 .iter()
@@ -138,6 +144,7 @@ impl ExecPolicy {
                 .find_map(|e| e.ask_fallback)
                 .unwrap_or(defaults.ask_fallback),
             safe_bins,
+            allowlist: Allowlist::new(entries),
             ..defaults
         }
     }

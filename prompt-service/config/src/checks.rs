@@ -66,9 +66,11 @@ pub(crate) fn check(document: &Value) -> Vec<Finding> {
     let tools = Node::root(document).at(&["tools"]);
     for key in ["exec", "bash"] {
         out.safe_bin_profiles(&tools.at(&[key, "safeBinProfiles"]));
+        out.allowlist_entries(&tools.at(&[key, "allowlist"]));
     }
     for (_, agent) in Node::root(document).at(&["agents", "list"]).elements() {
         out.safe_bin_profiles(&agent.at(&["tools", "exec", "safeBinProfiles"]));
+        out.allowlist_entries(&agent.at(&["tools", "exec", "allowlist"]));
     }
 
     out.duration(&Node::root(document).at(&["session", "maintenance", "pruneAfter"]));
@@ -293,6 +295,25 @@ impl Findings {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// `tools.exec.allowlist`: absolute path globs (a bare name or `~` would never match a
+    /// resolved path, so it is an error rather than a silent miss).
+    fn allowlist_entries(&mut self, entries: &Node<'_>) {
+        for (_, entry) in entries.elements() {
+            let Some(text) = entry.str() else { continue };
+            if !text.trim().starts_with('/') {
+                self.push(
+                    &entry,
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "allowlist entry {text:?} is not an absolute path: entries match the \
+                         resolved path of a program (\"/usr/bin/git\"); names and ~ are not \
+                         expanded"
+                    ),
+                );
             }
         }
     }

@@ -501,12 +501,13 @@ fn agents_override_tools_exec_key_by_key_and_tools_bash_fills_gaps() {
     assert_eq!(legacy.ask, ExecAsk::Always);
     assert_eq!(legacy.safe_bins.names().collect::<Vec<_>>(), ["wc"]);
     let text = r#"{
-      tools: { exec: { security: 'deny', askFallback: 'allowlist', safeBins: ['head'] },
+      tools: { exec: { security: 'deny', askFallback: 'allowlist', safeBins: ['head'],
+                       allowlist: ['/usr/bin/ls'] },
                bash: { ask: 'off', askFallback: 'full' } },
       agents: { list: [
         { id: 'main' },
-        { id: 'Ops', tools: { exec: { security: 'allowlist', safeBins: ['rev'],
-            safeBinProfiles: { rev: { maxPositional: 0 } } } } },
+        { id: 'Ops', tools: { exec: { security: 'allowlist', safeBins: ['tac'], allowlist: ['/opt/tools/*'],
+            safeBinProfiles: { tac: { maxPositional: 0 } } } } },
       ] },
     }"#;
     let main = policy_of(text, "main");
@@ -517,6 +518,7 @@ fn agents_override_tools_exec_key_by_key_and_tools_bash_fills_gaps() {
     );
     assert_eq!(main.ask, ExecAsk::Off, "tools.bash fills the gap");
     assert_eq!(main.ask_fallback, ExecSecurity::Allowlist);
+    assert_eq!(main.allowlist.patterns(), ["/usr/bin/ls"]);
     let ops = policy_of(text, "ops");
     assert_eq!(
         ops.security,
@@ -529,8 +531,13 @@ fn agents_override_tools_exec_key_by_key_and_tools_bash_fills_gaps() {
         ExecSecurity::Allowlist,
         "tools.exec fills the gap"
     );
-    assert_eq!(ops.safe_bins.names().collect::<Vec<_>>(), ["rev"]);
-    assert!(ops.judge_command("echo x | rev").allowed);
+    assert_eq!(ops.safe_bins.names().collect::<Vec<_>>(), ["tac"]);
+    assert_eq!(
+        ops.allowlist.patterns(),
+        ["/opt/tools/*"],
+        "the agent's list replaces"
+    );
+    assert!(ops.judge_command("echo x | tac").allowed);
     assert!(
         !ops.judge_command("echo x | head -n 1").allowed,
         "the agent's list replaces"

@@ -427,6 +427,14 @@ async fn per_agent_exec_settings_and_safe_bin_profiles_are_refused() {
             json!({ "tools": { "exec": { "safeBinProfiles": { "sed": { "maxPositional": 1 } } } } }),
             "tools.exec.safeBinProfiles",
         ),
+        (
+            json!({ "tools": { "exec": { "allowlist": ["/usr/bin/*"] } } }),
+            "tools.exec.allowlist",
+        ),
+        (
+            json!({ "agents": { "list": [{ "id": "main", "tools": { "exec": { "allowlist": ["/**"] } } }] } }),
+            "agents.list[main].tools.exec.allowlist",
+        ),
     ] {
         let f = Fixture::new();
         let config = "{ agents: { list: [{ id: 'main' }] } }";

@@ -104,6 +104,9 @@ pub struct ExecConfig {
     /// Argument profiles of safe bins by name; a safe bin without a built-in profile needs
     /// one here.
     pub safe_bin_profiles: Option<BTreeMap<String, SafeBinProfile>>,
+    /// Allowlist entries kept in the config, next to those of the approvals file: globs over
+    /// resolved absolute executable paths (`/usr/bin/git`, `/opt/tools/**`).
+    pub allowlist: Option<Vec<String>>,
     /// Directories prepended to PATH.
     pub path_prepend: Option<Vec<String>>,
     /// The apply_patch tool.

@@ -526,7 +526,8 @@ fn safe_bin_profiles_are_checked_where_they_are_written() {
   tools: { exec: { safeBins: ["jq"], safeBinProfiles: {
     jq: { minPositional: 2, maxPositional: 1, allowedFlags: ["-c", "c"], allowedValueFlags: ["--arg=x"] },
   } } },
-  agents: { list: [{ id: "a", tools: { exec: { security: "full", safeBinProfiles: { rev: { minPositional: 1 } } } } }] },
+  agents: { list: [{ id: "a", tools: { exec: { security: "full", allowlist: ["/usr/bin/git", "git", "~/bin/x"],
+    safeBinProfiles: { rev: { minPositional: 1 } } } } }] },
 }"#;
     let errors = invalid(text, &env(&[]), &keep());
     let got: Vec<(&str, &str)> = errors
@@ -547,6 +548,14 @@ fn safe_bin_profiles_are_checked_where_they_are_written() {
             (
                 "tools.exec.safeBinProfiles.jq.allowedValueFlags[0]",
                 r#""--arg=x" is not a flag: write one short option ("-n") or one long option ("--lines"), without a value"#
+            ),
+            (
+                "agents.list[0].tools.exec.allowlist[1]",
+                r#"allowlist entry "git" is not an absolute path: entries match the resolved path of a program ("/usr/bin/git"); names and ~ are not expanded"#
+            ),
+            (
+                "agents.list[0].tools.exec.allowlist[2]",
+                r#"allowlist entry "~/bin/x" is not an absolute path: entries match the resolved path of a program ("/usr/bin/git"); names and ~ are not expanded"#
             ),
             (
                 "agents.list[0].tools.exec.safeBinProfiles.rev.minPositional",
