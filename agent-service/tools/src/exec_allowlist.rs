@@ -71,7 +71,16 @@ impl Allowlist {
                 Err(e) => invalid.push(format!("allowlist entry {pattern:?} is ignored: {e}")),
             }
         }
-        let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+        let set = match builder.build() {
+            Ok(set) => set,
+            Err(e) => {
+                // Fail closed: no entry applies, and the operator is told.
+                invalid.push(format!(
+                    "the allowlist could not be compiled, so no entry applies: {e}"
+                ));
+                GlobSet::empty()
+            }
+        };
         Self {
             patterns: kept,
             set,
