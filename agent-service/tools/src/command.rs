@@ -828,7 +828,10 @@ fn find_exec_commands(args: &[String]) -> Vec<Vec<Word>> {
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         if matches!(arg.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let words: Vec<Word> = rest
+            // `-execdir` and `-okdir` run from each file's directory: a relative program
+            // path there names a file that depends on the directory, like a computed name.
+            let in_file_dir = arg.ends_with("dir");
+            let mut words: Vec<Word> = rest
                 .by_ref()
                 .take_while(|w| *w != ";" && *w != "+")
                 .map(|text| Word {
@@ -836,6 +839,13 @@ fn find_exec_commands(args: &[String]) -> Vec<Vec<Word>> {
                     expands: text.contains("{}"),
                 })
                 .collect();
+            if let Some(program) = words.first_mut()
+                && in_file_dir
+                && program.text.contains('/')
+                && !program.text.starts_with('/')
+            {
+                program.expands = true;
+            }
             if !words.is_empty() {
                 found.push(words);
             }
@@ -907,10 +917,12 @@ const fn wrapper(name: &'static str) -> Wrapper {
 }
 
 const WRAPPERS: [Wrapper; 11] = [
+    // No `-C`/`--chdir`: a program named by a relative path would run from elsewhere than
+    // the directory it is judged in.
     Wrapper {
         flags: "i0v",
-        valued: "uC",
-        long: &["ignore-environment", "null", "debug", "unset=", "chdir="],
+        valued: "u",
+        long: &["ignore-environment", "null", "debug", "unset="],
         assignments: true,
         ..wrapper("env")
     },

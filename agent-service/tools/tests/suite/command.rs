@@ -199,6 +199,8 @@ fn words_a_wrapper_substitutes_are_expansions() {
         "find . -exec sh -c 'ls {}' ;",
         "find . -execdir bash -c 'x{}y' +",
         "find . -exec env {} ;",
+        "find . -execdir ./tool {} ;",
+        "find . -okdir bin/tool ;",
         "xargs xargs",
         "xargs -0 xargs -0",
         "xargs nice",

@@ -143,6 +143,8 @@ fn entries_match_the_resolved_executable_path() {
     assert!(!here("cd /tmp && ./my-ls"));
     assert!(!here("cd sub; ./my-ls"));
     assert!(!here("sh -c 'cd /tmp; ./my-ls'"));
+    assert!(!here("env -C /tmp ./my-ls"), "env -C moves too");
+    assert!(!here("env --chdir=/tmp ./my-ls"));
     assert!(!here("./ls"), "a copy is another file");
     assert!(
         !allowed(&p, "./my-ls"),
