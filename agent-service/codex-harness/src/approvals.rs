@@ -6,14 +6,18 @@
 //! never). Whatever it asks is
 //! decided here, without a human: no approval UI reaches a Codex turn yet,
 //! so every run is unattended and "ask" resolves through `askFallback`
-//! (default `deny`). With no exec policy configured at all the answer is
-//! "decline" (lesson L13: unattended runs need an explicit policy).
+//! (default `deny`). With no exec policy configured the defaults apply
+//! (`allowlist`, `on-miss`, `deny`): what no allowlist entry or safe bin
+//! covers is declined.
 //!
 //! The decision is `openclaw_tools::ExecPolicy`'s, the same one our own
-//! `exec` tool applies (its module docs have the table): an unset
-//! `tools.exec.security` asks, `deny` declines, `allowlist` accepts what
-//! `safeBins` covers after unwrapping shells and wrappers and splitting
-//! chains, `full` accepts, and every "ask" resolves through `askFallback`.
+//! `exec` tool applies (its module docs have the table): `deny` declines,
+//! `allowlist` accepts what allowlist entries and safe bins cover after
+//! unwrapping shells and wrappers and splitting chains, `full` accepts, and
+//! every "ask" resolves through `askFallback`. Codex wraps commands in a
+//! login shell (`/bin/bash -lc '...'`), which reads profile files first, so
+//! an allowlist never accepts those: under `allowlist` they ask, which means
+//! `askFallback` decides.
 //!
 //! `askFallback: allowlist` accepts allowlisted commands only, `full`
 //! accepts. File changes follow the same table with "allowlisted" never
@@ -26,23 +30,15 @@
 //! stored as "always allow" (lesson L15 d), so `acceptForSession` and
 //! execpolicy amendments are never sent.
 
-use openclaw_config::{
-    Config,
-    raw::{ExecAsk, ExecSecurity},
-};
+use openclaw_config::Config;
 use openclaw_tools::{ExecPolicy, Judgement, ToolRegistry};
 
 /// The agent's exec policy as far as Codex approvals are concerned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApprovalRules {
-    /// `tools.exec.security` (or the legacy `tools.bash.security`).
-    pub security: Option<ExecSecurity>,
-    /// `tools.exec.ask`.
-    pub ask: Option<ExecAsk>,
-    /// `tools.exec.askFallback`: what "ask" means when nobody can be asked.
-    pub ask_fallback: Option<ExecSecurity>,
-    /// `tools.exec.safeBins`: programs allowlist mode accepts.
-    pub safe_bins: Vec<String>,
+    /// The agent's exec approvals (`tools.exec.*` with its defaults, and the allowlist
+    /// entries the runtime adds).
+    pub policy: ExecPolicy,
     /// Tool policy gives the agent `apply_patch`: without it, Codex's file
     /// changes (its own `apply_patch`) are declined.
     pub apply_patch: bool,
@@ -92,20 +88,12 @@ pub struct ApprovalRecord {
 }
 
 impl ApprovalRules {
-    /// Reads `tools.exec` (falling back to the legacy `tools.bash`) from the
-    /// config; `tools` is the run's registry after tool policy.
-    pub fn from_config(config: &Config, tools: &ToolRegistry) -> Self {
-        let ExecPolicy {
-            security,
-            ask,
-            ask_fallback,
-            safe_bins,
-        } = ExecPolicy::from_config(config);
+    /// Reads the agent's exec policy (`agents.list[].tools.exec` over `tools.exec` over
+    /// the legacy `tools.bash`) from the config; `tools` is the run's registry after tool
+    /// policy.
+    pub fn from_config(config: &Config, agent_id: &str, tools: &ToolRegistry) -> Self {
         Self {
-            security,
-            ask,
-            ask_fallback,
-            safe_bins,
+            policy: ExecPolicy::from_config(config, agent_id),
             apply_patch: tools.get("apply_patch").is_some(),
         }
     }
@@ -113,17 +101,14 @@ impl ApprovalRules {
     /// Rules that accept every request (`security: full`, `ask: off`).
     pub fn accept_all() -> Self {
         Self {
-            security: Some(ExecSecurity::Full),
-            ask: Some(ExecAsk::Off),
-            ask_fallback: None,
-            safe_bins: Vec::new(),
+            policy: ExecPolicy::full(),
             apply_patch: true,
         }
     }
 
     /// Decides a command approval.
     pub fn decide_command(&self, command: &str) -> (Decision, String) {
-        decision(self.exec_policy().judge_command(command))
+        decision(self.policy.judge_command(command))
     }
 
     /// Decides a file-change approval.
@@ -141,17 +126,7 @@ impl ApprovalRules {
                     .to_owned(),
             );
         }
-        decision(self.exec_policy().judge(false, "the file change"))
-    }
-
-    /// The shared exec policy these rules stand for.
-    fn exec_policy(&self) -> ExecPolicy {
-        ExecPolicy {
-            security: self.security,
-            ask: self.ask,
-            ask_fallback: self.ask_fallback,
-            safe_bins: self.safe_bins.clone(),
-        }
+        decision(self.policy.file_change_verdict().unattended())
     }
 }
 
@@ -166,19 +141,48 @@ fn decision(judgement: Judgement) -> (Decision, String) {
 
 #[cfg(test)]
 mod tests {
+    use openclaw_config::raw::{ExecAsk, ExecSecurity};
+
     use super::*;
 
-    fn rules(
-        security: Option<ExecSecurity>,
-        ask: Option<ExecAsk>,
-        fallback: Option<ExecSecurity>,
-    ) -> ApprovalRules {
-        ApprovalRules {
-            security,
-            ask,
-            ask_fallback: fallback,
-            safe_bins: vec!["ls".to_owned(), "/usr/bin/git".to_owned()],
-            apply_patch: true,
+    /// `ls` and `git` as fake programs on a `PATH` of their own, allowlisted by path.
+    struct Bins(tempfile::TempDir);
+
+    impl Bins {
+        fn new() -> Self {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = tempfile::tempdir().unwrap();
+            for name in ["ls", "git", "touch", "bash"] {
+                let file = dir.path().join(name);
+                std::fs::write(&file, "#!/bin/sh\n").unwrap();
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            Self(dir)
+        }
+
+        fn entry(&self, name: &str) -> String {
+            let dir = self.0.path().canonicalize().unwrap();
+            dir.join(name).display().to_string()
+        }
+
+        fn rules(
+            &self,
+            security: ExecSecurity,
+            ask: ExecAsk,
+            fallback: ExecSecurity,
+        ) -> ApprovalRules {
+            let policy = ExecPolicy {
+                security,
+                ask,
+                ask_fallback: fallback,
+                ..ExecPolicy::default()
+            }
+            .with_allowlist([self.entry("ls"), self.entry("git")])
+            .with_search_path(format!("{}:/usr/bin:/bin", self.0.path().display()));
+            ApprovalRules {
+                policy,
+                apply_patch: true,
+            }
         }
     }
 
@@ -187,66 +191,70 @@ mod tests {
         use Decision::{Accept as A, Decline as D};
         use ExecAsk::{Always, Off, OnMiss};
         use ExecSecurity::{Allowlist, Deny, Full};
+        let b = Bins::new();
         let cases = [
             // (security, ask, fallback, command, expected)
-            (None, None, None, "ls", D),
-            (None, None, Some(Full), "touch x", A),
-            (None, None, Some(Allowlist), "ls -la", A),
-            (None, None, Some(Allowlist), "touch x", D),
-            (Some(Deny), None, Some(Full), "ls", D),
-            (
-                Some(Allowlist),
-                Some(Off),
-                None,
-                "ls && /usr/bin/git status",
-                A,
-            ),
-            (Some(Allowlist), Some(Off), Some(Full), "rm -rf x", D),
-            (Some(Allowlist), Some(OnMiss), Some(Full), "rm -rf x", A),
-            (Some(Allowlist), None, None, "rm -rf x", D),
-            (Some(Allowlist), Some(Always), None, "ls", D),
-            (Some(Allowlist), Some(Always), Some(Allowlist), "ls", A),
-            (Some(Full), None, None, "rm -rf x", A),
-            (Some(Full), Some(Off), None, "anything", A),
-            (Some(Full), Some(Always), None, "ls", D),
-            (Some(Full), Some(Always), Some(Full), "ls", A),
+            (Deny, OnMiss, Full, "ls", D),
+            (Allowlist, Off, Deny, "ls && git status", A),
+            (Allowlist, Off, Full, "rm -rf x", D),
+            (Allowlist, OnMiss, Full, "rm -rf x", A),
+            (Allowlist, OnMiss, Deny, "rm -rf x", D),
+            (Allowlist, OnMiss, Allowlist, "ls -la", A),
+            (Allowlist, Always, Deny, "ls", D),
+            (Allowlist, Always, Allowlist, "ls", A),
+            (Full, OnMiss, Deny, "rm -rf x", A),
+            (Full, Off, Deny, "anything", A),
+            (Full, Always, Deny, "ls", D),
+            (Full, Always, Full, "ls", A),
         ];
         for (security, ask, fallback, command, expected) in cases {
-            let (decision, reason) = rules(security, ask, fallback).decide_command(command);
+            let (decision, reason) = b.rules(security, ask, fallback).decide_command(command);
             assert_eq!(
                 decision, expected,
                 "{security:?} {ask:?} {fallback:?} {command:?}: {reason}"
             );
         }
+        // Nothing configured: allowlist, on-miss, deny; nobody can be asked, so declined.
+        assert_eq!(
+            ApprovalRules::default().decide_command("rm -rf x").0,
+            Decision::Decline
+        );
     }
 
     #[test]
     fn allowlists_judge_the_effective_command() {
-        let r = rules(Some(ExecSecurity::Allowlist), Some(ExecAsk::Off), None);
+        let b = Bins::new();
+        let r = b.rules(ExecSecurity::Allowlist, ExecAsk::Off, ExecSecurity::Deny);
         let accepted = |c: &str| r.decide_command(c).0 == Decision::Accept;
-        assert!(accepted("/bin/bash -lc 'ls -la'"));
+        assert!(accepted("/bin/bash -c 'ls -la'"));
         assert!(accepted("env LANG=C ls"));
-        assert!(accepted("/usr/bin/git log"));
-        assert!(!accepted("git log"), "a path entry allows that path only");
+        assert!(accepted(&format!("{} log", b.entry("git"))));
         assert!(
-            !accepted("/tmp/x/ls"),
-            "a bare entry allows the PATH lookup only"
+            accepted("git log"),
+            "a bare name resolves to the allowlisted file"
         );
+        assert!(!accepted("/usr/bin/git log"), "another file");
         assert!(!accepted("ls; rm -rf x"));
         assert!(!accepted("ls $(rm -rf x)"));
         assert!(!accepted("ls > out.txt"));
+        // A login shell reads profile files first, so Codex's `bash -lc` wrapper is never
+        // accepted by an allowlist.
+        assert!(!accepted("/bin/bash -lc 'ls -la'"));
         // Regression (openclaw#23276, goclaw#1203): shells and `env` are unwrapped, and a
         // shell never covers anything by itself.
-        assert!(!accepted("/bin/zsh -lc 'whoami'"));
+        assert!(!accepted("/bin/zsh -c 'whoami'"));
         assert!(!accepted("env X=1 sh -c 'ls'"));
-        assert!(!accepted("bash -lc 'ls; rm -rf x'"));
+        assert!(!accepted("bash -c 'ls; rm -rf x'"));
         let shells = ApprovalRules {
-            safe_bins: vec!["bash".to_owned(), "/bin/zsh".to_owned()],
+            policy: r
+                .policy
+                .clone()
+                .with_allowlist([b.entry("bash"), "/usr/bin/*".to_owned()]),
             ..r.clone()
         };
         assert_eq!(shells.decide_command("bash").0, Decision::Decline);
         assert_eq!(
-            shells.decide_command("/bin/zsh -lc 'id'").0,
+            shells.decide_command("/bin/zsh -c 'id'").0,
             Decision::Decline
         );
     }
@@ -257,38 +265,31 @@ mod tests {
     fn codex_approvals_and_the_exec_tool_judge_alike() {
         use ExecAsk::{Always, Off, OnMiss};
         use ExecSecurity::{Allowlist, Deny, Full};
-        let securities = [None, Some(Deny), Some(Allowlist), Some(Full)];
-        let asks = [None, Some(Off), Some(OnMiss), Some(Always)];
-        let fallbacks = [None, Some(Deny), Some(Allowlist), Some(Full)];
+        let b = Bins::new();
         let commands = [
             "ls",
-            "/usr/bin/git status",
+            "git status",
             "sh -c 'ls'",
             "bash -lc 'ls && rm -rf x'",
             "env X=1 sh -c 'ls'",
-            "/bin/zsh -lc whoami",
+            "/bin/zsh -c whoami",
             "ls | sh",
             "./sh -c ls",
             "ls $(id)",
+            "echo x | head -n 1",
             "",
         ];
-        for security in securities {
-            for ask in asks {
-                for ask_fallback in fallbacks {
-                    let rules = rules(security, ask, ask_fallback);
-                    let policy = ExecPolicy {
-                        security,
-                        ask,
-                        ask_fallback,
-                        safe_bins: rules.safe_bins.clone(),
-                    };
+        for security in [Deny, Allowlist, Full] {
+            for ask in [Off, OnMiss, Always] {
+                for fallback in [Deny, Allowlist, Full] {
+                    let rules = b.rules(security, ask, fallback);
                     for command in commands {
-                        let judgement = policy.judge_command(command);
+                        let judgement = rules.policy.judge_command(command);
                         let (decision, reason) = rules.decide_command(command);
                         assert_eq!(
                             decision == Decision::Accept,
                             judgement.allowed,
-                            "{security:?} {ask:?} {ask_fallback:?} {command:?}"
+                            "{security:?} {ask:?} {fallback:?} {command:?}"
                         );
                         assert_eq!(reason, judgement.reason);
                     }

@@ -21,7 +21,8 @@
 //! `printf -v 'a[$(cmd)]'` evaluate it).
 //!
 //! Wrappers that only start another program are unwrapped when their own options are known:
-//! `sh -c`/`bash -lc` (and the other shells) by parsing their literal script again,
+//! `sh -c` (and `bash`, `dash`, `ash`, `ksh`, `mksh`, `yash`: shells that read no startup file
+//! when they run a `-c` script) by parsing their literal script again,
 //! `env`, `nice`, `timeout`, `nohup`, `stdbuf`, `time`, `command`, `exec`, `setsid`, `xargs`
 //! and `busybox` by judging the program they start, and `find -exec`/`-ok` by judging the
 //! program found files are handed to (as well as `find` itself). A wrapper, shell or `find`
@@ -29,15 +30,28 @@
 //! which word is the program. Shells and wrappers are unwrapped only when they are the
 //! system's (a bare name, or a path in `/bin`, `/usr/bin` ...): `./sh -c ls` runs whatever
 //! `./sh` is, and is judged as `./sh`.
+//!
+//! Substitution by a wrapper counts as expansion: a word holding `xargs -I`'s (`-i`,
+//! `--replace`) replacement string, or `{}` after `find -exec`/`-execdir`/`-ok`/`-okdir`, is
+//! rewritten with text from standard input or a file name before it runs, so a shell script
+//! or a program name carrying one is opaque, exactly like a glob there. Words `xargs` appends
+//! count too: a wrapper left without its program after `xargs` (`xargs nice`, `xargs xargs`)
+//! and `find` after `xargs` (which could be handed `-exec`) are opaque. A shell option that
+//! makes the shell read a file first (`-l`, `--login`, `-i`, `--rcfile`, `--init-file`, `-o`
+//! / `-O` settings, any `+` form) is [`Opaque::ShellStartupFile`]: the file may be one the
+//! agent wrote. `zsh`, `fish`, `csh` and `tcsh` read startup files even for `-c` and are
+//! never unwrapped.
 
 use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser};
 
 /// Shells whose `-c` script is judged instead of the shell itself.
-const SHELLS: [&str; 11] = [
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh",
-];
+const SHELLS: [&str; 7] = ["sh", "bash", "dash", "ksh", "mksh", "ash", "yash"];
+/// Short options of those shells that load nothing and run nothing by themselves.
+const SHELL_FLAGS: &str = "abcefhkmnprstuvxBCEHPT";
+/// Long options of those shells that load nothing.
+const SHELL_LONG: [&str; 4] = ["norc", "noprofile", "posix", "noediting"];
 /// How deep `sh -c "sh -c …"` is unwrapped.
 const MAX_DEPTH: usize = 4;
 
@@ -78,10 +92,15 @@ pub enum Opaque {
     /// A wrapper (`env`, `timeout`, `xargs` ...) or shell with an option this analyzer does
     /// not know, or without the program it should start.
     WrapperOption,
-    /// A wrapper, shell or `find` given a word the shell expands (a glob or braces).
+    /// A wrapper, shell or `find` given a word that is expanded or substituted before it
+    /// runs (a glob, braces, `xargs -I`'s replacement string, `find`'s `{}`).
     WrapperExpansion,
     /// Shells nested more than four deep.
     TooDeep,
+    /// A shell option that makes the shell read a startup file first (`-l`, `--login`, `-i`,
+    /// `--rcfile`, `--init-file`), or changes settings a reader cannot follow (`-o`, `-O`,
+    /// `+` forms).
+    ShellStartupFile,
 }
 
 impl Opaque {
@@ -126,11 +145,16 @@ impl Opaque {
                 "gives a wrapper command or shell an option that cannot be judged".to_owned()
             }
             Opaque::WrapperExpansion => {
-                "gives a wrapper command, shell or find a word the shell expands (a glob or \
-                 braces)"
+                "gives a wrapper command, shell or find a word that is expanded or substituted \
+                 before it runs (a glob, braces, an xargs -I placeholder, find's {})"
                     .to_owned()
             }
             Opaque::TooDeep => "nests shells more than four deep".to_owned(),
+            Opaque::ShellStartupFile => {
+                "starts a shell with an option that reads a startup file or changes its \
+                 settings (-l, --login, -i, --rcfile, --init-file, -o, -O, +...)"
+                    .to_owned()
+            }
         }
     }
 }
@@ -167,6 +191,12 @@ pub struct Invocation {
     /// Names of the environment variables set for it on the line (`NAME=value` prefixes and
     /// `env NAME=value`), in order.
     pub env: Vec<String>,
+    /// The arguments are not all known from the line: the shell expands a glob or braces
+    /// among them, or a wrapper (`xargs`, `find -exec`) adds or substitutes words.
+    pub args_vary: bool,
+    /// The shells and wrappers unwrapped on the way to it, as written, each once (`env`,
+    /// `/bin/sh`): they run too, so a bare name among them must be the system's.
+    pub through: Vec<String>,
 }
 
 impl Invocation {
@@ -617,7 +647,10 @@ fn invocation(
     };
     let mut program = first;
     let mut args: Vec<Word> = words.collect();
-    let first_expanding = args.iter().position(|a| a.expands);
+    let mut first_expanding = args.iter().position(|a| a.expands);
+    // `xargs` adds words from its input to whatever it starts.
+    let mut via_xargs = false;
+    let mut through: Vec<String> = Vec::new();
     // Wrappers are peeled in a loop, not by recursion, and by moving an index, not by
     // copying: `nice nice nice ...` is as long as the line, and must cost no more than it.
     let mut start = 0;
@@ -640,7 +673,26 @@ fn invocation(
         if first_expanding.is_some_and(|at| at >= start) {
             return Err(Opaque::WrapperExpansion);
         }
-        let at = start + wrapper.command_at(&args[start..], &mut env)?;
+        let mut replace = None;
+        let at = start + wrapper.command_at(&args[start..], &mut env, &mut replace)?;
+        // After `xargs`, a wrapper without its program gets one from the input
+        // (`echo rm | xargs nice`, or `xargs xargs`).
+        if via_xargs && at >= args.len() {
+            return Err(Opaque::WrapperExpansion);
+        }
+        via_xargs |= wrapper.name == "xargs";
+        if let Some(placeholder) = replace {
+            // Every word holding the replacement string is rewritten with input text.
+            for (offset, word) in args.iter_mut().enumerate().skip(at) {
+                if word.text.contains(placeholder.as_str()) {
+                    word.expands = true;
+                    first_expanding = Some(first_expanding.map_or(offset, |f| f.min(offset)));
+                }
+            }
+        }
+        if (at < args.len() || wrapper.default.is_some()) && !through.contains(&program.text) {
+            through.push(program.text.clone());
+        }
         match (args.get_mut(at), wrapper.default) {
             (Some(inner), _) => {
                 program = std::mem::replace(
@@ -672,14 +724,27 @@ fn invocation(
     if (shell || base == "find") && args.iter().any(|a| a.expands) {
         return Err(Opaque::WrapperExpansion);
     }
+    // Words `xargs` appends to `find` may be `-exec PROGRAM ... ;`.
+    if base == "find" && via_xargs {
+        return Err(Opaque::WrapperExpansion);
+    }
+    let args_vary = via_xargs || args.iter().any(|a| a.expands);
     let args: Vec<String> = args.into_iter().map(|w| w.text).collect();
     if shell && let Some(script) = shell_script(&args)? {
         // Variables set for the shell are inherited by everything its script runs (and
         // some, like `ENV` or `BASH_ENV`, make the shell itself run a file first).
         let first = out.len();
         collect_line(script, depth + 1, out)?;
+        if !through.contains(&program.text) {
+            through.push(program.text.clone());
+        }
         for inner in &mut out[first..] {
             inner.env.splice(0..0, env.iter().cloned());
+            for outer in through.iter().rev() {
+                if !inner.through.contains(outer) {
+                    inner.through.insert(0, outer.clone());
+                }
+            }
         }
         return Ok(());
     }
@@ -692,16 +757,11 @@ fn invocation(
         program: program.text,
         args,
         env,
+        args_vary,
+        through,
     });
     let inherited = out.last().map(|i| i.env.clone()).unwrap_or_default();
-    for (inner, inner_args) in found {
-        let words = std::iter::once(inner)
-            .chain(inner_args)
-            .map(|text| Word {
-                text,
-                expands: false,
-            })
-            .collect();
+    for words in found {
         invocation(words, inherited.clone(), depth + 1, out)?;
     }
     Ok(())
@@ -709,7 +769,8 @@ fn invocation(
 
 /// The `-c` script of a shell's arguments: options are read until the first operand; with
 /// `-c` among them that operand is the script. `None` when the shell runs a script file or
-/// reads stdin (then the shell itself is what runs).
+/// reads stdin (then the shell itself is what runs). An option that loads a file or changes
+/// settings is refused whatever the mode.
 fn shell_script(args: &[String]) -> Result<Option<&str>, Opaque> {
     let mut command_mode = false;
     let mut i = 0;
@@ -719,20 +780,38 @@ fn shell_script(args: &[String]) -> Result<Option<&str>, Opaque> {
             break;
         }
         if let Some(long) = arg.strip_prefix("--") {
-            // `--rcfile FILE` and `--init-file FILE` take a value; the rest are flags.
-            i += if matches!(long, "rcfile" | "init-file") {
-                2
+            if SHELL_LONG.contains(&long) {
+                i += 1;
+                continue;
+            }
+            let name = long.split_once('=').map_or(long, |(name, _)| name);
+            // Abbreviations count: bash accepts `--rcf` for `--rcfile`.
+            let loads = ["rcfile", "init-file", "login"]
+                .iter()
+                .any(|known| !name.is_empty() && known.starts_with(name));
+            return Err(if loads {
+                Opaque::ShellStartupFile
             } else {
-                1
-            };
-            continue;
+                Opaque::WrapperOption
+            });
         }
-        let Some(cluster) = arg.strip_prefix('-').or_else(|| arg.strip_prefix('+')) else {
+        if arg.starts_with('+') && arg.len() > 1 {
+            return Err(Opaque::ShellStartupFile);
+        }
+        let Some(cluster) = arg.strip_prefix('-') else {
             break;
         };
-        command_mode |= arg.starts_with('-') && cluster.contains('c');
-        // `-o option` / `-O option` take the next word.
-        i += if cluster.contains(['o', 'O']) { 2 } else { 1 };
+        for c in cluster.chars() {
+            if !SHELL_FLAGS.contains(c) {
+                return Err(if "iloO".contains(c) {
+                    Opaque::ShellStartupFile
+                } else {
+                    Opaque::WrapperOption
+                });
+            }
+        }
+        command_mode |= cluster.contains('c');
+        i += 1;
     }
     match (command_mode, args.get(i)) {
         (true, Some(script)) => Ok(Some(script)),
@@ -742,23 +821,55 @@ fn shell_script(args: &[String]) -> Result<Option<&str>, Opaque> {
     }
 }
 
-/// The programs `find` hands files to: `-exec cmd ... ;`, `-execdir`, `-ok`, `-okdir`.
-fn find_exec_commands(args: &[String]) -> Vec<(String, Vec<String>)> {
+/// The programs `find` hands files to: `-exec cmd ... ;`, `-execdir`, `-ok`, `-okdir`, as
+/// words; a word holding `{}` is rewritten with each file name, so it counts as expanding.
+fn find_exec_commands(args: &[String]) -> Vec<Vec<Word>> {
     let mut found = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         if matches!(arg.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let words: Vec<String> = rest
+            // `-execdir` and `-okdir` run from each file's directory: a relative program
+            // path there names a file that depends on the directory, like a computed name.
+            let in_file_dir = arg.ends_with("dir");
+            let mut words: Vec<Word> = rest
                 .by_ref()
                 .take_while(|w| *w != ";" && *w != "+")
-                .cloned()
+                .map(|text| Word {
+                    text: text.clone(),
+                    expands: text.contains("{}"),
+                })
                 .collect();
-            if let Some((program, inner)) = words.split_first() {
-                found.push((program.clone(), inner.to_vec()));
+            if let Some(program) = words.first_mut()
+                && in_file_dir
+                && program.text.contains('/')
+                && !program.text.starts_with('/')
+            {
+                program.expands = true;
+            }
+            if !words.is_empty() {
+                found.push(words);
             }
         }
     }
     found
+}
+
+/// The replacement string an `xargs` option cluster sets: `-I R` / `-IR`, `-iR`, or `{}` for a
+/// bare `-i`. `next` is the word after the cluster.
+fn xargs_replace(cluster: &str, next: Option<&str>) -> Option<String> {
+    for (at, c) in cluster.char_indices() {
+        let rest = &cluster[at + c.len_utf8()..];
+        match c {
+            'I' if rest.is_empty() => return next.map(str::to_owned),
+            'I' => return Some(rest.to_owned()),
+            'i' if rest.is_empty() => return Some("{}".to_owned()),
+            'i' => return Some(rest.to_owned()),
+            // The other valued and optional options end the cluster.
+            c if "LnPsdEael".contains(c) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `NAME` of a `NAME=value` word (an `env` argument).
@@ -806,10 +917,12 @@ const fn wrapper(name: &'static str) -> Wrapper {
 }
 
 const WRAPPERS: [Wrapper; 11] = [
+    // No `-C`/`--chdir`: a program named by a relative path would run from elsewhere than
+    // the directory it is judged in.
     Wrapper {
         flags: "i0v",
-        valued: "uC",
-        long: &["ignore-environment", "null", "debug", "unset=", "chdir="],
+        valued: "u",
+        long: &["ignore-environment", "null", "debug", "unset="],
         assignments: true,
         ..wrapper("env")
     },
@@ -883,8 +996,14 @@ const WRAPPERS: [Wrapper; 11] = [
 
 impl Wrapper {
     /// The index in `args` where the wrapped program is (possibly `args.len()`: none).
-    /// Assignments on the way are added to `env`.
-    fn command_at(&self, args: &[Word], env: &mut Vec<String>) -> Result<usize, Opaque> {
+    /// Assignments on the way are added to `env`; `xargs`'s replacement string (`-I R`,
+    /// `-iR`, `--replace=R`, `{}` by default) is stored in `replace`.
+    fn command_at(
+        &self,
+        args: &[Word],
+        env: &mut Vec<String>,
+        replace: &mut Option<String>,
+    ) -> Result<usize, Opaque> {
         let mut i = 0;
         while let Some(arg) = args.get(i).map(|w| w.text.as_str()) {
             if arg == "--" {
@@ -896,6 +1015,10 @@ impl Wrapper {
                 continue;
             }
             if let Some(long) = arg.strip_prefix("--") {
+                if self.name == "xargs" && (long == "replace" || long.starts_with("replace=")) {
+                    let value = long.strip_prefix("replace=").unwrap_or("{}");
+                    *replace = Some(value.to_owned());
+                }
                 i += self.long_option(long)?;
                 continue;
             }
@@ -906,7 +1029,14 @@ impl Wrapper {
                 i += 1;
                 continue;
             }
-            i += self.short_options(cluster)?;
+            let taken = self.short_options(cluster)?;
+            if self.name == "xargs" {
+                let next = args.get(i + 1).map(|w| w.text.as_str());
+                if let Some(value) = xargs_replace(cluster, next) {
+                    *replace = Some(value);
+                }
+            }
+            i += taken;
         }
         i += self.operands;
         if i > args.len() {

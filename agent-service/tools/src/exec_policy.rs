@@ -1,153 +1,89 @@
-//! Exec approvals: whether a command may run, from `tools.exec.security`, `ask`, `askFallback`
-//! and `safeBins` (legacy `tools.bash.*` fills gaps key by key). One policy for our `exec`
-//! tool and for the Codex harness's command approvals (lesson L13: the host's allowlist binds
-//! Codex-native exec too).
+//! Exec approvals: whether a command may run, from `tools.exec.security`, `ask`,
+//! `askFallback`, `safeBins` and `safeBinProfiles` (per agent: `agents.list[].tools.exec` over
+//! `tools.exec`, key by key, and the legacy `tools.bash` filling what is still unset), and the
+//! agent's allowlist entries (`tools.exec.allowlist` and the approvals file,
+//! [`crate::exec_approvals`]). One policy for
+//! our `exec` tool and for the Codex harness's command approvals.
 //!
-//! This service is unattended: nobody can answer an approval prompt, so every "ask" resolves
-//! through `askFallback` (default `deny`) at once, on every host (lesson L15 d). With no
-//! `tools.exec.security` configured at all, every command "asks" (lesson L13: unattended
-//! runs need an explicit policy).
+//! Defaults, with nothing configured: `security: allowlist`, `ask: on-miss`,
+//! `askFallback: deny`: usable with a person in the loop, safe without one.
 //!
-//! | `tools.exec.security` | `tools.exec.ask` | a command |
-//! |---|---|---|
-//! | unset | any | ask → `askFallback` (default deny) |
-//! | `deny` | any | refused |
-//! | `allowlist` | `off` | runs when allowlisted, else refused |
-//! | `allowlist` | `on-miss` / unset | runs when allowlisted, else ask → `askFallback` |
-//! | `allowlist` | `always` | ask → `askFallback` |
-//! | `full` | `off` / `on-miss` / unset | runs |
-//! | `full` | `always` | ask → `askFallback` |
+//! | `security` | `ask` | a command the allowlist covers | a command it does not cover |
+//! |---|---|---|---|
+//! | `deny` | any | refused | refused |
+//! | `allowlist` | `off` | runs | refused |
+//! | `allowlist` | `on-miss` | runs | ask |
+//! | `allowlist` | `always` | ask | ask |
+//! | `full` | `off` / `on-miss` | runs | runs |
+//! | `full` | `always` | ask | ask |
 //!
-//! `askFallback: allowlist` runs allowlisted commands only, `full` runs anything.
+//! "Ask" waits for a person ([`crate::approval`]); where nobody can be asked or nobody
+//! answers, `askFallback` decides: `deny` refuses, `allowlist` runs covered commands only,
+//! `full` runs anything. File changes (Codex's) are never covered.
 //!
-//! "Allowlisted" judges the *effective* command ([`crate::command`], on a real bash parse):
-//! every program the line would start must be covered, after unwrapping shells and wrappers
-//! and splitting chains, and a line with anything the analyzer does not understand exactly
-//! (comments, newlines, substitutions, expansions, compound commands ...) is never covered. A
-//! program is covered when a `safeBins` entry names it exactly (a bare name allows the PATH
-//! lookup of that name, a path allows that file only) or when it is one of the harmless shell
-//! builtins `cd`, `pwd`, `true`, `false`, `:`. Never covered, whatever `safeBins` says:
-//! shells, interpreters that evaluate inline code, and programs that run other command lines
-//! (`sudo`, `eval`, `watch` ...), so a shell can never become an "always allow" entry (lesson
-//! L15 d); and a program started with an environment variable other than a few harmless
-//! locale and display ones (`PATH=. ls` or `GIT_SSH_COMMAND=... git` change what runs).
-//! Unlike OpenClaw, `safeBins` has no default list and no per-binary argument profiles: it is
-//! an allowlist of executables, and an entry trusts every argument.
+//! "Covered" judges the *effective* command ([`crate::command`], on a real bash parse): every
+//! program the line would start must be covered, after unwrapping shells and wrappers and
+//! splitting chains, and a line with anything the analyzer does not understand exactly is
+//! never covered. A program is covered when
+//!
+//! - it is one of the harmless shell builtins `cd`, `pwd`, `true`, `false`, `:`, `echo`;
+//! - it is a safe bin ([`crate::safe_bins`]): named bare, resolving into a system directory,
+//!   with arguments its profile accepts from their shape alone; or
+//! - its resolved executable path matches an allowlist entry ([`crate::exec_allowlist`]);
+//!   its arguments are then free.
+//!
+//! Never covered, whatever the configuration: shells, interpreters that evaluate inline
+//! code and programs that run other command lines (`sudo`, `eval`, `watch`, `flock` ...),
+//! judged by the name as written and by the resolved file's name; and a program started with
+//! an environment variable other than a few harmless locale and display ones (`PATH=. ls`,
+//! `LD_PRELOAD=...`, `BASH_ENV=...` or `GIT_SSH_COMMAND=... git` change what runs).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use openclaw_config::Config;
 use openclaw_config::raw::{ExecAsk, ExecConfig, ExecSecurity};
 
-use crate::command::{Invocation, base_name, effective_commands};
-
-/// Shell builtins that change nothing and run nothing; covered without an entry.
-const SAFE_BUILTINS: [&str; 5] = [":", "true", "false", "pwd", "cd"];
-
-/// Programs never covered by `safeBins`: shells, interpreters that evaluate inline code, and
-/// programs that run other command lines. Version suffixes (`python3.12`) are ignored.
-const NEVER_COVERED: [&str; 74] = [
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
-    "mksh",
-    "ash",
-    "yash",
-    "fish",
-    "csh",
-    "tcsh",
-    "busybox",
-    "python",
-    "pypy",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "perl",
-    "ruby",
-    "php",
-    "lua",
-    "luajit",
-    "tclsh",
-    "wish",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "rscript",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "eval",
-    "source",
-    ".",
-    "exec",
-    "sudo",
-    "doas",
-    "su",
-    "pkexec",
-    "runuser",
-    "watch",
-    "flock",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "script",
-    "ionice",
-    "chrt",
-    "taskset",
-    "strace",
-    "ltrace",
-    "gdb",
-    "unbuffer",
-    "parallel",
-    "systemd-run",
-    "at",
-    "batch",
-    "crontab",
-    "expect",
-    // bash builtins that run code, define aliases, or change which file a name runs.
-    "trap",
-    "builtin",
-    "enable",
-    "alias",
-    "hash",
-    "let",
-    "mapfile",
-    "readarray",
-    "compgen",
-    "complete",
-    "fc",
-    "bind",
-    "coproc",
-];
-
-/// Environment variables a command may set and stay covered.
-const SAFE_ENV: [&str; 11] = [
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TERM",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "CLICOLOR",
-    "CLICOLOR_FORCE",
-    "COLUMNS",
-    "LINES",
-    "RUST_BACKTRACE",
-];
+use crate::command::{Invocation, effective_commands};
+use crate::exec_allowlist::{Allowlist, in_system_dir, process_search_path, resolve};
+use crate::exec_tables::{SAFE_BUILTINS, never_covered, safe_env};
+use crate::safe_bins::{Profile, SafeBins, judge_args};
 
 /// The exec approval settings of one agent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecPolicy {
-    /// `tools.exec.security` (or the legacy `tools.bash.security`).
-    pub security: Option<ExecSecurity>,
-    /// `tools.exec.ask`.
-    pub ask: Option<ExecAsk>,
-    /// `tools.exec.askFallback`: what "ask" means when nobody can be asked.
-    pub ask_fallback: Option<ExecSecurity>,
-    /// `tools.exec.safeBins`: executables allowlist mode runs.
-    pub safe_bins: Vec<String>,
+    /// `tools.exec.security` (default `allowlist`).
+    pub security: ExecSecurity,
+    /// `tools.exec.ask` (default `on-miss`).
+    pub ask: ExecAsk,
+    /// `tools.exec.askFallback`: what "ask" means when nobody can be asked (default `deny`).
+    pub ask_fallback: ExecSecurity,
+    /// `tools.exec.safeBins` with their profiles.
+    pub safe_bins: SafeBins,
+    /// Allowlist entries: globs over resolved executable paths.
+    pub allowlist: Allowlist,
+    /// The `PATH` commands run with, to resolve bare names; `None` is this process's `PATH`
+    /// without relative entries (what the exec tool passes on).
+    pub search_path: Option<OsString>,
+    /// The directory relative program paths (`./tool`) resolve against; without one they are
+    /// never covered.
+    pub cwd: Option<PathBuf>,
+}
+
+impl Default for ExecPolicy {
+    /// Nothing configured: `allowlist`, `on-miss`, `deny`, the default safe bins, no entries.
+    fn default() -> Self {
+        Self {
+            security: ExecSecurity::Allowlist,
+            ask: ExecAsk::OnMiss,
+            ask_fallback: ExecSecurity::Deny,
+            safe_bins: SafeBins::defaults(),
+            allowlist: Allowlist::default(),
+            search_path: None,
+            cwd: None,
+        }
+    }
 }
 
 /// Whether something may run, and why, in one sentence for the model and the logs.
@@ -160,50 +96,109 @@ pub struct Judgement {
 }
 
 impl ExecPolicy {
-    /// Reads `tools.exec`, falling back key by key to the legacy `tools.bash`.
-    pub fn from_config(config: &Config) -> Self {
-        let raw = config.raw().tools.as_ref();
-        let layers: Vec<&ExecConfig> = raw
-            .map(|t| {
-                [t.exec.as_ref(), t.bash.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            })
+    /// The policy of `agent_id`: `agents.list[].tools.exec` over `tools.exec` over the legacy
+    /// `tools.bash`, key by key (`safeBinProfiles` bin by bin), with the config's
+    /// `allowlist` entries. Entries of the approvals file are added with
+    /// [`Self::with_allowlist`].
+    pub fn from_config(config: &Config, agent_id: &str) -> Self {
+        let raw = config.raw();
+        let agent = raw
+            .agents
+            .as_ref()
+            .and_then(|a| a.list.as_ref())
+            .and_then(|list| list.iter().find(|e| e.id.eq_ignore_ascii_case(agent_id)))
+            .and_then(|e| e.tools.as_ref())
+            .and_then(|t| t.exec.as_ref());
+        let tools = raw.tools.as_ref();
+        let layers: Vec<&ExecConfig> = [
+            agent,
+            tools.and_then(|t| t.exec.as_ref()),
+            tools.and_then(|t| t.bash.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let mut profiles: BTreeMap<String, Profile> = BTreeMap::new();
+        for layer in layers.iter().rev() {
+            for (name, profile) in layer.safe_bin_profiles.iter().flatten() {
+                profiles.insert(name.trim().to_owned(), Profile::from_config(profile));
+            }
+        }
+        let safe_bins = match layers.iter().find_map(|e| e.safe_bins.as_ref()) {
+            Some(names) => SafeBins::new(names, &profiles),
+            None => SafeBins::new(crate::safe_bins::DEFAULT_SAFE_BINS, &profiles),
+        };
+        let defaults = Self::default();
+        let entries = layers
+            .iter()
+            .find_map(|e| e.allowlist.clone())
             .unwrap_or_default();
         Self {
-            security: layers.iter().find_map(|e| e.security),
-            ask: layers.iter().find_map(|e| e.ask),
-            ask_fallback: layers.iter().find_map(|e| e.ask_fallback),
-            safe_bins: layers
+            security: layers
                 .iter()
-                .find_map(|e| e.safe_bins.clone())
-                .unwrap_or_default(),
+                .find_map(|e| e.security)
+                .unwrap_or(defaults.security),
+            ask: layers.iter().find_map(|e| e.ask).unwrap_or(defaults.ask),
+            ask_fallback: layers
+                .iter()
+                .find_map(|e| e.ask_fallback)
+                .unwrap_or(defaults.ask_fallback),
+            safe_bins,
+            allowlist: Allowlist::new(entries),
+            ..defaults
         }
     }
 
     /// Runs everything without asking (`security: full`, `ask: off`).
     pub fn full() -> Self {
         Self {
-            security: Some(ExecSecurity::Full),
-            ask: Some(ExecAsk::Off),
-            ask_fallback: None,
-            safe_bins: Vec::new(),
+            security: ExecSecurity::Full,
+            ask: ExecAsk::Off,
+            ..Self::default()
         }
     }
 
-    /// Allowlist mode without asking: `safeBins` and nothing else.
-    pub fn allowlist<I, S>(safe_bins: I) -> Self
+    /// Allowlist mode without asking: the default safe bins and these allowlist entries.
+    pub fn allowlist<I, S>(entries: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
         Self {
-            security: Some(ExecSecurity::Allowlist),
-            ask: Some(ExecAsk::Off),
-            ask_fallback: None,
-            safe_bins: safe_bins.into_iter().map(Into::into).collect(),
+            security: ExecSecurity::Allowlist,
+            ask: ExecAsk::Off,
+            allowlist: Allowlist::new(entries),
+            ..Self::default()
         }
+    }
+
+    /// The same policy with allowlist entries added (from the approvals file).
+    pub fn with_allowlist<I, S>(mut self, entries: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowlist = self.allowlist.extended(entries);
+        self
+    }
+
+    /// The same policy resolving bare names through `search_path` (a `PATH` value).
+    pub fn with_search_path(mut self, search_path: impl Into<OsString>) -> Self {
+        self.search_path = Some(search_path.into());
+        self
+    }
+
+    /// The same policy resolving relative program paths against `cwd`.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// What the operator should see in the logs: ignored safe bins and allowlist entries.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = self.safe_bins.warnings();
+        out.extend(self.allowlist.warnings().iter().cloned());
+        out
     }
 
     /// Whether `command` may run, collapsing "ask" into `askFallback` (nobody asked).
@@ -211,17 +206,26 @@ impl ExecPolicy {
         self.verdict(command).unattended()
     }
 
-    /// Whether `command` runs, is refused, or needs a person's approval.
+    /// Whether `command` runs, is refused, or needs a person's approval (relative program
+    /// paths resolve against [`Self::cwd`]).
     pub fn verdict(&self, command: &str) -> Verdict {
-        match self.uncovered(command) {
+        self.verdict_at(command, self.cwd.as_deref())
+    }
+
+    /// [`Self::verdict`] for a command run in `cwd`.
+    pub fn verdict_in(&self, command: &str, cwd: &Path) -> Verdict {
+        self.verdict_at(command, Some(cwd))
+    }
+
+    fn verdict_at(&self, command: &str, cwd: Option<&Path>) -> Verdict {
+        match self.uncovered_at(command, cwd) {
             None => self.decide(true, "the command"),
             Some(miss) => {
-                // Say what missed the allowlist only where the allowlist was consulted.
-                let consulted = [self.security, self.ask_fallback]
-                    .contains(&Some(ExecSecurity::Allowlist))
-                    || matches!(self.security, None | Some(ExecSecurity::Allowlist));
                 let mut verdict = self.decide(false, "the command");
-                if consulted {
+                // Say what missed the allowlist only where the allowlist was consulted.
+                if self.security == ExecSecurity::Allowlist
+                    || self.ask_fallback == ExecSecurity::Allowlist
+                {
                     verdict.add_detail(&miss);
                 }
                 verdict
@@ -241,64 +245,88 @@ impl ExecPolicy {
         self.decide(covered, what).unattended()
     }
 
-    /// The allowlist patterns "allow-always" would add for `command`: every program it runs,
-    /// as written. Empty when any of them can never be allowlisted.
+    /// The allowlist patterns "allow-always" would add for `command`: the resolved absolute
+    /// path of every program it runs that is not covered yet. Empty when any program can
+    /// never be allowlisted (a shell, an interpreter, an unsafe variable, a line that cannot
+    /// be judged, a program that cannot be resolved).
     pub fn always_patterns(&self, command: &str) -> Vec<String> {
+        self.always_patterns_at(command, self.cwd.as_deref())
+    }
+
+    /// [`Self::always_patterns`] for a command run in `cwd`.
+    pub fn always_patterns_in(&self, command: &str, cwd: &Path) -> Vec<String> {
+        self.always_patterns_at(command, Some(cwd))
+    }
+
+    fn always_patterns_at(&self, command: &str, cwd: Option<&Path>) -> Vec<String> {
         let Ok(invocations) = effective_commands(command) else {
             return Vec::new();
         };
         let mut out: Vec<String> = Vec::new();
-        for invocation in &invocations {
-            let program = invocation.program.as_str();
-            if never_covered(program) || invocation.env.iter().any(|n| !safe_env(n)) {
-                return Vec::new();
-            }
-            if SAFE_BUILTINS.contains(&program) || out.iter().any(|p| p == program) {
+        for (invocation, cwd) in with_cwd(&invocations, cwd) {
+            if self.cover(invocation, cwd).is_ok() {
                 continue;
             }
-            out.push(program.to_owned());
+            if invocation.env.iter().any(|n| !safe_env(n)) || never_covered(&invocation.program) {
+                return Vec::new();
+            }
+            let Some(resolved) = resolve(&invocation.program, &self.path(), cwd) else {
+                return Vec::new();
+            };
+            if resolved
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_none_or(never_covered)
+            {
+                return Vec::new();
+            }
+            let Some(pattern) = resolved.to_str().map(glob_literal) else {
+                return Vec::new();
+            };
+            if !out.contains(&pattern) {
+                out.push(pattern);
+            }
         }
         out
     }
 
     /// The decision table (see the module docs).
     fn decide(&self, covered: bool, what: &str) -> Verdict {
-        let ask = self.ask.unwrap_or(ExecAsk::OnMiss);
-        match (self.security, ask) {
-            (None, _) => self.ask(
-                covered,
-                "no tools.exec.security is configured, so commands need approval".to_owned(),
-            ),
-            (Some(ExecSecurity::Deny), _) => Verdict::Deny {
+        match (self.security, self.ask) {
+            (ExecSecurity::Deny, _) => Verdict::Deny {
                 reason: "tools.exec.security is deny".to_owned(),
             },
-            (Some(_), ExecAsk::Always) => self.ask(covered, "tools.exec.ask is always".to_owned()),
-            (Some(ExecSecurity::Full), _) => Verdict::Allow {
+            (_, ExecAsk::Always) => self.ask(covered, "tools.exec.ask is always".to_owned()),
+            (ExecSecurity::Full, _) => Verdict::Allow {
                 reason: "tools.exec.security is full".to_owned(),
             },
-            (Some(ExecSecurity::Allowlist), _) if covered => Verdict::Allow {
-                reason: format!("{what} is covered by tools.exec.safeBins"),
+            (ExecSecurity::Allowlist, _) if covered => Verdict::Allow {
+                reason: format!("{what} is covered by the allowlist and safe bins"),
             },
-            (Some(ExecSecurity::Allowlist), ExecAsk::Off) => Verdict::Deny {
-                reason: format!("{what} is not covered by tools.exec.safeBins"),
+            (ExecSecurity::Allowlist, ExecAsk::Off) => Verdict::Deny {
+                reason: format!("{what} is not covered by the allowlist or tools.exec.safeBins"),
             },
-            (Some(ExecSecurity::Allowlist), _) => self.ask(
+            (ExecSecurity::Allowlist, ExecAsk::OnMiss) => self.ask(
                 false,
-                format!("{what} is not covered by tools.exec.safeBins"),
+                format!("{what} is not covered by the allowlist or tools.exec.safeBins"),
             ),
         }
     }
 
     /// `None` when every program `command` runs is covered, else what is not, as a phrase.
     pub fn uncovered(&self, command: &str) -> Option<String> {
+        self.uncovered_at(command, self.cwd.as_deref())
+    }
+
+    fn uncovered_at(&self, command: &str, cwd: Option<&Path>) -> Option<String> {
         let invocations = match effective_commands(command) {
             Ok(all) if all.is_empty() => return Some("it runs no program".to_owned()),
             Ok(all) => all,
             Err(opaque) => return Some(format!("it {}", opaque.describe())),
         };
         let mut misses: Vec<String> = Vec::new();
-        for invocation in &invocations {
-            if let Some(miss) = self.miss(invocation)
+        for (invocation, cwd) in with_cwd(&invocations, cwd) {
+            if let Err(miss) = self.cover(invocation, cwd)
                 && !misses.contains(&miss)
             {
                 misses.push(miss);
@@ -307,31 +335,105 @@ impl ExecPolicy {
         (!misses.is_empty()).then(|| misses.join("; "))
     }
 
-    fn miss(&self, invocation: &Invocation) -> Option<String> {
+    fn path(&self) -> OsString {
+        self.search_path.clone().unwrap_or_else(process_search_path)
+    }
+
+    /// Whether `invocation` is covered (a builtin, a safe bin, an allowlist entry), or why
+    /// it is not.
+    fn cover(&self, invocation: &Invocation, cwd: Option<&Path>) -> Result<(), String> {
         let program = invocation.program.as_str();
         if let Some(name) = invocation.env.iter().find(|n| !safe_env(n)) {
-            return Some(format!(
+            return Err(format!(
                 "it sets {name} for {program}, which can change what runs"
             ));
         }
         if SAFE_BUILTINS.contains(&program) {
-            return None;
+            return Ok(());
         }
         if never_covered(program) {
-            return Some(format!(
+            return Err(format!(
                 "{program} runs other code (a shell, an interpreter or a command runner) and is \
                  never allowlisted"
             ));
         }
-        if self.safe_bins.iter().any(|bin| bin.trim() == program) {
-            return None;
+        let path = self.path();
+        for wrapper in &invocation.through {
+            // Shell builtins and keywords do not come from PATH.
+            if wrapper.contains('/') || matches!(wrapper.as_str(), "exec" | "command" | "time") {
+                continue;
+            }
+            match resolve(wrapper, &path, cwd) {
+                Some(file) if in_system_dir(&file) => {}
+                Some(file) => {
+                    return Err(format!(
+                        "{wrapper} resolves to {}, outside the system directories, so what it \
+                         runs is not known",
+                        file.display()
+                    ));
+                }
+                None => return Err(format!("{wrapper} is not found on PATH")),
+            }
         }
-        Some(format!("{program} is not in tools.exec.safeBins"))
+        let resolved = resolve(program, &path, cwd);
+        if let Some(file) = &resolved
+            && let Some(name) = file.file_name().and_then(|n| n.to_str())
+            && never_covered(name)
+        {
+            return Err(format!(
+                "{program} is {}, which runs other code and is never allowlisted",
+                file.display()
+            ));
+        }
+        let safe_bin = if program.contains('/') {
+            None
+        } else {
+            self.safe_bins.profile(program)
+        };
+        let mut safe_bin_miss = None;
+        if let Some(profile) = safe_bin {
+            let checked = match &resolved {
+                None => Err(format!("{program} is not found on PATH")),
+                Some(file) if !in_system_dir(file) => Err(format!(
+                    "{program} resolves to {}, outside the system directories a safe bin must \
+                     come from",
+                    file.display()
+                )),
+                Some(_) if invocation.args_vary => Err(format!(
+                    "{program} is given arguments the line does not fix (a glob, braces, or \
+                     words xargs or find add)"
+                )),
+                Some(_) => judge_args(program, profile, &invocation.args),
+            };
+            match checked {
+                Ok(()) => return Ok(()),
+                Err(why) => safe_bin_miss = Some(why),
+            }
+        }
+        if let Some(file) = resolved {
+            if self.allowlist.covers(&file) {
+                return Ok(());
+            }
+            return Err(safe_bin_miss.unwrap_or_else(|| {
+                let ignored = self
+                    .safe_bins
+                    .ignored(program)
+                    .map(|why| format!(" (tools.exec.safeBins lists it, but {why})"))
+                    .unwrap_or_default();
+                format!(
+                    "{program} ({}) has no allowlist entry and is not a safe bin{ignored}",
+                    file.display()
+                )
+            }));
+        }
+        Err(safe_bin_miss.unwrap_or_else(|| {
+            format!("{program} cannot be resolved to an executable file, so no entry covers it")
+        }))
     }
 
     /// "Ask", with what `askFallback` decides when nobody answers.
     fn ask(&self, covered: bool, reason: String) -> Verdict {
-        let fallback = self.ask_fallback.unwrap_or(ExecSecurity::Deny);
+        let fallback = self.ask_fallback;
         let allowed = match fallback {
             ExecSecurity::Full => true,
             ExecSecurity::Allowlist => covered,
@@ -345,6 +447,33 @@ impl ExecPolicy {
             reason,
         }
     }
+}
+
+/// Each invocation with the directory its relative program path resolves against: `cwd` until
+/// the line runs `cd`, none after it (the shell may be elsewhere by then, so `cd /tmp &&
+/// ./tool` is not the `./tool` of the working directory).
+fn with_cwd<'a>(
+    invocations: &'a [Invocation],
+    cwd: Option<&'a Path>,
+) -> impl Iterator<Item = (&'a Invocation, Option<&'a Path>)> {
+    let mut moved = false;
+    invocations.iter().map(move |invocation| {
+        let here = if moved { None } else { cwd };
+        moved |= invocation.program == "cd";
+        (invocation, here)
+    })
+}
+
+/// A path as a glob matching exactly that path (glob characters escaped).
+fn glob_literal(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// What exec approvals say about one command.
@@ -405,16 +534,4 @@ fn refuse(reason: String) -> Judgement {
         allowed: false,
         reason,
     }
-}
-
-fn safe_env(name: &str) -> bool {
-    SAFE_ENV.contains(&name) || name.starts_with("LC_")
-}
-
-/// Shells, interpreters and command runners, by file name, ignoring a version suffix.
-fn never_covered(program: &str) -> bool {
-    let base = base_name(program).to_ascii_lowercase();
-    let unversioned = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    NEVER_COVERED.contains(&base.as_str())
-        || (!unversioned.is_empty() && NEVER_COVERED.contains(&unversioned))
 }

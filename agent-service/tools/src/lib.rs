@@ -11,8 +11,10 @@
 //! - `exec` ([`exec`]) with a timeout and an output cap, killing the whole process group on
 //!   timeout and cancellation, and `process` ([`process`]) for background commands;
 //! - exec approvals ([`exec_policy`]: `tools.exec.security`, `ask`, `askFallback`,
-//!   `safeBins`) judged on the effective command ([`command`]: shells and wrappers unwrapped,
-//!   chains split), shared with the Codex harness's command approvals;
+//!   `safeBins` with their profiles ([`safe_bins`]), allowlist entries over resolved paths
+//!   ([`exec_allowlist`]) kept in the approvals file ([`exec_approvals`])) judged on the
+//!   effective command ([`command`]: shells and wrappers unwrapped, chains split), shared with
+//!   the Codex harness's command approvals;
 //! - untrusted-content markers ([`untrusted`]): tool results and chat messages fenced with a
 //!   per-message nonce before they reach a model, look-alike markers neutralised;
 //! - the memory tools `memory_search` and `memory_get` ([`memory`]): ranked passages of
@@ -43,7 +45,10 @@ mod context;
 pub mod cron;
 mod error;
 pub mod exec;
+pub mod exec_allowlist;
+pub mod exec_approvals;
 pub mod exec_policy;
+mod exec_tables;
 mod file_io;
 pub mod fs_tools;
 pub mod gateway;
@@ -53,6 +58,7 @@ pub mod plan;
 pub mod policy;
 pub mod process;
 mod registry;
+pub mod safe_bins;
 pub mod session_status;
 mod spawn;
 pub mod subagents;
@@ -70,6 +76,7 @@ pub use context::{
 pub use cron::{CronControl, CronTool, NoCron};
 pub use error::ToolError;
 pub use exec::ExecTool;
+pub use exec_approvals::{AllowlistEntry, ExecApprovals};
 pub use exec_policy::{ExecPolicy, Judgement, Verdict};
 pub use fs_tools::{EditTool, ReadTool, WriteTool};
 pub use gateway::GatewayTool;

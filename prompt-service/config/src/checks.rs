@@ -63,6 +63,16 @@ pub(crate) fn check(document: &Value) -> Vec<Finding> {
         }
     }
 
+    let tools = Node::root(document).at(&["tools"]);
+    for key in ["exec", "bash"] {
+        out.safe_bin_profiles(&tools.at(&[key, "safeBinProfiles"]));
+        out.allowlist_entries(&tools.at(&[key, "allowlist"]));
+    }
+    for (_, agent) in Node::root(document).at(&["agents", "list"]).elements() {
+        out.safe_bin_profiles(&agent.at(&["tools", "exec", "safeBinProfiles"]));
+        out.allowlist_entries(&agent.at(&["tools", "exec", "allowlist"]));
+    }
+
     out.duration(&Node::root(document).at(&["session", "maintenance", "pruneAfter"]));
     for (_, channel) in Node::root(document).at(&["channels"]).entries() {
         out.min_max(
@@ -244,6 +254,67 @@ impl Findings {
                 ErrorKind::InvalidValue,
                 format!("{min_key} ({low}) is larger than {max_key} ({high})"),
             );
+        }
+    }
+
+    /// `tools.exec.safeBinProfiles`: operand bounds in order, and every flag written as an
+    /// option (`-x` or `--name`), without a value attached.
+    fn safe_bin_profiles(&mut self, profiles: &Node<'_>) {
+        for (_, profile) in profiles.entries() {
+            self.min_max(&profile, "minPositional", "maxPositional");
+            let min = profile.at(&["minPositional"]).value.and_then(Value::as_u64);
+            if let Some(low) = min
+                && profile.at(&["maxPositional"]).value.is_none()
+                && low > 0
+            {
+                self.push(
+                    &profile.at(&["minPositional"]),
+                    ErrorKind::InvalidValue,
+                    format!("minPositional ({low}) needs a maxPositional (the default is 0)"),
+                );
+            }
+            for key in ["allowedFlags", "allowedValueFlags", "deniedFlags"] {
+                for (_, flag) in profile.at(&[key]).elements() {
+                    let Some(text) = flag.str() else { continue };
+                    let short = text.len() == 2
+                        && text.starts_with('-')
+                        && text[1..].chars().all(|c| c.is_ascii_alphanumeric());
+                    let long = text.len() > 2
+                        && text.starts_with("--")
+                        && text[2..]
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+                    if !short && !long {
+                        self.push(
+                            &flag,
+                            ErrorKind::InvalidValue,
+                            format!(
+                                "{text:?} is not a flag: write one short option (\"-n\") or one \
+                                 long option (\"--lines\"), without a value"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `tools.exec.allowlist`: absolute path globs (a bare name or `~` would never match a
+    /// resolved path, so it is an error rather than a silent miss).
+    fn allowlist_entries(&mut self, entries: &Node<'_>) {
+        for (_, entry) in entries.elements() {
+            let Some(text) = entry.str() else { continue };
+            if !text.trim().starts_with('/') {
+                self.push(
+                    &entry,
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "allowlist entry {text:?} is not an absolute path: entries match the \
+                         resolved path of a program (\"/usr/bin/git\"); names and ~ are not \
+                         expanded"
+                    ),
+                );
+            }
         }
     }
 

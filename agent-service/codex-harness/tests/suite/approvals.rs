@@ -96,7 +96,9 @@ async fn an_unattended_run_without_an_exec_policy_declines() {
     };
     assert_eq!(approval.decision, Decision::Decline);
     assert!(
-        approval.reason.contains("no tools.exec.security"),
+        approval
+            .reason
+            .contains("tools.exec.askFallback (deny) decides"),
         "{approval:?}"
     );
     assert!(
@@ -114,31 +116,31 @@ async fn an_unattended_run_without_an_exec_policy_declines() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_allowlisted_command_is_accepted_through_its_shell_wrapper() {
+async fn an_allowlist_never_accepts_codex_login_shell_wrapper() {
     let _slot = slot().await;
     let f = Fixture::start().await;
+    let policy = openclaw_tools::ExecPolicy::allowlist(["/usr/bin/touch", "/bin/touch"]);
     let rules = ApprovalRules {
-        security: Some(openclaw_config::raw::ExecSecurity::Allowlist),
-        ask: Some(openclaw_config::raw::ExecAsk::Off),
-        safe_bins: vec!["touch".to_owned()],
+        policy,
         ..ApprovalRules::default()
     };
     let (outcome, _) = shell_turn(&f, rules).await;
     let [approval] = &outcome.approvals[..] else {
         panic!("one approval request expected: {:#?}", outcome.approvals);
     };
-    // Codex asks about `/bin/bash -lc 'touch approved.txt'`; the allowlist
-    // judges `touch`.
+    // Codex asks about `/bin/bash -lc 'touch approved.txt'`: a login shell
+    // reads profile files before the script, so `touch` being allowlisted
+    // does not cover it.
     assert!(
         approval.subject.starts_with("/bin/bash -lc"),
         "{approval:?}"
     );
-    assert_eq!(approval.decision, Decision::Accept, "{approval:?}");
+    assert_eq!(approval.decision, Decision::Decline, "{approval:?}");
     assert!(
-        f.workspace.path().join(MARKER).exists(),
-        "the accepted command ran; Codex told the model: {}",
-        exec_output(&f)
+        approval.reason.contains("reads a startup file"),
+        "{approval:?}"
     );
+    assert!(!f.workspace.path().join(MARKER).exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

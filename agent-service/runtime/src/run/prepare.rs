@@ -224,9 +224,9 @@ impl Services {
             .as_ref()
             .and_then(|l| l.config.prompt_settings(&p.agent.id).user_timezone);
         // Exec approvals (tools.exec): without a loadable config, the default
-        // policy refuses every command.
+        // policy (allowlist, on-miss, deny) applies.
         if let Some(l) = &loaded {
-            ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config);
+            ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config, &p.agent.id);
         }
         // One fence key per session keeps fenced history byte-identical
         // across runs (prompt caching).

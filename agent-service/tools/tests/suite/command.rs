@@ -21,7 +21,7 @@ fn chains_wrappers_and_quotes_are_seen_through() {
         list(&["ls", "git", "echo", "pwd", "wc", "true"])
     );
     assert_eq!(
-        programs("/bin/bash -lc 'cd sub && rm -f x'"),
+        programs("/bin/bash -c 'cd sub && rm -f x'"),
         list(&["cd", "rm"])
     );
     assert_eq!(
@@ -147,8 +147,85 @@ fn a_shell_running_a_file_or_stdin_is_the_shell_itself() {
     // `bash script.sh -c x` runs script.sh: `-c` after the first operand is the script's.
     assert_eq!(programs("bash script.sh -c 'ls'"), list(&["bash"]));
     assert_eq!(programs("bash -s < /dev/null"), list(&["bash"]));
-    assert_eq!(programs("bash -o pipefail -c 'ls'"), list(&["ls"]));
-    assert_eq!(programs("bash --norc --rcfile x -c ls"), list(&["ls"]));
+    assert_eq!(programs("bash --norc --noprofile -ec 'ls'"), list(&["ls"]));
+}
+
+#[test]
+fn shell_options_that_read_a_file_or_change_settings_are_opaque() {
+    for line in [
+        "bash -lc ls",
+        "bash -l -c ls",
+        "sh -ic ls",
+        "bash --login -c ls",
+        "bash --lo -c ls",
+        "bash --rcfile x -c ls",
+        "bash --norc --rcfile x -c ls",
+        "bash --init-file x -c ls",
+        "bash --init=x -c ls",
+        "bash -o pipefail -c ls",
+        "bash -O extglob -c ls",
+        "bash +O extglob -c ls",
+        "bash +e -c ls",
+        "bash -l script.sh",
+    ] {
+        assert_eq!(
+            effective_commands(line),
+            Err(Opaque::ShellStartupFile),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        effective_commands("bash --debugger -c ls"),
+        Err(Opaque::WrapperOption)
+    );
+    // Shells that read startup files for every script are never unwrapped.
+    for shell in ["zsh", "fish", "csh", "tcsh"] {
+        assert_eq!(programs(&format!("{shell} -c ls")), list(&[shell]));
+    }
+}
+
+#[test]
+fn words_a_wrapper_substitutes_are_expansions() {
+    for line in [
+        "xargs -I% sh -c 'ls %'",
+        "xargs -I % sh -c 'ls %'",
+        "xargs -i sh -c 'ls {}'",
+        "xargs -i@ sh -c 'ls @'",
+        "xargs --replace=@ sh -c 'ls @'",
+        "xargs --replace sh -c 'ls {}'",
+        "xargs -I% sh -c ls %",
+        "xargs -I% env %",
+        "nice xargs -I% timeout 5 %",
+        "find . -exec sh -c 'ls {}' ;",
+        "find . -execdir bash -c 'x{}y' +",
+        "find . -exec env {} ;",
+        "find . -execdir ./tool {} ;",
+        "find . -okdir bin/tool ;",
+        "xargs xargs",
+        "xargs -0 xargs -0",
+        "xargs nice",
+        "xargs timeout 5",
+        "xargs env -i",
+        "xargs find .",
+        "xargs find . -exec",
+        "env xargs nohup",
+    ] {
+        assert!(
+            matches!(
+                effective_commands(line),
+                Err(Opaque::WrapperExpansion | Opaque::ComputedProgram)
+            ),
+            "{line}: {:?}",
+            effective_commands(line)
+        );
+    }
+    // A plain program may take substituted words; they are marked as varying.
+    let commands = effective_commands("xargs -I% ls -l %").unwrap();
+    assert_eq!(commands[0].program, "ls");
+    assert!(commands[0].args_vary);
+    let commands = effective_commands("find . -exec wc -l {} + ; ls x").unwrap();
+    assert!(!commands[0].args_vary && commands[1].args_vary && !commands[2].args_vary);
+    assert!(effective_commands("xargs head").unwrap()[0].args_vary);
 }
 
 #[test]

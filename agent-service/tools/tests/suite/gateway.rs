@@ -411,6 +411,49 @@ async fn only_allowlisted_settings_can_be_changed() {
     }
 }
 
+/// The per-agent exec policy and safe-bin profiles are exec approvals too.
+#[tokio::test]
+async fn per_agent_exec_settings_and_safe_bin_profiles_are_refused() {
+    for (patch, key) in [
+        (
+            json!({ "agents": { "list": [{ "id": "main", "tools": { "exec": { "security": "full" } } }] } }),
+            "agents.list[main].tools.exec.security",
+        ),
+        (
+            json!({ "agents": { "list": [{ "id": "main", "tools": { "exec": { "safeBins": ["sed"] } } }] } }),
+            "agents.list[main].tools.exec.safeBins",
+        ),
+        (
+            json!({ "tools": { "exec": { "safeBinProfiles": { "sed": { "maxPositional": 1 } } } } }),
+            "tools.exec.safeBinProfiles",
+        ),
+        (
+            json!({ "tools": { "exec": { "allowlist": ["/usr/bin/*"] } } }),
+            "tools.exec.allowlist",
+        ),
+        (
+            json!({ "agents": { "list": [{ "id": "main", "tools": { "exec": { "allowlist": ["/**"] } } }] } }),
+            "agents.list[main].tools.exec.allowlist",
+        ),
+    ] {
+        let f = Fixture::new();
+        let config = "{ agents: { list: [{ id: 'main' }] } }";
+        *f.config.text.lock().unwrap() = config.to_owned();
+        let outcome = f
+            .call(
+                &GatewayTool,
+                json!({ "action": "config.patch", "patch": patch.clone() }),
+            )
+            .await;
+        let text = error_text(&outcome);
+        assert!(
+            text.starts_with(&format!("refused: this change would modify {key}")),
+            "{patch}: {text}"
+        );
+        assert_eq!(f.config.writes(), 0, "{patch}");
+    }
+}
+
 #[tokio::test]
 async fn allowlisted_settings_can_be_changed() {
     let f = Fixture::new();

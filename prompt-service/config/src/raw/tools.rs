@@ -68,6 +68,8 @@ pub struct AgentTools {
     pub fs: Option<FsTools>,
     /// Elevated exec for this agent.
     pub elevated: Option<ElevatedTools>,
+    /// Exec settings for this agent, merged key by key over `tools.exec`.
+    pub exec: Option<ExecConfig>,
 }
 
 /// `tools.fs`.
@@ -96,15 +98,39 @@ pub struct ExecConfig {
     pub background_ms: Option<u64>,
     /// Wake the agent when a background command exits.
     pub notify_on_exit: Option<bool>,
-    /// Binaries allowed without approval in allowlist mode.
+    /// Stdin-only stream filters that run in allowlist mode without an allowlist entry, by
+    /// name (default `cut`, `uniq`, `head`, `tail`, `tr`, `wc`); a list replaces the default.
     pub safe_bins: Option<Vec<String>>,
     /// How long a command waits for a person's approval before `askFallback` decides, in
     /// seconds (default 120).
     pub approval_timeout_sec: Option<u64>,
+    /// Argument profiles of safe bins by name; a safe bin without a built-in profile needs
+    /// one here.
+    pub safe_bin_profiles: Option<BTreeMap<String, SafeBinProfile>>,
+    /// Allowlist entries kept in the config, next to those of the approvals file: globs over
+    /// resolved absolute executable paths (`/usr/bin/git`, `/opt/tools/**`).
+    pub allowlist: Option<Vec<String>>,
     /// Directories prepended to PATH.
     pub path_prepend: Option<Vec<String>>,
     /// The apply_patch tool.
     pub apply_patch: Option<ApplyPatchConfig>,
+}
+
+/// `tools.exec.safeBinProfiles.<bin>`: the argv shapes a safe bin accepts. Anything not listed
+/// is refused: unknown flags, abbreviated long options, path-like operands.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SafeBinProfile {
+    /// Fewest operands (default 0).
+    pub min_positional: Option<u32>,
+    /// Most operands (default 0: the program reads standard input only).
+    pub max_positional: Option<u32>,
+    /// Flags without a value (`-c`, `--count`).
+    pub allowed_flags: Option<Vec<String>>,
+    /// Flags that take a value, attached or as the next word (`-n`, `--lines`).
+    pub allowed_value_flags: Option<Vec<String>>,
+    /// Flags refused even when listed above.
+    pub denied_flags: Option<Vec<String>>,
 }
 
 /// `tools.exec.applyPatch`.

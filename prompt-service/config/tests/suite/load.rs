@@ -519,3 +519,48 @@ fn errors_after_comments_between_key_and_colon_are_located() {
     assert_points_at(text, errors[0].position, "'many'");
     assert_points_at(text, errors[1].position, "profle");
 }
+
+#[test]
+fn safe_bin_profiles_are_checked_where_they_are_written() {
+    let text = r#"{
+  tools: { exec: { safeBins: ["jq"], safeBinProfiles: {
+    jq: { minPositional: 2, maxPositional: 1, allowedFlags: ["-c", "c"], allowedValueFlags: ["--arg=x"] },
+  } } },
+  agents: { list: [{ id: "a", tools: { exec: { security: "full", allowlist: ["/usr/bin/git", "git", "~/bin/x"],
+    safeBinProfiles: { rev: { minPositional: 1 } } } } }] },
+}"#;
+    let errors = invalid(text, &env(&[]), &keep());
+    let got: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (e.path.as_str(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "tools.exec.safeBinProfiles.jq.minPositional",
+                "minPositional (2) is larger than maxPositional (1)"
+            ),
+            (
+                "tools.exec.safeBinProfiles.jq.allowedFlags[1]",
+                r#""c" is not a flag: write one short option ("-n") or one long option ("--lines"), without a value"#
+            ),
+            (
+                "tools.exec.safeBinProfiles.jq.allowedValueFlags[0]",
+                r#""--arg=x" is not a flag: write one short option ("-n") or one long option ("--lines"), without a value"#
+            ),
+            (
+                "agents.list[0].tools.exec.allowlist[1]",
+                r#"allowlist entry "git" is not an absolute path: entries match the resolved path of a program ("/usr/bin/git"); names and ~ are not expanded"#
+            ),
+            (
+                "agents.list[0].tools.exec.allowlist[2]",
+                r#"allowlist entry "~/bin/x" is not an absolute path: entries match the resolved path of a program ("/usr/bin/git"); names and ~ are not expanded"#
+            ),
+            (
+                "agents.list[0].tools.exec.safeBinProfiles.rev.minPositional",
+                "minPositional (1) needs a maxPositional (the default is 0)"
+            ),
+        ]
+    );
+}

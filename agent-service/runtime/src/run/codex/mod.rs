@@ -102,7 +102,7 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         system_events: super::beats::system_events(start),
     });
     let loaded = services.loaded_config()?;
-    let mut approvals = ApprovalRules::from_config(&loaded.config, &run.tools);
+    let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
     approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
     check_patch_policy(&s.agent.id, codex, &approvals)?;
     let settings = harness_settings(codex, &run.tools, &approvals);

@@ -45,7 +45,7 @@ pub(super) fn harness_settings(
 ) -> HarnessSettings {
     let mut settings = HarnessSettings::from_codex(codex);
     settings.native_exec =
-        tools.get("exec").is_some() && approvals.security != Some(ExecSecurity::Deny);
+        tools.get("exec").is_some() && approvals.policy.security != ExecSecurity::Deny;
     settings
 }
 
