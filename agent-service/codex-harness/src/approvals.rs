@@ -1,37 +1,37 @@
-//! Answers to Codex's approval requests, from the agent's exec policy.
+//! Answers to Codex's approval requests, from the agent's exec policy and, when the policy
+//! says "ask", from a person.
 //!
-//! Codex asks only when its own `approvalPolicy` says so (`untrusted`: before
-//! every command, read-only inspection such as `cat` or `ls` included, in
-//! 0.169; `on-request`: when the model asks to leave the sandbox; `never`:
-//! never). Whatever it asks is
-//! decided here, without a human: no approval UI reaches a Codex turn yet,
-//! so every run is unattended and "ask" resolves through `askFallback`
-//! (default `deny`). With no exec policy configured the defaults apply
-//! (`allowlist`, `on-miss`, `deny`): what no allowlist entry or safe bin
-//! covers is declined.
+//! Codex asks only when its own `approvalPolicy` says so (`untrusted`: before every command,
+//! read-only inspection such as `cat` or `ls` included, in 0.169; `on-request`: when the model
+//! asks to leave the sandbox; `never`: never). What it asks is decided by
+//! `openclaw_tools::ExecPolicy`, the same policy our own `exec` tool applies (its module docs
+//! have the table): `deny` declines, `allowlist` accepts what allowlist entries and safe bins
+//! cover after unwrapping shells and wrappers and splitting chains, `full` accepts. A verdict
+//! of "ask" goes to a person through the run's `Approver` exactly as for our `exec` tool (the
+//! same `approval_requested` event, ResolveApproval, `/approve`, allowlist and timeout); when
+//! nobody can be asked, or nobody answers in time, `askFallback` decides.
 //!
-//! The decision is `openclaw_tools::ExecPolicy`'s, the same one our own
-//! `exec` tool applies (its module docs have the table): `deny` declines,
-//! `allowlist` accepts what allowlist entries and safe bins cover after
-//! unwrapping shells and wrappers and splitting chains, `full` accepts, and
-//! every "ask" resolves through `askFallback`. Codex wraps commands in a
-//! login shell (`/bin/bash -lc '...'`), which reads profile files first, so
-//! an allowlist never accepts those: under `allowlist` they ask, which means
-//! `askFallback` decides.
+//! Codex runs every command as `/bin/bash -lc '<script>'`. A login shell reads profile files
+//! first, so the script is judged in place of the wrapper only when the runtime says those
+//! files are out of the agent's reach ([`ApprovalRules::trusted_login_shell`]: the service's
+//! home is outside every workspace); otherwise the wrapper is judged as it is, which no
+//! allowlist covers.
 //!
-//! `askFallback: allowlist` accepts allowlisted commands only, `full`
-//! accepts. File changes follow the same table with "allowlisted" never
-//! true, and are declined outright when they ask for a root outside the
-//! workspace (`grantRoot`) or when tool policy denies the agent
-//! `apply_patch`: Codex's file changes are its own `apply_patch`, which
-//! takes the place of ours (for models whose Codex metadata carries one,
-//! such as `gpt-5.5`, Codex drops our dynamic tool of that name), so our
-//! policy for `apply_patch` is the one that binds it. Accepts are always one-shot (`accept`): a shell is never
-//! stored as "always allow" (lesson L15 d), so `acceptForSession` and
-//! execpolicy amendments are never sent.
+//! File changes follow the same table with "allowlisted" never true, and are declined
+//! outright when they ask for a root outside the workspace (`grantRoot`) or when tool policy
+//! denies the agent `apply_patch`: Codex's file changes are its own `apply_patch`, which takes
+//! the place of ours (for models whose Codex metadata carries one, such as `gpt-5.5`, Codex
+//! drops our dynamic tool of that name), so our policy for `apply_patch` is the one that binds
+//! it. Accepts are always one-shot (`accept`): allow-always is kept in our allowlist, never
+//! sent to Codex as `acceptForSession` or an execpolicy amendment.
+
+use std::path::Path;
 
 use openclaw_config::Config;
-use openclaw_tools::{ExecPolicy, Judgement, ToolRegistry};
+use openclaw_tools::{
+    ApprovalOutcome, ApprovalRequest, ApprovalSubject, ExecPolicy, Judgement, ToolContext,
+    ToolRegistry, Verdict,
+};
 
 /// The agent's exec policy as far as Codex approvals are concerned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,6 +42,9 @@ pub struct ApprovalRules {
     /// Tool policy gives the agent `apply_patch`: without it, Codex's file
     /// changes (its own `apply_patch`) are declined.
     pub apply_patch: bool,
+    /// The startup files of Codex's login shell are out of the agent's reach, so the script
+    /// of `/bin/bash -lc '<script>'` is judged instead of the wrapper.
+    pub trusted_login_shell: bool,
 }
 
 /// Accept or decline.
@@ -95,6 +98,7 @@ impl ApprovalRules {
         Self {
             policy: ExecPolicy::from_config(config, agent_id),
             apply_patch: tools.get("apply_patch").is_some(),
+            trusted_login_shell: false,
         }
     }
 
@@ -103,12 +107,77 @@ impl ApprovalRules {
         Self {
             policy: ExecPolicy::full(),
             apply_patch: true,
+            trusted_login_shell: false,
         }
     }
 
-    /// Decides a command approval.
+    /// The command line the policy judges: the script of Codex's login-shell wrapper when
+    /// its startup files are trusted, else the line as it is.
+    fn judged(&self, command: &str) -> String {
+        match openclaw_tools::command::login_shell_script(command) {
+            Some(script) if self.trusted_login_shell => script,
+            _ => command.to_owned(),
+        }
+    }
+
+    /// Decides a command approval with nobody to ask.
     pub fn decide_command(&self, command: &str) -> (Decision, String) {
-        decision(self.policy.judge_command(command))
+        decision(self.policy.verdict(&self.judged(command)).unattended())
+    }
+
+    /// Decides a command approval, asking a person through `ctx.approver` when the policy
+    /// says so.
+    pub async fn decide_command_asking(
+        &self,
+        command: &str,
+        cwd: &Path,
+        ctx: &ToolContext,
+        call_id: &str,
+    ) -> (Decision, String) {
+        let judged = self.judged(command);
+        let verdict = self.policy.verdict_in(&judged, cwd);
+        let always = self.policy.always_patterns_in(&judged, cwd);
+        ask(
+            verdict,
+            ApprovalSubject::Command,
+            command,
+            cwd,
+            always,
+            ctx,
+            call_id,
+        )
+        .await
+    }
+
+    /// Decides a file-change approval, asking a person through `ctx.approver` when the policy
+    /// says so (after the outright refusals of [`Self::decide_file_change`]).
+    pub async fn decide_file_change_asking(
+        &self,
+        grant_root: Option<&str>,
+        description: &str,
+        cwd: &Path,
+        ctx: &ToolContext,
+        call_id: &str,
+    ) -> (Decision, String) {
+        let outright = self.decide_file_change(grant_root);
+        if grant_root.is_some() || !self.apply_patch {
+            return outright;
+        }
+        let subject = if description.is_empty() {
+            "file changes in the workspace"
+        } else {
+            description
+        };
+        ask(
+            self.policy.file_change_verdict(),
+            ApprovalSubject::FileChange,
+            subject,
+            cwd,
+            Vec::new(),
+            ctx,
+            call_id,
+        )
+        .await
     }
 
     /// Decides a file-change approval.
@@ -127,6 +196,62 @@ impl ApprovalRules {
             );
         }
         decision(self.policy.file_change_verdict().unattended())
+    }
+}
+
+/// A verdict turned into an answer for Codex: "ask" goes to a person when someone can be
+/// asked, else (and on expiry) `askFallback` decides.
+async fn ask(
+    verdict: Verdict,
+    subject: ApprovalSubject,
+    command: &str,
+    cwd: &Path,
+    always_patterns: Vec<String>,
+    ctx: &ToolContext,
+    call_id: &str,
+) -> (Decision, String) {
+    let (reason, fallback) = match verdict {
+        Verdict::Ask { reason, fallback } => (reason, fallback),
+        other => return decision(other.unattended()),
+    };
+    let fall_back = |why: String| {
+        let decided = if fallback.allowed {
+            Decision::Accept
+        } else {
+            Decision::Decline
+        };
+        (decided, format!("{reason}; {why}, so {}", fallback.reason))
+    };
+    if !ctx.approver.available() {
+        return fall_back("nobody can approve it".to_owned());
+    }
+    let request = ApprovalRequest {
+        subject,
+        command: command.to_owned(),
+        cwd: cwd.to_path_buf(),
+        reason: reason.clone(),
+        always_patterns,
+        call_id: call_id.to_owned(),
+        fallback_allowed: fallback.allowed,
+    };
+    match ctx.approver.request(request, &ctx.cancel).await {
+        ApprovalOutcome::Decided {
+            id, decision, by, ..
+        } if decision.allows() => (
+            Decision::Accept,
+            format!("approved {decision} by {by} (approval {id})"),
+        ),
+        ApprovalOutcome::Decided { id, by, .. } => {
+            (Decision::Decline, format!("{by} denied it (approval {id})"))
+        }
+        ApprovalOutcome::TimedOut { id, waited_secs } => fall_back(format!(
+            "nobody answered approval {id} within {waited_secs} s"
+        )),
+        ApprovalOutcome::Unavailable => fall_back("nobody can approve it".to_owned()),
+        ApprovalOutcome::Cancelled => (
+            Decision::Decline,
+            "the run was cancelled while it waited for approval".to_owned(),
+        ),
     }
 }
 
@@ -182,6 +307,7 @@ mod tests {
             ApprovalRules {
                 policy,
                 apply_patch: true,
+                trusted_login_shell: false,
             }
         }
     }

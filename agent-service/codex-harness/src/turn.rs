@@ -370,7 +370,13 @@ async fn answer(
     let (record, result) = match method {
         "item/commandExecution/requestApproval" => {
             let command = text("command").unwrap_or_default();
-            let (decision, reason) = input.approvals.decide_command(&command);
+            let cwd = text("cwd")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| input.tool_ctx.workspace.root().to_path_buf());
+            let (decision, reason) = input
+                .approvals
+                .decide_command_asking(&command, &cwd, &input.tool_ctx, &item_id)
+                .await;
             let record = ApprovalRecord {
                 kind: ApprovalKind::Command,
                 item_id,
@@ -382,7 +388,16 @@ async fn answer(
         }
         "item/fileChange/requestApproval" => {
             let grant_root = text("grantRoot");
-            let (decision, reason) = input.approvals.decide_file_change(grant_root.as_deref());
+            let (decision, reason) = input
+                .approvals
+                .decide_file_change_asking(
+                    grant_root.as_deref(),
+                    &text("reason").unwrap_or_default(),
+                    input.tool_ctx.workspace.root(),
+                    &input.tool_ctx,
+                    &item_id,
+                )
+                .await;
             let record = ApprovalRecord {
                 kind: ApprovalKind::FileChange,
                 item_id,

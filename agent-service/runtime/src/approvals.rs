@@ -311,48 +311,62 @@ impl Approvals {
         tracing::info!(approval = %approval.id, agent = %approval.agent_id, session = %approval.session_key, command = %approval.command, "exec approval requested");
         publish(approval.clone(), false);
         let id = approval.id.clone();
-        let ended = tokio::select! {
-            answer = &mut rx => answer.ok(),
+        // `Some` when the channel answered (a decision, or its sender dropped by
+        // `cancel_all`), `None` when the timeout or the cancellation came first.
+        let answered = tokio::select! {
+            answer = &mut rx => Some(answer.ok()),
             () = tokio::time::sleep(timeout) => None,
             () = cancel.cancelled() => None,
         };
-        let outcome = match ended {
-            Some(answer) => decided(&id, answer),
+        let answer = match answered {
+            Some(answer) => answer,
             None => {
                 let taken = self.book().pending.remove(&id);
-                match taken {
-                    // Nobody decided first: the timeout or the cancellation ends it.
-                    Some(pending) => {
-                        let mut approval = pending.approval;
-                        approval.decided_at_ms = Some(now());
-                        let outcome = if cancel.is_cancelled() {
-                            approval.state = ApprovalState::Cancelled;
-                            ApprovalOutcome::Cancelled
-                        } else {
-                            approval.state = ApprovalState::Expired;
-                            approval.fallback_allowed = fallback_allowed;
-                            ApprovalOutcome::TimedOut {
-                                id: id.clone(),
-                                waited_secs: timeout.as_secs(),
-                            }
-                        };
-                        self.book().remember(approval.clone());
-                        publish(approval, true);
-                        return outcome;
-                    }
+                let Some(pending) = taken else {
                     // A decision took it out just now: it is in the channel.
-                    None => match rx.await {
-                        Ok(answer) => decided(&id, answer),
+                    return match rx.await {
+                        Ok(answer) => self.decided_now(&id, answer, publish),
                         Err(_) => ApprovalOutcome::Cancelled,
-                    },
-                }
+                    };
+                };
+                // Nobody decided first: the timeout or the cancellation ends it.
+                let mut approval = pending.approval;
+                approval.decided_at_ms = Some(now());
+                let outcome = if cancel.is_cancelled() {
+                    approval.state = ApprovalState::Cancelled;
+                    ApprovalOutcome::Cancelled
+                } else {
+                    approval.state = ApprovalState::Expired;
+                    approval.fallback_allowed = fallback_allowed;
+                    ApprovalOutcome::TimedOut {
+                        id: id.clone(),
+                        waited_secs: timeout.as_secs(),
+                    }
+                };
+                self.book().remember(approval.clone());
+                publish(approval, true);
+                return outcome;
             }
         };
+        match answer {
+            Some(answer) => self.decided_now(&id, answer, publish),
+            // The service is stopping: `cancel_all` ended it.
+            None => ApprovalOutcome::Cancelled,
+        }
+    }
+
+    /// The outcome of a decision, published with the approval as decided.
+    fn decided_now(
+        &self,
+        id: &str,
+        answer: Answer,
+        publish: &(dyn Fn(Approval, bool) + Send + Sync),
+    ) -> ApprovalOutcome {
         let resolved = self.book().decided.iter().find(|a| a.id == id).cloned();
         if let Some(approval) = resolved {
             publish(approval, true);
         }
-        outcome
+        decided(id, answer)
     }
 
     /// Ends every pending approval as cancelled (shutdown): their runs are ending.

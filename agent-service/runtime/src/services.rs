@@ -154,6 +154,8 @@ pub(crate) struct Services {
     hidden_env: RwLock<Arc<[String]>>,
     /// Exec approvals waiting for a person, and recent decisions (see [`crate::approvals`]).
     approvals: Arc<crate::approvals::Approvals>,
+    /// The approvals file of the state dir: each agent's allowlist entries.
+    exec_approvals: Arc<openclaw_tools::ExecApprovals>,
 }
 
 impl std::fmt::Debug for Services {
@@ -186,6 +188,20 @@ impl Services {
         if let Some((path, reason)) = &moved_aside {
             tracing::warn!(moved_to = %path.display(), %reason, "the cron jobs file could not be read: moved aside, starting with no jobs");
         }
+        let exec_approvals = open_exec_approvals(&options)?;
+        let persist: crate::approvals::AllowAlways = {
+            let store = Arc::clone(&exec_approvals);
+            let clock = Arc::clone(&options.clock);
+            Arc::new(move |agent: &str, patterns: &[String], by: &str| {
+                let at = openclaw_transcript::unix_millis(clock.now());
+                for pattern in patterns {
+                    store
+                        .add(agent, pattern, by, at)
+                        .map_err(|e| RuntimeError::Internal(e.to_string()))?;
+                }
+                Ok(())
+            })
+        };
         let runtime = Arc::new(Self {
             options,
             loader,
@@ -201,7 +217,8 @@ impl Services {
             cron,
             sandbox,
             hidden_env: RwLock::new(Arc::from(Vec::new())),
-            approvals: Arc::new(crate::approvals::Approvals::new(None)),
+            approvals: Arc::new(crate::approvals::Approvals::new(Some(persist))),
+            exec_approvals,
         });
         runtime.refresh_secrets();
         runtime.check_workspaces();
@@ -229,6 +246,11 @@ impl Services {
     /// Exec approvals waiting for a person, and recent decisions.
     pub(crate) fn approvals(&self) -> &Arc<crate::approvals::Approvals> {
         &self.approvals
+    }
+
+    /// The approvals file of the state dir (allowlist entries per agent).
+    pub(crate) fn exec_approvals(&self) -> &Arc<openclaw_tools::ExecApprovals> {
+        &self.exec_approvals
     }
 
     /// The config state (an invalid config lists every problem).
@@ -534,15 +556,38 @@ fn build_providers(
         .map_err(|e| e.to_string())
 }
 
+/// Opens the approvals file of the state dir; an unreadable one is moved aside (and logged)
+/// and the service starts with no file entries.
+fn open_exec_approvals(
+    options: &RuntimeOptions,
+) -> Result<Arc<openclaw_tools::ExecApprovals>, RuntimeError> {
+    let now = openclaw_transcript::unix_millis(options.clock.now());
+    let opened = openclaw_tools::ExecApprovals::open(&options.settings.state_dir, now)
+        .map_err(|e| RuntimeError::Internal(e.to_string()))?;
+    if let Some(aside) = &opened.set_aside {
+        tracing::warn!(moved_to = %aside.moved_to.display(), reason = %aside.reason, "the exec approvals file could not be read: moved aside, starting with no allowlist entries from it");
+    }
+    Ok(Arc::new(opened.store))
+}
+
 fn log_config(options: &RuntimeOptions, config: &ConfigState) {
     match config {
-        ConfigState::Ready(loaded) => tracing::info!(
-            config = %options.settings.config_path.display(),
-            from_file = loaded.from_file,
-            agents = loaded.agents.len(),
-            default_agent = %loaded.default_agent,
-            "config loaded"
-        ),
+        ConfigState::Ready(loaded) => {
+            tracing::info!(
+                config = %options.settings.config_path.display(),
+                from_file = loaded.from_file,
+                agents = loaded.agents.len(),
+                default_agent = %loaded.default_agent,
+                "config loaded"
+            );
+            for agent in &loaded.agents {
+                for warning in
+                    openclaw_tools::ExecPolicy::from_config(&loaded.config, &agent.id).warnings()
+                {
+                    tracing::warn!(agent = %agent.id, %warning, "exec approvals");
+                }
+            }
+        }
         ConfigState::Invalid(message) => {
             tracing::error!(%message, "config invalid; agent calls answer FAILED_PRECONDITION until it is fixed");
         }

@@ -68,3 +68,28 @@ pub(crate) fn decision_of(value: i32) -> Result<ApprovalDecision, Status> {
         ))),
     }
 }
+
+/// An agent's allowlist for the API: the file's entries, then the config's.
+pub(crate) fn allowlist_pb(list: agent_runtime::ExecAllowlist) -> pb::ListExecAllowlistResponse {
+    let agent_runtime::ExecAllowlist {
+        agent_id,
+        file,
+        config,
+    } = list;
+    let file = file.into_iter().map(|e| pb::ExecAllowlistEntry {
+        pattern: e.pattern,
+        source: "file".to_owned(),
+        added_by: e.added_by.unwrap_or_default(),
+        added_at: e.added_at_ms.map(timestamp_ms),
+    });
+    let config = config.into_iter().map(|pattern| pb::ExecAllowlistEntry {
+        pattern,
+        source: "config".to_owned(),
+        added_by: String::new(),
+        added_at: None,
+    });
+    pb::ListExecAllowlistResponse {
+        agent_id,
+        entries: file.chain(config).collect(),
+    }
+}

@@ -655,23 +655,41 @@ impl AgentService for AgentServiceImpl {
 
     async fn list_exec_allowlist(
         &self,
-        _request: Request<pb::ListExecAllowlistRequest>,
+        request: Request<pb::ListExecAllowlistRequest>,
     ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
-        Err(Status::unimplemented("ListExecAllowlist"))
+        let pb::ListExecAllowlistRequest { agent_id } = request.into_inner();
+        let list = self.runtime.exec_allowlist(&agent_id).map_err(status_of)?;
+        Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
     }
 
     async fn add_exec_allowlist_entry(
         &self,
-        _request: Request<pb::AddExecAllowlistEntryRequest>,
+        request: Request<pb::AddExecAllowlistEntryRequest>,
     ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
-        Err(Status::unimplemented("AddExecAllowlistEntry"))
+        let pb::AddExecAllowlistEntryRequest {
+            agent_id,
+            pattern,
+            added_by,
+        } = request.into_inner();
+        let list = self
+            .runtime
+            .add_exec_allowlist_entry(&agent_id, &pattern, &added_by)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
     }
 
     async fn remove_exec_allowlist_entry(
         &self,
-        _request: Request<pb::RemoveExecAllowlistEntryRequest>,
+        request: Request<pb::RemoveExecAllowlistEntryRequest>,
     ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
-        Err(Status::unimplemented("RemoveExecAllowlistEntry"))
+        let pb::RemoveExecAllowlistEntryRequest { agent_id, pattern } = request.into_inner();
+        let list = self
+            .runtime
+            .remove_exec_allowlist_entry(&agent_id, &pattern)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
     }
 
     async fn get_service_status(

@@ -455,7 +455,7 @@ fn write_config(
     defaults: {{ model: "fake/{MODEL}", userTimezone: "UTC", workspace: "{}" }},
     list: [{agent}],
   }},
-  tools: {{ exec: {{ security: "allowlist", safeBins: ["sleep"] }} }},
+  tools: {{ exec: {{ security: "allowlist", ask: "off", allowlist: ["/usr/bin/sleep", "/bin/sleep"] }} }},
   models: {{ providers: {{ {} }} }},
 }}
 "#,

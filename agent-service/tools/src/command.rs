@@ -213,6 +213,34 @@ pub fn effective_commands(line: &str) -> Result<Vec<Invocation>, Opaque> {
     Ok(out)
 }
 
+/// The script of a command line that is exactly `<shell> -lc <script>` with a system `bash`,
+/// `zsh` or `sh` and literal words: the form in which Codex runs every command the model asks
+/// for. `None` for anything else. The caller decides whether the login shell's startup files
+/// can be trusted (they are outside every workspace); this only finds the script.
+pub fn login_shell_script(line: &str) -> Option<String> {
+    let commands = simple_commands(line).ok()?;
+    let [only] = commands.as_slice() else {
+        return None;
+    };
+    if !only.env.is_empty() {
+        return None;
+    }
+    match only.words.as_slice() {
+        [shell, flag, script]
+            if !shell.expands
+                && !flag.expands
+                && !script.expands
+                && matches!(base_name(&shell.text), "bash" | "zsh" | "sh")
+                && shell.text.starts_with('/')
+                && system_program(&shell.text)
+                && flag.text == "-lc" =>
+        {
+            Some(script.text.clone())
+        }
+        _ => None,
+    }
+}
+
 /// The names of the programs the command line runs, or `None` when it cannot be judged.
 pub fn effective_programs(line: &str) -> Option<Vec<String>> {
     effective_commands(line)
@@ -1087,5 +1115,31 @@ impl Wrapper {
             return Err(Opaque::WrapperOption);
         }
         Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod login_shell_tests {
+    use super::login_shell_script;
+
+    #[test]
+    fn only_codexs_exact_login_shell_form_is_unwrapped() {
+        assert_eq!(
+            login_shell_script("/bin/bash -lc 'touch a.txt'").as_deref(),
+            Some("touch a.txt")
+        );
+        for other in [
+            "bash -lc 'touch a.txt'",
+            "/bin/bash -lc 'a' extra",
+            "/bin/bash -c 'a'",
+            "/bin/bash --rcfile x -lc 'a'",
+            "./bash -lc 'a'",
+            "/tmp/bash -lc 'a'",
+            "BASH_ENV=x /bin/bash -lc 'a'",
+            "/bin/bash -lc a; ls",
+            "/bin/bash -lc *",
+        ] {
+            assert_eq!(login_shell_script(other), None, "{other}");
+        }
     }
 }

@@ -47,9 +47,9 @@ pub struct ToolContext {
     pub timezone: Option<String>,
     /// The current model as `provider/model`.
     pub model: String,
-    /// Exec approvals (`tools.exec.*`): which commands `exec` may run. The runtime sets it
-    /// from the config with [`ExecPolicy::from_config`]; the default is no policy, under
-    /// which every command is refused (nobody can approve it).
+    /// Exec approvals (`tools.exec.*`): which commands `exec` runs, refuses or asks about. The
+    /// runtime sets it from the config and the approvals file; the default is the policy with
+    /// nothing configured (allowlist mode, ask on a miss, deny when nobody answers).
     pub exec_policy: ExecPolicy,
     /// Who is asked when exec approvals say "ask"; the default asks nobody, so
     /// `askFallback` decides at once.
@@ -75,7 +75,8 @@ pub struct ToolContext {
 impl ToolContext {
     /// A context with default limits, a fresh process registry and cancellation token, the
     /// system clock, UTC, agent `main`, empty session key and model, no sandbox, no hidden
-    /// variables, and no exec policy (so `exec` refuses every command until one is set).
+    /// variables, the default exec policy and nobody to ask (so `exec` refuses what the policy
+    /// would ask about).
     pub fn new(
         workspace: Arc<Confined>,
         session: Arc<dyn SessionControl>,

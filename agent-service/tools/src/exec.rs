@@ -130,7 +130,7 @@ async fn approve(
     command: &str,
     cwd: &std::path::Path,
 ) -> Result<Option<String>, ToolError> {
-    let (reason, fallback) = match ctx.exec_policy.verdict(command) {
+    let (reason, fallback) = match ctx.exec_policy.verdict_in(command, cwd) {
         Verdict::Allow { .. } => return Ok(None),
         Verdict::Deny { reason } => {
             return Err(ToolError::PermissionDenied(format!(
@@ -164,7 +164,7 @@ async fn approve(
         command: command.to_owned(),
         cwd: cwd.to_path_buf(),
         reason: reason.clone(),
-        always_patterns: ctx.exec_policy.always_patterns(command),
+        always_patterns: ctx.exec_policy.always_patterns_in(command, cwd),
         call_id: ctx.call_id.clone(),
         fallback_allowed: fallback.allowed,
     };

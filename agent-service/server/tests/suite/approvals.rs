@@ -441,3 +441,170 @@ async fn approve_in_chat_works_for_owners_only() {
     assert!(resolved_of(&events)[0].decided_by == "telegram:42");
     assert!(h.service.path("state/workspace/chat.txt").exists());
 }
+
+async fn allowlist(h: &Harness) -> Vec<(String, String)> {
+    h.service
+        .client()
+        .await
+        .list_exec_allowlist(pb::ListExecAllowlistRequest::default())
+        .await
+        .expect("allowlist")
+        .into_inner()
+        .entries
+        .into_iter()
+        .map(|e| (e.pattern, e.source))
+        .collect()
+}
+
+/// allow-always adds the command's executable to the agent's allowlist in the approvals file:
+/// the next such command runs without asking, also after a restart; removing the entry makes
+/// it ask again.
+#[tokio::test]
+async fn allow_always_persists_across_a_restart_and_skips_the_next_ask() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    script(&h, "touch first.txt");
+    let (mut stream, approval) = until_requested(&h, "Make a file.").await;
+    let touch = std::fs::canonicalize(
+        std::env::split_paths(&std::env::var_os("PATH").expect("PATH"))
+            .map(|d| d.join("touch"))
+            .find(|p| p.is_file())
+            .expect("touch on PATH"),
+    )
+    .expect("canonical touch");
+    let touch = touch.display().to_string();
+    assert_eq!(approval.always_patterns, std::slice::from_ref(&touch));
+    let decided = resolve(&h, &approval.id, pb::ApprovalDecision::AllowAlways)
+        .await
+        .expect("resolve");
+    assert_eq!(decided.state(), pb::ApprovalState::AllowedAlways);
+    read_until(&mut stream, is_end).await;
+    assert!(h.service.path("state/workspace/first.txt").exists());
+    assert_eq!(allowlist(&h).await, [(touch.clone(), "file".to_owned())]);
+    let file = std::fs::read_to_string(h.service.path("state/exec-approvals.json"))
+        .expect("approvals file");
+    assert!(file.contains(&touch), "{file}");
+
+    // The same program again: no approval asked.
+    script(&h, "touch second.txt");
+    let events = h.service.run_message("Another.").await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested(_))),
+        "{events:?}"
+    );
+    assert!(h.service.path("state/workspace/second.txt").exists());
+
+    // After a restart too.
+    let (dir, fake, prompt) = h.stop().await;
+    let service = super::harness::Service::start_in(dir, None).await;
+    let h = Harness {
+        service,
+        fake,
+        _prompt: prompt,
+    };
+    script(&h, "touch third.txt");
+    let events = h.service.run_message("And another.").await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested(_))),
+        "{events:?}"
+    );
+    assert!(h.service.path("state/workspace/third.txt").exists());
+
+    // Removed, it asks again; removing it twice is NOT_FOUND.
+    let mut client = h.service.client().await;
+    let after = client
+        .remove_exec_allowlist_entry(pb::RemoveExecAllowlistEntryRequest {
+            agent_id: String::new(),
+            pattern: touch.clone(),
+        })
+        .await
+        .expect("remove")
+        .into_inner();
+    assert!(after.entries.is_empty(), "{after:?}");
+    let twice = client
+        .remove_exec_allowlist_entry(pb::RemoveExecAllowlistEntryRequest {
+            agent_id: String::new(),
+            pattern: touch.clone(),
+        })
+        .await
+        .expect_err("gone");
+    assert_eq!(twice.code(), Code::NotFound);
+    script(&h, "touch fourth.txt");
+    let (_stream, again) = until_requested(&h, "Last one.").await;
+    assert_eq!(again.command, "touch fourth.txt");
+}
+
+/// Entries added over the API are checked: relative patterns and globs that do not compile
+/// are INVALID_ARGUMENT naming the pattern.
+#[tokio::test]
+async fn allowlist_entries_are_validated() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    let mut client = h.service.client().await;
+    for bad in ["git", "~/bin/tool", "/usr/bin/[", ""] {
+        let status = client
+            .add_exec_allowlist_entry(pb::AddExecAllowlistEntryRequest {
+                agent_id: String::new(),
+                pattern: bad.into(),
+                added_by: "operator".into(),
+            })
+            .await
+            .expect_err(bad);
+        assert_eq!(status.code(), Code::InvalidArgument, "{bad}: {status:?}");
+        assert!(status.message().starts_with("pattern"), "{status:?}");
+    }
+    let added = client
+        .add_exec_allowlist_entry(pb::AddExecAllowlistEntryRequest {
+            agent_id: String::new(),
+            pattern: "/usr/bin/git".into(),
+            added_by: "operator".into(),
+        })
+        .await
+        .expect("add")
+        .into_inner();
+    assert_eq!(added.agent_id, "main");
+    assert_eq!(added.entries[0].pattern, "/usr/bin/git");
+    assert_eq!(added.entries[0].added_by, "operator");
+    let unknown = client
+        .list_exec_allowlist(pb::ListExecAllowlistRequest {
+            agent_id: "nobody".into(),
+        })
+        .await
+        .expect_err("unknown agent");
+    assert_eq!(unknown.code(), Code::NotFound, "{unknown:?}");
+}
+
+/// A restart while an approval is pending never runs the command: the waiting call ends, the
+/// approval's id is unknown afterwards, and the transcript records the call as not run.
+#[tokio::test]
+async fn a_restart_with_a_pending_approval_does_not_run_the_command() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    script(&h, "touch never.txt");
+    let (_stream, approval) = until_requested(&h, "Make a file.").await;
+    let (dir, fake, prompt) = h.stop().await;
+    let service = super::harness::Service::start_in(dir, None).await;
+    let h = Harness {
+        service,
+        fake,
+        _prompt: prompt,
+    };
+    let gone = resolve(&h, &approval.id, pb::ApprovalDecision::AllowOnce)
+        .await
+        .expect_err("unknown after a restart");
+    assert_eq!(gone.code(), Code::NotFound, "{gone:?}");
+    assert!(gone.message().contains("never run"), "{gone:?}");
+    assert!(!h.service.path("state/workspace/never.txt").exists());
+    let messages = h.service.transcript_messages().await;
+    let result = messages
+        .iter()
+        .find(|(role, _)| role == "toolResult")
+        .map(|(_, m)| m.to_string())
+        .expect("the waiting call has a result");
+    assert!(result.contains("\"isError\":true"), "{result}");
+    assert!(
+        result.contains("cancelled while it waited for approval") || result.contains("interrupted"),
+        "{result}"
+    );
+}

@@ -581,7 +581,7 @@ async fn the_model_calls_our_tools_through_codex() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn command_approvals_follow_the_exec_policy() {
     let h = CodexHarness::start(
-        r#"exec: { security: "allowlist", ask: "off", safeBins: ["touch"] },"#,
+        r#"exec: { security: "allowlist", ask: "off", allowlist: ["/usr/bin/touch", "/bin/touch"] },"#,
         "",
     )
     .await;
@@ -656,6 +656,70 @@ async fn command_approvals_follow_the_exec_policy() {
     );
 }
 
+/// With no exec policy configured, a command Codex asks about goes to a person: the
+/// `approval_requested` event reaches the Run stream, the command waits, and ResolveApproval
+/// decides it (allow-once runs it; deny does not, and Codex tells the model).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_command_approvals_ask_a_person() {
+    let h = CodexHarness::start("", "").await;
+    let ws = h.workspace();
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "call_touch",
+            "exec_command",
+            json!({"cmd": "touch asked.txt"}),
+        ),
+        FakeReply::text("Created."),
+        FakeReply::tool_call(
+            "call_mkdir",
+            "exec_command",
+            json!({"cmd": "mkdir refused"}),
+        ),
+        FakeReply::text("Could not."),
+    ]);
+    let mut client = h.service().client().await;
+    for (message, decision, made) in [
+        (
+            "Create asked.txt.",
+            pb::ApprovalDecision::AllowOnce,
+            "asked.txt",
+        ),
+        ("Make a directory.", pb::ApprovalDecision::Deny, "refused"),
+    ] {
+        let mut stream = h.open_run(message, pb::QueueMode::Unspecified).await;
+        let events = read_until(&mut stream, |e| matches!(e, Event::ApprovalRequested(_))).await;
+        let Some(Event::ApprovalRequested(approval)) = events.last().and_then(|e| e.event.clone())
+        else {
+            panic!("no approval requested: {events:#?}");
+        };
+        assert!(approval.command.contains(made), "{approval:?}");
+        assert!(!ws.join(made).exists(), "it ran before it was approved");
+        client
+            .resolve_approval(pb::ResolveApprovalRequest {
+                session: None,
+                id: approval.id.clone(),
+                decision: decision as i32,
+                decided_by: "operator".into(),
+            })
+            .await
+            .expect("resolve");
+        read_until(&mut stream, |e| {
+            matches!(e, Event::Final(_) | Event::Error(_))
+        })
+        .await;
+        assert_eq!(
+            ws.join(made).exists(),
+            decision == pb::ApprovalDecision::AllowOnce,
+            "{made}"
+        );
+    }
+    let output = call_output(&h.fake.requests()[3], "call_mkdir").expect("output");
+    assert!(
+        output.contains("rejected"),
+        "Codex told the model: {output}"
+    );
+}
+
 /// Under `untrusted`, Codex asks before every command, read-only inspection
 /// included (`cat`, `ls`), and the exec policy answers: a read-only command
 /// the policy allows runs without anyone asking and its output reaches the
@@ -664,7 +728,7 @@ async fn command_approvals_follow_the_exec_policy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_commands_run_when_the_exec_policy_allows_them() {
     let h = CodexHarness::start(
-        r#"exec: { security: "allowlist", ask: "off", safeBins: ["cat"] },"#,
+        r#"exec: { security: "allowlist", ask: "off", allowlist: ["/usr/bin/cat", "/bin/cat"] },"#,
         "",
     )
     .await;
@@ -1233,7 +1297,7 @@ async fn messages_recovered_after_a_crash_reach_the_next_codex_turn_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_steer_pending_when_the_codex_child_dies_is_handed_off_after_earlier_follow_ups() {
     let h = CodexHarness::start(
-        r#"exec: { security: "allowlist", ask: "off", safeBins: ["sleep"] },"#,
+        r#"exec: { security: "allowlist", ask: "off", allowlist: ["/usr/bin/sleep", "/bin/sleep"] },"#,
         "",
     )
     .await;

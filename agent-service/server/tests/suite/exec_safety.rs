@@ -15,9 +15,8 @@ use super::harness::Harness;
 use super::model_json::content_text;
 use super::run_events::{session_key, telegram_in};
 
-/// Allowlist mode with two safe binaries; a miss is refused without asking.
-const POLICY: &str =
-    r#"tools: { exec: { security: "allowlist", ask: "off", safeBins: ["ls", "cat"] } },"#;
+/// Allowlist mode with two allowlisted programs; a miss is refused without asking.
+const POLICY: &str = r#"tools: { exec: { security: "allowlist", ask: "off", allowlist: ["/usr/bin/ls", "/usr/bin/cat", "/bin/ls", "/bin/cat"] } },"#;
 
 fn run_request(message: &str, chat: pb::ChatType, key: &str) -> pb::RunRequest {
     pb::RunRequest {
@@ -109,7 +108,7 @@ async fn exec_approvals_judge_the_effective_command_in_the_agent_loop() {
             "{output}"
         );
         assert!(
-            output.contains("not covered by tools.exec.safeBins"),
+            output.contains("not covered by the allowlist or tools.exec.safeBins"),
             "{output}"
         );
     }

@@ -104,6 +104,9 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
     let loaded = services.loaded_config()?;
     let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
     approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
+    approvals.policy = std::mem::take(&mut approvals.policy)
+        .with_allowlist(services.exec_approvals().patterns(&s.agent.id));
+    approvals.trusted_login_shell = login_shell_trusted(services, &s.cwd);
     check_patch_policy(&s.agent.id, codex, &approvals)?;
     let settings = harness_settings(codex, &run.tools, &approvals);
     // A child of the run's token: an interrupt cancels both, the run's time
@@ -115,7 +118,11 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         start,
         out,
         runner: services.codex_runners().runner(&s.agent.id, settings),
-        tool_ctx: services.tool_context(s, &run, cancel.clone())?,
+        tool_ctx: {
+            let mut ctx = services.tool_context(s, &run, cancel.clone())?;
+            ctx.approver = services.approver(s, out);
+            ctx
+        },
         approvals,
         skills: services.list_skills(&s.agent.id).await.ok(),
         codex,
@@ -623,6 +630,24 @@ fn add_usage(total: &mut Usage, usage: &Usage) {
     total.cache_read += usage.cache_read;
     total.cache_write += usage.cache_write;
     total.total_tokens += usage.total_tokens;
+}
+
+/// Whether the startup files Codex's login shell reads (`/etc/profile`, and the profile files
+/// of the service's home) are out of the agent's reach: the home is set, absolute, and
+/// neither inside the session's working directory nor inside the state directory, which
+/// holds every workspace by default. A home that cannot be judged is not trusted.
+fn login_shell_trusted(services: &Services, cwd: &std::path::Path) -> bool {
+    let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from) else {
+        return false;
+    };
+    if !home.is_absolute() {
+        return false;
+    }
+    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    let state = &services.settings().state_dir;
+    let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.clone());
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    !(home.starts_with(&cwd) || home.starts_with(&state))
 }
 
 #[cfg(test)]
