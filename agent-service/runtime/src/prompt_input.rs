@@ -190,10 +190,13 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
             _ => render::ChatType::Unspecified,
         },
         capabilities: f.channel.capabilities.clone(),
-        // This runtime has no approval flow: a command exec policy does not
-        // allow is refused, never held for a decision. So no channel, whatever
-        // its UI (or the client's flag) says, gets the Approvals section.
-        native_approvals: Some(false),
+        // The Approvals section (native approval cards first, `/approve` only as the
+        // fallback) is offered only where both hold: the client says its channel shows
+        // approval requests itself, and the agent's exec policy can ask at all.
+        native_approvals: Some(
+            f.channel.native_approvals
+                && openclaw_tools::ExecPolicy::from_config(src.config, &f.agent.id).can_ask(),
+        ),
         reply_delivery: if f.channel.message_tool_only {
             render::ReplyDelivery::MessageToolOnly
         } else {

@@ -194,6 +194,17 @@ impl ExecPolicy {
         self
     }
 
+    /// Whether this policy ever asks a person: `ask: always`, or `ask: on-miss` in allowlist
+    /// mode. `deny` refuses without asking and `full` runs without asking.
+    pub fn can_ask(&self) -> bool {
+        match (self.security, self.ask) {
+            (ExecSecurity::Deny, _) | (_, ExecAsk::Off) => false,
+            (_, ExecAsk::Always) => true,
+            (ExecSecurity::Allowlist, ExecAsk::OnMiss) => true,
+            (ExecSecurity::Full, ExecAsk::OnMiss) => false,
+        }
+    }
+
     /// What the operator should see in the logs: ignored safe bins and allowlist entries.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = self.safe_bins.warnings();

@@ -608,3 +608,43 @@ async fn a_restart_with_a_pending_approval_does_not_run_the_command() {
         "{result}"
     );
 }
+
+/// The prompt's Approvals section (native cards first, `/approve` only as the fallback) is
+/// offered only when the client says its channel shows approval cards and the agent's exec
+/// policy can ask; with `ask: off` it is gone, whatever the channel.
+#[tokio::test]
+async fn the_approvals_section_follows_the_policy_in_force() {
+    async fn suffix(h: &Harness, cards: bool) -> String {
+        h.service
+            .client()
+            .await
+            .preview_prompt(pb::PreviewPromptRequest {
+                session: None,
+                channel: Some(pb::ChannelContext {
+                    channel: "telegram".into(),
+                    chat_type: pb::ChatType::Direct as i32,
+                    sender_id: "42".into(),
+                    native_approvals: cards,
+                    ..Default::default()
+                }),
+            })
+            .await
+            .expect("preview")
+            .into_inner()
+            .prompt
+            .expect("prompt")
+            .dynamic_suffix
+    }
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    assert!(suffix(&h, true).await.contains("## Approvals"));
+    assert!(!suffix(&h, false).await.contains("## Approvals"));
+    let h = Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"tools: { exec: { ask: "off" } },"#,
+    )
+    .await;
+    let text = suffix(&h, true).await;
+    assert!(!text.contains("## Approvals"), "{text}");
+    assert!(!text.contains("/approve"), "{text}");
+}

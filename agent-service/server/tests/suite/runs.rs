@@ -684,8 +684,7 @@ async fn the_preview_shows_the_newer_inputs_as_filled() {
             .dynamic_suffix
             .contains("This turn arrived on Telegram (direct chat).")
     );
-    // Telegram shows approval cards, but this runtime refuses what exec policy does not
-    // allow instead of asking: the prompt offers no approval flow.
+    // The client did not say its channel shows approval cards: no Approvals section.
     assert!(!prompt.dynamic_suffix.contains("## Approvals"));
     assert!(!prompt.dynamic_suffix.contains("/approve"));
     assert!(prompt.stable_prefix.contains("A global fact."));

@@ -635,3 +635,22 @@ proptest! {
         let _ = ExecPolicy::default().judge_command(&line);
     }
 }
+
+/// Whether a policy can ask a person at all decides whether the prompt offers approvals.
+#[test]
+fn only_policies_that_ask_can_ask() {
+    use openclaw_config::raw::{ExecAsk as A, ExecSecurity as S};
+    let policy = |security, ask| ExecPolicy {
+        security,
+        ask,
+        ..ExecPolicy::default()
+    };
+    assert!(ExecPolicy::default().can_ask());
+    assert!(policy(S::Allowlist, A::OnMiss).can_ask());
+    assert!(policy(S::Allowlist, A::Always).can_ask());
+    assert!(policy(S::Full, A::Always).can_ask());
+    assert!(!policy(S::Allowlist, A::Off).can_ask());
+    assert!(!policy(S::Full, A::OnMiss).can_ask());
+    assert!(!policy(S::Full, A::Off).can_ask());
+    assert!(!policy(S::Deny, A::Always).can_ask());
+}
