@@ -283,6 +283,8 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
     // A background command's end comes back as a system event (see `run::system`) while
     // `tools.exec.notifyOnExit` is on.
     input.exec_exit_wakeups = src.config.exec_notify_on_exit();
+    input.exec_approvals_never_ask =
+        !openclaw_tools::ExecPolicy::from_config(src.config, &f.agent.id).can_ask();
     input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f, src);
     input.current_date = today(&input.user_timezone);
     input.prompt_surface = f.surface;

@@ -89,10 +89,11 @@ impl AgentServiceImpl {
         Ok(())
     }
 
-    /// A cron job call routed by the header must carry the agent's main session key: the
-    /// router sends it where the main session lives, and the agent's jobs live there too
-    /// (its cron sessions, `agent:<id>:cron:<job>`, are routed the same way).
-    async fn check_cron_route(
+    /// A cron job or exec allowlist call routed by the header must carry the agent's main
+    /// session key: the router sends it where the main session lives, and the agent's jobs
+    /// (and the allowlist managed over the API) live there too (its cron sessions,
+    /// `agent:<id>:cron:<job>`, are routed the same way).
+    async fn check_main_route(
         &self,
         metadata: &tonic::metadata::MetadataMap,
         agent_id: &str,
@@ -104,8 +105,8 @@ impl AgentServiceImpl {
         let main = agent_runtime::sessions::key::normalize(&agent.id, "").map_err(status_of)?;
         if header.to_str().ok().map(str::trim) != Some(main.as_str()) {
             return Err(Status::invalid_argument(format!(
-                "{}: {:?} is not agent {}'s main session key {:?}: cron job calls are routed \
-                 by the main session key, where the agent's jobs live",
+                "{}: {:?} is not agent {}'s main session key {:?}: cron job and allowlist calls \
+                 are routed by the main session key, where the agent's jobs live",
                 service_kit::SESSION_KEY_HEADER,
                 String::from_utf8_lossy(header.as_bytes()),
                 agent.id,
@@ -537,7 +538,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListCronJobsRequest>,
     ) -> Result<Response<pb::ListCronJobsResponse>, Status> {
-        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
@@ -551,7 +552,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::AddCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let request = request.into_inner();
         let spec = crate::cron_api::spec_of(request.spec)?;
@@ -565,7 +566,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::UpdateCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let request = request.into_inner();
         let patch = crate::cron_api::patch_of(request.patch)?;
@@ -578,7 +579,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RemoveCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
@@ -591,7 +592,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RunCronJobRequest>,
     ) -> Result<Response<pb::RunCronJobResponse>, Status> {
-        self.check_cron_route(request.metadata(), &request.get_ref().agent_id)
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let request = request.into_inner();
         let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
@@ -657,6 +658,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListExecAllowlistRequest>,
     ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let pb::ListExecAllowlistRequest { agent_id } = request.into_inner();
         let list = self.runtime.exec_allowlist(&agent_id).map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
@@ -666,6 +669,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::AddExecAllowlistEntryRequest>,
     ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let pb::AddExecAllowlistEntryRequest {
             agent_id,
             pattern,
@@ -683,6 +688,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RemoveExecAllowlistEntryRequest>,
     ) -> Result<Response<pb::ListExecAllowlistResponse>, Status> {
+        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
+            .await?;
         let pb::RemoveExecAllowlistEntryRequest { agent_id, pattern } = request.into_inner();
         let list = self
             .runtime

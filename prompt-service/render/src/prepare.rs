@@ -90,6 +90,7 @@ pub(crate) fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderErr
         session_kind: input.session_kind,
         acp_enabled: input.acp_enabled,
         exec_exit_wakeups: input.exec_exit_wakeups,
+        exec_approvals_never_ask: input.exec_approvals_never_ask,
         gpt5_heartbeat_guidance: input.gpt5_heartbeat_guidance,
     })
 }

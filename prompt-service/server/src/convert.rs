@@ -56,6 +56,7 @@ pub fn input_from_request(
             active_project_keys,
             acp_enabled,
             exec_exit_wakeups,
+            exec_approvals_never_ask,
             gpt5_heartbeat_guidance,
             current_date,
             prompt_surface,
@@ -124,6 +125,7 @@ pub fn input_from_request(
             active_project_keys,
             acp_enabled,
             exec_exit_wakeups,
+            exec_approvals_never_ask,
             gpt5_heartbeat_guidance,
             current_date,
             prompt_surface: surface_of(enum_value("prompt_surface", prompt_surface)?),
@@ -178,6 +180,7 @@ pub fn turn_from_request(
         active_project_keys: _,
         acp_enabled: _,
         exec_exit_wakeups: _,
+        exec_approvals_never_ask: _,
         gpt5_heartbeat_guidance: _,
     } = req;
     Ok(render::TurnInputs {

@@ -48,6 +48,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         active_project_keys,
         acp_enabled,
         exec_exit_wakeups,
+        exec_approvals_never_ask,
         gpt5_heartbeat_guidance,
         current_date,
         prompt_surface,
@@ -248,6 +249,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         active_project_keys,
         acp_enabled,
         exec_exit_wakeups,
+        exec_approvals_never_ask,
         gpt5_heartbeat_guidance,
         current_date,
         prompt_surface: crate::convert::surface_to_pb(prompt_surface) as i32,
@@ -273,6 +275,7 @@ mod tests {
         input.active_project_keys = vec!["github.com/acme/app".into()];
         input.acp_enabled = true;
         input.exec_exit_wakeups = true;
+        input.exec_approvals_never_ask = true;
         input.gpt5_heartbeat_guidance = true;
         input.current_date = "2026-12-01".into();
         input.prompt_surface = render::PromptSurface::Preview;

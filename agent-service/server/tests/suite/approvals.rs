@@ -635,9 +635,22 @@ async fn the_approvals_section_follows_the_policy_in_force() {
             .expect("prompt")
             .dynamic_suffix
     }
+    async fn stable(h: &Harness) -> String {
+        h.service
+            .client()
+            .await
+            .preview_prompt(pb::PreviewPromptRequest::default())
+            .await
+            .expect("preview")
+            .into_inner()
+            .prompt
+            .expect("prompt")
+            .stable_prefix
+    }
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     assert!(suffix(&h, true).await.contains("## Approvals"));
     assert!(!suffix(&h, false).await.contains("## Approvals"));
+    assert!(stable(&h).await.contains("then wait for the decision."));
     let h = Harness::start(
         WireFormat::ChatCompletions,
         "",
@@ -647,4 +660,10 @@ async fn the_approvals_section_follows_the_policy_in_force() {
     let text = suffix(&h, true).await;
     assert!(!text.contains("## Approvals"), "{text}");
     assert!(!text.contains("/approve"), "{text}");
+    let text = stable(&h).await;
+    assert!(!text.contains("wait for the decision"), "{text}");
+    assert!(
+        text.contains("a command the policy refuses stays refused"),
+        "{text}"
+    );
 }

@@ -11,7 +11,7 @@ use std::{collections::BTreeMap, path::Path};
 
 mod rules;
 
-pub use rules::{ROUTE_KEY_HEADER, RouterRules, cron_job_methods, keyless_agent_methods};
+pub use rules::{ROUTE_KEY_HEADER, RouterRules, keyless_agent_methods, main_session_methods};
 
 use crate::Error;
 

@@ -386,23 +386,24 @@ impl RouterRules<'_> {
 }
 
 /// The AgentService methods whose request names no session (neither a
-/// `SessionRef` nor a `session_key` field) and that are not cron job calls
-/// (see [`cron_job_methods`]), as gRPC paths: the calls the router may send
+/// `SessionRef` nor a `session_key` field) and that are not routed by the
+/// agent's main session (see [`main_session_methods`]), as gRPC paths: the calls the router may send
 /// to any replica. Read from the compiled descriptors, so a new method is
 /// classified by its request, not by a list kept by hand.
 pub fn keyless_agent_methods() -> Result<BTreeSet<String>, String> {
-    let cron = cron_job_methods()?;
+    let cron = main_session_methods()?;
     Ok(session_less_agent_methods()?
         .difference(&cron)
         .cloned()
         .collect())
 }
 
-/// The cron job calls: session-less AgentService methods whose name says
-/// `CronJob` and whose request names an agent (`agent_id`). They carry the
-/// agent's main session key, as the replica holding the agent's jobs owns
-/// that session.
-pub fn cron_job_methods() -> Result<BTreeSet<String>, String> {
+/// The calls about an agent's state kept with its main session: session-less
+/// AgentService methods whose name says `CronJob` or `ExecAllowlist` and
+/// whose request names an agent (`agent_id`). They carry the agent's main
+/// session key, as the replica holding the agent's jobs and the allowlist
+/// managed over the API owns that session.
+pub fn main_session_methods() -> Result<BTreeSet<String>, String> {
     use prost::Message;
     let set = prost_types::FileDescriptorSet::decode(openclaw_proto::FILE_DESCRIPTOR_SET)
         .map_err(|e| format!("descriptor set: {e}"))?;
@@ -424,7 +425,10 @@ pub fn cron_job_methods() -> Result<BTreeSet<String>, String> {
         .flat_map(|f| &f.service)
         .filter(|s| s.name() == "AgentService")
         .flat_map(|s| &s.method)
-        .filter(|m| m.name().contains("CronJob") && names_agent(m.input_type()))
+        .filter(|m| {
+            (m.name().contains("CronJob") || m.name().contains("ExecAllowlist"))
+                && names_agent(m.input_type())
+        })
         .map(|m| format!("/{package}.AgentService/{}", m.name()))
         .filter(|path| session_less.contains(path))
         .collect())

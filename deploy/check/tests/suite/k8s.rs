@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use deploy_check::{
     haproxy::{
-        HaproxyConfig, ROUTE_KEY_HEADER, RouterRules, cron_job_methods, keyless_agent_methods,
+        HaproxyConfig, ROUTE_KEY_HEADER, RouterRules, keyless_agent_methods, main_session_methods,
     },
     k8s::{Bundle, Manifest, array, containers, str_at},
     review,
@@ -108,11 +108,14 @@ fn the_router_config_matches_the_manifests_and_the_api() {
         ])
     );
     assert_eq!(
-        cron_job_methods().expect("descriptors"),
+        main_session_methods().expect("descriptors"),
         set(&[
             "AddCronJob",
+            "AddExecAllowlistEntry",
             "ListCronJobs",
+            "ListExecAllowlist",
             "RemoveCronJob",
+            "RemoveExecAllowlistEntry",
             "RunCronJob",
             "UpdateCronJob",
         ])

@@ -97,6 +97,9 @@ pub struct RenderInput {
     /// `[Exec Finished]` message (the runtime's completion wake-up); the Tooling policy then
     /// tells the model to rely on it instead of checking back.
     pub exec_exit_wakeups: bool,
+    /// The caller's exec approvals never put a command to a person: the Tool Call Style says a
+    /// refused command is final rather than promising a decision to wait for.
+    pub exec_approvals_never_ask: bool,
     /// Adds the GPT-5 overlay's heartbeat guidance (the caller sets it when
     /// the friendly overlay applies and heartbeats are on for the run).
     pub gpt5_heartbeat_guidance: bool,

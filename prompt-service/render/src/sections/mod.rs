@@ -57,6 +57,7 @@ pub struct StableCtx {
     pub(crate) session_kind: SessionKind,
     pub(crate) acp_enabled: bool,
     pub(crate) exec_exit_wakeups: bool,
+    pub(crate) exec_approvals_never_ask: bool,
     pub(crate) gpt5_heartbeat_guidance: bool,
 }
 

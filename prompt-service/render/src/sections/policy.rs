@@ -119,7 +119,9 @@ pub fn tool_call_style(ctx: &Ctx) -> Option<String> {
         "Call tools without narrating routine steps; explain only when a step is risky or surprising, or when the user wants to follow along.",
         "Batch independent read-only calls when the runtime allows it.",
     ];
-    if ctx.tools.has("exec") {
+    if ctx.tools.has("exec") && ctx.exec_approvals_never_ask {
+        out.push("Nobody is asked to approve commands here: a command the policy refuses stays refused, so do not retry it reworded; tell the user what you needed to run.");
+    } else if ctx.tools.has("exec") {
         out.push("When a command needs approval, state in one line what it will do and why, then wait for the decision.");
     }
     Some(lines(&out))

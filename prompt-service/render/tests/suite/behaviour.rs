@@ -528,3 +528,32 @@ impl ReportFile for Rendered {
         self.context.files.iter().find(|f| f.path == path)
     }
 }
+
+/// The approval line of Tool Call Style follows the caller's exec approvals: a decision to
+/// wait for only when someone can be asked, a final refusal when nobody ever is.
+#[test]
+fn the_approval_line_follows_whether_anyone_is_asked() {
+    let mut input = fixture::realistic();
+    assert!(input.tools.iter().any(|t| t.name == "exec"));
+    let asking = ok(&input);
+    assert!(
+        asking.stable_prefix.contains("then wait for the decision."),
+        "{}",
+        asking.stable_prefix
+    );
+    input.exec_approvals_never_ask = true;
+    let never = ok(&input);
+    assert!(!never.stable_prefix.contains("wait for the decision"));
+    assert!(
+        never
+            .stable_prefix
+            .contains("a command the policy refuses stays refused"),
+        "{}",
+        never.stable_prefix
+    );
+    // Without exec there is no approval line at all.
+    input.tools.retain(|t| t.name != "exec");
+    let none = ok(&input);
+    assert!(!none.stable_prefix.contains("approve"));
+    assert!(!none.stable_prefix.contains("wait for the decision"));
+}
