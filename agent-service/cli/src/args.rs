@@ -76,6 +76,16 @@ pub enum Command {
     /// expression such as "0 9 * * MON-FRI" (in --tz, else the agent's
     /// userTimezone, else UTC), "every 15m", or "at 2026-12-24T18:00:00+01:00".
     Cron(CronArgs),
+    /// List, approve or deny the commands waiting for a person, and edit
+    /// an agent's exec allowlist.
+    ///
+    /// When a command an agent wants to run is not allowlisted, its tool
+    /// call waits for a decision (until tools.exec.approvalTimeoutSec, after
+    /// which tools.exec.askFallback decides). Allow it once, allow it always
+    /// (its executables join the agent's allowlist, so the same command
+    /// runs unasked next time), or deny it (the model is told it was
+    /// refused). Every decision records who made it (--by).
+    Approvals(ApprovalsArgs),
 }
 
 impl Command {
@@ -312,6 +322,87 @@ pub enum CronAction {
     Run {
         /// Job id.
         id: String,
+    },
+}
+
+/// Flags of `openclaw approvals`.
+#[derive(Debug, Clone, Args)]
+pub struct ApprovalsArgs {
+    /// What to do [default: list the pending approvals].
+    #[command(subcommand)]
+    pub action: Option<ApprovalsAction>,
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID", global = true)]
+    pub agent: Option<String>,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `openclaw approvals ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ApprovalsAction {
+    /// The approvals waiting for a decision: id, session, state, command,
+    /// reason, and when each expires (with --all, also those decided since
+    /// the service started, with who decided).
+    List {
+        /// Only this session's approvals (a key such as `main`, or an id).
+        #[arg(long, value_name = "KEY")]
+        session: Option<String>,
+        /// Also list the approvals already decided, expired or cancelled.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Let a waiting command run (once, or with --always from now on).
+    Approve {
+        /// The approval id (from `openclaw approvals list` or the chat).
+        id: String,
+        /// Also add the command's executables to the agent's allowlist, so
+        /// the same command runs unasked next time.
+        #[arg(long)]
+        always: bool,
+        /// Who decides, recorded with the decision [default: $USER, else "cli"].
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// Refuse a waiting command: it does not run and the model is told so.
+    Deny {
+        /// The approval id.
+        id: String,
+        /// Who decides, recorded with the decision [default: $USER, else "cli"].
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// The agent's exec allowlist: commands whose executables match an
+    /// entry run without asking.
+    Allowlist {
+        /// What to do with the allowlist [default: list].
+        #[command(subcommand)]
+        action: Option<AllowlistAction>,
+    },
+}
+
+/// `openclaw approvals allowlist ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum AllowlistAction {
+    /// List the entries: those of the approvals file (with who added them
+    /// and when), then those of the config.
+    List,
+    /// Add a pattern to the approvals file: an absolute glob over resolved
+    /// executable paths, e.g. /usr/bin/git or /usr/local/bin/*.
+    Add {
+        /// The pattern (absolute).
+        pattern: String,
+        /// Who adds it, recorded with the entry [default: $USER, else "cli"].
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// Remove a pattern from the approvals file (entries of the config are
+    /// removed in the config).
+    #[command(alias = "rm")]
+    Remove {
+        /// The pattern, exactly as listed.
+        pattern: String,
     },
 }
 
