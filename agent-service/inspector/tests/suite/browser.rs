@@ -1,6 +1,6 @@
 //! The page in headless Chromium (installed from Debian's packages by the test itself): the
 //! session list, a transcript with a tool call beside its result, a run appearing live, the
-//! layers of a prompt, a cache break's diff, and a message that tries to run script shown as
+//! layers of a prompt, a cache break's diff, an exec approval pending then decided, and a message that tries to run script shown as
 //! text. A screenshot of each view is written (see [`screenshots`]); the README links the
 //! committed ones in `screenshots/`.
 
@@ -307,5 +307,75 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
             ("Always answer in English.", "Always answer in French.")
         );
         screenshot(&tab, "cache-breaks.png");
+    });
+
+    // A command waiting for a person appears in the session view as it is asked, read-only,
+    // and shows the decision once it is made elsewhere.
+    h.fake.push_all([
+        FakeReply::tool_call("call-2", "exec", json!({ "command": "touch approved.txt" })),
+        FakeReply::text("Made it."),
+    ]);
+    let mut client = h.client().await;
+    let mut stream = client
+        .run(openclaw_proto::agent::v1::RunRequest {
+            message: "Make the file.".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("run")
+        .into_inner();
+    let approval = loop {
+        let event = stream
+            .message()
+            .await
+            .expect("event")
+            .expect("an approval request");
+        if let Some(openclaw_proto::agent::v1::run_event::Event::ApprovalRequested(a)) = event.event
+        {
+            break a;
+        }
+    };
+    let row = format!("#approvals tr[data-approval-id={:?}]", approval.id);
+    tokio::task::block_in_place(|| {
+        until(
+            &tab,
+            &format!("(document.querySelector({row:?}) || {{}}).dataset?.state === 'pending'"),
+            "the pending approval in the session view",
+        );
+        let text = text_of(&tab, &row);
+        assert!(
+            text.contains("touch approved.txt") && text.contains("expires"),
+            "{text}"
+        );
+        assert!(text_of(&tab, "#approvals h3").contains("1 pending"));
+        // Read-only: nothing on the page decides.
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#approvals button, #approvals form, #approvals input').length"
+            ),
+            json!(0)
+        );
+        screenshot(&tab, "approvals.png");
+    });
+    client
+        .resolve_approval(openclaw_proto::agent::v1::ResolveApprovalRequest {
+            session: None,
+            id: approval.id.clone(),
+            decision: openclaw_proto::agent::v1::ApprovalDecision::AllowOnce as i32,
+            decided_by: "ada".into(),
+        })
+        .await
+        .expect("allow once");
+    while stream.message().await.expect("event").is_some() {}
+    tokio::task::block_in_place(|| {
+        until(
+            &tab,
+            &format!("(document.querySelector({row:?}) || {{}}).dataset?.state === 'allowed once'"),
+            "the decision in the session view",
+        );
+        let text = text_of(&tab, &row);
+        assert!(text.contains("by ada"), "{text}");
+        assert!(text_of(&tab, "#approvals h3").contains("0 pending"));
     });
 }
