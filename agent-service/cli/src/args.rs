@@ -17,7 +17,8 @@ use crate::{client::DEFAULT_SERVER, error::EXIT_CODES_HELP};
     about,
     long_about = "OpenClaw agents from the command line: run prompt-service and agent-service \
 together (`openclaw up`), chat with an agent (`openclaw chat`), check that the services answer \
-(`openclaw status`), and inspect its sessions, prompt, context and skills.\n\nQuick start, no \
+(`openclaw status`), inspect its sessions, prompt, context and skills, and decide the commands \
+waiting for approval (`openclaw approvals`).\n\nQuick start, no \
 account or network needed: `openclaw demo`.",
     after_long_help = EXIT_CODES_HELP
 )]
@@ -51,6 +52,12 @@ pub enum Command {
     /// terminal or NO_COLOR is set). Interactive commands: /new, /context,
     /// /context detail, /preview, /help, /quit; /queue and /reasoning go to
     /// the runtime, which answers them itself.
+    ///
+    /// When a command the agent wants to run needs approval, chat shows it
+    /// (command, reason, id, expiry) and asks: answer o (once), a (always),
+    /// d (deny), or Enter to leave it pending. Interactively the next input
+    /// line answers; with -m the terminal is asked when stdin is one, else
+    /// chat prints how to decide with `openclaw approvals` and keeps waiting.
     Chat(ChatArgs),
     /// Whether the services answer and how they are set up: agent-service's
     /// address, version and readiness, prompt-service (in process or remote,
@@ -480,6 +487,53 @@ mod tests {
                 server: ServerArgs { ref server },
             }) if key == "main" && server == "h:1"
         ));
+        Ok(())
+    }
+
+    #[test]
+    fn approvals_defaults_to_list_and_takes_agent_anywhere() -> Result<(), clap::Error> {
+        let cli = Cli::try_parse_from(["openclaw", "approvals"])?;
+        assert!(matches!(
+            cli.command,
+            Command::Approvals(ApprovalsArgs { action: None, .. })
+        ));
+        let cli = Cli::try_parse_from([
+            "openclaw",
+            "approvals",
+            "approve",
+            "a1",
+            "--always",
+            "--agent",
+            "w",
+        ])?;
+        assert!(matches!(
+            cli.command,
+            Command::Approvals(ApprovalsArgs {
+                action: Some(ApprovalsAction::Approve { ref id, always: true, by: None }),
+                agent: Some(ref agent),
+                ..
+            }) if id == "a1" && agent == "w"
+        ));
+        let cli = Cli::try_parse_from([
+            "openclaw",
+            "approvals",
+            "--agent",
+            "w",
+            "allowlist",
+            "rm",
+            "/usr/bin/git",
+        ])?;
+        assert!(matches!(
+            cli.command,
+            Command::Approvals(ApprovalsArgs {
+                action: Some(ApprovalsAction::Allowlist {
+                    action: Some(AllowlistAction::Remove { ref pattern })
+                }),
+                ..
+            }) if pattern == "/usr/bin/git"
+        ));
+        // `deny` takes no --always.
+        assert!(Cli::try_parse_from(["openclaw", "approvals", "deny", "a1", "--always"]).is_err());
         Ok(())
     }
 }
