@@ -8,7 +8,7 @@ use crate::{
     chat::approval_state_word,
     client::{Client, Target},
     error::CliError,
-    term::{Term, table},
+    term::{Term, table, visible},
 };
 
 /// Who decides when `--by` is not given: the local user name (`$USER`),
@@ -152,10 +152,10 @@ pub async fn resolve(
 fn decided_line(approval: &pb::Approval) -> String {
     format!(
         "approval {}: {} by {} ({})",
-        approval.id,
+        visible(&approval.id),
         approval_state_word(approval.state()),
-        approval.decided_by,
-        approval.command
+        visible(&approval.decided_by),
+        visible(&approval.command)
     )
 }
 
@@ -177,9 +177,9 @@ fn print_allowlist(
     ];
     rows.extend(list.entries.iter().map(|entry| {
         vec![
-            entry.pattern.clone(),
+            visible(&entry.pattern),
             entry.source.clone(),
-            dash(&entry.added_by),
+            dash(&visible(&entry.added_by)),
             when(entry.added_at.as_ref()),
         ]
     }));
@@ -200,7 +200,7 @@ fn row(approval: &pb::Approval) -> Vec<String> {
         format!(
             "{} by {}",
             when(approval.decided_at.as_ref()),
-            approval.decided_by
+            visible(&approval.decided_by)
         )
     };
     let state = match state {
@@ -209,18 +209,13 @@ fn row(approval: &pb::Approval) -> Vec<String> {
         other => approval_state_word(other).to_owned(),
     };
     vec![
-        approval.id.clone(),
-        approval.session_key.clone(),
+        visible(&approval.id),
+        visible(&approval.session_key),
         state,
-        one_line(&approval.command),
-        one_line(&approval.reason),
+        visible(&approval.command),
+        visible(&approval.reason),
         last,
     ]
-}
-
-/// A multi-line command or reason on one table row.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn dash(text: &str) -> String {
@@ -256,7 +251,7 @@ mod tests {
         let pending = pb::Approval {
             id: "a1".into(),
             session_key: "agent:main:main".into(),
-            command: "rm -rf\n build".into(),
+            command: "rm -rf\n build\x1b[2K".into(),
             reason: "not on the allowlist".into(),
             state: pb::ApprovalState::Pending as i32,
             expires_at: Some(prost_types::Timestamp {
@@ -271,7 +266,7 @@ mod tests {
                 "a1",
                 "agent:main:main",
                 "pending",
-                "rm -rf build",
+                "rm -rf\\n build\\u{1b}[2K",
                 "not on the allowlist",
                 "expires 2027-01-15T08:00:00Z"
             ]

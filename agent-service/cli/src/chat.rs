@@ -18,7 +18,7 @@ use crate::{
     client::{Client, Target},
     error::CliError,
     inspect,
-    term::Term,
+    term::{Term, visible},
 };
 
 /// What the interactive mode understands besides plain messages.
@@ -211,7 +211,8 @@ pub async fn run_turn_with<R: AsyncBufRead + Unpin>(
                 } else {
                     tool.summary.clone()
                 };
-                term.note(&format!("· {summary}"))?;
+                // A summary quotes the model's arguments (a command): shown escaped.
+                term.note(&format!("· {}", visible(&summary)))?;
                 outcome.tools.push(tool.name);
             }
             Event::ToolFinished(tool) => term.note(&tool_finished_note(&tool))?,
@@ -367,7 +368,10 @@ async fn answer_line(
 
 /// Asks the person about `approval` (the answer's Enter ends the line).
 fn ask(approval: &pb::Approval, term: &mut Term<'_>) -> Result<(), CliError> {
-    term.prompt(&format!("  allow {}? {APPROVAL_QUESTION}", approval.id))?;
+    term.prompt(&format!(
+        "  allow {}? {APPROVAL_QUESTION}",
+        visible(&approval.id)
+    ))?;
     Ok(())
 }
 
@@ -375,9 +379,9 @@ fn ask(approval: &pb::Approval, term: &mut Term<'_>) -> Result<(), CliError> {
 fn requested_note(approval: &pb::Approval) -> String {
     format!(
         "· approval {} needed to run: {}\n  why: {}\n  expires: {}",
-        approval.id,
-        approval.command,
-        approval.reason,
+        visible(&approval.id),
+        visible(&approval.command),
+        visible(&approval.reason),
         when(approval.expires_at.as_ref())
     )
 }
@@ -393,11 +397,11 @@ fn how_to_decide(id: &str) -> String {
 fn resolved_note(approval: &pb::Approval) -> String {
     let mut note = format!(
         "· approval {}: {}",
-        approval.id,
+        visible(&approval.id),
         approval_state_word(approval.state())
     );
     if !approval.decided_by.is_empty() {
-        note.push_str(&format!(" by {}", approval.decided_by));
+        note.push_str(&format!(" by {}", visible(&approval.decided_by)));
     }
     note
 }
@@ -550,9 +554,14 @@ fn compaction_note(c: &pb::Compaction) -> Option<String> {
 fn tool_finished_note(tool: &pb::ToolFinished) -> String {
     if tool.is_error {
         let first = tool.output.lines().next().unwrap_or_default();
-        format!("· {} ✗ ({} ms): {first}", tool.name, tool.duration_ms)
+        format!(
+            "· {} ✗ ({} ms): {}",
+            visible(&tool.name),
+            tool.duration_ms,
+            visible(first)
+        )
     } else {
-        format!("· {} ✓ ({} ms)", tool.name, tool.duration_ms)
+        format!("· {} ✓ ({} ms)", visible(&tool.name), tool.duration_ms)
     }
 }
 

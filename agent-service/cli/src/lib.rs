@@ -33,4 +33,4 @@ pub use args::{
     SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
 };
 pub use error::{CliError, EXIT_CODES_HELP};
-pub use term::{Style, Term, table};
+pub use term::{Style, Term, table, visible};

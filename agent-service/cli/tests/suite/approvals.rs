@@ -21,6 +21,11 @@ const SCRIPT: &str = r#"{
       toolCalls: [{ name: "exec", arguments: { command: "printf '%s-%s\\n' approved run" } }],
     },
     { text: "Result: {{lastToolResult}}" },
+    {
+      when: "hostile",
+      toolCalls: [{ name: "exec", arguments: { command: "rm -rf ~/x\r\u001b[2Kls -l \u202egnp.txt" } }],
+    },
+    { text: "Result: {{lastToolResult}}" },
   ],
 }"#;
 
@@ -44,10 +49,18 @@ async fn openclaw(demo: &DemoStack, args: &[&str]) -> (Result<(), CliError>, Str
 
 /// Opens a Run asking for the command and reads until the approval request.
 async fn until_requested(demo: &DemoStack) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
+    until_requested_by(demo, "Please run the command.").await
+}
+
+/// Opens a Run of `message` and reads until the approval request.
+async fn until_requested_by(
+    demo: &DemoStack,
+    message: &str,
+) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
     let mut client = demo.client().await;
     let mut stream = client
         .run(pb::RunRequest {
-            message: "Please run the command.".into(),
+            message: message.into(),
             ..Default::default()
         })
         .await
@@ -404,4 +417,57 @@ async fn one_shot_chat_without_a_terminal_says_how_to_decide() {
             " allowed once by cli\n",
         ],
     );
+}
+
+/// Terminal spoofing, the class: the person approves what their terminal
+/// shows, and the command is model output, so text that redraws or reorders
+/// the line (a carriage return, an ANSI erase, a bidi override, a line
+/// break) could show one command while another waits. Every place the CLI
+/// prints a command, reason or name of an approval writes such characters
+/// as visible escapes.
+#[tokio::test]
+async fn a_command_that_would_redraw_the_terminal_is_shown_escaped() {
+    let demo = DemoStack::start_with_script(SCRIPT).await;
+    let (stream, approval) = until_requested_by(&demo, "Something hostile.").await;
+    assert_eq!(
+        approval.command,
+        "rm -rf ~/x\r\u{1b}[2Kls -l \u{202e}gnp.txt"
+    );
+    let shown = r"rm -rf ~/x\r\u{1b}[2Kls -l \u{202e}gnp.txt";
+    let (result, listed, _) = openclaw(&demo, &["approvals", "list"]).await;
+    result.expect("list");
+    let (result, denied, _) = openclaw(&demo, &["approvals", "deny", &approval.id]).await;
+    result.expect("deny");
+    for out in [&listed, &denied] {
+        assert!(out.contains(shown), "{out}");
+        assert!(
+            !out.contains(['\r', '\x1b', '\u{202e}']),
+            "raw control characters reached the terminal: {out:?}"
+        );
+    }
+    drop(stream);
+
+    // The inline question shows it escaped too (and "d" refuses it).
+    let mut client = demo.client().await;
+    let input: &[u8] = b"Something hostile again.\nd\n";
+    let (result, rec) = capture(async |term| {
+        chat::interactive(
+            &mut client,
+            &Target::default(),
+            input,
+            false,
+            false,
+            "ada",
+            term,
+        )
+        .await
+    })
+    .await;
+    result.expect("chat");
+    let all = rec.combined();
+    assert_in_order(
+        &all,
+        &[&format!(" needed to run: {shown}\n"), " denied by ada"],
+    );
+    assert!(!all.contains(['\r', '\x1b', '\u{202e}']), "{all:?}");
 }
