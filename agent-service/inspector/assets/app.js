@@ -244,6 +244,13 @@ function pairResults(list, box) {
 
 // ---- exec approvals (read-only: deciding is for the CLI, chat or the API) ----
 
+// A command is model output a person is asked about: characters that would hide, reorder or
+// break its text (controls, bidi overrides and isolates, zero-width ones) are shown as escapes.
+function visible(text) {
+  return String(text || "").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g,
+    (c) => "\\u{" + c.codePointAt(0).toString(16) + "}");
+}
+
 async function loadApprovals() {
   const { agent, key } = state;
   const { approvals } = await api("/api/approvals", { agent: agent || undefined, key });
@@ -255,12 +262,12 @@ async function loadApprovals() {
   const rows = approvals.map((a) => {
     const last = a.state === "pending"
       ? `expires ${when(a.expires_at_ms)}`
-      : when(a.decided_at_ms) + (a.decided_by ? ` by ${a.decided_by}` : "");
+      : when(a.decided_at_ms) + (a.decided_by ? ` by ${visible(a.decided_by)}` : "");
     return el("tr", { class: "approval " + a.state.replace(/ /g, "-"), "data-approval-id": a.id, "data-state": a.state },
       el("td", { class: "mono" }, a.id),
       el("td", null, a.state + (a.state === "expired" ? (a.fallback_allowed ? " (ran)" : " (refused)") : "")),
-      el("td", { class: "mono" }, a.command),
-      el("td", null, a.reason),
+      el("td", { class: "mono command" }, visible(a.command)),
+      el("td", null, visible(a.reason)),
       el("td", null, last));
   });
   box.append(
@@ -300,7 +307,7 @@ function watch() {
       (d.prefix_changed ? ` changed (${d.changed_sections.join(", ")})` : ""));
   });
   source.addEventListener("text", (e) => { if (run) run.reply.append(document.createTextNode(JSON.parse(e.data).text)); });
-  source.addEventListener("tool_started", (e) => { const d = JSON.parse(e.data); line(`tool ${d.summary || d.name} started`); });
+  source.addEventListener("tool_started", (e) => { const d = JSON.parse(e.data); line(`tool ${visible(d.summary || d.name)} started`); });
   source.addEventListener("tool_finished", (e) => {
     const d = JSON.parse(e.data);
     line(`tool ${d.name} finished in ${d.duration_ms} ms${d.is_error ? " with an error" : ""}`);
@@ -311,12 +318,12 @@ function watch() {
   source.addEventListener("lagged", (e) => line(`missed ${JSON.parse(e.data).missed} events`));
   source.addEventListener("approval_requested", (e) => {
     const d = JSON.parse(e.data);
-    line(`approval ${d.id} needed to run: ${d.command}`);
+    line(`approval ${d.id} needed to run: ${visible(d.command)}`);
     loadApprovals().catch(showError);
   });
   source.addEventListener("approval_resolved", (e) => {
     const d = JSON.parse(e.data);
-    line(`approval ${d.id}: ${d.state}` + (d.decided_by ? ` by ${d.decided_by}` : ""));
+    line(`approval ${d.id}: ${d.state}` + (d.decided_by ? ` by ${visible(d.decided_by)}` : ""));
     loadApprovals().catch(showError);
   });
   const finished = () => {

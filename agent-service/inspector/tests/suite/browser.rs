@@ -16,6 +16,10 @@ use super::harness::{Inspected, KEY};
 /// What the hostile message tries: run script, by a tag and by an event handler.
 const INJECTION: &str = r#"Look: <script>window.__pwned = 1; document.title = "pwned";</script><img src="x" onerror="window.__pwned = 2; document.title = 'pwned'"> <b>bold?</b>"#;
 
+/// A command waiting for approval that carries markup and a bidi override.
+const APPROVAL_COMMAND: &str =
+    "touch approved.txt # <img src=x onerror=\"window.__pwned = 5\"> \u{202e}txt.exe";
+
 const WAIT: Duration = Duration::from_secs(20);
 
 /// Where the screenshots go: `INSPECTOR_SCREENSHOTS` when set (the README's images are
@@ -312,7 +316,7 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
     // A command waiting for a person appears in the session view as it is asked, read-only,
     // and shows the decision once it is made elsewhere.
     h.fake.push_all([
-        FakeReply::tool_call("call-2", "exec", json!({ "command": "touch approved.txt" })),
+        FakeReply::tool_call("call-2", "exec", json!({ "command": APPROVAL_COMMAND })),
         FakeReply::text("Made it."),
     ]);
     let mut client = h.client().await;
@@ -343,9 +347,27 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
             "the pending approval in the session view",
         );
         let text = text_of(&tab, &row);
+        // Shown as text, with the bidi override as an escape; nothing of it ran.
         assert!(
-            text.contains("touch approved.txt") && text.contains("expires"),
+            text.contains(
+                r#"touch approved.txt # <img src=x onerror="window.__pwned = 5"> \u{202e}txt.exe"#
+            ) && text.contains("expires"),
             "{text}"
+        );
+        let live = text_of(&tab, "#live .live-run");
+        assert!(
+            live.contains(r"needed to run: touch approved.txt")
+                && live.contains(r"\u{202e}txt.exe"),
+            "{live}"
+        );
+        assert!(!live.contains('\u{202e}'), "{live}");
+        assert_eq!(eval(&tab, "typeof window.__pwned"), json!("undefined"));
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#approvals img, #live img').length"
+            ),
+            json!(0)
         );
         assert!(text_of(&tab, "#approvals h3").contains("1 pending"));
         // Read-only: nothing on the page decides.
