@@ -3,8 +3,11 @@
 
 use std::future::Future;
 
+use tokio::io::AsyncBufReadExt;
+
 use crate::{
-    args::{Cli, Command, SessionsAction},
+    approvals,
+    args::{ApprovalsAction, Cli, Command, SessionsAction},
     chat,
     client::{self, Target},
     cron,
@@ -28,18 +31,36 @@ pub async fn run(
         Command::Chat(args) => {
             let mut client = client::connect(&args.server.server).await?;
             let target = Target::new(args.agent.as_deref(), args.session.as_deref());
+            let decider = approvals::default_decider(host.env.var("USER").as_deref());
+            let stdin = tokio::io::BufReader::new(tokio::io::stdin());
             match &args.message {
+                // One message: a person at a terminal answers approvals there;
+                // piped stdin is not a person, so the run only says how to decide.
+                Some(message) if host.stdin_tty => {
+                    let mut lines = stdin.lines();
+                    let mut approver = chat::Approver::reading(&mut lines, decider);
+                    chat::run_turn_with(
+                        &mut client,
+                        &target,
+                        message,
+                        args.verbose,
+                        &mut approver,
+                        term,
+                    )
+                    .await
+                    .map(drop)
+                }
                 Some(message) => chat::run_turn(&mut client, &target, message, args.verbose, term)
                     .await
                     .map(drop),
                 None => {
-                    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
                     chat::interactive(
                         &mut client,
                         &target,
                         stdin,
                         host.stdin_tty,
                         args.verbose,
+                        &decider,
                         term,
                     )
                     .await
@@ -95,6 +116,22 @@ pub async fn run(
                 &mut client,
                 args.agent.as_deref().unwrap_or_default(),
                 action,
+                term,
+            )
+            .await
+        }
+        Command::Approvals(args) => {
+            let mut client = client::connect(&args.server.server).await?;
+            let decider = approvals::default_decider(host.env.var("USER").as_deref());
+            let action = args.action.unwrap_or(ApprovalsAction::List {
+                session: None,
+                all: false,
+            });
+            approvals::run(
+                &mut client,
+                args.agent.as_deref().unwrap_or_default(),
+                action,
+                &decider,
                 term,
             )
             .await

@@ -17,7 +17,8 @@ use crate::{client::DEFAULT_SERVER, error::EXIT_CODES_HELP};
     about,
     long_about = "OpenClaw agents from the command line: run prompt-service and agent-service \
 together (`openclaw up`), chat with an agent (`openclaw chat`), check that the services answer \
-(`openclaw status`), and inspect its sessions, prompt, context and skills.\n\nQuick start, no \
+(`openclaw status`), inspect its sessions, prompt, context and skills, and decide the commands \
+waiting for approval (`openclaw approvals`).\n\nQuick start, no \
 account or network needed: `openclaw demo`.",
     after_long_help = EXIT_CODES_HELP
 )]
@@ -51,6 +52,12 @@ pub enum Command {
     /// terminal or NO_COLOR is set). Interactive commands: /new, /context,
     /// /context detail, /preview, /help, /quit; /queue and /reasoning go to
     /// the runtime, which answers them itself.
+    ///
+    /// When a command the agent wants to run needs approval, chat shows it
+    /// (command, reason, id, expiry) and asks: answer o (once), a (always),
+    /// d (deny), or Enter to leave it pending. Interactively the next input
+    /// line answers; with -m the terminal is asked when stdin is one, else
+    /// chat prints how to decide with `openclaw approvals` and keeps waiting.
     Chat(ChatArgs),
     /// Whether the services answer and how they are set up: agent-service's
     /// address, version and readiness, prompt-service (in process or remote,
@@ -76,6 +83,16 @@ pub enum Command {
     /// expression such as "0 9 * * MON-FRI" (in --tz, else the agent's
     /// userTimezone, else UTC), "every 15m", or "at 2026-12-24T18:00:00+01:00".
     Cron(CronArgs),
+    /// List, approve or deny the commands waiting for a person, and edit
+    /// an agent's exec allowlist.
+    ///
+    /// When a command an agent wants to run is not allowlisted, its tool
+    /// call waits for a decision (until tools.exec.approvalTimeoutSec, after
+    /// which tools.exec.askFallback decides). Allow it once, allow it always
+    /// (its executables join the agent's allowlist, so the same command
+    /// runs unasked next time), or deny it (the model is told it was
+    /// refused). Every decision records who made it (--by).
+    Approvals(ApprovalsArgs),
 }
 
 impl Command {
@@ -315,6 +332,87 @@ pub enum CronAction {
     },
 }
 
+/// Flags of `openclaw approvals`.
+#[derive(Debug, Clone, Args)]
+pub struct ApprovalsArgs {
+    /// What to do [default: list the pending approvals].
+    #[command(subcommand)]
+    pub action: Option<ApprovalsAction>,
+    /// Agent id [default: the default agent].
+    #[arg(long, value_name = "ID", global = true)]
+    pub agent: Option<String>,
+    /// Where agent-service is.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `openclaw approvals ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ApprovalsAction {
+    /// The approvals waiting for a decision: id, session, state, command,
+    /// reason, and when each expires (with --all, also those decided since
+    /// the service started, with who decided).
+    List {
+        /// Only this session's approvals (a key such as `main`, or an id).
+        #[arg(long, value_name = "KEY")]
+        session: Option<String>,
+        /// Also list the approvals already decided, expired or cancelled.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Let a waiting command run (once, or with --always from now on).
+    Approve {
+        /// The approval id (from `openclaw approvals list` or the chat).
+        id: String,
+        /// Also add the command's executables to the agent's allowlist, so
+        /// the same command runs unasked next time.
+        #[arg(long)]
+        always: bool,
+        /// Who decides, recorded with the decision [default: $USER, else "cli"].
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// Refuse a waiting command: it does not run and the model is told so.
+    Deny {
+        /// The approval id.
+        id: String,
+        /// Who decides, recorded with the decision [default: $USER, else "cli"].
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// The agent's exec allowlist: commands whose executables match an
+    /// entry run without asking.
+    Allowlist {
+        /// What to do with the allowlist [default: list].
+        #[command(subcommand)]
+        action: Option<AllowlistAction>,
+    },
+}
+
+/// `openclaw approvals allowlist ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum AllowlistAction {
+    /// List the entries: those of the approvals file (with who added them
+    /// and when), then those of the config.
+    List,
+    /// Add a pattern to the approvals file: an absolute glob over resolved
+    /// executable paths, e.g. /usr/bin/git or /usr/local/bin/*.
+    Add {
+        /// The pattern (absolute).
+        pattern: String,
+        /// Who adds it, recorded with the entry [default: $USER, else "cli"].
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
+    /// Remove a pattern from the approvals file (entries of the config are
+    /// removed in the config).
+    #[command(alias = "rm")]
+    Remove {
+        /// The pattern, exactly as listed.
+        pattern: String,
+    },
+}
+
 /// Flags of `openclaw preview`.
 #[derive(Debug, Clone, Args)]
 pub struct PreviewArgs {
@@ -389,6 +487,53 @@ mod tests {
                 server: ServerArgs { ref server },
             }) if key == "main" && server == "h:1"
         ));
+        Ok(())
+    }
+
+    #[test]
+    fn approvals_defaults_to_list_and_takes_agent_anywhere() -> Result<(), clap::Error> {
+        let cli = Cli::try_parse_from(["openclaw", "approvals"])?;
+        assert!(matches!(
+            cli.command,
+            Command::Approvals(ApprovalsArgs { action: None, .. })
+        ));
+        let cli = Cli::try_parse_from([
+            "openclaw",
+            "approvals",
+            "approve",
+            "a1",
+            "--always",
+            "--agent",
+            "w",
+        ])?;
+        assert!(matches!(
+            cli.command,
+            Command::Approvals(ApprovalsArgs {
+                action: Some(ApprovalsAction::Approve { ref id, always: true, by: None }),
+                agent: Some(ref agent),
+                ..
+            }) if id == "a1" && agent == "w"
+        ));
+        let cli = Cli::try_parse_from([
+            "openclaw",
+            "approvals",
+            "--agent",
+            "w",
+            "allowlist",
+            "rm",
+            "/usr/bin/git",
+        ])?;
+        assert!(matches!(
+            cli.command,
+            Command::Approvals(ApprovalsArgs {
+                action: Some(ApprovalsAction::Allowlist {
+                    action: Some(AllowlistAction::Remove { ref pattern })
+                }),
+                ..
+            }) if pattern == "/usr/bin/git"
+        ));
+        // `deny` takes no --always.
+        assert!(Cli::try_parse_from(["openclaw", "approvals", "deny", "a1", "--always"]).is_err());
         Ok(())
     }
 }

@@ -1,15 +1,24 @@
 //! `openclaw chat`: one turn with `-m`, or a conversation read line by line
 //! from stdin. Assistant text streams to stdout as it arrives; tool calls,
 //! thinking and usage are dimmed notes on stderr.
+//!
+//! When a run asks for an exec approval, the person at the keyboard decides
+//! inline: one line of the conversation's own input (`o`nce, `a`lways,
+//! `d`eny, or empty to leave it pending) becomes a ResolveApproval call.
+//! The input is any [`AsyncBufRead`], so the same code runs on a terminal
+//! and on scripted input in tests.
+
+use std::collections::VecDeque;
 
 use openclaw_proto::agent::v1::{self as pb, disposition::Outcome, run_event::Event};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, Lines};
 
 use crate::{
+    approvals::{self, when},
     client::{Client, Target},
     error::CliError,
     inspect,
-    term::Term,
+    term::{Term, visible},
 };
 
 /// What the interactive mode understands besides plain messages.
@@ -37,13 +46,93 @@ pub struct TurnOutcome {
     pub tools: Vec<String>,
 }
 
-/// Sends one message and renders the run as it streams. A run that ends with
-/// an error event is returned as [`CliError::Run`].
+/// Who answers the approvals a run asks for, and where the answer is read.
+#[derive(Debug)]
+pub struct Approver<'a, R> {
+    /// The person's input (`None`: nobody here answers; print how to decide).
+    input: Option<&'a mut Lines<R>>,
+    /// Recorded as `decided_by`.
+    decided_by: String,
+}
+
+impl Approver<'static, tokio::io::Empty> {
+    /// Nobody answers here: an approval request prints how to decide with
+    /// `openclaw approvals` and the run keeps waiting.
+    pub fn hint_only() -> Self {
+        Self {
+            input: None,
+            decided_by: String::new(),
+        }
+    }
+}
+
+impl<'a, R: AsyncBufRead + Unpin> Approver<'a, R> {
+    /// Reads each answer as one line of `input`, deciding as `decided_by`.
+    pub fn reading(input: &'a mut Lines<R>, decided_by: impl Into<String>) -> Self {
+        Self {
+            input: Some(input),
+            decided_by: decided_by.into(),
+        }
+    }
+}
+
+/// What one line of input says about a pending approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Leave it pending (an empty line).
+    Pending,
+    /// A decision.
+    Decide(pb::ApprovalDecision),
+}
+
+impl Answer {
+    /// `o`/`once`, `a`/`always`, `d`/`deny` (any case), or empty; `None`
+    /// for anything else.
+    pub fn parse(line: &str) -> Option<Self> {
+        Some(match line.trim().to_ascii_lowercase().as_str() {
+            "" => Self::Pending,
+            "o" | "once" => Self::Decide(pb::ApprovalDecision::AllowOnce),
+            "a" | "always" => Self::Decide(pb::ApprovalDecision::AllowAlways),
+            "d" | "deny" => Self::Decide(pb::ApprovalDecision::Deny),
+            _ => return None,
+        })
+    }
+}
+
+/// The question asked for an approval.
+const APPROVAL_QUESTION: &str = "[o]nce, [a]lways, [d]eny, Enter leaves it pending: ";
+
+/// Sends one message and renders the run as it streams; an approval the run
+/// asks for is only announced, with how to decide from another terminal. A
+/// run that ends with an error event is returned as [`CliError::Run`].
 pub async fn run_turn(
     client: &mut Client,
     target: &Target,
     message: &str,
     verbose: bool,
+    term: &mut Term<'_>,
+) -> Result<TurnOutcome, CliError> {
+    run_turn_with(
+        client,
+        target,
+        message,
+        verbose,
+        &mut Approver::hint_only(),
+        term,
+    )
+    .await
+}
+
+/// [`run_turn`], with approvals decided by `approver`: each request is shown
+/// (command, reason, id, expiry) and one line of its input decides it while
+/// the run keeps streaming; an approval that ends elsewhere (another client,
+/// the timeout) stops the question.
+pub async fn run_turn_with<R: AsyncBufRead + Unpin>(
+    client: &mut Client,
+    target: &Target,
+    message: &str,
+    verbose: bool,
+    approver: &mut Approver<'_, R>,
     term: &mut Term<'_>,
 ) -> Result<TurnOutcome, CliError> {
     let request = pb::RunRequest {
@@ -59,7 +148,32 @@ pub async fn run_turn(
     let mut our_seq = 0;
     // A long final answer's beginning (`final_part` events before `final`).
     let mut final_head = String::new();
-    while let Some(event) = stream.message().await? {
+    // Approvals asked for and not yet answered here, oldest first; the first is
+    // the one the input answers.
+    let mut asking: VecDeque<pb::Approval> = VecDeque::new();
+    loop {
+        let next = match (asking.front(), approver.input.as_deref_mut()) {
+            (Some(front), Some(input)) => {
+                let front = front.clone();
+                // Both futures are cancel safe: a line or a message that loses
+                // the race stays buffered for the next round.
+                tokio::select! {
+                    line = input.next_line() => {
+                        let line = line?;
+                        if answer_line(client, target, &front, line, &approver.decided_by, term).await? {
+                            asking.pop_front();
+                            if let Some(next) = asking.front() {
+                                ask(next, term)?;
+                            }
+                        }
+                        continue;
+                    }
+                    message = stream.message() => message?,
+                }
+            }
+            _ => stream.message().await?,
+        };
+        let Some(event) = next else { break };
         let Some(event) = event.event else { continue };
         if thinking && !matches!(event, Event::ThinkingDelta(_)) {
             term.end_err_line()?;
@@ -97,7 +211,8 @@ pub async fn run_turn(
                 } else {
                     tool.summary.clone()
                 };
-                term.note(&format!("· {summary}"))?;
+                // A summary quotes the model's arguments (a command): shown escaped.
+                term.note(&format!("· {}", visible(&summary)))?;
                 outcome.tools.push(tool.name);
             }
             Event::ToolFinished(tool) => term.note(&tool_finished_note(&tool))?,
@@ -126,15 +241,25 @@ pub async fn run_turn(
                     }
                 }
             }
-            Event::ApprovalRequested(approval) => term.note(&format!(
-                "· approval {} needed to run: {} ({}); decide with `openclaw approvals approve {} [--always]` or `openclaw approvals deny {}`",
-                approval.id, approval.command, approval.reason, approval.id, approval.id
-            ))?,
-            Event::ApprovalResolved(approval) => term.note(&format!(
-                "· approval {}: {}",
-                approval.id,
-                approval_state_word(approval.state())
-            ))?,
+            Event::ApprovalRequested(approval) => {
+                term.note(&requested_note(&approval))?;
+                if approver.input.is_some() {
+                    if asking.is_empty() {
+                        ask(&approval, term)?;
+                    }
+                    asking.push_back(approval);
+                } else {
+                    term.note(&how_to_decide(&approval.id))?;
+                }
+            }
+            Event::ApprovalResolved(approval) => {
+                let asked_first = asking.front().is_some_and(|a| a.id == approval.id);
+                asking.retain(|a| a.id != approval.id);
+                term.note(&resolved_note(&approval))?;
+                if asked_first && let Some(next) = asking.front() {
+                    ask(next, term)?;
+                }
+            }
             // Only a WatchSession carries these; a Run stream never does.
             Event::SystemEvent(_) => {}
             Event::Handoff(handoff) => term.note(&format!(
@@ -195,6 +320,92 @@ pub async fn run_turn(
     })
 }
 
+/// Answers `approval` with one line of input (`None`: the input ended).
+/// True when nothing more is to be asked about it: decided here, left
+/// pending, refused by the server, or no more input; false to ask again.
+async fn answer_line(
+    client: &mut Client,
+    target: &Target,
+    approval: &pb::Approval,
+    line: Option<String>,
+    decided_by: &str,
+    term: &mut Term<'_>,
+) -> Result<bool, CliError> {
+    let Some(line) = line else {
+        term.note(&format!("· end of input; {}", how_to_decide(&approval.id)))?;
+        return Ok(true);
+    };
+    let decision = match Answer::parse(&line) {
+        None => {
+            term.note(&format!("· {:?} is not an answer", line.trim()))?;
+            ask(approval, term)?;
+            return Ok(false);
+        }
+        Some(Answer::Pending) => {
+            term.note(&format!("· left pending; {}", how_to_decide(&approval.id)))?;
+            return Ok(true);
+        }
+        Some(Answer::Decide(decision)) => decision,
+    };
+    // The approval's own agent and session route the call.
+    let route = Target {
+        agent: approval.agent_id.clone(),
+        session: if approval.session_key.is_empty() {
+            target.session.clone()
+        } else {
+            approval.session_key.clone()
+        },
+    };
+    if let Err(error) = approvals::resolve(client, &route, &approval.id, decision, decided_by).await
+    {
+        match error {
+            CliError::Io(error) => return Err(CliError::Io(error)),
+            error => term.message(&format!("error: approval {}: {error}", approval.id))?,
+        }
+    }
+    Ok(true)
+}
+
+/// Asks the person about `approval` (the answer's Enter ends the line).
+fn ask(approval: &pb::Approval, term: &mut Term<'_>) -> Result<(), CliError> {
+    term.prompt(&format!(
+        "  allow {}? {APPROVAL_QUESTION}",
+        visible(&approval.id)
+    ))?;
+    Ok(())
+}
+
+/// An approval request: the command, why, its id and when it expires.
+fn requested_note(approval: &pb::Approval) -> String {
+    format!(
+        "· approval {} needed to run: {}\n  why: {}\n  expires: {}",
+        visible(&approval.id),
+        visible(&approval.command),
+        visible(&approval.reason),
+        when(approval.expires_at.as_ref())
+    )
+}
+
+/// How to decide from another terminal.
+fn how_to_decide(id: &str) -> String {
+    format!(
+        "decide with `openclaw approvals approve {id} [--always]` or `openclaw approvals deny {id}`"
+    )
+}
+
+/// How an approval ended, and who decided.
+fn resolved_note(approval: &pb::Approval) -> String {
+    let mut note = format!(
+        "· approval {}: {}",
+        visible(&approval.id),
+        approval_state_word(approval.state())
+    );
+    if !approval.decided_by.is_empty() {
+        note.push_str(&format!(" by {}", visible(&approval.decided_by)));
+    }
+    note
+}
+
 /// How an approval ended, in words.
 pub(crate) fn approval_state_word(state: pb::ApprovalState) -> &'static str {
     match state {
@@ -211,12 +422,16 @@ pub(crate) fn approval_state_word(state: pb::ApprovalState) -> &'static str {
 /// A conversation: every line of `input` is a message or a `/command`,
 /// until `/quit` or the end of input. Errors are printed and the
 /// conversation goes on; only a broken terminal ends it early.
+///
+/// An approval a run asks for is answered by the next line of `input`,
+/// decided as `decided_by`.
 pub async fn interactive<R: AsyncBufRead + Unpin>(
     client: &mut Client,
     target: &Target,
     input: R,
     show_prompt: bool,
     verbose: bool,
+    decided_by: &str,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let session = if target.session.is_empty() {
@@ -247,9 +462,12 @@ pub async fn interactive<R: AsyncBufRead + Unpin>(
             "/preview" => {
                 inspect::preview(client, target, prompt_server::PreviewFormat::Text, term).await
             }
-            message => run_turn(client, target, message, verbose, term)
-                .await
-                .map(drop),
+            message => {
+                let mut approver = Approver::reading(&mut lines, decided_by);
+                run_turn_with(client, target, message, verbose, &mut approver, term)
+                    .await
+                    .map(drop)
+            }
         };
         match result {
             Ok(()) => {}
@@ -336,9 +554,14 @@ fn compaction_note(c: &pb::Compaction) -> Option<String> {
 fn tool_finished_note(tool: &pb::ToolFinished) -> String {
     if tool.is_error {
         let first = tool.output.lines().next().unwrap_or_default();
-        format!("· {} ✗ ({} ms): {first}", tool.name, tool.duration_ms)
+        format!(
+            "· {} ✗ ({} ms): {}",
+            visible(&tool.name),
+            tool.duration_ms,
+            visible(first)
+        )
     } else {
-        format!("· {} ✓ ({} ms)", tool.name, tool.duration_ms)
+        format!("· {} ✓ ({} ms)", visible(&tool.name), tool.duration_ms)
     }
 }
 

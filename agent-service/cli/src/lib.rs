@@ -3,7 +3,7 @@
 //! prompt-service over gRPC, as deployed), `demo` adds the offline scripted
 //! model and a first turn, and the other commands are a gRPC client of the
 //! AgentService API (`chat`, `status`, `setup`, `agents`, `sessions`,
-//! `preview`, `context`, `skills`).
+//! `preview`, `context`, `skills`, `cron`, `approvals`).
 //!
 //! It is not where agent or prompt logic lives: it starts the servers of
 //! `agent-server` and `prompt-server` and prints what the API returns.
@@ -12,6 +12,7 @@
 //! tests drive the same functions `main` does.
 
 mod app;
+pub mod approvals;
 mod args;
 pub mod chat;
 pub mod client;
@@ -27,8 +28,9 @@ pub mod up;
 
 pub use app::run;
 pub use args::{
-    ChatArgs, Cli, Command, ContextArgs, CronAction, CronArgs, DemoArgs, ObserveArgs, PreviewArgs,
-    ServerArgs, SessionsAction, SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
+    AllowlistAction, ApprovalsAction, ApprovalsArgs, ChatArgs, Cli, Command, ContextArgs,
+    CronAction, CronArgs, DemoArgs, ObserveArgs, PreviewArgs, ServerArgs, SessionsAction,
+    SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
 };
 pub use error::{CliError, EXIT_CODES_HELP};
-pub use term::{Style, Term, table};
+pub use term::{Style, Term, table, visible};

@@ -6,8 +6,22 @@ use std::{io::IsTerminal, process::ExitCode, sync::Arc};
 use clap::Parser;
 use openclaw_cli::{Cli, Style, Term, up::Host};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::from(70);
+        }
+    };
+    let code = runtime.block_on(run());
+    // A read of the terminal can still be waiting (an approval question that was
+    // answered elsewhere): it cannot be cancelled, and the command is done.
+    runtime.shutdown_background();
+    code
+}
+
+async fn run() -> ExitCode {
     let cli = Cli::parse();
     let redactor = openclaw_secrets::Redactor::new();
     if let Some(observe) = cli.command.observe() {

@@ -161,6 +161,43 @@ impl<'a> Term<'a> {
     }
 }
 
+/// `text` with every character that could change how a terminal shows the
+/// rest written as a visible escape: control characters (`\n`, `\r`, `\t`,
+/// ESC and the others, as `\n`, `\r`, `\t` or `\u{1b}`) and the Unicode
+/// format characters that reorder or hide text (bidi overrides and
+/// isolates, zero-width characters). For text a person must read exactly,
+/// such as a command waiting for their approval: what they see is the
+/// command, byte for byte, never a line an escape sequence redrew.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || is_hiding_format(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Format characters that reorder, join or hide text on display.
+fn is_hiding_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{061c}'
+            | '\u{00ad}'
+    )
+}
+
 /// Left-aligned columns, two spaces apart (the last column is not padded).
 pub fn table(rows: &[Vec<String>]) -> Vec<String> {
     let mut widths: Vec<usize> = Vec::new();
@@ -201,6 +238,20 @@ mod tests {
         assert!(!Style::detect(Some("1"), true, true).color);
         assert!(!Style::detect(None, false, true).color);
         assert!(!Style::detect(None, true, false).color);
+    }
+
+    #[test]
+    fn visible_escapes_what_would_redraw_or_reorder_a_line() {
+        assert_eq!(visible("ls -l"), "ls -l");
+        assert_eq!(
+            visible("rm -rf ~\r\x1b[2Kls\nx\ty"),
+            "rm -rf ~\\r\\u{1b}[2Kls\\nx\\ty"
+        );
+        assert_eq!(
+            visible("a\u{202e}b\u{200b}c\u{7f}"),
+            "a\\u{202e}b\\u{200b}c\\u{7f}"
+        );
+        assert_eq!(visible("café ✓"), "café ✓");
     }
 
     #[test]

@@ -101,7 +101,9 @@ function route() {
   for (const id of ["transcript", "layers", "cache"]) $(id).hidden = id !== tab;
   if (changed) {
     clear($("live"));
+    clear($("approvals")).hidden = true;
     watch();
+    loadApprovals().catch(showError);
     loadSessions().catch(showError);
     state.turn = null; state.breakTurn = null;
   }
@@ -240,6 +242,42 @@ function pairResults(list, box) {
   }
 }
 
+// ---- exec approvals (read-only: deciding is for the CLI, chat or the API) ----
+
+// A command is model output a person is asked about: characters that would hide, reorder or
+// break its text (controls, bidi overrides and isolates, zero-width ones) are shown as escapes.
+function visible(text) {
+  return String(text || "").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g,
+    (c) => "\\u{" + c.codePointAt(0).toString(16) + "}");
+}
+
+async function loadApprovals() {
+  const { agent, key } = state;
+  const { approvals } = await api("/api/approvals", { agent: agent || undefined, key });
+  if (agent !== state.agent || key !== state.key) return; // another session opened meanwhile
+  const box = clear($("approvals"));
+  box.hidden = approvals.length === 0;
+  if (!approvals.length) return;
+  const pending = approvals.filter((a) => a.state === "pending").length;
+  const rows = approvals.map((a) => {
+    const last = a.state === "pending"
+      ? `expires ${when(a.expires_at_ms)}`
+      : when(a.decided_at_ms) + (a.decided_by ? ` by ${visible(a.decided_by)}` : "");
+    return el("tr", { class: "approval " + a.state.replace(/ /g, "-"), "data-approval-id": a.id, "data-state": a.state },
+      el("td", { class: "mono" }, a.id),
+      el("td", null, a.state + (a.state === "expired" ? (a.fallback_allowed ? " (ran)" : " (refused)") : "")),
+      el("td", { class: "mono command" }, visible(a.command)),
+      el("td", null, visible(a.reason)),
+      el("td", null, last));
+  });
+  box.append(
+    el("h3", null, `Exec approvals · ${pending} pending`),
+    el("div", { class: "muted" }, "Decide with `openclaw approvals approve|deny ID`, /approve in chat, or ResolveApproval."),
+    el("table", null,
+      el("thead", null, el("tr", null, ["id", "state", "command", "reason", "expires / decided"].map((h) => el("th", null, h)))),
+      el("tbody", null, rows)));
+}
+
 // ---- live events ----
 
 function watch() {
@@ -269,7 +307,7 @@ function watch() {
       (d.prefix_changed ? ` changed (${d.changed_sections.join(", ")})` : ""));
   });
   source.addEventListener("text", (e) => { if (run) run.reply.append(document.createTextNode(JSON.parse(e.data).text)); });
-  source.addEventListener("tool_started", (e) => { const d = JSON.parse(e.data); line(`tool ${d.summary || d.name} started`); });
+  source.addEventListener("tool_started", (e) => { const d = JSON.parse(e.data); line(`tool ${visible(d.summary || d.name)} started`); });
   source.addEventListener("tool_finished", (e) => {
     const d = JSON.parse(e.data);
     line(`tool ${d.name} finished in ${d.duration_ms} ms${d.is_error ? " with an error" : ""}`);
@@ -278,6 +316,16 @@ function watch() {
   source.addEventListener("message_rejected", (e) => { const d = JSON.parse(e.data); line(`message ${d.seq} not answered: ${d.reason}`); });
   source.addEventListener("handoff", (e) => { const d = JSON.parse(e.data); line(`${d.messages} message(s) handed to run ${d.next_run}`); });
   source.addEventListener("lagged", (e) => line(`missed ${JSON.parse(e.data).missed} events`));
+  source.addEventListener("approval_requested", (e) => {
+    const d = JSON.parse(e.data);
+    line(`approval ${d.id} needed to run: ${visible(d.command)}`);
+    loadApprovals().catch(showError);
+  });
+  source.addEventListener("approval_resolved", (e) => {
+    const d = JSON.parse(e.data);
+    line(`approval ${d.id}: ${d.state}` + (d.decided_by ? ` by ${visible(d.decided_by)}` : ""));
+    loadApprovals().catch(showError);
+  });
   const finished = () => {
     loadSessions().catch(showError);
     if (state.tab === "transcript") loadTranscript().catch(showError);

@@ -54,6 +54,7 @@ pub fn router(state: State, auth: auth::Auth) -> Router {
         .route("/api/turns", get(turns))
         .route("/api/layers", get(layers_of))
         .route("/api/cache-break", get(cache_break))
+        .route("/api/approvals", get(approvals_of))
         .route("/api/events", get(events_of))
         .fallback(not_found)
         .with_state(state)
@@ -254,6 +255,25 @@ impl SessionQuery {
         state.observer.observe(&info).await;
         Ok(info)
     }
+}
+
+/// A session's exec approvals: pending ones (oldest first), then those decided since the
+/// service started (newest first). Read-only: deciding is for the API, the CLI or chat.
+async fn approvals_of(
+    Extract(state): Extract<State>,
+    Query(query): Query<SessionQuery>,
+) -> ApiResult {
+    let info = query.info(&state).await?;
+    let approvals = state
+        .runtime
+        .list_approvals(&info.agent_id, info.key.as_str(), true)
+        .map_err(|e| ApiError::of(&state.runtime, e))?;
+    let approvals: Vec<Value> = approvals.iter().map(events::approval_json).collect();
+    Ok(Json(json!({
+        "agent_id": info.agent_id,
+        "key": info.key.as_str(),
+        "approvals": approvals,
+    })))
 }
 
 #[derive(Debug, Deserialize)]

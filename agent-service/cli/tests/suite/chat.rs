@@ -135,7 +135,16 @@ async fn interactive_reads_messages_and_commands() {
     let mut client = demo.client().await;
     let input: &[u8] = b"/help\n\nhello\n/context\n/queue followup\n/new\n/quit\nnever sent\n";
     let (result, rec) = capture(async |term| {
-        chat::interactive(&mut client, &Target::default(), input, false, false, term).await
+        chat::interactive(
+            &mut client,
+            &Target::default(),
+            input,
+            false,
+            false,
+            "tester",
+            term,
+        )
+        .await
     })
     .await;
     result.expect("conversation");

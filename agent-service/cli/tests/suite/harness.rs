@@ -27,11 +27,24 @@ pub struct DemoStack {
 
 impl DemoStack {
     pub async fn start() -> Self {
+        Self::start_scripted(None).await
+    }
+
+    /// The demo stack whose scripted model plays `script` (JSON5) instead of
+    /// the demo's.
+    pub async fn start_with_script(script: &str) -> Self {
+        Self::start_scripted(Some(script)).await
+    }
+
+    async fn start_scripted(script: Option<&str>) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let host = host(dir.path());
         let settings = up::resolve_settings(None, None, true, &host).expect("settings");
         let files = demo::write_demo_files(&settings.config_path).expect("demo files");
         assert!(files.config_written && files.script_written, "{files:?}");
+        if let Some(script) = script {
+            std::fs::write(&files.script_path, script).expect("write the script");
+        }
         let listeners = Listeners {
             prompt: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
             agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),

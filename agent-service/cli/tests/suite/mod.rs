@@ -1,3 +1,4 @@
+mod approvals;
 mod binary;
 mod chat;
 mod cron;

@@ -330,6 +330,82 @@ async fn the_event_stream_carries_a_live_run() {
     assert!(seen.contains(r#""text":"Streaming reply here""#), "{seen}");
 }
 
+/// A session's exec approvals: the pending one while its tool call waits, then the same
+/// one decided, with who decided; a session that does not exist is 404, no key is 400.
+#[tokio::test]
+async fn the_approvals_of_a_session() {
+    use openclaw_proto::agent::v1::{self as pb, run_event::Event};
+    let h = Inspected::start(&[]).await;
+    h.create_main_session().await;
+    let (_, empty) = h.get(&format!("/api/approvals?{}", main_session())).await;
+    assert_eq!(empty["approvals"], json!([]), "{empty}");
+    h.fake.push_all([
+        FakeReply::tool_call("call-1", "exec", json!({ "command": "touch waited.txt" })),
+        FakeReply::text("Done."),
+    ]);
+    let mut client = h.client().await;
+    let mut stream = client
+        .run(pb::RunRequest {
+            message: "Make the file.".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("run")
+        .into_inner();
+    let approval = loop {
+        let event = stream
+            .message()
+            .await
+            .expect("stream")
+            .expect("an approval request");
+        if let Some(Event::ApprovalRequested(a)) = event.event {
+            break a;
+        }
+    };
+    let body = h.ok(&format!("/api/approvals?{}", main_session())).await;
+    assert_eq!(body["key"], KEY, "{body}");
+    let listed = body["approvals"].as_array().expect("approvals");
+    assert_eq!(listed.len(), 1, "{body}");
+    assert_eq!(listed[0]["id"], approval.id.as_str());
+    assert_eq!(listed[0]["state"], "pending");
+    assert_eq!(listed[0]["command"], "touch waited.txt");
+    assert_eq!(listed[0]["session_key"], KEY);
+    assert!(
+        listed[0]["expires_at_ms"].as_i64().unwrap_or_default() > 0,
+        "{body}"
+    );
+    assert!(!h.path("state/workspace/waited.txt").exists());
+
+    client
+        .resolve_approval(pb::ResolveApprovalRequest {
+            session: None,
+            id: approval.id.clone(),
+            decision: pb::ApprovalDecision::Deny as i32,
+            decided_by: "ada".into(),
+        })
+        .await
+        .expect("deny");
+    while stream.message().await.expect("stream").is_some() {}
+    let body = h.ok(&format!("/api/approvals?{}", main_session())).await;
+    let listed = body["approvals"].as_array().expect("approvals");
+    assert_eq!(listed.len(), 1, "{body}");
+    assert_eq!(listed[0]["state"], "denied");
+    assert_eq!(listed[0]["decided_by"], "ada");
+    assert!(!h.path("state/workspace/waited.txt").exists());
+
+    let (status, body) = h.get("/api/approvals?agent=main&key=agent:main:nope").await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = h.get("/api/approvals?agent=main").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("key:"),
+        "{body}"
+    );
+}
+
 /// With tokens, nothing passes without one: a bearer header or the cookie `/?token=` sets.
 /// Every answer carries the Content-Security-Policy; nothing but GET is routed.
 #[tokio::test]

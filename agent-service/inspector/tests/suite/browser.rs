@@ -1,6 +1,6 @@
 //! The page in headless Chromium (installed from Debian's packages by the test itself): the
 //! session list, a transcript with a tool call beside its result, a run appearing live, the
-//! layers of a prompt, a cache break's diff, and a message that tries to run script shown as
+//! layers of a prompt, a cache break's diff, an exec approval pending then decided, and a message that tries to run script shown as
 //! text. A screenshot of each view is written (see [`screenshots`]); the README links the
 //! committed ones in `screenshots/`.
 
@@ -15,6 +15,10 @@ use super::harness::{Inspected, KEY};
 
 /// What the hostile message tries: run script, by a tag and by an event handler.
 const INJECTION: &str = r#"Look: <script>window.__pwned = 1; document.title = "pwned";</script><img src="x" onerror="window.__pwned = 2; document.title = 'pwned'"> <b>bold?</b>"#;
+
+/// A command waiting for approval that carries markup and a bidi override.
+const APPROVAL_COMMAND: &str =
+    "touch approved.txt # <img src=x onerror=\"window.__pwned = 5\"> \u{202e}txt.exe";
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -307,5 +311,93 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
             ("Always answer in English.", "Always answer in French.")
         );
         screenshot(&tab, "cache-breaks.png");
+    });
+
+    // A command waiting for a person appears in the session view as it is asked, read-only,
+    // and shows the decision once it is made elsewhere.
+    h.fake.push_all([
+        FakeReply::tool_call("call-2", "exec", json!({ "command": APPROVAL_COMMAND })),
+        FakeReply::text("Made it."),
+    ]);
+    let mut client = h.client().await;
+    let mut stream = client
+        .run(openclaw_proto::agent::v1::RunRequest {
+            message: "Make the file.".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("run")
+        .into_inner();
+    let approval = loop {
+        let event = stream
+            .message()
+            .await
+            .expect("event")
+            .expect("an approval request");
+        if let Some(openclaw_proto::agent::v1::run_event::Event::ApprovalRequested(a)) = event.event
+        {
+            break a;
+        }
+    };
+    let row = format!("#approvals tr[data-approval-id={:?}]", approval.id);
+    tokio::task::block_in_place(|| {
+        until(
+            &tab,
+            &format!("(document.querySelector({row:?}) || {{}}).dataset?.state === 'pending'"),
+            "the pending approval in the session view",
+        );
+        let text = text_of(&tab, &row);
+        // Shown as text, with the bidi override as an escape; nothing of it ran.
+        assert!(
+            text.contains(
+                r#"touch approved.txt # <img src=x onerror="window.__pwned = 5"> \u{202e}txt.exe"#
+            ) && text.contains("expires"),
+            "{text}"
+        );
+        let live = text_of(&tab, "#live .live-run");
+        assert!(
+            live.contains(r"needed to run: touch approved.txt")
+                && live.contains(r"\u{202e}txt.exe"),
+            "{live}"
+        );
+        assert!(!live.contains('\u{202e}'), "{live}");
+        assert_eq!(eval(&tab, "typeof window.__pwned"), json!("undefined"));
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#approvals img, #live img').length"
+            ),
+            json!(0)
+        );
+        assert!(text_of(&tab, "#approvals h3").contains("1 pending"));
+        // Read-only: nothing on the page decides.
+        assert_eq!(
+            eval(
+                &tab,
+                "document.querySelectorAll('#approvals button, #approvals form, #approvals input').length"
+            ),
+            json!(0)
+        );
+        screenshot(&tab, "approvals.png");
+    });
+    client
+        .resolve_approval(openclaw_proto::agent::v1::ResolveApprovalRequest {
+            session: None,
+            id: approval.id.clone(),
+            decision: openclaw_proto::agent::v1::ApprovalDecision::AllowOnce as i32,
+            decided_by: "ada".into(),
+        })
+        .await
+        .expect("allow once");
+    while stream.message().await.expect("event").is_some() {}
+    tokio::task::block_in_place(|| {
+        until(
+            &tab,
+            &format!("(document.querySelector({row:?}) || {{}}).dataset?.state === 'allowed once'"),
+            "the decision in the session view",
+        );
+        let text = text_of(&tab, &row);
+        assert!(text.contains("by ada"), "{text}");
+        assert!(text_of(&tab, "#approvals h3").contains("0 pending"));
     });
 }
