@@ -45,6 +45,6 @@ mod engine;
 mod isolation;
 mod lifetime;
 
-pub use engine::{Bubblewrap, Unusable};
+pub use engine::{Bubblewrap, Unusable, locate};
 pub use isolation::{Access, Isolation, Limits, Mount, Network, new_session};
 pub use lifetime::{Containment, Lifetime};

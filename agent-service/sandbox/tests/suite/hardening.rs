@@ -42,7 +42,14 @@ fn the_sandboxs_pid_1_carries_no_variable_of_the_service_but_path() {
     assert_eq!(names, ["PATH"], "{shown}");
     // The test's own variables (the service's, in production) are nowhere to be read.
     let own = [
-        "PATH", "HOME", "TMPDIR", "LANG", "TERM", "PAGER", "GIT_PAGER", "PWD",
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "TERM",
+        "PAGER",
+        "GIT_PAGER",
+        "PWD",
     ];
     for (name, _) in std::env::vars().filter(|(name, _)| !own.contains(&name.as_str())) {
         assert!(
@@ -174,7 +181,10 @@ fn a_file_beyond_the_file_size_limit_is_cut_short() {
     );
     let shown = text(&out);
     assert!(shown.contains("status=153"), "SIGXFSZ: {shown}");
-    assert_eq!(fs::metadata(dir.path().join("big.bin")).unwrap().len(), 1 << 20);
+    assert_eq!(
+        fs::metadata(dir.path().join("big.bin")).unwrap().len(),
+        1 << 20
+    );
 }
 
 #[test]

@@ -11,7 +11,10 @@ use openclaw_sandbox::{Containment, Lifetime};
 
 /// A number no other process has in its command line.
 fn marker(salt: u32) -> String {
-    format!("{}", 5_000_000 + salt * 100_000 + std::process::id() % 100_000)
+    format!(
+        "{}",
+        5_000_000 + salt * 100_000 + std::process::id() % 100_000
+    )
 }
 
 /// Host pids of the processes whose command line holds `marker`.
@@ -96,7 +99,9 @@ fn everything_a_command_started_dies_with_the_thread_that_started_it() {
     .join()
     .unwrap();
     let mark = marker(3);
-    wait_until("every sleep died with the thread", || running(&mark).is_empty());
+    wait_until("every sleep died with the thread", || {
+        running(&mark).is_empty()
+    });
     // Reap the command, which the ended thread left behind.
     let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
 }
@@ -106,7 +111,10 @@ fn a_command_sees_its_own_processes_and_not_the_services() {
     let out = Lifetime::host()
         .command(
             OsStr::new("sh"),
-            &[OsStr::new("-c"), OsStr::new("echo $$; ls /proc | grep -c '^[0-9]'")],
+            &[
+                OsStr::new("-c"),
+                OsStr::new("echo $$; ls /proc | grep -c '^[0-9]'"),
+            ],
         )
         .output()
         .unwrap();

@@ -86,10 +86,7 @@ async fn a_timeout_kills_the_command_and_its_children() {
 async fn cancellation_kills_the_command_and_ends_the_turn() {
     let f = Fixture::new();
     let cancel = f.ctx.cancel.clone();
-    let call = f.call(
-        &ExecTool,
-        json!({ "command": "sleep 3002 & sleep 30" }),
-    );
+    let call = f.call(&ExecTool, json!({ "command": "sleep 3002 & sleep 30" }));
     let canceller = async {
         super::eventually("the child to start", || sleeping("3002")).await;
         cancel.cancel();

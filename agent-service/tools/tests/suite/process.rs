@@ -159,7 +159,10 @@ async fn dropping_the_registry_kills_what_it_still_runs() {
         )
         .await,
     );
-    eventually("the children to start", || sleeping("3012") && sleeping("3013")).await;
+    eventually("the children to start", || {
+        sleeping("3012") && sleeping("3013")
+    })
+    .await;
     let Fixture { ctx, .. } = f;
     drop(ctx);
     eventually("the children to die with the registry", || {
@@ -248,7 +251,10 @@ async fn a_kill_reaches_processes_that_left_the_commands_group() {
         )
         .await,
     );
-    eventually("the children to start", || sleeping("3014") && sleeping("3015")).await;
+    eventually("the children to start", || {
+        sleeping("3014") && sleeping("3015")
+    })
+    .await;
     let killed = f
         .call(&ProcessTool, json!({ "action": "kill", "id": "proc-1" }))
         .await;
