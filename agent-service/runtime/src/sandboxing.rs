@@ -45,8 +45,12 @@ impl Engine {
                 user_namespace,
                 "host commands run in pid namespaces of their own, killed with the service"
             ),
-            Containment::GroupOnly { reason } => tracing::warn!(
+            Containment::GroupOnly {
+                parent_death,
+                reason,
+            } => tracing::warn!(
                 %reason,
+                parent_death,
                 "host commands run in process groups only: a process that leaves its group \
                  outlives its command and the service"
             ),

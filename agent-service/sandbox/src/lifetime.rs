@@ -20,10 +20,11 @@
 //! `sudo` do not raise privileges).
 //!
 //! [`Lifetime::detect`] tries both forms once; when neither works (a container whose seccomp
-//! profile refuses `unshare`, user namespaces disabled), commands run in a process group with a
-//! parent-death signal only ([`Containment::GroupOnly`]): the group is killed with the command
-//! and the command's first process dies with the service, but a process that leaves the group
-//! survives both. The reason is logged at start-up.
+//! profile refuses `unshare`, user namespaces disabled, a `setpriv` or `unshare` without these
+//! options), commands run in a process group only ([`Containment::GroupOnly`]), with the
+//! parent-death signal when `setpriv` can set it: the group is killed with the command and the
+//! command's first process dies with the service, but a process that leaves the group survives
+//! both. The reason is logged at start-up.
 
 use std::ffi::OsStr;
 use std::process::{Command, Stdio};
@@ -44,8 +45,11 @@ pub enum Containment {
         /// Whether a user namespace comes with it (the service is not root).
         user_namespace: bool,
     },
-    /// A process group and a parent-death signal only: processes that leave the group survive.
+    /// A process group only: processes that leave the group survive.
     GroupOnly {
+        /// Whether the command's first process gets a parent-death signal (`setpriv` can set
+        /// it).
+        parent_death: bool,
         /// Why no pid namespace could be made.
         reason: String,
     },
@@ -72,9 +76,18 @@ impl Lifetime {
                 Err(why) => reason = why,
             }
         }
+        let reason = format!("unshare cannot make a pid namespace here: {reason}");
+        let with_parent_death = Self {
+            containment: Containment::GroupOnly {
+                parent_death: true,
+                reason: reason.clone(),
+            },
+        };
+        let parent_death = probe(&mut with_parent_death.command(OsStr::new("true"), &[])).is_ok();
         Self {
             containment: Containment::GroupOnly {
-                reason: format!("unshare cannot make a pid namespace here: {reason}"),
+                parent_death,
+                reason,
             },
         }
     }
@@ -90,10 +103,11 @@ impl Lifetime {
         HOST.get_or_init(Self::detect)
     }
 
-    /// Commands in a process group only, whatever the host could do.
+    /// Commands in a process group only (no parent-death signal), whatever the host could do.
     pub fn group_only(reason: impl Into<String>) -> Self {
         Self {
             containment: Containment::GroupOnly {
+                parent_death: false,
                 reason: reason.into(),
             },
         }
@@ -105,10 +119,20 @@ impl Lifetime {
     }
 
     /// `program args...` in a new session (see [`new_session`]: killing the process group whose
-    /// id is the child's pid kills the command), dying with the thread that spawns it, and in a
-    /// pid namespace of its own when the host allows one. The returned command inherits the
+    /// id is the child's pid kills the command), dying with the thread that spawns it when the
+    /// host's `setpriv` can arrange that, and in a pid namespace of its own when the host allows
+    /// one. The returned command inherits the
     /// caller's environment, working directory and standard streams as usual.
     pub fn command(&self, program: &OsStr, args: &[&OsStr]) -> Command {
+        let parent_death = match self.containment {
+            Containment::PidNamespace { .. } => true,
+            Containment::GroupOnly { parent_death, .. } => parent_death,
+        };
+        if !parent_death {
+            let mut command = new_session(program);
+            command.args(args);
+            return command;
+        }
         let mut command = new_session(OsStr::new(SETPRIV));
         command.args(["--pdeathsig", "KILL"]);
         if let Containment::PidNamespace { user_namespace } = self.containment {
