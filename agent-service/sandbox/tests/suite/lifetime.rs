@@ -91,10 +91,10 @@ fn everything_a_command_started_dies_with_the_thread_that_started_it() {
     // takes its threads with it, so a thread that ends here stands for the service.
     let mark = marker(3);
     let script = format!("setsid -f sleep {mark}; (sleep {mark} &); sleep {mark}");
-    let pid = std::thread::spawn(move || {
+    let mut child = std::thread::spawn(move || {
         let child = spawn(Lifetime::host(), &script);
         wait_until("the sleeps started", || running(&mark).len() >= 4);
-        child.id()
+        child
     })
     .join()
     .unwrap();
@@ -102,8 +102,12 @@ fn everything_a_command_started_dies_with_the_thread_that_started_it() {
     wait_until("every sleep died with the thread", || {
         running(&mark).is_empty()
     });
-    // Reap the command, which the ended thread left behind.
-    let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "the parent-death signal"
+    );
 }
 
 #[test]
