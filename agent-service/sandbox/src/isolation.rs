@@ -105,11 +105,13 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// 512 processes, 8 GiB of address space per process, 4 GiB per file, an hour of CPU
+    /// 512 processes, 16 GiB of address space per process, 4 GiB per file, an hour of CPU
     /// per process: far beyond builds and test runs, well short of taking the host down.
+    /// Address space is not memory use: V8 (WebAssembly) and the JVM reserve gigabytes they
+    /// never touch, which a tighter default would refuse.
     pub const DEFAULT: Limits = Limits {
         processes: Some(512),
-        address_space_bytes: Some(8 << 30),
+        address_space_bytes: Some(16 << 30),
         file_size_bytes: Some(4 << 30),
         cpu_seconds: Some(3600),
     };

@@ -1,7 +1,8 @@
 //! The agent-service binary against commands that reach for what is not theirs: the service's
 //! environment (where provider keys and tokens live) through `/proc`, from a sandbox and from
 //! the host; and commands that try to outlive their session, their `process kill` or the
-//! service itself (reset, delete, `setsid -f`, SIGKILL of the service).
+//! service itself (reset, delete, `setsid -f`, SIGKILL of the service), and hook commands that
+//! leave processes behind.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -358,4 +359,38 @@ async fn nothing_a_session_started_outlives_a_sigkill_of_the_service() {
     .await;
     foreground.abort();
     assert!(std::fs::symlink_metadata(&marker).is_err());
+}
+
+#[tokio::test]
+async fn nothing_a_hook_command_started_outlives_it() {
+    let h = super::harness::Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"hooks: { bootstrap: [{ command: ["hooks/detach.sh"] }] },"#,
+    )
+    .await;
+    let script = h.service.path("state/workspace/hooks/detach.sh");
+    std::fs::create_dir_all(script.parent().expect("parent")).expect("mkdir");
+    // A valid bootstrap hook (it answers with its request) that leaves two sleeps behind, one
+    // of them outside its process group.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsetsid -f sleep 3301 >/dev/null 2>&1\n(sleep 3302 >/dev/null 2>&1 &)\nexec cat\n",
+    )
+    .expect("script");
+    let executable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&script, executable).expect("chmod");
+    h.service
+        .client()
+        .await
+        .preview_prompt(pb::PreviewPromptRequest {
+            session: session_key(HOST),
+            channel: None,
+        })
+        .await
+        .expect("preview");
+    eventually("the hook's leftovers to die with it", || {
+        !sleeping("3301") && !sleeping("3302")
+    })
+    .await;
 }

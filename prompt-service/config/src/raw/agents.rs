@@ -250,7 +250,7 @@ pub struct SandboxLimits {
     /// when the service runs as root (the kernel exempts uid 0).
     #[schemars(range(max = 4_194_304))]
     pub processes: Option<u64>,
-    /// Address space of each process, in MiB (default 8192); a larger allocation fails.
+    /// Address space of each process, in MiB (default 16384); a larger allocation fails.
     #[schemars(range(max = 1_073_741_824))]
     pub address_space_mb: Option<u64>,
     /// Largest file a process may write, in MiB (default 4096); a write beyond it fails.
