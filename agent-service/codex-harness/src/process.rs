@@ -1,8 +1,10 @@
 //! One `codex app-server` child: spawn, handshake, version check, exit
 //! detection and shutdown.
 //!
-//! The child runs in its own process group so that killing it also kills
-//! the commands it started, with an environment of its own
+//! The child runs in a process group and a pid namespace of its own
+//! ([`openclaw_sandbox::Lifetime`]) so that killing the group, or the
+//! service dying, also kills every command it started, detached or not,
+//! with an environment of its own
 //! ([`crate::child_env`]) and its `CODEX_HOME` created (0700) when missing.
 //! Its stderr is drained into the log at debug level, and the last lines are
 //! kept, without colour codes or control characters, for the error message
@@ -71,14 +73,26 @@ impl AppServer {
         if let Some(home) = &settings.codex_home {
             ensure_codex_home(home)?;
         }
-        let mut command = Command::new(&settings.command);
+        // Looked up first: the wrapper starts whatever it is given, so a missing program would
+        // otherwise show up as an app-server that exited at once.
+        let program = openclaw_sandbox::locate(settings.command.as_os_str()).ok_or_else(|| {
+            HarnessError::Spawn {
+                command: settings.command.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such executable file (on PATH, for a bare name)",
+                ),
+            }
+        })?;
+        let args = settings.args();
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        let mut command =
+            Command::from(openclaw_sandbox::Lifetime::host().command(program.as_os_str(), &args));
         command
-            .args(settings.args())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
+            .kill_on_drop(true);
         apply_env(&mut command, settings);
         let mut child = command.spawn().map_err(|source| HarnessError::Spawn {
             command: settings.command.clone(),

@@ -11,9 +11,11 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use openclaw_config::raw::{SandboxBackend, SandboxNetwork, WorkspaceAccess};
+use openclaw_config::raw::{SandboxBackend, SandboxLimits, SandboxNetwork, WorkspaceAccess};
 use openclaw_config::resolve::{AgentRuntime, AgentView};
-use openclaw_sandbox::{Access, Bubblewrap, Isolation, Mount, Network, Unusable};
+use openclaw_sandbox::{
+    Access, Bubblewrap, Containment, Isolation, Limits, Mount, Network, Unusable,
+};
 use openclaw_transcript::SessionKey;
 
 use crate::error::RuntimeError;
@@ -36,6 +38,22 @@ impl Engine {
             Err(why) => {
                 tracing::info!(reason = %why, "sandbox engine unusable; sandboxed sessions will be refused")
             }
+        }
+        // Detected now rather than on the first command, and said once.
+        match openclaw_sandbox::Lifetime::host().containment() {
+            Containment::PidNamespace { user_namespace } => tracing::info!(
+                user_namespace,
+                "host commands run in pid namespaces of their own, killed with the service"
+            ),
+            Containment::GroupOnly {
+                parent_death,
+                reason,
+            } => tracing::warn!(
+                %reason,
+                parent_death,
+                "host commands run in process groups only: a process that leaves its group \
+                 outlives its command and the service"
+            ),
         }
         Self(found)
     }
@@ -102,11 +120,34 @@ impl Engine {
             SandboxNetwork::None => Network::Off,
             SandboxNetwork::Host => Network::On,
         };
-        Ok(Some(Isolation::new(
-            engine,
-            canonical(cwd)?,
-            agent_workspace,
-            network,
-        )))
+        Ok(Some(
+            Isolation::new(engine, canonical(cwd)?, agent_workspace, network)
+                .with_limits(limits(&agent.sandbox.limits)),
+        ))
+    }
+}
+
+/// Bytes in a MiB, the unit of the configured memory and file size limits.
+const MIB: u64 = 1 << 20;
+
+/// The configured limits over the engine's defaults: an unset key keeps the default, 0 lifts
+/// the limit.
+fn limits(configured: &SandboxLimits) -> Limits {
+    let SandboxLimits {
+        processes,
+        address_space_mb,
+        file_size_mb,
+        cpu_seconds,
+    } = *configured;
+    let pick = |set: Option<u64>, default: Option<u64>, unit: u64| match set {
+        None => default,
+        Some(0) => None,
+        Some(n) => Some(n.saturating_mul(unit)),
+    };
+    Limits {
+        processes: pick(processes, Limits::DEFAULT.processes, 1),
+        address_space_bytes: pick(address_space_mb, Limits::DEFAULT.address_space_bytes, MIB),
+        file_size_bytes: pick(file_size_mb, Limits::DEFAULT.file_size_bytes, MIB),
+        cpu_seconds: pick(cpu_seconds, Limits::DEFAULT.cpu_seconds, 1),
     }
 }

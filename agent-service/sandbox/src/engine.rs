@@ -63,8 +63,10 @@ impl Bubblewrap {
     }
 }
 
-/// A bare name on `PATH`, or a path as given, if it is an executable file.
-fn locate(program: &OsStr) -> Option<PathBuf> {
+/// A bare name on `PATH`, or a path as given, if it is an executable file. A wrapper such as
+/// [`crate::Lifetime::command`] starts the program only after its own start succeeded, so a
+/// caller that must tell "not installed" apart from "failed" looks the program up first.
+pub fn locate(program: &OsStr) -> Option<PathBuf> {
     let as_path = Path::new(program);
     if as_path.components().count() > 1 || as_path.is_absolute() {
         return executable(as_path).then(|| as_path.to_path_buf());

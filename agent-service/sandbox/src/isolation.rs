@@ -38,8 +38,26 @@ const NETWORK_ETC_ENTRIES: [&str; 3] = ["/etc/resolv.conf", "/etc/gai.conf", "/e
 /// The size of the private `/tmp` (it lives in memory).
 const TMP_BYTES: u64 = 512 * 1024 * 1024;
 
-/// `PATH` inside the sandbox.
+/// `PATH` inside the sandbox, and the only variable bubblewrap itself is started with.
 const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Kernel interfaces under the sandbox's `/proc` that change the whole host when written
+/// (`/proc/sys/kernel/core_pattern` runs a program as root on the next crash,
+/// `/proc/sysrq-trigger` reboots), mounted read-only over the sandbox's own `/proc`. Without
+/// this a service running as root has sandboxed commands that are host uid 0: dropping every
+/// capability does not stop uid 0 writing root-owned `/proc/sys` files. bubblewrap covers
+/// `irq` and `bus` itself, and `sys` only when it judges the directory writable, which it
+/// never is (it is `r-x`, its files are not).
+const KERNEL_INTERFACES: [&str; 5] = [
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+    "/proc/irq",
+    "/proc/bus",
+    "/proc/fs",
+];
+
+/// util-linux's `prlimit`, which sets the resource limits of the command it starts.
+const PRLIMIT: &str = "prlimit";
 
 /// How a mounted directory may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +86,70 @@ pub enum Network {
     On,
 }
 
+/// Resource limits of every process in a sandbox (`setrlimit`, soft and hard alike, so no
+/// command can raise them). `None` leaves a limit as the service's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Processes and threads (`RLIMIT_NPROC`). The kernel counts them per user namespace,
+    /// so each sandbox has its own count when the service is not root; it never applies to
+    /// host uid 0 (see the crate docs).
+    pub processes: Option<u64>,
+    /// Address space of each process, in bytes (`RLIMIT_AS`): a larger allocation fails.
+    pub address_space_bytes: Option<u64>,
+    /// Largest file a process may write, in bytes (`RLIMIT_FSIZE`): a write beyond it fails
+    /// and the writer gets `SIGXFSZ`.
+    pub file_size_bytes: Option<u64>,
+    /// CPU time of each process, in seconds (`RLIMIT_CPU`): a process that uses more is
+    /// killed.
+    pub cpu_seconds: Option<u64>,
+}
+
+impl Limits {
+    /// 512 processes, 16 GiB of address space per process, 4 GiB per file, an hour of CPU
+    /// per process: far beyond builds and test runs, well short of taking the host down.
+    /// Address space is not memory use: V8 (WebAssembly) and the JVM reserve gigabytes they
+    /// never touch, which a tighter default would refuse.
+    pub const DEFAULT: Limits = Limits {
+        processes: Some(512),
+        address_space_bytes: Some(16 << 30),
+        file_size_bytes: Some(4 << 30),
+        cpu_seconds: Some(3600),
+    };
+
+    /// No limits beyond the service's own.
+    pub const NONE: Limits = Limits {
+        processes: None,
+        address_space_bytes: None,
+        file_size_bytes: None,
+        cpu_seconds: None,
+    };
+
+    /// The `prlimit` options that set these limits (none for limits left unset).
+    fn options(&self) -> Vec<OsString> {
+        let Limits {
+            processes,
+            address_space_bytes,
+            file_size_bytes,
+            cpu_seconds,
+        } = *self;
+        [
+            ("--nproc", processes),
+            ("--as", address_space_bytes),
+            ("--fsize", file_size_bytes),
+            ("--cpu", cpu_seconds),
+        ]
+        .into_iter()
+        .filter_map(|(option, value)| value.map(|v| format!("{option}={v}").into()))
+        .collect()
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// The sandbox of one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Isolation {
@@ -75,11 +157,12 @@ pub struct Isolation {
     workspace: PathBuf,
     agent_workspace: Option<Mount>,
     network: Network,
+    limits: Limits,
 }
 
 impl Isolation {
     /// A sandbox whose only writable path is `workspace` (absolute, canonical), with the agent
-    /// workspace mounted as given (or not at all).
+    /// workspace mounted as given (or not at all) and the [`Limits::DEFAULT`] limits.
     pub fn new(
         engine: Bubblewrap,
         workspace: PathBuf,
@@ -91,7 +174,20 @@ impl Isolation {
             workspace,
             agent_workspace,
             network,
+            limits: Limits::DEFAULT,
         }
+    }
+
+    /// The same sandbox with these resource limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The resource limits of its processes.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The engine that enforces it.
@@ -114,14 +210,24 @@ impl Isolation {
         self.network
     }
 
-    /// `setsid bwrap <arguments> -- program args...` in `cwd` (which must be the workspace
-    /// or inside a mounted directory to exist in the sandbox). See [`new_session`]: the
-    /// sandbox has no controlling terminal, and killing the process group whose id is the
-    /// child's pid kills the whole sandbox.
+    /// `setsid bwrap <arguments> -- prlimit <limits> program args...` in `cwd` (which must
+    /// be the workspace or inside a mounted directory to exist in the sandbox). See
+    /// [`new_session`]: the sandbox has no controlling terminal, and killing the process group
+    /// whose id is the child's pid kills the whole sandbox.
+    ///
+    /// bubblewrap starts with an empty environment but for `PATH`: its init is the sandbox's
+    /// pid 1, and anything in the sandbox can read `/proc/1/environ`. Variables set on the
+    /// returned command reach bubblewrap alone (and so pid 1), never the program, whose
+    /// environment is the sandbox's own (`--clearenv`, then a few harmless variables).
     pub fn command(&self, cwd: &Path, program: &OsStr, args: &[&OsStr]) -> Command {
         let mut command = new_session(self.engine.program().as_os_str());
-        command.args(self.arguments(cwd)).arg("--").arg(program);
-        command.args(args);
+        command.env_clear().env("PATH", SANDBOX_PATH);
+        command.args(self.arguments(cwd)).arg("--");
+        let limits = self.limits.options();
+        if !limits.is_empty() {
+            command.arg(PRLIMIT).args(limits).arg("--");
+        }
+        command.arg(program).args(args);
         command
     }
 
@@ -153,6 +259,11 @@ impl Isolation {
             }
         }
         args.pair("--proc", "/proc");
+        for interface in KERNEL_INTERFACES {
+            if Path::new(interface).exists() {
+                args.mount("--ro-bind", Path::new(interface));
+            }
+        }
         args.pair("--dev", "/dev");
         args.pair("--size", TMP_BYTES.to_string());
         args.pair("--tmpfs", "/tmp");

@@ -11,10 +11,24 @@
 //!   workspace is absent, read-only or read-write per `workspaceAccess`; everything is
 //!   mounted at its host path, so paths mean the same to the file tools and to commands;
 //! - no network (a private network namespace with nothing in it) unless the config allows it;
-//! - fresh PID, IPC, UTS and user namespaces, every capability dropped, a new session (no
-//!   controlling terminal to inject keystrokes into, [`new_session`]), an empty environment
-//!   but for `PATH`, `HOME` and a few harmless variables, and the whole sandbox killed with its
-//!   process group or its parent.
+//! - fresh PID, IPC, UTS and user namespaces, every capability dropped, no new privileges
+//!   (set-uid programs do not raise them), a new session (no controlling terminal to inject
+//!   keystrokes into, [`new_session`]), an empty environment but for `PATH`, `HOME` and a few
+//!   harmless variables (bubblewrap itself, the sandbox's pid 1, starts with `PATH` alone, so
+//!   `/proc/1/environ` holds nothing of the service's), and the whole sandbox killed with its
+//!   process group or its parent;
+//! - the kernel's host-wide settings read-only (`/proc/sys`, `/proc/sysrq-trigger` and the
+//!   like), no `/sys`;
+//! - resource limits on every process ([`Limits`]: processes, address space, file size, CPU
+//!   time), applied with util-linux's `prlimit` inside the sandbox.
+//!
+//! When the service runs as root, bubblewrap makes no user namespace: sandboxed processes are
+//! host uid 0 with every capability dropped. The read-only mounts above hold for them, but the
+//! kernel never applies the process limit to uid 0; run the service as another user (the images
+//! do) for that limit to hold.
+//!
+//! [`Lifetime`] is the other half: unsandboxed commands, each in a pid namespace of its own
+//! that dies with the command's process group and with the service.
 //!
 //! [`Bubblewrap::detect`] finds the `bwrap` program and proves it works on this host by
 //! starting a sandbox with the same namespaces; when it cannot, the reason is kept and
@@ -23,12 +37,14 @@
 //!
 //! What it is not for: deciding which sessions are sandboxed or which commands may run (the
 //! runtime and exec approvals decide), file tools (they are confined by
-//! `openclaw-workspace`), resource limits beyond the size of `/tmp`.
+//! `openclaw-workspace`), memory or CPU shares across sandboxes (no cgroups).
 //!
 //! [bubblewrap]: https://github.com/containers/bubblewrap
 
 mod engine;
 mod isolation;
+mod lifetime;
 
-pub use engine::{Bubblewrap, Unusable};
-pub use isolation::{Access, Isolation, Mount, Network, new_session};
+pub use engine::{Bubblewrap, Unusable, locate};
+pub use isolation::{Access, Isolation, Limits, Mount, Network, new_session};
+pub use lifetime::{Containment, Lifetime};

@@ -234,6 +234,11 @@ const BLOCKING_THREADS: usize = 64;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
+    // Before any secret is read: the commands agents run on the host are this user's too.
+    if let Err(problem) = service_kit::deny_same_user_inspection() {
+        eprintln!("error: {problem}");
+        return ExitCode::FAILURE;
+    }
     raise_open_file_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,13 +1,17 @@
 //! A shell command in its own session, with its stdout and stderr merged into one bounded
 //! capture. Shared by `exec` (foreground) and the background [`ProcessRegistry`].
 //!
-//! Each command runs as `setsid sh -c ...` ([`openclaw_sandbox::new_session`]): the leader of
-//! a new session and process group whose id is its pid, with no controlling terminal (so it
-//! cannot type into the terminal the service runs in), and one `killpg` stops the shell and
-//! everything it started that stayed in the group. A sandboxed session's commands run as
-//! `setsid bwrap ... -- sh -c ...` ([`Isolation`]); killing the group kills the sandbox's
-//! init, and the kernel then kills everything inside it. Both output streams write into one
-//! pipe, so the capture keeps their interleaving.
+//! Each command runs in a new session ([`openclaw_sandbox::new_session`]): the leader of a new
+//! session and process group whose id is its pid, with no controlling terminal (so it cannot
+//! type into the terminal the service runs in). An unsandboxed command runs as `setsid setpriv
+//! --pdeathsig KILL unshare --pid ... -- sh -c ...` ([`Lifetime`]): a pid namespace of its own
+//! whose pid 1 dies with the process group and with the service, taking everything the command
+//! started with it, detached (`setsid -f`, daemons) or not. A sandboxed session's commands run as
+//! `setsid bwrap ... -- sh -c ...` ([`Isolation`]), whose pid namespace does the same. So one
+//! `killpg` of the group stops the whole command, and nothing a command started outlives the
+//! service (the parent-death signal belongs to the spawning thread, a runtime worker that lives
+//! as long as the service). Both output streams write into one pipe, so the capture keeps
+//! their interleaving.
 //!
 //! Unsandboxed commands inherit the service's environment minus the variables that hold
 //! secrets (`hidden_env`: API keys, `${VAR}` values of the config) and with relative `PATH`
@@ -25,7 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-use openclaw_sandbox::{Isolation, new_session};
+use openclaw_sandbox::{Isolation, Lifetime};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin};
 use tokio::task::JoinHandle;
@@ -73,8 +77,8 @@ pub(crate) fn spawn_shell(
     let std_command = match launch.sandbox {
         Some(sandbox) => sandbox.command(launch.cwd, OsStr::new("sh"), &script),
         None => {
-            let mut plain = new_session(OsStr::new("sh"));
-            plain.args(script).current_dir(launch.cwd);
+            let mut plain = Lifetime::host().command(OsStr::new("sh"), &script);
+            plain.current_dir(launch.cwd);
             for name in launch.hidden_env {
                 plain.env_remove(name);
             }
@@ -102,11 +106,11 @@ pub(crate) fn spawn_shell(
     drop(shell);
     let mut child = spawn_result.map_err(|e| {
         ToolError::failed(format!(
-            "cannot start the command (setsid{} sh): {e}",
+            "cannot start the command (setsid {} sh): {e}",
             if launch.sandbox.is_some() {
-                " bwrap"
+                "bwrap"
             } else {
-                ""
+                "setpriv unshare"
             }
         ))
     })?;

@@ -42,6 +42,7 @@
 
 pub mod auth;
 pub mod deadline;
+mod hardening;
 mod health;
 mod layer;
 mod limit;
@@ -63,6 +64,7 @@ pub mod tls;
 
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use deadline::DeadlineLayer;
+pub use hardening::deny_same_user_inspection;
 pub use health::{
     HealthServices, ListedServices, error_chain, health_services, listed_services, probe,
     probe_with,

@@ -66,6 +66,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    if let Err(problem) = service_kit::deny_same_user_inspection() {
+        eprintln!("error: {problem}");
+        return ExitCode::FAILURE;
+    }
     // One `error:` line, never a Debug dump with a backtrace (whatever
     // RUST_BACKTRACE says): these are the user's errors (a port in use, a
     // bad certificate), not the program's.

@@ -2,6 +2,7 @@ mod approvals;
 mod child;
 mod dynamic_tools;
 mod fixture;
+mod lifetime;
 mod restart;
 mod steering;
 mod text_turn;

@@ -40,7 +40,11 @@ async fn start(settings: &HarnessSettings) -> Result<CodexVersion, HarnessError>
         let started = runner.start().await;
         runner.shutdown().await;
         match started {
+            // Through the lifetime wrapper, the same race ends the child at once instead.
             Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(other) if other.to_string().contains("Text file busy") => {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
             other => return other,

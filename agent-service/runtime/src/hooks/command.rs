@@ -2,7 +2,7 @@
 //! directory, with the secret-holding environment variables removed. The request goes to
 //! stdin as one JSON object; the answer is one JSON object on stdout, whose other keys are
 //! ignored (so `cat`, or a `sed` over the request, is a valid bootstrap hook). A nonzero exit, a
-//! timeout (the whole process group is killed), output that is not the expected JSON, or
+//! timeout (the whole command is killed, whatever it started: see `openclaw_sandbox::Lifetime`), output that is not the expected JSON, or
 //! more than [`MAX_OUTPUT_BYTES`] of it, is a failure.
 
 use std::os::unix::process::ExitStatusExt;
@@ -198,14 +198,24 @@ async fn run(cmd: &HookCommand, facts: &HookFacts<'_>, input: &[u8]) -> Result<V
     } else {
         PathBuf::from(program)
     };
-    let mut command = tokio::process::Command::new(&program);
+    // In a process group and a pid namespace of their own (`Lifetime`), so the kill below and
+    // the service's own end reach everything the command started, detached or not. Looked up
+    // first: the wrapper would report a missing program as an exit status.
+    let program = openclaw_sandbox::locate(program.as_os_str()).ok_or_else(|| {
+        HookError::Failed(format!(
+            "command {} could not start: no such executable file (on PATH, for a bare name)",
+            shown(cmd)
+        ))
+    })?;
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let mut command = tokio::process::Command::from(
+        openclaw_sandbox::Lifetime::host().command(program.as_os_str(), &args),
+    );
     command
-        .args(args)
         .current_dir(facts.workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     for name in facts.hidden_env {
         command.env_remove(name);

@@ -360,8 +360,9 @@ impl SessionManager {
         Ok(live)
     }
 
-    /// Stops the session's transcript actor, if running, releasing its file
-    /// lock.
+    /// Ends the session in this process (it is being reset or deleted): kills every
+    /// background command it still runs, with everything those started, and stops its
+    /// transcript actor, if running, releasing its file lock.
     async fn close_actor(&self, agent: &AgentView, id: &SessionId) {
         let live = self
             .live
@@ -370,6 +371,7 @@ impl SessionManager {
             .get(&(agent.id.clone(), *id))
             .cloned();
         if let Some(live) = live {
+            live.processes.kill_all();
             live.close_transcript().await;
         }
     }

@@ -1,7 +1,9 @@
 //! Each test starts real sandboxes with the host's bubblewrap (installed from Debian's
 //! packages by [`engine`] when missing).
 
+mod hardening;
 mod isolation;
+mod lifetime;
 
 use std::ffi::OsStr;
 use std::process::Output;

@@ -3,6 +3,7 @@ mod captured_logs;
 mod cli;
 mod codex;
 mod compaction;
+mod containment;
 mod cron;
 mod cron_crash;
 mod exec_safety;

@@ -196,15 +196,17 @@ pub fn error_text(outcome: &ToolOutcome) -> &str {
     }
 }
 
-/// Whether a process exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(") ")
-        .and_then(|(_, rest)| rest.chars().next());
-    state.is_some_and(|s| s != 'Z' && s != 'X')
+/// Whether a `sleep <seconds>` process runs anywhere on the host. Commands run in pid
+/// namespaces of their own, so a pid a command writes down means nothing out here: tests give
+/// each sleep a number no other test uses and look for it.
+pub fn sleeping(seconds: &str) -> bool {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc").unwrap().any(|entry| {
+        entry
+            .ok()
+            .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .is_some_and(|cmdline| cmdline == wanted.as_bytes())
+    })
 }
 
 /// Polls `condition` until it holds or 10 seconds pass.

@@ -7,7 +7,7 @@ use openclaw_tools::{
 };
 use serde_json::json;
 
-use super::{Fixture, alive, error_text, eventually, ok_text, pid_from};
+use super::{Fixture, error_text, eventually, ok_text, sleeping};
 
 #[tokio::test]
 async fn background_commands_are_listed_logged_and_killed() {
@@ -15,7 +15,7 @@ async fn background_commands_are_listed_logged_and_killed() {
     let started = f
         .call(
             &ExecTool,
-            json!({ "command": "echo started; sleep 30 & echo $! > child.pid; wait", "background": true }),
+            json!({ "command": "echo started; sleep 3011 & wait", "background": true }),
         )
         .await;
     let text = ok_text(&started);
@@ -31,7 +31,7 @@ async fn background_commands_are_listed_logged_and_killed() {
         "{}",
         ok_text(&list)
     );
-    assert!(ok_text(&list).ends_with(": echo started; sleep 30 & echo $! > child.pid; wait"));
+    assert!(ok_text(&list).ends_with(": echo started; sleep 3011 & wait"));
 
     let processes = f.ctx.processes.clone();
     eventually("the first output", || {
@@ -49,7 +49,7 @@ async fn background_commands_are_listed_logged_and_killed() {
         ok_text(&log)
     );
 
-    let child = pid_from(&f, "child.pid").await;
+    eventually("the grandchild to start", || sleeping("3011")).await;
     let killed = f
         .call(&ProcessTool, json!({ "action": "kill", "id": "proc-1" }))
         .await;
@@ -58,7 +58,7 @@ async fn background_commands_are_listed_logged_and_killed() {
         "{}",
         ok_text(&killed)
     );
-    eventually("the grandchild to die", || !alive(child)).await;
+    eventually("the grandchild to die", || !sleeping("3011")).await;
     assert_eq!(f.ctx.processes.list()[0].status, ProcessStatus::Killed);
 }
 
@@ -155,14 +155,20 @@ async fn dropping_the_registry_kills_what_it_still_runs() {
     ok_text(
         &f.call(
             &ExecTool,
-            json!({ "command": "sleep 30 & echo $! > child.pid; wait", "background": true }),
+            json!({ "command": "setsid -f sleep 3012; sleep 3013 & wait", "background": true }),
         )
         .await,
     );
-    let child = pid_from(&f, "child.pid").await;
+    eventually("the children to start", || {
+        sleeping("3012") && sleeping("3013")
+    })
+    .await;
     let Fixture { ctx, .. } = f;
     drop(ctx);
-    eventually("the child to die with the registry", || !alive(child)).await;
+    eventually("the children to die with the registry", || {
+        !sleeping("3012") && !sleeping("3013")
+    })
+    .await;
 }
 
 /// Collects what an [`ExitSink`] hears.
@@ -233,4 +239,28 @@ async fn commands_that_end_on_their_own_are_reported_once_and_killed_ones_never(
     // The killed one is never reported, and nothing is reported twice.
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     assert_eq!(heard.all().len(), 2);
+}
+
+#[tokio::test]
+async fn a_kill_reaches_processes_that_left_the_commands_group() {
+    let f = Fixture::new();
+    ok_text(
+        &f.call(
+            &ExecTool,
+            json!({ "command": "setsid -f sleep 3014; nohup sleep 3015 >/dev/null 2>&1 & wait", "background": true }),
+        )
+        .await,
+    );
+    eventually("the children to start", || {
+        sleeping("3014") && sleeping("3015")
+    })
+    .await;
+    let killed = f
+        .call(&ProcessTool, json!({ "action": "kill", "id": "proc-1" }))
+        .await;
+    assert!(ok_text(&killed).starts_with("proc-1 [killed] pid "));
+    eventually("the detached children to die", || {
+        !sleeping("3014") && !sleeping("3015")
+    })
+    .await;
 }

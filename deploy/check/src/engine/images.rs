@@ -51,8 +51,9 @@ pub(super) async fn check_service_image(service: &str) -> Result<(), EngineError
     Ok(())
 }
 
-/// agent-service's exec tool runs `setsid sh -c`, and sandboxed sessions `setsid bwrap`:
-/// the image has all three.
+/// agent-service's exec tool runs `setsid setpriv --pdeathsig KILL unshare --kill-child
+/// --map-current-user ... sh -c`, and sandboxed sessions `setsid bwrap ... prlimit`: the image
+/// has them all, util-linux's where busybox's lack the options.
 pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
     let shell = docker(&[
         "run",
@@ -61,7 +62,9 @@ pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
         "/bin/sh",
         &image("agent-service"),
         "-c",
-        "setsid sh -c 'echo shell ok' && bwrap --version",
+        "setsid sh -c 'echo shell ok' && bwrap --version \
+         && setpriv --pdeathsig KILL -- prlimit --version \
+         && unshare --help | grep -c -e --kill-child -e --map-current-user",
     ])
     .await
     .map_err(step("agent-service shell"))?;
@@ -75,8 +78,19 @@ pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
             "bwrap --version printed {bwrap:?}"
         )));
     }
+    let prlimit = lines.next().unwrap_or_default().trim().to_owned();
+    if !prlimit.contains("util-linux") {
+        return Err(step("agent-service shell")(format!(
+            "setpriv --pdeathsig KILL -- prlimit --version printed {prlimit:?}"
+        )));
+    }
+    if lines.next().map(str::trim) != Some("2") {
+        return Err(step("agent-service shell")(format!(
+            "unshare lacks --kill-child or --map-current-user: {shell:?}"
+        )));
+    }
     say(&format!(
-        "image agent-service: setsid and /bin/sh run (the exec tool's shell), {bwrap} is there for sandboxed sessions"
+        "image agent-service: setsid and /bin/sh run (the exec tool's shell), {bwrap} is there for sandboxed sessions, util-linux's setpriv, unshare and prlimit contain commands"
     ));
     Ok(())
 }

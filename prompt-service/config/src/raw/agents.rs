@@ -235,8 +235,31 @@ pub struct SandboxConfig {
     pub backend: Option<SandboxBackend>,
     /// Whether sandboxed commands reach the network (default none).
     pub network: Option<SandboxNetwork>,
+    /// Resource limits of every sandboxed process (each key defaults on its own).
+    pub limits: Option<SandboxLimits>,
     /// Docker backend settings: opaque.
     pub docker: Option<Value>,
+}
+
+/// `agents.defaults.sandbox.limits`: resource limits of every process in a sandbox, which no
+/// command can raise. 0 lifts a limit. An agent's keys override the defaults' one by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SandboxLimits {
+    /// Processes and threads in one sandbox (default 512); a fork beyond it fails. Not applied
+    /// when the service runs as root (the kernel exempts uid 0).
+    #[schemars(range(max = 4_194_304))]
+    pub processes: Option<u64>,
+    /// Address space of each process, in MiB (default 16384); a larger allocation fails.
+    #[schemars(range(max = 1_073_741_824))]
+    pub address_space_mb: Option<u64>,
+    /// Largest file a process may write, in MiB (default 4096); a write beyond it fails.
+    #[schemars(range(max = 1_073_741_824))]
+    pub file_size_mb: Option<u64>,
+    /// CPU time of each process, in seconds (default 3600); a process that uses more is
+    /// killed.
+    #[schemars(range(max = 1_073_741_824))]
+    pub cpu_seconds: Option<u64>,
 }
 
 /// `agents.defaults.compaction`.

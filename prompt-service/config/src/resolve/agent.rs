@@ -14,8 +14,8 @@ use crate::load::Config;
 use crate::raw::{
     AgentEntry, AgentIdentity, CodexApprovalPolicy, CodexSandbox, ContextInjection, DelegationMode,
     HeartbeatConfig, ModelSelection, ReasoningLevel, RuntimeKind, SandboxBackend, SandboxConfig,
-    SandboxMode, SandboxNetwork, SandboxScope, ThinkingLevel, ToolPolicyConfig, ToolProfile,
-    WorkspaceAccess,
+    SandboxLimits, SandboxMode, SandboxNetwork, SandboxScope, ThinkingLevel, ToolPolicyConfig,
+    ToolProfile, WorkspaceAccess,
 };
 
 /// Everything the runtime needs to know about one agent, defaults applied.
@@ -123,6 +123,9 @@ pub struct SandboxSettings {
     pub backend: SandboxBackend,
     /// Network access of sandboxed commands.
     pub network: SandboxNetwork,
+    /// Resource limits, merged key by key; an unset key takes the engine's default, 0 lifts
+    /// the limit.
+    pub limits: SandboxLimits,
     /// Docker settings, opaque.
     pub docker: Option<Value>,
 }
@@ -449,7 +452,19 @@ fn merged_sandbox(
             .flatten()
             .find_map(|s| s.network)
             .unwrap_or(SandboxNetwork::None),
+        limits: merged_limits(layers.iter().flatten().filter_map(|s| s.limits.as_ref())),
         docker: layers.iter().flatten().find_map(|s| s.docker.clone()),
+    }
+}
+
+/// The first layer's value of each limit key (layers come most specific first).
+fn merged_limits<'a>(layers: impl Iterator<Item = &'a SandboxLimits> + Clone) -> SandboxLimits {
+    let first = |key: fn(&SandboxLimits) -> Option<u64>| layers.clone().find_map(key);
+    SandboxLimits {
+        processes: first(|l| l.processes),
+        address_space_mb: first(|l| l.address_space_mb),
+        file_size_mb: first(|l| l.file_size_mb),
+        cpu_seconds: first(|l| l.cpu_seconds),
     }
 }
 

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use openclaw_config::raw::{
     BlockStreamingBreak, BreakPreference, CodexApprovalPolicy, ContextInjection, DelegationMode,
-    Gpt5Personality, OwnerDisplay, QueueDrop, QueueMode, SandboxBackend, SandboxMode,
-    SandboxNetwork, SandboxScope, TimeFormat, ToolProfile, TruncationWarning, TtsAuto,
+    Gpt5Personality, OwnerDisplay, QueueDrop, QueueMode, SandboxBackend, SandboxLimits,
+    SandboxMode, SandboxNetwork, SandboxScope, TimeFormat, ToolProfile, TruncationWarning, TtsAuto,
     WorkspaceAccess,
 };
 use openclaw_config::resolve::{
@@ -401,4 +401,48 @@ fn plugin_personality_applies_only_to_openai_like_providers() {
     );
     let on = valid("{ agents: { defaults: { promptOverlays: { gpt5: { personality: 'on' } } } } }");
     assert_eq!(on.gpt5_personality(None), Gpt5Personality::Friendly);
+}
+
+#[test]
+fn sandbox_limits_merge_key_by_key_and_bad_ones_are_named() {
+    let config = valid(
+        "{ agents: { defaults: { sandbox: { limits: { processes: 64, cpuSeconds: 10 } } }, \
+           list: [{ id: 'main' }, { id: 'work', sandbox: { limits: { cpuSeconds: 0, fileSizeMb: 5 } } }] } }",
+    );
+    let main = config.agent("main", &dirs()).expect("main");
+    assert_eq!(
+        main.sandbox.limits,
+        SandboxLimits {
+            processes: Some(64),
+            cpu_seconds: Some(10),
+            ..SandboxLimits::default()
+        }
+    );
+    let work = config.agent("work", &dirs()).expect("work");
+    assert_eq!(
+        work.sandbox.limits,
+        SandboxLimits {
+            processes: Some(64),
+            address_space_mb: None,
+            file_size_mb: Some(5),
+            cpu_seconds: Some(0),
+        }
+    );
+    let errors = super::support::invalid(
+        "{ agents: { defaults: { sandbox: { limits: { processes: -1, memoryMb: 5, cpuSeconds: 'lots' } } } } }",
+        &env(&[]),
+        &LoadOptions::default(),
+    );
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.path, e.message))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "agents.defaults.sandbox.limits.processes: must be at least 0, found -1",
+            "agents.defaults.sandbox.limits.memoryMb: unknown key",
+            r#"agents.defaults.sandbox.limits.cpuSeconds: expected an integer, found "lots""#,
+        ]
+    );
 }

@@ -1,0 +1,81 @@
+//! Nothing the app-server starts outlives it: the commands Codex runs, detached or not, end
+//! with the app-server's pid namespace when it goes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use openclaw_codex_harness::{CodexRunner, HarnessError, HarnessSettings};
+
+/// A stand-in for `codex app-server` that starts a detached and a background `sleep` (as the
+/// commands of a turn would be) and then answers `initialize`.
+fn codex_starting_commands(dir: &std::path::Path) -> HarnessSettings {
+    let path = dir.join("codex");
+    let script = r#"#!/bin/sh
+setsid -f sleep 3201
+sleep 3202 &
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      printf '{"id":%s,"result":{"userAgent":"openclaw/0.171.4 (Debian 12; x86_64) test","codexHome":"/x","platformFamily":"unix","platformOs":"linux"}}\n' "$id"
+      ;;
+  esac
+done
+"#;
+    std::fs::write(&path, script).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut settings = HarnessSettings::new(&path);
+    settings.codex_home = Some(dir.join("home"));
+    settings
+}
+
+/// Whether a `sleep <seconds>` process runs anywhere on the host.
+fn sleeping(seconds: &str) -> bool {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc").expect("/proc").any(|entry| {
+        entry
+            .ok()
+            .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .is_some_and(|cmdline| cmdline == wanted.as_bytes())
+    })
+}
+
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn commands_the_app_server_started_end_with_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let settings = codex_starting_commands(dir.path());
+    let mut started = None;
+    for _ in 0..20 {
+        let runner = CodexRunner::new(settings.clone());
+        match runner.start().await {
+            // ETXTBSY: another test thread's fork still holds the fresh script open.
+            Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {}
+            Err(other) if other.to_string().contains("Text file busy") => {}
+            Err(other) => panic!("{other}"),
+            Ok(_) => {
+                started = Some(runner);
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let runner = started.expect("the stand-in started");
+    eventually("the commands to start", || {
+        sleeping("3201") && sleeping("3202")
+    })
+    .await;
+    // The app-server exits on its own when its stdin closes; no group kill is needed.
+    runner.shutdown().await;
+    eventually("the commands to end with the app-server", || {
+        !sleeping("3201") && !sleeping("3202")
+    })
+    .await;
+}

@@ -1,0 +1,396 @@
+//! The agent-service binary against commands that reach for what is not theirs: the service's
+//! environment (where provider keys and tokens live) through `/proc`, from a sandbox and from
+//! the host; and commands that try to outlive their session, their `process kill` or the
+//! service itself (reset, delete, `setsid -f`, SIGKILL of the service), and hook commands that
+//! leave processes behind.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, WireFormat};
+use openclaw_proto::agent::v1 as pb;
+use pb::agent_service_client::AgentServiceClient;
+use serde_json::json;
+use tokio::process::{Child, Command};
+use tonic::transport::Channel;
+
+use super::run_events::session_key;
+
+/// How long any one wait may take.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The provider key in the service's environment (the config names the variable).
+const PLANTED: &str = "sk-planted-3f9c2e1d";
+
+/// Host sessions run commands as they are; non-main sessions in a sandbox of their own.
+const CONFIG_EXTRA: &str = r#", sandbox: { mode: "non-main", scope: "session" }"#;
+const TOP_EXTRA: &str = r#"tools: { exec: { security: "full", ask: "off" } },"#;
+
+/// A non-main session: sandboxed.
+const SANDBOXED: &str = "telegram:group:9";
+/// The main session: commands on the host.
+const HOST: &str = "main";
+
+/// One agent-service process with a secret in its environment.
+struct Service {
+    root: tempfile::TempDir,
+    fake: FakeServerHandle,
+    child: Option<Child>,
+    client: AgentServiceClient<Channel>,
+}
+
+impl Service {
+    /// Starts the binary, as the user `uid` when given (the test then runs as root), and waits
+    /// until it answers RPCs.
+    async fn start(uid: Option<u32>) -> Self {
+        let (_, fake) = FakeServer::start(WireFormat::ChatCompletions)
+            .await
+            .expect("fake model server");
+        let root = tempfile::tempdir().expect("root");
+        // The provider key comes from the environment, as deployments pass it.
+        let config = super::harness::config(
+            fake.base_url(),
+            WireFormat::ChatCompletions,
+            CONFIG_EXTRA,
+            TOP_EXTRA,
+        )
+        .replace(
+            r#"apiKey: "test-key""#,
+            r#"apiKey: "${OPENCLAW_TEST_PROVIDER_KEY}""#,
+        );
+        std::fs::write(root.path().join("openclaw.json"), config).expect("config");
+        let listen = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .to_string();
+        let bwrap = agent_testkit::packages::ensure_program("bwrap", "bubblewrap")
+            .expect("bubblewrap is needed");
+        let mut command = match uid {
+            Some(uid) => {
+                let status = std::process::Command::new("chown")
+                    .args(["-R", &format!("{uid}:{uid}")])
+                    .arg(root.path())
+                    .status()
+                    .expect("chown");
+                assert!(status.success());
+                let mut setpriv = Command::new("setpriv");
+                setpriv
+                    .arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={uid}"))
+                    .args(["--clear-groups", "--"])
+                    .arg(env!("CARGO_BIN_EXE_agent-service"));
+                setpriv
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_agent-service")),
+        };
+        let log = std::fs::File::create(root.path().join("agent-service.log")).expect("log");
+        let child = command
+            .env_clear()
+            .env("HOME", root.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
+            .env("RUST_LOG", "info")
+            .env("OPENCLAW_TEST_PROVIDER_KEY", PLANTED)
+            .env("AGENT_SERVICE_SANDBOX_BWRAP", bwrap)
+            .arg("--listen")
+            .arg(&listen)
+            .arg("--state-dir")
+            .arg(root.path().join("state"))
+            .arg("--config")
+            .arg(root.path().join("openclaw.json"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn agent-service");
+        let mut service = Self {
+            root,
+            fake,
+            child: Some(child),
+            client: connect_later(),
+        };
+        let began = Instant::now();
+        loop {
+            if let Some(status) = service
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!("agent-service exited with {status}: {}", service.logs());
+            }
+            if let Ok(channel) = Channel::from_shared(format!("http://{listen}"))
+                .expect("endpoint")
+                .connect()
+                .await
+            {
+                let mut client = AgentServiceClient::new(channel);
+                if client
+                    .list_agents(pb::ListAgentsRequest::default())
+                    .await
+                    .is_ok()
+                {
+                    service.client = client;
+                    return service;
+                }
+            }
+            assert!(
+                began.elapsed() < PATIENCE,
+                "never served: {}",
+                service.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    fn logs(&self) -> String {
+        std::fs::read_to_string(self.root.path().join("agent-service.log")).unwrap_or_default()
+    }
+
+    /// The service's pid (setpriv execs it, so it is the child's).
+    fn pid(&self) -> u32 {
+        self.child.as_ref().and_then(Child::id).expect("running")
+    }
+
+    /// Runs `message` in `key`, the model calling exec once per command, then saying "Done.";
+    /// the outputs of the calls.
+    async fn exec(&mut self, key: &str, commands: &[serde_json::Value]) -> Vec<String> {
+        self.fake.push_all(
+            commands
+                .iter()
+                .enumerate()
+                .map(|(i, args)| FakeReply::tool_call(format!("c{i}"), "exec", args.clone()))
+                .chain([FakeReply::text("Done.")]),
+        );
+        let mut stream = self
+            .client
+            .run(pb::RunRequest {
+                session: session_key(key),
+                message: "Go.".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("run")
+            .into_inner();
+        let mut outputs = Vec::new();
+        while let Some(event) = stream.message().await.expect("event") {
+            if let Some(pb::run_event::Event::ToolFinished(t)) = event.event {
+                outputs.push(t.output);
+            }
+        }
+        assert_eq!(outputs.len(), commands.len(), "{}", self.logs());
+        outputs
+    }
+
+    /// SIGKILL: nothing runs on the way out.
+    async fn kill(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.start_kill().expect("SIGKILL");
+        child.wait().await.expect("wait");
+    }
+}
+
+/// A client for a channel that connects on first use (replaced once the service answers).
+fn connect_later() -> AgentServiceClient<Channel> {
+    AgentServiceClient::new(Channel::from_static("http://127.0.0.1:1").connect_lazy())
+}
+
+/// Whether a `sleep <seconds>` process runs anywhere on the host.
+fn sleeping(seconds: &str) -> bool {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc").expect("/proc").any(|entry| {
+        entry
+            .ok()
+            .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .is_some_and(|cmdline| cmdline == wanted.as_bytes())
+    })
+}
+
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn background(command: &str) -> serde_json::Value {
+    json!({ "command": command, "background": true })
+}
+
+/// Every environment a command can read through `/proc`: pid 1's, each process's, and the
+/// service's own by its pid.
+fn environ_reader(service_pid: u32) -> serde_json::Value {
+    json!({ "command": format!(
+        "for f in /proc/1/environ /proc/[0-9]*/environ /proc/{service_pid}/environ; do \
+           cat \"$f\" 2>&1 | tr '\\0' '\\n'; done; echo read-all"
+    ) })
+}
+
+#[tokio::test]
+async fn no_command_reads_the_services_environment() {
+    let mut service = Service::start(None).await;
+    let pid = service.pid();
+    let sandboxed = service.exec(SANDBOXED, &[environ_reader(pid)]).await;
+    assert!(sandboxed[0].contains("read-all"), "{}", sandboxed[0]);
+    assert!(!sandboxed[0].contains(PLANTED), "{}", sandboxed[0]);
+    assert!(
+        !sandboxed[0].contains("OPENCLAW_TEST_PROVIDER_KEY"),
+        "{}",
+        sandboxed[0]
+    );
+    let host = service.exec(HOST, &[environ_reader(pid)]).await;
+    assert!(host[0].contains("read-all"), "{}", host[0]);
+    assert!(!host[0].contains(PLANTED), "{}", host[0]);
+}
+
+#[tokio::test]
+async fn a_process_of_the_services_user_cannot_read_its_environment() {
+    // As the images run it: not root. A process of the same user (what an unsandboxed command
+    // is, wherever it runs) is refused the service's environ and memory.
+    let uid = 10_001;
+    let service = Service::start(Some(uid)).await;
+    let environ = format!("/proc/{}/environ", service.pid());
+    let read = |path: &str| {
+        std::process::Command::new("setpriv")
+            .arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .args(["--clear-groups", "--", "cat", path])
+            .output()
+            .expect("setpriv cat")
+    };
+    let out = read(&environ);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{environ} was readable");
+    assert!(said.contains("Permission denied"), "{said}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(PLANTED));
+    // The same user reads its own processes' environ: the refusal is the service's doing.
+    let out = read("/proc/self/environ");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn reset_and_delete_kill_a_sessions_background_commands() {
+    let mut service = Service::start(None).await;
+    for key in [HOST, SANDBOXED] {
+        let (a, b) = if key == HOST {
+            ("3101", "3102")
+        } else {
+            ("3103", "3104")
+        };
+        service
+            .exec(
+                key,
+                &[background(&format!("setsid -f sleep {a}; sleep {b}"))],
+            )
+            .await;
+        eventually("the commands to start", || sleeping(a) && sleeping(b)).await;
+        service
+            .client
+            .reset_session(pb::ResetSessionRequest {
+                session: session_key(key),
+            })
+            .await
+            .expect("reset");
+        eventually("the reset to kill them", || !sleeping(a) && !sleeping(b)).await;
+    }
+    service
+        .exec(HOST, &[background("setsid -f sleep 3105; sleep 3106")])
+        .await;
+    eventually("the commands to start", || {
+        sleeping("3105") && sleeping("3106")
+    })
+    .await;
+    service
+        .client
+        .delete_session(pb::DeleteSessionRequest {
+            session: session_key(HOST),
+        })
+        .await
+        .expect("delete");
+    eventually("the delete to kill them", || {
+        !sleeping("3105") && !sleeping("3106")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn nothing_a_session_started_outlives_a_sigkill_of_the_service() {
+    let mut service = Service::start(None).await;
+    let marker = service.root.path().join("side-effect");
+    service
+        .exec(
+            HOST,
+            &[background(&format!(
+                "setsid -f sh -c 'sleep 3111; touch {0}'; nohup sleep 3112 >/dev/null 2>&1 &
+                 sleep 3113",
+                marker.display()
+            ))],
+        )
+        .await;
+    service
+        .exec(SANDBOXED, &[background("setsid -f sleep 3114; sleep 3115")])
+        .await;
+    // A foreground command, in a run the kill interrupts.
+    service.fake.push(FakeReply::tool_call(
+        "f",
+        "exec",
+        json!({ "command": "setsid -f sleep 3116; sleep 3117" }),
+    ));
+    let mut client = service.client.clone();
+    let foreground = tokio::spawn(async move {
+        let _ = client
+            .run(pb::RunRequest {
+                session: session_key(HOST),
+                message: "Go.".into(),
+                ..Default::default()
+            })
+            .await;
+    });
+    let all = ["3111", "3112", "3113", "3114", "3115", "3116", "3117"];
+    eventually("every command to start", || all.iter().all(|s| sleeping(s))).await;
+    service.kill().await;
+    eventually("every command to die with the service", || {
+        !all.iter().any(|s| sleeping(s))
+    })
+    .await;
+    foreground.abort();
+    assert!(std::fs::symlink_metadata(&marker).is_err());
+}
+
+#[tokio::test]
+async fn nothing_a_hook_command_started_outlives_it() {
+    let h = super::harness::Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        r#"hooks: { bootstrap: [{ command: ["hooks/detach.sh"] }] },"#,
+    )
+    .await;
+    let script = h.service.path("state/workspace/hooks/detach.sh");
+    std::fs::create_dir_all(script.parent().expect("parent")).expect("mkdir");
+    // A valid bootstrap hook (it answers with its request) that leaves two sleeps behind, one
+    // of them outside its process group.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsetsid -f sleep 3301 >/dev/null 2>&1\n(sleep 3302 >/dev/null 2>&1 &)\nexec cat\n",
+    )
+    .expect("script");
+    let executable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&script, executable).expect("chmod");
+    h.service
+        .client()
+        .await
+        .preview_prompt(pb::PreviewPromptRequest {
+            session: session_key(HOST),
+            channel: None,
+        })
+        .await
+        .expect("preview");
+    eventually("the hook's leftovers to die with it", || {
+        !sleeping("3301") && !sleeping("3302")
+    })
+    .await;
+}
