@@ -14,7 +14,8 @@
 //! Authentication is the gRPC API's bearer tokens: `authorization: Bearer <token>`, or the
 //! cookie the page sets after it is opened once as `/?token=<token>` (browsers cannot put a
 //! header on an event stream). Without tokens the inspector may only listen on loopback
-//! ([`check_listen`]). Every response carries a strict Content-Security-Policy, and the page
+//! ([`check_listen`]) and answers only requests addressed to a loopback name or its listen
+//! address (a DNS-rebinding page names its own host). Every response carries a strict Content-Security-Policy, and the page
 //! builds its DOM from text nodes only.
 
 mod api;
@@ -94,7 +95,7 @@ pub async fn serve(
         observer: inspector.observer,
         stopping: stop_rx,
     };
-    let app = api::router(state, auth::Auth::new(inspector.tokens));
+    let app = api::router(state, auth::Auth::new(inspector.tokens, addr));
     tracing::info!(%addr, "inspector listening");
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {

@@ -93,6 +93,7 @@ pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState 
             Err(error) => problems.push(format!("agent {id:?}: {error}")),
         }
     }
+    problems.extend(hook_problems(&config, &agents, settings, env));
     if !problems.is_empty() {
         return ConfigState::Invalid(format!(
             "{} is invalid:\n{}",
@@ -107,6 +108,43 @@ pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState 
         default_agent,
         from_file,
     }))
+}
+
+/// Every hook command that names a program (or a file) a session or another user can write,
+/// by config key (`hooks.bootstrap[0].command`). Shared hooks are judged once per agent (each
+/// agent's workspace is a different cwd) and reported once.
+fn hook_problems(
+    config: &Config,
+    agents: &[AgentView],
+    settings: &Settings,
+    env: &dyn Env,
+) -> Vec<String> {
+    use openclaw_config::resolve::{BootstrapHook, PromptBuildHook};
+    let launch = crate::hooks::HookLaunch::for_agents(&settings.state_dir, agents, &|name| env.var(name));
+    let mut problems: Vec<String> = Vec::new();
+    for agent in agents {
+        let hooks = config.hooks(&agent.id);
+        let bootstrap = hooks.bootstrap.iter().filter_map(|h| match &h.form {
+            BootstrapHook::Command(cmd) => Some((&h.key, cmd)),
+            _ => None,
+        });
+        let prompt = hooks
+            .before_prompt_build
+            .iter()
+            .filter_map(|h| match &h.form {
+                PromptBuildHook::Command(cmd) => Some((&h.key, cmd)),
+                _ => None,
+            });
+        for (key, cmd) in bootstrap.chain(prompt) {
+            if let Err(why) = launch.check_config(&cmd.argv, &agent.workspace) {
+                let line = format!("{key}.command: {why}");
+                if !problems.contains(&line) {
+                    problems.push(line);
+                }
+            }
+        }
+    }
+    problems
 }
 
 fn describe(path: &std::path::Path, error: &ConfigError) -> String {

@@ -288,6 +288,13 @@ impl Services {
         &self.options.redactor
     }
 
+    /// What hook commands are judged against and launched with, for the loaded agents.
+    pub(crate) fn hook_launch(&self, agents: &[AgentView]) -> crate::hooks::HookLaunch {
+        crate::hooks::HookLaunch::for_agents(&self.options.settings.state_dir, agents, &|name| {
+            self.options.env.var(name)
+        })
+    }
+
     /// Variables commands run on the host must not inherit.
     pub(crate) fn hidden_env(&self) -> Arc<[String]> {
         Arc::clone(
