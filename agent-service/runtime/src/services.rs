@@ -154,6 +154,16 @@ pub(crate) struct Services {
     hidden_env: RwLock<Arc<[String]>>,
 }
 
+/// The service's own credentials, never handed to a command whatever their value.
+const OWN_SECRET_VARIABLES: [&str; 6] = [
+    "AGENT_SERVICE_TOKENS",
+    "AGENT_SERVICE_TOKENS_FILE",
+    "AGENT_SERVICE_ROUTER_TOKEN_FILE",
+    "PROMPT_SERVICE_TOKEN",
+    "PROMPT_SERVICE_TOKEN_FILE",
+    "PROMPT_SERVICE_TOKENS",
+];
+
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Services")
@@ -267,7 +277,21 @@ impl Services {
             );
         self.options.redactor.replace_source("config", secrets);
         let mut hidden: Vec<String> = loaded.config.substituted_variables();
-        for name in key_variables {
+        // Any variable whose value holds a secret of any source (a provider key, the service's
+        // own tokens, the prompt-service token): a command must not read it in the clear.
+        let holding: Vec<String> = self
+            .options
+            .env
+            .vars()
+            .into_iter()
+            .filter(|(_, value)| self.options.redactor.contains_secret(value.as_bytes()))
+            .map(|(name, _)| name)
+            .collect();
+        for name in key_variables
+            .into_iter()
+            .chain(OWN_SECRET_VARIABLES.iter().map(|n| (*n).to_owned()))
+            .chain(holding)
+        {
             if !hidden.contains(&name) {
                 hidden.push(name);
             }

@@ -343,15 +343,16 @@ async fn run() -> anyhow::Result<ExitCode> {
     } else {
         prompt
     };
-    if let Some(token) = &cli.prompt_service_token {
-        redactor.replace_source(
-            "auth",
-            [openclaw_secrets::Secret::new(
-                "PROMPT_SERVICE_TOKEN",
-                token.clone(),
-            )],
-        );
-    }
+    // The service's own tokens are secrets like provider keys: redacted everywhere, and every
+    // variable holding one is kept from the commands the runtime starts.
+    let own = agent_server::OwnCredentials {
+        tokens: cli.server.security.tokens.clone(),
+        tokens_file: cli.server.security.tokens_file.clone(),
+        prompt_token: cli.prompt_service_token.clone(),
+        prompt_token_file: cli.prompt_service_token_file.clone(),
+        router_token_file: cli.router_token_file.clone(),
+    };
+    redactor.replace_source("auth", own.secrets());
     let runtime = Runtime::start(RuntimeOptions {
         sandbox_program: cli.sandbox_bwrap.clone(),
         redactor,

@@ -347,7 +347,5 @@ async fn hook_program_the_agent_can_write_is_refused_naming_the_key() {
         "{}",
         status.message()
     );
-    let error = run_error(&h, "Hello").await.expect("an error event");
-    assert_eq!(error.code, "FAILED_PRECONDITION", "{error:?}");
     assert!(!dir.join("ran.mark").exists(), "the planted hook ran");
 }

@@ -14,6 +14,7 @@ mod malformed;
 mod memory_heartbeat;
 mod metrics;
 mod model_json;
+mod own_secrets;
 mod plugins;
 mod prompt_outage;
 mod queue;
