@@ -144,7 +144,6 @@ async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows()
 async fn bootstrap_hook_command_failure_is_failed_precondition_naming_the_hook() {
     let (h, hooks) =
         start(r#"{ bootstrap: [{ drop: "TOOLS.md" }, { command: ["HOOKS/broken.sh"] }] }"#).await;
-    let dir = ws(&h);
     script(hooks.path(), "broken.sh",
         "echo 'persona store is down' >&2; exit 4",
     );

@@ -4,6 +4,7 @@ mod codex;
 mod compaction;
 mod cron;
 mod cron_crash;
+mod cron_privilege;
 mod exec_safety;
 mod harness;
 mod hooks;
