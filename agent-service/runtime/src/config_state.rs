@@ -66,8 +66,15 @@ impl ConfigState {
     }
 }
 
-/// Reads and validates the config file (every error reported at once).
-pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState {
+/// Reads and validates the config file (every error reported at once). `open_listeners` are
+/// the service's own listeners that take no token (see
+/// [`crate::RuntimeOptions::open_listeners`]).
+pub fn load(
+    settings: &Settings,
+    env: &dyn Env,
+    loader: &Loader,
+    open_listeners: &[String],
+) -> ConfigState {
     let path = &settings.config_path;
     let (text, from_file) = match std::fs::read_to_string(path) {
         Ok(text) => (text, true),
@@ -94,6 +101,7 @@ pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState 
         }
     }
     problems.extend(hook_problems(&config, &agents, settings, env));
+    problems.extend(host_network_problems(&agents, open_listeners));
     if !problems.is_empty() {
         return ConfigState::Invalid(format!(
             "{} is invalid:\n{}",
@@ -147,6 +155,32 @@ fn hook_problems(
     problems
 }
 
+/// A sandbox on the host network shares the host's loopback: it reaches the service's own
+/// listeners there (and its abstract Unix sockets). While one of them answers without a token,
+/// `network: "host"` would hand a sandboxed command the API the sandbox exists to keep from it.
+fn host_network_problems(agents: &[AgentView], open_listeners: &[String]) -> Vec<String> {
+    use openclaw_config::raw::{SandboxMode, SandboxNetwork};
+    if open_listeners.is_empty() {
+        return Vec::new();
+    }
+    agents
+        .iter()
+        .filter(|a| a.sandbox.mode != SandboxMode::Off && a.sandbox.network == SandboxNetwork::Host)
+        .map(|a| {
+            format!(
+                "agent {:?}: sandbox.network \"host\" (agents.defaults.sandbox.network or \
+                 agents.list[].sandbox.network) is refused while {} answer{} without a token: a \
+                 sandboxed command on the host network would reach {}. Give the API tokens \
+                 (--tokens-file) and leave --metrics-listen unset, or use network \"none\"",
+                a.id,
+                open_listeners.join(" and "),
+                if open_listeners.len() == 1 { "s" } else { "" },
+                if open_listeners.len() == 1 { "it" } else { "them" },
+            )
+        })
+        .collect()
+}
+
 fn describe(path: &std::path::Path, error: &ConfigError) -> String {
     match error {
         ConfigError::Invalid(errors) => format!(
@@ -176,7 +210,7 @@ mod tests {
     fn missing_file_means_one_default_agent() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let s = settings(dir.path());
-        let state = load(&s, &MapEnv::default(), &Loader::new()?);
+        let state = load(&s, &MapEnv::default(), &Loader::new()?, &[]);
         let loaded = state.ready()?;
         assert!(!loaded.from_file);
         assert_eq!(loaded.default_agent, "main");
@@ -199,7 +233,7 @@ mod tests {
             &s.config_path,
             "{\n  agents: { defaults: { bootstrapMaxChars: 'x', workspac: 1 } },\n  tools: { profle: 'full' },\n}",
         )?;
-        let state = load(&s, &MapEnv::default(), &Loader::new()?);
+        let state = load(&s, &MapEnv::default(), &Loader::new()?, &[]);
         let err = state
             .ready()
             .err()
@@ -224,18 +258,54 @@ mod tests {
             "{ agents: { defaults: { workspace: '${WS}' } } }",
         )?;
         let loader = Loader::new()?;
-        let state = load(&s, &MapEnv::of([("WS", "/srv/ws")]), &loader);
+        let state = load(&s, &MapEnv::of([("WS", "/srv/ws")]), &loader, &[]);
         assert_eq!(
             state.ready()?.agent("main")?.workspace,
             std::path::PathBuf::from("/srv/ws")
         );
-        let missing = load(&s, &MapEnv::default(), &loader);
+        let missing = load(&s, &MapEnv::default(), &loader, &[]);
         assert!(
             missing
                 .ready()
                 .err()
                 .is_some_and(|e| e.to_string().contains("WS"))
         );
+        Ok(())
+    }
+
+    /// A host-network sandbox shares the loopback of the service's own listeners: refused
+    /// while one takes no token, naming the key; allowed once none is open, and always for
+    /// `network: "none"`.
+    #[test]
+    fn host_network_sandboxes_are_refused_while_a_listener_takes_no_token()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let s = settings(dir.path());
+        let loader = Loader::new()?;
+        let open = ["the gRPC API on 127.0.0.1:50052".to_owned()];
+        std::fs::write(
+            &s.config_path,
+            "{ agents: { defaults: { sandbox: { mode: 'non-main', network: 'host' } } } }",
+        )?;
+        let refused = load(&s, &MapEnv::default(), &loader, &open)
+            .ready()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            refused.contains("agent \"main\": sandbox.network \"host\" (agents.defaults.sandbox.network"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("the gRPC API on 127.0.0.1:50052 answers without a token"),
+            "{refused}"
+        );
+        assert!(load(&s, &MapEnv::default(), &loader, &[]).ready().is_ok());
+        std::fs::write(
+            &s.config_path,
+            "{ agents: { defaults: { sandbox: { mode: 'non-main', network: 'none' } } } }",
+        )?;
+        assert!(load(&s, &MapEnv::default(), &loader, &open).ready().is_ok());
         Ok(())
     }
 }

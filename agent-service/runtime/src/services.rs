@@ -62,6 +62,11 @@ pub struct RuntimeOptions {
     /// router) instead of this replica's store. It also limits a job's delivery to the
     /// sessions that live with its jobs. `None`: one replica, jobs kept here.
     pub cron_forward: Option<CronForward>,
+    /// The service's own listeners that answer without a token (the gRPC API and inspector
+    /// without `--tokens`, the metrics endpoint), each described for messages: a sandbox on
+    /// the host network would reach them, so while there is one, `sandbox.network: "host"`
+    /// is a config error. Empty: none (or the host does not say).
+    pub open_listeners: Vec<String>,
 }
 
 /// See [`RuntimeOptions::cron_forward`].
@@ -97,6 +102,7 @@ impl RuntimeOptions {
             install_dir: None,
             idle_release: Some(DEFAULT_IDLE_RELEASE),
             cron_forward: None,
+            open_listeners: Vec::new(),
         }
     }
 }
@@ -178,7 +184,12 @@ impl Services {
     /// the services. An invalid config does not fail here: see [`Services::config`].
     pub(crate) fn start(options: RuntimeOptions) -> Result<Arc<Self>, RuntimeError> {
         let loader = Loader::new().map_err(|e| RuntimeError::Internal(e.to_string()))?;
-        let config = config_state::load(&options.settings, options.env.as_ref(), &loader);
+        let config = config_state::load(
+            &options.settings,
+            options.env.as_ref(),
+            &loader,
+            &options.open_listeners,
+        );
         log_config(&options, &config);
         let sessions = SessionManager::new(
             options.settings.state_dir.clone(),
@@ -248,6 +259,7 @@ impl Services {
             &self.options.settings,
             self.options.env.as_ref(),
             &self.loader,
+            &self.options.open_listeners,
         );
         log_config(&self.options, &config);
         let providers = build_providers(&self.options, &config);

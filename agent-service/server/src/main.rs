@@ -360,6 +360,12 @@ async fn run() -> anyhow::Result<ExitCode> {
         idle_release: (cli.idle_release_secs > 0)
             .then(|| Duration::from_secs(cli.idle_release_secs)),
         cron_forward: cron_router.map(agent_server::CronRouter::forward),
+        open_listeners: agent_server::open_listeners(
+            addr,
+            &security,
+            inspector_addr,
+            cli.server.metrics_listen.as_deref(),
+        ),
         ..RuntimeOptions::new(
             settings,
             Arc::new(ProcessEnv),
