@@ -80,10 +80,12 @@ pub enum InspectorError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves `inspector` on `listener` until `shutdown` resolves (open event streams end then).
+/// Serves `inspector` on `listener`, holding at most `connections.max_connections` at once
+/// and closing idle ones, until `shutdown` resolves (open event streams end then).
 pub async fn serve(
     listener: TcpListener,
     inspector: Inspector,
+    connections: service_kit::ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), InspectorError> {
     let addr = listener.local_addr()?;
@@ -97,6 +99,7 @@ pub async fn serve(
     };
     let app = api::router(state, auth::Auth::new(inspector.tokens, addr));
     tracing::info!(%addr, "inspector listening");
+    let listener = service_kit::LimitedListener::new(listener, connections);
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -380,14 +380,20 @@ async fn run() -> anyhow::Result<ExitCode> {
     let inspector = match inspector_addr {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
+            let connections = cli.server.connections();
             let inspector = agent_inspector::Inspector::new(
                 Arc::clone(&runtime),
                 renders,
                 security.tokens.clone(),
             );
             Some(tokio::spawn(async move {
-                let served =
-                    agent_inspector::serve(listener, inspector, std::future::pending()).await;
+                let served = agent_inspector::serve(
+                    listener,
+                    inspector,
+                    connections,
+                    std::future::pending(),
+                )
+                .await;
                 if let Err(error) = served {
                     tracing::error!(%error, "inspector stopped");
                 }
@@ -401,6 +407,7 @@ async fn run() -> anyhow::Result<ExitCode> {
         security,
         overload: cli.server.overload.config(),
         prompt_reachability,
+        connections: cli.server.connections(),
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
     if let Some(inspector) = inspector {

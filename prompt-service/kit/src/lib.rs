@@ -41,6 +41,7 @@
 //! It holds no service logic and no prompt or agent types.
 
 pub mod auth;
+pub mod connections;
 pub mod deadline;
 mod health;
 mod layer;
@@ -62,6 +63,7 @@ pub mod test_pki;
 pub mod tls;
 
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
+pub use connections::{ConnectionLimits, LimitedListener};
 pub use deadline::DeadlineLayer;
 pub use health::{
     HealthServices, ListedServices, error_chain, health_services, listed_services, probe,

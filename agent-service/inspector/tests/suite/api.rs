@@ -477,3 +477,30 @@ async fn without_tokens_a_request_for_another_host_is_misdirected() {
         assert!(status.contains(" 200 "), "{host}: {response}");
     }
 }
+
+/// Silent connections to the inspector are bounded and closed when idle: the page is still
+/// served afterwards.
+#[tokio::test]
+async fn silent_connections_are_bounded_and_closed() {
+    let limits = service_kit::ConnectionLimits {
+        max_connections: 3,
+        idle_timeout: Duration::from_millis(400),
+    };
+    let h = Inspected::start_with(&[], limits).await;
+    let addr = h.http.trim_start_matches("http://").to_owned();
+    let mut silent = Vec::new();
+    for _ in 0..12 {
+        silent.push(tokio::net::TcpStream::connect(&addr).await.expect("connect"));
+    }
+    for mut stream in silent {
+        use tokio::io::AsyncReadExt;
+        let mut sink = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut sink))
+            .await
+            .expect("the inspector closed a silent connection")
+            .ok();
+    }
+    let port = h.http.rsplit(':').next().expect("port").to_owned();
+    let (status, response) = raw_get(&h.http, "/api/agents", &format!("127.0.0.1:{port}")).await;
+    assert!(status.contains(" 200 "), "{response}");
+}

@@ -2,6 +2,7 @@ mod captured_logs;
 mod cli;
 mod codex;
 mod compaction;
+mod connections;
 mod cron;
 mod cron_crash;
 mod cron_privilege;
