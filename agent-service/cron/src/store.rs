@@ -26,7 +26,10 @@ struct File {
 
 /// The older formats this build reads, each with the step that brings a job of it to the
 /// next version.
-const MIGRATIONS: &[(u32, fn(&mut serde_json::Value))] = &[(1, privilege_unknown)];
+const MIGRATIONS: &[(u32, MigrateJob)] = &[(1, privilege_unknown)];
+
+/// One migration step, applied to each job of the file as JSON.
+type MigrateJob = fn(&mut serde_json::Value);
 
 /// Version 1 did not record who created a job: it may have been a sandboxed session, so it
 /// gets the lesser privilege (an operator re-saves it through the API to raise it).
@@ -250,7 +253,10 @@ fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Job>, String> {
                 "format version {version} (this build reads {VERSION} and migrates none older)"
             ));
         };
-        if let Some(jobs) = raw.get_mut("jobs").and_then(serde_json::Value::as_array_mut) {
+        if let Some(jobs) = raw
+            .get_mut("jobs")
+            .and_then(serde_json::Value::as_array_mut)
+        {
             jobs.iter_mut().for_each(step);
         }
         at += 1;

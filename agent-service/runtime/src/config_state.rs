@@ -128,7 +128,8 @@ fn hook_problems(
     env: &dyn Env,
 ) -> Vec<String> {
     use openclaw_config::resolve::{BootstrapHook, PromptBuildHook};
-    let launch = crate::hooks::HookLaunch::for_agents(&settings.state_dir, agents, &|name| env.var(name));
+    let launch =
+        crate::hooks::HookLaunch::for_agents(&settings.state_dir, agents, &|name| env.var(name));
     let mut problems: Vec<String> = Vec::new();
     for agent in agents {
         let hooks = config.hooks(&agent.id);
@@ -175,7 +176,11 @@ fn host_network_problems(agents: &[AgentView], open_listeners: &[String]) -> Vec
                 a.id,
                 open_listeners.join(" and "),
                 if open_listeners.len() == 1 { "s" } else { "" },
-                if open_listeners.len() == 1 { "it" } else { "them" },
+                if open_listeners.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
             )
         })
         .collect()
@@ -293,7 +298,9 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            refused.contains("agent \"main\": sandbox.network \"host\" (agents.defaults.sandbox.network"),
+            refused.contains(
+                "agent \"main\": sandbox.network \"host\" (agents.defaults.sandbox.network"
+            ),
             "{refused}"
         );
         assert!(

@@ -70,8 +70,9 @@ pub struct RuntimeOptions {
 }
 
 /// See [`RuntimeOptions::cron_forward`].
-pub type CronForward =
-    Arc<dyn Fn(&str, openclaw_cron::Privilege) -> Arc<dyn openclaw_tools::CronControl> + Send + Sync>;
+pub type CronForward = Arc<
+    dyn Fn(&str, openclaw_cron::Privilege) -> Arc<dyn openclaw_tools::CronControl> + Send + Sync,
+>;
 
 /// Default of [`RuntimeOptions::idle_release`]: ten minutes.
 pub const DEFAULT_IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(600);

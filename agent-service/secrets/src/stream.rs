@@ -62,10 +62,13 @@ mod tests {
         let key = "tok-0123456789abcdefghijkl";
         let r = Redactor::new();
         r.replace([Secret::new("AGENT_SERVICE_TOKENS", key)]);
-        let text = format!("The token is {key} and folded {} done. Plenty of text after it to flush.", {
-            let (a, b) = key.split_at(11);
-            format!("{a}\n{b}")
-        });
+        let text = format!(
+            "The token is {key} and folded {} done. Plenty of text after it to flush.",
+            {
+                let (a, b) = key.split_at(11);
+                format!("{a}\n{b}")
+            }
+        );
         // Every way of cutting the text into pieces of 1..7 characters.
         for size in 1..8 {
             let mut stream = StreamRedactor::new(r.clone());

@@ -88,7 +88,10 @@ mod tests {
     fn tokens_from_flags_and_files_are_secrets() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let file = dir.path().join("tokens");
-        std::fs::write(&file, "# rotated\nfile-token-0123456789\nold-token-0123456789\n")?;
+        std::fs::write(
+            &file,
+            "# rotated\nfile-token-0123456789\nold-token-0123456789\n",
+        )?;
         let own = OwnCredentials {
             tokens: Some("flag-token-0123456789, second-token-012345".to_owned()),
             tokens_file: Some(file.clone()),

@@ -466,7 +466,10 @@ async fn without_tokens_a_request_for_another_host_is_misdirected() {
         let (status, response) = raw_get(&h.http, "/api/sessions", &host).await;
         assert!(status.contains(" 421 "), "{host}: {response}");
         assert!(!response.contains(KEY), "{host}: {response}");
-        assert!(response.contains("answers only requests addressed to"), "{response}");
+        assert!(
+            response.contains("answers only requests addressed to"),
+            "{response}"
+        );
     }
     for host in [
         format!("127.0.0.1:{port}"),
@@ -490,7 +493,11 @@ async fn silent_connections_are_bounded_and_closed() {
     let addr = h.http.trim_start_matches("http://").to_owned();
     let mut silent = Vec::new();
     for _ in 0..12 {
-        silent.push(tokio::net::TcpStream::connect(&addr).await.expect("connect"));
+        silent.push(
+            tokio::net::TcpStream::connect(&addr)
+                .await
+                .expect("connect"),
+        );
     }
     for mut stream in silent {
         use tokio::io::AsyncReadExt;

@@ -198,17 +198,18 @@ async fn run(cmd: &HookCommand, facts: &HookFacts<'_>, input: &[u8]) -> Result<V
     }
     // Judged again on every run: a file moved or linked into a workspace since the config
     // loaded is refused now. The real path it resolved to is what runs.
-    let program = facts
-        .launch
-        .check(&cmd.argv, facts.workspace)
-        .map_err(|refusal| match refusal {
-            Refusal::Missing(why) => {
-                HookError::Failed(format!("command {} could not start: {why}", shown(cmd)))
-            }
-            Refusal::Unsafe(why) => {
-                HookError::Refused(format!("command {} refused: {why}", shown(cmd)))
-            }
-        })?;
+    let program =
+        facts
+            .launch
+            .check(&cmd.argv, facts.workspace)
+            .map_err(|refusal| match refusal {
+                Refusal::Missing(why) => {
+                    HookError::Failed(format!("command {} could not start: {why}", shown(cmd)))
+                }
+                Refusal::Unsafe(why) => {
+                    HookError::Refused(format!("command {} refused: {why}", shown(cmd)))
+                }
+            })?;
     let mut command = tokio::process::Command::new(&program);
     command
         .args(args)

@@ -237,7 +237,10 @@ impl HookLaunch {
             let problem = if meta.uid() != 0 && meta.uid() != me {
                 Some(format!("is owned by uid {}", meta.uid()))
             } else if others_write && !sticky_dir {
-                Some(format!("is writable by other users (mode {:o})", mode & 0o7777))
+                Some(format!(
+                    "is writable by other users (mode {:o})",
+                    mode & 0o7777
+                ))
             } else {
                 None
             };

@@ -54,9 +54,10 @@ fn hooks_dir(ws: &Path) -> std::path::PathBuf {
 
 /// The launch of a test: the workspace off limits, the test process's `PATH`.
 fn launch(ws: &Path) -> HookLaunch {
-    HookLaunch::new(vec![(ws.to_path_buf(), "the workspace".to_owned())], &|name| {
-        std::env::var(name).ok()
-    })
+    HookLaunch::new(
+        vec![(ws.to_path_buf(), "the workspace".to_owned())],
+        &|name| std::env::var(name).ok(),
+    )
 }
 
 fn facts<'a>(ws: &'a Path, kind: SessionKind) -> HookFacts<'a> {
@@ -541,7 +542,10 @@ async fn hook_code_a_session_can_write_never_runs() {
         (&[&in_ws], "lies inside the workspace"),
         (&[&link], "lies inside the workspace"),
         (&["sh", "plain.sh"], "argument \"plain.sh\""),
-        (&["sh", "-c", planted, &format!("--script={in_ws}")], "lies inside"),
+        (
+            &["sh", "-c", planted, &format!("--script={in_ws}")],
+            "lies inside",
+        ),
         (&[&open], "is writable by other users"),
     ];
     for (argv, expected) in cases {
@@ -572,7 +576,14 @@ async fn hook_path_lookup_skips_entries_inside_the_workspace() {
     let launch = HookLaunch::new(vec![(ws.to_path_buf(), "the workspace".to_owned())], &|n| {
         (n == "PATH").then(|| path.clone())
     });
-    let facts = HookFacts::new("main", "agent:main:main", SessionKind::Main, false, ws, &launch);
+    let facts = HookFacts::new(
+        "main",
+        "agent:main:main",
+        SessionKind::Main,
+        false,
+        ws,
+        &launch,
+    );
     let hooks = [hook(
         0,
         BootstrapHook::Command(command(&["planted-hook-tool"], HookOnError::Fail)),
@@ -611,15 +622,23 @@ async fn hook_moved_into_the_workspace_after_load_is_refused_at_run_time() {
 async fn hook_environment_is_minimal() {
     let dir = workspace();
     let ws = dir.path();
-    let launch = HookLaunch::new(vec![(ws.to_path_buf(), "the workspace".to_owned())], &|n| {
-        match n {
+    let launch = HookLaunch::new(
+        vec![(ws.to_path_buf(), "the workspace".to_owned())],
+        &|n| match n {
             "PATH" => Some("/usr/bin:/bin".to_owned()),
             "HOME" => Some("/home/svc".to_owned()),
             "AGENT_SERVICE_TOKENS" => Some("service-token-0123456789".to_owned()),
             _ => None,
-        }
-    });
-    let facts = HookFacts::new("main", "agent:main:main", SessionKind::Main, false, ws, &launch);
+        },
+    );
+    let facts = HookFacts::new(
+        "main",
+        "agent:main:main",
+        SessionKind::Main,
+        false,
+        ws,
+        &launch,
+    );
     let program = script(ws, "env.sh", "env > env.txt; cat");
     let hooks = [hook(
         0,

@@ -84,8 +84,7 @@ fn out_of_reach(
     job_key: &str,
     privilege: Privilege,
 ) -> Result<(), RuntimeError> {
-    if privilege == Privilege::Host
-        || agent.sandbox.mode == openclaw_config::raw::SandboxMode::Off
+    if privilege == Privilege::Host || agent.sandbox.mode == openclaw_config::raw::SandboxMode::Off
     {
         return Ok(());
     }
@@ -129,7 +128,12 @@ async fn queue_cron_job(services: &Arc<Services>, job: &Job) -> Result<Queued, R
     let key = session_key(job);
     // Judged again at run time: the config (which sessions are sandboxed) may have changed.
     let reach = services.agent_view(&job.agent_id).and_then(|agent| {
-        out_of_reach(&agent, &job.spec, &job.isolated_session_key(), job.privilege)
+        out_of_reach(
+            &agent,
+            &job.spec,
+            &job.isolated_session_key(),
+            job.privilege,
+        )
     });
     if let Err(error) = reach {
         return Err(outcome(RunStatus::Skipped, Some(error.to_string()), None));
@@ -557,7 +561,12 @@ impl AgentCron {
             let privilege = current.privilege.min(self.privilege);
             let mut changed = current.clone();
             changed.apply(patch.clone(), &tz, now).map_err(invalid)?;
-            out_of_reach(&agent, &changed.spec, &changed.isolated_session_key(), privilege)?;
+            out_of_reach(
+                &agent,
+                &changed.spec,
+                &changed.isolated_session_key(),
+                privilege,
+            )?;
             let job = store
                 .update(id, patch, &tz, now)
                 .map_err(invalid)?

@@ -43,7 +43,11 @@ async fn silent_connections_are_bounded_and_closed_and_clients_are_still_served(
     let addr = service.endpoint.trim_start_matches("http://").to_owned();
     let mut silent = Vec::new();
     for _ in 0..SILENT {
-        silent.push(tokio::net::TcpStream::connect(&addr).await.expect("connect"));
+        silent.push(
+            tokio::net::TcpStream::connect(&addr)
+                .await
+                .expect("connect"),
+        );
     }
     // The connection the client holds is served while the listener is full.
     existing

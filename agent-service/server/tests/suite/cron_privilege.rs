@@ -43,7 +43,9 @@ async fn cron_call(h: &Harness, key: &str, arguments: Value) -> (bool, String) {
     let mut result = None;
     while let Some(event) = stream.message().await.expect("event") {
         match event.event {
-            Some(Event::ToolFinished(t)) if t.name == "cron" => result = Some((t.is_error, t.output)),
+            Some(Event::ToolFinished(t)) if t.name == "cron" => {
+                result = Some((t.is_error, t.output))
+            }
             Some(Event::Error(e)) => panic!("run failed: {e:?}"),
             _ => {}
         }
@@ -158,13 +160,9 @@ async fn an_older_main_session_job_is_refused_at_run_time() {
     std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
     std::fs::write(dir.path().join("state/cron/jobs.json"), v1.to_string()).expect("jobs");
     let config = std::fs::read_to_string(dir.path().join("openclaw.json")).expect("config");
-    let service = super::harness::Service::start_sandboxed(
-        dir,
-        Some(&config),
-        prompt.client(),
-        &bwrap(),
-    )
-    .await;
+    let service =
+        super::harness::Service::start_sandboxed(dir, Some(&config), prompt.client(), &bwrap())
+            .await;
     let h = Harness {
         service,
         fake,

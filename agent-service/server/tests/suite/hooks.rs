@@ -110,7 +110,9 @@ async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows()
     let dir = ws(&h);
     write(&dir, "SOUL.md", "Be gentle.\n");
     // The command gets the files as JSON and answers with them, SOUL.md changed by sed.
-    script(hooks.path(), "persona.sh",
+    script(
+        hooks.path(),
+        "persona.sh",
         r#"tee seen.json | sed "s/Be gentle\./Be $1./""#,
     );
     h.fake.push(FakeReply::text("Ahoy."));
@@ -144,7 +146,9 @@ async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows()
 async fn bootstrap_hook_command_failure_is_failed_precondition_naming_the_hook() {
     let (h, hooks) =
         start(r#"{ bootstrap: [{ drop: "TOOLS.md" }, { command: ["HOOKS/broken.sh"] }] }"#).await;
-    script(hooks.path(), "broken.sh",
+    script(
+        hooks.path(),
+        "broken.sh",
         "echo 'persona store is down' >&2; exit 4",
     );
     let status = preview(&h, "main").await.expect_err("hook failed");
@@ -165,7 +169,8 @@ async fn bootstrap_hook_command_failure_is_failed_precondition_naming_the_hook()
 
 #[tokio::test]
 async fn bootstrap_hook_command_timeout_fails_or_skips_as_configured() {
-    let (h, hooks) = start(r#"{ bootstrap: [{ command: ["HOOKS/slow.sh"], timeoutMs: 300 }] }"#).await;
+    let (h, hooks) =
+        start(r#"{ bootstrap: [{ command: ["HOOKS/slow.sh"], timeoutMs: 300 }] }"#).await;
     let dir = ws(&h);
     write(&dir, "SOUL.md", "Unchanged soul.\n");
     script(hooks.path(), "slow.sh", "sleep 20");
@@ -204,7 +209,9 @@ async fn bootstrap_hook_adding_memory_never_reaches_a_group_session() {
         "Diary: the user is moving house.\n",
     );
     // The command puts MEMORY.md back (from its own idea of it) and passes the rest through.
-    script(hooks.path(), "memory.sh",
+    script(
+        hooks.path(),
+        "memory.sh",
         r#"sed 's/"files":\[/"files":[{"name":"MEMORY.md","content":"The user hates mornings."},/'"#,
     );
     let group = preview(&h, "telegram:group:9")
@@ -238,7 +245,9 @@ async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
         "prompts/house.md",
         "House rule: answers in metric units.\n",
     );
-    script(hooks.path(), "extra.sh",
+    script(
+        hooks.path(),
+        "extra.sh",
         r#"cat > seen.json; printf '{"additions":[{"text":"Command says: the build is green."},{"text":"Command rule: cite file paths.","placement":"stable"}]}'"#,
     );
     let prompt = preview(&h, "main").await.expect("preview");
@@ -278,7 +287,9 @@ async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
 #[tokio::test]
 async fn prompt_build_hook_bad_output_fails_the_run_and_skip_leaves_the_prompt_alone() {
     let (h, hooks) = start(r#"{ beforePromptBuild: [{ command: ["HOOKS/bad.sh"] }] }"#).await;
-    script(hooks.path(), "bad.sh",
+    script(
+        hooks.path(),
+        "bad.sh",
         "cat >/dev/null; echo 'additions: none'",
     );
     let status = preview(&h, "main").await.expect_err("bad output");
@@ -299,11 +310,15 @@ async fn prompt_build_hook_bad_output_fails_the_run_and_skip_leaves_the_prompt_a
     let (h, hooks) =
         start(r#"{ beforePromptBuild: [{ command: ["HOOKS/bad.sh"], onError: "skip" }] }"#).await;
     // A hook with nothing to add, then the same hook broken: the prompt is the same.
-    script(hooks.path(), "bad.sh",
+    script(
+        hooks.path(),
+        "bad.sh",
         r#"cat >/dev/null; echo '{"additions":[]}'"#,
     );
     let baseline = preview(&h, "main").await.expect("baseline");
-    script(hooks.path(), "bad.sh",
+    script(
+        hooks.path(),
+        "bad.sh",
         "cat >/dev/null; echo 'additions: none'",
     );
     let skipped = preview(&h, "main").await.expect("skipped");
@@ -340,9 +355,9 @@ async fn hook_program_the_agent_can_write_is_refused_naming_the_key() {
     let status = preview(&h, "main").await.expect_err("refused");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(
-        status
-            .message()
-            .contains("hooks.bootstrap[0].command: program \"hooks/files.sh\" is relative to the workspace"),
+        status.message().contains(
+            "hooks.bootstrap[0].command: program \"hooks/files.sh\" is relative to the workspace"
+        ),
         "{}",
         status.message()
     );

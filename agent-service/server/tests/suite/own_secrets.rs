@@ -137,7 +137,10 @@ async fn the_binary_keeps_its_own_token_from_commands_and_redacts_it_in_pieces()
             stored.push_str(&entry.json);
         }
     }
-    assert!(stored.contains("[redacted AGENT_SERVICE_TOKENS]"), "{stored}");
+    assert!(
+        stored.contains("[redacted AGENT_SERVICE_TOKENS]"),
+        "{stored}"
+    );
     assert!(!stored.contains(TOKEN), "{stored}");
     for piece in &pieces {
         assert!(!stored.contains(piece.as_str()), "{piece} in {stored}");

@@ -73,15 +73,15 @@ pub(super) async fn call_model(
     let mut thinking_stream = openclaw_secrets::StreamRedactor::new(redactor.clone());
     let forward = async {
         // Text held back by the stream redactor is sent before anything that ends the text.
-        let flush_text =
-            |stream: &mut openclaw_secrets::StreamRedactor, sink: &mut Option<BlockSink>| {
-                if let Some(text) = stream.finish() {
-                    if let Some(sink) = sink.as_mut() {
-                        sink.text(&text);
-                    }
-                    out.emit(RunEvent::TextDelta(text));
+        let flush_text = |stream: &mut openclaw_secrets::StreamRedactor,
+                          sink: &mut Option<BlockSink>| {
+            if let Some(text) = stream.finish() {
+                if let Some(sink) = sink.as_mut() {
+                    sink.text(&text);
                 }
-            };
+                out.emit(RunEvent::TextDelta(text));
+            }
+        };
         let flush_thinking = |stream: &mut openclaw_secrets::StreamRedactor| {
             if let Some(text) = stream.finish() {
                 out.emit(RunEvent::ThinkingDelta(text));
