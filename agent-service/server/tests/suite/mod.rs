@@ -9,6 +9,7 @@ mod cron_privilege;
 mod exec_safety;
 mod harness;
 mod hooks;
+mod host_network;
 mod inspector;
 mod large_items;
 mod logs;
