@@ -38,7 +38,12 @@ impl Services {
     ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
         let loaded = self.loaded_config()?;
         let hooks = loaded.config.hooks(&t.agent.id);
-        let launch = self.hook_launch(&loaded.agents);
+        // Judging hook programs costs a few path lookups: only turns that run a command pay.
+        let launch = if hooks.has_commands() {
+            self.hook_launch(&loaded.agents)
+        } else {
+            crate::hooks::HookLaunch::default()
+        };
         let facts = crate::hooks::HookFacts::new(
             &t.agent.id,
             t.session_key,
