@@ -17,6 +17,29 @@ pub enum Target {
     Main,
 }
 
+/// The privilege a job runs with: that of whoever created it (or last changed it, when that
+/// was less). A job never runs in, nor delivers to, a session of more privilege: the model in
+/// a sandboxed session cannot schedule work into an unsandboxed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Privilege {
+    /// Created from a sandboxed session (or before privileges were recorded): runs only
+    /// where commands run sandboxed.
+    Sandboxed,
+    /// Created by the operator (the API) or an unsandboxed session: runs anywhere.
+    Host,
+}
+
+impl Privilege {
+    /// The name the jobs file and messages use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sandboxed => "sandboxed",
+            Self::Host => "host",
+        }
+    }
+}
+
 /// Where an isolated run's result goes.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "camelCase", deny_unknown_fields)]
@@ -167,6 +190,8 @@ pub struct Job {
     /// What the caller asked for.
     #[serde(flatten)]
     pub spec: JobSpec,
+    /// The privilege of its creator: where it may run and deliver (see [`Privilege`]).
+    pub privilege: Privilege,
     /// When it was created (anchors intervals without an anchor).
     pub created_at: Timestamp,
     /// When it was last changed.
@@ -237,6 +262,7 @@ impl Job {
             id,
             agent_id,
             spec,
+            privilege: Privilege::Host,
             created_at: now,
             updated_at: now,
             state: JobState {

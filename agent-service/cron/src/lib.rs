@@ -24,8 +24,8 @@ mod schedule;
 mod store;
 
 pub use job::{
-    Claim, Delivery, Job, JobPatch, JobSpec, JobState, MAX_PROMPT_CHARS, RunOutcome, RunStatus,
-    Target,
+    Claim, Delivery, Job, JobPatch, JobSpec, JobState, MAX_PROMPT_CHARS, Privilege, RunOutcome,
+    RunStatus, Target,
 };
 pub use schedule::{Compiled, MIN_EVERY_MS, Schedule, ScheduleError};
 pub use store::{JobStore, Opened, StoreError};

@@ -14,14 +14,32 @@ use serde::{Deserialize, Serialize};
 
 use crate::{InvalidJob, Job, JobPatch, JobSpec};
 
-/// The file's format version.
-const VERSION: u32 = 1;
+/// The file's format version. Version 2 records each job's [`crate::Privilege`].
+const VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     version: u32,
     jobs: Vec<Job>,
+}
+
+/// The older formats this build reads, each with the step that brings a job of it to the
+/// next version.
+const MIGRATIONS: &[(u32, MigrateJob)] = &[(1, privilege_unknown)];
+
+/// One migration step, applied to each job of the file as JSON.
+type MigrateJob = fn(&mut serde_json::Value);
+
+/// Version 1 did not record who created a job: it may have been a sandboxed session, so it
+/// gets the lesser privilege (an operator re-saves it through the API to raise it).
+fn privilege_unknown(job: &mut serde_json::Value) {
+    if let Some(object) = job.as_object_mut() {
+        object.insert(
+            "privilege".to_owned(),
+            serde_json::Value::String(crate::Privilege::Sandboxed.as_str().to_owned()),
+        );
+    }
 }
 
 /// The jobs, in memory, with the file they are saved to.
@@ -217,13 +235,34 @@ impl JobStore {
 }
 
 fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Job>, String> {
-    let file: File = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    if file.version != VERSION {
+    let mut raw: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let version = raw
+        .get("version")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or("no format version")?;
+    if version > VERSION {
         return Err(format!(
-            "format version {} (this build reads {VERSION})",
-            file.version
+            "format version {version} is newer than this build reads ({VERSION})"
         ));
     }
+    let mut at = version;
+    while at < VERSION {
+        let Some((_, step)) = MIGRATIONS.iter().find(|(from, _)| *from == at) else {
+            return Err(format!(
+                "format version {version} (this build reads {VERSION} and migrates none older)"
+            ));
+        };
+        if let Some(jobs) = raw
+            .get_mut("jobs")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            jobs.iter_mut().for_each(step);
+        }
+        at += 1;
+    }
+    raw["version"] = serde_json::Value::from(VERSION);
+    let file: File = serde_json::from_value(raw).map_err(|e| e.to_string())?;
     let mut jobs = BTreeMap::new();
     for job in file.jobs {
         let id = job.id.clone();

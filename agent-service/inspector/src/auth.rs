@@ -1,5 +1,13 @@
 //! Bearer tokens for the inspector: the gRPC API's own, presented as a header or as the
 //! cookie the page sets, and the security headers on every response.
+//!
+//! Without tokens the inspector trusts that only this machine reaches it, and a web page the
+//! operator visits is on this machine too: a page on `evil.example` whose name it re-points at
+//! 127.0.0.1 (DNS rebinding) sends requests the browser deems same-origin. Such a request
+//! carries the page's name in `Host`, so without tokens only a loopback name (`localhost`,
+//! `127.0.0.1`, `[::1]`) or the listen address itself is answered; anything else gets 421.
+
+use std::net::{IpAddr, SocketAddr};
 
 use axum::{
     extract::{Request, State},
@@ -22,12 +30,35 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 #[derive(Debug, Clone)]
 pub struct Auth {
     tokens: Option<TokenSet>,
+    listen: SocketAddr,
 }
 
 impl Auth {
-    /// Asks for one of `tokens` (None: lets everyone in).
-    pub fn new(tokens: Option<TokenSet>) -> Self {
-        Self { tokens }
+    /// Asks for one of `tokens` (None: lets in every request that names a loopback host or
+    /// `listen`).
+    pub fn new(tokens: Option<TokenSet>, listen: SocketAddr) -> Self {
+        Self { tokens, listen }
+    }
+
+    /// Whether `host` (a `Host` header or an HTTP/2 authority, port optional) names this
+    /// machine's loopback or the listen address.
+    fn local_host(&self, host: &str) -> bool {
+        let name = match host.rsplit_once(':') {
+            // `[::1]:8080`, `localhost:8080`; a bare IPv6 literal has more than one colon.
+            Some((name, port))
+                if port.bytes().all(|b| b.is_ascii_digit())
+                    && (name.starts_with('[') || !name.contains(':')) =>
+            {
+                name
+            }
+            _ => host,
+        };
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        if name.eq_ignore_ascii_case("localhost") {
+            return true;
+        }
+        name.parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback() || ip == self.listen.ip())
     }
 
     fn accepts(&self, headers: &HeaderMap) -> bool {
@@ -99,6 +130,24 @@ fn percent_decode(value: &str) -> Option<String> {
 /// Lets a request through when its token is good; `GET /?token=<token>` with a good token
 /// sets the cookie and redirects to `/`, so the token leaves the address bar.
 pub async fn require(State(auth): State<Auth>, request: Request, next: Next) -> Response {
+    if auth.tokens.is_none() {
+        let host = request
+            .uri()
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .or_else(|| {
+                request
+                    .headers()
+                    .get(header::HOST)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            });
+        if !host.as_deref().is_some_and(|h| auth.local_host(h)) {
+            let body = "this inspector has no tokens and answers only requests addressed to \
+                        localhost, 127.0.0.1, [::1] or its own listen address\n";
+            return secure((StatusCode::MISDIRECTED_REQUEST, body).into_response());
+        }
+    }
     if let Some(tokens) = &auth.tokens
         && request.uri().path() == "/"
         && let Some(token) = query_token(request.uri().query())
@@ -158,7 +207,7 @@ mod tests {
 
     #[test]
     fn reads_the_token_from_a_header_or_the_cookie() {
-        let auth = Auth::new(TokenSet::new(&["s3cret-token"]));
+        let auth = Auth::new(TokenSet::new(&["s3cret-token"]), ANY);
         let mut headers = HeaderMap::new();
         assert!(!auth.accepts(&headers));
         headers.insert(
@@ -180,7 +229,40 @@ mod tests {
             auth.accepts(&headers),
             "a good cookie passes beside a bad header"
         );
-        assert!(Auth::new(None).accepts(&HeaderMap::new()));
+        assert!(Auth::new(None, ANY).accepts(&HeaderMap::new()));
+    }
+
+    const ANY: SocketAddr = SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8080);
+
+    #[test]
+    fn without_tokens_only_local_names_are_answered() {
+        let listen: SocketAddr = "192.0.2.7:9000".parse().expect("addr");
+        let auth = Auth::new(None, listen);
+        for host in [
+            "localhost",
+            "LOCALHOST:9000",
+            "127.0.0.1",
+            "127.0.0.1:9000",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:9000",
+            "192.0.2.7:9000",
+            "192.0.2.7",
+        ] {
+            assert!(auth.local_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:9000",
+            "localhost.evil.example:9000",
+            "127.0.0.1.nip.io:9000",
+            "192.0.2.8:9000",
+            "[::2]:9000",
+            "",
+            "::1:9000",
+        ] {
+            assert!(!auth.local_host(host), "{host}");
+        }
     }
 
     #[test]

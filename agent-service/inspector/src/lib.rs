@@ -14,7 +14,8 @@
 //! Authentication is the gRPC API's bearer tokens: `authorization: Bearer <token>`, or the
 //! cookie the page sets after it is opened once as `/?token=<token>` (browsers cannot put a
 //! header on an event stream). Without tokens the inspector may only listen on loopback
-//! ([`check_listen`]). Every response carries a strict Content-Security-Policy, and the page
+//! ([`check_listen`]) and answers only requests addressed to a loopback name or its listen
+//! address (a DNS-rebinding page names its own host). Every response carries a strict Content-Security-Policy, and the page
 //! builds its DOM from text nodes only.
 
 mod api;
@@ -79,10 +80,12 @@ pub enum InspectorError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves `inspector` on `listener` until `shutdown` resolves (open event streams end then).
+/// Serves `inspector` on `listener`, holding at most `connections.max_connections` at once
+/// and closing idle ones, until `shutdown` resolves (open event streams end then).
 pub async fn serve(
     listener: TcpListener,
     inspector: Inspector,
+    connections: service_kit::ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), InspectorError> {
     let addr = listener.local_addr()?;
@@ -94,8 +97,9 @@ pub async fn serve(
         observer: inspector.observer,
         stopping: stop_rx,
     };
-    let app = api::router(state, auth::Auth::new(inspector.tokens));
+    let app = api::router(state, auth::Auth::new(inspector.tokens, addr));
     tracing::info!(%addr, "inspector listening");
+    let listener = service_kit::LimitedListener::new(listener, connections);
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;

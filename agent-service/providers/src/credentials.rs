@@ -69,6 +69,33 @@ pub fn resolve_api_key(
     }
 }
 
+/// The key of provider `id` as configured: from `apiKeyFile` (the file's first non-empty line,
+/// trimmed) when it is set, else as [`resolve_api_key`] finds it. A file that cannot be read,
+/// or holds no key, is a config error naming the key and the file, never its content.
+pub fn resolve_provider_key(
+    id: &str,
+    settings: &openclaw_config::raw::ProviderConfig,
+    env: &dyn EnvSource,
+) -> Result<Option<ApiKey>, ProviderError> {
+    let Some(path) = settings.api_key_file.as_deref() else {
+        return resolve_api_key(id, settings.api_key.as_ref(), env);
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ProviderError::config(format!(
+            "models.providers.{id}.apiKeyFile: {path} cannot be read: {e}"
+        ))
+    })?;
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(|key| Some(ApiKey(key.to_owned())))
+        .ok_or_else(|| {
+            ProviderError::config(format!(
+                "models.providers.{id}.apiKeyFile: {path} holds no key"
+            ))
+        })
+}
+
 /// `openrouter` -> `OPENROUTER_API_KEY`, `my-llm` -> `MY_LLM_API_KEY`.
 fn conventional_variable(id: &str) -> String {
     let stem: String = id
@@ -100,17 +127,23 @@ pub fn provider_secrets(
         .as_ref()
         .and_then(|m| m.providers.as_ref());
     for (id, settings) in providers.into_iter().flatten() {
-        let variable = match settings.api_key.as_ref() {
-            Some(SecretInput::Ref(reference)) if reference.source == SecretSource::Env => {
+        let variable = match (settings.api_key.as_ref(), &settings.api_key_file) {
+            (_, Some(_)) => None,
+            (Some(SecretInput::Ref(reference)), None) if reference.source == SecretSource::Env => {
                 Some(reference.id.clone())
             }
-            Some(_) => None,
-            None => Some(conventional_variable(id)),
+            (Some(_), None) => None,
+            (None, None) => Some(conventional_variable(id)),
+        };
+        let field = if settings.api_key_file.is_some() {
+            "apiKeyFile"
+        } else {
+            "apiKey"
         };
         let label = variable
             .clone()
-            .unwrap_or_else(|| format!("models.providers.{id}.apiKey"));
-        if let Ok(Some(key)) = resolve_api_key(id, settings.api_key.as_ref(), env) {
+            .unwrap_or_else(|| format!("models.providers.{id}.{field}"));
+        if let Ok(Some(key)) = resolve_provider_key(id, settings, env) {
             keys.push((label, key));
         }
         variables.extend(variable);
@@ -164,5 +197,37 @@ mod tests {
         assert!(error.to_string().contains("ABSENT"), "{error}");
         let key = ApiKey::new("sk-secret");
         assert_eq!(format!("{key:?} {key}"), "ApiKey(***) ***");
+    }
+
+    #[test]
+    fn a_key_file_is_read_and_named_in_errors_without_its_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("openai.key");
+        std::fs::write(&file, "\n  sk-from-file-0123456789  \nignored\n").unwrap();
+        let settings = |path: &std::path::Path| openclaw_config::raw::ProviderConfig {
+            base_url: None,
+            api_key: None,
+            api_key_file: Some(path.display().to_string()),
+            api: openclaw_config::raw::ProviderApi::OpenaiCompletions,
+            headers: None,
+            models: None,
+            script: None,
+        };
+        // The conventional variable is not consulted once a file is named.
+        let vars = env(&[("OPENAI_API_KEY", "sk-from-env")]);
+        let key = resolve_provider_key("openai", &settings(&file), &vars).unwrap();
+        assert_eq!(key.map(|k| k.0), Some("sk-from-file-0123456789".into()));
+        std::fs::write(&file, "  \n").unwrap();
+        let error = resolve_provider_key("openai", &settings(&file), &vars).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("models.providers.openai.apiKeyFile:"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("holds no key"), "{error}");
+        let missing = dir.path().join("absent.key");
+        let error = resolve_provider_key("openai", &settings(&missing), &vars).unwrap_err();
+        assert!(error.to_string().contains("cannot be read"), "{error}");
     }
 }

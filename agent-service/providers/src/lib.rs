@@ -57,7 +57,7 @@ pub use anthropic::{
     ANTHROPIC_VERSION, AnthropicMessages, AnthropicWire, DEFAULT_ANTHROPIC_MAX_TOKENS,
 };
 pub use chat_completions::{ChatCompletions, ChatWire};
-pub use credentials::{ApiKey, provider_secrets, resolve_api_key};
+pub use credentials::{ApiKey, provider_secrets, resolve_api_key, resolve_provider_key};
 pub use error::ProviderError;
 pub use http_provider::HttpProvider;
 pub use openai_responses::{OpenAiResponses, ResponsesWire};

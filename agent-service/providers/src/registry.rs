@@ -12,7 +12,7 @@ use openclaw_transcript::Clock;
 
 use crate::anthropic::AnthropicMessages;
 use crate::chat_completions::ChatCompletions;
-use crate::credentials::resolve_api_key;
+use crate::credentials::resolve_provider_key;
 use crate::error::ProviderError;
 use crate::openai_responses::OpenAiResponses;
 use crate::provider::ModelProvider;
@@ -256,7 +256,7 @@ fn endpoint(
             settings.api
         )));
     }
-    let api_key = resolve_api_key(id, settings.api_key.as_ref(), context.env)?;
+    let api_key = resolve_provider_key(id, settings, context.env)?;
     let client = match client {
         Some(client) => client.clone(),
         None => client.insert(HttpClient::new(&context.http)?).clone(),

@@ -66,8 +66,15 @@ impl ConfigState {
     }
 }
 
-/// Reads and validates the config file (every error reported at once).
-pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState {
+/// Reads and validates the config file (every error reported at once). `open_listeners` are
+/// the service's own listeners that take no token (see
+/// [`crate::RuntimeOptions::open_listeners`]).
+pub fn load(
+    settings: &Settings,
+    env: &dyn Env,
+    loader: &Loader,
+    open_listeners: &[String],
+) -> ConfigState {
     let path = &settings.config_path;
     let (text, from_file) = match std::fs::read_to_string(path) {
         Ok(text) => (text, true),
@@ -93,6 +100,8 @@ pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState 
             Err(error) => problems.push(format!("agent {id:?}: {error}")),
         }
     }
+    problems.extend(hook_problems(&config, &agents, settings, env));
+    problems.extend(host_network_problems(&agents, open_listeners));
     if !problems.is_empty() {
         return ConfigState::Invalid(format!(
             "{} is invalid:\n{}",
@@ -107,6 +116,74 @@ pub fn load(settings: &Settings, env: &dyn Env, loader: &Loader) -> ConfigState 
         default_agent,
         from_file,
     }))
+}
+
+/// Every hook command that names a program (or a file) a session or another user can write,
+/// by config key (`hooks.bootstrap[0].command`). Shared hooks are judged once per agent (each
+/// agent's workspace is a different cwd) and reported once.
+fn hook_problems(
+    config: &Config,
+    agents: &[AgentView],
+    settings: &Settings,
+    env: &dyn Env,
+) -> Vec<String> {
+    use openclaw_config::resolve::{BootstrapHook, PromptBuildHook};
+    let launch =
+        crate::hooks::HookLaunch::for_agents(&settings.state_dir, agents, &|name| env.var(name));
+    let mut problems: Vec<String> = Vec::new();
+    for agent in agents {
+        let hooks = config.hooks(&agent.id);
+        let bootstrap = hooks.bootstrap.iter().filter_map(|h| match &h.form {
+            BootstrapHook::Command(cmd) => Some((&h.key, cmd)),
+            _ => None,
+        });
+        let prompt = hooks
+            .before_prompt_build
+            .iter()
+            .filter_map(|h| match &h.form {
+                PromptBuildHook::Command(cmd) => Some((&h.key, cmd)),
+                _ => None,
+            });
+        for (key, cmd) in bootstrap.chain(prompt) {
+            if let Err(why) = launch.check_config(&cmd.argv, &agent.workspace) {
+                let line = format!("{key}.command: {why}");
+                if !problems.contains(&line) {
+                    problems.push(line);
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// A sandbox on the host network shares the host's loopback: it reaches the service's own
+/// listeners there (and its abstract Unix sockets). While one of them answers without a token,
+/// `network: "host"` would hand a sandboxed command the API the sandbox exists to keep from it.
+fn host_network_problems(agents: &[AgentView], open_listeners: &[String]) -> Vec<String> {
+    use openclaw_config::raw::{SandboxMode, SandboxNetwork};
+    if open_listeners.is_empty() {
+        return Vec::new();
+    }
+    agents
+        .iter()
+        .filter(|a| a.sandbox.mode != SandboxMode::Off && a.sandbox.network == SandboxNetwork::Host)
+        .map(|a| {
+            format!(
+                "agent {:?}: sandbox.network \"host\" (agents.defaults.sandbox.network or \
+                 agents.list[].sandbox.network) is refused while {} answer{} without a token: a \
+                 sandboxed command on the host network would reach {}. Give the API tokens \
+                 (--tokens-file) and leave --metrics-listen unset, or use network \"none\"",
+                a.id,
+                open_listeners.join(" and "),
+                if open_listeners.len() == 1 { "s" } else { "" },
+                if open_listeners.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            )
+        })
+        .collect()
 }
 
 fn describe(path: &std::path::Path, error: &ConfigError) -> String {
@@ -138,7 +215,7 @@ mod tests {
     fn missing_file_means_one_default_agent() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let s = settings(dir.path());
-        let state = load(&s, &MapEnv::default(), &Loader::new()?);
+        let state = load(&s, &MapEnv::default(), &Loader::new()?, &[]);
         let loaded = state.ready()?;
         assert!(!loaded.from_file);
         assert_eq!(loaded.default_agent, "main");
@@ -161,7 +238,7 @@ mod tests {
             &s.config_path,
             "{\n  agents: { defaults: { bootstrapMaxChars: 'x', workspac: 1 } },\n  tools: { profle: 'full' },\n}",
         )?;
-        let state = load(&s, &MapEnv::default(), &Loader::new()?);
+        let state = load(&s, &MapEnv::default(), &Loader::new()?, &[]);
         let err = state
             .ready()
             .err()
@@ -186,18 +263,56 @@ mod tests {
             "{ agents: { defaults: { workspace: '${WS}' } } }",
         )?;
         let loader = Loader::new()?;
-        let state = load(&s, &MapEnv::of([("WS", "/srv/ws")]), &loader);
+        let state = load(&s, &MapEnv::of([("WS", "/srv/ws")]), &loader, &[]);
         assert_eq!(
             state.ready()?.agent("main")?.workspace,
             std::path::PathBuf::from("/srv/ws")
         );
-        let missing = load(&s, &MapEnv::default(), &loader);
+        let missing = load(&s, &MapEnv::default(), &loader, &[]);
         assert!(
             missing
                 .ready()
                 .err()
                 .is_some_and(|e| e.to_string().contains("WS"))
         );
+        Ok(())
+    }
+
+    /// A host-network sandbox shares the loopback of the service's own listeners: refused
+    /// while one takes no token, naming the key; allowed once none is open, and always for
+    /// `network: "none"`.
+    #[test]
+    fn host_network_sandboxes_are_refused_while_a_listener_takes_no_token()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let s = settings(dir.path());
+        let loader = Loader::new()?;
+        let open = ["the gRPC API on 127.0.0.1:50052".to_owned()];
+        std::fs::write(
+            &s.config_path,
+            "{ agents: { defaults: { sandbox: { mode: 'non-main', network: 'host' } } } }",
+        )?;
+        let refused = load(&s, &MapEnv::default(), &loader, &open)
+            .ready()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            refused.contains(
+                "agent \"main\": sandbox.network \"host\" (agents.defaults.sandbox.network"
+            ),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("the gRPC API on 127.0.0.1:50052 answers without a token"),
+            "{refused}"
+        );
+        assert!(load(&s, &MapEnv::default(), &loader, &[]).ready().is_ok());
+        std::fs::write(
+            &s.config_path,
+            "{ agents: { defaults: { sandbox: { mode: 'non-main', network: 'none' } } } }",
+        )?;
+        assert!(load(&s, &MapEnv::default(), &loader, &open).ready().is_ok());
         Ok(())
     }
 }

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 pub trait Env: Send + Sync + std::fmt::Debug {
     /// The variable's value, if set.
     fn var(&self, name: &str) -> Option<String>;
+
+    /// Every variable (names and values that are UTF-8), to find those that hold a secret.
+    fn vars(&self) -> Vec<(String, String)>;
 }
 
 /// The real process environment.
@@ -15,6 +18,12 @@ pub struct ProcessEnv;
 impl Env for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
+    }
+
+    fn vars(&self) -> Vec<(String, String)> {
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect()
     }
 }
 
@@ -42,6 +51,10 @@ impl MapEnv {
 impl Env for MapEnv {
     fn var(&self, name: &str) -> Option<String> {
         self.0.get(name).cloned()
+    }
+
+    fn vars(&self) -> Vec<(String, String)> {
+        self.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 }
 

@@ -1,6 +1,9 @@
-//! Secrets out of prompts: every string field of a render request (config knobs, workspace
-//! files, channel context, runtime facts) has its secret values replaced before the request
-//! leaves, so neither the model nor a preview ever shows one.
+//! Secrets out of prompts and out of what the model says: every string field of a render
+//! request (config knobs, workspace files, channel context, runtime facts) has its secret
+//! values replaced before the request leaves, so neither the model nor a preview ever shows
+//! one; and a model reply (text, thinking, tool-call arguments, error text) is redacted
+//! before it is stored or delivered, so a key the model repeats (from a file, from a command's
+//! output in pieces) goes no further.
 //!
 //! The common case costs one scan: the encoded request is searched for any secret at once,
 //! and only a request that holds one is walked field by field (through the descriptor, so a
@@ -63,6 +66,36 @@ fn redact_value(redactor: &Redactor, value: &mut Value) {
         | Value::F64(_)
         | Value::Bytes(_)
         | Value::EnumNumber(_) => {}
+    }
+}
+
+/// Replaces secret values in every text of a model reply: text and thinking blocks, every
+/// string inside tool-call arguments, the provider's error text.
+pub(crate) fn redact_reply(redactor: &Redactor, reply: &mut openclaw_transcript::AssistantMessage) {
+    use openclaw_transcript::ContentBlock;
+    if redactor.is_empty() {
+        return;
+    }
+    for block in &mut reply.content {
+        match block {
+            ContentBlock::Text(text) => redactor.redact_in_place(&mut text.text),
+            ContentBlock::Thinking(thinking) => redactor.redact_in_place(&mut thinking.thinking),
+            ContentBlock::ToolCall(call) => redact_json(redactor, &mut call.arguments),
+            ContentBlock::Image(_) | ContentBlock::Other(_) => {}
+        }
+    }
+    if let Some(error) = &mut reply.error_message {
+        redactor.redact_in_place(error);
+    }
+}
+
+fn redact_json(redactor: &Redactor, value: &mut serde_json::Value) {
+    use serde_json::Value as J;
+    match value {
+        J::String(text) => redactor.redact_in_place(text),
+        J::Array(items) => items.iter_mut().for_each(|v| redact_json(redactor, v)),
+        J::Object(map) => map.values_mut().for_each(|v| redact_json(redactor, v)),
+        J::Null | J::Bool(_) | J::Number(_) => {}
     }
 }
 

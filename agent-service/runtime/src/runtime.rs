@@ -324,10 +324,21 @@ impl Runtime {
         self.services.start_idle_release();
     }
 
-    /// The cron jobs of an agent ("" for the default).
+    /// The cron jobs of an agent ("" for the default), as the operator manages them (any job,
+    /// any target).
     pub fn cron(self: &Arc<Self>, agent_id: &str) -> Result<run::AgentCron, RuntimeError> {
+        self.cron_as(agent_id, openclaw_cron::Privilege::Host)
+    }
+
+    /// The cron jobs of an agent as a caller of `privilege` manages them: a sandboxed
+    /// session's tool, forwarded by another replica, gets [`openclaw_cron::Privilege::Sandboxed`].
+    pub fn cron_as(
+        self: &Arc<Self>,
+        agent_id: &str,
+        privilege: openclaw_cron::Privilege,
+    ) -> Result<run::AgentCron, RuntimeError> {
         let agent = self.services.agent_view(agent_id)?;
-        Ok(run::AgentCron::new(&self.services, &agent.id))
+        Ok(run::AgentCron::new(&self.services, &agent.id, privilege))
     }
 
     /// Starts the cron scheduler (see [`crate::cron`]): claims a previous process left open

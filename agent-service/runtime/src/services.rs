@@ -62,10 +62,17 @@ pub struct RuntimeOptions {
     /// router) instead of this replica's store. It also limits a job's delivery to the
     /// sessions that live with its jobs. `None`: one replica, jobs kept here.
     pub cron_forward: Option<CronForward>,
+    /// The service's own listeners that answer without a token (the gRPC API and inspector
+    /// without `--tokens`, the metrics endpoint), each described for messages: a sandbox on
+    /// the host network would reach them, so while there is one, `sandbox.network: "host"`
+    /// is a config error. Empty: none (or the host does not say).
+    pub open_listeners: Vec<String>,
 }
 
 /// See [`RuntimeOptions::cron_forward`].
-pub type CronForward = Arc<dyn Fn(&str) -> Arc<dyn openclaw_tools::CronControl> + Send + Sync>;
+pub type CronForward = Arc<
+    dyn Fn(&str, openclaw_cron::Privilege) -> Arc<dyn openclaw_tools::CronControl> + Send + Sync,
+>;
 
 /// Default of [`RuntimeOptions::idle_release`]: ten minutes.
 pub const DEFAULT_IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(600);
@@ -96,6 +103,7 @@ impl RuntimeOptions {
             install_dir: None,
             idle_release: Some(DEFAULT_IDLE_RELEASE),
             cron_forward: None,
+            open_listeners: Vec::new(),
         }
     }
 }
@@ -158,6 +166,16 @@ pub(crate) struct Services {
     exec_approvals: Arc<openclaw_tools::ExecApprovals>,
 }
 
+/// The service's own credentials, never handed to a command whatever their value.
+const OWN_SECRET_VARIABLES: [&str; 6] = [
+    "AGENT_SERVICE_TOKENS",
+    "AGENT_SERVICE_TOKENS_FILE",
+    "AGENT_SERVICE_ROUTER_TOKEN_FILE",
+    "PROMPT_SERVICE_TOKEN",
+    "PROMPT_SERVICE_TOKEN_FILE",
+    "PROMPT_SERVICE_TOKENS",
+];
+
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Services")
@@ -171,7 +189,12 @@ impl Services {
     /// the services. An invalid config does not fail here: see [`Services::config`].
     pub(crate) fn start(options: RuntimeOptions) -> Result<Arc<Self>, RuntimeError> {
         let loader = Loader::new().map_err(|e| RuntimeError::Internal(e.to_string()))?;
-        let config = config_state::load(&options.settings, options.env.as_ref(), &loader);
+        let config = config_state::load(
+            &options.settings,
+            options.env.as_ref(),
+            &loader,
+            &options.open_listeners,
+        );
         log_config(&options, &config);
         let sessions = SessionManager::new(
             options.settings.state_dir.clone(),
@@ -267,6 +290,7 @@ impl Services {
             &self.options.settings,
             self.options.env.as_ref(),
             &self.loader,
+            &self.options.open_listeners,
         );
         log_config(&self.options, &config);
         let providers = build_providers(&self.options, &config);
@@ -297,7 +321,21 @@ impl Services {
             );
         self.options.redactor.replace_source("config", secrets);
         let mut hidden: Vec<String> = loaded.config.substituted_variables();
-        for name in key_variables {
+        // Any variable whose value holds a secret of any source (a provider key, the service's
+        // own tokens, the prompt-service token): a command must not read it in the clear.
+        let holding: Vec<String> = self
+            .options
+            .env
+            .vars()
+            .into_iter()
+            .filter(|(_, value)| self.options.redactor.contains_secret(value.as_bytes()))
+            .map(|(name, _)| name)
+            .collect();
+        for name in key_variables
+            .into_iter()
+            .chain(OWN_SECRET_VARIABLES.iter().map(|n| (*n).to_owned()))
+            .chain(holding)
+        {
             if !hidden.contains(&name) {
                 hidden.push(name);
             }
@@ -316,6 +354,13 @@ impl Services {
     /// The redactor every outgoing text goes through.
     pub(crate) fn redactor(&self) -> &openclaw_secrets::Redactor {
         &self.options.redactor
+    }
+
+    /// What hook commands are judged against and launched with, for the loaded agents.
+    pub(crate) fn hook_launch(&self, agents: &[AgentView]) -> crate::hooks::HookLaunch {
+        crate::hooks::HookLaunch::for_agents(&self.options.settings.state_dir, agents, &|name| {
+            self.options.env.var(name)
+        })
     }
 
     /// Variables commands run on the host must not inherit.

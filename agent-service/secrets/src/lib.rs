@@ -10,6 +10,13 @@
 //! prompt. Values shorter than [`MIN_SECRET_CHARS`] are not treated as secrets: a three-letter
 //! value would redact ordinary words.
 //!
+//! Text a model or a command shapes can carry a secret in pieces: `fold -w 20` prints a key as
+//! lines of 20 characters, a model can put spaces between its parts. A secret of
+//! [`SPLIT_SECRET_MIN_CHARS`] or more is therefore also found with whitespace between any of
+//! its characters ([`split`]), and the whole span is replaced. Text that arrives in pieces (a
+//! model's stream) goes through a [`StreamRedactor`], which holds back the last characters
+//! until they can no longer be the start of a secret.
+//!
 //! What it is not for: finding secrets nobody declared (no entropy guessing), or encryption.
 
 use std::borrow::Cow;
@@ -19,8 +26,17 @@ use std::sync::{Arc, PoisonError, RwLock};
 use aho_corasick::{AhoCorasick, MatchKind};
 use tracing_subscriber::fmt::MakeWriter;
 
+mod split;
+mod stream;
+
+pub use stream::StreamRedactor;
+
 /// Shorter values are never redacted (they would match ordinary text).
 pub const MIN_SECRET_CHARS: usize = 6;
+
+/// Values at least this long are also found split by whitespace (shorter ones would match
+/// ordinary words spread over a text).
+pub const SPLIT_SECRET_MIN_CHARS: usize = 16;
 
 /// One secret value and where it came from (`ANTHROPIC_API_KEY`,
 /// `models.providers.openai.apiKey`).
@@ -51,11 +67,15 @@ impl Secret {
     }
 }
 
-/// The compiled set: an automaton over the values and a replacement per value.
+/// The compiled set: an automaton over the values and a replacement per value, and one over
+/// the long values for their split form.
 #[derive(Default)]
 struct Matcher {
     automaton: Option<AhoCorasick>,
     replacements: Vec<String>,
+    split: split::SplitMatcher,
+    /// The longest value, in characters.
+    longest: usize,
 }
 
 /// Replaces secret values in text. Cheap to clone: clones share one set. Secrets come in
@@ -117,9 +137,13 @@ impl Redactor {
                 .build(&values)
                 .ok()
         };
+        let split = split::SplitMatcher::new(&values, &replacements);
+        let longest = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
         let matcher = Arc::new(Matcher {
             automaton,
             replacements,
+            split,
+            longest,
         });
         *self.set.write().unwrap_or_else(PoisonError::into_inner) = matcher;
     }
@@ -138,25 +162,37 @@ impl Redactor {
         self.len() == 0
     }
 
-    /// `text` with every secret value replaced by `[redacted LABEL]`; borrowed when there
-    /// was nothing to replace.
+    /// The longest secret, in characters (0 with none).
+    pub fn longest_secret_chars(&self) -> usize {
+        self.current().longest
+    }
+
+    /// `text` with every secret value replaced by `[redacted LABEL]`, whole or split by
+    /// whitespace (long values); borrowed when there was nothing to replace.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let matcher = self.current();
         let Some(automaton) = &matcher.automaton else {
             return Cow::Borrowed(text);
         };
-        if !automaton.is_match(text) {
-            return Cow::Borrowed(text);
+        let whole = if automaton.is_match(text) {
+            Cow::Owned(automaton.replace_all(text, &matcher.replacements))
+        } else {
+            Cow::Borrowed(text)
+        };
+        match matcher.split.redact(&whole) {
+            Some(split) => Cow::Owned(split),
+            None => whole,
         }
-        Cow::Owned(automaton.replace_all(text, &matcher.replacements))
     }
 
-    /// Whether `bytes` contain a secret value anywhere.
+    /// Whether `bytes` contain a secret value anywhere, whole or split by whitespace.
     pub fn contains_secret(&self, bytes: &[u8]) -> bool {
-        self.current()
+        let matcher = self.current();
+        matcher
             .automaton
             .as_ref()
             .is_some_and(|a| a.is_match(bytes))
+            || matcher.split.contains(bytes)
     }
 
     /// Redacts `text` in place.
@@ -309,6 +345,32 @@ mod tests {
         let written = String::from_utf8(sink.lock().map(|s| s.clone()).unwrap_or_default())
             .unwrap_or_default();
         assert_eq!(written, "provider said [redacted KEY] in its body\n");
+    }
+
+    #[test]
+    fn a_long_secret_split_by_whitespace_is_redacted_whole() {
+        let key = "sk-live-0123456789abcdefghij";
+        let r = redactor(&[("KEY", key), ("SHORT", "short-1")]);
+        // `fold -w 5`, spaces between every character, a tab and a CRLF.
+        let folded: String = key
+            .as_bytes()
+            .chunks(5)
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let spaced: String = key.chars().map(|c| format!("{c} ")).collect();
+        let mixed = format!("{}\t{}\r\n{}", &key[..4], &key[4..20], &key[20..]);
+        for text in [folded, spaced.trim_end().to_owned(), mixed] {
+            let input = format!("before\n{text}\nafter");
+            let out = r.redact(&input);
+            assert_eq!(out, "before\n[redacted KEY]\nafter", "{text:?}");
+            assert!(r.contains_secret(text.as_bytes()), "{text:?}");
+        }
+        // Short values are only found whole; a long one needs every character in order.
+        assert_eq!(r.redact("short -1 short-1"), "short -1 [redacted SHORT]");
+        let broken = format!("{} X {}", &key[..10], &key[10..]);
+        assert_eq!(r.redact(&broken), broken);
+        assert!(!r.contains_secret(broken.as_bytes()));
     }
 
     #[test]

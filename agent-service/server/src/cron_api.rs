@@ -252,6 +252,8 @@ pub(crate) fn job_of(job: pb::CronJob) -> Result<Job, Status> {
         id: job.id,
         agent_id: job.agent_id,
         spec,
+        // Not sent over the API: the replica that owns the job keeps it and enforces it.
+        privilege: openclaw_cron::Privilege::Host,
         created_at: timestamp(job.created_at_ms, "created_at_ms")?.unwrap_or_default(),
         updated_at: timestamp(job.updated_at_ms, "updated_at_ms")?.unwrap_or_default(),
         state: openclaw_cron::JobState {
@@ -323,6 +325,7 @@ mod tests {
             id: "j1".into(),
             agent_id: "main".into(),
             spec,
+            privilege: openclaw_cron::Privilege::Host,
             created_at: at(1_000),
             updated_at: at(2_000),
             state: openclaw_cron::JobState {

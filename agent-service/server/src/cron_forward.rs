@@ -5,7 +5,7 @@
 use std::{sync::Arc, time::Duration};
 
 use async_trait::async_trait;
-use openclaw_cron::{Job, JobPatch, JobSpec};
+use openclaw_cron::{Job, JobPatch, JobSpec, Privilege};
 use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
 use service_kit::BearerToken;
 use tonic::{Request, Status, metadata::MetadataValue, transport::Channel};
@@ -57,12 +57,28 @@ impl CronRouter {
     /// The runtime's [`agent_runtime::CronForward`]: one [`RoutedCron`] per agent.
     pub fn forward(self) -> agent_runtime::CronForward {
         let router = Arc::new(self);
-        Arc::new(move |agent_id: &str| {
+        Arc::new(move |agent_id: &str, privilege: Privilege| {
             Arc::new(RoutedCron {
                 router: Arc::clone(&router),
                 agent_id: agent_id.to_owned(),
+                privilege,
             }) as Arc<dyn openclaw_tools::CronControl>
         })
+    }
+}
+
+/// The header a forwarded cron call carries when the session behind it is sandboxed: the
+/// replica that owns the jobs then manages them with that privilege. A caller can only lower
+/// its own privilege with it; without it a call is the operator's.
+pub const CRON_PRIVILEGE_HEADER: &str = "x-openclaw-cron-privilege";
+
+/// The privilege a cron call asks to act with (see [`CRON_PRIVILEGE_HEADER`]).
+pub(crate) fn privilege_of(metadata: &tonic::metadata::MetadataMap) -> Privilege {
+    match metadata.get(CRON_PRIVILEGE_HEADER).map(|v| v.to_str()) {
+        None => Privilege::Host,
+        // Anything but an explicit "host" is the lesser privilege.
+        Some(Ok("host")) => Privilege::Host,
+        Some(_) => Privilege::Sandboxed,
     }
 }
 
@@ -71,6 +87,7 @@ impl CronRouter {
 pub struct RoutedCron {
     router: Arc<CronRouter>,
     agent_id: String,
+    privilege: Privilege,
 }
 
 impl RoutedCron {
@@ -83,6 +100,12 @@ impl RoutedCron {
         request
             .metadata_mut()
             .insert(service_kit::SESSION_KEY_HEADER, value);
+        if self.privilege == Privilege::Sandboxed {
+            request.metadata_mut().insert(
+                CRON_PRIVILEGE_HEADER,
+                MetadataValue::from_static(Privilege::Sandboxed.as_str()),
+            );
+        }
         if let Some(timeout) = timeout {
             request.set_timeout(timeout);
         }
@@ -247,7 +270,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let router = CronRouter::new(&format!("http://127.0.0.1:{port}"), None)
             .unwrap_or_else(|e| panic!("{e}"));
-        let cron = (router.forward())("planner");
+        let cron = (router.forward())("planner", Privilege::Host);
         let error = cron.list().await.unwrap_err();
         assert!(
             error.contains("agent planner's cron jobs did not answer through the router"),

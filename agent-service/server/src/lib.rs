@@ -9,6 +9,8 @@ mod convert;
 mod cron_api;
 mod cron_forward;
 mod error;
+mod listeners;
+mod own_secrets;
 mod parts;
 mod readiness;
 mod redact;
@@ -18,5 +20,7 @@ mod service;
 
 pub use cron_forward::{CronRouter, RoutedCron};
 pub use error::status_of;
+pub use listeners::open_listeners;
+pub use own_secrets::OwnCredentials;
 pub use serve::{ServeConfig, ServeError, serve};
 pub use service::{AgentServiceImpl, ServedWith};

@@ -348,15 +348,16 @@ async fn run() -> anyhow::Result<ExitCode> {
     } else {
         prompt
     };
-    if let Some(token) = &cli.prompt_service_token {
-        redactor.replace_source(
-            "auth",
-            [openclaw_secrets::Secret::new(
-                "PROMPT_SERVICE_TOKEN",
-                token.clone(),
-            )],
-        );
-    }
+    // The service's own tokens are secrets like provider keys: redacted everywhere, and every
+    // variable holding one is kept from the commands the runtime starts.
+    let own = agent_server::OwnCredentials {
+        tokens: cli.server.security.tokens.clone(),
+        tokens_file: cli.server.security.tokens_file.clone(),
+        prompt_token: cli.prompt_service_token.clone(),
+        prompt_token_file: cli.prompt_service_token_file.clone(),
+        router_token_file: cli.router_token_file.clone(),
+    };
+    redactor.replace_source("auth", own.secrets());
     let runtime = Runtime::start(RuntimeOptions {
         sandbox_program: cli.sandbox_bwrap.clone(),
         redactor,
@@ -364,6 +365,12 @@ async fn run() -> anyhow::Result<ExitCode> {
         idle_release: (cli.idle_release_secs > 0)
             .then(|| Duration::from_secs(cli.idle_release_secs)),
         cron_forward: cron_router.map(agent_server::CronRouter::forward),
+        open_listeners: agent_server::open_listeners(
+            addr,
+            &security,
+            inspector_addr,
+            cli.server.metrics_listen.as_deref(),
+        ),
         ..RuntimeOptions::new(
             settings,
             Arc::new(ProcessEnv),
@@ -378,14 +385,20 @@ async fn run() -> anyhow::Result<ExitCode> {
     let inspector = match inspector_addr {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
+            let connections = cli.server.connections();
             let inspector = agent_inspector::Inspector::new(
                 Arc::clone(&runtime),
                 renders,
                 security.tokens.clone(),
             );
             Some(tokio::spawn(async move {
-                let served =
-                    agent_inspector::serve(listener, inspector, std::future::pending()).await;
+                let served = agent_inspector::serve(
+                    listener,
+                    inspector,
+                    connections,
+                    std::future::pending(),
+                )
+                .await;
                 if let Err(error) = served {
                     tracing::error!(%error, "inspector stopped");
                 }
@@ -399,6 +412,7 @@ async fn run() -> anyhow::Result<ExitCode> {
         security,
         overload: cli.server.overload.config(),
         prompt_reachability,
+        connections: cli.server.connections(),
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
     if let Some(inspector) = inspector {

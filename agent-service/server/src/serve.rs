@@ -30,6 +30,8 @@ pub struct ServeConfig {
     /// while it is `false` the AgentService health status is NOT_SERVING.
     /// None when prompts render in this process.
     pub prompt_reachability: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The bound on connections held at once and their idle timeout.
+    pub connections: service_kit::ConnectionLimits,
 }
 
 impl Default for ServeConfig {
@@ -40,6 +42,7 @@ impl Default for ServeConfig {
             security: service_kit::ServerSecurity::default(),
             overload: service_kit::OverloadConfig::default(),
             prompt_reachability: None,
+            connections: service_kit::ConnectionLimits::default(),
         }
     }
 }
@@ -174,7 +177,10 @@ pub async fn serve(
         .layer(layers)
         .add_routes(health.routes)
         .add_service(service)
-        .serve_with_incoming_shutdown(service_kit::incoming(listener), signal);
+        .serve_with_incoming_shutdown(
+            service_kit::connections::incoming(listener, config.connections),
+            signal,
+        );
     let result = service_kit::drain(server, drain_rx, config.drain_timeout).await;
     // Runs started by Send outlive their RPC: they get what is left of the
     // drain window, then are cancelled.

@@ -540,8 +540,12 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::ListCronJobsResponse>, Status> {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
         let request = request.into_inner();
-        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let cron = self
+            .runtime
+            .cron_as(&request.agent_id, privilege)
+            .map_err(status_of)?;
         let jobs = cron.list().map_err(status_of)?;
         Ok(Response::new(pb::ListCronJobsResponse {
             jobs: jobs.into_iter().map(crate::cron_api::job).collect(),
@@ -554,9 +558,13 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::CronJob>, Status> {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
         let request = request.into_inner();
         let spec = crate::cron_api::spec_of(request.spec)?;
-        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let cron = self
+            .runtime
+            .cron_as(&request.agent_id, privilege)
+            .map_err(status_of)?;
         let job = cron.add(spec).map_err(status_of)?;
         tracing::info!(agent = %job.agent_id, job = %job.id, name = %job.spec.name, "cron job added");
         Ok(Response::new(crate::cron_api::job(job)))
@@ -568,9 +576,13 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::CronJob>, Status> {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
         let request = request.into_inner();
         let patch = crate::cron_api::patch_of(request.patch)?;
-        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let cron = self
+            .runtime
+            .cron_as(&request.agent_id, privilege)
+            .map_err(status_of)?;
         let job = cron.update(request.id.trim(), patch).map_err(status_of)?;
         Ok(Response::new(crate::cron_api::job(job)))
     }
@@ -581,8 +593,12 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::CronJob>, Status> {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
         let request = request.into_inner();
-        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let cron = self
+            .runtime
+            .cron_as(&request.agent_id, privilege)
+            .map_err(status_of)?;
         let job = cron.remove(request.id.trim()).map_err(status_of)?;
         tracing::info!(agent = %job.agent_id, job = %job.id, "cron job removed");
         Ok(Response::new(crate::cron_api::job(job)))
@@ -594,8 +610,12 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::RunCronJobResponse>, Status> {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
         let request = request.into_inner();
-        let cron = self.runtime.cron(&request.agent_id).map_err(status_of)?;
+        let cron = self
+            .runtime
+            .cron_as(&request.agent_id, privilege)
+            .map_err(status_of)?;
         if request.queue_only {
             let queued = cron.queue_now(request.id.trim()).await.map_err(status_of)?;
             return Ok(Response::new(match queued {

@@ -499,6 +499,22 @@ impl Findings {
             }
             let api = provider.at(&["api"]);
             let has = |key: &str| provider.at(&[key]).value.is_some();
+            let key_file = provider.at(&["apiKeyFile"]);
+            if has("apiKey") && key_file.value.is_some() {
+                self.push(
+                    &key_file,
+                    ErrorKind::InvalidValue,
+                    "give \"apiKey\" or \"apiKeyFile\", not both".to_owned(),
+                );
+            } else if let Some(path) = key_file.str()
+                && !path.starts_with('/')
+            {
+                self.push(
+                    &key_file,
+                    ErrorKind::InvalidValue,
+                    format!("\"{path}\" must be an absolute path"),
+                );
+            }
             match api.str() {
                 Some("scripted") if !has("script") => {
                     self.push(

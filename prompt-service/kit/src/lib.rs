@@ -41,6 +41,7 @@
 //! It holds no service logic and no prompt or agent types.
 
 pub mod auth;
+pub mod connections;
 pub mod deadline;
 mod hardening;
 mod health;
@@ -63,6 +64,7 @@ pub mod test_pki;
 pub mod tls;
 
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
+pub use connections::{ConnectionLimits, LimitedListener};
 pub use deadline::DeadlineLayer;
 pub use hardening::deny_same_user_inspection;
 pub use health::{

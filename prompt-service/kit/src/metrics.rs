@@ -124,16 +124,11 @@ async fn upkeep(handle: PrometheusHandle) {
 }
 
 async fn accept(listener: TcpListener, handle: PrometheusHandle) {
+    // Bounded like every listener of the service (see `crate::connections`): silent
+    // connections to the metrics port cannot take the process's descriptors.
+    let listener = crate::LimitedListener::new(listener, crate::ConnectionLimits::default());
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(error) => {
-                // EMFILE and the like: back off instead of spinning.
-                tracing::warn!(%error, "metrics accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+        let (stream, _) = listener.next().await;
         let handle = handle.clone();
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<Incoming>| {

@@ -26,6 +26,24 @@ pub struct ServerArgs {
     /// metrics endpoint).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_listen: Option<String>,
+    /// Connections each listener (the API, the inspector) holds at once; past it new ones
+    /// wait in the kernel's backlog while the open ones are served.
+    #[arg(
+        long,
+        default_value_t = crate::connections::DEFAULT_MAX_CONNECTIONS,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+        value_name = "N"
+    )]
+    pub max_connections: usize,
+    /// Seconds a connection may carry nothing (no request, no keepalive answer) before it
+    /// is closed.
+    #[arg(
+        long,
+        default_value_t = crate::connections::DEFAULT_IDLE_TIMEOUT.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..),
+        value_name = "SECS"
+    )]
+    pub connection_idle_secs: u64,
 
     /// Authentication and TLS.
     #[command(flatten)]
@@ -71,8 +89,10 @@ impl OverloadArgs {
 
 impl ServerArgs {
     /// Each flag's environment variable, after the binary's prefix and `_`.
-    const VARS: [(&'static str, &'static str); 6] = [
+    const VARS: [(&'static str, &'static str); 8] = [
         ("max_request_bytes", "MAX_REQUEST_BYTES"),
+        ("max_connections", "MAX_CONNECTIONS"),
+        ("connection_idle_secs", "CONNECTION_IDLE_SECS"),
         ("drain_secs", "DRAIN_SECS"),
         ("log_format", "LOG_FORMAT"),
         ("metrics_listen", "METRICS_LISTEN"),
@@ -115,6 +135,14 @@ impl ServerArgs {
     /// The drain timeout.
     pub fn drain_timeout(&self) -> Duration {
         Duration::from_secs(self.drain_secs)
+    }
+
+    /// The bounds every listener is served with.
+    pub fn connections(&self) -> crate::ConnectionLimits {
+        crate::ConnectionLimits {
+            max_connections: self.max_connections,
+            idle_timeout: Duration::from_secs(self.connection_idle_secs),
+        }
     }
 }
 

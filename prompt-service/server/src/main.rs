@@ -108,6 +108,7 @@ async fn serve(cli: &Cli) -> anyhow::Result<ExitCode> {
         request_timeout: Duration::from_secs(cli.request_timeout_secs),
         security,
         overload: cli.server.overload.config(),
+        connections: cli.server.connections(),
     };
     prompt_server::serve(listener, config, service_kit::shutdown_signal()).await?;
     service_kit::flush_traces();

@@ -29,6 +29,8 @@ pub struct ServeConfig {
     pub security: service_kit::ServerSecurity,
     /// Calls in progress at once; past them RESOURCE_EXHAUSTED at once.
     pub overload: service_kit::OverloadConfig,
+    /// The bound on connections held at once and their idle timeout.
+    pub connections: service_kit::ConnectionLimits,
 }
 
 impl Default for ServeConfig {
@@ -40,6 +42,7 @@ impl Default for ServeConfig {
             bench_echo: false,
             security: service_kit::ServerSecurity::default(),
             overload: service_kit::OverloadConfig::default(),
+            connections: service_kit::ConnectionLimits::default(),
         }
     }
 }
@@ -136,7 +139,10 @@ pub async fn serve(
         .add_routes(health.routes)
         .add_service(prompt)
         .add_optional_service(echo)
-        .serve_with_incoming_shutdown(service_kit::incoming(listener), signal);
+        .serve_with_incoming_shutdown(
+            service_kit::connections::incoming(listener, config.connections),
+            signal,
+        );
     service_kit::drain(server, drain_rx, config.drain_timeout).await?;
     tracing::info!("prompt-service stopped");
     Ok(())

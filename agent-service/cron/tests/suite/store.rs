@@ -191,3 +191,43 @@ fn an_unreadable_file_is_an_error_naming_it() {
     let err = JobStore::open(&path, ts("2026-12-01T10:00:00Z")).unwrap_err();
     assert!(err.to_string().contains("jobs.json"), "{err}");
 }
+
+/// A version 1 file, which did not record creators, opens with every job at the lesser
+/// privilege and is saved as version 2; a job added now is the operator's.
+#[test]
+fn an_older_file_is_migrated_to_the_lesser_privilege() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let now = ts("2026-12-01T10:00:00Z");
+    std::fs::write(
+        &path,
+        r#"{"version":1,"jobs":[{"id":"old","agentId":"main","name":"n",
+            "schedule":{"kind":"every","everyMs":3600000},"prompt":"p","target":"main",
+            "createdAt":"2026-11-30T10:00:00Z","updatedAt":"2026-11-30T10:00:00Z",
+            "state":{}}]}"#,
+    )
+    .unwrap();
+    let opened = JobStore::open(&path, now).unwrap();
+    assert!(opened.moved_aside.is_none(), "{:?}", opened.moved_aside);
+    let mut store = opened.store;
+    assert_eq!(
+        store.get("old").map(|j| j.privilege),
+        Some(openclaw_cron::Privilege::Sandboxed)
+    );
+    let new = store
+        .add("main", spec("New"), &zone("UTC"), now)
+        .unwrap()
+        .id
+        .clone();
+    store.save().unwrap();
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(saved["version"], 2);
+    let privilege_of = |id: &str| {
+        saved["jobs"]
+            .as_array()
+            .and_then(|jobs| jobs.iter().find(|j| j["id"] == id))
+            .map(|j| j["privilege"].clone())
+    };
+    assert_eq!(privilege_of("old"), Some("sandboxed".into()));
+    assert_eq!(privilege_of(&new), Some("host".into()));
+}

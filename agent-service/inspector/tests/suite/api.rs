@@ -510,3 +510,80 @@ async fn refuses_other_hosts_without_tokens() {
     assert!(agent_inspector::check_listen(wildcard, tokens.as_ref()).is_ok());
     assert!(agent_inspector::check_listen("127.0.0.1:9".parse().expect("addr"), None).is_ok());
 }
+
+/// A raw HTTP/1.1 request to the inspector with `host` in its Host header; the status line
+/// and the whole response.
+async fn raw_get(http: &str, path: &str, host: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = http.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("response");
+    let status = response.lines().next().unwrap_or_default().to_owned();
+    (status, response)
+}
+
+/// Without tokens, a request naming another host (a DNS-rebinding page's own name) is refused
+/// with 421; loopback names and the listen address are answered.
+#[tokio::test]
+async fn without_tokens_a_request_for_another_host_is_misdirected() {
+    let h = Inspected::start(&[]).await;
+    let port = h.http.rsplit(':').next().expect("port").to_owned();
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_owned(),
+        format!("localhost.evil.example:{port}"),
+    ] {
+        let (status, response) = raw_get(&h.http, "/api/sessions", &host).await;
+        assert!(status.contains(" 421 "), "{host}: {response}");
+        assert!(!response.contains(KEY), "{host}: {response}");
+        assert!(
+            response.contains("answers only requests addressed to"),
+            "{response}"
+        );
+    }
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let (status, response) = raw_get(&h.http, "/api/sessions", &host).await;
+        assert!(status.contains(" 200 "), "{host}: {response}");
+    }
+}
+
+/// Silent connections to the inspector are bounded and closed when idle: the page is still
+/// served afterwards.
+#[tokio::test]
+async fn silent_connections_are_bounded_and_closed() {
+    let limits = service_kit::ConnectionLimits {
+        max_connections: 3,
+        idle_timeout: Duration::from_millis(400),
+    };
+    let h = Inspected::start_with(&[], limits).await;
+    let addr = h.http.trim_start_matches("http://").to_owned();
+    let mut silent = Vec::new();
+    for _ in 0..12 {
+        silent.push(
+            tokio::net::TcpStream::connect(&addr)
+                .await
+                .expect("connect"),
+        );
+    }
+    for mut stream in silent {
+        use tokio::io::AsyncReadExt;
+        let mut sink = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut sink))
+            .await
+            .expect("the inspector closed a silent connection")
+            .ok();
+    }
+    let port = h.http.rsplit(':').next().expect("port").to_owned();
+    let (status, response) = raw_get(&h.http, "/api/agents", &format!("127.0.0.1:{port}")).await;
+    assert!(status.contains(" 200 "), "{response}");
+}

@@ -34,6 +34,11 @@ fn config(base_url: &str) -> String {
 impl Inspected {
     /// Everything started; the inspector asks for `tokens` (none: open).
     pub async fn start(tokens: &[&str]) -> Self {
+        Self::start_with(tokens, service_kit::ConnectionLimits::default()).await
+    }
+
+    /// [`Self::start`] with the inspector's listener under `limits`.
+    pub async fn start_with(tokens: &[&str], limits: service_kit::ConnectionLimits) -> Self {
         let (base_url, fake) = FakeServer::start(WireFormat::AnthropicMessages)
             .await
             .expect("fake server");
@@ -97,9 +102,14 @@ impl Inspected {
         stops.push(stop);
         let inspector =
             agent_inspector::Inspector::new(runtime, renders, service_kit::TokenSet::new(tokens));
-        tokio::spawn(agent_inspector::serve(http_listener, inspector, async {
-            let _ = stopped.await;
-        }));
+        tokio::spawn(agent_inspector::serve(
+            http_listener,
+            inspector,
+            limits,
+            async {
+                let _ = stopped.await;
+            },
+        ));
         Self {
             dir,
             fake,

@@ -1,5 +1,6 @@
 //! External hook commands: argv run directly (no shell) as the service, in the workspace
-//! directory, with the secret-holding environment variables removed. The request goes to
+//! directory, once the program passes the rules of [`super::program`], with only the
+//! variables it allows (no token, no provider key). The request goes to
 //! stdin as one JSON object; the answer is one JSON object on stdout, whose other keys are
 //! ignored (so `cat`, or a `sed` over the request, is a valid bootstrap hook). A nonzero exit, a
 //! timeout (the whole command is killed, whatever it started: see `openclaw_sandbox::Lifetime`), output that is not the expected JSON, or
@@ -16,6 +17,7 @@ use openclaw_config::resolve::HookCommand;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::program::Refusal;
 use super::{HookError, HookFacts, InjectedFile};
 
 /// The most a hook command may print on stdout.
@@ -191,35 +193,37 @@ async fn run(cmd: &HookCommand, facts: &HookFacts<'_>, input: &[u8]) -> Result<V
     let Some((program, args)) = cmd.argv.split_first() else {
         return Err(HookError::Failed("the command is empty".to_owned()));
     };
-    // A relative program with a slash is the workspace's (`hooks/persona.py`); a bare name is
-    // looked up on PATH.
-    let program = if program.contains('/') && Path::new(program).is_relative() {
-        facts.workspace.join(program)
-    } else {
-        PathBuf::from(program)
-    };
+    if program.trim().is_empty() {
+        return Err(HookError::Failed("the program name is empty".to_owned()));
+    }
+    // Judged again on every run: a file moved or linked into a workspace since the config
+    // loaded is refused now. The real path it resolved to is what runs.
+    let program =
+        facts
+            .launch
+            .check(&cmd.argv, facts.workspace)
+            .map_err(|refusal| match refusal {
+                Refusal::Missing(why) => {
+                    HookError::Failed(format!("command {} could not start: {why}", shown(cmd)))
+                }
+                Refusal::Unsafe(why) => {
+                    HookError::Refused(format!("command {} refused: {why}", shown(cmd)))
+                }
+            })?;
     // In a process group and a pid namespace of their own (`Lifetime`), so the kill below and
-    // the service's own end reach everything the command started, detached or not. Looked up
-    // first: the wrapper would report a missing program as an exit status.
-    let program = openclaw_sandbox::locate(program.as_os_str()).ok_or_else(|| {
-        HookError::Failed(format!(
-            "command {} could not start: no such executable file (on PATH, for a bare name)",
-            shown(cmd)
-        ))
-    })?;
+    // the service's own end reach everything the command started, detached or not.
     let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
     let mut command = tokio::process::Command::from(
         openclaw_sandbox::Lifetime::host().command(program.as_os_str(), &args),
     );
     command
+        .env_clear()
+        .envs(facts.launch.env())
         .current_dir(facts.workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    for name in facts.hidden_env {
-        command.env_remove(name);
-    }
     let mut child = command
         .spawn()
         .map_err(|e| HookError::Failed(format!("command {} could not start: {e}", shown(cmd))))?;

@@ -9,12 +9,16 @@
 //! they ask for the stable prefix.
 //!
 //! Hooks are operator config: their commands run as the service, in the workspace directory,
-//! never inside a session's sandbox. A failing hook fails the turn with FAILED_PRECONDITION
-//! naming its key, unless it is configured `onError: "skip"`, which keeps what came before it
-//! and logs a warning.
+//! never inside a session's sandbox, so they must run code no session can write
+//! ([`program`]). A failing hook fails the turn with FAILED_PRECONDITION naming its key,
+//! unless it is configured `onError: "skip"`, which keeps what came before it and logs a
+//! warning; a command refused by that rule fails the turn whatever `onError` says.
 
 mod command;
+mod program;
 mod rules;
+
+pub use program::HookLaunch;
 
 use std::path::Path;
 
@@ -41,9 +45,9 @@ pub struct HookFacts<'a> {
     pub heartbeat: bool,
     /// The workspace directory (the command's working directory).
     pub workspace: &'a Path,
-    /// Environment variables that hold secrets, removed from a command's environment.
+    /// What commands are judged against and launched with.
     #[serde(skip)]
-    pub hidden_env: &'a [String],
+    pub launch: &'a HookLaunch,
 }
 
 impl<'a> HookFacts<'a> {
@@ -54,7 +58,7 @@ impl<'a> HookFacts<'a> {
         kind: SessionKind,
         heartbeat: bool,
         workspace: &'a Path,
-        hidden_env: &'a [String],
+        launch: &'a HookLaunch,
     ) -> Self {
         Self {
             agent_id,
@@ -63,7 +67,7 @@ impl<'a> HookFacts<'a> {
             private: kind.is_private(),
             heartbeat,
             workspace,
-            hidden_env,
+            launch,
         }
     }
 }
@@ -172,6 +176,8 @@ pub(crate) enum HookError {
     Failed(String),
     /// The hook reached outside the workspace.
     Denied(String),
+    /// The command runs code a session or another user can change: never run, never skipped.
+    Refused(String),
 }
 
 fn on_error(form: &BootstrapHook) -> HookOnError {
@@ -188,6 +194,9 @@ fn skip_or_fail(key: &str, on_error: HookOnError, error: HookError) -> Result<()
     let (message, denied) = match error {
         HookError::Failed(m) => (m, false),
         HookError::Denied(m) => (m, true),
+        HookError::Refused(m) => {
+            return Err(RuntimeError::FailedPrecondition(format!("{key}: {m}")));
+        }
     };
     match on_error {
         HookOnError::Skip => {

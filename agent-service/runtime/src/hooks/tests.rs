@@ -11,8 +11,27 @@ use openclaw_config::resolve::{BootstrapHook, Hook, HookCommand, PromptBuildHook
 use super::*;
 use crate::visibility::{PrivateFiles, visible_files};
 
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// A workspace (`path()`) beside a directory for hook scripts, both in one temporary
+/// directory: hook programs must live outside the workspace.
+struct Dirs {
+    _root: tempfile::TempDir,
+    ws: std::path::PathBuf,
+}
+
+impl Dirs {
+    fn path(&self) -> &Path {
+        &self.ws
+    }
+}
+
+fn workspace() -> Dirs {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = Dirs {
+        ws: root.path().join("ws"),
+        _root: root,
+    };
+    std::fs::create_dir_all(dir.path()).expect("mkdir");
+    std::fs::create_dir_all(hooks_dir(dir.path())).expect("mkdir");
     for (name, text) in [
         ("AGENTS.md", "Agent rules.\n"),
         ("SOUL.md", "Be kind.\n"),
@@ -28,8 +47,23 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// Where the tests' hook scripts live: beside the workspace, not in it.
+fn hooks_dir(ws: &Path) -> std::path::PathBuf {
+    ws.parent().expect("parent").join("hooks")
+}
+
+/// The launch of a test: the workspace off limits, the test process's `PATH`.
+fn launch(ws: &Path) -> HookLaunch {
+    HookLaunch::new(
+        vec![(ws.to_path_buf(), "the workspace".to_owned())],
+        &|name| std::env::var(name).ok(),
+    )
+}
+
 fn facts<'a>(ws: &'a Path, kind: SessionKind) -> HookFacts<'a> {
-    HookFacts::new("main", "agent:main:main", kind, false, ws, &[])
+    // Leaked: a test's facts live as long as the test.
+    let launch: &'a HookLaunch = Box::leak(Box::new(launch(ws)));
+    HookFacts::new("main", "agent:main:main", kind, false, ws, launch)
 }
 
 fn hook<T>(i: usize, form: T) -> Hook<T> {
@@ -39,8 +73,9 @@ fn hook<T>(i: usize, form: T) -> Hook<T> {
     }
 }
 
+/// A `#!/bin/sh` script `name` in the hooks directory beside the workspace.
 fn script(ws: &Path, name: &str, body: &str) -> String {
-    let path = ws.join(name);
+    let path = hooks_dir(ws).join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     path.display().to_string()
@@ -471,4 +506,155 @@ async fn bootstrap_hook_command_cat_from_path_changes_nothing() {
         .await
         .expect("cat");
     assert_eq!(after, before);
+}
+
+/// Runs one bootstrap command hook in a main session; the error it fails with, if any.
+async fn run_one(ws: &Path, argv: &[&str], on_error: HookOnError) -> Option<RuntimeError> {
+    let hooks = [hook(0, BootstrapHook::Command(command(argv, on_error)))];
+    apply_bootstrap(&hooks, &facts(ws, SessionKind::Main), loaded(ws).await)
+        .await
+        .err()
+}
+
+/// Each way a session could change what a hook runs is refused before anything runs, with
+/// FAILED_PRECONDITION naming the key, even when the hook is configured to be skipped.
+#[tokio::test]
+async fn hook_code_a_session_can_write_never_runs() {
+    let dir = workspace();
+    let ws = dir.path();
+    // What the agent would plant: a script that leaves a mark when it runs.
+    let planted = "touch ran.mark; cat";
+    std::fs::create_dir_all(ws.join("hooks")).expect("mkdir");
+    let in_ws = ws.join("hooks/files.sh");
+    std::fs::write(&in_ws, format!("#!/bin/sh\n{planted}\n")).expect("write");
+    std::fs::set_permissions(&in_ws, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::write(ws.join("plain.sh"), format!("{planted}\n")).expect("write");
+    // A link beside the workspace that leads into it.
+    let link = hooks_dir(ws).join("link.sh");
+    symlink(&in_ws, &link).expect("symlink");
+    // A script outside the workspace that anyone may rewrite.
+    let open = script(ws, "open.sh", planted);
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let in_ws = in_ws.display().to_string();
+    let link = link.display().to_string();
+    let cases: [(&[&str], &str); 6] = [
+        (&["hooks/files.sh"], "is relative to the workspace"),
+        (&[&in_ws], "lies inside the workspace"),
+        (&[&link], "lies inside the workspace"),
+        (&["sh", "plain.sh"], "argument \"plain.sh\""),
+        (
+            &["sh", "-c", planted, &format!("--script={in_ws}")],
+            "lies inside",
+        ),
+        (&[&open], "is writable by other users"),
+    ];
+    for (argv, expected) in cases {
+        for on_error in [HookOnError::Fail, HookOnError::Skip] {
+            let error = run_one(ws, argv, on_error).await;
+            let Some(RuntimeError::FailedPrecondition(text)) = &error else {
+                panic!("{argv:?} was not refused: {error:?}");
+            };
+            assert!(text.starts_with("hooks.bootstrap[0]: command "), "{text}");
+            assert!(text.contains("refused"), "{text}");
+            assert!(text.contains(expected), "{argv:?}: {text}");
+            assert!(!ws.join("ran.mark").exists(), "{argv:?} ran");
+        }
+    }
+}
+
+/// A bare name is looked up on `PATH` without its entries inside a workspace: a program the
+/// agent put on such an entry is not found.
+#[tokio::test]
+async fn hook_path_lookup_skips_entries_inside_the_workspace() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("bin")).expect("mkdir");
+    let tool = ws.join("bin/planted-hook-tool");
+    std::fs::write(&tool, "#!/bin/sh\ntouch ran.mark; cat\n").expect("write");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!("{}:/usr/bin:/bin", ws.join("bin").display());
+    let launch = HookLaunch::new(vec![(ws.to_path_buf(), "the workspace".to_owned())], &|n| {
+        (n == "PATH").then(|| path.clone())
+    });
+    let facts = HookFacts::new(
+        "main",
+        "agent:main:main",
+        SessionKind::Main,
+        false,
+        ws,
+        &launch,
+    );
+    let hooks = [hook(
+        0,
+        BootstrapHook::Command(command(&["planted-hook-tool"], HookOnError::Fail)),
+    )];
+    let error = apply_bootstrap(&hooks, &facts, loaded(ws).await)
+        .await
+        .expect_err("refused");
+    assert!(error.to_string().contains("is not on PATH"), "{error}");
+    assert!(!ws.join("ran.mark").exists());
+}
+
+/// A hook that passed when the config loaded is judged again on each run: replaced by a link
+/// into the workspace, it is refused.
+#[tokio::test]
+async fn hook_moved_into_the_workspace_after_load_is_refused_at_run_time() {
+    let dir = workspace();
+    let ws = dir.path();
+    let program = script(ws, "persona.sh", "cat");
+    assert!(run_one(ws, &[&program], HookOnError::Fail).await.is_none());
+    let planted = ws.join("planted.sh");
+    std::fs::write(&planted, "#!/bin/sh\ntouch ran.mark; cat\n").expect("write");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::remove_file(&program).expect("rm");
+    symlink(&planted, &program).expect("symlink");
+    let error = run_one(ws, &[&program], HookOnError::Skip).await;
+    assert!(
+        matches!(&error, Some(RuntimeError::FailedPrecondition(t)) if t.contains("lies inside the workspace")),
+        "{error:?}"
+    );
+    assert!(!ws.join("ran.mark").exists());
+}
+
+/// A hook inherits nothing of the service's environment but `PATH`, `HOME` and `LANG`: no
+/// token, no provider key, no variable an interpreter would read code from.
+#[tokio::test]
+async fn hook_environment_is_minimal() {
+    let dir = workspace();
+    let ws = dir.path();
+    let launch = HookLaunch::new(
+        vec![(ws.to_path_buf(), "the workspace".to_owned())],
+        &|n| match n {
+            "PATH" => Some("/usr/bin:/bin".to_owned()),
+            "HOME" => Some("/home/svc".to_owned()),
+            "AGENT_SERVICE_TOKENS" => Some("service-token-0123456789".to_owned()),
+            _ => None,
+        },
+    );
+    let facts = HookFacts::new(
+        "main",
+        "agent:main:main",
+        SessionKind::Main,
+        false,
+        ws,
+        &launch,
+    );
+    let program = script(ws, "env.sh", "env > env.txt; cat");
+    let hooks = [hook(
+        0,
+        BootstrapHook::Command(command(&[&program], HookOnError::Fail)),
+    )];
+    apply_bootstrap(&hooks, &facts, loaded(ws).await)
+        .await
+        .expect("hook");
+    let env = std::fs::read_to_string(ws.join("env.txt")).expect("env");
+    let mut names: Vec<&str> = env
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(n, _)| n))
+        // What the shell sets for itself.
+        .filter(|n| !["PWD", "SHLVL", "_", "OLDPWD"].contains(n))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["HOME", "PATH"], "{env}");
+    assert!(env.contains("PATH=/usr/bin:/bin\n"), "{env}");
 }

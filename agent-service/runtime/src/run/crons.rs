@@ -12,8 +12,9 @@ use std::{sync::Arc, sync::Weak, time::Duration};
 
 use async_trait::async_trait;
 use jiff::{Timestamp, tz::TimeZone};
+use openclaw_config::resolve::AgentView;
 use openclaw_cron::{
-    Delivery, InvalidJob, Job, JobPatch, JobSpec, RunOutcome, RunStatus, Target,
+    Delivery, InvalidJob, Job, JobPatch, JobSpec, Privilege, RunOutcome, RunStatus, Target,
     plan::{self, After},
 };
 use openclaw_transcript::{Message, UserContent, UserMessage};
@@ -64,6 +65,53 @@ fn outcome(status: RunStatus, error: Option<String>, session_key: Option<String>
     }
 }
 
+/// The privilege commands have in session `key`: host unless the sandbox covers it.
+fn session_privilege(agent: &AgentView, key: &openclaw_transcript::SessionKey) -> Privilege {
+    if crate::workspaces::sandboxed(agent, key) {
+        Privilege::Sandboxed
+    } else {
+        Privilege::Host
+    }
+}
+
+/// Why a job of `privilege` may not run where `spec` says (`job_key`: its isolated session)
+/// or deliver where it says, if it may not: a session of more privilege than the job's is out
+/// of its reach. An agent with no sandbox at all has no sandboxed session, so nothing there
+/// is out of reach (the jobs of an older jobs file, whose creators are unknown, keep running).
+fn out_of_reach(
+    agent: &AgentView,
+    spec: &JobSpec,
+    job_key: &str,
+    privilege: Privilege,
+) -> Result<(), RuntimeError> {
+    if privilege == Privilege::Host || agent.sandbox.mode == openclaw_config::raw::SandboxMode::Off
+    {
+        return Ok(());
+    }
+    let run_key = match spec.target {
+        Target::Isolated => job_key.to_owned(),
+        Target::Main => String::new(),
+    };
+    let mut reached = vec![("target", run_key)];
+    if let Delivery::Session { session_key } = &spec.delivery {
+        reached.push(("delivery", session_key.clone().unwrap_or_default()));
+    }
+    for (field, key) in reached {
+        let key = crate::sessions::key::normalize(&agent.id, &key)?;
+        if session_privilege(agent, &key) > privilege {
+            return Err(RuntimeError::PermissionDenied(format!(
+                "job.{field}: {} runs unsandboxed, and this job has the privilege of a \
+                 sandboxed session (it was created or changed from one, or before privileges \
+                 were recorded): a job never runs in or delivers to a session with more \
+                 privilege than its creator (use target \"isolated\" without delivery, or ask \
+                 the operator to create it through the API)",
+                key.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A job's run handed to its session.
 struct Queued {
     /// The session's key.
@@ -78,6 +126,18 @@ struct Queued {
 /// outcome instead when it was not queued.
 async fn queue_cron_job(services: &Arc<Services>, job: &Job) -> Result<Queued, RunOutcome> {
     let key = session_key(job);
+    // Judged again at run time: the config (which sessions are sandboxed) may have changed.
+    let reach = services.agent_view(&job.agent_id).and_then(|agent| {
+        out_of_reach(
+            &agent,
+            &job.spec,
+            &job.isolated_session_key(),
+            job.privilege,
+        )
+    });
+    if let Err(error) = reach {
+        return Err(outcome(RunStatus::Skipped, Some(error.to_string()), None));
+    }
     // A system event (see `super::system`): a follow-up, after whatever runs there.
     let mut event = SystemEvent::new(
         Origin::Cron {
@@ -376,19 +436,27 @@ pub(crate) fn now(services: &Services) -> Timestamp {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
-/// The jobs of one agent, as its sessions' `cron` tool and the API see them.
+/// The jobs of one agent, as its sessions' `cron` tool and the API see them, with the
+/// privilege of the caller (the API: host; a session's tool: its own).
 #[derive(Clone)]
 pub struct AgentCron {
     services: Weak<Services>,
     agent_id: String,
+    privilege: Privilege,
 }
 
 impl AgentCron {
-    pub(crate) fn new(services: &Arc<Services>, agent_id: &str) -> Self {
+    pub(crate) fn new(services: &Arc<Services>, agent_id: &str, privilege: Privilege) -> Self {
         Self {
             services: Arc::downgrade(services),
             agent_id: agent_id.to_owned(),
+            privilege,
         }
+    }
+
+    /// The caller's privilege, which the jobs it creates get.
+    pub fn privilege(&self) -> Privilege {
+        self.privilege
     }
 
     fn services(&self) -> Result<Arc<Services>, RuntimeError> {
@@ -434,12 +502,19 @@ impl AgentCron {
     pub fn add(&self, spec: JobSpec) -> Result<Job, RuntimeError> {
         let services = self.services()?;
         self.check_delivery(&services, &spec.delivery)?;
+        let agent = services.agent_view(&self.agent_id)?;
+        let new_key = format!("agent:{}:cron:new", self.agent_id);
+        out_of_reach(&agent, &spec, &new_key, self.privilege)?;
         let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
         services.cron().edit(|store| {
-            store
+            let id = store
                 .add(&self.agent_id, spec, &tz, now)
-                .cloned()
-                .map_err(invalid)
+                .map_err(invalid)?
+                .id
+                .clone();
+            let job = store.get_mut(&id).ok_or_else(|| self.not_found(&id))?;
+            job.privilege = self.privilege;
+            Ok(job.clone())
         })
     }
 
@@ -475,16 +550,31 @@ impl AgentCron {
         if let Some(delivery) = &patch.delivery {
             self.check_delivery(&services, delivery)?;
         }
+        let agent = services.agent_view(&self.agent_id)?;
         let (tz, now) = (time_zone(&services, &self.agent_id), now(&services));
         services.cron().edit(|store| {
-            if store.get(id).is_none_or(|j| j.agent_id != self.agent_id) {
+            let Some(current) = store.get(id).filter(|j| j.agent_id == self.agent_id) else {
                 return Err(self.not_found(id));
-            }
-            store
+            };
+            // A change from a session of less privilege lowers the job's to it; the job as
+            // changed must stay within reach of that.
+            let privilege = current.privilege.min(self.privilege);
+            let mut changed = current.clone();
+            changed.apply(patch.clone(), &tz, now).map_err(invalid)?;
+            out_of_reach(
+                &agent,
+                &changed.spec,
+                &changed.isolated_session_key(),
+                privilege,
+            )?;
+            let job = store
                 .update(id, patch, &tz, now)
                 .map_err(invalid)?
-                .cloned()
-                .ok_or_else(|| self.not_found(id))
+                .ok_or_else(|| self.not_found(id))?;
+            let id = job.id.clone();
+            let job = store.get_mut(&id).ok_or_else(|| self.not_found(&id))?;
+            job.privilege = privilege;
+            Ok(job.clone())
         })
     }
 

@@ -233,9 +233,16 @@ impl Services {
         // across runs (prompt caching).
         ctx.fence = p.live.fence.clone();
         ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
+        // The jobs a session creates get its privilege: a sandboxed session cannot schedule
+        // work into an unsandboxed one.
+        let privilege = if crate::workspaces::sandboxed(&p.agent, &p.key) {
+            openclaw_cron::Privilege::Sandboxed
+        } else {
+            openclaw_cron::Privilege::Host
+        };
         ctx.cron = match self.cron_forward() {
-            Some(forward) => forward(&p.agent.id),
-            None => Arc::new(super::AgentCron::new(self, &p.agent.id)),
+            Some(forward) => forward(&p.agent.id, privilege),
+            None => Arc::new(super::AgentCron::new(self, &p.agent.id, privilege)),
         };
         ctx.sandbox = self
             .session_isolation(&p.agent, &p.key, &p.cwd)?

@@ -13,8 +13,13 @@ use openclaw_proto::prompt::v1 as ppb;
 use super::harness::Harness;
 use super::run_events::session_key;
 
-async fn start(hooks: &str) -> Harness {
-    Harness::start(WireFormat::ChatCompletions, "", &format!("hooks: {hooks},")).await
+/// A service whose config holds `hooks`, where `HOOKS/` names a directory outside the state
+/// directory (hook programs must live outside every workspace), returned with it.
+async fn start(hooks: &str) -> (Harness, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hooks = hooks.replace("HOOKS/", &format!("{}/", dir.path().display()));
+    let h = Harness::start(WireFormat::ChatCompletions, "", &format!("hooks: {hooks},")).await;
+    (h, dir)
 }
 
 fn ws(h: &Harness) -> std::path::PathBuf {
@@ -27,7 +32,7 @@ fn write(dir: &Path, rel: &str, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
-/// A `#!/bin/sh` script at `rel` in the workspace.
+/// A `#!/bin/sh` script at `rel` under `dir`.
 fn script(dir: &Path, rel: &str, body: &str) {
     write(dir, rel, &format!("#!/bin/sh\n{body}\n"));
     std::fs::set_permissions(dir.join(rel), std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -71,7 +76,7 @@ async fn run_error(h: &Harness, message: &str) -> Option<pb::RunError> {
 
 #[tokio::test]
 async fn bootstrap_hook_rules_swap_the_persona_drop_and_add_files_in_the_preview() {
-    let h = start(
+    let (h, _hooks) = start(
         r#"{ bootstrap: [
             { replace: "SOUL.md", with: "personas/pirate.md" },
             { drop: "TOOLS.md" },
@@ -101,14 +106,14 @@ async fn bootstrap_hook_rules_swap_the_persona_drop_and_add_files_in_the_preview
 
 #[tokio::test]
 async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows() {
-    let h = start(r#"{ bootstrap: [{ command: ["hooks/persona.sh", "bold"] }] }"#).await;
+    let (h, hooks) = start(r#"{ bootstrap: [{ command: ["HOOKS/persona.sh", "bold"] }] }"#).await;
     let dir = ws(&h);
     write(&dir, "SOUL.md", "Be gentle.\n");
     // The command gets the files as JSON and answers with them, SOUL.md changed by sed.
     script(
-        &dir,
-        "hooks/persona.sh",
-        r#"tee hooks/seen.json | sed "s/Be gentle\./Be $1./""#,
+        hooks.path(),
+        "persona.sh",
+        r#"tee seen.json | sed "s/Be gentle\./Be $1./""#,
     );
     h.fake.push(FakeReply::text("Ahoy."));
     assert!(run_error(&h, "Hello").await.is_none());
@@ -119,7 +124,7 @@ async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows()
     assert!(system.contains("Be bold."), "{system}");
     assert!(!system.contains("Be gentle."), "{system}");
     let seen: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("hooks/seen.json")).expect("seen"))
+        serde_json::from_str(&std::fs::read_to_string(dir.join("seen.json")).expect("seen"))
             .expect("json");
     assert_eq!(seen["event"], "agent:bootstrap");
     assert_eq!(seen["sessionKey"], "agent:main:main");
@@ -139,18 +144,20 @@ async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows()
 
 #[tokio::test]
 async fn bootstrap_hook_command_failure_is_failed_precondition_naming_the_hook() {
-    let h =
-        start(r#"{ bootstrap: [{ drop: "TOOLS.md" }, { command: ["hooks/broken.sh"] }] }"#).await;
-    let dir = ws(&h);
+    let (h, hooks) =
+        start(r#"{ bootstrap: [{ drop: "TOOLS.md" }, { command: ["HOOKS/broken.sh"] }] }"#).await;
     script(
-        &dir,
-        "hooks/broken.sh",
+        hooks.path(),
+        "broken.sh",
         "echo 'persona store is down' >&2; exit 4",
     );
     let status = preview(&h, "main").await.expect_err("hook failed");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(
-        status.message().starts_with("hooks.bootstrap[1]: command \"hooks/broken.sh\" exited with status 4: persona store is down"),
+        status.message().starts_with(&format!(
+            "hooks.bootstrap[1]: command \"{}/broken.sh\" exited with status 4: persona store is down",
+            hooks.path().display()
+        )),
         "{}",
         status.message()
     );
@@ -162,10 +169,11 @@ async fn bootstrap_hook_command_failure_is_failed_precondition_naming_the_hook()
 
 #[tokio::test]
 async fn bootstrap_hook_command_timeout_fails_or_skips_as_configured() {
-    let h = start(r#"{ bootstrap: [{ command: ["hooks/slow.sh"], timeoutMs: 300 }] }"#).await;
+    let (h, hooks) =
+        start(r#"{ bootstrap: [{ command: ["HOOKS/slow.sh"], timeoutMs: 300 }] }"#).await;
     let dir = ws(&h);
     write(&dir, "SOUL.md", "Unchanged soul.\n");
-    script(&dir, "hooks/slow.sh", "sleep 20");
+    script(hooks.path(), "slow.sh", "sleep 20");
     let status = preview(&h, "main").await.expect_err("timed out");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(
@@ -174,23 +182,23 @@ async fn bootstrap_hook_command_timeout_fails_or_skips_as_configured() {
         status.message()
     );
 
-    let h = start(
-        r#"{ bootstrap: [{ command: ["hooks/slow.sh"], timeoutMs: 300, onError: "skip" }] }"#,
+    let (h, hooks) = start(
+        r#"{ bootstrap: [{ command: ["HOOKS/slow.sh"], timeoutMs: 300, onError: "skip" }] }"#,
     )
     .await;
     let dir = ws(&h);
     write(&dir, "SOUL.md", "Unchanged soul.\n");
-    script(&dir, "hooks/slow.sh", "sleep 20");
+    script(hooks.path(), "slow.sh", "sleep 20");
     let prompt = preview(&h, "main").await.expect("skipped");
     assert!(prompt.text.contains("Unchanged soul."), "{}", prompt.text);
 }
 
 #[tokio::test]
 async fn bootstrap_hook_adding_memory_never_reaches_a_group_session() {
-    let h = start(
+    let (h, hooks) = start(
         r#"{ bootstrap: [
             { add: "NOTES.md", from: "memory/2026-12-01.md" },
-            { command: ["hooks/memory.sh"] },
+            { command: ["HOOKS/memory.sh"] },
         ] }"#,
     )
     .await;
@@ -202,8 +210,8 @@ async fn bootstrap_hook_adding_memory_never_reaches_a_group_session() {
     );
     // The command puts MEMORY.md back (from its own idea of it) and passes the rest through.
     script(
-        &dir,
-        "hooks/memory.sh",
+        hooks.path(),
+        "memory.sh",
         r#"sed 's/"files":\[/"files":[{"name":"MEMORY.md","content":"The user hates mornings."},/'"#,
     );
     let group = preview(&h, "telegram:group:9")
@@ -223,11 +231,11 @@ async fn bootstrap_hook_adding_memory_never_reaches_a_group_session() {
 
 #[tokio::test]
 async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
-    let h = start(
+    let (h, hooks) = start(
         r#"{ beforePromptBuild: [
             { text: "Mention the office closes at six today." },
             { from: "prompts/house.md", placement: "stable" },
-            { command: ["hooks/extra.sh"] },
+            { command: ["HOOKS/extra.sh"] },
         ] }"#,
     )
     .await;
@@ -238,9 +246,9 @@ async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
         "House rule: answers in metric units.\n",
     );
     script(
-        &dir,
-        "hooks/extra.sh",
-        r#"cat > hooks/seen.json; printf '{"additions":[{"text":"Command says: the build is green."},{"text":"Command rule: cite file paths.","placement":"stable"}]}'"#,
+        hooks.path(),
+        "extra.sh",
+        r#"cat > seen.json; printf '{"additions":[{"text":"Command says: the build is green."},{"text":"Command rule: cite file paths.","placement":"stable"}]}'"#,
     );
     let prompt = preview(&h, "main").await.expect("preview");
     for dynamic in [
@@ -270,7 +278,7 @@ async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
     assert!(at("Command says: the build is green.") > boundary);
     assert!(at("Command rule: cite file paths.") < boundary);
     let seen: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("hooks/seen.json")).expect("seen"))
+        serde_json::from_str(&std::fs::read_to_string(dir.join("seen.json")).expect("seen"))
             .expect("json");
     assert_eq!(seen["event"], "before_prompt_build");
     assert_eq!(seen["agentId"], "main");
@@ -278,10 +286,10 @@ async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
 
 #[tokio::test]
 async fn prompt_build_hook_bad_output_fails_the_run_and_skip_leaves_the_prompt_alone() {
-    let h = start(r#"{ beforePromptBuild: [{ command: ["hooks/bad.sh"] }] }"#).await;
+    let (h, hooks) = start(r#"{ beforePromptBuild: [{ command: ["HOOKS/bad.sh"] }] }"#).await;
     script(
-        &ws(&h),
-        "hooks/bad.sh",
+        hooks.path(),
+        "bad.sh",
         "cat >/dev/null; echo 'additions: none'",
     );
     let status = preview(&h, "main").await.expect_err("bad output");
@@ -289,25 +297,28 @@ async fn prompt_build_hook_bad_output_fails_the_run_and_skip_leaves_the_prompt_a
     assert!(
         status
             .message()
-            .starts_with("hooks.beforePromptBuild[0]: command \"hooks/bad.sh\" printed output that is not the expected JSON"),
+            .starts_with(&format!(
+                "hooks.beforePromptBuild[0]: command \"{}/bad.sh\" printed output that is not the expected JSON",
+                hooks.path().display()
+            )),
         "{}",
         status.message()
     );
     let error = run_error(&h, "Hello").await.expect("an error event");
     assert_eq!(error.code, "FAILED_PRECONDITION", "{error:?}");
 
-    let h =
-        start(r#"{ beforePromptBuild: [{ command: ["hooks/bad.sh"], onError: "skip" }] }"#).await;
+    let (h, hooks) =
+        start(r#"{ beforePromptBuild: [{ command: ["HOOKS/bad.sh"], onError: "skip" }] }"#).await;
     // A hook with nothing to add, then the same hook broken: the prompt is the same.
     script(
-        &ws(&h),
-        "hooks/bad.sh",
+        hooks.path(),
+        "bad.sh",
         r#"cat >/dev/null; echo '{"additions":[]}'"#,
     );
     let baseline = preview(&h, "main").await.expect("baseline");
     script(
-        &ws(&h),
-        "hooks/bad.sh",
+        hooks.path(),
+        "bad.sh",
         "cat >/dev/null; echo 'additions: none'",
     );
     let skipped = preview(&h, "main").await.expect("skipped");
@@ -318,7 +329,8 @@ async fn prompt_build_hook_bad_output_fails_the_run_and_skip_leaves_the_prompt_a
 
 #[tokio::test]
 async fn bootstrap_hook_config_errors_are_failed_precondition_naming_the_key() {
-    let h = start(r#"{ bootstrap: [{ replace: "SOUL.md", with: "../../etc/passwd" }] }"#).await;
+    let (h, _hooks) =
+        start(r#"{ bootstrap: [{ replace: "SOUL.md", with: "../../etc/passwd" }] }"#).await;
     let status = preview(&h, "main").await.expect_err("invalid config");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(
@@ -331,4 +343,23 @@ async fn bootstrap_hook_config_errors_are_failed_precondition_naming_the_key() {
         "{}",
         status.message()
     );
+}
+
+/// The README's old form, a program relative to the workspace, is something the agent can
+/// rewrite with its `write` tool: the config is refused, naming the key, and nothing runs.
+#[tokio::test]
+async fn hook_program_the_agent_can_write_is_refused_naming_the_key() {
+    let (h, _hooks) = start(r#"{ bootstrap: [{ command: ["hooks/files.sh"] }] }"#).await;
+    let dir = ws(&h);
+    script(&dir, "hooks/files.sh", "touch ran.mark; cat");
+    let status = preview(&h, "main").await.expect_err("refused");
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+    assert!(
+        status.message().contains(
+            "hooks.bootstrap[0].command: program \"hooks/files.sh\" is relative to the workspace"
+        ),
+        "{}",
+        status.message()
+    );
+    assert!(!dir.join("ran.mark").exists(), "the planted hook ran");
 }

@@ -215,3 +215,33 @@ async fn status_messages_are_redacted_too() {
     };
     assert!(!status.message().contains(KEY), "{}", status.message());
 }
+
+/// What the model says is redacted before it is stored or sent: a tool call whose arguments
+/// carry the key, and a reply that repeats it (in the stream, the final reply and the
+/// transcript).
+#[tokio::test]
+async fn the_key_in_what_the_model_says_is_redacted_before_it_is_stored_or_sent() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", EXEC_FULL).await;
+    h.fake.push_all([
+        FakeReply::tool_call("c1", "exec", json!({ "command": format!("echo {KEY}") })),
+        FakeReply::text(format!("The key is {KEY}.")),
+    ]);
+    let events = run(&h, "What is the key?").await;
+    let mut deltas = String::new();
+    let mut reply = String::new();
+    for event in &events {
+        match event {
+            pb::run_event::Event::TextDelta(d) => deltas.push_str(d),
+            pb::run_event::Event::Final(f) => reply = f.text.clone(),
+            _ => {}
+        }
+    }
+    assert_eq!(reply, "The key is [redacted models.providers.fake.apiKey].");
+    assert_eq!(deltas, reply);
+    let transcript = transcript_text(&h.service.transcript_entries().await);
+    assert!(!transcript.contains(KEY), "{transcript}");
+    assert!(
+        transcript.contains("echo [redacted models.providers.fake.apiKey]"),
+        "{transcript}"
+    );
+}

@@ -27,6 +27,9 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// API key, usually `${ENV_VAR}`.
     pub api_key: Option<SecretInput>,
+    /// Absolute path of a file holding the API key (its first non-empty line), instead of
+    /// `apiKey`: the key then need not be in the environment or the config.
+    pub api_key_file: Option<String>,
     /// Wire format spoken to the provider.
     pub api: ProviderApi,
     /// Extra HTTP headers.

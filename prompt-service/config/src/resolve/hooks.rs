@@ -86,6 +86,19 @@ pub struct HookCommand {
     pub on_error: HookOnError,
 }
 
+impl AgentHooks {
+    /// Whether any of the hooks is an external command.
+    pub fn has_commands(&self) -> bool {
+        self.bootstrap
+            .iter()
+            .any(|h| matches!(h.form, BootstrapHook::Command(_)))
+            || self
+                .before_prompt_build
+                .iter()
+                .any(|h| matches!(h.form, PromptBuildHook::Command(_)))
+    }
+}
+
 impl Config {
     /// The hooks of agent `agent_id`, in config order. The entries were validated at load, so
     /// an entry that is not one form (which load refuses) is skipped rather than guessed at.

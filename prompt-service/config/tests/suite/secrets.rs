@@ -69,3 +69,31 @@ fn an_invalid_secret_field_never_has_its_value_quoted() {
     assert!(!shown.contains("12345678901"), "{shown}");
     assert!(shown.contains("holds a secret"), "{shown}");
 }
+
+#[test]
+fn a_provider_key_file_is_absolute_and_never_beside_an_inline_key() {
+    let both = r#"{ models: { providers: {
+        a: { baseUrl: "http://a", api: "openai-completions", apiKey: "inline-key-abcdef",
+             apiKeyFile: "/run/secrets/a" },
+    } } }"#;
+    let shown: String = invalid(both, &env(&[]), &LoadOptions::default())
+        .iter()
+        .map(|e| format!("{e}\n"))
+        .collect();
+    assert!(
+        shown.contains("models.providers.a.apiKeyFile") && shown.contains("not both"),
+        "{shown}"
+    );
+    let relative = r#"{ models: { providers: {
+        a: { baseUrl: "http://a", api: "openai-completions", apiKeyFile: "keys/a" },
+    } } }"#;
+    let shown: String = invalid(relative, &env(&[]), &LoadOptions::default())
+        .iter()
+        .map(|e| format!("{e}\n"))
+        .collect();
+    assert!(shown.contains("must be an absolute path"), "{shown}");
+    let good = r#"{ models: { providers: {
+        a: { baseUrl: "http://a", api: "openai-completions", apiKeyFile: "/run/secrets/a" },
+    } } }"#;
+    assert!(load(good, &env(&[]), &LoadOptions::default()).is_ok());
+}

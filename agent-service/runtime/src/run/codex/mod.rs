@@ -293,11 +293,17 @@ impl CodexRun<'_> {
         if let Some(sink) = sink.as_mut() {
             sink.message_end();
         }
+        // What Codex's model said is redacted before it is stored, as an embedded reply is.
         let bodies = outcome
             .entries
             .iter()
             .cloned()
-            .map(|message| EntryBody::Message { message })
+            .map(|mut message| {
+                if let Message::Assistant(reply) = &mut message {
+                    crate::redaction::redact_reply(self.services.redactor(), reply);
+                }
+                EntryBody::Message { message }
+            })
             .collect();
         self.s.live.append(bodies, true).await?;
         // The steered messages are in the transcript now (the turn's entries
@@ -400,6 +406,8 @@ impl CodexRun<'_> {
                 steer.thread = Some(thread_id);
             }
             HarnessEvent::TextDelta(text) => {
+                // Each delta on its own: the stored reply is redacted whole.
+                let text = self.services.redact(&text).into_owned();
                 if let Some(sink) = sink.as_mut() {
                     sink.text(&text);
                 }
@@ -410,6 +418,7 @@ impl CodexRun<'_> {
                 if let Some(sink) = sink.as_mut() {
                     sink.text_end();
                 }
+                let text = self.services.redact(&text).into_owned();
                 self.out.emit(RunEvent::ThinkingDelta(text));
             }
             HarnessEvent::ToolStarted {
@@ -439,7 +448,8 @@ impl CodexRun<'_> {
                 call_id,
                 name,
                 is_error,
-                output,
+                // A Codex command's output, as an embedded tool result, without secrets.
+                output: self.services.redact(&output).into_owned(),
                 duration_ms,
             }),
             HarnessEvent::Usage(usage) => self.out.emit(RunEvent::Usage(usage)),

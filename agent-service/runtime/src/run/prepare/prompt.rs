@@ -38,14 +38,19 @@ impl Services {
     ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
         let loaded = self.loaded_config()?;
         let hooks = loaded.config.hooks(&t.agent.id);
-        let hidden_env = self.hidden_env();
+        // Judging hook programs costs a few path lookups: only turns that run a command pay.
+        let launch = if hooks.has_commands() {
+            self.hook_launch(&loaded.agents)
+        } else {
+            crate::hooks::HookLaunch::default()
+        };
         let facts = crate::hooks::HookFacts::new(
             &t.agent.id,
             t.session_key,
             t.kind,
             t.heartbeat_turn,
             t.cwd,
-            &hidden_env,
+            &launch,
         );
         // Privacy is judged on the files as the hooks left them (L5); with
         // no bootstrap hook that is as read, and one blocking task does both.

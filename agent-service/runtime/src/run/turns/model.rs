@@ -44,7 +44,9 @@ pub(super) fn prefix_change(
 }
 
 /// Calls the model, forwarding text and thinking as they stream and feeding
-/// the block sink (with its idle timer).
+/// the block sink (with its idle timer). What the model says is redacted on its way: the
+/// deltas through a stream redactor (a secret split across deltas included), the reply whole
+/// before it is returned to be stored.
 pub(super) async fn call_model(
     model: &ResolvedModel,
     request: ModelRequest,
@@ -52,6 +54,7 @@ pub(super) async fn call_model(
     sink: &mut Option<BlockSink>,
     cancel: &CancellationToken,
     deadline: Instant,
+    redactor: &openclaw_secrets::Redactor,
 ) -> Result<AssistantMessage, RuntimeError> {
     let began = Instant::now();
     let (ptx, mut prx) = mpsc::channel::<StreamEvent>(STREAM_BUFFER);
@@ -66,7 +69,24 @@ pub(super) async fn call_model(
         cancel.clone(),
         &policy,
     );
+    let mut text_stream = openclaw_secrets::StreamRedactor::new(redactor.clone());
+    let mut thinking_stream = openclaw_secrets::StreamRedactor::new(redactor.clone());
     let forward = async {
+        // Text held back by the stream redactor is sent before anything that ends the text.
+        let flush_text = |stream: &mut openclaw_secrets::StreamRedactor,
+                          sink: &mut Option<BlockSink>| {
+            if let Some(text) = stream.finish() {
+                if let Some(sink) = sink.as_mut() {
+                    sink.text(&text);
+                }
+                out.emit(RunEvent::TextDelta(text));
+            }
+        };
+        let flush_thinking = |stream: &mut openclaw_secrets::StreamRedactor| {
+            if let Some(text) = stream.finish() {
+                out.emit(RunEvent::ThinkingDelta(text));
+            }
+        };
         enum Step {
             Event(Option<StreamEvent>),
             Idle,
@@ -86,21 +106,33 @@ pub(super) async fn call_model(
                         sink.poll();
                     }
                 }
-                Step::Event(None) => break,
+                Step::Event(None) => {
+                    flush_text(&mut text_stream, sink);
+                    flush_thinking(&mut thinking_stream);
+                    break;
+                }
                 Step::Event(Some(event)) => match event {
                     StreamEvent::TextDelta(text) => {
-                        if let Some(sink) = sink.as_mut() {
-                            sink.text(&text);
+                        flush_thinking(&mut thinking_stream);
+                        if let Some(text) = text_stream.push(&text) {
+                            if let Some(sink) = sink.as_mut() {
+                                sink.text(&text);
+                            }
+                            out.emit(RunEvent::TextDelta(text));
                         }
-                        out.emit(RunEvent::TextDelta(text));
                     }
                     StreamEvent::ThinkingDelta(text) => {
+                        flush_text(&mut text_stream, sink);
                         if let Some(sink) = sink.as_mut() {
                             sink.text_end();
                         }
-                        out.emit(RunEvent::ThinkingDelta(text));
+                        if let Some(text) = thinking_stream.push(&text) {
+                            out.emit(RunEvent::ThinkingDelta(text));
+                        }
                     }
                     StreamEvent::ToolCallStarted { .. } => {
+                        flush_text(&mut text_stream, sink);
+                        flush_thinking(&mut thinking_stream);
                         if let Some(sink) = sink.as_mut() {
                             sink.text_end();
                         }
@@ -124,7 +156,10 @@ pub(super) async fn call_model(
         began.elapsed(),
         tokens,
     );
-    result.map_err(provider_error)
+    result.map_err(provider_error).map(|mut reply| {
+        crate::redaction::redact_reply(redactor, &mut reply);
+        reply
+    })
 }
 
 pub(super) fn tokens_of(reply: &AssistantMessage) -> Tokens {
@@ -197,6 +232,7 @@ impl RunParts<'_> {
                 sink,
                 self.cancel,
                 self.deadline,
+                self.services.redactor(),
             )
             .await
             {
