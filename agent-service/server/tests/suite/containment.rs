@@ -363,14 +363,9 @@ async fn nothing_a_session_started_outlives_a_sigkill_of_the_service() {
 
 #[tokio::test]
 async fn nothing_a_hook_command_started_outlives_it() {
-    let h = super::harness::Harness::start(
-        WireFormat::ChatCompletions,
-        "",
-        r#"hooks: { bootstrap: [{ command: ["hooks/detach.sh"] }] },"#,
-    )
-    .await;
-    let script = h.service.path("state/workspace/hooks/detach.sh");
-    std::fs::create_dir_all(script.parent().expect("parent")).expect("mkdir");
+    // A hook program lives outside every workspace and the state directory.
+    let hooks = tempfile::tempdir().expect("hooks dir");
+    let script = hooks.path().join("detach.sh");
     // A valid bootstrap hook (it answers with its request) that leaves two sleeps behind, one
     // of them outside its process group.
     std::fs::write(
@@ -380,6 +375,15 @@ async fn nothing_a_hook_command_started_outlives_it() {
     .expect("script");
     let executable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
     std::fs::set_permissions(&script, executable).expect("chmod");
+    let h = super::harness::Harness::start(
+        WireFormat::ChatCompletions,
+        "",
+        &format!(
+            r#"hooks: {{ bootstrap: [{{ command: [{}] }}] }},"#,
+            serde_json::json!(script.display().to_string())
+        ),
+    )
+    .await;
     h.service
         .client()
         .await
