@@ -1,7 +1,7 @@
 //! The supported Codex range and reading a version from what the binary says.
 //!
 //! The protocol facts this crate relies on were verified on 0.169.0 and
-//! re-checked on 0.171.0 (`shared/reference/codex-app-server.md`); the
+//! re-checked on 0.171.0 (against each version's generated schema, see codex-peer); the
 //! experimental surface (dynamic tools, collaboration mode) and the config
 //! keys that switch Codex's own layers off change between minor releases,
 //! so anything outside 0.169.x–0.171.x is refused rather than guessed at.

@@ -1,5 +1,6 @@
-//! The agent runtime: configuration, agents, workspaces, skills and sessions,
-//! and (as later pieces land) the agent loop, tools and model providers.
+//! The agent runtime: configuration, agents, workspaces, skills and sessions, the agent loop
+//! (embedded and on the Codex app-server), exec approvals with a person in the loop,
+//! heartbeats, cron jobs and subagents.
 //!
 //! IO sits behind small traits (environment, clock, prompt source, model
 //! provider) so tests drive it deterministically. It is not a gRPC crate:

@@ -17,7 +17,7 @@ use crate::error::PeerError;
 
 /// The npm package that ships the Codex CLI.
 pub const CODEX_NPM_PACKAGE: &str = "@openai/codex";
-/// The pinned Codex version (the protocol of `shared/reference/codex-app-server.md`).
+/// The pinned Codex version, whose app-server protocol the mapping and the harness follow.
 pub const CODEX_VERSION: &str = "0.169.0";
 
 /// How much of a failing command's stderr goes into an error message.

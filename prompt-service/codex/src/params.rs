@@ -1,5 +1,6 @@
 //! The Codex 0.169 app-server params objects, with Codex's exact field names
-//! and enum spellings (see `shared/reference/codex-app-server.md`).
+//! and enum spellings, as the pinned Codex's generated JSON schema has them (codex-peer
+//! checks every params object against it).
 //!
 //! - `baseInstructions` is never set: Codex keeps its own model instructions.
 //! - `personality` is always `"none"`.
