@@ -142,6 +142,8 @@ impl From<openclaw_transcript::Error> for RuntimeError {
             )),
             E::NotFound { .. } => Self::SessionNotFound(message),
             E::EntryTooLarge { .. } => Self::ResourceExhausted(message),
+            // A file this release cannot read: the state is the operator's to resolve.
+            E::UnsupportedVersion { .. } => Self::FailedPrecondition(message),
             E::AlreadyExists { .. }
             | E::ShortWrite { .. }
             | E::Poisoned { .. }

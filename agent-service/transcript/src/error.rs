@@ -71,6 +71,16 @@ pub enum Error {
         /// The parser's message.
         reason: String,
     },
+    /// The transcript's header names a format version this crate does not read.
+    #[error("transcript {path} has format version {version}: {reason}")]
+    UnsupportedVersion {
+        /// The transcript.
+        path: PathBuf,
+        /// The version its header names.
+        version: u32,
+        /// Why it is not read.
+        reason: String,
+    },
     /// Serialising an entry, header or index failed.
     #[error("failed to encode JSON: {0}")]
     Encode(#[source] serde_json::Error),

@@ -29,6 +29,7 @@ mod reader;
 mod repair;
 mod store;
 mod tail;
+mod version;
 mod writer;
 
 pub use clock::{Clock, FixedClock, SystemClock, rfc3339, unix_millis};

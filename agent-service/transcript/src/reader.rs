@@ -245,6 +245,9 @@ impl TranscriptReader {
             done: false,
         };
         reader.pending = reader.next_entry()?;
+        if let Some(header) = &reader.report.header {
+            crate::version::check(path, header.version)?;
+        }
         Ok(reader)
     }
 

@@ -179,11 +179,14 @@ impl TranscriptWriter {
                 _ => io_at(path)(e),
             })?;
         lock_exclusive(&file, path, options.lock_wait)?;
-        let repair = repair_tail(&mut file, path, clock.now())?;
         let read = ReadOptions {
             max_line_len: options.max_line_len,
             ..ReadOptions::default()
         };
+        // Nothing is repaired or appended to a transcript of a format this crate does not
+        // read (the reader checks the header's version).
+        drop(TranscriptReader::open(path, read)?);
+        let repair = repair_tail(&mut file, path, clock.now())?;
         let tail = tail_of(&mut file, 1, read).map_err(io_at(path))?;
         let len = file.metadata().map_err(io_at(path))?.len();
         let writer = Self {

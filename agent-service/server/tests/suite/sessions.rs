@@ -739,3 +739,81 @@ async fn a_corrupt_session_index_is_rebuilt_at_start_up() {
         ids.retain(|(_, id)| !id.is_empty());
     }
 }
+
+/// A transcript written in a newer format than this release reads is refused with
+/// FAILED_PRECONDITION naming the file and the version, never shown or appended to.
+#[tokio::test]
+async fn a_transcript_of_a_newer_format_is_refused_by_name() {
+    use agent_testkit::{FakeReply, WireFormat};
+    let h = super::harness::Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(FakeReply::text("Hi."));
+    h.service.run_message("Hello").await;
+    let (dir, fake, prompt) = h.stop().await;
+    let sessions = dir.path().join("state/agents/main/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("sessions dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a transcript");
+    let text = std::fs::read_to_string(&file).expect("transcript");
+    std::fs::write(&file, text.replacen("\"version\":3", "\"version\":99", 1)).expect("write");
+    let before = std::fs::read(&file).expect("bytes");
+    let service = super::harness::Service::start_in(dir, None).await;
+    let h = super::harness::Harness {
+        service,
+        fake,
+        _prompt: prompt,
+    };
+    let mut client = h.service.client().await;
+    let read = match client
+        .get_transcript(pb::GetTranscriptRequest { session: None })
+        .await
+    {
+        Err(status) => status,
+        Ok(stream) => stream
+            .into_inner()
+            .message()
+            .await
+            .expect_err("the transcript was read"),
+    };
+    assert_eq!(read.code(), Code::FailedPrecondition, "{read:?}");
+    assert!(read.message().contains("format version 99"), "{read:?}");
+    assert!(
+        read.message().contains(&file.display().to_string()),
+        "{read:?}"
+    );
+    let run = match client
+        .run(pb::RunRequest {
+            message: "Again".into(),
+            ..Default::default()
+        })
+        .await
+    {
+        Err(status) => status,
+        Ok(stream) => {
+            let mut stream = stream.into_inner();
+            loop {
+                match stream.message().await {
+                    Err(status) => break status,
+                    Ok(Some(pb::RunEvent {
+                        event: Some(pb::run_event::Event::Error(e)),
+                        ..
+                    })) => {
+                        assert_eq!(e.code, "FAILED_PRECONDITION", "{e:?}");
+                        break tonic::Status::new(Code::FailedPrecondition, e.message);
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("the run ended without refusing the transcript"),
+                }
+            }
+        }
+    };
+    assert_eq!(run.code(), Code::FailedPrecondition, "{run:?}");
+    assert!(run.message().contains("format version 99"), "{run:?}");
+    assert_eq!(
+        std::fs::read(&file).expect("bytes"),
+        before,
+        "the file changed"
+    );
+}

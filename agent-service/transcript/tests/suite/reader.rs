@@ -251,3 +251,41 @@ fn read_tail_of_a_header_only_or_empty_file() {
     fs::write(&empty, "").unwrap();
     assert_eq!(read_leaf(&empty, ReadOptions::default()).unwrap(), None);
 }
+
+/// A transcript whose header names a format this crate does not read is refused, by the
+/// reader and by the writer (nothing is repaired or appended), with an error naming the file
+/// and the version; the current version reads as before.
+#[test]
+fn a_transcript_of_an_unknown_format_version_is_refused_with_its_name() {
+    use std::sync::Arc;
+
+    use openclaw_transcript::{SystemClock, TranscriptWriter, WriterOptions};
+    let t = fresh();
+    drop(t.writer);
+    let text = fs::read_to_string(&t.path).unwrap();
+    assert!(text.contains("\"version\":3"), "{text}");
+    for version in [99, 2] {
+        let changed = text.replacen("\"version\":3", &format!("\"version\":{version}"), 1);
+        fs::write(&t.path, format!("{changed}{{\"torn\":")).unwrap();
+        let read = TranscriptReader::open(&t.path, ReadOptions::default())
+            .err()
+            .expect("refused by the reader");
+        let message = read.to_string();
+        assert!(
+            matches!(read, Error::UnsupportedVersion { version: v, .. } if v == version),
+            "{message}"
+        );
+        assert!(message.contains(&t.path.display().to_string()), "{message}");
+        assert!(message.contains(&format!("version {version}")), "{message}");
+        let opened =
+            TranscriptWriter::open(&t.path, Arc::new(SystemClock), WriterOptions::default());
+        assert!(
+            matches!(opened, Err(Error::UnsupportedVersion { .. })),
+            "the writer opened it"
+        );
+        // Nothing was repaired or appended: the torn tail is still there.
+        assert!(fs::read_to_string(&t.path).unwrap().ends_with("{\"torn\":"));
+    }
+    fs::write(&t.path, &text).unwrap();
+    assert!(TranscriptReader::open(&t.path, ReadOptions::default()).is_ok());
+}
