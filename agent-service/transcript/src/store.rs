@@ -167,22 +167,16 @@ impl SessionStore {
         let mut index = self.load_index()?;
         let now = self.clock.now();
         let session_id = SessionId::new_v4();
-        let mut entry = SessionEntry::new(session_id, unix_millis(now));
+        let fresh = SessionEntry::new(session_id, unix_millis(now));
         let previous = index.get(key).cloned();
         let held = match &previous {
             Some(old) => self.lock_transcript(&old.session_id)?,
             None => None,
         };
-        if let Some(old) = &previous {
-            entry.chat_type.clone_from(&old.chat_type);
-            entry.channel.clone_from(&old.channel);
-            entry.display_name.clone_from(&old.display_name);
-            entry.model_override.clone_from(&old.model_override);
-            entry.provider_override.clone_from(&old.provider_override);
-            entry.thinking_level.clone_from(&old.thinking_level);
-            entry.queue_mode.clone_from(&old.queue_mode);
-            entry.reasoning_level.clone_from(&old.reasoning_level);
-        }
+        let entry = match &previous {
+            Some(old) => carried_over(old.clone(), fresh),
+            None => fresh,
+        };
         index.insert(key.clone(), entry);
         // Index first: a crash before the archive step leaves the old file unreferenced but
         // intact, never a key pointing at a session that was moved away.
@@ -358,4 +352,45 @@ fn modified(path: &Path) -> Result<Timestamp> {
         .and_then(|m| m.modified())
         .map_err(io_at(path))?;
     Timestamp::try_from(modified).map_err(|e| io_at(path)(io::Error::other(e)))
+}
+
+/// What a reset keeps of `old` on top of `fresh`: the session's routing and its settings. Every
+/// field is named, so a field added to [`SessionEntry`] does not compile until this decides
+/// whether a reset keeps it.
+fn carried_over(old: SessionEntry, fresh: SessionEntry) -> SessionEntry {
+    let SessionEntry {
+        // The new conversation's own.
+        session_id: _,
+        created_at: _,
+        updated_at: _,
+        last_interaction_at: _,
+        // Routing and settings: kept.
+        chat_type,
+        channel,
+        display_name,
+        model_override,
+        provider_override,
+        thinking_level,
+        queue_mode,
+        reasoning_level,
+        // The old conversation's: its Codex thread, counters and fields of other writers.
+        codex_thread_id: _,
+        codex_thread_context: _,
+        compaction_count: _,
+        input_tokens: _,
+        output_tokens: _,
+        total_tokens: _,
+        extra: _,
+    } = old;
+    SessionEntry {
+        chat_type,
+        channel,
+        display_name,
+        model_override,
+        provider_override,
+        thinking_level,
+        queue_mode,
+        reasoning_level,
+        ..fresh
+    }
 }

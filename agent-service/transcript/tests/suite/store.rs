@@ -116,3 +116,49 @@ fn delete_archives_the_transcript_and_removes_the_key() {
         "deleting again is a no-op"
     );
 }
+
+/// A reset keeps every setting of the session and its routing, and none of the old
+/// conversation's state; the new entry equals a fresh one with exactly those fields set.
+#[test]
+fn a_reset_keeps_every_setting_and_nothing_of_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path(), &AgentId::new("main").unwrap(), clock());
+    let k = key("agent:main:telegram:direct:42");
+    store.reset(&k).unwrap();
+    store
+        .update(|index| {
+            let e = index.get_mut(&k).unwrap();
+            e.chat_type = Some("direct".into());
+            e.channel = Some("telegram".into());
+            e.display_name = Some("Ada".into());
+            e.model_override = Some("gpt-5".into());
+            e.provider_override = Some("openai".into());
+            e.thinking_level = Some("high".into());
+            e.queue_mode = Some("collect".into());
+            e.reasoning_level = Some("stream".into());
+            e.last_interaction_at = Some(5);
+            e.codex_thread_id = Some("thr".into());
+            e.codex_thread_context
+                .insert("AGENTS.md".into(), "ab".into());
+            e.compaction_count = 2;
+            e.input_tokens = 10;
+            e.output_tokens = 20;
+            e.total_tokens = 30;
+            e.extra.insert("other".into(), serde_json::json!(1));
+        })
+        .unwrap();
+    let before = store.load_index().unwrap().get(&k).cloned().unwrap();
+    let reset = store.reset(&k).unwrap();
+    let after = store.load_index().unwrap().get(&k).cloned().unwrap();
+    let mut expected =
+        openclaw_transcript::SessionEntry::new(reset.session_id, now().as_millisecond());
+    expected.chat_type = before.chat_type;
+    expected.channel = before.channel;
+    expected.display_name = before.display_name;
+    expected.model_override = before.model_override;
+    expected.provider_override = before.provider_override;
+    expected.thinking_level = before.thinking_level;
+    expected.queue_mode = before.queue_mode;
+    expected.reasoning_level = before.reasoning_level;
+    assert_eq!(after, expected);
+}
