@@ -27,7 +27,7 @@ pub use job::{
     Claim, Delivery, Job, JobPatch, JobSpec, JobState, MAX_PROMPT_CHARS, Privilege, RunOutcome,
     RunStatus, Target,
 };
-pub use schedule::{Compiled, MIN_EVERY_MS, Schedule, ScheduleError};
+pub use schedule::{Compiled, MIN_EVERY_MS, Schedule, ScheduleError, every_text};
 pub use store::{JobStore, Opened, StoreError};
 
 /// A job's spec or patch that cannot be accepted, naming the field.

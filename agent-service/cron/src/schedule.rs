@@ -99,7 +99,7 @@ impl Schedule {
         })
     }
 
-    /// A short text for listings (`cron "0 9 * * 1-5" Europe/Berlin`, `at ...`, `every 3600s`).
+    /// A short text for listings (`cron "0 9 * * 1-5" Europe/Berlin`, `at ...`, `every 1h`).
     pub fn describe(&self) -> String {
         match self {
             Schedule::Cron { expr, tz } => match tz {
@@ -107,12 +107,25 @@ impl Schedule {
                 None => format!("cron {expr:?}"),
             },
             Schedule::At { at } => format!("at {at}"),
-            Schedule::Every { every_ms, .. } if every_ms % 1000 == 0 => {
-                format!("every {}s", every_ms / 1000)
-            }
-            Schedule::Every { every_ms, .. } => format!("every {every_ms}ms"),
+            Schedule::Every { every_ms, .. } => every_text(*every_ms),
         }
     }
+}
+
+/// An interval in its largest whole unit (`every 90s`, `every 2h`), as the schedule grammar
+/// reads it back: the one spelling of an interval in the tool, the API and the CLI.
+pub fn every_text(ms: u64) -> String {
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms >= size && ms.is_multiple_of(size) {
+            return format!("every {}{unit}", ms / size);
+        }
+    }
+    format!("every {ms}ms")
 }
 
 fn parse_cron(expr: &str) -> Result<Cron, ScheduleError> {

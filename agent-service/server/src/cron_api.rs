@@ -32,24 +32,8 @@ fn schedule_text(schedule: &Schedule) -> (String, String) {
     match schedule {
         Schedule::Cron { expr, tz } => (expr.clone(), tz.clone().unwrap_or_default()),
         Schedule::At { at } => (format!("at {at}"), String::new()),
-        Schedule::Every { every_ms, .. } => (every_text(*every_ms), String::new()),
+        Schedule::Every { every_ms, .. } => (openclaw_cron::every_text(*every_ms), String::new()),
     }
-}
-
-/// An interval in its largest whole unit (`every 90s`, `every 2h`), as the schedule grammar
-/// reads it back.
-fn every_text(ms: u64) -> String {
-    for (unit, size) in [
-        ("d", 86_400_000),
-        ("h", 3_600_000),
-        ("m", 60_000),
-        ("s", 1_000),
-    ] {
-        if ms >= size && ms.is_multiple_of(size) {
-            return format!("every {}{unit}", ms / size);
-        }
-    }
-    format!("every {ms}ms")
 }
 
 fn target_of(target: i32) -> Result<Option<Target>, Status> {

@@ -246,3 +246,24 @@ proptest! {
         }
     }
 }
+
+/// One spelling of an interval everywhere (the tool's listing, the API, the CLI): its largest
+/// whole unit, which the grammar reads back as the same schedule.
+#[test]
+fn an_interval_is_described_in_its_largest_unit_and_reads_back() {
+    for (ms, text) in [
+        (3_600_000, "every 1h"),
+        (90_000, "every 90s"),
+        (1_800_000, "every 30m"),
+        (172_800_000, "every 2d"),
+        (1_500, "every 1500ms"),
+    ] {
+        assert_eq!(openclaw_cron::every_text(ms), text);
+        let schedule: Schedule = text.parse().expect(text);
+        assert_eq!(schedule.describe(), text);
+        assert!(
+            matches!(schedule, Schedule::Every { every_ms, .. } if every_ms == ms),
+            "{text}"
+        );
+    }
+}
