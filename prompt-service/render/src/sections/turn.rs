@@ -342,12 +342,25 @@ struct Fields<'a, 'f> {
 }
 
 impl Fields<'_, '_> {
+    /// One `key=value` field. A value that could be read as more than one field (it holds the
+    /// separator `|`, an `=`, a quote, a backslash, a control character, or space at either
+    /// end) is written quoted with its specials escaped, so a caller-chosen value such as a
+    /// session key of `x | model=evil` cannot add a field of its own.
     fn field(&mut self, key: &str, value: impl fmt::Display) -> fmt::Result {
         if !self.first {
             self.f.write_str(" | ")?;
         }
         self.first = false;
-        write!(self.f, "{key}={value}")
+        let value = value.to_string();
+        let plain = value.trim() == value
+            && !value
+                .chars()
+                .any(|c| matches!(c, '|' | '=' | '"' | '\\') || c.is_control());
+        if plain {
+            write!(self.f, "{key}={value}")
+        } else {
+            write!(self.f, "{key}={value:?}")
+        }
     }
 
     fn non_empty(&mut self, key: &str, value: &str) -> fmt::Result {
