@@ -378,13 +378,13 @@ async fn run() -> anyhow::Result<ExitCode> {
             prompt,
         )
     })?;
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = service_kit::bind(addr, "--listen").await?;
     if let Some(metrics) = &cli.server.metrics_listen {
         service_kit::metrics::listen(metrics, &[agent_runtime::metrics::CATALOG]).await?;
     }
     let inspector = match inspector_addr {
         Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let listener = service_kit::bind(addr, "--inspector-listen").await?;
             let connections = cli.server.connections();
             let inspector = agent_inspector::Inspector::new(
                 Arc::clone(&runtime),

@@ -110,6 +110,15 @@ pub fn incoming(listener: tokio::net::TcpListener) -> tonic::transport::server::
         .with_keepalive(Some(std::time::Duration::from_secs(60)))
 }
 
+/// Binds a TCP listener on `addr` for the listener `flag` configures; a failure names both
+/// (`cannot listen on 127.0.0.1:50052 (--listen): Address already in use`), so an operator
+/// knows which of a binary's listeners could not start.
+pub async fn bind(addr: SocketAddr, flag: &str) -> std::io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        std::io::Error::new(e.kind(), format!("cannot listen on {addr} ({flag}): {e}"))
+    })
+}
+
 /// Parses a `HOST:PORT` listen address, accepting `localhost`.
 pub fn parse_listen(addr: &str) -> Result<SocketAddr, String> {
     let trimmed = addr.trim();

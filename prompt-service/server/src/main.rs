@@ -97,7 +97,7 @@ async fn serve(cli: &Cli) -> anyhow::Result<ExitCode> {
         Ok(resolved) => resolved,
         Err(problems) => return Ok(refuse(&problems)),
     };
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = service_kit::bind(addr, "--listen").await?;
     if let Some(metrics) = &cli.server.metrics_listen {
         service_kit::metrics::listen(metrics, &[prompt_server::metrics::CATALOG]).await?;
     }

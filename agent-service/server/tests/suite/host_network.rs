@@ -90,3 +90,27 @@ async fn host_network_is_refused_while_the_api_takes_no_token() {
         .expect("with tokens the config is accepted");
     child.kill().await.expect("kill");
 }
+
+/// A listen address already in use is named in the error, with the flag that set it.
+#[tokio::test]
+async fn an_address_in_use_is_named_with_its_flag() {
+    let dir = tempfile::tempdir().expect("dir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr");
+    let output = binary()
+        .args(["--listen", &addr.to_string(), "--state-dir"])
+        .arg(dir.path().join("state"))
+        .arg("--config")
+        .arg(dir.path().join("openclaw.json"))
+        .env("HOME", dir.path())
+        .output()
+        .await
+        .expect("run agent-service");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("cannot listen on {addr} (--listen)")),
+        "{stderr}"
+    );
+    drop(taken);
+}
