@@ -6,6 +6,7 @@
 //! | `/reasoning` on, off, stream, default          | the session's reasoning visibility (P-21) |
 //! | `/context` list, detail                        | what the next prompt holds (P-34)         |
 //! | `/approve` <id> allow-once, allow-always, deny | decides a pending exec approval (owners)  |
+//! | `/status`                                      | the status card and the workspace files    |
 //!
 //! A command is a message whose first word is one of these names. Settings are stored in the
 //! session's index entry (they survive restarts and resets) and a bare command reports the
@@ -42,6 +43,7 @@ enum Kind {
     Reasoning,
     Context,
     Approve,
+    Status,
 }
 
 /// The commands by name.
@@ -50,6 +52,7 @@ const COMMANDS: &[(&str, Kind)] = &[
     ("/reasoning", Kind::Reasoning),
     ("/context", Kind::Context),
     ("/approve", Kind::Approve),
+    ("/status", Kind::Status),
 ];
 
 /// Words that put a setting back to the config's.
@@ -92,6 +95,15 @@ pub(crate) async fn answer(
         }
         Kind::Reasoning => reasoning(services, session, entry, command.argument).await?,
         Kind::Approve => approve(services, session, channel, sender_id, command.argument).await?,
+        Kind::Status => {
+            if !word.is_empty() {
+                return Err(RuntimeError::invalid(
+                    "message",
+                    format!("/status takes no argument; got {:?}", command.argument),
+                ));
+            }
+            status(services, session, channel).await?
+        }
         Kind::Context => {
             let detail = match word.as_str() {
                 "" | "list" => false,
@@ -239,6 +251,31 @@ async fn approve(
     ))
 }
 
+/// `/status`: the session's status card, as `session_status` shows it to the model (time,
+/// model, tokens, context window, compactions, settings), then what the next prompt injects
+/// of each workspace file, raw and injected characters with the reason of every cut (P-48).
+async fn status(
+    services: &Arc<Services>,
+    session: &Arc<Session>,
+    channel: &TurnChannel,
+) -> Result<String, RuntimeError> {
+    use openclaw_tools::Tool as _;
+    let run = services.run_model(session, None).await?;
+    let ctx = services.tool_context(session, &run, openclaw_tools::CancellationToken::new())?;
+    let card = openclaw_tools::SessionStatusTool
+        .call(&ctx, serde_json::json!({}))
+        .await;
+    let preview = services
+        .preview(&session.agent.id, session.key.as_str(), channel)
+        .await?;
+    let files = crate::report::context_text(
+        &preview.workspace.display().to_string(),
+        &preview.prompt,
+        false,
+    );
+    Ok(format!("{}\n\n{files}", card.text()))
+}
+
 fn level_name(level: ReasoningLevel) -> &'static str {
     match level {
         ReasoningLevel::On => "on",
@@ -319,5 +356,7 @@ mod tests {
             Some((Kind::Approve, "3f9a1c2e deny"))
         );
         assert_eq!(got("/approved"), None);
+        assert_eq!(got("/status"), Some((Kind::Status, "")));
+        assert_eq!(got("/statusx"), None);
     }
 }

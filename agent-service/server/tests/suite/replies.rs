@@ -311,3 +311,36 @@ async fn context_commands_answer_with_the_report() {
         "{entries:#?}"
     );
 }
+
+/// `/status` is answered by the runtime, never the model: the status card (model, tokens,
+/// compactions) and every workspace file with its raw and injected characters.
+#[tokio::test]
+async fn the_status_command_answers_without_a_model_call() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    std::fs::write(
+        h.service.path("state/workspace/MEMORY.md"),
+        "- the user likes tea\n",
+    )
+    .expect("memory");
+    let answer = command_reply(&run(&h, request("/status", None)).await);
+    assert_eq!(answer.outcome(), Outcome::Command);
+    let text = answer.reason;
+    assert!(text.contains("Model: fake/test-model"), "{text}");
+    assert!(text.contains("Tokens: 0 in, 0 out"), "{text}");
+    assert!(text.contains("Compactions: 0"), "{text}");
+    assert!(text.contains("Workspace files:"), "{text}");
+    assert!(text.contains("MEMORY.md"), "{text}");
+    assert_eq!(h.fake.request_count(), 0, "the model was called");
+    let bad = h
+        .service
+        .client()
+        .await
+        .run(request("/status now", None))
+        .await
+        .expect_err("refused");
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    assert!(
+        bad.message().contains("/status takes no argument"),
+        "{bad:?}"
+    );
+}
