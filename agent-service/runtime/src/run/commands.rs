@@ -253,7 +253,7 @@ async fn approve(
 
 /// `/status`: the session's status card, as `session_status` shows it to the model (time,
 /// model, tokens, context window, compactions, settings), then what the next prompt injects
-/// of each workspace file, raw and injected characters with the reason of every cut (P-48).
+/// of each workspace file, raw and injected characters with the reason of every cut.
 async fn status(
     services: &Arc<Services>,
     session: &Arc<Session>,
