@@ -87,6 +87,9 @@ pub struct TurnSources<'a> {
 /// Builds the renderer input for one turn.
 pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::RenderInput {
     let settings = src.config.prompt_settings(&f.agent.id);
+    // Whether the agent's exec approvals ever ask a person: read by the Approvals section
+    // and the Tool Call Style's approval line (one policy built per render, not one each).
+    let exec_can_ask = openclaw_tools::ExecPolicy::from_config(src.config, &f.agent.id).can_ask();
     let mut input = render::RenderInput::new(f.cwd.display().to_string());
     input.session_kind = match (f.kind, f.heartbeat_turn) {
         (SessionKind::Subagent, _) => render::SessionKind::Subagent,
@@ -193,10 +196,7 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         // The Approvals section (native approval cards first, `/approve` only as the
         // fallback) is offered only where both hold: the client says its channel shows
         // approval requests itself, and the agent's exec policy can ask at all.
-        native_approvals: Some(
-            f.channel.native_approvals
-                && openclaw_tools::ExecPolicy::from_config(src.config, &f.agent.id).can_ask(),
-        ),
+        native_approvals: Some(f.channel.native_approvals && exec_can_ask),
         reply_delivery: if f.channel.message_tool_only {
             render::ReplyDelivery::MessageToolOnly
         } else {
@@ -283,8 +283,7 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
     // A background command's end comes back as a system event (see `run::system`) while
     // `tools.exec.notifyOnExit` is on.
     input.exec_exit_wakeups = src.config.exec_notify_on_exit();
-    input.exec_approvals_never_ask =
-        !openclaw_tools::ExecPolicy::from_config(src.config, &f.agent.id).can_ask();
+    input.exec_approvals_never_ask = !exec_can_ask;
     input.gpt5_heartbeat_guidance = gpt5_heartbeat_guidance(f, src);
     input.current_date = today(&input.user_timezone);
     input.prompt_surface = f.surface;
