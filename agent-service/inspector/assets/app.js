@@ -57,11 +57,27 @@ async function loadAgents() {
   }
 }
 
-async function loadSessions() {
+// The list shows pages of the most recently active sessions; a refresh asks again for what
+// is shown, with the version of the last answer, and redraws nothing when nothing changed.
+const SESSIONS_PAGE = 50;
+const sessionsView = { shown: SESSIONS_PAGE, version: null, query: "" };
+
+async function loadSessions(options) {
   const q = $("search").value.trim();
-  const { sessions } = await api("/api/sessions", { q: q || undefined });
+  if (q !== sessionsView.query) { sessionsView.query = q; sessionsView.shown = SESSIONS_PAGE; sessionsView.version = null; }
+  if (options && options.more) { sessionsView.shown += SESSIONS_PAGE; sessionsView.version = null; }
+  if (options && options.force) sessionsView.version = null;
+  const answer = await api("/api/sessions", {
+    q: q || undefined, limit: Math.min(sessionsView.shown, 1000), since: sessionsView.version || undefined,
+  });
+  if (answer.unchanged) return;
+  sessionsView.version = answer.version;
+  drawSessions(answer, q);
+}
+
+function drawSessions({ sessions, total }, q) {
   const box = clear($("sessions"));
-  box.append(el("h2", null, `Sessions (${sessions.length})`));
+  box.append(el("h2", null, `Sessions (${fmt(total)})`));
   for (const s of sessions) {
     const selected = s.agent_id === state.agent && s.key === state.key;
     box.append(el("button", {
@@ -80,6 +96,13 @@ async function loadSessions() {
         (s.display_name ? ` · ${s.display_name}` : "") + (s.channel ? ` · ${s.channel}` : ""))));
   }
   if (!sessions.length) box.append(el("div", { class: "agent muted" }, q ? "No session matches." : "No sessions yet."));
+  performance.mark("sessions-drawn");
+  if (total > sessions.length && sessionsView.shown < 1000) {
+    box.append(el("button", { type: "button", class: "link more-sessions", onclick: () => loadSessions({ more: true }).catch(showError) },
+      `Show ${Math.min(SESSIONS_PAGE, total - sessions.length)} more of ${fmt(total - sessions.length)}`));
+  } else if (total > sessions.length) {
+    box.append(el("div", { class: "agent muted" }, `${fmt(total - sessions.length)} more: search to narrow the list.`));
+  }
 }
 
 // ---- one session ----
@@ -102,9 +125,12 @@ function route() {
   if (changed) {
     clear($("live"));
     clear($("approvals")).hidden = true;
+    clear($("session-head"));
+    state.transcriptTotal = null;
+    loadHead().catch(showError);
     watch();
     loadApprovals().catch(showError);
-    loadSessions().catch(showError);
+    loadSessions({ force: true }).catch(showError);
     state.turn = null; state.breakTurn = null;
   }
   if (tab === "transcript") loadTranscript().catch(showError);
@@ -123,6 +149,12 @@ function sessionHead(s) {
       `${fmt(s.total_tokens)} tokens · ${fmt(s.compactions)} compactions` + (s.running ? " · running now" : "")));
 }
 
+async function loadHead() {
+  const { agent, key } = state;
+  const { session } = await api("/api/session", { agent: agent || undefined, key });
+  if (agent === state.agent && key === state.key) sessionHead(session);
+}
+
 // ---- transcript ----
 
 async function loadTranscript(older) {
@@ -130,6 +162,7 @@ async function loadTranscript(older) {
   if (older) params.offset = older;
   const page = await api("/api/transcript", params);
   sessionHead(page.session);
+  state.transcriptTotal = page.total;
   const box = $("transcript");
   if (!older) clear(box);
   const list = el("div", { class: "entries" });
@@ -143,14 +176,38 @@ async function loadTranscript(older) {
     box.prepend(el("div", { class: "pager" },
       el("button", { type: "button", class: "link", onclick: () => loadTranscriptRange(from, page.offset - from) },
         `Load ${page.offset - from} older entries`),
-      el("span", { class: "muted" }, ` showing ${page.offset + 1}–${page.total} of ${page.total}`)));
+      el("span", { class: "muted entry-count", "data-first": page.offset + 1 }, ` showing ${page.offset + 1}–${page.total} of ${page.total}`)));
   } else if (!older) {
-    box.prepend(el("div", { class: "pager muted" }, `${page.total} entries`));
+    box.prepend(el("div", { class: "pager muted" }, el("span", { class: "entry-count" }, `${page.total} entries`)));
   }
   if (page.report && (page.report.bad_lines || page.report.torn_tail)) {
     box.prepend(el("div", { class: "entry error" },
       `The transcript file has ${page.report.bad_lines} unreadable line(s)` + (page.report.torn_tail ? " and a torn last line" : "")));
   }
+}
+
+// After a run: only the entries it added are fetched and appended, so the older pages the
+// reader loaded stay. A transcript that shrank (a reset) is loaded again from its end.
+async function loadTranscriptTail() {
+  const { agent, key } = state;
+  const from = state.transcriptTotal;
+  if (from === null || from === undefined) return loadTranscript();
+  const page = await api("/api/transcript", { agent, key, offset: from, limit: 500 });
+  if (agent !== state.agent || key !== state.key) return;
+  if (page.total < from) return loadTranscript();
+  sessionHead(page.session);
+  const box = $("transcript");
+  if (page.entries.length) {
+    const list = el("div", { class: "entries" });
+    for (const item of page.entries) list.append(renderEntry(item.index, item.entry, list, box));
+    pairResults(list, box);
+    box.append(list);
+  }
+  state.transcriptTotal = from + page.entries.length;
+  const count = box.querySelector(".entry-count");
+  const all = state.transcriptTotal;
+  if (count) count.textContent = count.dataset.first ? ` showing ${count.dataset.first}–${all} of ${all}` : `${all} entries`;
+  if (page.total > state.transcriptTotal) return loadTranscriptTail();
 }
 
 async function loadTranscriptRange(offset, limit) {
@@ -288,18 +345,34 @@ function watch() {
   let run = null;
   const live = $("live");
   const line = (text) => run && run.lines.append(el("div", { class: "line" }, text));
-  source.addEventListener("watching", () => status("watching for runs"));
-  source.addEventListener("started", (e) => {
-    const d = JSON.parse(e.data);
+  // One box per run: a run already going when the page opened gets its box from the
+  // greeting, and its own "started" (if the two crossed) fills in the same box.
+  const open = (number, detail) => {
+    const existing = live.querySelector(`[data-run="${number}"]`);
+    if (existing && run && run.box === existing) {
+      run.head.replaceChildren(el("strong", null, `Run ${number} live`), el("span", { class: "muted" }, detail));
+      return;
+    }
     const reply = el("div", { class: "reply" });
     const lines = el("div");
-    const box = el("div", { class: "live-run", "data-run": d.run },
-      el("div", null, el("strong", null, `Run ${d.run} live`), el("span", { class: "muted" }, ` · ${d.model} · messages ${d.message_seqs.join(", ")}`)),
-      lines, reply);
-    run = { box, reply, lines };
+    const head = el("div", null, el("strong", null, `Run ${number} live`), el("span", { class: "muted" }, detail));
+    const box = el("div", { class: "live-run", "data-run": number }, head, lines, reply);
+    run = { box, reply, lines, head };
     live.prepend(box);
     while (live.children.length > 3) live.lastChild.remove();
+  };
+  source.addEventListener("watching", (e) => {
+    const d = e.data ? JSON.parse(e.data) : {};
+    status("watching for runs");
+    if (d.active_run !== null && d.active_run !== undefined) {
+      open(d.active_run, " · already running when this page opened; what it said before is in the transcript once it ends");
+    }
+  });
+  source.addEventListener("started", (e) => {
+    const d = JSON.parse(e.data);
+    open(d.run, ` · ${d.model} · messages ${d.message_seqs.join(", ")}`);
     loadSessions().catch(showError);
+    loadHead().catch(showError);
   });
   source.addEventListener("model_call", (e) => {
     const d = JSON.parse(e.data);
@@ -328,7 +401,8 @@ function watch() {
   });
   const finished = () => {
     loadSessions().catch(showError);
-    if (state.tab === "transcript") loadTranscript().catch(showError);
+    loadHead().catch(showError);
+    if (state.tab === "transcript") loadTranscriptTail().catch(showError);
     if (state.tab === "layers") loadLayers().catch(showError);
     if (state.tab === "cache") loadCache().catch(showError);
   };

@@ -50,6 +50,7 @@ pub fn router(state: State, auth: auth::Auth) -> Router {
         .route("/app.css", get(styles))
         .route("/api/agents", get(agents))
         .route("/api/sessions", get(sessions))
+        .route("/api/session", get(session_of))
         .route("/api/transcript", get(transcript))
         .route("/api/turns", get(turns))
         .route("/api/layers", get(layers_of))
@@ -157,9 +158,40 @@ struct SessionsQuery {
     agent: Option<String>,
     /// Only sessions whose key, id, name or channel contains this (any case).
     q: Option<String>,
+    /// 0-based position of the first session of the page, most recent activity first.
+    offset: Option<usize>,
+    /// Sessions per page (at most [`MAX_SESSIONS_PAGE`]).
+    limit: Option<usize>,
+    /// The `version` of the caller's previous answer to the same query: when nothing it
+    /// showed has changed the answer is `{"unchanged": true}` and nothing is redrawn.
+    since: Option<String>,
 }
 
+/// Sessions per page of the list unless the request asks for another size.
+pub const DEFAULT_SESSIONS_PAGE: usize = 50;
+/// The most sessions one page of the list may hold.
+pub const MAX_SESSIONS_PAGE: usize = 1000;
+
+/// When a session was last active (what the list is ordered by).
+fn last_activity(info: &SessionInfo) -> i64 {
+    let e = &info.entry;
+    e.last_interaction_at
+        .unwrap_or(e.updated_at)
+        .max(e.updated_at)
+}
+
+/// One page of the session list, most recent activity first, filtered by `q`. Only the page
+/// is turned into JSON and only its sessions are observed, so the answer's size and cost
+/// follow the page, not the number of sessions.
 async fn sessions(Extract(state): Extract<State>, Query(query): Query<SessionsQuery>) -> ApiResult {
+    let limit = query.limit.unwrap_or(DEFAULT_SESSIONS_PAGE);
+    if limit == 0 || limit > MAX_SESSIONS_PAGE {
+        return Err(ApiError::bad(
+            "limit",
+            &format!("must be between 1 and {MAX_SESSIONS_PAGE}"),
+        ));
+    }
+    let offset = query.offset.unwrap_or(0);
     let agent_ids = match &query.agent {
         Some(id) => vec![id.clone()],
         None => {
@@ -170,33 +202,88 @@ async fn sessions(Extract(state): Extract<State>, Query(query): Query<SessionsQu
             agents.into_iter().map(|a| a.id).collect()
         }
     };
-    let needle = query.q.as_deref().unwrap_or_default().to_lowercase();
-    let mut out = Vec::new();
+    let needle = query.q.as_deref().unwrap_or_default().trim().to_lowercase();
+    let mut matching = Vec::new();
     for agent in agent_ids {
         let sessions = state
             .runtime
             .list_sessions(&agent)
             .await
             .map_err(|e| ApiError::of(&state.runtime, e))?;
-        for info in sessions {
-            state.observer.observe(&info).await;
-            let view = session_json(&state, &info);
-            let haystack = [
-                info.key.as_str().to_owned(),
-                info.entry.session_id.to_string(),
-                info.entry.display_name.clone().unwrap_or_default(),
-                info.entry.channel.clone().unwrap_or_default(),
-            ]
-            .join("\n")
-            .to_lowercase();
-            if needle.is_empty() || haystack.contains(&needle) {
-                out.push(view);
-            }
-        }
+        matching.extend(sessions.into_iter().filter(|info| matches(info, &needle)));
     }
-    // Most recent activity first.
-    out.sort_by_key(|s| std::cmp::Reverse(s["last_activity"].as_i64().unwrap_or_default()));
-    Ok(Json(json!({ "sessions": out })))
+    let total = matching.len();
+    // Most recent activity first; the key breaks ties so pages do not overlap.
+    matching.sort_by(|a, b| {
+        last_activity(b)
+            .cmp(&last_activity(a))
+            .then_with(|| a.agent_id.cmp(&b.agent_id))
+            .then_with(|| a.key.as_str().cmp(b.key.as_str()))
+    });
+    let page: Vec<&SessionInfo> = matching.iter().skip(offset).take(limit).collect();
+    for info in &page {
+        state.observer.observe(info).await;
+    }
+    let views: Vec<Value> = page.iter().map(|info| session_json(&state, info)).collect();
+    let version = page_version(total, offset, &views);
+    if query.since.as_deref() == Some(version.as_str()) {
+        return Ok(Json(json!({ "unchanged": true, "version": version })));
+    }
+    Ok(Json(json!({
+        "sessions": views,
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "version": version,
+    })))
+}
+
+/// True when `needle` (lowercase; empty matches all) is in the session's key, id, name or
+/// channel.
+fn matches(info: &SessionInfo, needle: &str) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    let e = &info.entry;
+    [
+        info.key.as_str(),
+        &e.session_id.to_string(),
+        e.display_name.as_deref().unwrap_or_default(),
+        e.channel.as_deref().unwrap_or_default(),
+    ]
+    .iter()
+    .any(|field| field.to_lowercase().contains(needle))
+}
+
+/// A digest of what one page shows: the same digest means the same rows, so a refresh that
+/// gets it back redraws nothing.
+fn page_version(total: usize, offset: usize, views: &[Value]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(format!("{total}/{offset}/").as_bytes());
+    hasher.update(Value::Array(views.to_vec()).to_string().as_bytes());
+    hex::encode(&hasher.finalize()[..12])
+}
+
+/// One session's summary and the run it is in, if any (the page's header).
+async fn session_of(
+    Extract(state): Extract<State>,
+    Query(query): Query<SessionQuery>,
+) -> ApiResult {
+    let info = query.info(&state).await?;
+    Ok(Json(json!({
+        "session": session_json(&state, &info),
+        "active_run": active_run(&state, &info),
+    })))
+}
+
+/// The number of the run `info`'s session is in now, if any.
+fn active_run(state: &State, info: &SessionInfo) -> Option<u64> {
+    state
+        .runtime
+        .sessions()
+        .peek(&info.agent_id, &info.entry.session_id)
+        .and_then(|live| live.active_run())
 }
 
 fn session_json(state: &State, info: &SessionInfo) -> Value {
@@ -215,7 +302,7 @@ fn session_json(state: &State, info: &SessionInfo) -> Value {
         "chat_type": e.chat_type,
         "created_at": e.created_at,
         "updated_at": e.updated_at,
-        "last_activity": e.last_interaction_at.unwrap_or(e.updated_at).max(e.updated_at),
+        "last_activity": last_activity(info),
         "model_override": e.model_override,
         "compactions": e.compaction_count,
         "input_tokens": e.input_tokens,
@@ -469,9 +556,14 @@ async fn events_of(
         .watch(&info.agent_id, &target)
         .await
         .map_err(|e| ApiError::of(&state.runtime, e))?;
+    // Subscribed first, then asked: a run that starts in between is seen by both, never by
+    // neither, and the page tells a duplicate by its number.
     let hello = Event::default()
         .event("watching")
-        .json_data(json!({ "session_id": info.entry.session_id.to_string() }))
+        .json_data(json!({
+            "session_id": info.entry.session_id.to_string(),
+            "active_run": active_run(&state, &info),
+        }))
         .unwrap_or_default();
     let stream = BroadcastStream::new(events).map(|item| {
         let (name, body) = match item {

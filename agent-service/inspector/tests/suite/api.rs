@@ -587,3 +587,138 @@ async fn silent_connections_are_bounded_and_closed() {
     let (status, response) = raw_get(&h.http, "/api/agents", &format!("127.0.0.1:{port}")).await;
     assert!(status.contains(" 200 "), "{response}");
 }
+
+/// A list longer than a page comes a page at a time, most recent first, without overlap; a
+/// refresh that names the version it has gets `unchanged` until a row it shows changes;
+/// page sizes out of range are refused.
+#[tokio::test]
+async fn a_long_session_list_is_paged_and_a_refresh_of_nothing_new_is_tiny() {
+    let h = Inspected::start(&[]).await;
+    let mut grpc = h.client().await;
+    for n in 0..120 {
+        grpc.create_session(openclaw_proto::agent::v1::CreateSessionRequest {
+            session_key: format!("agent:main:probe-{n:03}"),
+            ..Default::default()
+        })
+        .await
+        .expect("create session");
+    }
+    h.fake.push(FakeReply::text("Hello."));
+    assert_eq!(h.run("hi").await, "Hello.");
+
+    let first = h.ok("/api/sessions?limit=50").await;
+    assert_eq!(first["total"], 121, "{first}");
+    let keys = |page: &serde_json::Value| -> Vec<String> {
+        page["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .map(|s| s["key"].as_str().expect("key").to_owned())
+            .collect()
+    };
+    let one = keys(&first);
+    assert_eq!(one.len(), 50);
+    assert_eq!(one[0], KEY, "the session that just ran comes first");
+    let two = keys(&h.ok("/api/sessions?limit=50&offset=50").await);
+    let three = keys(&h.ok("/api/sessions?limit=50&offset=100").await);
+    assert_eq!((two.len(), three.len()), (50, 21));
+    let mut all: Vec<&String> = one.iter().chain(&two).chain(&three).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 121, "pages overlap or miss sessions");
+
+    // Nothing changed: a refresh answers in a few bytes.
+    let version = first["version"].as_str().expect("version").to_owned();
+    let again = h
+        .ok(&format!("/api/sessions?limit=50&since={version}"))
+        .await;
+    assert_eq!(again, json!({ "unchanged": true, "version": version }));
+    // A run changes the first row's counters: the refresh carries the page again.
+    h.fake
+        .push(FakeReply::text("Again.").usage(usage(10, 4, 0)));
+    assert_eq!(h.run("again").await, "Again.");
+    let changed = h
+        .ok(&format!("/api/sessions?limit=50&since={version}"))
+        .await;
+    assert_eq!(
+        changed["sessions"].as_array().map(Vec::len),
+        Some(50),
+        "{changed}"
+    );
+    assert_ne!(changed["version"], json!(version));
+
+    // Search is server-side and counts what matched.
+    let found = h.ok("/api/sessions?q=probe-11&limit=5").await;
+    assert_eq!(found["total"], 10, "{found}");
+    assert_eq!(found["sessions"].as_array().map(Vec::len), Some(5));
+
+    for bad in ["limit=0", "limit=1001"] {
+        let (status, body) = h.get(&format!("/api/sessions?{bad}")).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some("limit: must be between 1 and 1000")),
+            "{bad}"
+        );
+    }
+    let (status, body) = h.get("/api/session?agent=main").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("key: a session key is required"))
+    );
+    let head = h.ok(&format!("/api/session?{}", main_session())).await;
+    assert_eq!(head["session"]["key"], KEY);
+    assert_eq!(head["active_run"], serde_json::Value::Null);
+}
+
+/// A page that starts watching while a run is going learns that run's number at once, then
+/// sees the rest of it.
+#[tokio::test]
+async fn a_watcher_that_arrives_mid_run_is_told_of_it() {
+    let h = Inspected::start(&[]).await;
+    h.create_main_session().await;
+    h.fake
+        .push(FakeReply::text("Slow reply").delay(Duration::from_secs(2)));
+    let mut grpc = h.client().await;
+    let mut stream = grpc
+        .run(openclaw_proto::agent::v1::RunRequest {
+            message: "hello".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("run")
+        .into_inner();
+    // The run is going once its `started` event arrives.
+    let run = loop {
+        let event = stream.message().await.expect("stream").expect("an event");
+        if let Some(openclaw_proto::agent::v1::run_event::Event::Started(_)) = event.event {
+            break event.run;
+        }
+    };
+    let head = h.ok(&format!("/api/session?{}", main_session())).await;
+    assert_eq!(head["active_run"], run, "{head}");
+
+    let mut response = reqwest::get(format!("{}/api/events?{}", h.http, main_session()))
+        .await
+        .expect("events");
+    let mut seen = String::new();
+    let read = async {
+        while !seen.contains("event: final") {
+            let chunk = response.chunk().await.expect("chunk").expect("more");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("the final event within 20 s");
+    let hello = seen
+        .lines()
+        .skip_while(|l| *l != "event: watching")
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("the greeting's data");
+    let hello: serde_json::Value = serde_json::from_str(hello).expect("JSON");
+    assert_eq!(hello["active_run"], run, "{seen}");
+    assert!(seen.contains(r#""text":"Slow reply""#), "{seen}");
+    // What followed belongs to that run.
+    assert!(seen.contains(&format!(r#""run":{run}"#)), "{seen}");
+    while stream.message().await.expect("stream").is_some() {}
+}

@@ -215,6 +215,11 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
             "the event stream opening",
         );
         screenshot(&tab, "transcript.png");
+        // Marks what is on the page now: a run's end appends, it does not redraw.
+        eval(
+            &tab,
+            "(window.__firstEntry = document.querySelector('#transcript .entry'), true)",
+        );
     });
 
     // A run while the page is open appears live as it streams, then in the transcript.
@@ -262,6 +267,24 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
             &tab,
             "[...document.querySelectorAll('#transcript .entry.user .text')].some(e => e.textContent === 'Say something live')",
             "the transcript reloading after the run",
+        );
+        assert_eq!(
+            eval(&tab, "document.contains(window.__firstEntry)"),
+            json!(true),
+            "the entries shown before the run are kept (older pages loaded stay loaded)"
+        );
+        let total = eval_async(
+            &tab,
+            &format!(
+                "fetch('/api/transcript?agent=main&key={KEY}&limit=1').then((r) => r.json()).then((p) => p.total)"
+            ),
+        );
+        until(
+            &tab,
+            &format!(
+                "(document.querySelector('#transcript .entry-count') || {{}}).textContent === '{total} entries'"
+            ),
+            "the entry count following the appended entries",
         );
     });
 
@@ -399,5 +422,135 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
         let text = text_of(&tab, &row);
         assert!(text.contains("by ada"), "{text}");
         assert!(text_of(&tab, "#approvals h3").contains("0 pending"));
+    });
+}
+
+/// Evaluates `js` (an expression yielding a promise) and waits for its JSON value.
+fn eval_async(tab: &Tab, js: &str) -> serde_json::Value {
+    let wrapped = format!("(async () => JSON.stringify(await ({js})))()");
+    let result = tab.evaluate(&wrapped, true).expect("evaluate");
+    let text = result
+        .value
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "null".to_owned());
+    serde_json::from_str(&text).expect("JSON from the page")
+}
+
+/// Sessions the scale test creates besides the main one.
+const MANY: usize = 10_000;
+
+/// Ten thousand sessions: the page draws one page of them, grows by a page on request, and a
+/// refresh with nothing new redraws nothing; a deep link to a session's layers names the
+/// session. Prints first paint and refresh times (figures for the README, not assertions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_sessions_are_listed_a_page_at_a_time() {
+    let h = Inspected::start(&[]).await;
+    h.create_main_session().await;
+    // The index as ten thousand created sessions leave it, written in one update through the
+    // transcript crate's own store (creating them one by one over gRPC rewrites the index
+    // each time and takes minutes in a debug build).
+    let store = openclaw_transcript::SessionStore::new(
+        h.path("state"),
+        &openclaw_transcript::AgentId::new("main").expect("agent id"),
+        Arc::new(openclaw_transcript::SystemClock),
+    );
+    let now = jiff::Timestamp::now().as_millisecond();
+    store
+        .update(|index| {
+            for n in 0..MANY {
+                let mut entry = openclaw_transcript::SessionEntry::new(
+                    openclaw_transcript::SessionId::new_v4(),
+                    now - 1_000 - n as i64,
+                );
+                entry.display_name = Some(format!("load test {n}"));
+                let key = openclaw_transcript::SessionKey::new(format!("agent:main:load-{n:05}"))
+                    .expect("key");
+                index.insert(key, entry);
+            }
+        })
+        .expect("seed the index");
+    h.fake.push(FakeReply::text("Hello."));
+    h.run("hi").await;
+
+    let browser = browser();
+    let tab: Arc<Tab> = browser.new_tab().expect("tab");
+    tab.set_default_timeout(WAIT);
+    let url = format!("{}/", h.http);
+    tokio::task::block_in_place(|| {
+        tab.navigate_to(&url).expect("navigate");
+        tab.wait_until_navigated().expect("loaded");
+        until(
+            &tab,
+            "performance.getEntriesByName('sessions-drawn').length > 0",
+            "the first page of sessions",
+        );
+        let first_paint = eval(
+            &tab,
+            "performance.getEntriesByName('sessions-drawn')[0].startTime",
+        );
+        assert_eq!(
+            eval(&tab, "document.querySelectorAll('.session').length"),
+            json!(50)
+        );
+        let heading = text_of(&tab, "#sessions h2");
+        assert_eq!(heading, "Sessions (10,001)");
+        assert_eq!(
+            eval(&tab, "document.querySelector('.session').dataset.key"),
+            json!(KEY),
+            "the session that ran last comes first"
+        );
+        let height = eval(&tab, "document.documentElement.scrollHeight");
+        assert!(height.as_f64().unwrap_or(f64::MAX) < 10_000.0, "{height}");
+
+        // A refresh with nothing new: the same nodes stay.
+        let unchanged = eval_async(
+            &tab,
+            "(async () => { window.__row = document.querySelector('.session'); \
+             const t = performance.now(); await loadSessions(); const ms = performance.now() - t; \
+             return { ms, same: document.querySelector('.session') === window.__row }; })()",
+        );
+        assert_eq!(unchanged["same"], json!(true), "{unchanged}");
+        // A forced one (what happens when a row changed) redraws the page it shows.
+        let forced = eval_async(
+            &tab,
+            "(async () => { const t = performance.now(); await loadSessions({ force: true }); \
+             return { ms: performance.now() - t, same: document.querySelector('.session') === window.__row }; })()",
+        );
+        assert_eq!(forced["same"], json!(false), "{forced}");
+        let bytes = eval_async(
+            &tab,
+            "(async () => { const r = await fetch('/api/sessions?limit=50'); return (await r.text()).length; })()",
+        );
+        eprintln!(
+            "{MANY} sessions: first paint {first_paint} ms after navigation start; refresh with nothing new {} ms; \
+             refresh that redraws 50 rows {} ms; one page of 50 is {bytes} bytes",
+            unchanged["ms"], forced["ms"]
+        );
+
+        // One more page on request.
+        tab.wait_for_element(".more-sessions")
+            .expect("the more button")
+            .click()
+            .expect("more");
+        until(
+            &tab,
+            "document.querySelectorAll('.session').length === 100",
+            "a second page",
+        );
+
+        // A deep link to the layers of a session names the session.
+        let link = format!(
+            "{}/#agent=main&key=agent:main:load-00042&tab=layers",
+            h.http
+        );
+        let fresh: Arc<Tab> = browser.new_tab().expect("tab");
+        fresh.set_default_timeout(WAIT);
+        fresh.navigate_to(&link).expect("navigate");
+        fresh.wait_until_navigated().expect("loaded");
+        until(
+            &fresh,
+            "(document.querySelector('#session-head h2') || {}).textContent === 'agent:main:load-00042'",
+            "the session named on a deep link",
+        );
     });
 }

@@ -311,6 +311,11 @@ impl LiveSession {
         self.queue().is_running()
     }
 
+    /// The number of the active run, if one is active (a watcher that arrives mid-run).
+    pub fn active_run(&self) -> Option<u64> {
+        self.queue().active_run()
+    }
+
     /// True when nothing runs, waits or collects.
     pub fn is_idle(&self) -> bool {
         self.queue().is_idle()

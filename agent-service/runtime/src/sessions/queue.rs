@@ -207,6 +207,11 @@ impl QueueState {
         self.active.is_some()
     }
 
+    /// The number of the active run, if one is active.
+    pub fn active_run(&self) -> Option<u64> {
+        self.active.as_ref().map(|a| a.run)
+    }
+
     /// Cancels the active run, if any (shutdown). Queued runs stay queued.
     pub fn cancel_active(&mut self) {
         if let Some(active) = &self.active {
