@@ -29,8 +29,8 @@ use std::path::Path;
 
 use openclaw_config::Config;
 use openclaw_tools::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSubject, ExecPolicy, Judgement, ToolContext,
-    ToolRegistry, Verdict,
+    ApprovalSubject, ExecPolicy, Judgement, Question, Settlement, ToolContext, ToolRegistry,
+    Verdict, settle,
 };
 
 /// The agent's exec policy as far as Codex approvals are concerned.
@@ -210,49 +210,40 @@ async fn ask(
     ctx: &ToolContext,
     call_id: &str,
 ) -> (Decision, String) {
-    let (reason, fallback) = match verdict {
-        Verdict::Ask { reason, fallback } => (reason, fallback),
-        other => return decision(other.unattended()),
-    };
-    let fall_back = |why: String| {
-        let decided = if fallback.allowed {
-            Decision::Accept
-        } else {
-            Decision::Decline
-        };
-        (decided, format!("{reason}; {why}, so {}", fallback.reason))
-    };
-    if !ctx.approver.available() {
-        return fall_back("nobody can approve it".to_owned());
-    }
-    let request = ApprovalRequest {
+    let question = Question {
         subject,
-        command: command.to_owned(),
-        cwd: cwd.to_path_buf(),
-        reason: reason.clone(),
-        always_patterns,
-        call_id: call_id.to_owned(),
-        fallback_allowed: fallback.allowed,
+        command,
+        cwd,
+        call_id,
     };
-    match ctx.approver.request(request, &ctx.cancel).await {
-        ApprovalOutcome::Decided {
-            id, decision, by, ..
-        } if decision.allows() => (
-            Decision::Accept,
-            format!("approved {decision} by {by} (approval {id})"),
-        ),
-        ApprovalOutcome::Decided { id, by, .. } => {
-            (Decision::Decline, format!("{by} denied it (approval {id})"))
+    let settled = settle(
+        verdict.clone(),
+        question,
+        || always_patterns,
+        ctx.approver.as_ref(),
+        &ctx.cancel,
+    )
+    .await;
+    let decided = if settled.allows() {
+        Decision::Accept
+    } else {
+        Decision::Decline
+    };
+    let why = match settled {
+        Settlement::Allowed | Settlement::Refused { .. } => return decision(verdict.unattended()),
+        Settlement::Approved { id, decision, by } => {
+            format!("approved {decision} by {by} (approval {id})")
         }
-        ApprovalOutcome::TimedOut { id, waited_secs } => fall_back(format!(
-            "nobody answered approval {id} within {waited_secs} s"
-        )),
-        ApprovalOutcome::Unavailable => fall_back("nobody can approve it".to_owned()),
-        ApprovalOutcome::Cancelled => (
-            Decision::Decline,
-            "the run was cancelled while it waited for approval".to_owned(),
-        ),
-    }
+        Settlement::Denied { id, by } => format!("{by} denied it (approval {id})"),
+        Settlement::FellBack {
+            reason,
+            why,
+            fallback,
+            ..
+        } => format!("{reason}; {why}, so {fallback}"),
+        Settlement::Cancelled => "the run was cancelled while it waited for approval".to_owned(),
+    };
+    (decided, why)
 }
 
 fn decision(judgement: Judgement) -> (Decision, String) {

@@ -155,6 +155,121 @@ impl Approver for NoApprover {
     }
 }
 
+/// What is asked about, before the policy's verdict adds why and what the fallback does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question<'a> {
+    /// What is asked.
+    pub subject: ApprovalSubject,
+    /// The command line (or a one-line description of file changes).
+    pub command: &'a str,
+    /// The directory it would run in.
+    pub cwd: &'a std::path::Path,
+    /// The tool call that waits (empty when not known).
+    pub call_id: &'a str,
+}
+
+/// How a verdict was settled, for each caller to word in its own terms (the exec tool to the
+/// model, the Codex harness to the app-server). One place decides who is asked and what each
+/// outcome means; the callers only phrase it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settlement {
+    /// The policy lets it run without asking.
+    Allowed,
+    /// The policy refuses it outright.
+    Refused {
+        /// Why.
+        reason: String,
+    },
+    /// A person allowed it.
+    Approved {
+        /// The approval's id.
+        id: String,
+        /// Once or always.
+        decision: ApprovalDecision,
+        /// Who.
+        by: String,
+    },
+    /// A person denied it.
+    Denied {
+        /// The approval's id.
+        id: String,
+        /// Who.
+        by: String,
+    },
+    /// Nobody decided (nobody can be asked, or nobody answered in time): `askFallback` did.
+    FellBack {
+        /// Why it needed approval.
+        reason: String,
+        /// Why nobody decided.
+        why: String,
+        /// Whether the fallback lets it run.
+        allowed: bool,
+        /// The fallback's own reason.
+        fallback: String,
+    },
+    /// The run was cancelled while it waited.
+    Cancelled,
+}
+
+impl Settlement {
+    /// Whether the command may run.
+    pub fn allows(&self) -> bool {
+        match self {
+            Self::Allowed | Self::Approved { .. } => true,
+            Self::FellBack { allowed, .. } => *allowed,
+            Self::Refused { .. } | Self::Denied { .. } | Self::Cancelled => false,
+        }
+    }
+}
+
+/// Settles `verdict`: an "ask" goes to `approver` when anyone can be asked (with the
+/// allowlist patterns `always_patterns` computes, only then), else `askFallback` decides.
+pub async fn settle(
+    verdict: crate::exec_policy::Verdict,
+    question: Question<'_>,
+    always_patterns: impl FnOnce() -> Vec<String>,
+    approver: &dyn Approver,
+    cancel: &CancellationToken,
+) -> Settlement {
+    use crate::exec_policy::Verdict;
+    let (reason, fallback) = match verdict {
+        Verdict::Allow { .. } => return Settlement::Allowed,
+        Verdict::Deny { reason } => return Settlement::Refused { reason },
+        Verdict::Ask { reason, fallback } => (reason, fallback),
+    };
+    let fell_back = |reason: String, why: String| Settlement::FellBack {
+        reason,
+        why,
+        allowed: fallback.allowed,
+        fallback: fallback.reason.clone(),
+    };
+    const NOBODY: &str = "nobody can approve commands in this session";
+    if !approver.available() {
+        return fell_back(reason, NOBODY.to_owned());
+    }
+    let request = ApprovalRequest {
+        subject: question.subject,
+        command: question.command.to_owned(),
+        cwd: question.cwd.to_path_buf(),
+        reason: reason.clone(),
+        always_patterns: always_patterns(),
+        call_id: question.call_id.to_owned(),
+        fallback_allowed: fallback.allowed,
+    };
+    match approver.request(request, cancel).await {
+        ApprovalOutcome::Decided { id, decision, by } if decision.allows() => {
+            Settlement::Approved { id, decision, by }
+        }
+        ApprovalOutcome::Decided { id, by, .. } => Settlement::Denied { id, by },
+        ApprovalOutcome::TimedOut { id, waited_secs } => fell_back(
+            reason,
+            format!("nobody answered approval {id} within {waited_secs} s"),
+        ),
+        ApprovalOutcome::Unavailable => fell_back(reason, NOBODY.to_owned()),
+        ApprovalOutcome::Cancelled => Settlement::Cancelled,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

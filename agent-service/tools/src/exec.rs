@@ -18,11 +18,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalSubject};
+use crate::approval::{ApprovalSubject, Question, Settlement, settle};
 use crate::arguments::{non_empty, parse};
 use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
-use crate::exec_policy::Verdict;
 use crate::spawn::{ExitKind, GroupGuard, Launch, kill_group, lock, spawn_shell};
 use crate::tool::{Tool, ToolOutcome};
 
@@ -130,61 +129,53 @@ async fn approve(
     command: &str,
     cwd: &std::path::Path,
 ) -> Result<Option<String>, ToolError> {
-    let (reason, fallback) = match ctx.exec_policy.verdict_in(command, cwd) {
-        Verdict::Allow { .. } => return Ok(None),
-        Verdict::Deny { reason } => {
-            return Err(ToolError::PermissionDenied(format!(
-                "permission denied: exec approval refused this command, so it was not run: \
-                 {reason}. Rewording the command will not change that: tell the user what you \
-                 need to run, or use the other tools."
-            )));
-        }
-        Verdict::Ask { reason, fallback } => (reason, fallback),
-    };
-    let fell_back = |why: String| {
-        if fallback.allowed {
-            Ok(Some(format!(
-                "[{why}; {} and let it run.]",
-                fallback.reason
-            )))
-        } else {
-            Err(ToolError::PermissionDenied(format!(
-                "permission denied: this command needs approval ({reason}) and {why}, so {} \
-                 and it was not run. Do not retry it reworded: tell the user what you need to \
-                 run and why.",
-                fallback.reason
-            )))
-        }
-    };
-    if !ctx.approver.available() {
-        return fell_back("nobody can approve commands in this session".to_owned());
-    }
-    let request = ApprovalRequest {
+    let question = Question {
         subject: ApprovalSubject::Command,
-        command: command.to_owned(),
-        cwd: cwd.to_path_buf(),
-        reason: reason.clone(),
-        always_patterns: ctx.exec_policy.always_patterns_in(command, cwd),
-        call_id: ctx.call_id.clone(),
-        fallback_allowed: fallback.allowed,
+        command,
+        cwd,
+        call_id: &ctx.call_id,
     };
-    match ctx.approver.request(request, &ctx.cancel).await {
-        ApprovalOutcome::Decided {
-            id, decision, by, ..
-        } if decision.allows() => Ok(Some(format!(
+    let verdict = ctx.exec_policy.verdict_in(command, cwd);
+    let always = || ctx.exec_policy.always_patterns_in(command, cwd);
+    match settle(
+        verdict,
+        question,
+        always,
+        ctx.approver.as_ref(),
+        &ctx.cancel,
+    )
+    .await
+    {
+        Settlement::Allowed => Ok(None),
+        Settlement::Refused { reason } => Err(ToolError::PermissionDenied(format!(
+            "permission denied: exec approval refused this command, so it was not run: \
+             {reason}. Rewording the command will not change that: tell the user what you \
+             need to run, or use the other tools."
+        ))),
+        Settlement::Approved { id, decision, by } => Ok(Some(format!(
             "[Approved {decision} by {by} (approval {id}).]"
         ))),
-        ApprovalOutcome::Decided { id, by, .. } => Err(ToolError::PermissionDenied(format!(
+        Settlement::Denied { id, by } => Err(ToolError::PermissionDenied(format!(
             "permission denied: {by} denied this command (approval {id}), so it was not run. \
              Do not retry it: ask the user what they would like instead."
         ))),
-        ApprovalOutcome::TimedOut { id, waited_secs } => fell_back(format!(
-            "nobody answered approval {id} within {waited_secs} s"
-        )),
-        ApprovalOutcome::Unavailable => {
-            fell_back("nobody can approve commands in this session".to_owned())
-        }
-        ApprovalOutcome::Cancelled => Err(ToolError::Cancelled(
+        Settlement::FellBack {
+            allowed: true,
+            why,
+            fallback,
+            ..
+        } => Ok(Some(format!("[{why}; {fallback} and let it run.]"))),
+        Settlement::FellBack {
+            reason,
+            why,
+            fallback,
+            ..
+        } => Err(ToolError::PermissionDenied(format!(
+            "permission denied: this command needs approval ({reason}) and {why}, so {fallback} \
+             and it was not run. Do not retry it reworded: tell the user what you need to \
+             run and why."
+        ))),
+        Settlement::Cancelled => Err(ToolError::Cancelled(
             "Command not run: the run was cancelled while it waited for approval.".to_owned(),
         )),
     }

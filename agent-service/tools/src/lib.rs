@@ -68,6 +68,7 @@ pub mod untrusted;
 pub use apply_patch::ApplyPatchTool;
 pub use approval::{
     ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalSubject, Approver, NoApprover,
+    Question, Settlement, settle,
 };
 pub use context::{
     Clock, ConfigControl, SessionControl, StatusCard, SystemClock, ToolContext, ToolLimits,
