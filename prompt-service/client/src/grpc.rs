@@ -167,10 +167,12 @@ impl GrpcPromptSource {
     /// runtime) keeps a `grpc.health.v1` Watch open on
     /// `openclaw.prompt.v1.PromptService` and the value is `true` while that
     /// reports SERVING. A refused connection, a broken stream or NOT_SERVING
-    /// (prompt-service draining) make it `false`; the watch is re-opened
-    /// with backoff (`initial_backoff` doubling to `max_backoff`). It starts
-    /// `false` until the first answer. The task ends once every receiver is
-    /// dropped.
+    /// (prompt-service draining) make it `false` unless a watch opened again
+    /// at once answers SERVING: behind a router, one instance draining is
+    /// not prompt-service going away, and the new watch reaches another
+    /// instance. After that the watch is re-opened with backoff
+    /// (`initial_backoff` doubling to `max_backoff`). It starts `false` until
+    /// the first answer. The task ends once every receiver is dropped.
     pub fn reachability(&self) -> watch::Receiver<bool> {
         let (tx, rx) = watch::channel(false);
         let source = self.clone();
@@ -185,6 +187,9 @@ impl GrpcPromptSource {
 
     async fn follow_health(&self, reachable: &watch::Sender<bool>) {
         let mut backoff = self.retry.initial_backoff;
+        // One watch opened again at once before a reachable service is
+        // reported gone; re-armed by every SERVING answer.
+        let mut second_look = true;
         loop {
             let mut request = tonic::Request::new(HealthCheckRequest {
                 service: PROMPT_SERVICE.to_owned(),
@@ -199,7 +204,8 @@ impl GrpcPromptSource {
                         match stream.message().await {
                             Ok(Some(reply)) if reply.status() == ServingStatus::Serving => {
                                 backoff = self.retry.initial_backoff;
-                                if !reachable.send_replace(true) {
+                                second_look = true;
+                                if set(reachable, true) {
                                     tracing::info!(endpoint = %self.endpoint, "prompt-service reachable");
                                 }
                             }
@@ -216,13 +222,23 @@ impl GrpcPromptSource {
                 }
                 Err(status) => status.message().to_owned(),
             };
-            if reachable.send_replace(false) {
+            if second_look && *reachable.borrow() {
+                second_look = false;
+                tracing::debug!(endpoint = %self.endpoint, %reason, "prompt-service health watch ended; watching again before reporting it");
+                continue;
+            }
+            if set(reachable, false) {
                 tracing::warn!(endpoint = %self.endpoint, %reason, "prompt-service unreachable");
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(self.retry.max_backoff);
         }
     }
+}
+
+/// Sets the reachability to `value`; true (and subscribers woken) only when it changed.
+fn set(reachable: &watch::Sender<bool>, value: bool) -> bool {
+    reachable.send_if_modified(|current| std::mem::replace(current, value) != value)
 }
 
 /// Codes worth another attempt: the service was not reachable or shed load.

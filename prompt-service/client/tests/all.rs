@@ -253,3 +253,114 @@ async fn reachability_follows_the_service_coming_and_going() {
     let _stop = start_server(listener).await;
     wait(&mut reachable, true).await;
 }
+
+/// Two prompt-service instances behind a router, as the health service sees them: the
+/// first watch reaches an instance that later drains (NOT_SERVING); any later watch reaches
+/// one that serves.
+struct TwoInstances {
+    watches: std::sync::atomic::AtomicUsize,
+    drain: std::sync::Arc<tokio::sync::Notify>,
+    reopened: std::sync::Arc<tokio::sync::Notify>,
+}
+
+type HealthStream = std::pin::Pin<
+    Box<
+        dyn tokio_stream::Stream<
+                Item = Result<tonic_health::pb::HealthCheckResponse, tonic::Status>,
+            > + Send,
+    >,
+>;
+
+#[tonic::async_trait]
+impl tonic_health::pb::health_server::Health for TwoInstances {
+    async fn check(
+        &self,
+        _request: tonic::Request<tonic_health::pb::HealthCheckRequest>,
+    ) -> Result<tonic::Response<tonic_health::pb::HealthCheckResponse>, tonic::Status> {
+        Ok(tonic::Response::new(
+            tonic_health::pb::HealthCheckResponse {
+                status: tonic_health::pb::health_check_response::ServingStatus::Serving.into(),
+            },
+        ))
+    }
+
+    type WatchStream = HealthStream;
+
+    async fn watch(
+        &self,
+        _request: tonic::Request<tonic_health::pb::HealthCheckRequest>,
+    ) -> Result<tonic::Response<HealthStream>, tonic::Status> {
+        use tonic_health::pb::{HealthCheckResponse, health_check_response::ServingStatus};
+        let answer = |status: ServingStatus| {
+            Ok(HealthCheckResponse {
+                status: status.into(),
+            })
+        };
+        let first = self
+            .watches
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            == 0;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let (drain, reopened) = (self.drain.clone(), self.reopened.clone());
+        tokio::spawn(async move {
+            let _ = tx.send(answer(ServingStatus::Serving)).await;
+            if first {
+                drain.notified().await;
+                let _ = tx.send(answer(ServingStatus::NotServing)).await;
+            } else {
+                reopened.notify_one();
+            }
+            // A live instance keeps the stream open.
+            tx.closed().await;
+        });
+        Ok(tonic::Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+}
+
+/// Behind a router, one prompt-service instance draining is not prompt-service going away:
+/// the client watches again at once, reaches a serving instance, and never reports it
+/// unreachable (agent-service's readiness would flap otherwise).
+#[tokio::test]
+async fn one_instance_draining_behind_a_router_does_not_flap_reachability() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let drain = std::sync::Arc::new(tokio::sync::Notify::new());
+    let reopened = std::sync::Arc::new(tokio::sync::Notify::new());
+    let health = TwoInstances {
+        watches: std::sync::atomic::AtomicUsize::new(0),
+        drain: drain.clone(),
+        reopened: reopened.clone(),
+    };
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(tonic_health::pb::health_server::HealthServer::new(health))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let grpc = GrpcPromptSource::connect_lazy(
+        &format!("http://{addr}"),
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(100),
+            ..RetryPolicy::default()
+        },
+    )
+    .unwrap();
+    let mut reachable = grpc.reachability();
+    tokio::time::timeout(Duration::from_secs(10), reachable.wait_for(|r| *r))
+        .await
+        .expect("reachable within 10 s")
+        .expect("watch task alive");
+    reachable.borrow_and_update();
+    drain.notify_one();
+    tokio::time::timeout(Duration::from_secs(10), reopened.notified())
+        .await
+        .expect("the client watches again");
+    assert!(
+        !reachable.has_changed().expect("watch task alive"),
+        "reachability changed while one instance drained: now {}",
+        *reachable.borrow()
+    );
+    assert!(*reachable.borrow());
+}
