@@ -119,6 +119,7 @@ pub async fn serve(
         },
     )
     .await;
+    let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
     let served = crate::service::ServedWith {
         tls: config.security.tls.is_some(),
         client_certificates: config
@@ -130,6 +131,7 @@ pub async fn serve(
         prompt_reachability: config.prompt_reachability.clone(),
         serving: Some(readiness.serving()),
         started_at_ms: started_at_ms(),
+        stopping: Some(stopping_rx),
     };
     let service = AgentServiceServer::new(AgentServiceImpl::serving(Arc::clone(&runtime), served))
         .max_decoding_message_size(config.max_request_bytes)
@@ -164,6 +166,8 @@ pub async fn serve(
     let signal = async move {
         shutdown.await;
         stopping.begin_shutdown();
+        // Watches end now, not at the end of the drain.
+        let _ = stopping_tx.send(true);
         readiness.stop().await;
         tracing::info!("stopped accepting; draining in-flight calls");
         let _ = drain_tx.send(());

@@ -34,6 +34,18 @@ pub struct ServedWith {
     pub serving: Option<tokio::sync::watch::Receiver<bool>>,
     /// Process start, ms since the epoch (0: unknown).
     pub started_at_ms: i64,
+    /// Turns true when the server begins to stop: open WatchSession streams end then, with
+    /// UNAVAILABLE, instead of holding the drain to its end. None: never.
+    pub stopping: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// The status a watch ends with when the server stops: UNAVAILABLE, which clients take as
+/// "connect again" (to another replica behind a router, or to this one once it is back).
+fn stopping_status() -> Status {
+    Status::unavailable(
+        "agent-service is shutting down: this watch ends here; watch the session again \
+         (runs in progress finish or are saved as interrupted)",
+    )
 }
 
 impl AgentServiceImpl {
@@ -484,6 +496,17 @@ impl AgentService for AgentServiceImpl {
             next += events.len() as u64;
             stream::iter(events.into_iter().map(Ok))
         });
+        // A watch is idle most of its life: it ends as soon as the server starts to stop,
+        // so it never holds the drain, and says why.
+        let Some(mut stopping) = self.served.stopping.clone() else {
+            return Ok(Response::new(Box::pin(stream)));
+        };
+        let stopped = async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        };
+        let stream = stream
+            .take_until(stopped)
+            .chain(stream::once(async { Err(stopping_status()) }));
         Ok(Response::new(Box::pin(stream)))
     }
 

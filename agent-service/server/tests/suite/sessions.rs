@@ -557,6 +557,56 @@ async fn shutdown_flushes_sessions() {
     drop(dir);
 }
 
+/// An idle WatchSession does not hold a stop for the whole drain window: it ends as soon as
+/// the stop begins, with UNAVAILABLE saying the service is shutting down, and the stop
+/// completes long before the drain window would have.
+#[tokio::test]
+async fn a_stop_ends_idle_watches_at_once_with_unavailable() {
+    let drain = std::time::Duration::from_secs(60);
+    let service = Service::start_serving(
+        tempfile::tempdir().expect("tempdir"),
+        None,
+        std::sync::Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source")),
+        agent_server::ServeConfig {
+            drain_timeout: drain,
+            ..agent_server::ServeConfig::default()
+        },
+    )
+    .await;
+    service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create");
+    let mut watch = service.watch().await;
+    let started = std::time::Instant::now();
+    let stop = tokio::spawn(service.stop());
+    let ended = tokio::time::timeout(drain, async {
+        loop {
+            match watch.message().await {
+                Ok(Some(_)) => {}
+                Ok(None) => break None,
+                Err(status) => break Some(status),
+            }
+        }
+    })
+    .await
+    .expect("the watch ends before the drain window does")
+    .expect("the watch ends with a status, not a clean end");
+    assert_eq!(ended.code(), tonic::Code::Unavailable, "{ended:?}");
+    assert!(ended.message().contains("shutting down"), "{ended:?}");
+    tokio::time::timeout(drain, stop)
+        .await
+        .expect("the stop completes before the drain window ends")
+        .expect("stop task");
+    assert!(
+        started.elapsed() < drain / 2,
+        "the stop waited {:?} of a {drain:?} drain window for an idle watch",
+        started.elapsed()
+    );
+}
+
 /// Reflection lists what agent-service serves: not the PromptService it
 /// calls, nor the bench Echo of prompt-service (both would answer
 /// UNIMPLEMENTED here).
