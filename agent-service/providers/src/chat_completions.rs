@@ -125,7 +125,7 @@ fn chat_message(message: &Message) -> Option<Value> {
                     ContentBlock::ToolCall(call) => calls.push(json!({
                         "id": call.id,
                         "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                        "function": {"name": call.name, "arguments": crate::request::argument_text(call)},
                     })),
                     // Reasoning cannot be replayed through Chat Completions.
                     _ => {}

@@ -9,8 +9,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {
     /// HTTP 429 (or an in-stream rate-limit error); `retry_after` from `retry-after-ms` or
-    /// `retry-after` (seconds) when the provider sent one.
-    #[error("rate limited by the provider: {message}")]
+    /// `retry-after` (seconds), else from the error body's hint, when the provider gave one.
+    /// The message says the wait (`retry after 7 s`), so it reaches the client.
+    #[error("rate limited by the provider{}: {message}", wait_phrase(*.retry_after))]
     RateLimited {
         /// How long the provider asked us to wait.
         retry_after: Option<Duration>,
@@ -100,6 +101,18 @@ impl ProviderError {
     }
 }
 
+/// ` (retry after 7 s)` for a known wait, nothing otherwise. Whole seconds, rounded up, so a
+/// client that waits that long waits long enough.
+fn wait_phrase(wait: Option<Duration>) -> String {
+    match wait {
+        Some(wait) => {
+            let millis = wait.as_millis();
+            format!(" (retry after {} s)", millis.div_ceil(1000).max(1))
+        }
+        None => String::new(),
+    }
+}
+
 /// The longest provider error text kept in an error.
 const MAX_MESSAGE_CHARS: usize = 2000;
 
@@ -115,7 +128,7 @@ pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> Provide
             ProviderError::Client { status, message }
         }
         429 => ProviderError::RateLimited {
-            retry_after: retry_after(headers),
+            retry_after: retry_after(headers).or_else(|| body_retry_hint(body, &message)),
             message,
         },
         500..=599 => ProviderError::Server { status, message },
@@ -199,6 +212,55 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return Some(Duration::from_secs_f64(millis / 1000.0));
     }
     number("retry-after").map(Duration::from_secs_f64)
+}
+
+/// The wait an error body asks for when no header did: a `retry_after` / `retryAfter` number
+/// of seconds (in the error object or at the top), Google's `retryDelay: "20s"` in the error's
+/// details, or OpenAI's sentence `Please try again in 1.5s` (or `in 250ms`).
+fn body_retry_hint(body: &str, message: &str) -> Option<Duration> {
+    let secs = |value: f64| {
+        (value.is_finite() && value >= 0.0 && value <= 86_400.0)
+            .then(|| Duration::from_secs_f64(value))
+    };
+    if let Ok(json) = serde_json::from_str::<Value>(body) {
+        let places = ["/error/retry_after", "/error/retryAfter", "/retry_after", "/retryAfter"];
+        for place in places {
+            if let Some(value) = json.pointer(place).and_then(Value::as_f64) {
+                return secs(value);
+            }
+        }
+        let details = json.pointer("/error/details").and_then(Value::as_array);
+        for detail in details.into_iter().flatten() {
+            if let Some(delay) = detail.get("retryDelay").and_then(Value::as_str) {
+                return delay
+                    .trim()
+                    .strip_suffix('s')
+                    .and_then(|n| n.parse::<f64>().ok())
+                    .and_then(secs);
+            }
+        }
+    }
+    let lower = message.to_ascii_lowercase();
+    let at = lower
+        .find("try again in ")
+        .map(|i| i + "try again in ".len())
+        .or_else(|| lower.find("retry in ").map(|i| i + "retry in ".len()))?;
+    let rest = &lower[at..];
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let value: f64 = number.parse().ok()?;
+    let unit = rest[number.len()..].trim_start();
+    if unit.starts_with("ms") {
+        secs(value / 1000.0)
+    } else if unit.starts_with('s') {
+        secs(value)
+    } else if unit.starts_with('m') {
+        secs(value * 60.0)
+    } else {
+        None
+    }
 }
 
 /// The code and message of an error body, whichever of the common shapes it has:
@@ -380,6 +442,35 @@ mod tests {
         );
         // Events that are no error: the body text, as before.
         assert_eq!(error_fields("data: [DONE]\n\n").1, "data: [DONE]");
+    }
+
+    #[test]
+    fn a_rate_limit_without_headers_takes_the_bodys_hint_and_says_it() {
+        let wait = |body: &str| match from_http(429, &HeaderMap::new(), body) {
+            ProviderError::RateLimited { retry_after, .. } => retry_after,
+            other => panic!("{other:?}"),
+        };
+        let openai = r#"{"error":{"message":"Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s.","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(wait(openai), Some(Duration::from_millis(1898)));
+        let millis = r#"{"error":{"message":"Please try again in 250ms.","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(wait(millis), Some(Duration::from_millis(250)));
+        let google = r#"{"error":{"code":429,"message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}"#;
+        assert_eq!(wait(google), Some(Duration::from_secs(20)));
+        let field = r#"{"error":{"message":"slow","retry_after":3}}"#;
+        assert_eq!(wait(field), Some(Duration::from_secs(3)));
+        assert_eq!(wait(r#"{"error":{"message":"slow down"}}"#), None);
+        // The header wins over the body.
+        let headed = from_http(429, &headers(&[("retry-after", "7")]), openai);
+        assert_eq!(headed.retry_after(), Some(Duration::from_secs(7)));
+        assert_eq!(
+            headed.to_string(),
+            "rate limited by the provider (retry after 7 s): Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s."
+        );
+        let rounded = ProviderError::RateLimited {
+            retry_after: Some(Duration::from_millis(1898)),
+            message: "m".into(),
+        };
+        assert_eq!(rounded.to_string(), "rate limited by the provider (retry after 2 s): m");
     }
 
     #[test]

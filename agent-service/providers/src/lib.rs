@@ -9,7 +9,9 @@
 //!   [`AnthropicMessages`]);
 //! - turning each stream into [`StreamEvent`]s as they arrive and into one complete
 //!   [`openclaw_transcript::AssistantMessage`]; a tool call is announced only once its arguments
-//!   are complete JSON, so a partial call never leaks (L10);
+//!   are complete, so a partial call never leaks (L10); arguments that are not JSON, or that
+//!   the output limit cut off, are handed on raw with the parse error ([`tool_arguments`]) for
+//!   the loop to tell the model, not turned into a failed call;
 //! - mapping each API's failures onto one [`ProviderError`] (rate limits with `retry-after`,
 //!   server errors, context overflow, malformed or cut streams) and retrying the retryable ones
 //!   safely ([`complete_with_retry`]: never after output reached the caller);
@@ -63,7 +65,10 @@ pub use http_provider::HttpProvider;
 pub use openai_responses::{OpenAiResponses, ResponsesWire};
 pub use provider::ModelProvider;
 pub use registry::{ProviderRegistry, RegistryContext, ResolvedModel, WireIdRule};
-pub use request::{ModelRequest, StreamEvent, SystemPrompt, ToolSpec};
+pub use request::{
+    InvalidArguments, ModelRequest, StreamEvent, SystemPrompt, ToolSpec, reasoning_effort,
+    tool_arguments,
+};
 pub use retry::{RetryPolicy, complete_with_retry};
 pub use scripted::{DEMO_SCRIPT, ScriptedProvider};
 pub use transport::{Endpoint, HttpClient, HttpSettings};

@@ -20,41 +20,69 @@ use crate::sse::{SseDecoder, SseEvent};
 /// The most of an error body read to explain a failure.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Timeouts of the HTTP client.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The timeouts of one provider's HTTP calls (`models.providers.<id>.timeouts`). Each one
+/// that expires fails the attempt with [`ProviderError::Connection`] naming its setting; the
+/// whole call, retries included, is bounded by [`crate::RetryPolicy::deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpSettings {
-    /// How long connecting (TCP and TLS) may take.
+    /// How long connecting (TCP and TLS) may take (`connectSeconds`, default 10 s).
     pub connect_timeout: Duration,
-    /// How long the stream may stay silent between two reads before the call fails with
-    /// [`ProviderError::Connection`]. Generous, because reasoning models can think quietly.
+    /// How long the response headers may take once the request is sent (`firstByteSeconds`,
+    /// default 60 s): a server that accepts the request and sends nothing fails this soon.
+    pub first_byte_timeout: Duration,
+    /// How long the body may stay silent between two chunks, the first included
+    /// (`idleSeconds`, default 60 s). Streaming APIs send keep-alive events while a model
+    /// thinks, so a minute of silence means a hung stream.
     pub idle_timeout: Duration,
+}
+
+impl HttpSettings {
+    /// Default connect timeout.
+    pub const DEFAULT_CONNECT: Duration = Duration::from_secs(10);
+    /// Default time to the response headers.
+    pub const DEFAULT_FIRST_BYTE: Duration = Duration::from_secs(60);
+    /// Default silence allowed between two body chunks.
+    pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
 }
 
 impl Default for HttpSettings {
     fn default() -> Self {
         Self {
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(300),
+            connect_timeout: Self::DEFAULT_CONNECT,
+            first_byte_timeout: Self::DEFAULT_FIRST_BYTE,
+            idle_timeout: Self::DEFAULT_IDLE,
         }
     }
 }
 
-/// One HTTP client (connection pool, TLS via rustls) shared by every provider.
+/// One HTTP client (connection pool, TLS via rustls), shared by the providers with the same
+/// timeouts.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     inner: reqwest::Client,
+    settings: HttpSettings,
 }
 
 impl HttpClient {
     /// Builds the client. Proxies come from the usual `HTTPS_PROXY` / `NO_PROXY` variables.
+    /// The connect timeout is the client's; the first-byte and idle timeouts are applied per
+    /// read by the calls (a client-wide read timeout would also cut a reply that streams for
+    /// longer than it).
     pub fn new(settings: &HttpSettings) -> Result<Self, ProviderError> {
         let inner = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
-            .read_timeout(settings.idle_timeout)
             .tcp_nodelay(true)
             .build()
             .map_err(|error| ProviderError::config(format!("HTTP client: {}", chain(&error))))?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            settings: *settings,
+        })
+    }
+
+    /// The timeouts this client was built with.
+    pub fn settings(&self) -> &HttpSettings {
+        &self.settings
     }
 }
 
@@ -66,6 +94,7 @@ pub struct Endpoint {
     api_key: Option<ApiKey>,
     headers: HeaderMap,
     client: HttpClient,
+    output_limits: BTreeMap<String, u32>,
 }
 
 impl Endpoint {
@@ -77,7 +106,23 @@ impl Endpoint {
             api_key: None,
             headers: HeaderMap::new(),
             client,
+            output_limits: BTreeMap::new(),
         }
+    }
+
+    /// Sets the output token limit of each model (`models.providers.<id>.models[].maxTokens`),
+    /// used when a request sets none.
+    pub fn with_output_limits(mut self, limits: BTreeMap<String, u32>) -> Self {
+        self.output_limits = limits;
+        self
+    }
+
+    /// The configured output limit of `model` (its wire id, or the id as configured).
+    pub fn output_limit(&self, model: &str) -> Option<u32> {
+        self.output_limits.get(model).copied().or_else(|| {
+            let (_, bare) = model.split_once('/')?;
+            self.output_limits.get(bare).copied()
+        })
     }
 
     /// Sets the API key.
@@ -152,6 +197,12 @@ pub(crate) struct SseStream {
     decoder: SseDecoder,
     ready: VecDeque<SseEvent>,
     scratch: Vec<SseEvent>,
+    idle: Idle,
+    /// Whether any event was decoded; a body that ends without one was no event stream.
+    events_seen: bool,
+    /// The first bytes of the body, kept until the first event to explain a body without one.
+    head: Vec<u8>,
+    excerpt_key: Option<ApiKey>,
 }
 
 /// POSTs `body` to `{base_url}{path}` asking for an event stream, and returns the stream (or
@@ -199,10 +250,25 @@ pub(crate) async fn post_sse(
     for (name, value) in &endpoint.headers {
         request = request.header(name, value);
     }
+    let settings = endpoint.client.settings;
+    let first_byte = settings.first_byte_timeout;
     let response = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-        sent = request.body(body).send() => sent.map_err(connection)?,
+        sent = tokio::time::timeout(first_byte, request.body(body).send()) => match sent {
+            Ok(sent) => sent.map_err(connection)?,
+            Err(_) => return Err(ProviderError::Connection {
+                message: format!(
+                    "no response within {} of sending the request (models.providers.{}.timeouts.firstByteSeconds)",
+                    seconds(first_byte),
+                    endpoint.id
+                ),
+            }),
+        },
+    };
+    let idle = Idle {
+        limit: settings.idle_timeout,
+        provider: endpoint.id.clone(),
     };
     let status = response.status();
     if !status.is_success() {
@@ -210,7 +276,7 @@ pub(crate) async fn post_sse(
         let text = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-            text = read_limited(response) => text,
+            text = read_limited(response, &idle) => text,
         };
         return Err(error::from_http(status.as_u16(), &headers, &text));
     }
@@ -218,13 +284,29 @@ pub(crate) async fn post_sse(
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .unwrap_or("text/event-stream");
+        .unwrap_or("text/event-stream")
+        .to_ascii_lowercase();
+    if !content_type.starts_with("text/event-stream")
+        && !content_type.starts_with("application/json")
+    {
+        // A login page, a proxy's notice, a maintenance page: a success status that carries
+        // no reply. Its first bytes say what it is.
+        let text = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            text = read_limited(response, &idle) => text,
+        };
+        return Err(ProviderError::malformed(format!(
+            "expected an event stream, got {content_type} with status {status}: {}",
+            excerpt(&text, endpoint)
+        )));
+    }
     if content_type.starts_with("application/json") {
         tracing::debug!("the server answered with one JSON body, not an event stream");
         let body = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-            body = read_whole(response) => body?,
+            body = read_whole(response, &idle) => body?,
         };
         let json = serde_json::from_slice(&body).map_err(|error| {
             ProviderError::malformed(format!(
@@ -238,7 +320,69 @@ pub(crate) async fn post_sse(
         decoder: SseDecoder::default(),
         ready: VecDeque::new(),
         scratch: Vec::new(),
+        idle,
+        events_seen: false,
+        head: Vec::new(),
+        excerpt_key: endpoint.api_key.clone(),
     })))
+}
+
+/// The idle timeout of one response body, and the provider it belongs to (for the message).
+pub(crate) struct Idle {
+    limit: Duration,
+    provider: String,
+}
+
+impl Idle {
+    /// The next chunk of `response`, or a [`ProviderError::Connection`] naming the idle
+    /// setting when none arrives in time.
+    async fn chunk(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Result<Option<bytes::Bytes>, reqwest::Error>, ProviderError> {
+        tokio::time::timeout(self.limit, response.chunk())
+            .await
+            .map_err(|_| ProviderError::Connection {
+                message: format!(
+                    "the stream was silent for {} (models.providers.{}.timeouts.idleSeconds)",
+                    seconds(self.limit),
+                    self.provider
+                ),
+            })
+    }
+}
+
+/// A duration as people write it: `60 s`, `1.5 s`.
+fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}
+
+/// The most of a body that is not a reply quoted in the error.
+const EXCERPT_CHARS: usize = 200;
+
+/// The first characters of a body that is not a reply, on one line, with the endpoint's API
+/// key blanked should a page echo it.
+fn excerpt(body: &str, endpoint: &Endpoint) -> String {
+    excerpt_with(body, endpoint.api_key.as_ref())
+}
+
+fn excerpt_with(body: &str, key: Option<&ApiKey>) -> String {
+    let mut text: String = body
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(EXCERPT_CHARS)
+        .collect();
+    if let Some(key) = key.map(ApiKey::expose).filter(|key| !key.is_empty()) {
+        text = text.replace(key, "***");
+    }
+    if text.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        format!("{text:?}")
+    }
 }
 
 impl SseStream {
@@ -254,14 +398,27 @@ impl SseStream {
             let chunk = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-                chunk = self.response.chunk() => chunk.map_err(|error| ProviderError::Connection {
+                chunk = self.idle.chunk(&mut self.response) => chunk?.map_err(|error| ProviderError::Connection {
                     message: format!("the stream broke off: {}", chain(&error)),
                 })?,
             };
             let Some(chunk) = chunk else {
+                if !self.events_seen && !self.head.is_empty() {
+                    return Err(ProviderError::malformed(format!(
+                        "expected an event stream, got a body without a single event: {}",
+                        excerpt_with(&String::from_utf8_lossy(&self.head), self.excerpt_key.as_ref())
+                    )));
+                }
                 return Ok(None);
             };
+            if !self.events_seen && self.head.len() < MAX_ERROR_BODY {
+                self.head.extend_from_slice(&chunk);
+            }
             self.decoder.push(&chunk, &mut self.scratch)?;
+            if !self.scratch.is_empty() {
+                self.events_seen = true;
+                self.head = Vec::new();
+            }
             self.ready.extend(self.scratch.drain(..));
         }
     }
@@ -350,9 +507,9 @@ pub(crate) async fn send_all(
     Ok(())
 }
 
-async fn read_limited(mut response: reqwest::Response) -> String {
+async fn read_limited(mut response: reqwest::Response, idle: &Idle) -> String {
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    while let Ok(Ok(Some(chunk))) = idle.chunk(&mut response).await {
         body.extend_from_slice(&chunk);
         if body.len() >= MAX_ERROR_BODY {
             body.truncate(MAX_ERROR_BODY);
@@ -362,11 +519,11 @@ async fn read_limited(mut response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-async fn read_whole(mut response: reqwest::Response) -> Result<Vec<u8>, ProviderError> {
+async fn read_whole(mut response: reqwest::Response, idle: &Idle) -> Result<Vec<u8>, ProviderError> {
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
+    while let Some(chunk) = idle
+        .chunk(&mut response)
+        .await?
         .map_err(|error| ProviderError::Connection {
             message: format!("the answer broke off: {}", chain(&error)),
         })?

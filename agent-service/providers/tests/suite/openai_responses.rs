@@ -39,7 +39,7 @@ async fn request_carries_instructions_function_tools_and_the_tool_round() {
         requests[1].body["input"],
         json!([
             user,
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me look."}]},
+            {"type": "message", "role": "assistant", "content": "Let me look."},
             {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"AGENTS.md\"}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "# Agents"},
         ])
@@ -73,7 +73,7 @@ async fn reasoning_settings_are_sent_and_reasoning_items_replayed() {
     let input = requests[1].body["input"].as_array().unwrap().clone();
     assert_eq!(input[1]["type"], "reasoning");
     assert_eq!(input[1]["encrypted_content"], "fake-encrypted-1");
-    assert_eq!(input[2]["content"][0]["text"], "Answer.");
+    assert_eq!(input[2]["content"], "Answer.");
 }
 
 #[tokio::test]
