@@ -480,10 +480,7 @@ mod tests {
         };
         assert_eq!(
             decoder.on_event(&error),
-            Err(ProviderError::Server {
-                status: 529,
-                message: "Overloaded".into()
-            })
+            Err(ProviderError::server(529, "Overloaded"))
         );
     }
 

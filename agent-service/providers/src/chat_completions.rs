@@ -340,9 +340,7 @@ impl WireDecoder for ChatDecoder {
         if self.finished {
             return Ok(());
         }
-        Err(ProviderError::Connection {
-            message: "the stream ended before a finish_reason".to_owned(),
-        })
+        Err(ProviderError::connection("the stream ended before a finish_reason".to_owned()))
     }
 }
 

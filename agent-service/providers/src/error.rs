@@ -17,6 +17,8 @@ pub enum ProviderError {
         retry_after: Option<Duration>,
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// HTTP 5xx (529 overloaded included), or an in-stream server error (reported as 500, or
     /// 529 for Anthropic's `overloaded_error`).
@@ -26,6 +28,8 @@ pub enum ProviderError {
         status: u16,
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// Any other 4xx: bad request, authentication, permission, not found, quota exhausted.
     #[error("provider refused the request ({status}): {message}")]
@@ -34,25 +38,33 @@ pub enum ProviderError {
         status: u16,
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// The prompt does not fit the model's context window, in whichever words the API says it.
     #[error("context window exceeded: {message}")]
     ContextOverflow {
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// The response could not be understood: a chunk that is not JSON, a JSON answer that is
-    /// not JSON after all, a tool call whose complete arguments are not JSON.
+    /// not JSON after all, a success status whose body is no event stream (an HTML page).
     #[error("malformed provider response: {message}")]
     Malformed {
         /// What was wrong.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// Connecting failed, or the stream ended before its terminal event.
     #[error("connection to the provider failed: {message}")]
     Connection {
         /// What happened.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// The caller cancelled the call.
     #[error("the model call was cancelled")]
@@ -88,9 +100,82 @@ impl ProviderError {
         }
     }
 
-    pub(crate) fn malformed(message: impl Into<String>) -> Self {
+    /// The text the model streamed before the failure (empty when there was none), so the
+    /// loop can keep what the user already saw.
+    pub fn partial_text(&self) -> &str {
+        match self {
+            Self::RateLimited { partial, .. }
+            | Self::Server { partial, .. }
+            | Self::Client { partial, .. }
+            | Self::ContextOverflow { partial, .. }
+            | Self::Malformed { partial, .. }
+            | Self::Connection { partial, .. } => partial,
+            Self::Cancelled | Self::Config { .. } => "",
+        }
+    }
+
+    /// The same error, carrying `text` as what the model streamed before it.
+    pub(crate) fn with_partial(mut self, text: String) -> Self {
+        match &mut self {
+            Self::RateLimited { partial, .. }
+            | Self::Server { partial, .. }
+            | Self::Client { partial, .. }
+            | Self::ContextOverflow { partial, .. }
+            | Self::Malformed { partial, .. }
+            | Self::Connection { partial, .. } => *partial = text,
+            Self::Cancelled | Self::Config { .. } => {}
+        }
+        self
+    }
+
+    /// [`ProviderError::RateLimited`] before any output.
+    pub fn rate_limited(retry_after: Option<Duration>, message: impl Into<String>) -> Self {
+        Self::RateLimited {
+            retry_after,
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Server`] before any output.
+    pub fn server(status: u16, message: impl Into<String>) -> Self {
+        Self::Server {
+            status,
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Client`] before any output.
+    pub fn client(status: u16, message: impl Into<String>) -> Self {
+        Self::Client {
+            status,
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::ContextOverflow`] before any output.
+    pub fn context_overflow(message: impl Into<String>) -> Self {
+        Self::ContextOverflow {
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Malformed`] before any output.
+    pub fn malformed(message: impl Into<String>) -> Self {
         Self::Malformed {
             message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Connection`] before any output.
+    pub fn connection(message: impl Into<String>) -> Self {
+        Self::Connection {
+            message: message.into(),
+            partial: String::new(),
         }
     }
 
@@ -120,19 +205,19 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> ProviderError {
     let (code, message) = error_fields(body);
     if status != 429 && is_context_overflow(code.as_deref(), &message) {
-        return ProviderError::ContextOverflow { message };
+        return ProviderError::context_overflow(message);
     }
     match status {
         // OpenAI answers an exhausted quota with 429 too; waiting does not help.
         429 if code.as_deref() == Some("insufficient_quota") => {
-            ProviderError::Client { status, message }
+            ProviderError::client(status, message)
         }
-        429 => ProviderError::RateLimited {
-            retry_after: retry_after(headers).or_else(|| body_retry_hint(body, &message)),
-            message,
-        },
-        500..=599 => ProviderError::Server { status, message },
-        _ => ProviderError::Client { status, message },
+        429 => {
+            let wait = retry_after(headers).or_else(|| body_retry_hint(body, &message));
+            ProviderError::rate_limited(wait, message)
+        }
+        500..=599 => ProviderError::server(status, message),
+        _ => ProviderError::client(status, message),
     }
 }
 
@@ -140,17 +225,13 @@ pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> Provide
 /// with `error`) onto an error; `code` is the API's code or type.
 pub(crate) fn from_stream(code: Option<&str>, message: String) -> ProviderError {
     if is_context_overflow(code, &message) {
-        return ProviderError::ContextOverflow { message };
+        return ProviderError::context_overflow(message);
     }
     match code.unwrap_or_default() {
-        "rate_limit_exceeded" | "rate_limit_error" | "rate_limited" => ProviderError::RateLimited {
-            retry_after: None,
-            message,
-        },
-        "overloaded_error" => ProviderError::Server {
-            status: 529,
-            message,
-        },
+        "rate_limit_exceeded" | "rate_limit_error" | "rate_limited" => {
+            ProviderError::rate_limited(None, message)
+        }
+        "overloaded_error" => ProviderError::server(529, message),
         "invalid_request_error"
         | "invalid_prompt"
         | "invalid_request"
@@ -158,14 +239,8 @@ pub(crate) fn from_stream(code: Option<&str>, message: String) -> ProviderError 
         | "authentication_error"
         | "permission_error"
         | "not_found_error"
-        | "billing_error" => ProviderError::Client {
-            status: 400,
-            message,
-        },
-        _ => ProviderError::Server {
-            status: 500,
-            message,
-        },
+        | "billing_error" => ProviderError::client(400, message),
+        _ => ProviderError::server(500, message),
     }
 }
 
@@ -335,10 +410,7 @@ mod tests {
             r#"{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}"#;
         assert_eq!(
             from_http(429, &headers(&[("retry-after", "7")]), openai_429),
-            ProviderError::RateLimited {
-                retry_after: Some(Duration::from_secs(7)),
-                message: "slow down".into()
-            }
+            ProviderError::rate_limited(Some(Duration::from_secs(7)), "slow down")
         );
         let quota = r#"{"error":{"message":"no money","code":"insufficient_quota"}}"#;
         assert!(!from_http(429, &HeaderMap::new(), quota).is_retryable());
@@ -358,24 +430,15 @@ mod tests {
                 &HeaderMap::new(),
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
             ),
-            ProviderError::Server {
-                status: 529,
-                message: "Overloaded".into()
-            }
+            ProviderError::server(529, "Overloaded")
         );
         assert_eq!(
             from_http(401, &HeaderMap::new(), r#"{"error":"unauthorized"}"#),
-            ProviderError::Client {
-                status: 401,
-                message: "unauthorized".into()
-            }
+            ProviderError::client(401, "unauthorized")
         );
         assert_eq!(
             from_http(502, &HeaderMap::new(), "<html>bad gateway</html>"),
-            ProviderError::Server {
-                status: 502,
-                message: "<html>bad gateway</html>".into()
-            }
+            ProviderError::server(502, "<html>bad gateway</html>")
         );
     }
 
@@ -429,10 +492,7 @@ mod tests {
         let anthropic = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
         assert_eq!(
             from_http(529, &HeaderMap::new(), anthropic),
-            ProviderError::Server {
-                status: 529,
-                message: "Overloaded".into()
-            }
+            ProviderError::server(529, "Overloaded")
         );
         // OpenAI style, without `event:` and cut before its blank line.
         let openai = ": keep-alive\n\ndata: {\"error\":{\"message\":\"slow down\",\"code\":\"rate_limit_exceeded\"}}";
@@ -466,10 +526,7 @@ mod tests {
             headed.to_string(),
             "rate limited by the provider (retry after 7 s): Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s."
         );
-        let rounded = ProviderError::RateLimited {
-            retry_after: Some(Duration::from_millis(1898)),
-            message: "m".into(),
-        };
+        let rounded = ProviderError::rate_limited(Some(Duration::from_millis(1898)), "m");
         assert_eq!(rounded.to_string(), "rate limited by the provider (retry after 2 s): m");
     }
 

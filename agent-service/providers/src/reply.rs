@@ -315,6 +315,17 @@ impl ReplyBuilder {
         self.error_message = Some(message.into());
     }
 
+    /// The visible text so far, every text block joined in stream order.
+    pub(crate) fn text_so_far(&self) -> String {
+        self.slots
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether any tool call was started.
     pub(crate) fn has_tool_calls(&self) -> bool {
         !self.tool_keys.is_empty()

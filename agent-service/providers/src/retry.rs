@@ -93,12 +93,10 @@ pub async fn complete_with_retry(
             None => Ok(both.await),
         };
         let Ok((result, forwarded)) = bounded else {
-            return Err(ProviderError::Connection {
-                message: format!(
+            return Err(ProviderError::connection(format!(
                     "no complete reply within the call's deadline of {} s (attempt {attempt})",
                     policy.deadline.as_secs_f64()
-                ),
-            });
+                )));
         };
         let error = match result {
             Ok(message) => return Ok(message),
@@ -179,10 +177,7 @@ mod tests {
     }
 
     fn server() -> ProviderError {
-        ProviderError::Server {
-            status: 500,
-            message: "boom".into(),
-        }
+        ProviderError::server(500, "boom")
     }
 
     async fn run(
@@ -220,10 +215,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn honours_retry_after_and_the_deadline() {
-        let limited = |secs| ProviderError::RateLimited {
-            retry_after: Some(Duration::from_secs(secs)),
-            message: String::new(),
-        };
+        let limited = |secs| ProviderError::rate_limited(Some(Duration::from_secs(secs)), "");
         let provider = queue(vec![(false, Err(limited(7))), (false, Ok(()))]);
         let started = Instant::now();
         assert!(run(&provider, &RetryPolicy::default()).await.0.is_ok());
@@ -242,9 +234,7 @@ mod tests {
         let (result, seen) = run(&provider, &RetryPolicy::default()).await;
         assert_eq!((result.unwrap_err(), seen), (server(), 1));
 
-        let overflow = ProviderError::ContextOverflow {
-            message: "long".into(),
-        };
+        let overflow = ProviderError::context_overflow("long");
         let provider = queue(vec![(false, Err(overflow.clone())), (false, Ok(()))]);
         assert_eq!(
             run(&provider, &RetryPolicy::default()).await.0.unwrap_err(),

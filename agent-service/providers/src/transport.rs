@@ -257,13 +257,11 @@ pub(crate) async fn post_sse(
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
         sent = tokio::time::timeout(first_byte, request.body(body).send()) => match sent {
             Ok(sent) => sent.map_err(connection)?,
-            Err(_) => return Err(ProviderError::Connection {
-                message: format!(
+            Err(_) => return Err(ProviderError::connection(format!(
                     "no response within {} of sending the request (models.providers.{}.timeouts.firstByteSeconds)",
                     seconds(first_byte),
                     endpoint.id
-                ),
-            }),
+                ))),
         },
     };
     let idle = Idle {
@@ -342,13 +340,11 @@ impl Idle {
     ) -> Result<Result<Option<bytes::Bytes>, reqwest::Error>, ProviderError> {
         tokio::time::timeout(self.limit, response.chunk())
             .await
-            .map_err(|_| ProviderError::Connection {
-                message: format!(
+            .map_err(|_| ProviderError::connection(format!(
                     "the stream was silent for {} (models.providers.{}.timeouts.idleSeconds)",
                     seconds(self.limit),
                     self.provider
-                ),
-            })
+                )))
     }
 }
 
@@ -398,9 +394,7 @@ impl SseStream {
             let chunk = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-                chunk = self.idle.chunk(&mut self.response) => chunk?.map_err(|error| ProviderError::Connection {
-                    message: format!("the stream broke off: {}", chain(&error)),
-                })?,
+                chunk = self.idle.chunk(&mut self.response) => chunk?.map_err(|error| ProviderError::connection(format!("the stream broke off: {}", chain(&error))))?,
             };
             let Some(chunk) = chunk else {
                 if !self.events_seen && !self.head.is_empty() {
@@ -431,9 +425,7 @@ pub(crate) trait WireDecoder {
 
     /// The body ended without a terminal event. By default that is a cut connection.
     fn on_eof(&mut self) -> Result<(), ProviderError> {
-        Err(ProviderError::Connection {
-            message: "the stream ended before the reply was complete".to_owned(),
-        })
+        Err(ProviderError::connection("the stream ended before the reply was complete".to_owned()))
     }
 
     /// The reply being built.
@@ -446,8 +438,26 @@ pub(crate) trait WireDecoder {
 }
 
 /// Feeds the answer to `decoder` until its terminal event, sending the stream events it
-/// produced to `events` after each SSE event.
+/// produced to `events` after each SSE event. A failure once text streamed carries that text
+/// ([`ProviderError::partial_text`]).
 pub(crate) async fn drive(
+    answer: Answer,
+    decoder: &mut impl WireDecoder,
+    events: &mpsc::Sender<StreamEvent>,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    let result = feed(answer, decoder, events, cancel).await;
+    result.map_err(|error| {
+        let text = decoder.reply().text_so_far();
+        if text.is_empty() {
+            error
+        } else {
+            error.with_partial(text)
+        }
+    })
+}
+
+async fn feed(
     answer: Answer,
     decoder: &mut impl WireDecoder,
     events: &mpsc::Sender<StreamEvent>,
@@ -524,9 +534,7 @@ async fn read_whole(mut response: reqwest::Response, idle: &Idle) -> Result<Vec<
     while let Some(chunk) = idle
         .chunk(&mut response)
         .await?
-        .map_err(|error| ProviderError::Connection {
-            message: format!("the answer broke off: {}", chain(&error)),
-        })?
+        .map_err(|error| ProviderError::connection(format!("the answer broke off: {}", chain(&error))))?
     {
         body.extend_from_slice(&chunk);
         if body.len() > MAX_WHOLE_BODY {
@@ -539,9 +547,7 @@ async fn read_whole(mut response: reqwest::Response, idle: &Idle) -> Result<Vec<
 }
 
 fn connection(error: reqwest::Error) -> ProviderError {
-    ProviderError::Connection {
-        message: chain(&error),
-    }
+    ProviderError::connection(chain(&error))
 }
 
 /// An error and its sources on one line; reqwest's own message alone says little.

@@ -47,7 +47,7 @@ const SLOW: &str = "{ firstByteSeconds: 600, idleSeconds: 600 }";
 
 fn connection_message(result: Result<AssistantMessage, ProviderError>) -> String {
     match result {
-        Err(ProviderError::Connection { message }) => message,
+        Err(ProviderError::Connection { message, .. }) => message,
         other => panic!("expected a connection failure, got {other:?}"),
     }
 }
@@ -286,7 +286,7 @@ async fn a_success_status_with_an_html_page_is_reported_as_such_not_as_a_cut_str
         let provider = raw_provider("openai-completions", &server, QUICK, None);
         let (result, _) = run(provider.as_ref(), request()).await;
         let message = match result {
-            Err(ProviderError::Malformed { message }) => message,
+            Err(ProviderError::Malformed { message, .. }) => message,
             other => panic!("{content_type}: {other:?}"),
         };
         assert!(
