@@ -70,7 +70,7 @@ pub struct ProviderModel {
     /// Context window in tokens.
     pub context_window: Option<u64>,
     /// Output token limit, sent as the request's output cap (Anthropic's `max_tokens`,
-    /// Responses' `max_output_tokens`, Chat Completions' `max_completion_tokens`). Without it
+    /// Responses' `max_output_tokens`, Chat Completions' `max_completion_tokens` at OpenAI, `max_tokens` elsewhere). Without it
     /// Anthropic gets 32,000 and the OpenAI formats send none.
     pub max_tokens: Option<u64>,
     /// Whether the model reasons.
