@@ -151,6 +151,44 @@ async fn the_call_deadline_is_hard_across_attempts_and_retries() {
     );
 }
 
+/// The class behind a hung provider: an upstream that holds a run's model call open without
+/// ever finishing it. Silence is caught by the first-byte and idle timeouts; a stream that is
+/// never silent (keep-alive comments, or an endless answer) only by the deadline, which must
+/// hold whatever the stream does.
+#[tokio::test]
+async fn a_stream_that_never_goes_quiet_and_never_ends_stops_at_the_deadline() {
+    let every = Duration::from_millis(50);
+    let keep_alive = Act::Drip(sse_head(), b": keep-alive\n\n".to_vec(), every);
+    let delta = json!({"type": "response.output_text.delta", "output_index": 0, "delta": "more "});
+    let endless = Act::Drip(
+        sse_head(),
+        format!("data: {delta}\n\n").into_bytes(),
+        every,
+    );
+    for act in [keep_alive, endless] {
+        let mut server = RawServer::start(vec![act]).await;
+        // The idle timeout is longer than the gaps, so only the deadline can end the call.
+        let provider = raw_provider("openai-responses", &server, QUICK, None);
+        let policy = RetryPolicy {
+            deadline: Duration::from_millis(800),
+            ..RetryPolicy::default()
+        };
+        let (result, _) = timeout(
+            GUARD,
+            run_with_retry(provider.as_ref(), request(), &policy),
+        )
+        .await
+        .expect("the stream outlived the deadline");
+        let message = connection_message(result);
+        assert!(message.contains("deadline of 0.8 s"), "{message}");
+        assert_eq!(server.next_seen().await, Seen::Request(1));
+        assert_eq!(
+            timeout(GUARD, server.next_seen()).await.unwrap(),
+            Seen::Closed(1)
+        );
+    }
+}
+
 #[tokio::test]
 async fn dropping_the_call_closes_its_connection() {
     let mut server = RawServer::start(vec![Act::Hold(sse_head())]).await;
@@ -274,7 +312,7 @@ async fn the_output_limit_inside_a_tool_call_is_a_length_stop_with_the_call_mark
 #[tokio::test]
 async fn a_success_status_with_an_html_page_is_reported_as_such_not_as_a_cut_stream() {
     let page = format!(
-        "<!DOCTYPE html>\n<html><head><title>Sign in to the proxy</title></head>\n<body>token {KEY}</body></html>"
+        "<!DOCTYPE html>\n<html><head><title>Sign in to the proxy</title></head>\n<body>token {KEY} \u{1b}[2J</body></html>"
     );
     for content_type in ["text/html; charset=utf-8", "text/event-stream"] {
         let server = RawServer::start(vec![Act::Respond(response(
@@ -295,6 +333,10 @@ async fn a_success_status_with_an_html_page_is_reported_as_such_not_as_a_cut_str
             "{content_type}: {message}"
         );
         assert!(!message.contains(KEY), "the key is blanked: {message}");
+        assert!(
+            !message.contains('\u{1b}'),
+            "control characters are left out: {message}"
+        );
         if content_type.starts_with("text/html") {
             assert!(message.contains("text/html"), "{message}");
         }

@@ -19,6 +19,9 @@ pub enum Act {
     /// Writes these bytes (headers and maybe some of the body), then waits, silent, until the
     /// client closes the connection.
     Hold(Vec<u8>),
+    /// Writes the first bytes, then the second ones again and again, `every` apart, until the
+    /// client closes the connection: a stream that never goes quiet and never ends.
+    Drip(Vec<u8>, Vec<u8>, std::time::Duration),
 }
 
 /// Something the server saw.
@@ -105,6 +108,25 @@ async fn serve(
             // Silent from here on; a read of 0 bytes (or an error) is the client closing.
             let mut scratch = [0u8; 1024];
             while matches!(socket.read(&mut scratch).await, Ok(n) if n > 0) {}
+            let _ = tell.send(Seen::Closed(number));
+        }
+        Act::Drip(head, drop, every) => {
+            let _ = socket.write_all(&head).await;
+            let (mut reader, mut writer) = socket.into_split();
+            let mut scratch = [0u8; 1024];
+            let closed = async { while matches!(reader.read(&mut scratch).await, Ok(n) if n > 0) {} };
+            let drip = async {
+                loop {
+                    tokio::time::sleep(every).await;
+                    if writer.write_all(&drop).await.is_err() {
+                        break;
+                    }
+                }
+            };
+            tokio::select! {
+                () = closed => {}
+                () = drip => {}
+            }
             let _ = tell.send(Seen::Closed(number));
         }
     }
