@@ -340,7 +340,9 @@ impl WireDecoder for ChatDecoder {
         if self.finished {
             return Ok(());
         }
-        Err(ProviderError::connection("the stream ended before a finish_reason".to_owned()))
+        Err(ProviderError::connection(
+            "the stream ended before a finish_reason".to_owned(),
+        ))
     }
 }
 

@@ -298,7 +298,12 @@ fn body_retry_hint(body: &str, message: &str) -> Option<Duration> {
             .then(|| Duration::from_secs_f64(value))
     };
     if let Ok(json) = serde_json::from_str::<Value>(body) {
-        let places = ["/error/retry_after", "/error/retryAfter", "/retry_after", "/retryAfter"];
+        let places = [
+            "/error/retry_after",
+            "/error/retryAfter",
+            "/retry_after",
+            "/retryAfter",
+        ];
         for place in places {
             if let Some(value) = json.pointer(place).and_then(Value::as_f64) {
                 return secs(value);
@@ -512,7 +517,8 @@ mod tests {
         };
         let openai = r#"{"error":{"message":"Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s.","code":"rate_limit_exceeded"}}"#;
         assert_eq!(wait(openai), Some(Duration::from_millis(1898)));
-        let millis = r#"{"error":{"message":"Please try again in 250ms.","code":"rate_limit_exceeded"}}"#;
+        let millis =
+            r#"{"error":{"message":"Please try again in 250ms.","code":"rate_limit_exceeded"}}"#;
         assert_eq!(wait(millis), Some(Duration::from_millis(250)));
         let google = r#"{"error":{"code":429,"message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}"#;
         assert_eq!(wait(google), Some(Duration::from_secs(20)));
@@ -527,7 +533,10 @@ mod tests {
             "rate limited by the provider (retry after 7 s): Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s."
         );
         let rounded = ProviderError::rate_limited(Some(Duration::from_millis(1898)), "m");
-        assert_eq!(rounded.to_string(), "rate limited by the provider (retry after 2 s): m");
+        assert_eq!(
+            rounded.to_string(),
+            "rate limited by the provider (retry after 2 s): m"
+        );
     }
 
     #[test]

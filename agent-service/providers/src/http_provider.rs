@@ -94,6 +94,9 @@ impl<W: Wire> ModelProvider for HttpProvider<W> {
         if request.max_output_tokens.is_none() {
             request.max_output_tokens = self.endpoint.output_limit(&request.model);
         }
+        if !self.endpoint.reasons(&request.model) {
+            request.reasoning_effort = None;
+        }
         let post = W::post(&self.endpoint, &request);
         tracing::debug!("model request");
         let stream = transport::post_sse(

@@ -274,7 +274,11 @@ fn timeouts(
         ))),
     };
     Ok(HttpSettings {
-        connect_timeout: pick(set.connect_seconds, "connectSeconds", defaults.connect_timeout)?,
+        connect_timeout: pick(
+            set.connect_seconds,
+            "connectSeconds",
+            defaults.connect_timeout,
+        )?,
         first_byte_timeout: pick(
             set.first_byte_seconds,
             "firstByteSeconds",
@@ -285,18 +289,24 @@ fn timeouts(
 }
 
 /// `models.providers.<id>.models[].maxTokens` by model id.
-fn output_limits(id: &str, settings: &ProviderConfig) -> Result<BTreeMap<String, u32>, ProviderError> {
+fn output_limits(
+    id: &str,
+    settings: &ProviderConfig,
+) -> Result<BTreeMap<String, u32>, ProviderError> {
     let mut limits = BTreeMap::new();
     for (at, model) in settings.models.iter().flatten().enumerate() {
         let Some(max) = model.max_tokens else {
             continue;
         };
-        let max = u32::try_from(max).ok().filter(|max| *max > 0).ok_or_else(|| {
-            ProviderError::config(format!(
-                "models.providers.{id}.models[{at}].maxTokens must be between 1 and {}",
-                u32::MAX
-            ))
-        })?;
+        let max = u32::try_from(max)
+            .ok()
+            .filter(|max| *max > 0)
+            .ok_or_else(|| {
+                ProviderError::config(format!(
+                    "models.providers.{id}.models[{at}].maxTokens must be between 1 and {}",
+                    u32::MAX
+                ))
+            })?;
         limits.insert(model.id.clone(), max);
     }
     Ok(limits)
@@ -325,5 +335,14 @@ fn endpoint(
     Ok(Endpoint::new(id, base_url, client)
         .with_api_key(api_key)
         .with_headers(&settings.headers.clone().unwrap_or_default())?
-        .with_output_limits(output_limits(id, settings)?))
+        .with_output_limits(output_limits(id, settings)?)
+        .with_models_without_reasoning(
+            settings
+                .models
+                .iter()
+                .flatten()
+                .filter(|model| model.reasoning == Some(false))
+                .map(|model| model.id.clone())
+                .collect(),
+        ))
 }

@@ -496,7 +496,10 @@ mod tests {
         };
         let invalid = crate::tool_arguments(call).unwrap_err();
         assert_eq!(invalid.raw, "{oops");
-        assert!(invalid.error.contains("key must be a string"), "{invalid:?}");
+        assert!(
+            invalid.error.contains("key must be a string"),
+            "{invalid:?}"
+        );
         let mut reply = ReplyBuilder::default();
         reply.tool(0, None, Some("t"), None);
         reply.finish_open_tools().unwrap();

@@ -94,9 +94,9 @@ pub async fn complete_with_retry(
         };
         let Ok((result, forwarded)) = bounded else {
             return Err(ProviderError::connection(format!(
-                    "no complete reply within the call's deadline of {} s (attempt {attempt})",
-                    policy.deadline.as_secs_f64()
-                )));
+                "no complete reply within the call's deadline of {} s (attempt {attempt})",
+                policy.deadline.as_secs_f64()
+            )));
         };
         let error = match result {
             Ok(message) => return Ok(message),

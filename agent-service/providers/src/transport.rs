@@ -95,6 +95,7 @@ pub struct Endpoint {
     headers: HeaderMap,
     client: HttpClient,
     output_limits: BTreeMap<String, u32>,
+    without_reasoning: Vec<String>,
 }
 
 impl Endpoint {
@@ -107,7 +108,24 @@ impl Endpoint {
             headers: HeaderMap::new(),
             client,
             output_limits: BTreeMap::new(),
+            without_reasoning: Vec::new(),
         }
+    }
+
+    /// Names the models configured with `reasoning: false`: requests for them carry no
+    /// reasoning settings, which such models refuse.
+    pub fn with_models_without_reasoning(mut self, models: Vec<String>) -> Self {
+        self.without_reasoning = models;
+        self
+    }
+
+    /// Whether `model` (its wire id, or the id as configured) is configured not to reason.
+    pub fn reasons(&self, model: &str) -> bool {
+        let bare = model.split_once('/').map(|(_, bare)| bare);
+        !self
+            .without_reasoning
+            .iter()
+            .any(|id| id == model || Some(id.as_str()) == bare)
     }
 
     /// Sets the output token limit of each model (`models.providers.<id>.models[].maxTokens`),
@@ -340,11 +358,13 @@ impl Idle {
     ) -> Result<Result<Option<bytes::Bytes>, reqwest::Error>, ProviderError> {
         tokio::time::timeout(self.limit, response.chunk())
             .await
-            .map_err(|_| ProviderError::connection(format!(
+            .map_err(|_| {
+                ProviderError::connection(format!(
                     "the stream was silent for {} (models.providers.{}.timeouts.idleSeconds)",
                     seconds(self.limit),
                     self.provider
-                )))
+                ))
+            })
     }
 }
 
@@ -400,7 +420,10 @@ impl SseStream {
                 if !self.events_seen && !self.head.is_empty() {
                     return Err(ProviderError::malformed(format!(
                         "expected an event stream, got a body without a single event: {}",
-                        excerpt_with(&String::from_utf8_lossy(&self.head), self.excerpt_key.as_ref())
+                        excerpt_with(
+                            &String::from_utf8_lossy(&self.head),
+                            self.excerpt_key.as_ref()
+                        )
                     )));
                 }
                 return Ok(None);
@@ -425,7 +448,9 @@ pub(crate) trait WireDecoder {
 
     /// The body ended without a terminal event. By default that is a cut connection.
     fn on_eof(&mut self) -> Result<(), ProviderError> {
-        Err(ProviderError::connection("the stream ended before the reply was complete".to_owned()))
+        Err(ProviderError::connection(
+            "the stream ended before the reply was complete".to_owned(),
+        ))
     }
 
     /// The reply being built.
@@ -529,13 +554,14 @@ async fn read_limited(mut response: reqwest::Response, idle: &Idle) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-async fn read_whole(mut response: reqwest::Response, idle: &Idle) -> Result<Vec<u8>, ProviderError> {
+async fn read_whole(
+    mut response: reqwest::Response,
+    idle: &Idle,
+) -> Result<Vec<u8>, ProviderError> {
     let mut body = Vec::new();
-    while let Some(chunk) = idle
-        .chunk(&mut response)
-        .await?
-        .map_err(|error| ProviderError::connection(format!("the answer broke off: {}", chain(&error))))?
-    {
+    while let Some(chunk) = idle.chunk(&mut response).await?.map_err(|error| {
+        ProviderError::connection(format!("the answer broke off: {}", chain(&error)))
+    })? {
         body.extend_from_slice(&chunk);
         if body.len() > MAX_WHOLE_BODY {
             return Err(ProviderError::malformed(

@@ -7,9 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use openclaw_providers::{
-    ModelProvider, ProviderError, RetryPolicy, StreamEvent, tool_arguments,
-};
+use openclaw_providers::{ModelProvider, ProviderError, RetryPolicy, StreamEvent, tool_arguments};
 use openclaw_transcript::{AssistantMessage, ContentBlock, StopReason, ToolCall};
 use serde_json::{Value, json};
 use tokio::time::timeout;
@@ -54,7 +52,11 @@ fn connection_message(result: Result<AssistantMessage, ProviderError>) -> String
 
 #[tokio::test]
 async fn a_server_that_never_sends_a_byte_fails_at_the_first_byte_timeout_and_is_let_go() {
-    for api in ["openai-responses", "openai-completions", "anthropic-messages"] {
+    for api in [
+        "openai-responses",
+        "openai-completions",
+        "anthropic-messages",
+    ] {
         let mut server = RawServer::start(vec![Act::Hold(Vec::new())]).await;
         let provider = raw_provider(api, &server, QUICK, None);
         let (result, _) = timeout(GUARD, run(provider.as_ref(), request()))
@@ -106,12 +108,9 @@ async fn the_call_deadline_is_hard_across_attempts_and_retries() {
         deadline: Duration::from_millis(500),
         ..RetryPolicy::default()
     };
-    let (result, _) = timeout(
-        GUARD,
-        run_with_retry(provider.as_ref(), request(), &policy),
-    )
-    .await
-    .expect("the call ran past its deadline");
+    let (result, _) = timeout(GUARD, run_with_retry(provider.as_ref(), request(), &policy))
+        .await
+        .expect("the call ran past its deadline");
     let message = connection_message(result);
     assert!(message.contains("deadline of 0.5 s"), "{message}");
     assert_eq!(server.next_seen().await, Seen::Request(1));
@@ -134,12 +133,9 @@ async fn the_call_deadline_is_hard_across_attempts_and_retries() {
         max_backoff: Duration::from_millis(1),
         deadline: Duration::from_millis(900),
     };
-    let (result, _) = timeout(
-        GUARD,
-        run_with_retry(provider.as_ref(), request(), &policy),
-    )
-    .await
-    .expect("the retries ran past the deadline");
+    let (result, _) = timeout(GUARD, run_with_retry(provider.as_ref(), request(), &policy))
+        .await
+        .expect("the retries ran past the deadline");
     assert!(matches!(result, Err(ProviderError::Connection { .. })));
     let mut requests = 0;
     while let Ok(seen) = server.seen.try_recv() {
@@ -160,11 +156,7 @@ async fn a_stream_that_never_goes_quiet_and_never_ends_stops_at_the_deadline() {
     let every = Duration::from_millis(50);
     let keep_alive = Act::Drip(sse_head(), b": keep-alive\n\n".to_vec(), every);
     let delta = json!({"type": "response.output_text.delta", "output_index": 0, "delta": "more "});
-    let endless = Act::Drip(
-        sse_head(),
-        format!("data: {delta}\n\n").into_bytes(),
-        every,
-    );
+    let endless = Act::Drip(sse_head(), format!("data: {delta}\n\n").into_bytes(), every);
     for act in [keep_alive, endless] {
         let mut server = RawServer::start(vec![act]).await;
         // The idle timeout is longer than the gaps, so only the deadline can end the call.
@@ -173,12 +165,9 @@ async fn a_stream_that_never_goes_quiet_and_never_ends_stops_at_the_deadline() {
             deadline: Duration::from_millis(800),
             ..RetryPolicy::default()
         };
-        let (result, _) = timeout(
-            GUARD,
-            run_with_retry(provider.as_ref(), request(), &policy),
-        )
-        .await
-        .expect("the stream outlived the deadline");
+        let (result, _) = timeout(GUARD, run_with_retry(provider.as_ref(), request(), &policy))
+            .await
+            .expect("the stream outlived the deadline");
         let message = connection_message(result);
         assert!(message.contains("deadline of 0.8 s"), "{message}");
         assert_eq!(server.next_seen().await, Seen::Request(1));
@@ -212,9 +201,18 @@ fn tool_stream(api: &str, arguments: &str, cut: bool) -> Vec<u8> {
         "openai-responses" => {
             let item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": ""});
             let mut events = vec![
-                ("", json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}})),
-                ("", json!({"type": "response.output_item.added", "output_index": 0, "item": item})),
-                ("", json!({"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": arguments})),
+                (
+                    "",
+                    json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+                ),
+                (
+                    "",
+                    json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+                ),
+                (
+                    "",
+                    json!({"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": arguments}),
+                ),
             ];
             let usage = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
             if cut {
@@ -223,30 +221,64 @@ fn tool_stream(api: &str, arguments: &str, cut: bool) -> Vec<u8> {
                 let mut done = item.clone();
                 done["arguments"] = json!(arguments);
                 events.push(("", json!({"type": "response.function_call_arguments.done", "output_index": 0, "item_id": "fc_1", "arguments": arguments})));
-                events.push(("", json!({"type": "response.output_item.done", "output_index": 0, "item": done})));
+                events.push((
+                    "",
+                    json!({"type": "response.output_item.done", "output_index": 0, "item": done}),
+                ));
                 events.push(("", json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "usage": usage}})));
             }
             sse(&events)
         }
         "openai-completions" => {
-            let chunk = |delta: Value, finish: Value| {
-                json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            };
+            let chunk = |delta: Value, finish: Value| json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
             let mut bytes = sse(&[
-                ("", chunk(json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "read", "arguments": ""}}]}), Value::Null)),
-                ("", chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}), Value::Null)),
-                ("", chunk(json!({}), json!(if cut { "length" } else { "tool_calls" }))),
-                ("", json!({"id": "c1", "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})),
+                (
+                    "",
+                    chunk(
+                        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "read", "arguments": ""}}]}),
+                        Value::Null,
+                    ),
+                ),
+                (
+                    "",
+                    chunk(
+                        json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
+                        Value::Null,
+                    ),
+                ),
+                (
+                    "",
+                    chunk(json!({}), json!(if cut { "length" } else { "tool_calls" })),
+                ),
+                (
+                    "",
+                    json!({"id": "c1", "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+                ),
             ]);
             bytes.extend_from_slice(b"data: [DONE]\n\n");
             bytes
         }
         _ => sse(&[
-            ("message_start", json!({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 10, "output_tokens": 1}}})),
-            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": arguments}})),
-            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-            ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": if cut { "max_tokens" } else { "tool_use" }}, "usage": {"output_tokens": 5}})),
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": arguments}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": if cut { "max_tokens" } else { "tool_use" }}, "usage": {"output_tokens": 5}}),
+            ),
             ("message_stop", json!({"type": "message_stop"})),
         ]),
     }
@@ -262,9 +294,12 @@ fn only_call(message: &AssistantMessage) -> &ToolCall {
 #[tokio::test]
 async fn tool_arguments_that_are_not_json_reach_the_caller_raw_with_the_parse_error() {
     let broken = r#"{"path": "AGENTS.md",}"#;
-    for api in ["openai-responses", "openai-completions", "anthropic-messages"] {
-        let server =
-            RawServer::start(vec![Act::Respond(tool_stream(api, broken, false))]).await;
+    for api in [
+        "openai-responses",
+        "openai-completions",
+        "anthropic-messages",
+    ] {
+        let server = RawServer::start(vec![Act::Respond(tool_stream(api, broken, false))]).await;
         let provider = raw_provider(api, &server, QUICK, None);
         let (result, events) = run(provider.as_ref(), request()).await;
         let message = result.unwrap_or_else(|error| panic!("{api}: {error}"));
@@ -287,7 +322,11 @@ async fn tool_arguments_that_are_not_json_reach_the_caller_raw_with_the_parse_er
 #[tokio::test]
 async fn the_output_limit_inside_a_tool_call_is_a_length_stop_with_the_call_marked_incomplete() {
     let cut = r#"{"path": "notes.md", "content": "a long fi"#;
-    for api in ["openai-responses", "openai-completions", "anthropic-messages"] {
+    for api in [
+        "openai-responses",
+        "openai-completions",
+        "anthropic-messages",
+    ] {
         let server = RawServer::start(vec![Act::Respond(tool_stream(api, cut, true))]).await;
         let provider = raw_provider(api, &server, QUICK, Some(4096));
         let (result, _) = run(provider.as_ref(), request()).await;
@@ -347,8 +386,16 @@ async fn a_success_status_with_an_html_page_is_reported_as_such_not_as_a_cut_str
 async fn a_rate_limit_carries_its_wait_from_header_or_body_into_the_error() {
     let openai_body = r#"{"error":{"message":"Rate limit reached for requests. Please try again in 2.5s.","type":"requests","code":"rate_limit_exceeded"}}"#;
     let cases = [
-        (vec![("retry-after-ms", "1500")], Duration::from_millis(1500), "retry after 2 s"),
-        (vec![("retry-after", "7")], Duration::from_secs(7), "retry after 7 s"),
+        (
+            vec![("retry-after-ms", "1500")],
+            Duration::from_millis(1500),
+            "retry after 2 s",
+        ),
+        (
+            vec![("retry-after", "7")],
+            Duration::from_secs(7),
+            "retry after 7 s",
+        ),
         (vec![], Duration::from_millis(2500), "retry after 3 s"),
     ];
     for (headers, wait, phrase) in cases {
@@ -375,30 +422,68 @@ async fn a_rate_limit_carries_its_wait_from_header_or_body_into_the_error() {
 #[tokio::test]
 async fn thinking_is_requested_and_signed_and_redacted_thinking_is_replayed_as_sent() {
     let stream = sse(&[
-        ("message_start", json!({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 10, "output_tokens": 1}}})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Check the file."}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig-abc"}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "EnCrYpTeD=="}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Done."}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 2})),
-        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 30}})),
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Check the file."}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig-abc"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "EnCrYpTeD=="}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 1}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Done."}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 2}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 30}}),
+        ),
         ("message_stop", json!({"type": "message_stop"})),
     ]);
     let done = sse(&[
-        ("message_start", json!({"type": "message_start", "message": {"id": "msg_2", "usage": {"input_tokens": 10, "output_tokens": 1}}})),
-        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}})),
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_2", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}),
+        ),
         ("message_stop", json!({"type": "message_stop"})),
     ]);
     let server = RawServer::start(vec![Act::Respond(stream), Act::Respond(done)]).await;
     let provider = raw_provider("anthropic-messages", &server, QUICK, Some(8192));
     let mut first = request();
-    first.reasoning_effort = openclaw_providers::reasoning_effort(Some(
-        openclaw_config::raw::ThinkingLevel::High,
-    ));
+    first.reasoning_effort =
+        openclaw_providers::reasoning_effort(Some(openclaw_config::raw::ThinkingLevel::High));
     let reply = run(provider.as_ref(), first.clone()).await.0.unwrap();
     assert_eq!(reply.content.len(), 3, "{reply:?}");
     let ContentBlock::Thinking(redacted) = &reply.content[1] else {
@@ -428,4 +513,34 @@ async fn thinking_is_requested_and_signed_and_redacted_thinking_is_replayed_as_s
             {"type": "text", "text": "Done."},
         ]})
     );
+}
+
+#[tokio::test]
+async fn a_model_configured_not_to_reason_gets_no_reasoning_settings() {
+    let ok = response(
+        "200 OK",
+        &[("content-type", "text/event-stream")],
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+    );
+    let server = RawServer::start(vec![Act::Respond(ok)]).await;
+    let config = format!(
+        r#"{{ models: {{ providers: {{ raw: {{
+            api: "openai-completions", baseUrl: "{}", apiKey: "{KEY}",
+            models: [{{ id: "m1", reasoning: false }}, {{ id: "m2" }}],
+        }} }} }} }}"#,
+        server.base_url
+    );
+    let provider = registry(&config, &[], Path::new("."))
+        .unwrap()
+        .provider("raw")
+        .unwrap();
+    for model in ["m1", "m2"] {
+        let mut asked = request();
+        asked.model = model.into();
+        asked.reasoning_effort = Some("high".into());
+        run(provider.as_ref(), asked).await.0.unwrap();
+    }
+    let bodies = server.bodies();
+    assert_eq!(bodies[0].get("reasoning_effort"), None, "{}", bodies[0]);
+    assert_eq!(bodies[1]["reasoning_effort"], "high");
 }

@@ -114,7 +114,8 @@ async fn serve(
             let _ = socket.write_all(&head).await;
             let (mut reader, mut writer) = socket.into_split();
             let mut scratch = [0u8; 1024];
-            let closed = async { while matches!(reader.read(&mut scratch).await, Ok(n) if n > 0) {} };
+            let closed =
+                async { while matches!(reader.read(&mut scratch).await, Ok(n) if n > 0) {} };
             let drip = async {
                 loop {
                     tokio::time::sleep(every).await;

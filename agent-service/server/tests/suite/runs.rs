@@ -606,7 +606,12 @@ async fn turn_counters_are_read_back_at_once_and_survive_a_restart() {
     run(&h.service, run_request("first")).await;
     let first = get(&h.service).await.usage.expect("usage");
     assert_eq!(
-        (first.input, first.output, first.cache_read, first.cache_write),
+        (
+            first.input,
+            first.output,
+            first.cache_read,
+            first.cache_write
+        ),
         (100, 9, 600, 300),
         "{first:?}"
     );
@@ -616,7 +621,12 @@ async fn turn_counters_are_read_back_at_once_and_survive_a_restart() {
     let after = get(&h.service).await;
     let three = after.usage.expect("usage");
     assert_eq!(
-        (three.input, three.output, three.cache_read, three.cache_write),
+        (
+            three.input,
+            three.output,
+            three.cache_read,
+            three.cache_write
+        ),
         (300, 27, 1800, 900),
         "{three:?}"
     );

@@ -73,7 +73,9 @@ pub struct ProviderModel {
     /// Responses' `max_output_tokens`, Chat Completions' `max_completion_tokens` at OpenAI, `max_tokens` elsewhere). Without it
     /// Anthropic gets 32,000 and the OpenAI formats send none.
     pub max_tokens: Option<u64>,
-    /// Whether the model reasons.
+    /// Whether the model reasons. `false` keeps the thinking level's settings (Anthropic
+    /// `thinking`, `reasoning`, `reasoning_effort`) out of its requests, for models that refuse
+    /// them.
     pub reasoning: Option<bool>,
     /// Accepted input kinds.
     pub input: Option<Vec<ModelInput>>,
