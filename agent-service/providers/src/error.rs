@@ -294,7 +294,7 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// details, or OpenAI's sentence `Please try again in 1.5s` (or `in 250ms`).
 fn body_retry_hint(body: &str, message: &str) -> Option<Duration> {
     let secs = |value: f64| {
-        (value.is_finite() && value >= 0.0 && value <= 86_400.0)
+        (value.is_finite() && (0.0..=86_400.0).contains(&value))
             .then(|| Duration::from_secs_f64(value))
     };
     if let Ok(json) = serde_json::from_str::<Value>(body) {
