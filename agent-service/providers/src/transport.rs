@@ -368,6 +368,26 @@ impl Idle {
     }
 }
 
+/// Whether a body starts like an event stream: its first non-blank line is a comment or one
+/// of the SSE fields. A stream of keep-alive comments that breaks off is a cut stream (worth a
+/// retry); a page is not.
+fn looks_like_sse(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let Some(first) = text
+        .lines()
+        .map(str::trim_end)
+        .find(|line| !line.is_empty())
+    else {
+        return true;
+    };
+    first.starts_with(':')
+        || ["data", "event", "id", "retry"].iter().any(|field| {
+            first
+                .strip_prefix(field)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+        })
+}
+
 /// A duration as people write it: `60 s`, `1.5 s`.
 fn seconds(duration: Duration) -> String {
     format!("{} s", duration.as_secs_f64())
@@ -417,7 +437,7 @@ impl SseStream {
                 chunk = self.idle.chunk(&mut self.response) => chunk?.map_err(|error| ProviderError::connection(format!("the stream broke off: {}", chain(&error))))?,
             };
             let Some(chunk) = chunk else {
-                if !self.events_seen && !self.head.is_empty() {
+                if !self.events_seen && !self.head.is_empty() && !looks_like_sse(&self.head) {
                     return Err(ProviderError::malformed(format!(
                         "expected an event stream, got a body without a single event: {}",
                         excerpt_with(

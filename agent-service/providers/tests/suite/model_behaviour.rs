@@ -383,6 +383,17 @@ async fn a_success_status_with_an_html_page_is_reported_as_such_not_as_a_cut_str
 }
 
 #[tokio::test]
+async fn keep_alives_then_a_closed_connection_stay_a_cut_stream_worth_a_retry() {
+    let mut bytes = sse_head();
+    bytes.extend_from_slice(b": keep-alive\n\n: keep-alive\n\n");
+    let server = RawServer::start(vec![Act::Respond(bytes)]).await;
+    let provider = raw_provider("openai-responses", &server, QUICK, None);
+    let (result, _) = run(provider.as_ref(), request()).await;
+    let message = connection_message(result);
+    assert!(message.contains("stream ended"), "{message}");
+}
+
+#[tokio::test]
 async fn a_rate_limit_carries_its_wait_from_header_or_body_into_the_error() {
     let openai_body = r#"{"error":{"message":"Rate limit reached for requests. Please try again in 2.5s.","type":"requests","code":"rate_limit_exceeded"}}"#;
     let cases = [
