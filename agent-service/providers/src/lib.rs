@@ -49,6 +49,7 @@ mod anthropic;
 mod chat_completions;
 mod credentials;
 mod error;
+mod excerpt;
 mod http_provider;
 mod openai_responses;
 mod provider;
@@ -58,6 +59,7 @@ mod request;
 mod retry;
 mod scripted;
 mod sse;
+mod timeouts;
 mod transport;
 mod usage;
 
@@ -77,4 +79,5 @@ pub use request::{
 };
 pub use retry::{RetryPolicy, complete_with_retry};
 pub use scripted::{DEMO_SCRIPT, ScriptedProvider};
-pub use transport::{Endpoint, HttpClient, HttpSettings};
+pub use timeouts::HttpSettings;
+pub use transport::{Endpoint, HttpClient};

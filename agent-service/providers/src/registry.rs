@@ -18,7 +18,8 @@ use crate::error::ProviderError;
 use crate::openai_responses::OpenAiResponses;
 use crate::provider::ModelProvider;
 use crate::scripted::ScriptedProvider;
-use crate::transport::{Endpoint, HttpClient, HttpSettings};
+use crate::timeouts::HttpSettings;
+use crate::transport::{Endpoint, HttpClient};
 
 /// What building providers from config needs besides the config itself.
 pub struct RegistryContext<'a> {

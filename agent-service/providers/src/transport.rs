@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::time::Duration;
 
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -13,47 +12,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::credentials::ApiKey;
 use crate::error::{self, ProviderError};
+use crate::excerpt::{excerpt, excerpt_with, looks_like_sse};
 use crate::reply::ReplyBuilder;
 use crate::request::StreamEvent;
 use crate::sse::{SseDecoder, SseEvent};
+use crate::timeouts::{HttpSettings, Idle, seconds};
 
 /// The most of an error body read to explain a failure.
 const MAX_ERROR_BODY: usize = 64 * 1024;
-
-/// The timeouts of one provider's HTTP calls (`models.providers.<id>.timeouts`). Each one
-/// that expires fails the attempt with [`ProviderError::Connection`] naming its setting; the
-/// whole call, retries included, is bounded by [`crate::RetryPolicy::deadline`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HttpSettings {
-    /// How long connecting (TCP and TLS) may take (`connectSeconds`, default 10 s).
-    pub connect_timeout: Duration,
-    /// How long the response headers may take once the request is sent (`firstByteSeconds`,
-    /// default 60 s): a server that accepts the request and sends nothing fails this soon.
-    pub first_byte_timeout: Duration,
-    /// How long the body may stay silent between two chunks, the first included
-    /// (`idleSeconds`, default 60 s). Streaming APIs send keep-alive events while a model
-    /// thinks, so a minute of silence means a hung stream.
-    pub idle_timeout: Duration,
-}
-
-impl HttpSettings {
-    /// Default connect timeout.
-    pub const DEFAULT_CONNECT: Duration = Duration::from_secs(10);
-    /// Default time to the response headers.
-    pub const DEFAULT_FIRST_BYTE: Duration = Duration::from_secs(60);
-    /// Default silence allowed between two body chunks.
-    pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
-}
-
-impl Default for HttpSettings {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Self::DEFAULT_CONNECT,
-            first_byte_timeout: Self::DEFAULT_FIRST_BYTE,
-            idle_timeout: Self::DEFAULT_IDLE,
-        }
-    }
-}
 
 /// One HTTP client (connection pool, TLS via rustls), shared by the providers with the same
 /// timeouts.
@@ -168,6 +134,11 @@ impl Endpoint {
             self.headers.insert(header, value);
         }
         Ok(self)
+    }
+
+    /// The API key, if any.
+    pub(crate) fn api_key(&self) -> Option<&ApiKey> {
+        self.api_key.as_ref()
     }
 
     /// The base URL, without a trailing `/`.
@@ -341,84 +312,6 @@ pub(crate) async fn post_sse(
         head: Vec::new(),
         excerpt_key: endpoint.api_key.clone(),
     })))
-}
-
-/// The idle timeout of one response body, and the provider it belongs to (for the message).
-pub(crate) struct Idle {
-    limit: Duration,
-    provider: String,
-}
-
-impl Idle {
-    /// The next chunk of `response`, or a [`ProviderError::Connection`] naming the idle
-    /// setting when none arrives in time.
-    async fn chunk(
-        &self,
-        response: &mut reqwest::Response,
-    ) -> Result<Result<Option<bytes::Bytes>, reqwest::Error>, ProviderError> {
-        tokio::time::timeout(self.limit, response.chunk())
-            .await
-            .map_err(|_| {
-                ProviderError::connection(format!(
-                    "the stream was silent for {} (models.providers.{}.timeouts.idleSeconds)",
-                    seconds(self.limit),
-                    self.provider
-                ))
-            })
-    }
-}
-
-/// Whether a body starts like an event stream: its first non-blank line is a comment or one
-/// of the SSE fields. A stream of keep-alive comments that breaks off is a cut stream (worth a
-/// retry); a page is not.
-fn looks_like_sse(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    let Some(first) = text
-        .lines()
-        .map(str::trim_end)
-        .find(|line| !line.is_empty())
-    else {
-        return true;
-    };
-    first.starts_with(':')
-        || ["data", "event", "id", "retry"].iter().any(|field| {
-            first
-                .strip_prefix(field)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
-        })
-}
-
-/// A duration as people write it: `60 s`, `1.5 s`.
-fn seconds(duration: Duration) -> String {
-    format!("{} s", duration.as_secs_f64())
-}
-
-/// The most of a body that is not a reply quoted in the error.
-const EXCERPT_CHARS: usize = 200;
-
-/// The first characters of a body that is not a reply, on one line, with the endpoint's API
-/// key blanked should a page echo it.
-fn excerpt(body: &str, endpoint: &Endpoint) -> String {
-    excerpt_with(body, endpoint.api_key.as_ref())
-}
-
-fn excerpt_with(body: &str, key: Option<&ApiKey>) -> String {
-    let mut text: String = body
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(EXCERPT_CHARS)
-        .collect();
-    if let Some(key) = key.map(ApiKey::expose).filter(|key| !key.is_empty()) {
-        text = text.replace(key, "***");
-    }
-    if text.is_empty() {
-        "(empty body)".to_owned()
-    } else {
-        format!("{text:?}")
-    }
 }
 
 impl SseStream {
