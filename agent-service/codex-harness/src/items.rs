@@ -220,6 +220,7 @@ impl ItemTracker {
                     let block = ContentBlock::Thinking(ThinkingContent {
                         thinking: text,
                         thinking_signature: None,
+                        redacted: false,
                     });
                     self.output(at, false).content.push(block);
                 }

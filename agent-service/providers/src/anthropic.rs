@@ -7,10 +7,11 @@
 //! are covered by the same breakpoint). A second breakpoint on the last user-side block caches
 //! the conversation so far. Tool calls are `tool_use` blocks, results `tool_result` blocks in
 //! one user message per run of results. Thinking blocks are replayed only from earlier
-//! Anthropic replies, with their signatures.
+//! Anthropic replies, with their signatures; `redacted_thinking` blocks with their `data`.
+//! A thinking level sets `thinking: {type: "enabled", budget_tokens}` below `max_tokens`.
 //!
 //! Stream: `message_start` (input and cache usage), `content_block_start` (text, tool_use,
-//! thinking), `content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`,
+//! thinking, redacted_thinking), `content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`,
 //! `signature_delta`), `content_block_stop`, `message_delta` (stop reason, output usage),
 //! `message_stop` (terminal), `ping`, `error`.
 
@@ -30,8 +31,11 @@ const API: &str = "anthropic-messages";
 /// The `anthropic-version` header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// `max_tokens` when the request sets none; the Messages API requires the field.
-pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8192;
+/// `max_tokens` when neither the request nor the model's `maxTokens` sets one (the Messages
+/// API requires the field): the output limit of Claude Opus 4 and 4.1, below that of every
+/// later model (64,000). Older models with a smaller limit (Claude 3.5: 8,192) need their
+/// `maxTokens` configured.
+pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 32_000;
 
 /// A provider speaking the Anthropic Messages API.
 pub type AnthropicMessages = HttpProvider<AnthropicWire>;
@@ -79,23 +83,21 @@ fn thinking_budget(effort: Option<&str>) -> Option<u32> {
     }
 }
 
-/// `max_tokens` and the thinking budget, which counts against it and must stay below it. A
-/// limit the caller set is a cap (it is usually the model's own maximum): the budget shrinks to
-/// fit, and thinking is off when even the smallest budget does not fit. Without a limit,
-/// [`DEFAULT_ANTHROPIC_MAX_TOKENS`] of answer are added on top of the budget.
+/// `max_tokens` and the thinking budget, which counts against it and must stay below it. The
+/// limit (the request's, the model's `maxTokens`, else [`DEFAULT_ANTHROPIC_MAX_TOKENS`]) is a
+/// cap, usually the model's own maximum: the budget shrinks to leave at least
+/// [`MIN_THINKING_BUDGET`] tokens of answer, and thinking is off when even the smallest budget
+/// does not fit.
 fn token_limits(request: &ModelRequest) -> (u32, Option<u32>) {
+    let cap = request
+        .max_output_tokens
+        .unwrap_or(DEFAULT_ANTHROPIC_MAX_TOKENS);
     let budget = thinking_budget(request.reasoning_effort.as_deref());
-    match (request.max_output_tokens, budget) {
-        (None, budget) => (
-            DEFAULT_ANTHROPIC_MAX_TOKENS.saturating_add(budget.unwrap_or(0)),
-            budget,
-        ),
-        (Some(cap), Some(budget)) => {
-            let room = cap.saturating_sub(MIN_THINKING_BUDGET);
-            (cap, (room >= MIN_THINKING_BUDGET).then(|| budget.min(room)))
-        }
-        (Some(cap), None) => (cap, None),
-    }
+    let room = cap.saturating_sub(MIN_THINKING_BUDGET);
+    (
+        cap,
+        budget.and_then(|budget| (room >= MIN_THINKING_BUDGET).then(|| budget.min(room))),
+    )
 }
 
 /// The JSON body for `request`.
@@ -215,7 +217,11 @@ fn assistant_block(block: &ContentBlock, same_api: bool) -> Option<Value> {
                 .thinking_signature
                 .as_deref()
                 .filter(|s| !s.is_empty())?;
-            Some(json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature}))
+            Some(if thinking.redacted {
+                json!({"type": "redacted_thinking", "data": signature})
+            } else {
+                json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})
+            })
         }
         ContentBlock::ToolCall(call) => {
             let input = if call.arguments.is_object() {
@@ -365,7 +371,11 @@ impl WireDecoder for AnthropicDecoder {
                         block.get("name").and_then(Value::as_str),
                         None,
                     ),
-                    // Redacted thinking and server tools are not represented in transcripts.
+                    // Reasoning the safety systems encrypted: kept to be replayed as sent.
+                    Some("redacted_thinking") => {
+                        self.reply.redacted_thinking(index, &text(block, "data"));
+                    }
+                    // Server tools are not represented in transcripts.
                     _ => {}
                 }
             }
@@ -470,10 +480,7 @@ mod tests {
         };
         assert_eq!(
             decoder.on_event(&error),
-            Err(ProviderError::Server {
-                status: 529,
-                message: "Overloaded".into()
-            })
+            Err(ProviderError::server(529, "Overloaded"))
         );
     }
 
@@ -503,8 +510,8 @@ mod tests {
                 ..ModelRequest::default()
             })
         };
-        assert_eq!(limits(None, None), (8192, None));
-        assert_eq!(limits(None, Some("low")), (8192 + 4096, Some(4096)));
+        assert_eq!(limits(None, None), (32_000, None));
+        assert_eq!(limits(None, Some("low")), (32_000, Some(4096)));
         assert_eq!(limits(Some(32_000), Some("high")), (32_000, Some(16_384)));
         assert_eq!(limits(Some(6000), Some("high")), (6000, Some(4976)));
         assert_eq!(limits(Some(2000), Some("high")), (2000, None));

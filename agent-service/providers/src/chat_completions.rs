@@ -125,7 +125,7 @@ fn chat_message(message: &Message) -> Option<Value> {
                     ContentBlock::ToolCall(call) => calls.push(json!({
                         "id": call.id,
                         "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                        "function": {"name": call.name, "arguments": crate::request::argument_text(call)},
                     })),
                     // Reasoning cannot be replayed through Chat Completions.
                     _ => {}
@@ -340,9 +340,9 @@ impl WireDecoder for ChatDecoder {
         if self.finished {
             return Ok(());
         }
-        Err(ProviderError::Connection {
-            message: "the stream ended before a finish_reason".to_owned(),
-        })
+        Err(ProviderError::connection(
+            "the stream ended before a finish_reason".to_owned(),
+        ))
     }
 }
 

@@ -212,6 +212,7 @@ mod tests {
             headers: None,
             models: None,
             script: None,
+            timeouts: None,
         };
         // The conventional variable is not consulted once a file is named.
         let vars = env(&[("OPENAI_API_KEY", "sk-from-env")]);

@@ -9,13 +9,16 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {
     /// HTTP 429 (or an in-stream rate-limit error); `retry_after` from `retry-after-ms` or
-    /// `retry-after` (seconds) when the provider sent one.
-    #[error("rate limited by the provider: {message}")]
+    /// `retry-after` (seconds), else from the error body's hint, when the provider gave one.
+    /// The message says the wait (`retry after 7 s`), so it reaches the client.
+    #[error("rate limited by the provider{}: {message}", wait_phrase(*.retry_after))]
     RateLimited {
         /// How long the provider asked us to wait.
         retry_after: Option<Duration>,
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// HTTP 5xx (529 overloaded included), or an in-stream server error (reported as 500, or
     /// 529 for Anthropic's `overloaded_error`).
@@ -25,6 +28,8 @@ pub enum ProviderError {
         status: u16,
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// Any other 4xx: bad request, authentication, permission, not found, quota exhausted.
     #[error("provider refused the request ({status}): {message}")]
@@ -33,25 +38,33 @@ pub enum ProviderError {
         status: u16,
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// The prompt does not fit the model's context window, in whichever words the API says it.
     #[error("context window exceeded: {message}")]
     ContextOverflow {
         /// The provider's message.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// The response could not be understood: a chunk that is not JSON, a JSON answer that is
-    /// not JSON after all, a tool call whose complete arguments are not JSON.
+    /// not JSON after all, a success status whose body is no event stream (an HTML page).
     #[error("malformed provider response: {message}")]
     Malformed {
         /// What was wrong.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// Connecting failed, or the stream ended before its terminal event.
     #[error("connection to the provider failed: {message}")]
     Connection {
         /// What happened.
         message: String,
+        /// Text the model streamed before the failure, empty when there was none.
+        partial: String,
     },
     /// The caller cancelled the call.
     #[error("the model call was cancelled")]
@@ -87,9 +100,82 @@ impl ProviderError {
         }
     }
 
-    pub(crate) fn malformed(message: impl Into<String>) -> Self {
+    /// The text the model streamed before the failure (empty when there was none), so the
+    /// loop can keep what the user already saw.
+    pub fn partial_text(&self) -> &str {
+        match self {
+            Self::RateLimited { partial, .. }
+            | Self::Server { partial, .. }
+            | Self::Client { partial, .. }
+            | Self::ContextOverflow { partial, .. }
+            | Self::Malformed { partial, .. }
+            | Self::Connection { partial, .. } => partial,
+            Self::Cancelled | Self::Config { .. } => "",
+        }
+    }
+
+    /// The same error, carrying `text` as what the model streamed before it.
+    pub(crate) fn with_partial(mut self, text: String) -> Self {
+        match &mut self {
+            Self::RateLimited { partial, .. }
+            | Self::Server { partial, .. }
+            | Self::Client { partial, .. }
+            | Self::ContextOverflow { partial, .. }
+            | Self::Malformed { partial, .. }
+            | Self::Connection { partial, .. } => *partial = text,
+            Self::Cancelled | Self::Config { .. } => {}
+        }
+        self
+    }
+
+    /// [`ProviderError::RateLimited`] before any output.
+    pub fn rate_limited(retry_after: Option<Duration>, message: impl Into<String>) -> Self {
+        Self::RateLimited {
+            retry_after,
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Server`] before any output.
+    pub fn server(status: u16, message: impl Into<String>) -> Self {
+        Self::Server {
+            status,
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Client`] before any output.
+    pub fn client(status: u16, message: impl Into<String>) -> Self {
+        Self::Client {
+            status,
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::ContextOverflow`] before any output.
+    pub fn context_overflow(message: impl Into<String>) -> Self {
+        Self::ContextOverflow {
+            message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Malformed`] before any output.
+    pub fn malformed(message: impl Into<String>) -> Self {
         Self::Malformed {
             message: message.into(),
+            partial: String::new(),
+        }
+    }
+
+    /// [`ProviderError::Connection`] before any output.
+    pub fn connection(message: impl Into<String>) -> Self {
+        Self::Connection {
+            message: message.into(),
+            partial: String::new(),
         }
     }
 
@@ -100,6 +186,18 @@ impl ProviderError {
     }
 }
 
+/// ` (retry after 7 s)` for a known wait, nothing otherwise. Whole seconds, rounded up, so a
+/// client that waits that long waits long enough.
+fn wait_phrase(wait: Option<Duration>) -> String {
+    match wait {
+        Some(wait) => {
+            let millis = wait.as_millis();
+            format!(" (retry after {} s)", millis.div_ceil(1000).max(1))
+        }
+        None => String::new(),
+    }
+}
+
 /// The longest provider error text kept in an error.
 const MAX_MESSAGE_CHARS: usize = 2000;
 
@@ -107,19 +205,19 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> ProviderError {
     let (code, message) = error_fields(body);
     if status != 429 && is_context_overflow(code.as_deref(), &message) {
-        return ProviderError::ContextOverflow { message };
+        return ProviderError::context_overflow(message);
     }
     match status {
         // OpenAI answers an exhausted quota with 429 too; waiting does not help.
         429 if code.as_deref() == Some("insufficient_quota") => {
-            ProviderError::Client { status, message }
+            ProviderError::client(status, message)
         }
-        429 => ProviderError::RateLimited {
-            retry_after: retry_after(headers),
-            message,
-        },
-        500..=599 => ProviderError::Server { status, message },
-        _ => ProviderError::Client { status, message },
+        429 => {
+            let wait = retry_after(headers).or_else(|| body_retry_hint(body, &message));
+            ProviderError::rate_limited(wait, message)
+        }
+        500..=599 => ProviderError::server(status, message),
+        _ => ProviderError::client(status, message),
     }
 }
 
@@ -127,17 +225,13 @@ pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> Provide
 /// with `error`) onto an error; `code` is the API's code or type.
 pub(crate) fn from_stream(code: Option<&str>, message: String) -> ProviderError {
     if is_context_overflow(code, &message) {
-        return ProviderError::ContextOverflow { message };
+        return ProviderError::context_overflow(message);
     }
     match code.unwrap_or_default() {
-        "rate_limit_exceeded" | "rate_limit_error" | "rate_limited" => ProviderError::RateLimited {
-            retry_after: None,
-            message,
-        },
-        "overloaded_error" => ProviderError::Server {
-            status: 529,
-            message,
-        },
+        "rate_limit_exceeded" | "rate_limit_error" | "rate_limited" => {
+            ProviderError::rate_limited(None, message)
+        }
+        "overloaded_error" => ProviderError::server(529, message),
         "invalid_request_error"
         | "invalid_prompt"
         | "invalid_request"
@@ -145,14 +239,8 @@ pub(crate) fn from_stream(code: Option<&str>, message: String) -> ProviderError 
         | "authentication_error"
         | "permission_error"
         | "not_found_error"
-        | "billing_error" => ProviderError::Client {
-            status: 400,
-            message,
-        },
-        _ => ProviderError::Server {
-            status: 500,
-            message,
-        },
+        | "billing_error" => ProviderError::client(400, message),
+        _ => ProviderError::server(500, message),
     }
 }
 
@@ -199,6 +287,60 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return Some(Duration::from_secs_f64(millis / 1000.0));
     }
     number("retry-after").map(Duration::from_secs_f64)
+}
+
+/// The wait an error body asks for when no header did: a `retry_after` / `retryAfter` number
+/// of seconds (in the error object or at the top), Google's `retryDelay: "20s"` in the error's
+/// details, or OpenAI's sentence `Please try again in 1.5s` (or `in 250ms`).
+fn body_retry_hint(body: &str, message: &str) -> Option<Duration> {
+    let secs = |value: f64| {
+        (value.is_finite() && (0.0..=86_400.0).contains(&value))
+            .then(|| Duration::from_secs_f64(value))
+    };
+    if let Ok(json) = serde_json::from_str::<Value>(body) {
+        let places = [
+            "/error/retry_after",
+            "/error/retryAfter",
+            "/retry_after",
+            "/retryAfter",
+        ];
+        for place in places {
+            if let Some(value) = json.pointer(place).and_then(Value::as_f64) {
+                return secs(value);
+            }
+        }
+        let details = json.pointer("/error/details").and_then(Value::as_array);
+        for detail in details.into_iter().flatten() {
+            if let Some(delay) = detail.get("retryDelay").and_then(Value::as_str) {
+                return delay
+                    .trim()
+                    .strip_suffix('s')
+                    .and_then(|n| n.parse::<f64>().ok())
+                    .and_then(secs);
+            }
+        }
+    }
+    let lower = message.to_ascii_lowercase();
+    let at = lower
+        .find("try again in ")
+        .map(|i| i + "try again in ".len())
+        .or_else(|| lower.find("retry in ").map(|i| i + "retry in ".len()))?;
+    let rest = &lower[at..];
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let value: f64 = number.parse().ok()?;
+    let unit = rest[number.len()..].trim_start();
+    if unit.starts_with("ms") {
+        secs(value / 1000.0)
+    } else if unit.starts_with('s') {
+        secs(value)
+    } else if unit.starts_with('m') {
+        secs(value * 60.0)
+    } else {
+        None
+    }
 }
 
 /// The code and message of an error body, whichever of the common shapes it has:
@@ -273,10 +415,7 @@ mod tests {
             r#"{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}"#;
         assert_eq!(
             from_http(429, &headers(&[("retry-after", "7")]), openai_429),
-            ProviderError::RateLimited {
-                retry_after: Some(Duration::from_secs(7)),
-                message: "slow down".into()
-            }
+            ProviderError::rate_limited(Some(Duration::from_secs(7)), "slow down")
         );
         let quota = r#"{"error":{"message":"no money","code":"insufficient_quota"}}"#;
         assert!(!from_http(429, &HeaderMap::new(), quota).is_retryable());
@@ -296,24 +435,15 @@ mod tests {
                 &HeaderMap::new(),
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
             ),
-            ProviderError::Server {
-                status: 529,
-                message: "Overloaded".into()
-            }
+            ProviderError::server(529, "Overloaded")
         );
         assert_eq!(
             from_http(401, &HeaderMap::new(), r#"{"error":"unauthorized"}"#),
-            ProviderError::Client {
-                status: 401,
-                message: "unauthorized".into()
-            }
+            ProviderError::client(401, "unauthorized")
         );
         assert_eq!(
             from_http(502, &HeaderMap::new(), "<html>bad gateway</html>"),
-            ProviderError::Server {
-                status: 502,
-                message: "<html>bad gateway</html>".into()
-            }
+            ProviderError::server(502, "<html>bad gateway</html>")
         );
     }
 
@@ -367,10 +497,7 @@ mod tests {
         let anthropic = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
         assert_eq!(
             from_http(529, &HeaderMap::new(), anthropic),
-            ProviderError::Server {
-                status: 529,
-                message: "Overloaded".into()
-            }
+            ProviderError::server(529, "Overloaded")
         );
         // OpenAI style, without `event:` and cut before its blank line.
         let openai = ": keep-alive\n\ndata: {\"error\":{\"message\":\"slow down\",\"code\":\"rate_limit_exceeded\"}}";
@@ -380,6 +507,36 @@ mod tests {
         );
         // Events that are no error: the body text, as before.
         assert_eq!(error_fields("data: [DONE]\n\n").1, "data: [DONE]");
+    }
+
+    #[test]
+    fn a_rate_limit_without_headers_takes_the_bodys_hint_and_says_it() {
+        let wait = |body: &str| match from_http(429, &HeaderMap::new(), body) {
+            ProviderError::RateLimited { retry_after, .. } => retry_after,
+            other => panic!("{other:?}"),
+        };
+        let openai = r#"{"error":{"message":"Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s.","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(wait(openai), Some(Duration::from_millis(1898)));
+        let millis =
+            r#"{"error":{"message":"Please try again in 250ms.","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(wait(millis), Some(Duration::from_millis(250)));
+        let google = r#"{"error":{"code":429,"message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}"#;
+        assert_eq!(wait(google), Some(Duration::from_secs(20)));
+        let field = r#"{"error":{"message":"slow","retry_after":3}}"#;
+        assert_eq!(wait(field), Some(Duration::from_secs(3)));
+        assert_eq!(wait(r#"{"error":{"message":"slow down"}}"#), None);
+        // The header wins over the body.
+        let headed = from_http(429, &headers(&[("retry-after", "7")]), openai);
+        assert_eq!(headed.retry_after(), Some(Duration::from_secs(7)));
+        assert_eq!(
+            headed.to_string(),
+            "rate limited by the provider (retry after 7 s): Rate limit reached for gpt-5 on tokens per min. Please try again in 1.898s."
+        );
+        let rounded = ProviderError::rate_limited(Some(Duration::from_millis(1898)), "m");
+        assert_eq!(
+            rounded.to_string(),
+            "rate limited by the provider (retry after 2 s): m"
+        );
     }
 
     #[test]

@@ -90,6 +90,13 @@ impl<W: Wire> ModelProvider for HttpProvider<W> {
         cancel: CancellationToken,
     ) -> Result<AssistantMessage, ProviderError> {
         let timestamp = unix_millis(self.clock.now());
+        let mut request = request;
+        if request.max_output_tokens.is_none() {
+            request.max_output_tokens = self.endpoint.output_limit(&request.model);
+        }
+        if !self.endpoint.reasons(&request.model) {
+            request.reasoning_effort = None;
+        }
         let post = W::post(&self.endpoint, &request);
         tracing::debug!("model request");
         let stream = transport::post_sse(

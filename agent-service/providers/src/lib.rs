@@ -9,10 +9,16 @@
 //!   [`AnthropicMessages`]);
 //! - turning each stream into [`StreamEvent`]s as they arrive and into one complete
 //!   [`openclaw_transcript::AssistantMessage`]; a tool call is announced only once its arguments
-//!   are complete JSON, so a partial call never leaks (L10);
-//! - mapping each API's failures onto one [`ProviderError`] (rate limits with `retry-after`,
-//!   server errors, context overflow, malformed or cut streams) and retrying the retryable ones
-//!   safely ([`complete_with_retry`]: never after output reached the caller);
+//!   are complete, so a partial call never leaks (L10); arguments that are not JSON, or that
+//!   the output limit cut off, are handed on raw with the parse error ([`tool_arguments`]) for
+//!   the loop to tell the model, not turned into a failed call;
+//! - mapping each API's failures onto one [`ProviderError`] (rate limits with the wait they ask
+//!   for, server errors, context overflow, malformed or cut streams, a 200 that is an HTML
+//!   page), carrying any text streamed before the failure, and retrying the retryable ones
+//!   safely ([`complete_with_retry`]: never after output reached the caller, never past the
+//!   call's deadline);
+//! - per-provider connect, first-byte and idle timeouts ([`HttpSettings`]), so a hung server
+//!   fails an attempt instead of holding a session;
 //! - an offline [`ScriptedProvider`] that replays canned turns from a JSON5 script, for demos
 //!   and tests without any account;
 //! - building every configured provider from `models.providers` and resolving model references
@@ -23,9 +29,11 @@
 //! relative to [`RegistryContext::base_dir`]; without `apiKey`, `<ID>_API_KEY` is read):
 //! ```json5
 //! { models: { providers: {
-//!   anthropic: { api: "anthropic-messages", baseUrl: "https://api.anthropic.com", apiKey: "${ANTHROPIC_API_KEY}" },
+//!   anthropic: { api: "anthropic-messages", baseUrl: "https://api.anthropic.com", apiKey: "${ANTHROPIC_API_KEY}",
+//!                models: [{ id: "claude-3-5-haiku-latest", maxTokens: 8192, reasoning: false }] },
 //!   openai:    { api: "openai-responses", baseUrl: "https://api.openai.com/v1" },
-//!   ollama:    { api: "openai-completions", baseUrl: "http://127.0.0.1:11434/v1", models: [{ id: "qwen3:8b" }] },
+//!   ollama:    { api: "openai-completions", baseUrl: "http://127.0.0.1:11434/v1", models: [{ id: "qwen3:8b" }],
+//!                timeouts: { connectSeconds: 5, firstByteSeconds: 120, idleSeconds: 120 } },
 //!   scripted:  { api: "scripted", script: "demo-script.json5", models: [{ id: "demo" }] },
 //! } } }
 //! ```
@@ -41,6 +49,7 @@ mod anthropic;
 mod chat_completions;
 mod credentials;
 mod error;
+mod excerpt;
 mod http_provider;
 mod openai_responses;
 mod provider;
@@ -50,6 +59,7 @@ mod request;
 mod retry;
 mod scripted;
 mod sse;
+mod timeouts;
 mod transport;
 mod usage;
 
@@ -63,7 +73,11 @@ pub use http_provider::HttpProvider;
 pub use openai_responses::{OpenAiResponses, ResponsesWire};
 pub use provider::ModelProvider;
 pub use registry::{ProviderRegistry, RegistryContext, ResolvedModel, WireIdRule};
-pub use request::{ModelRequest, StreamEvent, SystemPrompt, ToolSpec};
+pub use request::{
+    InvalidArguments, ModelRequest, StreamEvent, SystemPrompt, ToolSpec, reasoning_effort,
+    tool_arguments,
+};
 pub use retry::{RetryPolicy, complete_with_retry};
 pub use scripted::{DEMO_SCRIPT, ScriptedProvider};
-pub use transport::{Endpoint, HttpClient, HttpSettings};
+pub use timeouts::HttpSettings;
+pub use transport::{Endpoint, HttpClient};

@@ -1,7 +1,8 @@
 //! The OpenAI Responses API: `POST {baseUrl}/responses` with `stream: true`.
 //!
 //! Request: `instructions` is the joined system prompt; `input` holds user messages, assistant
-//! text (`message` items with `output_text`), `function_call` items, `function_call_output`
+//! text (`message` items whose content is the text, the SDK's `EasyInputMessageParam`),
+//! `function_call` items, `function_call_output`
 //! items, and reasoning items replayed from earlier Responses replies (their encrypted content
 //! travels in the thinking block's signature, as pi-ai stores it). `store: false`, so nothing
 //! depends on server-side state.
@@ -113,10 +114,13 @@ fn input_items(messages: &[Message]) -> Vec<Value> {
                 let same_api = assistant.api.as_deref() == Some(API);
                 for block in &assistant.content {
                     match block {
+                        // An easy input message: an `output_text` message item would need the
+                        // `id` and `status` of the item the API once sent, which replies
+                        // built from other sources do not have.
                         ContentBlock::Text(text) if !text.text.is_empty() => items.push(json!({
                             "type": "message",
                             "role": "assistant",
-                            "content": [{"type": "output_text", "text": text.text}],
+                            "content": text.text,
                         })),
                         ContentBlock::Thinking(thinking) if same_api => {
                             if let Some(item) =
@@ -129,7 +133,7 @@ fn input_items(messages: &[Message]) -> Vec<Value> {
                             "type": "function_call",
                             "call_id": call.id,
                             "name": call.name,
-                            "arguments": call.arguments.to_string(),
+                            "arguments": crate::request::argument_text(call),
                         })),
                         _ => {}
                     }

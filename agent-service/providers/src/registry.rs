@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use openclaw_config::model_ref::normalize_provider;
 use openclaw_config::raw::{ProviderApi, ProviderConfig};
@@ -17,7 +18,8 @@ use crate::error::ProviderError;
 use crate::openai_responses::OpenAiResponses;
 use crate::provider::ModelProvider;
 use crate::scripted::ScriptedProvider;
-use crate::transport::{Endpoint, HttpClient, HttpSettings};
+use crate::timeouts::HttpSettings;
+use crate::transport::{Endpoint, HttpClient};
 
 /// What building providers from config needs besides the config itself.
 pub struct RegistryContext<'a> {
@@ -27,7 +29,8 @@ pub struct RegistryContext<'a> {
     pub base_dir: &'a Path,
     /// Where reply timestamps come from.
     pub clock: Arc<dyn Clock>,
-    /// HTTP timeouts.
+    /// HTTP timeouts of providers that set none (`models.providers.<id>.timeouts` overrides
+    /// each one).
     pub http: HttpSettings,
 }
 
@@ -135,7 +138,7 @@ impl ProviderRegistry {
         context: &RegistryContext<'_>,
     ) -> Result<Self, ProviderError> {
         let mut registry = Self::new(config.model_catalog());
-        let mut client = None;
+        let mut clients = Clients::default();
         let mut problems = Vec::new();
         let providers = config
             .raw()
@@ -144,7 +147,7 @@ impl ProviderRegistry {
             .and_then(|m| m.providers.as_ref());
         for (id, settings) in providers.into_iter().flatten() {
             let id = normalize_provider(id);
-            match build(&id, settings, context, &mut client) {
+            match build(&id, settings, context, &mut clients) {
                 Ok(provider) => {
                     let rule = WireIdRule::for_provider(&id, settings.base_url.as_deref());
                     registry.entries.insert(id, Entry { provider, rule });
@@ -210,7 +213,7 @@ fn build(
     id: &str,
     settings: &ProviderConfig,
     context: &RegistryContext<'_>,
-    client: &mut Option<HttpClient>,
+    clients: &mut Clients,
 ) -> Result<Arc<dyn ModelProvider>, ProviderError> {
     let clock = context.clock.clone();
     Ok(match settings.api {
@@ -224,26 +227,98 @@ fn build(
             Arc::new(ScriptedProvider::from_file(id, &path, clock)?)
         }
         ProviderApi::OpenaiResponses => Arc::new(OpenAiResponses::new(
-            endpoint(id, settings, context, client)?,
+            endpoint(id, settings, context, clients)?,
             clock,
         )),
         ProviderApi::OpenaiCompletions => Arc::new(ChatCompletions::new(
-            endpoint(id, settings, context, client)?,
+            endpoint(id, settings, context, clients)?,
             clock,
         )),
         ProviderApi::AnthropicMessages => Arc::new(AnthropicMessages::new(
-            endpoint(id, settings, context, client)?,
+            endpoint(id, settings, context, clients)?,
             clock,
         )),
     })
 }
 
-/// The endpoint of an HTTP provider; the HTTP client is built once, on first need.
+/// HTTP clients by timeouts: providers with the same timeouts share one connection pool.
+#[derive(Default)]
+struct Clients(Vec<HttpClient>);
+
+impl Clients {
+    fn get(&mut self, settings: &HttpSettings) -> Result<HttpClient, ProviderError> {
+        if let Some(client) = self.0.iter().find(|c| c.settings() == settings) {
+            return Ok(client.clone());
+        }
+        let client = HttpClient::new(settings)?;
+        self.0.push(client.clone());
+        Ok(client)
+    }
+}
+
+/// The provider's timeouts: `models.providers.<id>.timeouts` over the context's defaults.
+fn timeouts(
+    id: &str,
+    settings: &ProviderConfig,
+    defaults: HttpSettings,
+) -> Result<HttpSettings, ProviderError> {
+    let Some(set) = settings.timeouts else {
+        return Ok(defaults);
+    };
+    let pick = |value: Option<f64>, key: &str, default: Duration| match value {
+        None => Ok(default),
+        Some(secs) if secs.is_finite() && (0.001..=86_400.0).contains(&secs) => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        Some(_) => Err(ProviderError::config(format!(
+            "models.providers.{id}.timeouts.{key} must be between 0.001 and 86400 seconds"
+        ))),
+    };
+    Ok(HttpSettings {
+        connect_timeout: pick(
+            set.connect_seconds,
+            "connectSeconds",
+            defaults.connect_timeout,
+        )?,
+        first_byte_timeout: pick(
+            set.first_byte_seconds,
+            "firstByteSeconds",
+            defaults.first_byte_timeout,
+        )?,
+        idle_timeout: pick(set.idle_seconds, "idleSeconds", defaults.idle_timeout)?,
+    })
+}
+
+/// `models.providers.<id>.models[].maxTokens` by model id.
+fn output_limits(
+    id: &str,
+    settings: &ProviderConfig,
+) -> Result<BTreeMap<String, u32>, ProviderError> {
+    let mut limits = BTreeMap::new();
+    for (at, model) in settings.models.iter().flatten().enumerate() {
+        let Some(max) = model.max_tokens else {
+            continue;
+        };
+        let max = u32::try_from(max)
+            .ok()
+            .filter(|max| *max > 0)
+            .ok_or_else(|| {
+                ProviderError::config(format!(
+                    "models.providers.{id}.models[{at}].maxTokens must be between 1 and {}",
+                    u32::MAX
+                ))
+            })?;
+        limits.insert(model.id.clone(), max);
+    }
+    Ok(limits)
+}
+
+/// The endpoint of an HTTP provider, on the shared client for its timeouts.
 fn endpoint(
     id: &str,
     settings: &ProviderConfig,
     context: &RegistryContext<'_>,
-    client: &mut Option<HttpClient>,
+    clients: &mut Clients,
 ) -> Result<Endpoint, ProviderError> {
     let base_url = settings
         .base_url
@@ -257,11 +332,18 @@ fn endpoint(
         )));
     }
     let api_key = resolve_provider_key(id, settings, context.env)?;
-    let client = match client {
-        Some(client) => client.clone(),
-        None => client.insert(HttpClient::new(&context.http)?).clone(),
-    };
-    Endpoint::new(id, base_url, client)
+    let client = clients.get(&timeouts(id, settings, context.http)?)?;
+    Ok(Endpoint::new(id, base_url, client)
         .with_api_key(api_key)
-        .with_headers(&settings.headers.clone().unwrap_or_default())
+        .with_headers(&settings.headers.clone().unwrap_or_default())?
+        .with_output_limits(output_limits(id, settings)?)
+        .with_models_without_reasoning(
+            settings
+                .models
+                .iter()
+                .flatten()
+                .filter(|model| model.reasoning == Some(false))
+                .map(|model| model.id.clone())
+                .collect(),
+        ))
 }

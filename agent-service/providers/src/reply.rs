@@ -1,6 +1,7 @@
 //! Assembles one assistant reply from stream fragments, in stream order, and queues the stream
 //! events each fragment produces. Shared by every wire format, so the rule "a tool call is
-//! announced as finished only with complete, parsed arguments" (L10) lives in one place.
+//! announced as finished only with complete arguments" (L10) lives in one place, and so does
+//! the rule for arguments that do not parse: they travel raw (see [`crate::tool_arguments`]).
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,7 @@ enum Slot {
     Thinking {
         text: String,
         signature: Option<String>,
+        redacted: bool,
     },
     Tool {
         id: Option<String>,
@@ -114,6 +116,17 @@ impl ReplyBuilder {
         }
     }
 
+    /// Block `key` is reasoning the provider sent encrypted: kept, with its `data`, only to be
+    /// replayed.
+    pub(crate) fn redacted_thinking(&mut self, key: u64, data: &str) {
+        self.slots.push(Slot::Thinking {
+            text: REDACTED_THINKING_TEXT.to_owned(),
+            signature: Some(data.to_owned()),
+            redacted: true,
+        });
+        self.keys.insert(key, self.slots.len() - 1);
+    }
+
     /// Creates or updates tool call `key`. It is announced ([`StreamEvent::ToolCallStarted`])
     /// as soon as its name is known; a missing id is then made up from the key.
     pub(crate) fn tool(
@@ -192,7 +205,7 @@ impl ReplyBuilder {
     }
 
     /// Tool call `key` is complete: parse its arguments (empty means `{}`) and announce it.
-    /// Arguments that are not JSON are a malformed reply.
+    /// Arguments that are not JSON are kept as their raw text (a JSON string).
     pub(crate) fn finish_tool(&mut self, key: u64) -> Result<(), ProviderError> {
         let Some(&at) = self.tool_keys.get(&key) else {
             return Ok(());
@@ -250,11 +263,13 @@ impl ReplyBuilder {
         let parsed = if arguments.trim().is_empty() {
             Value::Object(serde_json::Map::new())
         } else {
-            serde_json::from_str(arguments).map_err(|error| {
-                ProviderError::malformed(format!(
-                    "arguments of tool call {name} are not JSON: {error}"
-                ))
-            })?
+            match serde_json::from_str(arguments) {
+                Ok(parsed) => parsed,
+                Err(error) => {
+                    tracing::debug!(tool = %name, %error, "tool call arguments are not JSON; kept raw");
+                    Value::String(arguments.clone())
+                }
+            }
         };
         let id = id.get_or_insert_with(|| format!("call_{at}")).clone();
         if !*announced {
@@ -300,6 +315,17 @@ impl ReplyBuilder {
         self.error_message = Some(message.into());
     }
 
+    /// The visible text so far, every text block joined in stream order.
+    pub(crate) fn text_so_far(&self) -> String {
+        self.slots
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether any tool call was started.
     pub(crate) fn has_tool_calls(&self) -> bool {
         !self.tool_keys.is_empty()
@@ -326,10 +352,15 @@ impl ReplyBuilder {
                 Slot::Text(text) if !text.is_empty() => {
                     content.push(ContentBlock::Text(TextContent { text }));
                 }
-                Slot::Thinking { text, signature } if !text.is_empty() || signature.is_some() => {
+                Slot::Thinking {
+                    text,
+                    signature,
+                    redacted,
+                } if !text.is_empty() || signature.is_some() => {
                     content.push(ContentBlock::Thinking(ThinkingContent {
                         thinking: text,
                         thinking_signature: signature,
+                        redacted,
                     }));
                 }
                 Slot::Tool {
@@ -399,8 +430,12 @@ fn empty_thinking() -> Slot {
     Slot::Thinking {
         text: String::new(),
         signature: None,
+        redacted: false,
     }
 }
+
+/// The text a redacted thinking block shows in transcripts (pi-ai writes the same).
+pub(crate) const REDACTED_THINKING_TEXT: &str = "[Reasoning redacted]";
 
 /// A JSON number as `u64`, 0 when absent.
 pub(crate) fn count(value: Option<&Value>) -> u64 {
@@ -451,13 +486,20 @@ mod tests {
     }
 
     #[test]
-    fn bad_arguments_are_malformed_and_empty_arguments_are_an_object() {
+    fn bad_arguments_travel_raw_and_empty_arguments_are_an_object() {
         let mut reply = ReplyBuilder::default();
         reply.tool(0, Some("a"), Some("t"), Some("{oops"));
-        assert!(matches!(
-            reply.finish_tool(0),
-            Err(ProviderError::Malformed { .. })
-        ));
+        reply.finish_tool(0).unwrap();
+        let message = reply.into_message("p", "m", "api", 0);
+        let ContentBlock::ToolCall(call) = &message.content[0] else {
+            panic!("{message:?}");
+        };
+        let invalid = crate::tool_arguments(call).unwrap_err();
+        assert_eq!(invalid.raw, "{oops");
+        assert!(
+            invalid.error.contains("key must be a string"),
+            "{invalid:?}"
+        );
         let mut reply = ReplyBuilder::default();
         reply.tool(0, None, Some("t"), None);
         reply.finish_open_tools().unwrap();

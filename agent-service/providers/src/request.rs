@@ -1,5 +1,6 @@
 //! What the agent loop hands a provider, and what a provider streams back while it answers.
 
+use openclaw_config::raw::ThinkingLevel;
 use openclaw_transcript::{Message, ToolCall, Usage};
 use serde_json::Value;
 
@@ -15,10 +16,13 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// Tools the model may call, in the order they are sent.
     pub tools: Vec<ToolSpec>,
-    /// Output token limit; `None` leaves it to the API (Anthropic, which requires one, gets
-    /// [`crate::DEFAULT_ANTHROPIC_MAX_TOKENS`]).
+    /// Output token limit; `None` takes the model's `maxTokens` from config, else leaves it
+    /// to the API (Anthropic, which requires one, gets [`crate::DEFAULT_ANTHROPIC_MAX_TOKENS`]).
     pub max_output_tokens: Option<u32>,
-    /// Reasoning effort (`minimal`, `low`, `medium`, `high`); `None` or `off` sends none.
+    /// Reasoning effort (`minimal`, `low`, `medium`, `high`, `xhigh`), from the agent's
+    /// thinking level ([`reasoning_effort`]); `None` or `off` sends none. Anthropic turns it
+    /// into a `thinking` budget, Responses into `reasoning.effort` (with encrypted reasoning
+    /// included for replay), Chat Completions into `reasoning_effort`.
     pub reasoning_effort: Option<String>,
 }
 
@@ -69,9 +73,66 @@ pub enum StreamEvent {
         /// The tool's name.
         name: String,
     },
-    /// A tool call whose arguments are complete and parsed as JSON. Sent once per call; a call
-    /// whose stream broke off is never sent.
+    /// A tool call whose arguments are complete: parsed as JSON, or, when their text is not
+    /// JSON (or was cut off by the output limit), carried raw (see [`tool_arguments`]). Sent
+    /// once per call; a call whose stream broke off is never sent.
     ToolCallFinished(ToolCall),
     /// Token usage of the whole reply, sent once, just before the reply completes.
     Usage(Usage),
+}
+
+/// A tool call's argument text that is not JSON: the model wrote it badly, or the output limit
+/// cut it off (the reply's stop reason is then `length`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidArguments {
+    /// The argument text exactly as the model sent it.
+    pub raw: String,
+    /// Why it is not usable, in the JSON parser's words (`EOF while parsing an object at
+    /// line 1 column 12`).
+    pub error: String,
+}
+
+/// The arguments of a tool call from a reply, or why they are invalid.
+///
+/// Every wire format sends a call's arguments as a JSON object (Anthropic's `input`, the
+/// OpenAI formats' `arguments` text), so a reply carries a call whose text did not parse with
+/// that text as a JSON string in [`ToolCall::arguments`], which keeps it in the transcript and
+/// replays it as the model wrote it. This reads that convention back: a string is
+/// [`InvalidArguments`], with the parse error; anything else is the parsed value. The loop
+/// answers an invalid call with an error result telling the model what was wrong, instead of
+/// running the tool.
+pub fn tool_arguments(call: &ToolCall) -> Result<&Value, InvalidArguments> {
+    match &call.arguments {
+        Value::String(raw) => Err(InvalidArguments {
+            raw: raw.clone(),
+            error: match serde_json::from_str::<Value>(raw) {
+                Err(error) => error.to_string(),
+                Ok(_) => "the arguments are not a JSON object".to_owned(),
+            },
+        }),
+        parsed => Ok(parsed),
+    }
+}
+
+/// The argument text of a call replayed to an API that takes text: the JSON, or the raw text
+/// of arguments that did not parse, so the model sees what it wrote.
+pub(crate) fn argument_text(call: &ToolCall) -> String {
+    match &call.arguments {
+        Value::String(raw) => raw.clone(),
+        parsed => parsed.to_string(),
+    }
+}
+
+/// The reasoning effort a thinking level asks for (`thinkingDefault`): the level's own name,
+/// `adaptive` as `medium` (the level the prompt states for it), none for `off` or no level.
+pub fn reasoning_effort(level: Option<ThinkingLevel>) -> Option<String> {
+    let effort = match level? {
+        ThinkingLevel::Off => return None,
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium | ThinkingLevel::Adaptive => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh => "xhigh",
+    };
+    Some(effort.to_owned())
 }

@@ -20,8 +20,10 @@ pub struct RetryPolicy {
     pub initial_backoff: Duration,
     /// The longest computed wait (a provider's `retry-after` is honoured as sent).
     pub max_backoff: Duration,
-    /// No retry is started whose wait would end later than this after the first attempt
-    /// began. It bounds the retrying, not a reply that is streaming.
+    /// The hard limit of the whole call, measured from its start: an attempt still running
+    /// then is dropped (its connection closed) and the call fails with
+    /// [`ProviderError::Connection`] saying so, and no retry is started (or waited for) that
+    /// would end later. The runtime passes what is left of the run's `timeoutSeconds`.
     pub deadline: Duration,
 }
 
@@ -53,8 +55,8 @@ impl RetryPolicy {
 
 /// Runs `provider.complete`, retrying retryable errors ([`ProviderError::is_retryable`]) with
 /// [`RetryPolicy::delay`] between attempts, within `policy.max_attempts` and
-/// `policy.deadline`. Once any event of an attempt reached `events`, that attempt's error is
-/// returned as is: a retry would stream the reply a second time.
+/// `policy.deadline` (a hard limit, see there). Once any event of an attempt reached `events`,
+/// that attempt's error is returned as is: a retry would stream the reply a second time.
 ///
 /// Events pass through a per-attempt channel with the capacity of `events`, so the check is
 /// exact: an event counts as reached once it was handed to `events`.
@@ -66,6 +68,7 @@ pub async fn complete_with_retry(
     policy: &RetryPolicy,
 ) -> Result<AssistantMessage, ProviderError> {
     let started = Instant::now();
+    let end = started.checked_add(policy.deadline);
     let mut attempt = 1;
     loop {
         let (sender, mut receiver) = mpsc::channel(events.max_capacity().max(1));
@@ -83,7 +86,18 @@ pub async fn complete_with_retry(
             }
             forwarded
         };
-        let (result, forwarded) = tokio::join!(call, forward);
+        let both = async { tokio::join!(call, forward) };
+        // Dropping the attempt drops its response body, which closes the connection.
+        let bounded = match end {
+            Some(end) => tokio::time::timeout_at(end, both).await,
+            None => Ok(both.await),
+        };
+        let Ok((result, forwarded)) = bounded else {
+            return Err(ProviderError::connection(format!(
+                "no complete reply within the call's deadline of {} s (attempt {attempt})",
+                policy.deadline.as_secs_f64()
+            )));
+        };
         let error = match result {
             Ok(message) => return Ok(message),
             Err(error) => error,
@@ -92,7 +106,7 @@ pub async fn complete_with_retry(
             return Err(error);
         }
         let wait = policy.delay(attempt, &error);
-        if started.elapsed().saturating_add(wait) > policy.deadline {
+        if started.elapsed().saturating_add(wait) >= policy.deadline {
             return Err(error);
         }
         tracing::warn!(
@@ -163,10 +177,7 @@ mod tests {
     }
 
     fn server() -> ProviderError {
-        ProviderError::Server {
-            status: 500,
-            message: "boom".into(),
-        }
+        ProviderError::server(500, "boom")
     }
 
     async fn run(
@@ -204,10 +215,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn honours_retry_after_and_the_deadline() {
-        let limited = |secs| ProviderError::RateLimited {
-            retry_after: Some(Duration::from_secs(secs)),
-            message: String::new(),
-        };
+        let limited = |secs| ProviderError::rate_limited(Some(Duration::from_secs(secs)), "");
         let provider = queue(vec![(false, Err(limited(7))), (false, Ok(()))]);
         let started = Instant::now();
         assert!(run(&provider, &RetryPolicy::default()).await.0.is_ok());
@@ -226,9 +234,7 @@ mod tests {
         let (result, seen) = run(&provider, &RetryPolicy::default()).await;
         assert_eq!((result.unwrap_err(), seen), (server(), 1));
 
-        let overflow = ProviderError::ContextOverflow {
-            message: "long".into(),
-        };
+        let overflow = ProviderError::context_overflow("long");
         let provider = queue(vec![(false, Err(overflow.clone())), (false, Ok(()))]);
         assert_eq!(
             run(&provider, &RetryPolicy::default()).await.0.unwrap_err(),

@@ -318,6 +318,7 @@ impl ModelProvider for ScriptedProvider {
                 ContentBlock::Thinking(ThinkingContent {
                     thinking: part,
                     thinking_signature: None,
+                    redacted: false,
                 })
             } else {
                 ContentBlock::Text(TextContent { text: part })

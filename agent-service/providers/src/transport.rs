@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::time::Duration;
 
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -13,48 +12,43 @@ use tokio_util::sync::CancellationToken;
 
 use crate::credentials::ApiKey;
 use crate::error::{self, ProviderError};
+use crate::excerpt::{excerpt, excerpt_with, looks_like_sse};
 use crate::reply::ReplyBuilder;
 use crate::request::StreamEvent;
 use crate::sse::{SseDecoder, SseEvent};
+use crate::timeouts::{HttpSettings, Idle, seconds};
 
 /// The most of an error body read to explain a failure.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Timeouts of the HTTP client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpSettings {
-    /// How long connecting (TCP and TLS) may take.
-    pub connect_timeout: Duration,
-    /// How long the stream may stay silent between two reads before the call fails with
-    /// [`ProviderError::Connection`]. Generous, because reasoning models can think quietly.
-    pub idle_timeout: Duration,
-}
-
-impl Default for HttpSettings {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(300),
-        }
-    }
-}
-
-/// One HTTP client (connection pool, TLS via rustls) shared by every provider.
+/// One HTTP client (connection pool, TLS via rustls), shared by the providers with the same
+/// timeouts.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     inner: reqwest::Client,
+    settings: HttpSettings,
 }
 
 impl HttpClient {
     /// Builds the client. Proxies come from the usual `HTTPS_PROXY` / `NO_PROXY` variables.
+    /// The connect timeout is the client's; the first-byte and idle timeouts are applied per
+    /// read by the calls (a client-wide read timeout would also cut a reply that streams for
+    /// longer than it).
     pub fn new(settings: &HttpSettings) -> Result<Self, ProviderError> {
         let inner = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
-            .read_timeout(settings.idle_timeout)
             .tcp_nodelay(true)
             .build()
             .map_err(|error| ProviderError::config(format!("HTTP client: {}", chain(&error))))?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            settings: *settings,
+        })
+    }
+
+    /// The timeouts this client was built with.
+    pub fn settings(&self) -> &HttpSettings {
+        &self.settings
     }
 }
 
@@ -66,6 +60,8 @@ pub struct Endpoint {
     api_key: Option<ApiKey>,
     headers: HeaderMap,
     client: HttpClient,
+    output_limits: BTreeMap<String, u32>,
+    without_reasoning: Vec<String>,
 }
 
 impl Endpoint {
@@ -77,7 +73,40 @@ impl Endpoint {
             api_key: None,
             headers: HeaderMap::new(),
             client,
+            output_limits: BTreeMap::new(),
+            without_reasoning: Vec::new(),
         }
+    }
+
+    /// Names the models configured with `reasoning: false`: requests for them carry no
+    /// reasoning settings, which such models refuse.
+    pub fn with_models_without_reasoning(mut self, models: Vec<String>) -> Self {
+        self.without_reasoning = models;
+        self
+    }
+
+    /// Whether `model` (its wire id, or the id as configured) is configured not to reason.
+    pub fn reasons(&self, model: &str) -> bool {
+        let bare = model.split_once('/').map(|(_, bare)| bare);
+        !self
+            .without_reasoning
+            .iter()
+            .any(|id| id == model || Some(id.as_str()) == bare)
+    }
+
+    /// Sets the output token limit of each model (`models.providers.<id>.models[].maxTokens`),
+    /// used when a request sets none.
+    pub fn with_output_limits(mut self, limits: BTreeMap<String, u32>) -> Self {
+        self.output_limits = limits;
+        self
+    }
+
+    /// The configured output limit of `model` (its wire id, or the id as configured).
+    pub fn output_limit(&self, model: &str) -> Option<u32> {
+        self.output_limits.get(model).copied().or_else(|| {
+            let (_, bare) = model.split_once('/')?;
+            self.output_limits.get(bare).copied()
+        })
     }
 
     /// Sets the API key.
@@ -105,6 +134,11 @@ impl Endpoint {
             self.headers.insert(header, value);
         }
         Ok(self)
+    }
+
+    /// The API key, if any.
+    pub(crate) fn api_key(&self) -> Option<&ApiKey> {
+        self.api_key.as_ref()
     }
 
     /// The base URL, without a trailing `/`.
@@ -152,6 +186,12 @@ pub(crate) struct SseStream {
     decoder: SseDecoder,
     ready: VecDeque<SseEvent>,
     scratch: Vec<SseEvent>,
+    idle: Idle,
+    /// Whether any event was decoded; a body that ends without one was no event stream.
+    events_seen: bool,
+    /// The first bytes of the body, kept until the first event to explain a body without one.
+    head: Vec<u8>,
+    excerpt_key: Option<ApiKey>,
 }
 
 /// POSTs `body` to `{base_url}{path}` asking for an event stream, and returns the stream (or
@@ -199,10 +239,23 @@ pub(crate) async fn post_sse(
     for (name, value) in &endpoint.headers {
         request = request.header(name, value);
     }
+    let settings = endpoint.client.settings;
+    let first_byte = settings.first_byte_timeout;
     let response = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-        sent = request.body(body).send() => sent.map_err(connection)?,
+        sent = tokio::time::timeout(first_byte, request.body(body).send()) => match sent {
+            Ok(sent) => sent.map_err(connection)?,
+            Err(_) => return Err(ProviderError::connection(format!(
+                    "no response within {} of sending the request (models.providers.{}.timeouts.firstByteSeconds)",
+                    seconds(first_byte),
+                    endpoint.id
+                ))),
+        },
+    };
+    let idle = Idle {
+        limit: settings.idle_timeout,
+        provider: endpoint.id.clone(),
     };
     let status = response.status();
     if !status.is_success() {
@@ -210,7 +263,7 @@ pub(crate) async fn post_sse(
         let text = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-            text = read_limited(response) => text,
+            text = read_limited(response, &idle) => text,
         };
         return Err(error::from_http(status.as_u16(), &headers, &text));
     }
@@ -218,13 +271,29 @@ pub(crate) async fn post_sse(
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .unwrap_or("text/event-stream");
+        .unwrap_or("text/event-stream")
+        .to_ascii_lowercase();
+    if !content_type.starts_with("text/event-stream")
+        && !content_type.starts_with("application/json")
+    {
+        // A login page, a proxy's notice, a maintenance page: a success status that carries
+        // no reply. Its first bytes say what it is.
+        let text = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            text = read_limited(response, &idle) => text,
+        };
+        return Err(ProviderError::malformed(format!(
+            "expected an event stream, got {content_type} with status {status}: {}",
+            excerpt(&text, endpoint)
+        )));
+    }
     if content_type.starts_with("application/json") {
         tracing::debug!("the server answered with one JSON body, not an event stream");
         let body = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-            body = read_whole(response) => body?,
+            body = read_whole(response, &idle) => body?,
         };
         let json = serde_json::from_slice(&body).map_err(|error| {
             ProviderError::malformed(format!(
@@ -238,6 +307,10 @@ pub(crate) async fn post_sse(
         decoder: SseDecoder::default(),
         ready: VecDeque::new(),
         scratch: Vec::new(),
+        idle,
+        events_seen: false,
+        head: Vec::new(),
+        excerpt_key: endpoint.api_key.clone(),
     })))
 }
 
@@ -254,14 +327,28 @@ impl SseStream {
             let chunk = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-                chunk = self.response.chunk() => chunk.map_err(|error| ProviderError::Connection {
-                    message: format!("the stream broke off: {}", chain(&error)),
-                })?,
+                chunk = self.idle.chunk(&mut self.response) => chunk?.map_err(|error| ProviderError::connection(format!("the stream broke off: {}", chain(&error))))?,
             };
             let Some(chunk) = chunk else {
+                if !self.events_seen && !self.head.is_empty() && !looks_like_sse(&self.head) {
+                    return Err(ProviderError::malformed(format!(
+                        "expected an event stream, got a body without a single event: {}",
+                        excerpt_with(
+                            &String::from_utf8_lossy(&self.head),
+                            self.excerpt_key.as_ref()
+                        )
+                    )));
+                }
                 return Ok(None);
             };
+            if !self.events_seen && self.head.len() < MAX_ERROR_BODY {
+                self.head.extend_from_slice(&chunk);
+            }
             self.decoder.push(&chunk, &mut self.scratch)?;
+            if !self.scratch.is_empty() {
+                self.events_seen = true;
+                self.head = Vec::new();
+            }
             self.ready.extend(self.scratch.drain(..));
         }
     }
@@ -274,9 +361,9 @@ pub(crate) trait WireDecoder {
 
     /// The body ended without a terminal event. By default that is a cut connection.
     fn on_eof(&mut self) -> Result<(), ProviderError> {
-        Err(ProviderError::Connection {
-            message: "the stream ended before the reply was complete".to_owned(),
-        })
+        Err(ProviderError::connection(
+            "the stream ended before the reply was complete".to_owned(),
+        ))
     }
 
     /// The reply being built.
@@ -289,8 +376,26 @@ pub(crate) trait WireDecoder {
 }
 
 /// Feeds the answer to `decoder` until its terminal event, sending the stream events it
-/// produced to `events` after each SSE event.
+/// produced to `events` after each SSE event. A failure once text streamed carries that text
+/// ([`ProviderError::partial_text`]).
 pub(crate) async fn drive(
+    answer: Answer,
+    decoder: &mut impl WireDecoder,
+    events: &mpsc::Sender<StreamEvent>,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    let result = feed(answer, decoder, events, cancel).await;
+    result.map_err(|error| {
+        let text = decoder.reply().text_so_far();
+        if text.is_empty() {
+            error
+        } else {
+            error.with_partial(text)
+        }
+    })
+}
+
+async fn feed(
     answer: Answer,
     decoder: &mut impl WireDecoder,
     events: &mpsc::Sender<StreamEvent>,
@@ -350,9 +455,9 @@ pub(crate) async fn send_all(
     Ok(())
 }
 
-async fn read_limited(mut response: reqwest::Response) -> String {
+async fn read_limited(mut response: reqwest::Response, idle: &Idle) -> String {
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    while let Ok(Ok(Some(chunk))) = idle.chunk(&mut response).await {
         body.extend_from_slice(&chunk);
         if body.len() >= MAX_ERROR_BODY {
             body.truncate(MAX_ERROR_BODY);
@@ -362,15 +467,14 @@ async fn read_limited(mut response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-async fn read_whole(mut response: reqwest::Response) -> Result<Vec<u8>, ProviderError> {
+async fn read_whole(
+    mut response: reqwest::Response,
+    idle: &Idle,
+) -> Result<Vec<u8>, ProviderError> {
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| ProviderError::Connection {
-            message: format!("the answer broke off: {}", chain(&error)),
-        })?
-    {
+    while let Some(chunk) = idle.chunk(&mut response).await?.map_err(|error| {
+        ProviderError::connection(format!("the answer broke off: {}", chain(&error)))
+    })? {
         body.extend_from_slice(&chunk);
         if body.len() > MAX_WHOLE_BODY {
             return Err(ProviderError::malformed(
@@ -382,9 +486,7 @@ async fn read_whole(mut response: reqwest::Response) -> Result<Vec<u8>, Provider
 }
 
 fn connection(error: reqwest::Error) -> ProviderError {
-    ProviderError::Connection {
-        message: chain(&error),
-    }
+    ProviderError::connection(chain(&error))
 }
 
 /// An error and its sources on one line; reqwest's own message alone says little.

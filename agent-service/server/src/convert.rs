@@ -94,6 +94,8 @@ pub fn session_to_pb(info: SessionInfo, workspace: String) -> pb::Session {
             input: entry.input_tokens,
             output: entry.output_tokens,
             total: entry.total_tokens,
+            cache_read: entry.cache_read,
+            cache_write: entry.cache_write,
         }),
         workspace,
         compactions: entry.compaction_count,

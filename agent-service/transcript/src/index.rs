@@ -79,6 +79,12 @@ pub struct SessionEntry {
     /// Cumulative total tokens.
     #[serde(default)]
     pub total_tokens: u64,
+    /// Cumulative input tokens read from the prompt cache (not in `inputTokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read: u64,
+    /// Cumulative input tokens written to the prompt cache (not in `inputTokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
     /// Every other field, kept as read and written back unchanged.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -106,9 +112,19 @@ impl SessionEntry {
             input_tokens: 0,
             output_tokens: 0,
             total_tokens: 0,
+            cache_read: 0,
+            cache_write: 0,
             extra: Map::new(),
         }
     }
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// An index value that failed validation, kept so that saving writes it back unchanged.

@@ -274,9 +274,14 @@ pub struct TextContent {
 pub struct ThinkingContent {
     /// The reasoning text.
     pub thinking: String,
-    /// Provider signature needed to replay the block.
+    /// Provider signature needed to replay the block; for a redacted block, the provider's
+    /// encrypted `data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_signature: Option<String>,
+    /// Whether the provider sent this reasoning encrypted (Anthropic's `redacted_thinking`):
+    /// `thinking` is then a placeholder and the signature holds the data to replay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
 }
 
 /// A tool call made by the model.

@@ -380,6 +380,8 @@ fn carried_over(old: SessionEntry, fresh: SessionEntry) -> SessionEntry {
         input_tokens: _,
         output_tokens: _,
         total_tokens: _,
+        cache_read: _,
+        cache_write: _,
         extra: _,
     } = old;
     SessionEntry {

@@ -22,7 +22,7 @@ async fn stable_prefix_is_its_own_cached_system_block_and_dynamic_follows() {
         sent.body,
         json!({
             "model": "m1",
-            "max_tokens": 8192,
+            "max_tokens": 32_000,
             "system": [
                 {"type": "text", "text": "STABLE", "cache_control": {"type": "ephemeral"}},
                 {"type": "text", "text": "DYNAMIC"},
@@ -67,7 +67,7 @@ async fn tool_use_and_results_pair_up_and_thinking_is_replayed_with_its_signatur
         requests[0].body["thinking"],
         json!({"type": "enabled", "budget_tokens": 8192})
     );
-    assert_eq!(requests[0].body["max_tokens"], json!(8192 + 8192));
+    assert_eq!(requests[0].body["max_tokens"], json!(32_000));
     assert_eq!(
         requests[1].body["messages"],
         json!([

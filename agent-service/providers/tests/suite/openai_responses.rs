@@ -39,7 +39,7 @@ async fn request_carries_instructions_function_tools_and_the_tool_round() {
         requests[1].body["input"],
         json!([
             user,
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me look."}]},
+            {"type": "message", "role": "assistant", "content": "Let me look."},
             {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"AGENTS.md\"}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "# Agents"},
         ])
@@ -73,7 +73,7 @@ async fn reasoning_settings_are_sent_and_reasoning_items_replayed() {
     let input = requests[1].body["input"].as_array().unwrap().clone();
     assert_eq!(input[1]["type"], "reasoning");
     assert_eq!(input[1]["encrypted_content"], "fake-encrypted-1");
-    assert_eq!(input[2]["content"][0]["text"], "Answer.");
+    assert_eq!(input[2]["content"], "Answer.");
 }
 
 #[tokio::test]
@@ -87,4 +87,88 @@ async fn a_system_prompt_without_dynamic_part_is_sent_alone() {
     let body = &fake.requests()[0].body;
     assert_eq!(body["instructions"], "STABLE");
     assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+}
+
+/// Whether `items` validate as the official `openai` Python SDK's `ResponseInputParam` (the
+/// type of a request's `input`), the SDK installed with pip first when missing. `Err` holds
+/// the SDK's complaint.
+fn sdk_accepts_input(items: &serde_json::Value) -> Result<(), String> {
+    use std::process::Command;
+    let has_sdk = |_: ()| {
+        Command::new("python3")
+            .args(["-c", "import openai.types.responses"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !has_sdk(()) {
+        let installed = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "openai"])
+            .output()
+            .expect("python3 runs");
+        assert!(
+            installed.status.success(),
+            "pip install openai failed: {}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("input.json");
+    std::fs::write(&file, items.to_string()).unwrap();
+    let script = "import json, sys\n\
+        from pydantic import TypeAdapter\n\
+        from openai.types.responses import ResponseInputParam\n\
+        TypeAdapter(ResponseInputParam).validate_python(json.load(open(sys.argv[1])))\n";
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(&file)
+        .output()
+        .expect("python3 runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[tokio::test]
+async fn replayed_input_is_what_the_official_sdk_accepts() {
+    let (fake, provider) = fake(WireFormat::OpenAiResponses).await;
+    fake.push(
+        FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))
+            .with_thinking("Plan.")
+            .with_text("Let me look."),
+    );
+    fake.push(FakeReply::text("Done."));
+    let mut first = request();
+    first.reasoning_effort = Some("low".into());
+    let reply = run(provider.as_ref(), first.clone()).await.0.unwrap();
+    let mut second = first;
+    second.messages.push(Message::Assistant(reply));
+    second
+        .messages
+        .push(super::support::tool_result("call_1", "read", "# Agents"));
+    run(provider.as_ref(), second).await.0.unwrap();
+    let input = fake.requests()[1].body["input"].clone();
+    let kinds: Vec<&str> = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "message",
+            "reasoning",
+            "message",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    sdk_accepts_input(&input).unwrap();
+    // The shape sent before: an output_text message without id or status, which no input
+    // type of the SDK takes. Kept here so the check itself is known to refuse it.
+    let before = json!([{"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": "Let me look."}]}]);
+    assert!(sdk_accepts_input(&before).is_err());
 }

@@ -49,6 +49,7 @@ pub fn registry(
         clock: clock(),
         http: HttpSettings {
             connect_timeout: Duration::from_secs(5),
+            first_byte_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(30),
         },
     };

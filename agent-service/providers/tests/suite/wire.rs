@@ -41,6 +41,7 @@ per_format!(
     server_error_is_reported_and_retried,
     malformed_chunk_fails_the_call,
     cut_connection_fails_the_call,
+    text_streamed_before_a_failure_comes_back_in_the_error,
     cancellation_aborts_the_stream,
     context_overflow_is_recognised,
     wrong_key_is_a_client_error,
@@ -322,6 +323,36 @@ async fn cut_connection_fails_the_call(format: WireFormat) {
     );
 }
 
+async fn text_streamed_before_a_failure_comes_back_in_the_error(format: WireFormat) {
+    // A cut connection, then a chunk that is not JSON: both after two of four deltas.
+    for reply in [
+        FakeReply::text("one two three four").deltas(4).cut_after(2),
+        FakeReply::text("one two three four")
+            .deltas(4)
+            .malformed_after(2),
+    ] {
+        let (fake, provider) = fake(format).await;
+        fake.push(reply);
+        let (result, events) = run(provider.as_ref(), request()).await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ProviderError::Connection { .. } | ProviderError::Malformed { .. }
+            ),
+            "{error:?}"
+        );
+        let streamed = streamed_text(&events);
+        assert!(!streamed.is_empty(), "{events:?}");
+        assert_eq!(error.partial_text(), streamed, "{format:?}");
+    }
+    // Nothing streamed, nothing carried.
+    let (fake, provider) = fake(format).await;
+    fake.push(FakeReply::server_error(500));
+    let (result, _) = run(provider.as_ref(), request()).await;
+    assert_eq!(result.unwrap_err().partial_text(), "");
+}
+
 async fn cancellation_aborts_the_stream(format: WireFormat) {
     let (fake, provider) = fake(format).await;
     fake.push(FakeReply::text("one two three").deltas(3).stall_after(1));
@@ -424,6 +455,7 @@ async fn an_error_sent_as_an_event_stream_reads_as_its_message(format: WireForma
     let Err(ProviderError::RateLimited {
         retry_after,
         message,
+        ..
     }) = result
     else {
         panic!("{result:?}")

@@ -325,6 +325,8 @@ impl Services {
                 input: usage.input,
                 output: usage.output,
                 total: usage.total_tokens,
+                cache_read: usage.cache_read,
+                cache_write: usage.cache_write,
                 at: self.now_ms(),
                 ..crate::sessions::TurnDelta::default()
             },

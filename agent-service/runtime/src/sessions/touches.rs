@@ -33,6 +33,10 @@ pub struct TurnDelta {
     pub output: u64,
     /// Total tokens.
     pub total: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
     /// When the turn ended (ms since the epoch).
     pub at: i64,
     /// Compactions written.
@@ -46,6 +50,8 @@ impl TurnDelta {
         self.input += later.input;
         self.output += later.output;
         self.total += later.total;
+        self.cache_read += later.cache_read;
+        self.cache_write += later.cache_write;
         self.at = self.at.max(later.at);
         self.compactions += later.compactions;
         self.memory_flush_at = self.memory_flush_at.max(later.memory_flush_at);
@@ -120,6 +126,8 @@ impl Touches {
                         entry.input_tokens += delta.input;
                         entry.output_tokens += delta.output;
                         entry.total_tokens += delta.total;
+                        entry.cache_read += delta.cache_read;
+                        entry.cache_write += delta.cache_write;
                         entry.updated_at = entry.updated_at.max(delta.at);
                         entry.last_interaction_at =
                             Some(entry.last_interaction_at.unwrap_or(0).max(delta.at));
@@ -179,6 +187,8 @@ mod tests {
                 input: 1,
                 output: 1,
                 total: 2,
+                cache_read: 6,
+                cache_write: 3,
                 at: 3,
                 compactions: 1,
                 memory_flush_at: Some(2),
@@ -193,6 +203,8 @@ mod tests {
                 input: 11,
                 output: 3,
                 total: 14,
+                cache_read: 6,
+                cache_write: 3,
                 at: 5,
                 compactions: 1,
                 memory_flush_at: Some(2),

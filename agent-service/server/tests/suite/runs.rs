@@ -589,28 +589,47 @@ async fn an_empty_message_is_invalid_argument() {
 
 /// Token counters and timestamps are written to the session index behind
 /// the runs (one batched rewrite instead of one durable rewrite per turn),
-/// yet a client reading right after its run sees every turn counted, and a
-/// graceful stop leaves them all on disk.
+/// yet a client reading right after its run sees every turn counted, cache
+/// reads and writes included, and a graceful stop leaves them all on disk.
 #[tokio::test]
 async fn turn_counters_are_read_back_at_once_and_survive_a_restart() {
-    let h = harness(WireFormat::ChatCompletions, "").await;
+    let h = harness(WireFormat::AnthropicMessages, "").await;
     let usage = FakeUsage {
-        input: 120,
-        output: 7,
-        cache_read: 0,
-        cache_write: 0,
+        input: 100,
+        output: 9,
+        cache_read: 600,
+        cache_write: 300,
     };
     for text in ["One.", "Two.", "Three."] {
         h.fake.push(FakeReply::text(text).usage(usage));
     }
     run(&h.service, run_request("first")).await;
     let first = get(&h.service).await.usage.expect("usage");
-    assert_eq!((first.input, first.output), (120, 7), "{first:?}");
+    assert_eq!(
+        (
+            first.input,
+            first.output,
+            first.cache_read,
+            first.cache_write
+        ),
+        (100, 9, 600, 300),
+        "{first:?}"
+    );
+    assert_eq!(first.total, 1009);
     run(&h.service, run_request("second")).await;
     run(&h.service, run_request("third")).await;
     let after = get(&h.service).await;
     let three = after.usage.expect("usage");
-    assert_eq!((three.input, three.output), (360, 21), "{three:?}");
+    assert_eq!(
+        (
+            three.input,
+            three.output,
+            three.cache_read,
+            three.cache_write
+        ),
+        (300, 27, 1800, 900),
+        "{three:?}"
+    );
     assert_eq!(three.total, 3 * first.total);
 
     let (dir, _fake, _prompt) = h.stop().await;

@@ -37,6 +37,7 @@ fn assistant() -> EntryBody {
                 ContentBlock::Thinking(ThinkingContent {
                     thinking: "plan".into(),
                     thinking_signature: Some("sig".into()),
+                    redacted: false,
                 }),
                 ContentBlock::text("Reading it."),
                 ContentBlock::ToolCall(ToolCall {

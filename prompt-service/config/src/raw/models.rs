@@ -38,6 +38,25 @@ pub struct ProviderConfig {
     pub models: Option<Vec<ProviderModel>>,
     /// Script file driving the offline scripted model (api "scripted").
     pub script: Option<String>,
+    /// How long each step of an HTTP call may take before the attempt fails.
+    pub timeouts: Option<ProviderTimeouts>,
+}
+
+/// `models.providers.<id>.timeouts`, in seconds (fractions allowed, from 0.001 to 86,400). A step
+/// that takes longer fails the attempt as a connection failure, which is retried within the
+/// run's `timeoutSeconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderTimeouts {
+    /// Connecting, TCP and TLS (default 10).
+    #[schemars(range(min = 0.001, max = 86_400))]
+    pub connect_seconds: Option<f64>,
+    /// From sending the request to the response headers (default 60).
+    #[schemars(range(min = 0.001, max = 86_400))]
+    pub first_byte_seconds: Option<f64>,
+    /// Silence between two chunks of the streamed reply (default 60).
+    #[schemars(range(min = 0.001, max = 86_400))]
+    pub idle_seconds: Option<f64>,
 }
 
 /// `models.providers.<id>.models[]`.
@@ -50,9 +69,13 @@ pub struct ProviderModel {
     pub name: Option<String>,
     /// Context window in tokens.
     pub context_window: Option<u64>,
-    /// Output token limit.
+    /// Output token limit, sent as the request's output cap (Anthropic's `max_tokens`,
+    /// Responses' `max_output_tokens`, Chat Completions' `max_completion_tokens` at OpenAI, `max_tokens` elsewhere). Without it
+    /// Anthropic gets 32,000 and the OpenAI formats send none.
     pub max_tokens: Option<u64>,
-    /// Whether the model reasons.
+    /// Whether the model reasons. `false` keeps the thinking level's settings (Anthropic
+    /// `thinking`, `reasoning`, `reasoning_effort`) out of its requests, for models that refuse
+    /// them.
     pub reasoning: Option<bool>,
     /// Accepted input kinds.
     pub input: Option<Vec<ModelInput>>,

@@ -564,3 +564,17 @@ fn safe_bin_profiles_are_checked_where_they_are_written() {
         ]
     );
 }
+
+#[test]
+fn provider_timeouts_out_of_range_or_misspelt_name_their_key() {
+    let text = "{ models: { providers: { local: { api: 'openai-completions', baseUrl: 'http://127.0.0.1:1/v1',\n  timeouts: { firstByteSeconds: 0, idleSecond: 5 } } } } }";
+    let errors = invalid(text, &env(&[]), &LoadOptions::default());
+    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        vec![
+            r#"models.providers.local.timeouts.firstByteSeconds (line 2, column 33): must be at least 0.001, found 0"#,
+            r#"models.providers.local.timeouts.idleSecond (line 2, column 36): unknown key; did you mean "idleSeconds"?"#,
+        ]
+    );
+}

@@ -223,7 +223,9 @@ impl RunParts<'_> {
                 messages: self.ctx.fence.model_messages(history, self.origin),
                 tools: self.tool_specs.to_vec(),
                 max_output_tokens: None,
-                reasoning_effort: None,
+                reasoning_effort: openclaw_providers::reasoning_effort(
+                    self.s.agent.thinking_default,
+                ),
             };
             let error = match call_model(
                 &self.run.model,
