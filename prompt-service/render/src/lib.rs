@@ -13,6 +13,7 @@
 mod bootstrap;
 mod boundary;
 mod channels;
+mod digest;
 mod error;
 pub mod fixtures;
 mod gpt5;

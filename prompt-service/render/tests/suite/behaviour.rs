@@ -519,7 +519,7 @@ pub(super) fn duplicate_tool_names_are_refused() {
     assert!(e.to_string().contains("duplicate"));
 }
 
-trait ReportFile {
+pub(super) trait ReportFile {
     fn report_file(&self, path: &str) -> Option<&prompt_render::FileReport>;
 }
 
