@@ -216,7 +216,9 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
             .clone()
             .unwrap_or_else(|| render::DEFAULT_HEARTBEAT_PROMPT.to_owned()),
         include_system_prompt_section: hb.include_system_prompt_section,
+        serves_session: Some(heartbeat_serves(f)),
     };
+    input.turn_kind = turn_kind(f);
     input.runtime = runtime_info(f, src);
     input.think_level = match f.agent.thinking_default {
         None | Some(ThinkingLevel::Off) => render::ThinkLevel::Off,
@@ -300,6 +302,23 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
     input
 }
 
+/// Whether heartbeats run in this turn's session (P-51): the scheduler runs
+/// them in the main session of an agent whose own heartbeat is on, and
+/// nowhere else.
+fn heartbeat_serves(f: &TurnPrompt<'_>) -> bool {
+    f.heartbeat_turn || (f.agent.heartbeat.enabled && f.kind == SessionKind::Main)
+}
+
+/// What started this turn, from the facts the run gives.
+fn turn_kind(f: &TurnPrompt<'_>) -> render::TurnKind {
+    match (f.kind, f.heartbeat_turn) {
+        (_, true) => render::TurnKind::Heartbeat,
+        (SessionKind::Subagent, _) => render::TurnKind::Subagent,
+        (SessionKind::Cron, _) => render::TurnKind::Cron,
+        _ => render::TurnKind::User,
+    }
+}
+
 fn clamp(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
@@ -373,19 +392,18 @@ fn configured_channels(config: &Config) -> Vec<String> {
 }
 
 /// The GPT-5 overlay's heartbeat guidance goes to friendly GPT-5 runs of a
-/// session that gets heartbeats (never to subagent or cron runs).
+/// session heartbeats run in (never to group, channel, direct, subagent or
+/// cron sessions).
 fn gpt5_heartbeat_guidance(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> bool {
     let (provider, model) = f.model.split_once('/').unwrap_or(("", f.model));
     let friendly = !matches!(
         src.config.gpt5_personality(Some(provider)),
         openclaw_config::raw::Gpt5Personality::Off
     );
-    let main = !matches!(f.kind, SessionKind::Subagent | SessionKind::Cron);
     f.contribution.is_some()
         && render::gpt5_applies(provider, model)
         && friendly
-        && main
-        && f.agent.heartbeat.enabled
+        && heartbeat_serves(f)
 }
 
 /// The user's date today, in their time zone when it is known (else UTC,
@@ -470,6 +488,8 @@ fn host_name() -> String {
         .unwrap_or_default()
 }
 
+#[cfg(test)]
+mod heartbeat_tests;
 #[cfg(test)]
 mod visibility_tests;
 

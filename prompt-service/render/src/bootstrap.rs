@@ -5,10 +5,11 @@ use std::{borrow::Cow, collections::BTreeMap};
 
 use crate::{
     boundary::strip_markers,
+    digest,
     error::RenderError,
-    input::{BootstrapLimits, ContextFile, HeartbeatInfo, SessionKind},
+    input::{BootstrapLimits, ChatType, ContextFile, HeartbeatInfo, SessionKind, TurnKind},
     mode::Layer,
-    digest, paths, project_scope, sanitize, text, truncate,
+    paths, project_scope, sanitize, text, truncate,
 };
 
 /// Default per-file budget (`agents.defaults.bootstrapMaxChars`).
@@ -240,10 +241,29 @@ pub fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool
     kind_allows && heartbeat_allows
 }
 
-/// Heartbeats are on with their prompt section: the one fact of a turn that
-/// decides which per-turn files a normal run gets (see [`allowed`]).
+/// Heartbeats are on with their prompt section, in a session they serve
+/// (taken as served when the caller does not say; see [`heartbeat_files_on`]).
 pub(crate) fn heartbeat_section_on(heartbeat: &HeartbeatInfo) -> bool {
-    heartbeat.enabled && heartbeat.include_system_prompt_section
+    heartbeat.enabled
+        && heartbeat.include_system_prompt_section
+        && heartbeat.serves_session.unwrap_or(true)
+}
+
+/// Whether this turn gets HEARTBEAT.md (P-51): a heartbeat turn always
+/// does; another turn only in a session heartbeats serve, with heartbeats
+/// and their prompt section on. The one fact of a turn that decides which
+/// per-turn files it gets.
+pub(crate) fn heartbeat_files_on(
+    session: SessionKind,
+    turn: TurnKind,
+    heartbeat: &HeartbeatInfo,
+    chat_type: ChatType,
+) -> bool {
+    session == SessionKind::Heartbeat
+        || turn.resolve(session) == TurnKind::Heartbeat
+        || (heartbeat.enabled
+            && heartbeat.include_system_prompt_section
+            && heartbeat.serves(chat_type))
 }
 
 struct Candidate<'a> {
@@ -473,14 +493,7 @@ pub fn prepare_stable(
     }
     let grants = allot(&needs, &markers, total);
     for ((c, p), grant) in stable.iter().zip(plans).zip(grants) {
-        let (report, injected) = inject_one(
-            c,
-            p,
-            grant,
-            max_per_file,
-            Layer::Stable,
-            project_keys,
-        );
+        let (report, injected) = inject_one(c, p, grant, max_per_file, Layer::Stable, project_keys);
         if let Some(text) = injected {
             out.remaining = out.remaining.saturating_sub(text::chars(&text));
             out.stable.push(Injected {
@@ -510,7 +523,8 @@ pub fn prepare_dynamic(
             g if g < need && g < MIN_REMAINING_FOR_A_FILE => None,
             g => Some(g),
         };
-        let (report, injected) = inject_one(&c, p, grant, stable.max_chars_per_file, Layer::Dynamic, &[]);
+        let (report, injected) =
+            inject_one(&c, p, grant, stable.max_chars_per_file, Layer::Dynamic, &[]);
         out.report.push(report);
         if let Some(text) = injected {
             remaining = remaining.saturating_sub(text::chars(&text));
@@ -837,7 +851,10 @@ mod tests {
 
     #[test]
     fn fair_shares_meet_small_needs_and_split_the_rest() {
-        assert_eq!(fair_shares(&[100, 5_000, 5_000], 3_100), [100, 1_500, 1_500]);
+        assert_eq!(
+            fair_shares(&[100, 5_000, 5_000], 3_100),
+            [100, 1_500, 1_500]
+        );
         assert_eq!(fair_shares(&[10, 20], 1_000), [10, 20]);
         assert_eq!(fair_shares(&[], 1_000), Vec::<usize>::new());
         assert_eq!(fair_shares(&[7, 7, 7], 10), [3, 3, 4]);
@@ -862,10 +879,11 @@ mod tests {
             .map(|r| r.path.as_str())
             .collect();
         assert!(!omitted.is_empty());
-        assert!(omitted.iter().all(|p| b
-            .stable
-            .iter()
-            .any(|f| &f.path == p && f.text.contains(&format!("[…{p} left out: its 500 characters")))));
+        assert!(omitted.iter().all(|p| b.stable.iter().any(|f| {
+            &f.path == p
+                && f.text
+                    .contains(&format!("[…{p} left out: its 500 characters"))
+        })));
         assert!(
             b.report
                 .iter()

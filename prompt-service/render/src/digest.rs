@@ -141,7 +141,11 @@ pub fn structured(content: &str, budget: usize, path: &str) -> Option<Structured
     }
     let mut out: Vec<String> = lines[..head].iter().map(|l| (*l).to_owned()).collect();
     out.push(opening(path, head + 1, tail));
-    out.extend((head..tail).filter(|&i| structure[i]).map(|i| digest[i].clone()));
+    out.extend(
+        (head..tail)
+            .filter(|&i| structure[i])
+            .map(|i| digest[i].clone()),
+    );
     if tail < n {
         out.push(resumes(path, tail + 1));
         out.extend(lines[tail..].iter().map(|l| (*l).to_owned()));
@@ -250,7 +254,10 @@ mod tests {
         }
         assert!(cut.text.starts_with("## Section 0\n"));
         assert!(cut.text.contains("[…AGENTS.md shortened to fit: lines "));
-        assert!(cut.text.contains("[…AGENTS.md continues in full from line "));
+        assert!(
+            cut.text
+                .contains("[…AGENTS.md continues in full from line ")
+        );
         // Prose of the middle is what goes.
         assert!(!cut.text.contains("section 4, paragraph 3"));
     }

@@ -7,7 +7,7 @@ use crate::{
     error::RenderError,
     input::{
         ChannelInfo, Contribution, HeartbeatInfo, ModelAlias, PromptMode, RenderInput, RuntimeInfo,
-        RuntimeVersion,
+        RuntimeVersion, SessionKind, TurnKind,
     },
     owners, paths,
     render::TurnRef,
@@ -120,6 +120,7 @@ fn normalize_project_keys(keys: &[String]) -> Result<Vec<String>, RenderError> {
 /// `dynamic_suffix` come from the stable inputs, normalised with the block.
 pub(crate) fn prepare_turn(
     turn: TurnRef<'_>,
+    session: SessionKind,
     agent_id: &str,
     dynamic_suffix: &str,
 ) -> Result<TurnCtx, RenderError> {
@@ -152,15 +153,23 @@ pub(crate) fn prepare_turn(
         display_name,
         known_channels: normalize_capabilities(known_channels),
     };
+    let turn_kind = turn.turn_kind.resolve(session);
     let HeartbeatInfo {
         enabled,
         prompt,
         include_system_prompt_section,
+        serves_session: _,
     } = turn.heartbeat;
     let heartbeat = HeartbeatInfo {
         enabled: *enabled,
         prompt: normalize_block(prompt),
         include_system_prompt_section: *include_system_prompt_section,
+        // Resolved here once: a heartbeat turn is served by definition.
+        serves_session: Some(
+            turn_kind == TurnKind::Heartbeat
+                || session == SessionKind::Heartbeat
+                || turn.heartbeat.serves(*chat_type),
+        ),
     };
     let RuntimeInfo {
         host,
@@ -211,6 +220,7 @@ pub(crate) fn prepare_turn(
         reaction_level: turn.reaction_level,
         dynamic_suffix: dynamic_suffix.to_owned(),
         date,
+        turn_kind,
     })
 }
 

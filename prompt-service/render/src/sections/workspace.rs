@@ -131,16 +131,6 @@ pub fn date_time(ctx: &Ctx) -> Option<String> {
     ]))
 }
 
-/// `## Bootstrap Pending`: BOOTSTRAP.md is in Project Context.
-pub fn bootstrap_pending(ctx: &Ctx) -> Option<String> {
-    ctx.bootstrap.bootstrap_pending().then(|| {
-        lines(&[
-            "## Bootstrap Pending",
-            "This workspace is new. BOOTSTRAP.md (in Project Context below) describes a first-run setup: work through it with the user before other tasks, record what you learn in IDENTITY.md, USER.md and SOUL.md as it asks, and delete BOOTSTRAP.md once setup is complete.",
-        ])
-    })
-}
-
 /// `## Bootstrap Context Notice`: stable files were cut or left out. Each
 /// one is listed with the budget that cut it; a cut MEMORY.md also gets the
 /// advice of P-49.
@@ -153,7 +143,12 @@ pub fn bootstrap_notice(ctx: &Ctx) -> Option<String> {
         "These workspace files did not fit the prompt budget whole; each cut is marked in the file's text below:".to_owned(),
     ];
     let mut memory_cut = false;
-    for r in ctx.bootstrap.report.iter().filter(|r| r.layer == Layer::Stable) {
+    for r in ctx
+        .bootstrap
+        .report
+        .iter()
+        .filter(|r| r.layer == Layer::Stable)
+    {
         let why = match r.cause {
             TruncationCause::PerFileLimit => "the per-file limit",
             _ => "its share of the total limit",

@@ -6,7 +6,8 @@
 
 use super::behaviour::ReportFile;
 use prompt_render::{
-    ContextFile, FileStatus, RenderInput, Rendered, TruncationCause, fixtures as fixture, render,
+    ChannelInfo, ChatType, ContextFile, FileStatus, RenderInput, Rendered, ReplyDelivery,
+    SessionKind, TruncationCause, TurnKind, fixtures as fixture, render,
 };
 
 fn ok(input: &RenderInput) -> Rendered {
@@ -138,13 +139,25 @@ fn a_cut_agents_md_keeps_its_rules() {
     input.context_files = vec![file("AGENTS.md", content.clone())];
     assert!(content.chars().count() > 12_000);
     let r = ok(&input);
-    let kept = rules.iter().filter(|l| r.stable_prefix.contains(*l)).count();
+    let kept = rules
+        .iter()
+        .filter(|l| r.stable_prefix.contains(*l))
+        .count();
     assert_eq!(kept, 104);
     for s in 0..8 {
-        assert!(r.stable_prefix.contains(&format!("\n## Area {s}\n")), "area {s}");
+        assert!(
+            r.stable_prefix.contains(&format!("\n## Area {s}\n")),
+            "area {s}"
+        );
     }
-    assert!(r.stable_prefix.contains("[…AGENTS.md shortened to fit: lines "));
-    assert!(r.stable_prefix.contains("[…AGENTS.md continues in full from line "));
+    assert!(
+        r.stable_prefix
+            .contains("[…AGENTS.md shortened to fit: lines ")
+    );
+    assert!(
+        r.stable_prefix
+            .contains("[…AGENTS.md continues in full from line ")
+    );
     assert_eq!(
         r.report_file("AGENTS.md").map(|f| (f.status, f.cause)),
         Some((FileStatus::Truncated, TruncationCause::PerFileLimit))
@@ -162,8 +175,205 @@ fn a_tight_agents_md_digest_counts_what_it_leaves_out() {
     input.context_files = vec![file("AGENTS.md", agents_md(8, 13, 2))];
     let r = ok(&input);
     for s in 0..8 {
-        assert!(r.stable_prefix.contains(&format!("\n## Area {s}\n")), "area {s}");
+        assert!(
+            r.stable_prefix.contains(&format!("\n## Area {s}\n")),
+            "area {s}"
+        );
     }
-    assert!(r.stable_prefix.contains("- Rule 0.0: follow the team's way here."));
-    assert!(r.stable_prefix.contains(" more rules of AGENTS.md left out here…]"));
+    assert!(
+        r.stable_prefix
+            .contains("- Rule 0.0: follow the team's way here.")
+    );
+    assert!(
+        r.stable_prefix
+            .contains(" more rules of AGENTS.md left out here…]")
+    );
+}
+
+/// A realistic main-session input whose workspace holds a real HEARTBEAT.md
+/// checklist and a pending BOOTSTRAP.md.
+fn with_heartbeat_and_bootstrap() -> RenderInput {
+    let mut input = fixture::realistic();
+    input.context_files.retain(|f| {
+        !f.path.eq_ignore_ascii_case("HEARTBEAT.md") && !f.path.eq_ignore_ascii_case("BOOTSTRAP.md")
+    });
+    input
+        .context_files
+        .push(file("HEARTBEAT.md", "- Check the build queue.".to_owned()));
+    input
+        .context_files
+        .push(file("BOOTSTRAP.md", "Ask the user for a name.".to_owned()));
+    input
+}
+
+const HEARTBEAT_LINE: &str = "Heartbeat polls arrive as a user message with this prompt:";
+
+/// Item 2, P-51: a group, channel or direct session that heartbeats do not
+/// serve carries neither the Heartbeats section nor HEARTBEAT.md (before:
+/// both rendered wherever the agent's heartbeat was on).
+#[test]
+fn heartbeat_text_only_in_sessions_heartbeats_serve() {
+    for (chat, serves, expected) in [
+        (ChatType::Group, None, false),
+        (ChatType::Channel, None, false),
+        (ChatType::Direct, Some(false), false),
+        (ChatType::Group, Some(false), false),
+        (ChatType::Direct, Some(true), true),
+        (ChatType::Unspecified, None, true),
+    ] {
+        let mut input = with_heartbeat_and_bootstrap();
+        input.channel.chat_type = chat;
+        input.heartbeat.serves_session = serves;
+        let r = ok(&input);
+        assert_eq!(
+            r.text.contains(HEARTBEAT_LINE),
+            expected,
+            "{chat:?} {serves:?}"
+        );
+        assert_eq!(
+            r.text.contains("## HEARTBEAT.md\n- Check the build queue."),
+            expected,
+            "{chat:?} {serves:?}"
+        );
+        let status = r.report_file("HEARTBEAT.md").map(|f| f.status);
+        let want = if expected {
+            FileStatus::Injected
+        } else {
+            FileStatus::Filtered
+        };
+        assert_eq!(status, Some(want), "{chat:?} {serves:?}");
+    }
+}
+
+/// Item 2: a heartbeat turn always gets its checklist and the Heartbeats
+/// section, and its stable prefix is the user turn's.
+#[test]
+fn a_heartbeat_turn_gets_its_checklist_and_keeps_the_prefix() {
+    let mut input = with_heartbeat_and_bootstrap();
+    input.heartbeat.serves_session = Some(false);
+    let user = ok(&input);
+    input.turn_kind = TurnKind::Heartbeat;
+    let beat = ok(&input);
+    assert!(
+        beat.text
+            .contains("## HEARTBEAT.md\n- Check the build queue.")
+    );
+    assert!(beat.text.contains(HEARTBEAT_LINE));
+    assert!(!user.text.contains(HEARTBEAT_LINE));
+    assert_eq!(beat.stable_prefix, user.stable_prefix);
+}
+
+/// Item 3: only a user's turn is asked to work through the first-run setup;
+/// heartbeat, wake-up, cron and subagent turns are told to leave it. The
+/// stable prefix is the same for all of them.
+#[test]
+fn bootstrap_pending_guides_only_user_turns() {
+    const WORK: &str = "work through it with the user before other tasks";
+    const LEAVE: &str = "but no user started this turn: leave the setup for a conversation with the user and do only what this turn asks.";
+    let mut input = with_heartbeat_and_bootstrap();
+    let mut prefixes = Vec::new();
+    for (kind, from_user) in [
+        (TurnKind::Unspecified, true),
+        (TurnKind::User, true),
+        (TurnKind::Heartbeat, false),
+        (TurnKind::WakeUp, false),
+        (TurnKind::Cron, false),
+        (TurnKind::Subagent, false),
+    ] {
+        input.turn_kind = kind;
+        let r = ok(&input);
+        assert_eq!(r.dynamic_suffix.contains(WORK), from_user, "{kind:?}");
+        assert_eq!(r.dynamic_suffix.contains(LEAVE), !from_user, "{kind:?}");
+        assert!(
+            !r.stable_prefix.contains("## Bootstrap Pending"),
+            "{kind:?}"
+        );
+        prefixes.push(r.stable_prefix_sha256);
+    }
+    prefixes.dedup();
+    assert_eq!(prefixes.len(), 1, "the prefix moved with the turn kind");
+    // A heartbeat session kind without a turn kind counts as a heartbeat turn.
+    input.turn_kind = TurnKind::Unspecified;
+    input.session_kind = SessionKind::Heartbeat;
+    assert!(ok(&input).dynamic_suffix.contains(LEAVE));
+}
+
+/// Item 7: the first-run setup's last step is offered only with a tool that
+/// can remove a file; otherwise the user is asked to.
+#[test]
+fn removing_bootstrap_md_is_offered_only_with_a_tool_that_can() {
+    let mut input = with_heartbeat_and_bootstrap();
+    assert!(ok(&input).dynamic_suffix.contains(
+        "remove BOOTSTRAP.md (for example `rm BOOTSTRAP.md` with exec) once setup is complete."
+    ));
+    input.tools.retain(|t| t.name != "exec");
+    assert!(ok(&input).dynamic_suffix.contains(
+        "delete BOOTSTRAP.md with a delete-file patch through apply_patch once setup is complete."
+    ));
+    input.tools.retain(|t| t.name != "apply_patch");
+    let r = ok(&input);
+    assert!(r.dynamic_suffix.contains(
+        "once setup is complete, tell the user so they can delete BOOTSTRAP.md: no tool in this run removes files."
+    ));
+    assert!(!r.text.contains("and delete BOOTSTRAP.md once"));
+}
+
+/// Item 4: the silent-reply rule reaches direct chats, main sessions and
+/// cron runs, where the runtime honours it too; not subagents (their reply
+/// is their result) nor message-tool-only runs (not sending is silence).
+#[test]
+fn silent_replies_wherever_the_runtime_honours_them() {
+    const ANY: &str = "When a turn needs no answer at all, such as a runtime message that changes nothing for the user, reply with exactly NO_REPLY and nothing else; nothing is delivered.";
+    let mut input = fixture::realistic();
+    assert!(ok(&input).dynamic_suffix.contains(ANY), "direct chat");
+    input.channel = ChannelInfo::default();
+    assert!(ok(&input).dynamic_suffix.contains(ANY), "main session");
+    input.session_kind = SessionKind::Cron;
+    let cron = ok(&input);
+    assert!(cron.dynamic_suffix.contains(ANY), "cron");
+    input.session_kind = SessionKind::Subagent;
+    assert!(!ok(&input).text.contains("NO_REPLY"), "subagent");
+    input.session_kind = SessionKind::Main;
+    input.channel.reply_delivery = ReplyDelivery::MessageToolOnly;
+    assert!(!ok(&input).text.contains("NO_REPLY"), "message tool only");
+}
+
+/// Item 4: minimal mode says where the run's reply goes and how chats are
+/// reached (before: no Messaging section at all).
+#[test]
+fn minimal_mode_carries_the_messaging_rules_that_apply() {
+    let mut input = fixture::realistic();
+    input.session_kind = SessionKind::Subagent;
+    let sub = ok(&input);
+    for line in [
+        "## Messaging\nYour final reply is your result: it goes back to the session that started you as a [Subagent Result] message and reaches no chat by itself, so make it complete and self-contained.",
+        "Reach a chat only with the message tool (action \"send\", a channel, a target and the text), never through a shell command or a raw API call.",
+    ] {
+        assert!(sub.dynamic_suffix.contains(line), "missing: {line}");
+    }
+    input.session_kind = SessionKind::Cron;
+    input.tools.retain(|t| t.name != "message");
+    let cron = ok(&input);
+    for line in [
+        "Your final reply is this job's result: it stays in the job's session, and goes on to another session only when the job is set to deliver it.",
+        "No tool in this run sends to a chat; do not try to reach one through a shell command or a raw API call.",
+    ] {
+        assert!(cron.dynamic_suffix.contains(line), "missing: {line}");
+    }
+}
+
+/// P-50: no date without a known time zone.
+#[test]
+fn no_date_without_a_time_zone() {
+    let mut input = fixture::realistic();
+    input.current_date = "2026-12-01".into();
+    assert!(
+        ok(&input)
+            .dynamic_suffix
+            .contains("Today is Tuesday (2026-12-01) in Europe/Berlin.")
+    );
+    input.user_timezone.clear();
+    let r = ok(&input);
+    assert!(!r.text.contains("2026-12-01"));
+    assert!(!r.text.contains("## Current Date"));
 }
