@@ -377,3 +377,48 @@ fn no_date_without_a_time_zone() {
     assert!(!r.text.contains("2026-12-01"));
     assert!(!r.text.contains("## Current Date"));
 }
+
+/// Two hundred skills with realistic names, descriptions and locations.
+fn many_skills(n: usize) -> Vec<prompt_render::Skill> {
+    (0..n)
+        .map(|i| prompt_render::Skill {
+            name: format!("skill-{i:03}"),
+            description: format!("Helps with task family {i}: gathers inputs, runs the steps and reports what changed, with examples."),
+            location: format!("{}/skills/skill-{i:03}/SKILL.md", fixture::WORKSPACE),
+            version_source: prompt_render::SkillVersionSource::Content(
+                format!("# skill {i}").into_bytes(),
+            ),
+        })
+        .collect()
+}
+
+/// Item 5: with 200 skills at the default limits the compact listing holds
+/// the 150 the count limit allows (before: 116, the version tags spent the
+/// budget), and every omitted skill is named in the prompt (before: 64 were
+/// neither listed nor named).
+#[test]
+fn an_overflowing_skills_list_names_every_skill() {
+    let mut input = RenderInput::new(fixture::WORKSPACE);
+    input.skills = many_skills(200);
+    let r = ok(&input);
+    assert_eq!(r.skills.entries.len(), 150, "listed");
+    assert!(r.skills.compact);
+    for i in 0..200 {
+        let name = format!("skill-{i:03}");
+        assert!(
+            r.stable_prefix.contains(&name),
+            "{name} is neither listed nor named"
+        );
+    }
+    assert!(
+        r.stable_prefix
+            .contains("Not listed: skill-150, skill-151,")
+    );
+    assert!(r.stable_prefix.contains(", skill-199."));
+    let block = r
+        .sections
+        .iter()
+        .find(|s| s.id == "skills")
+        .map_or(0, |s| s.chars);
+    assert!(block <= 18_000 + 400, "{block}");
+}
