@@ -10,7 +10,7 @@ use openclaw_config::{
     Config,
     raw::{
         ContextInjection, DelegationMode, MemoryCitations, OwnerDisplay,
-        ReasoningLevel as CfgReasoning, ThinkingLevel, TtsAuto,
+        ReasoningLevel as CfgReasoning, ThinkingLevel,
     },
     resolve::AgentView,
 };
@@ -106,6 +106,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         .or_else(|| f.agent.name.clone())
         .unwrap_or_default();
     input.fs_workspace_only = settings.fs_workspace_only;
+    // P-47: from a git checkout, the Documentation section names the local source root.
+    input.source_path = source_root()
+        .map(|root| root.display().to_string())
+        .unwrap_or_default();
     // The Documentation section points at local docs when the service has them (P-14).
     input.docs_path = src
         .docs
@@ -234,7 +238,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         (None, Some(CfgReasoning::On)) => render::ReasoningLevel::On,
         (None, Some(CfgReasoning::Stream)) => render::ReasoningLevel::Stream,
     };
-    input.owner_ids = settings.owner_allow_from.clone();
+    // No message this runtime gives the model carries its sender's id, so a list of owner ids
+    // would be one the model cannot match: Authorized Senders is left out. (`/approve` and
+    // the other owner checks are enforced by the runtime itself.)
+    input.owner_ids = Vec::new();
     input.owner_display = match settings.owner_display {
         OwnerDisplay::Raw => render::OwnerDisplay::Raw,
         OwnerDisplay::Hash => render::OwnerDisplay::Hash,
@@ -252,24 +259,9 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         DelegationMode::Suggest => render::DelegationMode::Suggest,
         DelegationMode::Prefer => render::DelegationMode::Prefer,
     };
-    input.tts_hint = match settings.tts.auto {
-        TtsAuto::Off => String::new(),
-        TtsAuto::Always => render::tts_hint(
-            render::TtsMode::Always,
-            settings.tts.max_text_length,
-            settings.tts.summarize,
-        ),
-        TtsAuto::Inbound => render::tts_hint(
-            render::TtsMode::Inbound,
-            settings.tts.max_text_length,
-            settings.tts.summarize,
-        ),
-        TtsAuto::Tagged => render::tts_hint(
-            render::TtsMode::Tagged,
-            settings.tts.max_text_length,
-            settings.tts.summarize,
-        ),
-    };
+    // This runtime delivers replies as text only: no speech is synthesised and `[[tts]]`
+    // tags are not read, so the prompt offers no voice (whatever `messages.tts` says).
+    input.tts_hint = String::new();
     input.memory_citations = match settings.memory_citations {
         None | Some(MemoryCitations::Auto) => render::CitationsMode::Auto,
         Some(MemoryCitations::On) => render::CitationsMode::On,
@@ -482,6 +474,15 @@ fn origin_key(config: &str) -> Option<String> {
     None
 }
 
+/// The root of the git checkout this service runs from, when it runs from one (P-47): the
+/// nearest ancestor of the executable that holds `.git` and this service's sources.
+fn source_root() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .find(|d| d.join(".git").exists() && d.join("agent-service").join("runtime").is_dir())
+        .map(Path::to_path_buf)
+}
+
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
@@ -555,6 +556,23 @@ mod tests {
             "{above:?}"
         );
         assert_eq!(above, project_keys(dir.path().parent().expect("a parent")));
+    }
+
+    /// The tests run from this checkout's build, so the source root is found and is a
+    /// checkout of this service.
+    #[test]
+    fn the_source_root_is_the_checkout_the_binary_runs_from() {
+        let exe = std::env::current_exe().expect("exe");
+        let expected = exe
+            .ancestors()
+            .find(|d| d.join(".git").exists() && d.join("agent-service/runtime").is_dir());
+        assert_eq!(source_root().as_deref(), expected);
+        if let Some(root) = source_root() {
+            assert!(
+                root.join("agent-service/runtime/src/prompt_input.rs")
+                    .is_file()
+            );
+        }
     }
 
     #[test]

@@ -92,7 +92,25 @@ pub(crate) fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderErr
         exec_exit_wakeups: input.exec_exit_wakeups,
         exec_approvals_never_ask: input.exec_approvals_never_ask,
         gpt5_heartbeat_guidance: input.gpt5_heartbeat_guidance,
+        gateway_actions: gateway_actions(&input.tools),
     })
+}
+
+/// The actions the gateway tool's schema allows (`properties.action.enum`),
+/// sorted; `None` when it has no such list. The schema was validated as a
+/// JSON object with the tools.
+fn gateway_actions(tools: &[crate::input::Tool]) -> Option<Vec<String>> {
+    let tool = tools
+        .iter()
+        .find(|t| t.name.trim().eq_ignore_ascii_case("gateway"))?;
+    let schema: serde_json::Value = serde_json::from_str(&tool.json_schema).ok()?;
+    let list = schema.pointer("/properties/action/enum")?.as_array()?;
+    let mut actions: Vec<String> = list
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    actions.sort();
+    Some(actions)
 }
 
 /// Trimmed, normalised (see [`crate::project_scope::normalize_key`]),

@@ -59,6 +59,21 @@ pub struct StableCtx {
     pub(crate) exec_exit_wakeups: bool,
     pub(crate) exec_approvals_never_ask: bool,
     pub(crate) gpt5_heartbeat_guidance: bool,
+    /// The gateway tool's actions, when its schema lists them (`action`'s
+    /// `enum`); `None` when it does not restrict them.
+    pub(crate) gateway_actions: Option<Vec<String>>,
+}
+
+impl StableCtx {
+    /// Whether the gateway tool offers this action (any action when its
+    /// schema does not list them).
+    pub(crate) fn gateway_can(&self, action: &str) -> bool {
+        self.tools.has("gateway")
+            && self
+                .gateway_actions
+                .as_ref()
+                .is_none_or(|actions| actions.iter().any(|a| a == action))
+    }
 }
 
 /// What only the per-turn sections read.

@@ -140,6 +140,7 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
             ));
         }
         out.line("Never send the same content both through the tool and as your reply.");
+        out.line("Never reach a chat through a shell command or a raw API call.");
         for hint in &ch.message_tool_hints {
             out.line(hint);
         }
@@ -213,7 +214,7 @@ pub fn silent_replies(turn: &TurnCtx) -> Option<String> {
     if matches!(ch.chat_type, ChatType::Group | ChatType::Channel) {
         out.line_fmt(format_args!("Not every group message needs an answer. When you have nothing useful to add, reply with exactly {NO_REPLY} and nothing else; it is never shown."));
     } else {
-        out.line_fmt(format_args!("When a turn needs no answer at all, such as a runtime message that changes nothing for the user, reply with exactly {NO_REPLY} and nothing else; nothing is delivered."));
+        out.line_fmt(format_args!("If a turn needs no answer, reply with exactly {NO_REPLY} and nothing else; nothing is delivered."));
     }
     out.line_fmt(format_args!("Never append {NO_REPLY} to a real reply."));
     Some(out.finish())
@@ -349,10 +350,18 @@ pub fn runtime(turn: &TurnCtx) -> String {
             Joined(&r.active_processes, "; ")
         ));
     }
-    out.line_fmt(format_args!(
-        "Reasoning: {} (the user can switch it with /reasoning; shown reasoning is visible to them).",
-        turn.reasoning_level.as_str()
-    ));
+    // Only a conversation with a user has someone to type /reasoning.
+    if matches!(turn.turn_kind, TurnKind::Subagent | TurnKind::Cron) {
+        out.line_fmt(format_args!(
+            "Reasoning: {}.",
+            turn.reasoning_level.as_str()
+        ));
+    } else {
+        out.line_fmt(format_args!(
+            "Reasoning: {} (the user can switch it with /reasoning; shown reasoning is visible to them).",
+            turn.reasoning_level.as_str()
+        ));
+    }
     out.finish()
 }
 

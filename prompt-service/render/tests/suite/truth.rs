@@ -323,7 +323,7 @@ fn removing_bootstrap_md_is_offered_only_with_a_tool_that_can() {
 /// is their result) nor message-tool-only runs (not sending is silence).
 #[test]
 fn silent_replies_wherever_the_runtime_honours_them() {
-    const ANY: &str = "When a turn needs no answer at all, such as a runtime message that changes nothing for the user, reply with exactly NO_REPLY and nothing else; nothing is delivered.";
+    const ANY: &str = "If a turn needs no answer, reply with exactly NO_REPLY and nothing else; nothing is delivered.";
     let mut input = fixture::realistic();
     assert!(ok(&input).dynamic_suffix.contains(ANY), "direct chat");
     input.channel = ChannelInfo::default();
@@ -421,4 +421,89 @@ fn an_overflowing_skills_list_names_every_skill() {
         .find(|s| s.id == "skills")
         .map_or(0, |s| s.chars);
     assert!(block <= 18_000 + 400, "{block}");
+}
+
+/// The gateway tool with the actions agent-service's tool offers.
+fn config_only_gateway(input: &mut RenderInput) {
+    for t in &mut input.tools {
+        if t.name == "gateway" {
+            t.json_schema = r#"{"type":"object","properties":{"action":{"type":"string","enum":["config.schema.lookup","config.patch","config.apply"]}}}"#.into();
+        }
+    }
+}
+
+/// Item 7: restarts and updates are offered only when the gateway tool can
+/// do them (before: offered whatever the tool could do).
+#[test]
+fn restart_and_update_only_when_the_gateway_can() {
+    let mut input = fixture::realistic();
+    let open = ok(&input);
+    assert!(open.stable_prefix.contains("For configuration changes and restarts, use the gateway tool instead of asking the user to run commands."));
+    assert!(
+        open.stable_prefix
+            .contains("Run `update.run` only when the user explicitly asks for an update.")
+    );
+    config_only_gateway(&mut input);
+    let r = ok(&input);
+    assert!(r.stable_prefix.contains("For configuration changes, use the gateway tool instead of asking the user to run commands."));
+    assert!(r.stable_prefix.contains("The gateway tool cannot restart or update OpenClaw here; if the user wants either, tell them it is done outside this session."));
+    for gone in [
+        "restarts or updates only when",
+        "update.run",
+        "and restarts,",
+    ] {
+        assert!(!r.stable_prefix.contains(gone), "{gone}");
+    }
+}
+
+/// Item 7: a subagent or cron turn is not offered /reasoning (no user is
+/// there to type it).
+#[test]
+fn reasoning_switch_only_where_a_user_can_use_it() {
+    let mut input = fixture::realistic();
+    assert!(
+        ok(&input)
+            .dynamic_suffix
+            .contains("the user can switch it with /reasoning")
+    );
+    for kind in [SessionKind::Subagent, SessionKind::Cron] {
+        input.session_kind = kind;
+        let r = ok(&input);
+        assert!(r.dynamic_suffix.contains("Reasoning: off."), "{kind:?}");
+        assert!(!r.text.contains("/reasoning"), "{kind:?}");
+    }
+}
+
+/// Item 9: the guidance lines, each present only with what backs it.
+#[test]
+fn guidance_follows_the_tools_and_policy_in_force() {
+    let approve = "`/approve` is the user's command, never yours; a one-time approval covers only the exact command it was given for.";
+    let cron = "Before changing scheduled jobs, list them and edit the matching one instead of adding a duplicate.";
+    let correction = "A correction mid-task updates the task in progress; it does not end it.";
+    let own_rules = "Never change your own instructions, safety rules or tool policy unasked.";
+    let snapshot = "A newer snapshot of a fact (a status, a file, a list) replaces older ones.";
+    let parent = "Only this session talks to the user; subagents report to it.";
+    let raw_send = "Never reach a chat through a shell command or a raw API call.";
+    let mut input = fixture::realistic();
+    let r = ok(&input);
+    for line in [
+        approve, cron, correction, own_rules, snapshot, parent, raw_send,
+    ] {
+        assert!(r.text.contains(line), "missing: {line}");
+    }
+    // Nobody is asked: no /approve line.
+    input.exec_approvals_never_ask = true;
+    assert!(!ok(&input).text.contains(approve));
+    // Without the tools that back them, the tool-bound lines go.
+    input.tools.retain(|t| {
+        !matches!(
+            t.name.as_str(),
+            "cron" | "sessions_spawn" | "subagents" | "message"
+        )
+    });
+    let r = ok(&input);
+    for line in [cron, parent, raw_send] {
+        assert!(!r.text.contains(line), "still there: {line}");
+    }
+    assert!(r.text.contains(correction) && r.text.contains(own_rules));
 }
