@@ -10,7 +10,7 @@ use openclaw_config::{
     Config,
     raw::{
         ContextInjection, DelegationMode, MemoryCitations, OwnerDisplay,
-        ReasoningLevel as CfgReasoning, ThinkingLevel, TtsAuto,
+        ReasoningLevel as CfgReasoning, ThinkingLevel,
     },
     resolve::AgentView,
 };
@@ -106,6 +106,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         .or_else(|| f.agent.name.clone())
         .unwrap_or_default();
     input.fs_workspace_only = settings.fs_workspace_only;
+    // P-47: from a git checkout, the Documentation section names the local source root.
+    input.source_path = source_root()
+        .map(|root| root.display().to_string())
+        .unwrap_or_default();
     // The Documentation section points at local docs when the service has them (P-14).
     input.docs_path = src
         .docs
@@ -216,7 +220,9 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
             .clone()
             .unwrap_or_else(|| render::DEFAULT_HEARTBEAT_PROMPT.to_owned()),
         include_system_prompt_section: hb.include_system_prompt_section,
+        serves_session: Some(heartbeat_serves(f)),
     };
+    input.turn_kind = turn_kind(f);
     input.runtime = runtime_info(f, src);
     input.think_level = match f.agent.thinking_default {
         None | Some(ThinkingLevel::Off) => render::ThinkLevel::Off,
@@ -232,7 +238,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         (None, Some(CfgReasoning::On)) => render::ReasoningLevel::On,
         (None, Some(CfgReasoning::Stream)) => render::ReasoningLevel::Stream,
     };
-    input.owner_ids = settings.owner_allow_from.clone();
+    // No message this runtime gives the model carries its sender's id, so a list of owner ids
+    // would be one the model cannot match: Authorized Senders is left out. (`/approve` and
+    // the other owner checks are enforced by the runtime itself.)
+    input.owner_ids = Vec::new();
     input.owner_display = match settings.owner_display {
         OwnerDisplay::Raw => render::OwnerDisplay::Raw,
         OwnerDisplay::Hash => render::OwnerDisplay::Hash,
@@ -250,24 +259,9 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         DelegationMode::Suggest => render::DelegationMode::Suggest,
         DelegationMode::Prefer => render::DelegationMode::Prefer,
     };
-    input.tts_hint = match settings.tts.auto {
-        TtsAuto::Off => String::new(),
-        TtsAuto::Always => render::tts_hint(
-            render::TtsMode::Always,
-            settings.tts.max_text_length,
-            settings.tts.summarize,
-        ),
-        TtsAuto::Inbound => render::tts_hint(
-            render::TtsMode::Inbound,
-            settings.tts.max_text_length,
-            settings.tts.summarize,
-        ),
-        TtsAuto::Tagged => render::tts_hint(
-            render::TtsMode::Tagged,
-            settings.tts.max_text_length,
-            settings.tts.summarize,
-        ),
-    };
+    // This runtime delivers replies as text only: no speech is synthesised and `[[tts]]`
+    // tags are not read, so the prompt offers no voice (whatever `messages.tts` says).
+    input.tts_hint = String::new();
     input.memory_citations = match settings.memory_citations {
         None | Some(MemoryCitations::Auto) => render::CitationsMode::Auto,
         Some(MemoryCitations::On) => render::CitationsMode::On,
@@ -298,6 +292,23 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         };
     }
     input
+}
+
+/// Whether heartbeats run in this turn's session (P-51): the scheduler runs
+/// them in the main session of an agent whose own heartbeat is on, and
+/// nowhere else.
+fn heartbeat_serves(f: &TurnPrompt<'_>) -> bool {
+    f.heartbeat_turn || (f.agent.heartbeat.enabled && f.kind == SessionKind::Main)
+}
+
+/// What started this turn, from the facts the run gives.
+fn turn_kind(f: &TurnPrompt<'_>) -> render::TurnKind {
+    match (f.kind, f.heartbeat_turn) {
+        (_, true) => render::TurnKind::Heartbeat,
+        (SessionKind::Subagent, _) => render::TurnKind::Subagent,
+        (SessionKind::Cron, _) => render::TurnKind::Cron,
+        _ => render::TurnKind::User,
+    }
 }
 
 fn clamp(value: u64) -> u32 {
@@ -373,19 +384,18 @@ fn configured_channels(config: &Config) -> Vec<String> {
 }
 
 /// The GPT-5 overlay's heartbeat guidance goes to friendly GPT-5 runs of a
-/// session that gets heartbeats (never to subagent or cron runs).
+/// session heartbeats run in (never to group, channel, direct, subagent or
+/// cron sessions).
 fn gpt5_heartbeat_guidance(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> bool {
     let (provider, model) = f.model.split_once('/').unwrap_or(("", f.model));
     let friendly = !matches!(
         src.config.gpt5_personality(Some(provider)),
         openclaw_config::raw::Gpt5Personality::Off
     );
-    let main = !matches!(f.kind, SessionKind::Subagent | SessionKind::Cron);
     f.contribution.is_some()
         && render::gpt5_applies(provider, model)
         && friendly
-        && main
-        && f.agent.heartbeat.enabled
+        && heartbeat_serves(f)
 }
 
 /// The user's date today, in their time zone when it is known (else UTC,
@@ -464,12 +474,23 @@ fn origin_key(config: &str) -> Option<String> {
     None
 }
 
+/// The root of the git checkout this service runs from, when it runs from one (P-47): the
+/// nearest ancestor of the executable that holds `.git` and this service's sources.
+fn source_root() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .find(|d| d.join(".git").exists() && d.join("agent-service").join("runtime").is_dir())
+        .map(Path::to_path_buf)
+}
+
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_default()
 }
 
+#[cfg(test)]
+mod heartbeat_tests;
 #[cfg(test)]
 mod visibility_tests;
 
@@ -535,6 +556,23 @@ mod tests {
             "{above:?}"
         );
         assert_eq!(above, project_keys(dir.path().parent().expect("a parent")));
+    }
+
+    /// The tests run from this checkout's build, so the source root is found and is a
+    /// checkout of this service.
+    #[test]
+    fn the_source_root_is_the_checkout_the_binary_runs_from() {
+        let exe = std::env::current_exe().expect("exe");
+        let expected = exe
+            .ancestors()
+            .find(|d| d.join(".git").exists() && d.join("agent-service/runtime").is_dir());
+        assert_eq!(source_root().as_deref(), expected);
+        if let Some(root) = source_root() {
+            assert!(
+                root.join("agent-service/runtime/src/prompt_input.rs")
+                    .is_file()
+            );
+        }
     }
 
     #[test]

@@ -5,8 +5,9 @@ use std::{borrow::Cow, collections::BTreeMap};
 
 use crate::{
     boundary::strip_markers,
+    digest,
     error::RenderError,
-    input::{BootstrapLimits, ContextFile, HeartbeatInfo, SessionKind},
+    input::{BootstrapLimits, ChatType, ContextFile, HeartbeatInfo, SessionKind, TurnKind},
     mode::Layer,
     paths, project_scope, sanitize, text, truncate,
 };
@@ -15,8 +16,14 @@ use crate::{
 pub const DEFAULT_MAX_CHARS_PER_FILE: usize = 20_000;
 /// Default total budget (`agents.defaults.bootstrapTotalMaxChars`).
 pub const DEFAULT_TOTAL_MAX_CHARS: usize = 60_000;
-/// When less than this is left of the total budget, no further file is added.
+/// A file whose share of the total budget is smaller than this is left out
+/// (with a marker) rather than cut to a useless stub.
 const MIN_REMAINING_FOR_A_FILE: usize = 64;
+/// What the stable files leave for HEARTBEAT.md when the total budget is
+/// short: it takes part in the fair share as a file of this size. Its real
+/// size is not used, because it changes between turns and the stable files'
+/// shares must not.
+const HEARTBEAT_RESERVE: usize = 4_000;
 
 /// Canonical injection order (P-31). Budgets are spent in this order and
 /// files render in it; other files follow, sorted by path.
@@ -167,6 +174,19 @@ impl Bootstrap {
         self.has_stable("bootstrap.md")
     }
 
+    /// True when a stable file with this basename is named in the prompt:
+    /// injected, cut, or left out with a marker.
+    pub fn listed(&self, lower_basename: &str) -> bool {
+        self.report.iter().any(|r| {
+            r.layer == Layer::Stable
+                && matches!(
+                    r.status,
+                    FileStatus::Injected | FileStatus::Truncated | FileStatus::Omitted
+                )
+                && is_named(&r.path, lower_basename)
+        })
+    }
+
     /// True when a stable file with this basename has real content in the
     /// prompt (a missing-file marker does not count).
     pub fn has_stable(&self, lower_basename: &str) -> bool {
@@ -221,10 +241,29 @@ pub fn allowed(path: &str, kind: SessionKind, heartbeat: &HeartbeatInfo) -> bool
     kind_allows && heartbeat_allows
 }
 
-/// Heartbeats are on with their prompt section: the one fact of a turn that
-/// decides which per-turn files a normal run gets (see [`allowed`]).
+/// Heartbeats are on with their prompt section, in a session they serve
+/// (taken as served when the caller does not say; see [`heartbeat_files_on`]).
 pub(crate) fn heartbeat_section_on(heartbeat: &HeartbeatInfo) -> bool {
-    heartbeat.enabled && heartbeat.include_system_prompt_section
+    heartbeat.enabled
+        && heartbeat.include_system_prompt_section
+        && heartbeat.serves_session.unwrap_or(true)
+}
+
+/// Whether this turn gets HEARTBEAT.md (P-51): a heartbeat turn always
+/// does; another turn only in a session heartbeats serve, with heartbeats
+/// and their prompt section on. The one fact of a turn that decides which
+/// per-turn files it gets.
+pub(crate) fn heartbeat_files_on(
+    session: SessionKind,
+    turn: TurnKind,
+    heartbeat: &HeartbeatInfo,
+    chat_type: ChatType,
+) -> bool {
+    session == SessionKind::Heartbeat
+        || turn.resolve(session) == TurnKind::Heartbeat
+        || (heartbeat.enabled
+            && heartbeat.include_system_prompt_section
+            && heartbeat.serves(chat_type))
 }
 
 struct Candidate<'a> {
@@ -298,9 +337,119 @@ fn candidates<'a>(
     Ok(out)
 }
 
-/// Validates, orders, filters and budgets the stable files. They spend the
-/// budget first: a per-turn file below the boundary must never change what
-/// is injected above it.
+/// What a file asks of the budget, decided before any budget is spent.
+enum Plan {
+    /// Not for this session kind (or, for HEARTBEAT.md, this turn).
+    Filtered,
+    /// Blank (or, for HEARTBEAT.md, a template that asks for nothing).
+    Empty,
+    /// Missing: this marker stands in for it.
+    Missing(String),
+    /// Content needing this many characters (at most the per-file limit).
+    Content(usize),
+}
+
+impl Plan {
+    fn need(&self) -> usize {
+        match self {
+            Self::Filtered | Self::Empty => 0,
+            Self::Missing(marker) => text::chars(marker),
+            Self::Content(need) => *need,
+        }
+    }
+}
+
+fn plan(
+    c: &Candidate,
+    workspace: &str,
+    max_per_file: usize,
+    kind: SessionKind,
+    heartbeat: &HeartbeatInfo,
+) -> Plan {
+    if !allowed(&c.path, kind, heartbeat) {
+        return Plan::Filtered;
+    }
+    if c.missing {
+        let full_path = if workspace == "/" {
+            format!("/{}", c.path)
+        } else {
+            format!("{workspace}/{}", c.path)
+        };
+        return Plan::Missing(format!("[missing file: expected at {full_path}]"));
+    }
+    let content = c.content.trim_end();
+    // A HEARTBEAT.md of headings and comments (the seeded template) asks
+    // for nothing, and costs nothing.
+    let empty =
+        content.trim().is_empty() || (is_dynamic(&c.path) && sanitize::heartbeat_is_empty(content));
+    if empty {
+        return Plan::Empty;
+    }
+    Plan::Content(text::chars(content).min(max_per_file))
+}
+
+/// The marker of a file the total budget left out.
+fn left_out_marker(path: &str, raw_chars: u32) -> String {
+    format!(
+        "[…{path} left out: its {raw_chars} characters did not fit the total budget for workspace files; read the file when you need it…]"
+    )
+}
+
+/// Max-min fair shares of `total` for these needs: every need that fits an
+/// equal share is met in full, and what the small ones leave is split
+/// equally among the rest. Ties are broken by position, so the result is a
+/// pure function of its inputs.
+pub(crate) fn fair_shares(needs: &[usize], total: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..needs.len()).collect();
+    order.sort_by_key(|&i| (needs[i], i));
+    let mut left = total;
+    let mut grants = vec![0; needs.len()];
+    for (k, &i) in order.iter().enumerate() {
+        let share = left / (needs.len() - k);
+        grants[i] = needs[i].min(share);
+        left -= grants[i];
+    }
+    grants
+}
+
+/// Grants for the participants' needs within `total`: fair shares, except
+/// that a participant whose share would be below [`MIN_REMAINING_FOR_A_FILE`]
+/// is left out (`None`), the last in canonical order first, and its marker's
+/// length (`markers[i]`) is taken from the budget instead.
+fn allot(needs: &[usize], markers: &[usize], total: usize) -> Vec<Option<usize>> {
+    let mut dropped = vec![false; needs.len()];
+    loop {
+        let spent_on_markers: usize = (0..needs.len())
+            .filter(|&i| dropped[i])
+            .map(|i| markers[i])
+            .sum();
+        let active: Vec<usize> = (0..needs.len()).filter(|&i| !dropped[i]).collect();
+        let active_needs: Vec<usize> = active.iter().map(|&i| needs[i]).collect();
+        let shares = fair_shares(&active_needs, total.saturating_sub(spent_on_markers));
+        let starved = active
+            .iter()
+            .zip(&shares)
+            .filter(|&(&i, &g)| g < needs[i] && g < MIN_REMAINING_FOR_A_FILE)
+            .map(|(&i, _)| i)
+            .next_back();
+        match starved {
+            Some(i) => dropped[i] = true,
+            None => {
+                let mut out = vec![None; needs.len()];
+                for (&i, &g) in active.iter().zip(&shares) {
+                    out[i] = Some(g);
+                }
+                return out;
+            }
+        }
+    }
+}
+
+/// Validates, orders, filters and budgets the stable files. The total budget
+/// is shared fairly among them (see [`fair_shares`]), so no file takes what
+/// a later one needs. HEARTBEAT.md, rendered below the boundary, takes part
+/// with a fixed reserve when the request carries it: a per-turn file must
+/// never change what is injected above the boundary.
 pub fn prepare_stable(
     workspace: &str,
     files: &[ContextFile],
@@ -324,21 +473,35 @@ pub fn prepare_stable(
     };
     // The heartbeat rule only concerns HEARTBEAT.md, a dynamic file.
     let no_heartbeat = HeartbeatInfo::default();
-    for c in candidates(workspace, files, false)? {
-        let (report, injected) = inject_one(
-            &c,
-            workspace,
-            max_per_file,
-            &mut out.remaining,
-            kind,
-            &no_heartbeat,
-            Layer::Stable,
-            project_keys,
-        );
-        out.report.push(report);
+    let stable = candidates(workspace, files, false)?;
+    let plans: Vec<Plan> = stable
+        .iter()
+        .map(|c| plan(c, workspace, max_per_file, kind, &no_heartbeat))
+        .collect();
+    let mut needs: Vec<usize> = plans.iter().map(Plan::need).collect();
+    let mut markers: Vec<usize> = stable
+        .iter()
+        .map(|c| text::chars(&left_out_marker(&c.path, c.raw_chars)))
+        .collect();
+    // HEARTBEAT.md may reach this session's turns: keep its reserve.
+    let heartbeat_present = candidates(workspace, files, true)?
+        .iter()
+        .any(|c| !c.missing && !matches!(kind, SessionKind::Subagent | SessionKind::Cron));
+    if heartbeat_present {
+        needs.push(HEARTBEAT_RESERVE.min(max_per_file));
+        markers.push(0);
+    }
+    let grants = allot(&needs, &markers, total);
+    for ((c, p), grant) in stable.iter().zip(plans).zip(grants) {
+        let (report, injected) = inject_one(c, p, grant, max_per_file, Layer::Stable, project_keys);
         if let Some(text) = injected {
-            out.stable.push(Injected { path: c.path, text });
+            out.remaining = out.remaining.saturating_sub(text::chars(&text));
+            out.stable.push(Injected {
+                path: c.path.clone(),
+                text,
+            });
         }
+        out.report.push(report);
     }
     Ok(out)
 }
@@ -354,18 +517,17 @@ pub fn prepare_dynamic(
     let mut remaining = stable.remaining;
     let mut out = DynamicFiles::default();
     for c in candidates(workspace, files, true)? {
-        let (report, injected) = inject_one(
-            &c,
-            workspace,
-            stable.max_chars_per_file,
-            &mut remaining,
-            kind,
-            heartbeat,
-            Layer::Dynamic,
-            &[],
-        );
+        let p = plan(&c, workspace, stable.max_chars_per_file, kind, heartbeat);
+        let need = p.need();
+        let grant = match need.min(remaining) {
+            g if g < need && g < MIN_REMAINING_FOR_A_FILE => None,
+            g => Some(g),
+        };
+        let (report, injected) =
+            inject_one(&c, p, grant, stable.max_chars_per_file, Layer::Dynamic, &[]);
         out.report.push(report);
         if let Some(text) = injected {
+            remaining = remaining.saturating_sub(text::chars(&text));
             out.injected.push(Injected { path: c.path, text });
         }
     }
@@ -388,17 +550,13 @@ pub fn merged_report(stable: &Bootstrap, dynamic: &DynamicFiles) -> Vec<FileRepo
     all
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one file's facts and the running budget, passed as they are"
-)]
+/// Injects one planned file within its grant (`None`: the total budget left
+/// it out, and a marker says so).
 fn inject_one(
     c: &Candidate,
-    workspace: &str,
+    plan: Plan,
+    grant: Option<usize>,
     max_per_file: usize,
-    remaining: &mut usize,
-    kind: SessionKind,
-    heartbeat: &HeartbeatInfo,
     layer: Layer,
     project_keys: &[String],
 ) -> (FileReport, Option<String>) {
@@ -414,52 +572,51 @@ fn inject_one(
         out_of_scope_entries: 0,
         out_of_scope_chars: 0,
     };
-    if !allowed(&c.path, kind, heartbeat) {
-        return (
-            report(FileStatus::Filtered, "", TruncationCause::None),
-            None,
-        );
-    }
-    if *remaining < MIN_REMAINING_FOR_A_FILE {
-        return (
-            report(FileStatus::Omitted, "", TruncationCause::TotalLimit),
-            None,
-        );
-    }
-    if c.missing {
-        let full_path = if workspace == "/" {
-            format!("/{}", c.path)
-        } else {
-            format!("{workspace}/{}", c.path)
-        };
-        let marker = format!("[missing file: expected at {full_path}]");
-        let marker = text::take_chars(&marker, *remaining).to_owned();
-        *remaining -= text::chars(&marker);
-        return (
-            report(FileStatus::Missing, &marker, TruncationCause::None),
-            Some(marker),
-        );
-    }
+    let budget = match (&plan, grant) {
+        (Plan::Filtered, _) => {
+            return (
+                report(FileStatus::Filtered, "", TruncationCause::None),
+                None,
+            );
+        }
+        (Plan::Empty, _) => return (report(FileStatus::Empty, "", TruncationCause::None), None),
+        (_, None) => {
+            let marker = left_out_marker(&c.path, raw_chars);
+            return (
+                report(FileStatus::Omitted, &marker, TruncationCause::TotalLimit),
+                Some(marker),
+            );
+        }
+        (Plan::Missing(marker), Some(grant)) => {
+            let marker = text::take_chars(marker, grant).to_owned();
+            return (
+                report(FileStatus::Missing, &marker, TruncationCause::None),
+                Some(marker),
+            );
+        }
+        (Plan::Content(_), Some(grant)) => grant,
+    };
     let content = c.content.trim_end();
-    // A HEARTBEAT.md of headings and comments (the seeded template) asks
-    // for nothing, and costs nothing.
-    let empty =
-        content.trim().is_empty() || (is_dynamic(&c.path) && sanitize::heartbeat_is_empty(content));
-    if empty {
-        return (report(FileStatus::Empty, "", TruncationCause::None), None);
-    }
-    let budget = max_per_file.min(*remaining);
     let (budgeted, cut, cause) = if text::chars(content) <= budget {
         (content.to_owned(), None, TruncationCause::None)
     } else {
-        let cause = if max_per_file <= *remaining {
+        let cause = if budget >= max_per_file {
             TruncationCause::PerFileLimit
         } else {
             TruncationCause::TotalLimit
         };
-        let cut = truncate::head_tail(content, budget, &c.path);
-        (cut.text.clone(), Some(cut), cause)
+        let structured = (digest::is_rule_file(&c.path))
+            .then(|| digest::structured(content, budget, &c.path))
+            .flatten();
+        match structured {
+            Some(s) => (s.text, None, cause),
+            None => {
+                let cut = truncate::head_tail(content, budget, &c.path);
+                (cut.text.clone(), Some(cut), cause)
+            }
+        }
     };
+    let truncated = cause != TruncationCause::None;
     // Project scopes are applied to what the budget kept.
     let budgeted_chars = text::chars_u32(&budgeted);
     let (injected, dropped_entries) = match project_scope::is_curated(&c.path) {
@@ -469,12 +626,11 @@ fn inject_one(
         },
         false => (budgeted, 0),
     };
-    let status = match (injected.trim().is_empty(), cut.is_some()) {
+    let status = match (injected.trim().is_empty(), truncated) {
         (true, _) => FileStatus::OutOfScope,
         (false, true) => FileStatus::Truncated,
         (false, false) => FileStatus::Injected,
     };
-    *remaining -= text::chars(&injected);
     let mut r = report(status, &injected, cause);
     r.out_of_scope_entries = dropped_entries;
     r.out_of_scope_chars = budgeted_chars.saturating_sub(r.injected_chars);
@@ -631,7 +787,8 @@ mod tests {
         assert_eq!(b.report[1].status, FileStatus::Missing);
     }
 
-    /// Defaults pinned (lesson L4): 20,000 per file, 60,000 in total.
+    /// Defaults pinned (lesson L4): 20,000 per file, 60,000 in total; four
+    /// files over the per-file limit share the total equally.
     #[test]
     fn default_budgets() {
         let big = "x".repeat(25_000);
@@ -649,22 +806,19 @@ mod tests {
             .map(|r| (r.status, r.cause, r.injected_chars))
             .collect();
         assert_eq!(
-            causes[0],
-            (FileStatus::Truncated, TruncationCause::PerFileLimit, 20_000)
-        );
-        assert_eq!(
-            causes[1],
-            (FileStatus::Truncated, TruncationCause::PerFileLimit, 20_000)
-        );
-        assert_eq!(
-            causes[2],
-            (FileStatus::Truncated, TruncationCause::PerFileLimit, 20_000)
-        );
-        assert_eq!(
-            causes[3],
-            (FileStatus::Omitted, TruncationCause::TotalLimit, 0)
+            causes,
+            [(FileStatus::Truncated, TruncationCause::TotalLimit, 15_000); 4]
         );
         assert!(b.stable_budget_hit());
+        // Two files fit the per-file limit within the total.
+        let b = run(&files[..2], BootstrapLimits::default(), SessionKind::Main);
+        assert_eq!(
+            b.report[0].cause,
+            TruncationCause::PerFileLimit,
+            "{:?}",
+            b.report
+        );
+        assert_eq!(b.report[1].injected_chars, 20_000);
     }
 
     #[test]
@@ -672,16 +826,70 @@ mod tests {
         let files = [
             file("AGENTS.md", &"a".repeat(900)),
             file("SOUL.md", &"s".repeat(900)),
+            file("USER.md", &"u".repeat(100)),
         ];
         let limits = BootstrapLimits {
             max_chars_per_file: 1_000,
             total_max_chars: 1_200,
         };
         let b = run(&files, limits, SessionKind::Main);
-        assert_eq!(b.report[0].status, FileStatus::Injected);
-        assert_eq!(b.report[1].status, FileStatus::Truncated);
-        assert_eq!(b.report[1].cause, TruncationCause::TotalLimit);
-        assert_eq!(b.report[1].injected_chars, 300);
+        // The small file is met in full; the two large ones split the rest.
+        let got: Vec<_> = b
+            .report
+            .iter()
+            .map(|r| (r.status, r.cause, r.injected_chars))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (FileStatus::Truncated, TruncationCause::TotalLimit, 550),
+                (FileStatus::Truncated, TruncationCause::TotalLimit, 550),
+                (FileStatus::Injected, TruncationCause::None, 100),
+            ]
+        );
+    }
+
+    #[test]
+    fn fair_shares_meet_small_needs_and_split_the_rest() {
+        assert_eq!(
+            fair_shares(&[100, 5_000, 5_000], 3_100),
+            [100, 1_500, 1_500]
+        );
+        assert_eq!(fair_shares(&[10, 20], 1_000), [10, 20]);
+        assert_eq!(fair_shares(&[], 1_000), Vec::<usize>::new());
+        assert_eq!(fair_shares(&[7, 7, 7], 10), [3, 3, 4]);
+    }
+
+    /// A file whose share is too small for anything useful is left out with
+    /// a marker that names it, and the others share what it would have had.
+    #[test]
+    fn a_starved_file_is_left_out_with_a_marker() {
+        let files: Vec<ContextFile> = (0..6)
+            .map(|i| file(&format!("notes/n{i}.md"), &"z".repeat(500)))
+            .collect();
+        let limits = BootstrapLimits {
+            max_chars_per_file: 1_000,
+            total_max_chars: 300,
+        };
+        let b = run(&files, limits, SessionKind::Main);
+        let omitted: Vec<_> = b
+            .report
+            .iter()
+            .filter(|r| r.status == FileStatus::Omitted)
+            .map(|r| r.path.as_str())
+            .collect();
+        assert!(!omitted.is_empty());
+        assert!(omitted.iter().all(|p| b.stable.iter().any(|f| {
+            &f.path == p
+                && f.text
+                    .contains(&format!("[…{p} left out: its 500 characters"))
+        })));
+        assert!(
+            b.report
+                .iter()
+                .filter(|r| r.status == FileStatus::Truncated)
+                .all(|r| r.injected_chars >= 64)
+        );
     }
 
     #[test]

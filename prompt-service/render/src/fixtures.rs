@@ -168,6 +168,7 @@ pub fn realistic() -> RenderInput {
         prompt: "Read HEARTBEAT.md and follow it. If nothing needs attention, reply HEARTBEAT_OK."
             .into(),
         include_system_prompt_section: true,
+        serves_session: Some(true),
     };
     input.runtime = RuntimeInfo {
         host: "atlas".into(),

@@ -13,6 +13,7 @@
 mod bootstrap;
 mod boundary;
 mod channels;
+mod digest;
 mod error;
 pub mod fixtures;
 mod gpt5;
@@ -55,7 +56,7 @@ pub use input::{
     DelegationMode, Elevated, ElevatedLevel, FullAccessBlock, HeartbeatInfo, ModelAlias,
     OwnerDisplay, PromptMode, PromptSurface, ReactionLevel, ReasoningLevel, RenderInput,
     ReplyDelivery, RuntimeInfo, RuntimeVersion, SandboxInfo, SessionKind, Skill,
-    SkillVersionSource, SkillsLimits, ThinkLevel, Tool, TurnInputs, WorkspaceAccess,
+    SkillVersionSource, SkillsLimits, ThinkLevel, Tool, TurnInputs, TurnKind, WorkspaceAccess,
 };
 pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
 pub use paths::{normalize_absolute, relative_in_workspace};

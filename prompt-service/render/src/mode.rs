@@ -73,8 +73,6 @@ pub enum SectionKind {
     AuthorizedSenders,
     /// `## Current Date & Time`.
     DateTime,
-    /// `## Bootstrap Pending`.
-    BootstrapPending,
     /// `## Bootstrap Context Notice`.
     BootstrapNotice,
     /// `## Workspace Files (injected)`.
@@ -85,6 +83,9 @@ pub enum SectionKind {
     ProjectContext,
     /// `# Dynamic Project Context` and one section per dynamic file.
     DynamicProjectContext,
+    /// `## Bootstrap Pending`: per turn, because only a user's turn works
+    /// through the first-run setup.
+    BootstrapPending,
     /// `## Control UI Embed`.
     ControlUiEmbed,
     /// `## Messaging`.
@@ -174,8 +175,10 @@ use SectionKind as K;
 
 /// The section table, in output order. Minimal mode (subagents, cron) drops
 /// delegation, the GPT-5 heartbeat guidance, the built-in execution bias, memory recall, self-update, model
-/// aliases, documentation, authorized senders, output directives, messaging,
-/// silent replies, voice, the Control UI embed and heartbeats (P-26).
+/// aliases, documentation, authorized senders, output directives, voice, the
+/// Control UI embed and heartbeats (P-26); it keeps a short Messaging section
+/// (where its reply goes) and the silent-reply rule, which the runtime honours
+/// in every session.
 /// `none` keeps only the identity line (P-27). The two trailing rows
 /// form the relocatable block: the per-turn facts that change most often,
 /// which a caller may move after the conversation.
@@ -239,14 +242,6 @@ pub const SECTIONS: &[Row] = &[
         false,
     ),
     row(K::DateTime, "date_time", S, true, true, false),
-    row(
-        K::BootstrapPending,
-        "bootstrap_pending",
-        S,
-        true,
-        true,
-        false,
-    ),
     row(K::BootstrapNotice, "bootstrap_notice", S, true, true, false),
     row(K::WorkspaceFiles, "workspace_files", S, true, true, false),
     row(K::ReasoningFormat, "reasoning_format", S, true, true, false),
@@ -259,8 +254,16 @@ pub const SECTIONS: &[Row] = &[
         true,
         false,
     ),
+    row(
+        K::BootstrapPending,
+        "bootstrap_pending",
+        D,
+        true,
+        true,
+        false,
+    ),
     row(K::ControlUiEmbed, "control_ui_embed", D, true, false, false),
-    row(K::Messaging, "messaging", D, true, false, false),
+    row(K::Messaging, "messaging", D, true, true, false),
     row(
         K::OutputDirectives,
         "output_directives",
@@ -269,7 +272,7 @@ pub const SECTIONS: &[Row] = &[
         false,
         false,
     ),
-    row(K::SilentReplies, "silent_replies", D, true, false, false),
+    row(K::SilentReplies, "silent_replies", D, true, true, false),
     row(K::Voice, "voice", D, true, false, false),
     row(K::ExtraContext, "extra_context", D, true, true, false),
     row(K::Reactions, "reactions", D, true, true, false),
@@ -342,16 +345,16 @@ mod tests {
             ("sandbox", true, true, false),
             ("authorized_senders", true, false, false),
             ("date_time", true, true, false),
-            ("bootstrap_pending", true, true, false),
             ("bootstrap_notice", true, true, false),
             ("workspace_files", true, true, false),
             ("reasoning_format", true, true, false),
             ("project_context", true, true, false),
             ("dynamic_project_context", true, true, false),
+            ("bootstrap_pending", true, true, false),
             ("control_ui_embed", true, false, false),
-            ("messaging", true, false, false),
+            ("messaging", true, true, false),
             ("output_directives", true, false, false),
-            ("silent_replies", true, false, false),
+            ("silent_replies", true, true, false),
             ("voice", true, false, false),
             ("extra_context", true, true, false),
             ("reactions", true, true, false),

@@ -7,7 +7,7 @@ use crate::{
     error::RenderError,
     input::{
         ChannelInfo, Contribution, HeartbeatInfo, ModelAlias, PromptMode, RenderInput, RuntimeInfo,
-        RuntimeVersion,
+        RuntimeVersion, SessionKind, TurnKind,
     },
     owners, paths,
     render::TurnRef,
@@ -92,7 +92,25 @@ pub(crate) fn prepare_stable(input: &RenderInput) -> Result<StableCtx, RenderErr
         exec_exit_wakeups: input.exec_exit_wakeups,
         exec_approvals_never_ask: input.exec_approvals_never_ask,
         gpt5_heartbeat_guidance: input.gpt5_heartbeat_guidance,
+        gateway_actions: gateway_actions(&input.tools),
     })
+}
+
+/// The actions the gateway tool's schema allows (`properties.action.enum`),
+/// sorted; `None` when it has no such list. The schema was validated as a
+/// JSON object with the tools.
+fn gateway_actions(tools: &[crate::input::Tool]) -> Option<Vec<String>> {
+    let tool = tools
+        .iter()
+        .find(|t| t.name.trim().eq_ignore_ascii_case("gateway"))?;
+    let schema: serde_json::Value = serde_json::from_str(&tool.json_schema).ok()?;
+    let list = schema.pointer("/properties/action/enum")?.as_array()?;
+    let mut actions: Vec<String> = list
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    actions.sort();
+    Some(actions)
 }
 
 /// Trimmed, normalised (see [`crate::project_scope::normalize_key`]),
@@ -120,6 +138,7 @@ fn normalize_project_keys(keys: &[String]) -> Result<Vec<String>, RenderError> {
 /// `dynamic_suffix` come from the stable inputs, normalised with the block.
 pub(crate) fn prepare_turn(
     turn: TurnRef<'_>,
+    session: SessionKind,
     agent_id: &str,
     dynamic_suffix: &str,
 ) -> Result<TurnCtx, RenderError> {
@@ -152,15 +171,23 @@ pub(crate) fn prepare_turn(
         display_name,
         known_channels: normalize_capabilities(known_channels),
     };
+    let turn_kind = turn.turn_kind.resolve(session);
     let HeartbeatInfo {
         enabled,
         prompt,
         include_system_prompt_section,
+        serves_session: _,
     } = turn.heartbeat;
     let heartbeat = HeartbeatInfo {
         enabled: *enabled,
         prompt: normalize_block(prompt),
         include_system_prompt_section: *include_system_prompt_section,
+        // Resolved here once: a heartbeat turn is served by definition.
+        serves_session: Some(
+            turn_kind == TurnKind::Heartbeat
+                || session == SessionKind::Heartbeat
+                || turn.heartbeat.serves(*chat_type),
+        ),
     };
     let RuntimeInfo {
         host,
@@ -211,6 +238,7 @@ pub(crate) fn prepare_turn(
         reaction_level: turn.reaction_level,
         dynamic_suffix: dynamic_suffix.to_owned(),
         date,
+        turn_kind,
     })
 }
 

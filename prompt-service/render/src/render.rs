@@ -11,7 +11,7 @@ use crate::{
     hash_memo::HashMemo,
     input::{
         ChannelInfo, HeartbeatInfo, PromptMode, PromptSurface, ReactionLevel, ReasoningLevel,
-        RenderInput, RuntimeInfo, ThinkLevel, TurnInputs,
+        RenderInput, RuntimeInfo, ThinkLevel, TurnInputs, TurnKind,
     },
     mode::{Layer, SECTIONS, SectionKind},
     sections::{self, StableCtx},
@@ -164,6 +164,7 @@ pub fn validate(input: &RenderInput) -> Result<(), RenderError> {
     }
     crate::prepare::prepare_turn(
         TurnRef::of_input(input),
+        input.session_kind,
         &text::one_line(&input.agent_id),
         &text::normalize_block(&input.contribution.dynamic_suffix),
     )?;
@@ -185,6 +186,7 @@ pub(crate) struct TurnRef<'a> {
     pub(crate) current_date: &'a str,
     pub(crate) prompt_surface: PromptSurface,
     pub(crate) mark_relocatable: bool,
+    pub(crate) turn_kind: TurnKind,
 }
 
 impl<'a> TurnRef<'a> {
@@ -202,6 +204,7 @@ impl<'a> TurnRef<'a> {
             current_date: &input.current_date,
             prompt_surface: input.prompt_surface,
             mark_relocatable: input.mark_relocatable,
+            turn_kind: input.turn_kind,
         }
     }
 
@@ -219,6 +222,7 @@ impl<'a> TurnRef<'a> {
             current_date,
             prompt_surface,
             mark_relocatable,
+            turn_kind,
         } = turn;
         Self {
             channel,
@@ -232,6 +236,7 @@ impl<'a> TurnRef<'a> {
             current_date,
             prompt_surface: *prompt_surface,
             mark_relocatable: *mark_relocatable,
+            turn_kind: *turn_kind,
         }
     }
 }
@@ -388,8 +393,19 @@ pub(crate) fn finish(turn: TurnRef<'_>, block: &StableBlock) -> Result<Rendered,
     let ctx = &block.ctx;
     let prompt_surface = turn.prompt_surface;
     let mark_relocatable = turn.mark_relocatable;
-    let files = &block.turn_files[usize::from(bootstrap::heartbeat_section_on(turn.heartbeat))];
-    let turn = crate::prepare::prepare_turn(turn, &block.agent_id, &block.dynamic_suffix)?;
+    let heartbeat_files = bootstrap::heartbeat_files_on(
+        ctx.session_kind,
+        turn.turn_kind,
+        turn.heartbeat,
+        turn.channel.chat_type,
+    );
+    let files = &block.turn_files[usize::from(heartbeat_files)];
+    let turn = crate::prepare::prepare_turn(
+        turn,
+        ctx.session_kind,
+        &block.agent_id,
+        &block.dynamic_suffix,
+    )?;
     // Each section's text and report, leading ones and the relocatable block.
     let mut pieces: Vec<(Cow<'_, str>, SectionReport)> = Vec::new();
     let mut relocatable: Vec<(Cow<'_, str>, SectionReport)> = Vec::new();

@@ -16,8 +16,6 @@ use crate::{
 pub const DEFAULT_MAX_SKILLS: usize = 150;
 /// Default most characters (`skills.limits.maxSkillsPromptChars`).
 pub const DEFAULT_MAX_CHARS: usize = 18_000;
-/// Omitted names spelled out in the prompt note; the report has them all.
-const OMITTED_NAMES_IN_NOTE: usize = 20;
 
 /// A validated skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +41,8 @@ pub struct Listing {
     pub entries: Vec<(String, String, u32)>,
     /// Names left out, sorted.
     pub omitted: Vec<String>,
-    /// Descriptions were dropped to fit.
+    /// The compact form (one line per skill, no description or version)
+    /// was used to fit.
     pub compact: bool,
 }
 
@@ -119,9 +118,18 @@ pub fn prepare(skills: &[Skill]) -> Result<Vec<PreparedSkill>, RenderError> {
 }
 
 fn skill_block(skill: &PreparedSkill, compact: bool) -> String {
+    if compact {
+        // One line, name and location only: the form that fits the most
+        // skills when the full listing is over budget.
+        return format!(
+            "  <skill name=\"{}\" location=\"{}\"/>",
+            xml_escape(&skill.name),
+            xml_escape(&skill.location)
+        );
+    }
     let mut block = String::from("  <skill>\n");
     block.push_str(&format!("    <name>{}</name>\n", xml_escape(&skill.name)));
-    if !compact && !skill.description.is_empty() {
+    if !skill.description.is_empty() {
         block.push_str(&format!(
             "    <description>{}</description>\n",
             xml_escape(&skill.description)
@@ -139,6 +147,8 @@ fn skill_block(skill: &PreparedSkill, compact: bool) -> String {
     block
 }
 
+/// The note over a shortened listing. Every omitted skill is named: a
+/// skill the model never hears of cannot be asked for.
 fn note(listed: usize, offered: usize, compact: bool, omitted: &[String]) -> Option<String> {
     if omitted.is_empty() && !compact {
         return None;
@@ -147,19 +157,13 @@ fn note(listed: usize, offered: usize, compact: bool, omitted: &[String]) -> Opt
         "Note: the skills list was shortened to fit the prompt budget ({listed} of {offered} listed"
     );
     if compact {
-        line.push_str(", descriptions left out");
+        line.push_str(
+            ", without descriptions or versions: read a skill's SKILL.md before using it",
+        );
     }
     line.push(')');
     if !omitted.is_empty() {
-        let shown: Vec<&str> = omitted
-            .iter()
-            .take(OMITTED_NAMES_IN_NOTE)
-            .map(String::as_str)
-            .collect();
-        line.push_str(&format!(". Not listed: {}", shown.join(", ")));
-        if omitted.len() > shown.len() {
-            line.push_str(&format!(" and {} more", omitted.len() - shown.len()));
-        }
+        line.push_str(&format!(". Not listed: {}", omitted.join(", ")));
     }
     line.push('.');
     Some(line)

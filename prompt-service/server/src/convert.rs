@@ -61,6 +61,7 @@ pub fn input_from_request(
             current_date,
             prompt_surface,
             mark_relocatable_block,
+            turn_kind,
         } = req;
 
         if workspace_dir.trim().is_empty() {
@@ -130,6 +131,7 @@ pub fn input_from_request(
             current_date,
             prompt_surface: surface_of(enum_value("prompt_surface", prompt_surface)?),
             mark_relocatable: mark_relocatable_block,
+            turn_kind: turn_kind_of(enum_value("turn_kind", turn_kind)?),
         })
     }
 }
@@ -152,6 +154,7 @@ pub fn turn_from_request(
         current_date,
         prompt_surface,
         mark_relocatable_block,
+        turn_kind,
         // Not turn fields.
         prompt_mode: _,
         session_kind: _,
@@ -195,6 +198,7 @@ pub fn turn_from_request(
         current_date,
         prompt_surface: surface_of(enum_value("prompt_surface", prompt_surface)?),
         mark_relocatable: mark_relocatable_block,
+        turn_kind: turn_kind_of(enum_value("turn_kind", turn_kind)?),
     })
 }
 
@@ -224,11 +228,36 @@ fn heartbeat_of(heartbeat: pb::HeartbeatInfo) -> render::HeartbeatInfo {
         enabled,
         prompt,
         include_system_prompt_section,
+        serves_session,
     } = heartbeat;
     render::HeartbeatInfo {
         enabled,
         prompt,
         include_system_prompt_section: include_system_prompt_section.unwrap_or(true),
+        serves_session,
+    }
+}
+
+pub(crate) fn turn_kind_of(kind: pb::TurnKind) -> render::TurnKind {
+    match kind {
+        pb::TurnKind::Unspecified => render::TurnKind::Unspecified,
+        pb::TurnKind::User => render::TurnKind::User,
+        pb::TurnKind::Heartbeat => render::TurnKind::Heartbeat,
+        pb::TurnKind::WakeUp => render::TurnKind::WakeUp,
+        pb::TurnKind::Cron => render::TurnKind::Cron,
+        pb::TurnKind::Subagent => render::TurnKind::Subagent,
+    }
+}
+
+/// The renderer's turn kind to proto.
+pub(crate) fn turn_kind_to_pb(kind: render::TurnKind) -> pb::TurnKind {
+    match kind {
+        render::TurnKind::Unspecified => pb::TurnKind::Unspecified,
+        render::TurnKind::User => pb::TurnKind::User,
+        render::TurnKind::Heartbeat => pb::TurnKind::Heartbeat,
+        render::TurnKind::WakeUp => pb::TurnKind::WakeUp,
+        render::TurnKind::Cron => pb::TurnKind::Cron,
+        render::TurnKind::Subagent => pb::TurnKind::Subagent,
     }
 }
 

@@ -112,6 +112,8 @@ pub fn resolve(
                 .clone()
                 .unwrap_or_else(|| prompt_render::DEFAULT_HEARTBEAT_PROMPT.to_owned()),
             include_system_prompt_section: Some(heartbeat.include_system_prompt_section),
+            // Config alone cannot say which session a request is for.
+            serves_session: None,
         }),
         identity: Some(pb::AgentIdentity {
             agent_id: agent.id.clone(),

@@ -53,6 +53,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         current_date,
         prompt_surface,
         mark_relocatable,
+        turn_kind,
     } = input.clone();
     pb::RenderSystemPromptRequest {
         prompt_mode: match prompt_mode {
@@ -173,6 +174,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
             enabled: heartbeat.enabled,
             prompt: heartbeat.prompt,
             include_system_prompt_section: Some(heartbeat.include_system_prompt_section),
+            serves_session: heartbeat.serves_session,
         }),
         runtime: Some(pb::RuntimeInfo {
             host: runtime.host,
@@ -254,6 +256,7 @@ pub fn request_from_input(input: &render::RenderInput) -> pb::RenderSystemPrompt
         current_date,
         prompt_surface: crate::convert::surface_to_pb(prompt_surface) as i32,
         mark_relocatable_block: mark_relocatable,
+        turn_kind: crate::convert::turn_kind_to_pb(turn_kind) as i32,
     }
 }
 
@@ -280,6 +283,8 @@ mod tests {
         input.current_date = "2026-12-01".into();
         input.prompt_surface = render::PromptSurface::Preview;
         input.mark_relocatable = true;
+        input.turn_kind = render::TurnKind::WakeUp;
+        input.heartbeat.serves_session = Some(false);
         input.sandbox.engine = "bubblewrap".into();
         input.sandbox.network = true;
         input.sandbox.browser_bridge_url = "http://127.0.0.1:9222".into();

@@ -24,7 +24,7 @@ use prost::{
 /// renderer's [`prompt_render::TurnInputs`], by number and name (the names
 /// are checked against the proto descriptor by a test, and
 /// `turn_from_request` converts exactly these).
-pub(crate) const TURN_FIELDS: [(u32, &str); 11] = [
+pub(crate) const TURN_FIELDS: [(u32, &str); 12] = [
     (14, "channel"),
     (15, "extra_system_prompt"),
     (16, "heartbeat"),
@@ -36,6 +36,7 @@ pub(crate) const TURN_FIELDS: [(u32, &str); 11] = [
     (36, "current_date"),
     (37, "prompt_surface"),
     (38, "mark_relocatable_block"),
+    (41, "turn_kind"),
 ];
 
 fn is_turn_field(tag: u32) -> bool {

@@ -180,6 +180,8 @@ fn base(channel: ChannelInfo, kind: SessionKind, context: &[&str]) -> RenderInpu
         enabled: true,
         prompt: HEARTBEAT_PROMPT.to_owned(),
         include_system_prompt_section: true,
+        // Taken from the conversation: a group is not a heartbeat session.
+        serves_session: None,
     };
     base
 }

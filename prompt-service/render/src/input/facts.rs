@@ -170,6 +170,19 @@ pub struct HeartbeatInfo {
     pub prompt: String,
     /// `heartbeat.includeSystemPromptSection`.
     pub include_system_prompt_section: bool,
+    /// Heartbeats run in this session (an agent's main session while its
+    /// heartbeat is on). `None` when the caller does not say: then a group
+    /// or channel conversation is taken as not served, anything else as
+    /// served.
+    pub serves_session: Option<bool>,
+}
+
+impl HeartbeatInfo {
+    /// Whether heartbeats run in a session with this conversation kind.
+    pub fn serves(&self, chat_type: ChatType) -> bool {
+        self.serves_session
+            .unwrap_or(!matches!(chat_type, ChatType::Group | ChatType::Channel))
+    }
 }
 
 impl Default for HeartbeatInfo {
@@ -178,6 +191,7 @@ impl Default for HeartbeatInfo {
             enabled: false,
             prompt: String::new(),
             include_system_prompt_section: true,
+            serves_session: None,
         }
     }
 }

@@ -48,6 +48,45 @@ impl SessionKind {
     }
 }
 
+/// What started the turn a prompt is for. It decides per-turn text only
+/// (first-run guidance, heartbeat files), so every kind of turn of one
+/// session shares the stable prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TurnKind {
+    /// Not said: taken from the session kind (see [`TurnKind::resolve`]).
+    #[default]
+    Unspecified,
+    /// A message from the user.
+    User,
+    /// A heartbeat poll.
+    Heartbeat,
+    /// A wake-up the runtime started on its own, such as a background
+    /// command's completion.
+    WakeUp,
+    /// A scheduled cron run.
+    Cron,
+    /// A subagent's task.
+    Subagent,
+}
+
+impl TurnKind {
+    /// The kind of this turn: as given, else the one the session kind implies.
+    pub fn resolve(self, session: SessionKind) -> Self {
+        match (self, session) {
+            (Self::Unspecified, SessionKind::Main) => Self::User,
+            (Self::Unspecified, SessionKind::Heartbeat) => Self::Heartbeat,
+            (Self::Unspecified, SessionKind::Cron) => Self::Cron,
+            (Self::Unspecified, SessionKind::Subagent) => Self::Subagent,
+            (given, _) => given,
+        }
+    }
+
+    /// True for a turn a person started, who can answer in it.
+    pub fn from_user(self) -> bool {
+        matches!(self, Self::User)
+    }
+}
+
 /// How authorized sender ids are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum OwnerDisplay {

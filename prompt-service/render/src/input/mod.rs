@@ -11,7 +11,8 @@ pub use facts::{
 };
 pub use kinds::{
     ChatType, CitationsMode, DelegationMode, OwnerDisplay, PromptMode, PromptSurface,
-    ReactionLevel, ReasoningLevel, ReplyDelivery, SessionKind, ThinkLevel, WorkspaceAccess,
+    ReactionLevel, ReasoningLevel, ReplyDelivery, SessionKind, ThinkLevel, TurnKind,
+    WorkspaceAccess,
 };
 
 /// Everything one render needs. Construct with `Default` and set fields.
@@ -112,6 +113,8 @@ pub struct RenderInput {
     /// block (date and runtime line), for a caller that moves that block
     /// after the conversation.
     pub mark_relocatable: bool,
+    /// Per-turn: what started this turn.
+    pub turn_kind: TurnKind,
 }
 
 impl RenderInput {
@@ -147,6 +150,7 @@ impl RenderInput {
             current_date: std::mem::take(&mut self.current_date),
             prompt_surface: std::mem::take(&mut self.prompt_surface),
             mark_relocatable: std::mem::take(&mut self.mark_relocatable),
+            turn_kind: std::mem::take(&mut self.turn_kind),
         }
     }
 }
@@ -183,4 +187,6 @@ pub struct TurnInputs {
     pub prompt_surface: PromptSurface,
     /// Mark the relocatable block.
     pub mark_relocatable: bool,
+    /// What started this turn.
+    pub turn_kind: TurnKind,
 }

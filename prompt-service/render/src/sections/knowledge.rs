@@ -69,12 +69,15 @@ pub fn self_update(ctx: &Ctx) -> Option<String> {
     if !ctx.tools.has("gateway") {
         return None;
     }
-    Some(lines(&[
+    let mut out = vec![
         "## OpenClaw Self-Update",
         "To change configuration, first read the relevant schema with `config.schema.lookup`, then make targeted edits with `config.patch`; use `config.apply` only to replace the whole file.",
-        "Run `update.run` only when the user explicitly asks for an update.",
-        "Exec approval settings (`tools.exec.ask`, `tools.exec.security` and their legacy `tools.bash.*` aliases) cannot be changed through the gateway; ask the user to change them by hand.",
-    ]))
+    ];
+    if ctx.gateway_can("update.run") {
+        out.push("Run `update.run` only when the user explicitly asks for an update.");
+    }
+    out.push("Exec approval settings (`tools.exec.ask`, `tools.exec.security` and their legacy `tools.bash.*` aliases) cannot be changed through the gateway; ask the user to change them by hand.");
+    Some(lines(&out))
 }
 
 /// `## Model Aliases`: configured aliases, sorted.

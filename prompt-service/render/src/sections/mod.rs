@@ -20,7 +20,7 @@ use crate::{
     input::{
         ChannelInfo, CitationsMode, Contribution, DelegationMode, HeartbeatInfo, ModelAlias,
         OwnerDisplay, PromptMode, ReactionLevel, ReasoningLevel, RuntimeInfo, SandboxInfo,
-        SessionKind, ThinkLevel,
+        SessionKind, ThinkLevel, TurnKind,
     },
     mode::SectionKind,
     skills::Listing,
@@ -59,6 +59,21 @@ pub struct StableCtx {
     pub(crate) exec_exit_wakeups: bool,
     pub(crate) exec_approvals_never_ask: bool,
     pub(crate) gpt5_heartbeat_guidance: bool,
+    /// The gateway tool's actions, when its schema lists them (`action`'s
+    /// `enum`); `None` when it does not restrict them.
+    pub(crate) gateway_actions: Option<Vec<String>>,
+}
+
+impl StableCtx {
+    /// Whether the gateway tool offers this action (any action when its
+    /// schema does not list them).
+    pub(crate) fn gateway_can(&self, action: &str) -> bool {
+        self.tools.has("gateway")
+            && self
+                .gateway_actions
+                .as_ref()
+                .is_none_or(|actions| actions.iter().any(|a| a == action))
+    }
 }
 
 /// What only the per-turn sections read.
@@ -75,6 +90,8 @@ pub struct TurnCtx {
     pub(crate) reaction_level: ReactionLevel,
     pub(crate) dynamic_suffix: String,
     pub(crate) date: Option<jiff::civil::Date>,
+    /// What started the turn, resolved against the session kind.
+    pub(crate) turn_kind: TurnKind,
 }
 
 impl TurnCtx {
@@ -206,7 +223,6 @@ pub(crate) fn build_stable(kind: SectionKind, id: &'static str, ctx: &StableCtx)
         K::Sandbox => one(id, sandbox::sandbox(ctx)),
         K::AuthorizedSenders => one(id, workspace::authorized_senders(ctx)),
         K::DateTime => one(id, workspace::date_time(ctx)),
-        K::BootstrapPending => one(id, workspace::bootstrap_pending(ctx)),
         K::BootstrapNotice => one(id, workspace::bootstrap_notice(ctx)),
         K::WorkspaceFiles => one(id, workspace::workspace_files(ctx)),
         K::ReasoningFormat => one(id, workspace::reasoning_format(ctx)),
@@ -232,6 +248,7 @@ pub(crate) fn build_dynamic(
         // Built with the stable block (see [`dynamic_files`]): it reads one
         // fact of the turn only.
         K::DynamicProjectContext => Vec::new(),
+        K::BootstrapPending => one(id, turn::bootstrap_pending(ctx, turn)),
         K::ControlUiEmbed => one(id, turn::control_ui_embed(turn)),
         K::Messaging => one(id, Some(turn::messaging(ctx, turn))),
         K::OutputDirectives => one(id, Some(turn::output_directives(ctx, turn))),

@@ -8,7 +8,7 @@ use std::fmt;
 use super::{Joined, Piece, SectionText, StableCtx, TurnCtx, lines};
 use crate::{
     bootstrap::DynamicFiles,
-    input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery, SessionKind},
+    input::{ChatType, PromptMode, ReactionLevel, ReplyDelivery, SessionKind, TurnKind},
 };
 
 /// Acknowledgement token of a heartbeat turn with nothing to report.
@@ -42,6 +42,36 @@ pub fn dynamic_project_context(ctx: &StableCtx, files: &DynamicFiles) -> Vec<Pie
     pieces
 }
 
+/// `## Bootstrap Pending`: BOOTSTRAP.md is in Project Context.
+/// Only a user's turn works through the first-run setup; a heartbeat,
+/// wake-up, cron or subagent turn is told to leave it for one. The way to
+/// finish is offered only with a tool that can remove the file.
+pub fn bootstrap_pending(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
+    if !ctx.bootstrap.bootstrap_pending() {
+        return None;
+    }
+    let mut out = SectionText::new("## Bootstrap Pending");
+    if !turn.turn_kind.from_user() {
+        out.line("This workspace is new and its first-run setup (BOOTSTRAP.md in Project Context) is still open, but no user started this turn: leave the setup for a conversation with the user and do only what this turn asks.");
+        return Some(out.finish());
+    }
+    let finish = if ctx.tools.has("exec") {
+        format!(
+            "remove BOOTSTRAP.md (for example `rm BOOTSTRAP.md` with {}) once setup is complete",
+            ctx.tools.spelled("exec")
+        )
+    } else if ctx.tools.has("apply_patch") {
+        format!(
+            "delete BOOTSTRAP.md with a delete-file patch through {} once setup is complete",
+            ctx.tools.spelled("apply_patch")
+        )
+    } else {
+        "once setup is complete, tell the user so they can delete BOOTSTRAP.md: no tool in this run removes files".to_owned()
+    };
+    out.line_fmt(format_args!("This workspace is new. BOOTSTRAP.md (in Project Context above) describes a first-run setup: work through it with the user before other tasks, record what you learn in IDENTITY.md, USER.md and SOUL.md as it asks, and {finish}."));
+    Some(out.finish())
+}
+
 /// `## Control UI Embed`: only on the `webchat` channel.
 pub fn control_ui_embed(turn: &TurnCtx) -> Option<String> {
     (turn.channel.name == "webchat").then(|| {
@@ -57,6 +87,10 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
     let t = &ctx.tools;
     let ch = &turn.channel;
     let mut out = SectionText::new("## Messaging");
+    if ctx.mode == PromptMode::Minimal {
+        minimal_messaging(ctx, turn, &mut out);
+        return out.finish();
+    }
     match (ch.name.is_empty(), ch.chat_type.label()) {
         (true, _) => out.line("This turn did not arrive through a chat channel."),
         (false, Some(kind)) => out.line_fmt(format_args!(
@@ -106,11 +140,30 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
             ));
         }
         out.line("Never send the same content both through the tool and as your reply.");
+        out.line("Never reach a chat through a shell command or a raw API call.");
         for hint in &ch.message_tool_hints {
             out.line(hint);
         }
     }
     out.finish()
+}
+
+/// The minimal-mode Messaging lines: where this run's final reply goes, and
+/// that chats are reached only through the message tool.
+fn minimal_messaging(ctx: &StableCtx, turn: &TurnCtx, out: &mut SectionText) {
+    match turn.turn_kind {
+        TurnKind::Subagent => out.line("Your final reply is your result: it goes back to the session that started you as a [Subagent Result] message and reaches no chat by itself, so make it complete and self-contained."),
+        TurnKind::Cron => out.line("Your final reply is this job's result: it stays in the job's session, and goes on to another session only when the job is set to deliver it."),
+        _ => out.line("Your final reply goes back to whoever started the turn."),
+    }
+    if ctx.tools.has("message") {
+        out.line_fmt(format_args!(
+            "Reach a chat only with the {} tool (action \"send\", a channel, a target and the text), never through a shell command or a raw API call.",
+            ctx.tools.spelled("message")
+        ));
+    } else {
+        out.line("No tool in this run sends to a chat; do not try to reach one through a shell command or a raw API call.");
+    }
 }
 
 /// `## Assistant Output Directives` (P-18): depends on reply delivery.
@@ -147,17 +200,24 @@ pub fn output_directives(ctx: &StableCtx, turn: &TurnCtx) -> String {
     }
 }
 
-/// `## Silent Replies` (P-28): only automatic group/channel runs own a
-/// silent-reply contract with the `NO_REPLY` token.
+/// `## Silent Replies` (P-28): the runtime delivers nothing for a reply of
+/// exactly `NO_REPLY` in every session, so every run with automatic delivery
+/// is told how to stay silent; group and channel runs get the group wording.
+/// A subagent's reply is its result (silence would lose it), and with
+/// message-tool-only delivery not sending is already silence.
 pub fn silent_replies(turn: &TurnCtx) -> Option<String> {
     let ch = &turn.channel;
-    let group_like = matches!(ch.chat_type, ChatType::Group | ChatType::Channel);
-    (ch.reply_delivery == ReplyDelivery::Automatic && group_like).then(|| {
-        let mut out = SectionText::new("## Silent Replies");
+    if ch.reply_delivery != ReplyDelivery::Automatic || turn.turn_kind == TurnKind::Subagent {
+        return None;
+    }
+    let mut out = SectionText::new("## Silent Replies");
+    if matches!(ch.chat_type, ChatType::Group | ChatType::Channel) {
         out.line_fmt(format_args!("Not every group message needs an answer. When you have nothing useful to add, reply with exactly {NO_REPLY} and nothing else; it is never shown."));
-        out.line_fmt(format_args!("Never append {NO_REPLY} to a real reply."));
-        out.finish()
-    })
+    } else {
+        out.line_fmt(format_args!("If a turn needs no answer, reply with exactly {NO_REPLY} and nothing else; nothing is delivered."));
+    }
+    out.line_fmt(format_args!("Never append {NO_REPLY} to a real reply."));
+    Some(out.finish())
 }
 
 /// `## Voice (TTS)`: the configured hint.
@@ -217,7 +277,10 @@ pub fn approvals(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
 /// goes out through the tool, since plain text does not reach the chat.
 pub fn heartbeats(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     let hb = &turn.heartbeat;
-    if !hb.enabled || !hb.include_system_prompt_section || hb.prompt.is_empty() {
+    // P-51: only where heartbeats run (resolved in prepare; a heartbeat turn
+    // is served by definition).
+    let served = hb.serves_session == Some(true);
+    if !hb.enabled || !hb.include_system_prompt_section || hb.prompt.is_empty() || !served {
         return None;
     }
     let mut out = SectionText::new("## Heartbeats");
@@ -248,20 +311,18 @@ pub fn heartbeats(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
     Some(out.finish())
 }
 
-/// `## Current Date`: the user's local date, when the turn gives it. Below
+/// `## Current Date`: the user's local date, when the turn gives it and the
+/// user's time zone is known. Below
 /// the boundary (it changes daily); the zone stays above it.
 pub fn current_date(ctx: &StableCtx, turn: &TurnCtx) -> Option<String> {
-    let date = turn.date?;
+    // P-50: a date without a known zone may be the wrong day for the user.
+    let date = turn.date.filter(|_| !ctx.timezone.is_empty())?;
     let mut out = SectionText::new("## Current Date");
-    if ctx.timezone.is_empty() {
-        out.line_fmt(format_args!("Today is {} ({date}).", weekday(date)));
-    } else {
-        out.line_fmt(format_args!(
-            "Today is {} ({date}) in {}.",
-            weekday(date),
-            ctx.timezone
-        ));
-    }
+    out.line_fmt(format_args!(
+        "Today is {} ({date}) in {}.",
+        weekday(date),
+        ctx.timezone
+    ));
     Some(out.finish())
 }
 
@@ -289,10 +350,18 @@ pub fn runtime(turn: &TurnCtx) -> String {
             Joined(&r.active_processes, "; ")
         ));
     }
-    out.line_fmt(format_args!(
-        "Reasoning: {} (the user can switch it with /reasoning; shown reasoning is visible to them).",
-        turn.reasoning_level.as_str()
-    ));
+    // Only a conversation with a user has someone to type /reasoning.
+    if matches!(turn.turn_kind, TurnKind::Subagent | TurnKind::Cron) {
+        out.line_fmt(format_args!(
+            "Reasoning: {}.",
+            turn.reasoning_level.as_str()
+        ));
+    } else {
+        out.line_fmt(format_args!(
+            "Reasoning: {} (the user can switch it with /reasoning; shown reasoning is visible to them).",
+            turn.reasoning_level.as_str()
+        ));
+    }
     out.finish()
 }
 

@@ -3,7 +3,11 @@
 //! Project Context (P-13 to P-15, P-17, P-31, P-42, P-43, P-46, R-5).
 
 use super::{Piece, StableCtx as Ctx, lines};
-use crate::input::OwnerDisplay;
+use crate::{
+    bootstrap::{FileStatus, TruncationCause},
+    input::OwnerDisplay,
+    mode::Layer,
+};
 
 /// Public documentation site, cited when no local docs are known.
 const PUBLIC_DOCS: &str = "https://docs.openclaw.ai";
@@ -127,25 +131,44 @@ pub fn date_time(ctx: &Ctx) -> Option<String> {
     ]))
 }
 
-/// `## Bootstrap Pending` (R-5): BOOTSTRAP.md is in Project Context.
-pub fn bootstrap_pending(ctx: &Ctx) -> Option<String> {
-    ctx.bootstrap.bootstrap_pending().then(|| {
-        lines(&[
-            "## Bootstrap Pending",
-            "This workspace is new. BOOTSTRAP.md (in Project Context below) describes a first-run setup: work through it with the user before other tasks, record what you learn in IDENTITY.md, USER.md and SOUL.md as it asks, and delete BOOTSTRAP.md once setup is complete.",
-        ])
-    })
-}
-
-/// `## Bootstrap Context Notice`: stable files were cut or left out.
+/// `## Bootstrap Context Notice`: stable files were cut or left out. Each
+/// one is listed with the budget that cut it; a cut MEMORY.md also gets the
+/// advice of P-49.
 pub fn bootstrap_notice(ctx: &Ctx) -> Option<String> {
-    (ctx.truncation_notice && ctx.bootstrap.stable_budget_hit()).then(|| {
-        lines(&[
-            "## Bootstrap Context Notice",
-            "Some workspace files below were shortened or left out to fit the prompt budget; every cut is marked where it happens.",
-            "Read the full file before relying on a part that was cut.",
-        ])
-    })
+    if !(ctx.truncation_notice && ctx.bootstrap.stable_budget_hit()) {
+        return None;
+    }
+    let mut out = vec![
+        "## Bootstrap Context Notice".to_owned(),
+        "These workspace files did not fit the prompt budget whole; each cut is marked in the file's text below:".to_owned(),
+    ];
+    let mut memory_cut = false;
+    for r in ctx
+        .bootstrap
+        .report
+        .iter()
+        .filter(|r| r.layer == Layer::Stable)
+    {
+        let why = match r.cause {
+            TruncationCause::PerFileLimit => "the per-file limit",
+            _ => "its share of the total limit",
+        };
+        let line = match r.status {
+            FileStatus::Truncated => format!(
+                "- {}: {} of {} characters kept ({why}).",
+                r.path, r.injected_chars, r.raw_chars
+            ),
+            FileStatus::Omitted => format!("- {}: left out ({why}).", r.path),
+            _ => continue,
+        };
+        memory_cut |= crate::paths::basename(&r.path).eq_ignore_ascii_case("memory.md");
+        out.push(line);
+    }
+    out.push("Read the full file before relying on a part that was cut.".to_owned());
+    if memory_cut {
+        out.push("MEMORY.md is longer than the prompt holds: offer to distil it into a shorter lasting summary and move detailed history into memory/*.md, or suggest the operator raise the bootstrap limits on purpose.".to_owned());
+    }
+    Some(lines(&out))
 }
 
 /// `## Workspace Files (injected)` (P-15): only when files follow.
@@ -208,7 +231,7 @@ pub fn project_context(ctx: &Ctx) -> Vec<Piece> {
     header.extend(
         PURPOSES
             .iter()
-            .filter(|(name, _)| ctx.bootstrap.has_stable(name))
+            .filter(|(name, _)| ctx.bootstrap.listed(name))
             .map(|(_, purpose)| (*purpose).to_owned()),
     );
     let mut pieces = vec![Piece::new("project_context", lines(&header))];

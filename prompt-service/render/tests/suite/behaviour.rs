@@ -111,6 +111,7 @@ pub(super) fn full_mode_section_order() {
             "dynamic_project_context",
             "messaging",
             "output_directives",
+            "silent_replies",
             "voice",
             "extra_context",
             "reactions",
@@ -139,6 +140,7 @@ pub(super) fn minimal_mode_keeps_and_drops() {
         "date_time",
         "runtime",
         "project_context",
+        "messaging",
     ] {
         assert!(has(&r, keep), "minimal must keep {keep}");
     }
@@ -148,7 +150,7 @@ pub(super) fn minimal_mode_keeps_and_drops() {
         "model_aliases",
         "authorized_senders",
         "output_directives",
-        "messaging",
+        // A subagent's reply is its result: it is never told to stay silent.
         "silent_replies",
         "heartbeats",
         "documentation",
@@ -193,16 +195,17 @@ pub(super) fn session_kind_resolves_the_mode() {
     assert_eq!(ok(&input).mode, PromptMode::Full, "an explicit mode wins");
 }
 
-/// P-28: NO_REPLY only in automatic group/channel runs.
+/// P-28: NO_REPLY in every run with automatic delivery (the runtime honours
+/// it in every session); never with message-tool-only delivery.
 #[test]
 pub(super) fn silent_replies_rules() {
     let mut input = fixture::realistic();
     let cases = [
         (ChatType::Group, ReplyDelivery::Automatic, true),
         (ChatType::Channel, ReplyDelivery::Automatic, true),
-        (ChatType::Direct, ReplyDelivery::Automatic, false),
+        (ChatType::Direct, ReplyDelivery::Automatic, true),
         (ChatType::Group, ReplyDelivery::MessageToolOnly, false),
-        (ChatType::Unspecified, ReplyDelivery::Automatic, false),
+        (ChatType::Unspecified, ReplyDelivery::Automatic, true),
     ];
     for (chat, delivery, expected) in cases {
         input.channel.chat_type = chat;
@@ -519,7 +522,7 @@ pub(super) fn duplicate_tool_names_are_refused() {
     assert!(e.to_string().contains("duplicate"));
 }
 
-trait ReportFile {
+pub(super) trait ReportFile {
     fn report_file(&self, path: &str) -> Option<&prompt_render::FileReport>;
 }
 

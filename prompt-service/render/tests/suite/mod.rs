@@ -3,3 +3,4 @@ mod promises;
 mod properties;
 mod snapshots;
 mod topics;
+mod truth;

@@ -85,11 +85,16 @@ fn every_gate() -> RenderInput {
     i.extra_system_prompt = "The group plans a trip.".into();
     i.tts_hint = "Keep spoken replies short.".into();
     i.current_date = "2026-12-01".into();
+    // A new workspace: the first-run setup is pending.
+    i.context_files.push(fixtures::file(
+        "BOOTSTRAP.md",
+        "Ask the user for a name.".to_owned(),
+    ));
     i
 }
 
-/// The gate variants whose lines replace others: message-tool-only delivery with and without
-/// the message tool, no channel, no tools.
+/// The gate variants whose lines replace others: a direct chat, message-tool-only delivery
+/// with and without the message tool, no channel, no tools.
 fn variants() -> Vec<RenderInput> {
     let mut tool_only = every_gate();
     tool_only.channel.reply_delivery = ReplyDelivery::MessageToolOnly;
@@ -99,8 +104,11 @@ fn variants() -> Vec<RenderInput> {
     no_channel.channel.name.clear();
     let mut no_tools = every_gate();
     no_tools.tools.clear();
+    let mut direct = every_gate();
+    direct.channel.chat_type = ChatType::Direct;
     vec![
         every_gate(),
+        direct,
         tool_only,
         no_message_tool,
         no_channel,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use prompt_render::{
     ChannelInfo, ChatType, ContextFile, HeartbeatInfo, Prepared, PromptSurface, ReactionLevel,
     ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, RuntimeVersion, SessionKind, Skill,
-    SkillVersionSource, ThinkLevel, Tool, render, validate,
+    SkillVersionSource, ThinkLevel, Tool, TurnKind, render, validate,
 };
 use proptest::prelude::*;
 
@@ -149,7 +149,20 @@ prop_compose! {
                 display_name,
                 known_channels,
             },
-            heartbeat: HeartbeatInfo { enabled: hb_enabled, prompt: hb_prompt, include_system_prompt_section: hb_section },
+            heartbeat: HeartbeatInfo {
+                enabled: hb_enabled,
+                prompt: hb_prompt,
+                include_system_prompt_section: hb_section,
+                serves_session: [None, Some(true), Some(false)][host.len() % 3],
+            },
+            turn_kind: [
+                TurnKind::Unspecified,
+                TurnKind::User,
+                TurnKind::Heartbeat,
+                TurnKind::WakeUp,
+                TurnKind::Cron,
+                TurnKind::Subagent,
+            ][model.len() % 6],
             kind,
             extra,
             tts,
@@ -213,6 +226,7 @@ fn extra_turn() -> impl Strategy<Value = ExtraTurn> {
 struct PerTurn {
     channel: ChannelInfo,
     heartbeat: HeartbeatInfo,
+    turn_kind: TurnKind,
     kind: SessionKind,
     extra: String,
     tts: String,
@@ -229,6 +243,7 @@ impl PerTurn {
     fn apply(self, input: &mut RenderInput) {
         input.channel = self.channel;
         input.heartbeat = self.heartbeat;
+        input.turn_kind = self.turn_kind;
         input.session_kind = self.kind;
         input.extra_system_prompt = self.extra;
         input.tts_hint = self.tts;

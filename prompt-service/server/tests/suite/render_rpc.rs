@@ -160,6 +160,17 @@ async fn turns_sharing_stable_inputs_render_exactly_as_fresh_requests() {
         status.message()
     );
 
+    // A turn kind out of range is named, on a cached prefix as on a cold one.
+    let mut bad = first.clone();
+    bad.turn_kind = 9;
+    let status = status_of(&server, bad).await;
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().contains("turn_kind") && status.message().contains("unknown enum value 9"),
+        "{}",
+        status.message()
+    );
+
     // Bytes that are not a RenderSystemPromptRequest (a field 1 whose
     // length runs past the end).
     let mut grpc = tonic::client::Grpc::new(server.channel().await);
