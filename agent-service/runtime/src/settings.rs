@@ -168,7 +168,7 @@ mod tests {
     }
 
     #[test]
-    fn a_state_dir_that_cannot_be_written_is_named() {
+    fn a_state_dir_that_cannot_be_written_is_found() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let blocker = tmp.path().join("file");
         std::fs::write(&blocker, "x").expect("write");
