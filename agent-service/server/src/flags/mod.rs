@@ -12,7 +12,7 @@ use std::{ffi::OsString, path::PathBuf, process::ExitCode};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use service_kit::ServerArgs;
 
-pub use resolve::{Bound, Launch};
+pub use resolve::{Bound, Launch, PromptSource};
 
 /// Prefix of the environment variables.
 pub const ENV_PREFIX: &str = "AGENT_SERVICE";

@@ -41,6 +41,12 @@ pub struct Launch {
     pub server: ServerArgs,
 }
 
+/// Where prompts come from, and whether prompt-service answers (None: rendered in process).
+pub type PromptSource = (
+    Arc<dyn prompt_client::PromptSource>,
+    Option<tokio::sync::watch::Receiver<bool>>,
+);
+
 /// The listeners of a [`Launch`], bound.
 #[derive(Debug)]
 pub struct Bound {
@@ -78,15 +84,7 @@ impl Launch {
 
     /// Where prompts come from: a lazily connected prompt-service client (with the
     /// reachability agent-service's readiness follows), or the renderer in this process.
-    pub fn prompt_source(
-        &self,
-    ) -> Result<
-        (
-            Arc<dyn prompt_client::PromptSource>,
-            Option<tokio::sync::watch::Receiver<bool>>,
-        ),
-        prompt_client::PromptError,
-    > {
+    pub fn prompt_source(&self) -> Result<PromptSource, prompt_client::PromptError> {
         Ok(match &self.prompt_service {
             Some((url, security)) => {
                 let grpc = prompt_client::GrpcPromptSource::connect_lazy_with(
