@@ -72,6 +72,9 @@ pub enum CliError {
         /// Why.
         source: std::io::Error,
     },
+    /// The state dir cannot be created or written (the error names it).
+    #[error("{0}")]
+    StateDir(std::io::Error),
     /// A service did not come up.
     #[error("{0}")]
     Startup(String),
@@ -98,7 +101,7 @@ impl CliError {
             Self::Run { code, .. } => code_name(code).map_or(1, code_exit),
             Self::Connect { .. } => 69,
             Self::Config(_) => 64,
-            Self::Bind { .. } | Self::Write { .. } => 73,
+            Self::Bind { .. } | Self::Write { .. } | Self::StateDir(_) => 73,
             Self::Startup(_) | Self::Shutdown(_) | Self::Internal(_) => 70,
             Self::Timeout(_) => 75,
             Self::Io(_) => 74,

@@ -86,12 +86,7 @@ pub fn resolve_settings(
 /// The state dir, created when missing and proved writable, before anything says ready
 /// (exit 73 otherwise, as for a listen address that cannot be bound).
 pub fn check_state_dir(settings: &Settings) -> Result<(), CliError> {
-    settings
-        .check_state_dir()
-        .map_err(|source| CliError::Write {
-            path: settings.state_dir.clone(),
-            source,
-        })
+    settings.check_state_dir().map_err(CliError::StateDir)
 }
 
 /// `up` and `demo` serve without authentication (they take no token or TLS flags), so they

@@ -487,7 +487,7 @@ async fn up_checks_its_state_dir_before_it_is_ready() {
     .expect("run openclaw up");
     assert_exit(&output, 73);
     assert!(
-        stderr(&output).contains(&format!("cannot write {state}: ")),
+        stderr(&output).starts_with(&format!("error: state dir {state}: Not a directory")),
         "{output:?}"
     );
     assert!(!String::from_utf8_lossy(&output.stdout).contains("ready"));

@@ -62,10 +62,7 @@ impl Launch {
     /// Proves the state dir writable and binds every listener, before anything starts:
     /// the error names the directory, or the address and its flag.
     pub async fn bind(&self) -> std::io::Result<Bound> {
-        let dir = &self.settings.state_dir;
-        self.settings.check_state_dir().map_err(|e| {
-            std::io::Error::new(e.kind(), format!("state dir {}: {e}", dir.display()))
-        })?;
+        self.settings.check_state_dir()?;
         let api = service_kit::bind(self.listen, "--listen").await?;
         let inspector = match self.inspector_listen {
             Some(addr) => Some(service_kit::bind(addr, "--inspector-listen").await?),

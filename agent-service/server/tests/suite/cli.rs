@@ -105,7 +105,7 @@ fn an_unwritable_state_dir_is_refused_before_serving() {
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(73), "{err}");
     assert!(
-        err.starts_with(&format!("error: state dir {state}: ")),
+        err.starts_with(&format!("error: state dir {state}: Not a directory")),
         "{err}"
     );
 }
