@@ -29,7 +29,7 @@ pub async fn run(
         Command::Up(args) => up::up(&args, host, term, shutdown).await,
         Command::Demo(args) => up::demo(&args, host, term, shutdown).await,
         Command::Chat(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let target = Target::new(args.agent.as_deref(), args.session.as_deref());
             let decider = approvals::default_decider(host.env.var("USER").as_deref());
             let stdin = tokio::io::BufReader::new(tokio::io::stdin());
@@ -68,17 +68,17 @@ pub async fn run(
             }
         }
         Command::Setup(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let agent = args.agent.unwrap_or_default();
             inspect::setup(&mut client, &agent, args.full_reset, term).await
         }
-        Command::Status(args) => status::status(&args.server, term).await,
+        Command::Status(args) => status::status(&args, term).await,
         Command::Agents(args) => {
-            let mut client = client::connect(&args.server).await?;
+            let mut client = client::Connect::from_args(&args)?.open().await?;
             inspect::agents(&mut client, term).await
         }
         Command::Sessions(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let agent = args.agent.as_deref();
             match args.action.unwrap_or(SessionsAction::List) {
                 SessionsAction::List => {
@@ -96,21 +96,21 @@ pub async fn run(
             }
         }
         Command::Preview(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let target = Target::new(args.agent.as_deref(), args.session.as_deref());
             inspect::preview(&mut client, &target, args.part, term).await
         }
         Command::Context(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let target = Target::new(args.agent.as_deref(), args.session.as_deref());
             inspect::context(&mut client, &target, args.detail, term).await
         }
         Command::Skills(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             inspect::skills(&mut client, args.agent.as_deref().unwrap_or_default(), term).await
         }
         Command::Cron(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let action = args.action.unwrap_or(crate::args::CronAction::List);
             cron::run(
                 &mut client,
@@ -121,7 +121,7 @@ pub async fn run(
             .await
         }
         Command::Approvals(args) => {
-            let mut client = client::connect(&args.server.server).await?;
+            let mut client = client::Connect::from_args(&args.server)?.open().await?;
             let decider = approvals::default_decider(host.env.var("USER").as_deref());
             let action = args.action.unwrap_or(ApprovalsAction::List {
                 session: None,

@@ -33,15 +33,20 @@ pub async fn run(
     let by = |by: Option<String>| by.unwrap_or_else(|| decider.to_owned());
     match action {
         ApprovalsAction::List { session, all } => {
-            let approvals = client
-                .list_approvals(pb::ListApprovalsRequest {
-                    agent_id,
-                    session_key: session.unwrap_or_default().trim().to_owned(),
-                    include_decided: all,
-                })
-                .await?
-                .into_inner()
-                .approvals;
+            let session_key = session.unwrap_or_default().trim().to_owned();
+            // Routed to the replica of the session asked about, else of the agent's main
+            // session.
+            let request = client
+                .keyed(
+                    &Target::new(Some(agent), Some(&session_key)),
+                    pb::ListApprovalsRequest {
+                        agent_id,
+                        session_key: session_key.clone(),
+                        include_decided: all,
+                    },
+                )
+                .await?;
+            let approvals = client.list_approvals(request).await?.into_inner().approvals;
             if approvals.is_empty() {
                 let none = if all {
                     "no approvals since the service started"
@@ -90,32 +95,41 @@ pub async fn run(
         }
         ApprovalsAction::Allowlist { action } => match action.unwrap_or(AllowlistAction::List) {
             AllowlistAction::List => {
-                let list = client
-                    .list_exec_allowlist(pb::ListExecAllowlistRequest { agent_id })
-                    .await?
-                    .into_inner();
+                let request = client
+                    .main_keyed(agent, pb::ListExecAllowlistRequest { agent_id })
+                    .await?;
+                let list = client.list_exec_allowlist(request).await?.into_inner();
                 print_allowlist(&list, term)?;
             }
             AllowlistAction::Add { pattern, by: who } => {
-                let list = client
-                    .add_exec_allowlist_entry(pb::AddExecAllowlistEntryRequest {
-                        agent_id,
-                        pattern: pattern.clone(),
-                        added_by: by(who),
-                    })
-                    .await?
-                    .into_inner();
+                let request = client
+                    .main_keyed(
+                        agent,
+                        pb::AddExecAllowlistEntryRequest {
+                            agent_id,
+                            pattern: pattern.clone(),
+                            added_by: by(who),
+                        },
+                    )
+                    .await?;
+                let list = client.add_exec_allowlist_entry(request).await?.into_inner();
                 term.line(&format!(
                     "added {pattern} to the allowlist of agent {}",
                     list.agent_id
                 ))?;
             }
             AllowlistAction::Remove { pattern } => {
+                let request = client
+                    .main_keyed(
+                        agent,
+                        pb::RemoveExecAllowlistEntryRequest {
+                            agent_id,
+                            pattern: pattern.clone(),
+                        },
+                    )
+                    .await?;
                 let list = client
-                    .remove_exec_allowlist_entry(pb::RemoveExecAllowlistEntryRequest {
-                        agent_id,
-                        pattern: pattern.clone(),
-                    })
+                    .remove_exec_allowlist_entry(request)
                     .await?
                     .into_inner();
                 term.line(&format!(
@@ -136,15 +150,18 @@ pub async fn resolve(
     decision: pb::ApprovalDecision,
     decided_by: &str,
 ) -> Result<pb::Approval, CliError> {
-    let approval = client
-        .resolve_approval(pb::ResolveApprovalRequest {
-            session: Some(target.session_ref()),
-            id: id.trim().to_owned(),
-            decision: decision as i32,
-            decided_by: decided_by.to_owned(),
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::ResolveApprovalRequest {
+                session: Some(target.session_ref()),
+                id: id.trim().to_owned(),
+                decision: decision as i32,
+                decided_by: decided_by.to_owned(),
+            },
+        )
+        .await?;
+    let approval = client.resolve_approval(request).await?.into_inner();
     Ok(approval)
 }
 

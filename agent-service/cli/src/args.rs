@@ -178,10 +178,12 @@ pub struct DemoArgs {
     pub observe: ObserveArgs,
 }
 
-/// Where agent-service is.
-#[derive(Debug, Clone, Args)]
+/// Where agent-service is and how to reach it: the address, credentials and TLS
+/// (as `deploy/` sets them up), and how long to wait.
+#[derive(Clone, Args)]
 pub struct ServerArgs {
-    /// agent-service address (as printed by `openclaw up`).
+    /// agent-service address (as printed by `openclaw up`), or the router in front of its
+    /// replicas. A bare HOST:PORT is http://, or https:// when --tls-ca is given.
     #[arg(
         long,
         value_name = "URL",
@@ -191,6 +193,114 @@ pub struct ServerArgs {
         global = true
     )]
     pub server: String,
+    /// Bearer token sent as `authorization: Bearer <token>` (prefer --token-file or the
+    /// variable: a command line is visible to every local user).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "OPENCLAW_TOKEN",
+        hide_env_values = true,
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub token: Option<String>,
+    /// File whose first token is sent (agent-service's own --tokens-file will do).
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "OPENCLAW_TOKEN_FILE",
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub token_file: Option<PathBuf>,
+    /// CA (PEM) that signed agent-service's certificate: speak TLS (https://).
+    #[arg(
+        long,
+        value_name = "PEM",
+        env = "OPENCLAW_TLS_CA",
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM) for a server that requires one (mTLS; with --tls-key).
+    #[arg(
+        long,
+        value_name = "PEM",
+        env = "OPENCLAW_TLS_CERT",
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(
+        long,
+        value_name = "PEM",
+        env = "OPENCLAW_TLS_KEY",
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// Name expected in the server's certificate [default: the host of --server].
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "OPENCLAW_TLS_SERVER_NAME",
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub tls_server_name: Option<String>,
+    /// Seconds to wait for the connection (TCP and TLS) before giving up (exit 69).
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "OPENCLAW_CONNECT_TIMEOUT",
+        default_value_t = crate::client::DEFAULT_CONNECT_TIMEOUT.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..),
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub connect_timeout: u64,
+    /// Seconds a call may take to answer (exit 75 past it). A streamed answer (chat,
+    /// transcripts) must start within it.
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "OPENCLAW_CALL_TIMEOUT",
+        default_value_t = crate::client::DEFAULT_CALL_TIMEOUT.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..),
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub call_timeout: u64,
+    /// Seconds a streamed answer (a chat turn, `cron run`) may stay silent before the
+    /// command gives up (exit 75); a run that keeps streaming is never cut.
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "OPENCLAW_IDLE_TIMEOUT",
+        default_value_t = crate::client::DEFAULT_IDLE_TIMEOUT.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..),
+        global = true,
+        help_heading = "Connection"
+    )]
+    pub idle_timeout: u64,
+}
+
+impl std::fmt::Debug for ServerArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerArgs")
+            .field("server", &self.server)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token_file", &self.token_file)
+            .field("tls_ca", &self.tls_ca)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
 }
 
 /// Flags of `openclaw chat`.
@@ -484,7 +594,7 @@ mod tests {
             Command::Sessions(SessionsArgs {
                 action: Some(SessionsAction::Show { ref key }),
                 agent: Some(_),
-                server: ServerArgs { ref server },
+                server: ServerArgs { ref server, .. },
             }) if key == "main" && server == "h:1"
         ));
         Ok(())

@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, Lines};
 
 use crate::{
     approvals::{self, when},
-    client::{Client, Target},
+    client::{self, Client, Target},
     error::CliError,
     inspect,
     term::{Term, visible},
@@ -135,12 +135,19 @@ pub async fn run_turn_with<R: AsyncBufRead + Unpin>(
     approver: &mut Approver<'_, R>,
     term: &mut Term<'_>,
 ) -> Result<TurnOutcome, CliError> {
-    let request = pb::RunRequest {
-        session: Some(target.session_ref()),
-        message: message.to_owned(),
-        ..Default::default()
-    };
-    let mut stream = client.run(request).await?.into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::RunRequest {
+                session: Some(target.session_ref()),
+                message: message.to_owned(),
+                ..Default::default()
+            },
+        )
+        .await?;
+    let mut call = client.clone();
+    let mut stream = client.open(call.run(request)).await?;
+    let idle = client.idle_timeout();
     let mut outcome = TurnOutcome::default();
     let mut streamed_text = false;
     let mut thinking = false;
@@ -168,10 +175,10 @@ pub async fn run_turn_with<R: AsyncBufRead + Unpin>(
                         }
                         continue;
                     }
-                    message = stream.message() => message?,
+                    message = client::next_within(idle, &mut stream) => message?,
                 }
             }
-            _ => stream.message().await?,
+            _ => client::next_within(idle, &mut stream).await?,
         };
         let Some(event) = next else { break };
         let Some(event) = event.event else { continue };
@@ -484,12 +491,15 @@ async fn new_session(
     target: &Target,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let session = client
-        .reset_session(pb::ResetSessionRequest {
-            session: Some(target.session_ref()),
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::ResetSessionRequest {
+                session: Some(target.session_ref()),
+            },
+        )
+        .await?;
+    let session = client.reset_session(request).await?.into_inner();
     term.note(&format!(
         "· new session {} for {}",
         session.session_id, session.session_key

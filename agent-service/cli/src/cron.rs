@@ -19,11 +19,10 @@ pub async fn run(
     let agent_id = agent.to_owned();
     match action {
         CronAction::List => {
-            let jobs = client
-                .list_cron_jobs(pb::ListCronJobsRequest { agent_id })
-                .await?
-                .into_inner()
-                .jobs;
+            let request = client
+                .main_keyed(agent, pb::ListCronJobsRequest { agent_id })
+                .await?;
+            let jobs = client.list_cron_jobs(request).await?.into_inner().jobs;
             if jobs.is_empty() {
                 term.line("no cron jobs; add one with `openclaw cron add SCHEDULE PROMPT`")?;
                 return Ok(());
@@ -60,24 +59,27 @@ pub async fn run(
                 Some("main") | None => String::new(),
                 Some(key) => key.to_owned(),
             };
-            let job = client
-                .add_cron_job(pb::AddCronJobRequest {
-                    agent_id,
-                    spec: Some(pb::CronJobSpec {
-                        name: name.unwrap_or_default(),
-                        schedule,
-                        tz: tz.unwrap_or_default(),
-                        prompt,
-                        target: target as i32,
-                        lightweight,
-                        deliver,
-                        deliver_to,
-                        enabled: Some(!disabled),
-                        ..Default::default()
-                    }),
-                })
-                .await?
-                .into_inner();
+            let request = client
+                .main_keyed(
+                    agent,
+                    pb::AddCronJobRequest {
+                        agent_id,
+                        spec: Some(pb::CronJobSpec {
+                            name: name.unwrap_or_default(),
+                            schedule,
+                            tz: tz.unwrap_or_default(),
+                            prompt,
+                            target: target as i32,
+                            lightweight,
+                            deliver,
+                            deliver_to,
+                            enabled: Some(!disabled),
+                            ..Default::default()
+                        }),
+                    },
+                )
+                .await?;
+            let job = client.add_cron_job(request).await?.into_inner();
             term.line(&format!(
                 "added cron job {} ({}): next run {}",
                 job.id,
@@ -88,24 +90,29 @@ pub async fn run(
                 when(job.next_run_at_ms)
             ))?;
         }
-        CronAction::Enable { id } => set_enabled(client, agent_id, id, true, term).await?,
-        CronAction::Disable { id } => set_enabled(client, agent_id, id, false, term).await?,
+        CronAction::Enable { id } => set_enabled(client, agent, id, true, term).await?,
+        CronAction::Disable { id } => set_enabled(client, agent, id, false, term).await?,
         CronAction::Rm { id } => {
-            let job = client
-                .remove_cron_job(pb::RemoveCronJobRequest { agent_id, id })
-                .await?
-                .into_inner();
+            let request = client
+                .main_keyed(agent, pb::RemoveCronJobRequest { agent_id, id })
+                .await?;
+            let job = client.remove_cron_job(request).await?.into_inner();
             term.line(&format!("removed cron job {}", job.id))?;
         }
         CronAction::Run { id } => {
-            let outcome = client
-                .run_cron_job(pb::RunCronJobRequest {
-                    agent_id,
-                    id,
-                    queue_only: false,
-                })
-                .await?
-                .into_inner();
+            let request = client
+                .main_keyed(
+                    agent,
+                    pb::RunCronJobRequest {
+                        agent_id,
+                        id,
+                        queue_only: false,
+                    },
+                )
+                .await?;
+            // Answers when the run ends: bounded by silence, not by the call timeout.
+            let mut call = client.clone();
+            let outcome = client.long(call.run_cron_job(request)).await?;
             let line = match outcome.status() {
                 pb::CronRunStatus::Ok => format!("ran in {}: finished", outcome.session_key),
                 pb::CronRunStatus::Skipped => format!("not run: {}", outcome.error),
@@ -119,22 +126,25 @@ pub async fn run(
 
 async fn set_enabled(
     client: &mut Client,
-    agent_id: String,
+    agent: &str,
     id: String,
     enabled: bool,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let job = client
-        .update_cron_job(pb::UpdateCronJobRequest {
-            agent_id,
-            id,
-            patch: Some(pb::CronJobPatch {
-                enabled: Some(enabled),
-                ..Default::default()
-            }),
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .main_keyed(
+            agent,
+            pb::UpdateCronJobRequest {
+                agent_id: agent.to_owned(),
+                id,
+                patch: Some(pb::CronJobPatch {
+                    enabled: Some(enabled),
+                    ..Default::default()
+                }),
+            },
+        )
+        .await?;
+    let job = client.update_cron_job(request).await?.into_inner();
     let state = if enabled {
         format!("enabled: next run {}", when(job.next_run_at_ms))
     } else {

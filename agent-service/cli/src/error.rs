@@ -21,16 +21,21 @@ Exit codes:
   70  internal error or unexpected status
   73  cannot bind a listen address or write the state dir
   74  reading stdin or writing stdout failed
-  75  try again later (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ABORTED)
-  77  permission denied (PERMISSION_DENIED)
+  75  try again later (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ABORTED, or no
+      answer within --call-timeout / --idle-timeout)
+  77  permission denied (PERMISSION_DENIED, UNAUTHENTICATED: check --token)
   78  failed precondition (FAILED_PRECONDITION, e.g. a vanished workspace)
-A failed run exits with the code of its error's gRPC code, as an RPC would.";
+  130 interrupted (Ctrl-C, SIGINT)
+  143 terminated (SIGTERM)
+A failed run exits with the code of its error's gRPC code, as an RPC would.
+Output into a pipe that closes early (`openclaw ... | head`) ends the command
+quietly with 0.";
 
 /// A failed command.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// The server answered an RPC with an error status.
-    #[error("{}", .0.message())]
+    #[error("{}", status_text(.0))]
     Status(#[from] tonic::Status),
     /// A run started but ended with an error event.
     #[error("{message} ({code})")]
@@ -67,6 +72,9 @@ pub enum CliError {
         /// Why.
         source: std::io::Error,
     },
+    /// The state dir cannot be created or written (the error names it).
+    #[error("{0}")]
+    StateDir(std::io::Error),
     /// A service did not come up.
     #[error("{0}")]
     Startup(String),
@@ -76,6 +84,9 @@ pub enum CliError {
     /// A bug or an unexpected answer.
     #[error("internal error: {0}")]
     Internal(String),
+    /// No answer in time: a call past --call-timeout, a stream silent past --idle-timeout.
+    #[error("{0}")]
+    Timeout(String),
     /// Terminal input or output failed.
     #[error("terminal i/o: {0}")]
     Io(#[from] std::io::Error),
@@ -85,14 +96,38 @@ impl CliError {
     /// The process exit code for this failure (see the module docs).
     pub fn exit_code(&self) -> u8 {
         match self {
+            Self::Status(status) if is_call_timeout(status) => 75,
             Self::Status(status) => code_exit(status.code()),
             Self::Run { code, .. } => code_name(code).map_or(1, code_exit),
             Self::Connect { .. } => 69,
             Self::Config(_) => 64,
-            Self::Bind { .. } | Self::Write { .. } => 73,
+            Self::Bind { .. } | Self::Write { .. } | Self::StateDir(_) => 73,
             Self::Startup(_) | Self::Shutdown(_) | Self::Internal(_) => 70,
+            Self::Timeout(_) => 75,
             Self::Io(_) => 74,
         }
+    }
+
+    /// True when stdout (or stderr) is a pipe whose reader has gone (`openclaw ... | head`):
+    /// the reader has what it wanted, so the command ends quietly.
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, Self::Io(error) if error.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// The status tonic's client makes of a call that outlived the deadline this command set
+/// on it (`--call-timeout`): CANCELLED with tonic's own words, which say nothing useful.
+fn is_call_timeout(status: &tonic::Status) -> bool {
+    status.code() == Code::Cancelled && status.message() == "Timeout expired"
+}
+
+/// What a status says to a user: the server's message, or for a call this command
+/// gave up on, which flag bounds it.
+fn status_text(status: &tonic::Status) -> String {
+    if is_call_timeout(status) {
+        "agent-service did not answer in time (--call-timeout)".to_owned()
+    } else {
+        status.message().to_owned()
     }
 }
 

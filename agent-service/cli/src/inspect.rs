@@ -123,13 +123,16 @@ pub async fn preview(
     part: PreviewFormat,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let preview = client
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: Some(target.session_ref()),
-            channel: None,
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::PreviewPromptRequest {
+                session: Some(target.session_ref()),
+                channel: None,
+            },
+        )
+        .await?;
+    let preview = client.preview_prompt(request).await?.into_inner();
     let prompt = preview.prompt.unwrap_or_default();
     let text = match part {
         PreviewFormat::Text => prompt.text.clone(),
@@ -161,13 +164,16 @@ pub async fn context(
     detail: bool,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let report = client
-        .context_report(pb::ContextReportRequest {
-            session: Some(target.session_ref()),
-            detail,
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::ContextReportRequest {
+                session: Some(target.session_ref()),
+                detail,
+            },
+        )
+        .await?;
+    let report = client.context_report(request).await?.into_inner();
     term.line(report.text.trim_end())?;
     Ok(())
 }

@@ -20,6 +20,7 @@ pub mod cron;
 pub mod demo;
 mod error;
 pub mod inspect;
+mod interrupt;
 pub mod sessions;
 pub mod stack;
 pub mod status;
@@ -33,4 +34,5 @@ pub use args::{
     SessionsArgs, SetupArgs, SkillsArgs, UpArgs,
 };
 pub use error::{CliError, EXIT_CODES_HELP};
+pub use interrupt::{Interrupt, Signalled};
 pub use term::{Style, Term, table, visible};

@@ -1,7 +1,11 @@
 //! `openclaw`: start the services (`up`, `demo`) or talk to a running
 //! agent-service (`chat`, `sessions`, `preview`, ...). See `openclaw --help`.
 
-use std::{io::IsTerminal, process::ExitCode, sync::Arc};
+use std::{
+    io::{IsTerminal, Write},
+    process::ExitCode,
+    sync::Arc,
+};
 
 use clap::Parser;
 use openclaw_cli::{Cli, Style, Term, up::Host};
@@ -61,9 +65,37 @@ async fn run() -> ExitCode {
         cwd,
         stdin_tty: std::io::stdin().is_terminal(),
     };
-    match openclaw_cli::run(cli, &host, &mut term, service_kit::shutdown_signal()).await {
-        Ok(()) => ExitCode::SUCCESS,
+    // The services `up` and `demo` run stop gracefully on Ctrl-C or SIGTERM (the shutdown
+    // future); any other command is ended where it waits, with the shell's code for the
+    // signal.
+    let serves = cli.command.serves();
+    let interrupted = match openclaw_cli::Interrupt::listen() {
+        Ok(interrupt) => interrupt,
         Err(error) => {
+            let _ = term.message(&format!("error: cannot watch for Ctrl-C: {error}"));
+            return ExitCode::from(70);
+        }
+    };
+    let command = openclaw_cli::run(cli, &host, &mut term, service_kit::shutdown_signal());
+    let outcome = if serves {
+        Some(command.await)
+    } else {
+        tokio::select! {
+            outcome = command => Some(outcome),
+            signal = interrupted.wait() => {
+                // The command's future (and its calls, which the server sees cancelled) is
+                // dropped here; a line on a fresh stderr handle says why it ended.
+                let _ = writeln!(std::io::stderr(), "{}", signal.message());
+                return ExitCode::from(signal.exit_code());
+            }
+        }
+    };
+    match outcome {
+        None | Some(Ok(())) => ExitCode::SUCCESS,
+        // The reader of our output left (`openclaw sessions list | head`): it has what it
+        // wanted, so nothing is wrong and nothing is said.
+        Some(Err(error)) if error.is_closed_pipe() => ExitCode::SUCCESS,
+        Some(Err(error)) => {
             let _ = term.message(&format!("error: {error}"));
             ExitCode::from(error.exit_code())
         }

@@ -61,15 +61,19 @@ pub async fn show(
     target: &Target,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let mut stream = client
-        .get_transcript(pb::GetTranscriptRequest {
-            session: Some(target.session_ref()),
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::GetTranscriptRequest {
+                session: Some(target.session_ref()),
+            },
+        )
+        .await?;
+    let mut call = client.clone();
+    let mut stream = client.open(call.get_transcript(request)).await?;
     // An entry over 1 MiB arrives in parts; its line is their `json` joined.
     let mut partial: Option<pb::TranscriptEntry> = None;
-    while let Some(item) = stream.message().await? {
+    while let Some(item) = client.next(&mut stream).await? {
         match item.item {
             Some(Item::Entry(entry)) => {
                 let whole = match partial.take() {
@@ -112,12 +116,15 @@ pub async fn reset(
     target: &Target,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let session = client
-        .reset_session(pb::ResetSessionRequest {
-            session: Some(target.session_ref()),
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::ResetSessionRequest {
+                session: Some(target.session_ref()),
+            },
+        )
+        .await?;
+    let session = client.reset_session(request).await?.into_inner();
     term.line(&format!(
         "{}: new session {}",
         session.session_key, session.session_id
@@ -131,12 +138,15 @@ pub async fn delete(
     target: &Target,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let deleted = client
-        .delete_session(pb::DeleteSessionRequest {
-            session: Some(target.session_ref()),
-        })
-        .await?
-        .into_inner();
+    let request = client
+        .keyed(
+            target,
+            pb::DeleteSessionRequest {
+                session: Some(target.session_ref()),
+            },
+        )
+        .await?;
+    let deleted = client.delete_session(request).await?.into_inner();
     if deleted.archived_transcript.is_empty() {
         term.line("deleted (it had no transcript)")?;
     } else {

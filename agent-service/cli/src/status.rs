@@ -4,6 +4,7 @@
 use openclaw_proto::agent::v1 as pb;
 
 use crate::{
+    args::ServerArgs,
     client::{self, Client},
     error::CliError,
     term::{Term, table},
@@ -12,9 +13,10 @@ use crate::{
 /// Prints the status of the agent-service at `server` (and of the prompt-service behind it).
 /// An unreachable agent-service fails the command (exit 69); a reachable one that is not ready
 /// is reported, and the command succeeds.
-pub async fn status(server: &str, term: &mut Term<'_>) -> Result<(), CliError> {
-    let url = client::server_url(server);
-    let mut client = client::connect(server).await?;
+pub async fn status(server: &ServerArgs, term: &mut Term<'_>) -> Result<(), CliError> {
+    let connect = client::Connect::from_args(server)?;
+    let url = connect.url().to_owned();
+    let mut client = connect.open().await?;
     let s = client
         .get_service_status(pb::GetServiceStatusRequest {})
         .await?

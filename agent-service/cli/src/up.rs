@@ -77,16 +77,37 @@ pub fn resolve_settings(
         (None, _, _) => None,
     };
     let flags = Flags { state_dir, config };
-    let mut settings = Settings::resolve(&flags, host.env.as_ref())
-        .map_err(|e| CliError::Config(e.to_string()))?;
-    settings.state_dir = host.cwd.join(&settings.state_dir);
-    settings.config_path = host.cwd.join(&settings.config_path);
+    let settings = Settings::resolve(&flags, host.env.as_ref())
+        .map_err(|e| CliError::Config(e.to_string()))?
+        .anchored(&host.cwd);
     Ok(settings)
 }
 
-/// Binds `addr`; when `fallback` is set and the address is taken, binds a
-/// free port on the same host instead.
-pub async fn bind(addr: &str, fallback: bool) -> Result<TcpListener, CliError> {
+/// The state dir, created when missing and proved writable, before anything says ready
+/// (exit 73 otherwise, as for a listen address that cannot be bound).
+pub fn check_state_dir(settings: &Settings) -> Result<(), CliError> {
+    settings.check_state_dir().map_err(CliError::StateDir)
+}
+
+/// `up` and `demo` serve without authentication (they take no token or TLS flags), so they
+/// listen on loopback only: `flag`'s `addr` must parse and be a loopback address (exit 64).
+pub fn check_listen(addr: &str, flag: &str) -> Result<(), CliError> {
+    let parsed =
+        service_kit::parse_listen(addr).map_err(|e| CliError::Config(format!("{flag}: {e}")))?;
+    if parsed.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(CliError::Config(format!(
+        "{flag} {addr}: `openclaw up` serves without authentication, so it listens on a \
+         loopback address only (127.0.0.1:PORT or [::1]:PORT); to serve other hosts, run \
+         prompt-service and agent-service themselves with bearer tokens and TLS (see deploy/)"
+    )))
+}
+
+/// Binds `addr` (the value of `flag`; loopback only, see [`check_listen`]); when `fallback`
+/// is set and the address is taken, binds a free port on the same host instead.
+pub async fn bind(addr: &str, flag: &str, fallback: bool) -> Result<TcpListener, CliError> {
+    check_listen(addr, flag)?;
     let parsed = service_kit::parse_listen(addr).map_err(CliError::Config)?;
     match TcpListener::bind(parsed).await {
         Ok(listener) => Ok(listener),
@@ -95,12 +116,12 @@ pub async fn bind(addr: &str, fallback: bool) -> Result<TcpListener, CliError> {
             TcpListener::bind((parsed.ip(), 0))
                 .await
                 .map_err(|source| CliError::Bind {
-                    addr: addr.to_owned(),
+                    addr: format!("{addr} ({flag})"),
                     source,
                 })
         }
         Err(source) => Err(CliError::Bind {
-            addr: addr.to_owned(),
+            addr: format!("{addr} ({flag})"),
             source,
         }),
     }
@@ -119,12 +140,15 @@ pub async fn up(
         args.demo,
         host,
     )?;
+    check_listen(&args.prompt_listen, "--prompt-listen")?;
+    check_listen(&args.agent_listen, "--agent-listen")?;
+    check_state_dir(&settings)?;
     if args.demo {
         log_demo_files(&demo::write_demo_files(&settings.config_path)?);
     }
     let listeners = Listeners {
-        prompt: bind(&args.prompt_listen, false).await?,
-        agent: bind(&args.agent_listen, false).await?,
+        prompt: bind(&args.prompt_listen, "--prompt-listen", false).await?,
+        agent: bind(&args.agent_listen, "--agent-listen", false).await?,
     };
     let stack = start(listeners, settings, host, args.drain_secs).await?;
     let metrics = serve_metrics(&args.observe).await?;
@@ -142,17 +166,20 @@ pub async fn demo(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), CliError> {
     let settings = resolve_settings(args.state_dir.as_deref(), None, true, host)?;
+    check_state_dir(&settings)?;
     log_demo_files(&demo::write_demo_files(&settings.config_path)?);
     // The default ports make `openclaw chat` work without flags; a taken
     // port only falls back when the user did not ask for it explicitly.
     let listeners = Listeners {
         prompt: bind(
             args.prompt_listen.as_deref().unwrap_or(PROMPT_LISTEN),
+            "--prompt-listen",
             args.prompt_listen.is_none(),
         )
         .await?,
         agent: bind(
             args.agent_listen.as_deref().unwrap_or(AGENT_LISTEN),
+            "--agent-listen",
             args.agent_listen.is_none(),
         )
         .await?,

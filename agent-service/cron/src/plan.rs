@@ -71,6 +71,17 @@ pub enum After {
     Remove,
 }
 
+/// Records a run on demand (outside the schedule) that ended at `now`: counted and its
+/// outcome kept like a scheduled run's, while the schedule (the next slot, missed slots, a
+/// claim the scheduler holds) is left as it is.
+pub fn record_on_demand(job: &mut Job, outcome: &RunOutcome, now: Timestamp) {
+    job.state.last_run_at = Some(now);
+    job.state.last_status = Some(outcome.status);
+    job.state.last_error = outcome.error.clone();
+    job.state.runs = job.state.runs.saturating_add(1);
+    job.updated_at = now;
+}
+
 /// Records the end of the claimed run at `now` and computes the next slot strictly after
 /// `now`: slots that passed during the run or the downtime before it are counted as missed,
 /// not run.

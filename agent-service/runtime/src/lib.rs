@@ -44,5 +44,5 @@ pub use services::{
     CronForward, DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome,
     install_dir,
 };
-pub use settings::{Flags, Settings};
+pub use settings::{Flags, Settings, absolute_in};
 pub use workspaces::WorkspaceSetup;

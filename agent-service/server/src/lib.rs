@@ -9,6 +9,7 @@ mod convert;
 mod cron_api;
 mod cron_forward;
 mod error;
+pub mod flags;
 mod listeners;
 mod own_secrets;
 mod parts;

@@ -68,7 +68,19 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
     let (result, rec) =
         capture(async |term| cron::run(&mut client, "", action(&["list"]), term).await).await;
     result.expect("list");
-    assert!(rec.stdout().contains("disabled"), "{}", rec.stdout());
+    let listing = rec.stdout();
+    assert!(listing.contains("disabled"), "{listing}");
+    // The run on demand is counted and its outcome shown, like a scheduled one.
+    let row: Vec<&str> = listing
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert!(
+        row.ends_with(&["ok", "1", &format!("agent:main:cron:{id}")]),
+        "{listing}"
+    );
 
     let (result, rec) =
         capture(async |term| cron::run(&mut client, "", action(&["rm", &id]), term).await).await;

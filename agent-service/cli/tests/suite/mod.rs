@@ -6,4 +6,5 @@ mod demo_binary;
 mod demo_config;
 mod harness;
 mod inspect;
+mod remote;
 mod stack;

@@ -82,17 +82,49 @@ async fn an_invalid_config_is_refused_with_every_problem() {
 async fn a_taken_port_falls_back_only_when_allowed() {
     let taken = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = taken.local_addr().expect("addr").to_string();
-    let error = up::bind(&addr, false).await.expect_err("taken");
+    let error = up::bind(&addr, "--agent-listen", false)
+        .await
+        .expect_err("taken");
     assert_eq!(error.exit_code(), 73);
-    let other = up::bind(&addr, true).await.expect("fallback");
+    assert!(error.to_string().contains("(--agent-listen)"), "{error}");
+    let other = up::bind(&addr, "--agent-listen", true)
+        .await
+        .expect("fallback");
     assert_ne!(other.local_addr().expect("addr").to_string(), addr);
     assert_eq!(
-        up::bind("nonsense", true)
+        up::bind("nonsense", "--agent-listen", true)
             .await
             .err()
             .map(|e| e.exit_code()),
         Some(64)
     );
+}
+
+/// `up` takes no credentials, so it serves loopback only; the refusal names the flag and
+/// suggests nothing `up` does not accept.
+#[tokio::test]
+async fn up_refuses_a_wide_listen_address_naming_only_its_own_flags() {
+    for addr in ["0.0.0.0:0", "[::]:0", "192.0.2.1:0"] {
+        let error = up::bind(addr, "--prompt-listen", false)
+            .await
+            .expect_err("refused");
+        assert_eq!(error.exit_code(), 64, "{error}");
+        let text = error.to_string();
+        assert!(
+            text.starts_with(&format!("--prompt-listen {addr}: ")),
+            "{text}"
+        );
+        for foreign in [
+            "--tokens",
+            "--insecure-no-auth",
+            "--tls-client-ca",
+            "_TOKENS",
+        ] {
+            assert!(!text.contains(foreign), "{text} names {foreign}");
+        }
+    }
+    assert!(up::check_listen("localhost:0", "--agent-listen").is_ok());
+    assert!(up::check_listen("[::1]:0", "--agent-listen").is_ok());
 }
 
 /// Shutdown stops agent-service first and flushes the session: the

@@ -296,3 +296,27 @@ proptest! {
         prop_assert!(j.state.next_run_at.unwrap() > now);
     }
 }
+
+#[test]
+fn a_run_on_demand_is_counted_and_leaves_the_schedule() {
+    let mut j = job("a", hourly(), "2026-12-01T09:20:00Z");
+    let next = j.state.next_run_at;
+    let failed = RunOutcome {
+        status: RunStatus::Error,
+        error: Some("UNAVAILABLE: provider down".into()),
+        ..ok()
+    };
+    plan::record_on_demand(&mut j, &failed, ts("2026-12-01T09:25:00Z"));
+    plan::record_on_demand(&mut j, &ok(), ts("2026-12-01T09:40:00Z"));
+    assert_eq!(j.state.runs, 2);
+    assert_eq!(j.state.last_status, Some(RunStatus::Ok));
+    assert_eq!(j.state.last_error, None);
+    assert_eq!(j.state.last_run_at, Some(ts("2026-12-01T09:40:00Z")));
+    assert_eq!(j.state.next_run_at, next, "the schedule is unchanged");
+    assert_eq!(j.state.missed_runs, 0);
+    // A scheduled run afterwards counts on from there.
+    let due = plan::due([&j], ts("2026-12-01T10:00:00Z"));
+    plan::claim(&mut j, due[0].slot, ts("2026-12-01T10:00:00Z"));
+    plan::finish(&mut j, &ok(), &zone("UTC"), ts("2026-12-01T10:00:30Z")).unwrap();
+    assert_eq!(j.state.runs, 3);
+}

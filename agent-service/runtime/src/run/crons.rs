@@ -414,6 +414,21 @@ async fn run_claimed(services: Arc<Services>, job: Job) {
     }
 }
 
+/// Counts a run on demand in the job's bookkeeping, as a scheduled run is counted
+/// ([`plan::record_on_demand`]); a job removed meanwhile is left removed.
+fn record_on_demand(services: &Services, job: &Job, outcome: &RunOutcome) {
+    let now = now(services);
+    let recorded = services.cron().edit(|store| {
+        if let Some(stored) = store.get_mut(&job.id) {
+            plan::record_on_demand(stored, outcome, now);
+        }
+        Ok(())
+    });
+    if let Err(error) = recorded {
+        tracing::error!(job = %job.id, %error, "cron run on demand ended but the jobs file could not be saved");
+    }
+}
+
 /// A job's spec or patch that was refused, naming the field.
 pub(crate) fn invalid(error: InvalidJob) -> RuntimeError {
     RuntimeError::invalid(format!("job.{}", error.field), error.reason)
@@ -593,7 +608,9 @@ impl AgentCron {
     pub async fn run_now(&self, id: &str) -> Result<openclaw_cron::RunOutcome, RuntimeError> {
         let job = self.get(id)?;
         let services = self.services()?;
-        Ok(run_cron_job(&services, &job).await)
+        let outcome = run_cron_job(&services, &job).await;
+        record_on_demand(&services, &job, &outcome);
+        Ok(outcome)
     }
 
     /// Queues a run of one of the agent's jobs now, outside its schedule, without waiting for
@@ -607,6 +624,7 @@ impl AgentCron {
                 let session = queued.session.clone();
                 tokio::spawn(async move {
                     let outcome = finish_cron_run(&services, &job, queued).await;
+                    record_on_demand(&services, &job, &outcome);
                     tracing::info!(job = %job.id, outcome = %describe_cron_outcome(&outcome), "a cron run queued without a waiter ended");
                 });
                 Ok(session)

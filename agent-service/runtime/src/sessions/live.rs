@@ -38,6 +38,22 @@ pub(crate) struct Released {
     fingerprint: Option<Arc<PromptFingerprint>>,
 }
 
+impl Released {
+    /// A session first opened in this process, numbering on after `counters` (the floor
+    /// the last process left, see `numbers`).
+    pub(crate) fn numbered(counters: Counters) -> Self {
+        Self {
+            counters,
+            fingerprint: None,
+        }
+    }
+
+    /// The numbers handed out so far.
+    pub(crate) fn counters(&self) -> Counters {
+        self.counters
+    }
+}
+
 /// A subscription to a session's run events.
 pub type SessionEvents = broadcast::Receiver<Arc<SessionEvent>>;
 
@@ -96,6 +112,8 @@ pub struct LiveSession {
     /// Since when the idle-release sweep has found the session releasable (`None`: in use
     /// when last looked at).
     idle_since: Mutex<Option<tokio::time::Instant>>,
+    /// The numbers floor last written ahead of this session's numbers (see `numbers`).
+    numbers_floor: Mutex<Counters>,
 }
 
 impl Default for LiveSession {
@@ -126,7 +144,22 @@ impl LiveSession {
             recovered: tokio::sync::OnceCell::new(),
             admission: tokio::sync::Mutex::new(()),
             idle_since: Mutex::new(None),
+            numbers_floor: Mutex::new(super::numbers::ahead(counters)),
         }
+    }
+
+    /// The floor to write next when the numbers handed out came near the one written (it
+    /// is then taken as written), else None.
+    pub(crate) fn renew_numbers_floor(&self) -> Option<Counters> {
+        let current = self.released().counters;
+        let mut floor = self
+            .numbers_floor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        super::numbers::near(current, *floor).then(|| {
+            *floor = super::numbers::ahead(current);
+            *floor
+        })
     }
 
     /// What the manager keeps of the session while it is released: the numbers handed out

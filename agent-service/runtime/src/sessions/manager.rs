@@ -19,6 +19,7 @@ use super::{
     creations::Creations,
     key,
     live::{LiveSession, Released},
+    queue::Counters,
     recover::recover_journal,
     repairs::{Repair, RepairKind, Repairs},
     session::Session,
@@ -418,20 +419,67 @@ impl SessionManager {
     /// started by [`Self::writable`]).
     pub fn live(&self, agent_id: &str, id: &SessionId) -> Arc<LiveSession> {
         let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut opened = false;
         let live = map
             .entry((agent_id.to_owned(), *id))
             .or_insert_with_key(|slot| {
+                opened = true;
                 let kept = self
                     .released
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(slot)
-                    .unwrap_or_default();
+                    .unwrap_or_else(|| {
+                        let floor = self
+                            .numbers_path(agent_id, id)
+                            .map(|path| super::numbers::read(&path))
+                            .unwrap_or_default();
+                        Released::numbered(floor)
+                    });
                 let fence = self.fence_root.derived(id.to_string().as_bytes());
                 Arc::new(LiveSession::resumed(fence, kept))
             });
         live.touch();
-        Arc::clone(live)
+        let live = Arc::clone(live);
+        drop(map);
+        // Opened now: the floor a block ahead goes to disk before any number is handed out;
+        // live already: moved on once the numbers come near it.
+        let floor = if opened {
+            Some(super::numbers::ahead(live.released().counters()))
+        } else {
+            live.renew_numbers_floor()
+        };
+        if let Some(floor) = floor {
+            self.write_numbers(agent_id, id, floor);
+        }
+        live
+    }
+
+    /// The numbers file of a session, when its agent id is valid.
+    fn numbers_path(&self, agent_id: &str, id: &SessionId) -> Option<PathBuf> {
+        let agent = AgentId::new(agent_id.to_owned()).ok()?;
+        Some(super::numbers::path_of(
+            &self.store_of(agent).dir().transcript(id),
+        ))
+    }
+
+    /// Writes a session's numbers floor; a failure is logged (numbers may then repeat after
+    /// a crash, never within this process).
+    fn write_numbers(&self, agent_id: &str, id: &SessionId, floor: Counters) {
+        let Some(path) = self.numbers_path(agent_id, id) else {
+            return;
+        };
+        // A session's directory appears with its first transcript line; the floor may come
+        // first.
+        if let Some(dir) = path.parent()
+            && let Err(error) = std::fs::create_dir_all(dir)
+        {
+            tracing::error!(path = %dir.display(), %error, "session numbers not written");
+            return;
+        }
+        if let Err(error) = super::numbers::write(&path, floor) {
+            tracing::error!(path = %path.display(), %error, "session numbers not written");
+        }
     }
 
     /// Releases the sessions that have been idle for `idle_for` (no run active, queued or
@@ -603,8 +651,30 @@ impl SessionManager {
             .values()
             .cloned()
             .collect();
-        for session in live {
+        for session in &live {
             session.close_transcript().await;
+        }
+        // Nothing is numbered after the drain: the exact numbers, so the next start goes on
+        // without a gap.
+        let open: Vec<((String, SessionId), Arc<LiveSession>)> = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(slot, live)| (slot.clone(), Arc::clone(live)))
+            .collect();
+        for ((agent_id, id), session) in open {
+            self.write_numbers(&agent_id, &id, session.released().counters());
+        }
+        let kept: Vec<((String, SessionId), Counters)> = self
+            .released
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(slot, kept)| (slot.clone(), kept.counters()))
+            .collect();
+        for ((agent_id, id), counters) in kept {
+            self.write_numbers(&agent_id, &id, counters);
         }
         for agent_id in self.touches.dirty_agents() {
             let Ok(id) = AgentId::new(agent_id.clone()) else {

@@ -7,6 +7,7 @@ pub mod journal;
 pub mod key;
 mod live;
 mod manager;
+pub mod numbers;
 pub mod queue;
 mod recover;
 mod repairs;

@@ -46,8 +46,66 @@ fn a_user_error_is_one_line_without_a_backtrace() {
         ],
     );
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(err.starts_with("error: "), "{err}");
+    // EX_CANTCREAT, as `openclaw up` answers a port it cannot bind.
+    assert_eq!(output.status.code(), Some(73), "{err}");
+    assert!(
+        err.starts_with(&format!("error: cannot listen on {addr} (--listen): ")),
+        "{err}"
+    );
     assert!(!err.contains("acktrace"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn every_bad_flag_is_one_line_and_exit_64() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_string_lossy().into_owned();
+    let output = run(
+        &[
+            "--listen",
+            "nonsense",
+            "--inspector-listen",
+            "nonsense",
+            "--metrics-listen",
+            "nonsense",
+            "--router-url",
+            "not a url",
+            "--state-dir",
+            &state,
+        ],
+        &[("HOME", &state)],
+    );
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(64), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    for (line, flag) in lines.iter().zip([
+        "--listen",
+        "--inspector-listen",
+        "--metrics-listen",
+        "--router-url",
+    ]) {
+        assert!(line.starts_with(&format!("error: {flag}")), "{err}");
+    }
+    // A value clap itself refuses is a usage error too.
+    let output = run(&["--idle-release-secs", "soon"], &[("HOME", &state)]);
+    assert_eq!(output.status.code(), Some(64));
+}
+
+#[test]
+fn an_unwritable_state_dir_is_refused_before_serving() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "").expect("write");
+    let state = blocker.join("state").to_string_lossy().into_owned();
+    let output = run(
+        &["--listen", "127.0.0.1:0", "--state-dir", &state],
+        &[("HOME", &dir.path().to_string_lossy())],
+    );
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(73), "{err}");
+    assert!(
+        err.starts_with(&format!("error: state dir {state}: Not a directory")),
+        "{err}"
+    );
 }

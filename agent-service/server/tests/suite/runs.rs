@@ -934,3 +934,56 @@ async fn watch_session_carries_the_run_streams_events_with_the_same_seq() {
     // Not just the same shape: the same events, tagged with the same run.
     assert_eq!(watched, ran);
 }
+
+/// The arrival number and run of the message a run's events answer.
+fn accepted(events: &[pb::run_event::Event]) -> (u64, u64) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            pb::run_event::Event::Accepted(d) => Some((d.seq, d.run)),
+            _ => None,
+        })
+        .expect("accepted event")
+}
+
+/// Run and message numbers go on across restarts, so clients can de-duplicate by them: after
+/// a graceful stop without a gap, after a crash (the numbers file as a running process left
+/// it, a block ahead) above every number handed out.
+#[tokio::test]
+async fn run_and_message_numbers_go_on_across_restarts() {
+    let h = harness(WireFormat::OpenAiResponses, "").await;
+    h.fake.push(FakeReply::text("one"));
+    h.fake.push(FakeReply::text("two"));
+    let (seq1, run1) = accepted(&run(&h.service, run_request("first")).await);
+    let (seq2, run2) = accepted(&run(&h.service, run_request("second")).await);
+    assert_eq!((seq2, run2), (seq1 + 1, run1 + 1));
+    let (dir, fake, prompt) = h.stop().await;
+
+    let restarted = Service::start_full(dir, None, prompt.client()).await;
+    fake.push(FakeReply::text("three"));
+    let (seq3, run3) = accepted(&run(&restarted, run_request("third")).await);
+    assert_eq!(
+        (seq3, run3),
+        (seq2 + 1, run2 + 1),
+        "a graceful restart leaves no gap"
+    );
+    // What a crash now would leave: the floor written ahead while the session is live.
+    let numbers: Vec<_> = std::fs::read_dir(restarted.path("state/agents/main/sessions"))
+        .expect("sessions dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "numbers"))
+        .collect();
+    assert_eq!(numbers.len(), 1, "{numbers:?}");
+    let crashed = std::fs::read(&numbers[0]).expect("numbers file");
+    let dir = restarted.stop().await;
+    std::fs::write(&numbers[0], crashed).expect("as a crash leaves it");
+
+    let again = Service::start_full(dir, None, prompt.client()).await;
+    fake.push(FakeReply::text("four"));
+    let (seq4, run4) = accepted(&run(&again, run_request("fourth")).await);
+    assert!(
+        seq4 > seq3 && run4 > run3,
+        "({seq4}, {run4}) after ({seq3}, {run3})"
+    );
+}
