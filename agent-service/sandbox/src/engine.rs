@@ -42,7 +42,7 @@ impl Bubblewrap {
         };
         let probe_dir = std::env::temp_dir();
         let isolation = Isolation::new(engine.clone(), probe_dir.clone(), None, Network::Off);
-        let mut probe = isolation.command(&probe_dir, OsStr::new("true"), &[]);
+        let mut probe = isolation.wrap(&probe_dir, OsStr::new("true"), &[]);
         run(&mut probe).map_err(|why| {
             Unusable(format!(
                 "bubblewrap ({}) cannot create a sandbox on this host: {why}",

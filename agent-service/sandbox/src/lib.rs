@@ -42,9 +42,11 @@
 //! [bubblewrap]: https://github.com/containers/bubblewrap
 
 mod engine;
+mod identity;
 mod isolation;
 mod lifetime;
 
 pub use engine::{Bubblewrap, Unusable, locate};
+pub use identity::SandboxUser;
 pub use isolation::{Access, Isolation, Limits, Mount, Network, new_session};
 pub use lifetime::{Containment, Lifetime};
