@@ -4,7 +4,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::engine::{Bubblewrap, Unusable};
+use crate::engine::{Bubblewrap, RootForm, Unusable};
 use crate::identity::{SandboxUser, hand_over};
 
 /// System directories mounted read-only (a symlink, as on merged-/usr systems, is recreated
@@ -282,16 +282,19 @@ impl Isolation {
     /// [`Isolation::command`] without handing anything over (the engine's probe, whose
     /// workspace is the system temp directory).
     pub(crate) fn wrap(&self, cwd: &Path, program: &OsStr, args: &[&OsStr]) -> Command {
-        let mut command = new_session(self.engine.program().as_os_str());
+        let mut command = match self.builder_user() {
+            Some(user) => {
+                let mut command = new_session(OsStr::new(SETPRIV));
+                command.args(as_user(user)).arg(self.engine.program());
+                command
+            }
+            None => new_session(self.engine.program().as_os_str()),
+        };
         command.env_clear().env("PATH", SANDBOX_PATH);
         command.args(self.arguments(cwd)).arg("--");
-        if let Some(user) = self.user {
-            command
-                .arg(SETPRIV)
-                .arg(format!("--reuid={}", user.uid()))
-                .arg(format!("--regid={}", user.gid()))
-                .args(["--clear-groups", "--inh-caps=-all", "--", UNSHARE])
-                .args(["--user", "--map-current-user", "--"]);
+        if let Some(user) = self.root_built_user() {
+            command.arg(SETPRIV).args(as_user(user));
+            command.args([UNSHARE, "--user", "--map-current-user", "--"]);
         }
         let limits = self.limits.options();
         if !limits.is_empty() {
@@ -301,11 +304,23 @@ impl Isolation {
         command
     }
 
+    /// The sandbox user, when bubblewrap runs as root and starts the command as that user.
+    fn root_built_user(&self) -> Option<SandboxUser> {
+        self.user
+            .filter(|_| self.engine.root_form() == RootForm::Builder)
+    }
+
+    /// The sandbox user, when bubblewrap itself runs as that user.
+    fn builder_user(&self) -> Option<SandboxUser> {
+        self.user
+            .filter(|_| self.engine.root_form() == RootForm::SandboxUser)
+    }
+
     /// The `bwrap` options of this sandbox, in the order bubblewrap applies them: the root
     /// first, then what is mounted over it, then the root made read-only.
     pub fn arguments(&self, cwd: &Path) -> Vec<OsString> {
         let mut args = Arguments::default();
-        if self.user.is_some() {
+        if self.root_built_user().is_some() {
             for namespace in ROOT_NAMESPACES {
                 args.flag(namespace);
             }
@@ -323,7 +338,7 @@ impl Isolation {
         // group kill reaches it. When init dies the kernel kills everything else inside.
         args.flag("--die-with-parent");
         args.pair("--cap-drop", "ALL");
-        if self.user.is_some() {
+        if self.root_built_user().is_some() {
             // For `setpriv` alone, the sandbox's first program: changing to a non-root uid
             // clears them before anything else runs.
             args.pair("--cap-add", "CAP_SETUID");
@@ -398,6 +413,18 @@ pub fn new_session(program: &OsStr) -> Command {
 
 /// util-linux's `setsid` (Debian marks util-linux essential).
 const SETSID: &str = "setsid";
+
+/// `setpriv`'s options that make the rest of the command line `user`, with no supplementary
+/// group and no inheritable capability.
+fn as_user(user: SandboxUser) -> [String; 5] {
+    [
+        format!("--reuid={}", user.uid()),
+        format!("--regid={}", user.gid()),
+        "--clear-groups".to_owned(),
+        "--inh-caps=-all".to_owned(),
+        "--".to_owned(),
+    ]
+}
 
 /// Whether this process runs as root.
 fn service_is_root() -> bool {
