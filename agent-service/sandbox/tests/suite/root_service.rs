@@ -322,3 +322,41 @@ fn the_process_limit_of_a_root_service_is_per_sandbox() {
     first.wait().unwrap();
     assert!(text(&out).contains("started 20"), "{}", text(&out));
 }
+
+#[test]
+fn a_host_network_sandbox_reaches_abstract_sockets_as_the_sandbox_user() {
+    // With `network: "host"` the sandbox shares the host's abstract Unix sockets, which have no
+    // file permissions: their servers tell callers apart by the peer's credentials alone. A root
+    // service's sandbox must not present uid 0's.
+    use std::io::Read;
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    require_root();
+    let socat = agent_testkit::packages::ensure_program("socat", "socat")
+        .unwrap_or_else(|e| panic!("socat is needed: {e}"));
+    let name = format!("openclaw-sandbox-test-{}", std::process::id());
+    let listener =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let peer =
+            nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)
+                .unwrap();
+        let mut said = String::new();
+        stream.read_to_string(&mut said).unwrap();
+        (peer.uid(), said)
+    });
+    let tree = Tree::new();
+    let sandbox = Isolation::new(engine(), tree.workspace.clone(), None, Network::On);
+    let out = bash(
+        &sandbox,
+        &format!(
+            "echo hello | {} - ABSTRACT-CONNECT:{name} 2>&1; echo sent",
+            socat.display()
+        ),
+    );
+    assert!(text(&out).contains("sent"), "{}", text(&out));
+    let (uid, said) = server.join().unwrap();
+    assert_eq!(said, "hello\n", "{}", text(&out));
+    assert_eq!(uid, 65532, "the peer the server saw");
+}

@@ -225,3 +225,51 @@ async fn an_unusable_engine_refuses_sandboxed_runs_and_never_runs_them_on_the_ho
     let events = run(&h, request("Hi.", "main")).await.expect("main runs");
     assert!(!events.is_empty());
 }
+
+/// The file tools run in the service (as root in CI) and commands in the sandbox (never host
+/// uid 0): a file the model writes with `write` is edited by a sandboxed command and read back,
+/// and what the command made is edited by `edit`.
+#[tokio::test]
+async fn the_file_tools_and_sandboxed_commands_share_the_workspace() {
+    let h =
+        Harness::start_sandboxed(WireFormat::ChatCompletions, SANDBOXED, EXEC_FULL, &bwrap()).await;
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "w",
+            "write",
+            json!({ "path": "notes/plan.md", "content": "step one\n" }),
+        ),
+        FakeReply::tool_call(
+            "x",
+            "exec",
+            json!({ "command": "echo step two >> notes/plan.md && sed -i 's/one/1/' notes/plan.md \
+                                && echo made > notes/made.txt && stat -c 'uid=%u' notes/plan.md" }),
+        ),
+        FakeReply::tool_call(
+            "e",
+            "edit",
+            json!({ "path": "notes/made.txt", "oldText": "made", "newText": "edited" }),
+        ),
+        FakeReply::tool_call("r", "read", json!({ "path": "notes/plan.md" })),
+        FakeReply::tool_call(
+            "c",
+            "exec",
+            json!({ "command": "cat notes/made.txt; id -u" }),
+        ),
+        FakeReply::text("Done."),
+    ]);
+    let events = run(&h, request("Plan.", "telegram:group:11"))
+        .await
+        .expect("run");
+    let out = outputs(&events);
+    assert_eq!(out.len(), 5, "{events:?}");
+    let root = nix::unistd::Uid::effective().is_root();
+    if root {
+        assert!(out[1].contains("uid=65532"), "{}", out[1]);
+    }
+    assert!(out[3].contains("step 1\nstep two"), "{}", out[3]);
+    assert!(out[4].contains("\nedited\n"), "{}", out[4]);
+    if root {
+        assert!(out[4].contains("\nedited\n65532\n"), "{}", out[4]);
+    }
+}

@@ -246,8 +246,8 @@ pub struct SandboxConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SandboxLimits {
-    /// Processes and threads in one sandbox (default 512); a fork beyond it fails. Not applied
-    /// when the service runs as root (the kernel exempts uid 0).
+    /// Processes and threads in one sandbox (default 512); a fork beyond it fails. A root
+    /// service's sandboxes run as a non-root sandbox user, so it holds for them too.
     #[schemars(range(max = 4_194_304))]
     pub processes: Option<u64>,
     /// Address space of each process, in MiB (default 16384); a larger allocation fails.
