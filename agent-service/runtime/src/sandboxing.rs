@@ -14,7 +14,7 @@ use std::path::Path;
 use openclaw_config::raw::{SandboxBackend, SandboxLimits, SandboxNetwork, WorkspaceAccess};
 use openclaw_config::resolve::{AgentRuntime, AgentView};
 use openclaw_sandbox::{
-    Access, Bubblewrap, Containment, Isolation, Limits, Mount, Network, Unusable,
+    Access, Bubblewrap, Containment, Isolation, Limits, Mount, Network, SandboxUser, Unusable,
 };
 use openclaw_transcript::SessionKey;
 
@@ -120,10 +120,14 @@ impl Engine {
             SandboxNetwork::None => Network::Off,
             SandboxNetwork::Host => Network::On,
         };
-        Ok(Some(
-            Isolation::new(engine, canonical(cwd)?, agent_workspace, network)
-                .with_limits(limits(&agent.sandbox.limits)),
-        ))
+        let mut isolation = Isolation::new(engine, canonical(cwd)?, agent_workspace, network)
+            .with_limits(limits(&agent.sandbox.limits));
+        if let Some(uid) = agent.sandbox.uid {
+            let user = SandboxUser::new(uid, uid)
+                .map_err(|why| refuse(format!("agents.defaults.sandbox.uid: {why}")))?;
+            isolation = isolation.with_user(user);
+        }
+        Ok(Some(isolation))
     }
 }
 

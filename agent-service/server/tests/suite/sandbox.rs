@@ -273,3 +273,30 @@ async fn the_file_tools_and_sandboxed_commands_share_the_workspace() {
         assert!(out[4].contains("\nedited\n65532\n"), "{}", out[4]);
     }
 }
+
+/// `sandbox.uid` is who a root service's sandboxed commands are; a service of any other user
+/// runs them as itself.
+#[tokio::test]
+async fn a_configured_sandbox_uid_is_who_commands_run_as() {
+    let h = Harness::start_sandboxed(
+        WireFormat::ChatCompletions,
+        r#", sandbox: { mode: "non-main", scope: "session", uid: 61234 }"#,
+        EXEC_FULL,
+        &bwrap(),
+    )
+    .await;
+    h.fake.push_all([
+        FakeReply::tool_call("x", "exec", json!({ "command": "id -u; touch made" })),
+        FakeReply::text("Done."),
+    ]);
+    let events = run(&h, request("Who?", "telegram:group:12"))
+        .await
+        .expect("run");
+    let out = outputs(&events);
+    let expected = if nix::unistd::Uid::effective().is_root() {
+        "61234".to_owned()
+    } else {
+        nix::unistd::Uid::effective().to_string()
+    };
+    assert!(out[0].contains(&format!("\n{expected}\n")), "{}", out[0]);
+}

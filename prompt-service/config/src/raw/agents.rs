@@ -237,6 +237,10 @@ pub struct SandboxConfig {
     pub network: Option<SandboxNetwork>,
     /// Resource limits of every sandboxed process (each key defaults on its own).
     pub limits: Option<SandboxLimits>,
+    /// The host uid (and gid) a root service's sandboxed commands run as (default 65532;
+    /// never 0). A service that is not root runs them as itself and ignores it.
+    #[schemars(range(min = 1, max = 4_294_967_294_u32))]
+    pub uid: Option<u32>,
     /// Docker backend settings: opaque.
     pub docker: Option<Value>,
 }
