@@ -99,6 +99,15 @@ impl Engine {
             .0
             .clone()
             .map_err(|why| refuse(format!("the sandbox is unusable here: {why}")))?;
+        // The session workspace is handed to the sandbox user of a root service: resolving a
+        // link planted in its place (a workspace root others may write) would hand over
+        // whatever it points at.
+        if std::fs::symlink_metadata(cwd).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return Err(refuse(format!(
+                "its workspace {} is a symbolic link, not a directory",
+                cwd.display()
+            )));
+        }
         let canonical = |path: &Path| {
             std::fs::canonicalize(path).map_err(|e| {
                 RuntimeError::Internal(format!("cannot resolve {}: {e}", path.display()))

@@ -300,3 +300,49 @@ async fn a_configured_sandbox_uid_is_who_commands_run_as() {
     };
     assert!(out[0].contains(&format!("\n{expected}\n")), "{}", out[0]);
 }
+
+/// A link planted where a session's workspace lives is refused, never resolved and handed to
+/// the sandbox user (nor mounted writable).
+#[tokio::test]
+async fn a_session_workspace_replaced_by_a_link_is_refused() {
+    let h =
+        Harness::start_sandboxed(WireFormat::ChatCompletions, SANDBOXED, EXEC_FULL, &bwrap()).await;
+    h.fake.push_all([
+        FakeReply::tool_call("p", "exec", json!({ "command": "pwd" })),
+        FakeReply::text("Done."),
+    ]);
+    let events = run(&h, request("Where?", "telegram:group:13"))
+        .await
+        .expect("run");
+    let workspace =
+        std::path::PathBuf::from(outputs(&events)[0].lines().last().expect("pwd").to_owned());
+    let outside = h.service.path("outside");
+    std::fs::create_dir_all(&outside).expect("outside");
+    std::fs::write(outside.join("keep"), "host").expect("keep");
+    std::fs::rename(&workspace, workspace.with_extension("moved")).expect("move");
+    std::os::unix::fs::symlink(&outside, &workspace).expect("link");
+    h.fake.push_all([
+        FakeReply::tool_call("t", "exec", json!({ "command": "touch planted" })),
+        FakeReply::text("Done."),
+    ]);
+    let status = run(&h, request("Again.", "telegram:group:13"))
+        .await
+        .expect_err("refused");
+    // The workspace check sees the link first; the sandbox would refuse it too.
+    assert!(
+        matches!(
+            status.code(),
+            tonic::Code::PermissionDenied | tonic::Code::FailedPrecondition
+        ),
+        "{status:?}"
+    );
+    assert!(
+        status.message().contains("symbolic link"),
+        "{}",
+        status.message()
+    );
+    assert!(!outside.join("planted").exists());
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(outside.join("keep")).expect("keep").uid();
+    assert_eq!(owner, nix::unistd::Uid::effective().as_raw());
+}
