@@ -14,7 +14,7 @@ use std::path::Path;
 use openclaw_config::raw::{SandboxBackend, SandboxLimits, SandboxNetwork, WorkspaceAccess};
 use openclaw_config::resolve::{AgentRuntime, AgentView};
 use openclaw_sandbox::{
-    Access, Bubblewrap, Containment, Isolation, Limits, Mount, Network, Unusable,
+    Access, Bubblewrap, Containment, Isolation, Limits, Mount, Network, SandboxUser, Unusable,
 };
 use openclaw_transcript::SessionKey;
 
@@ -99,6 +99,15 @@ impl Engine {
             .0
             .clone()
             .map_err(|why| refuse(format!("the sandbox is unusable here: {why}")))?;
+        // The session workspace is handed to the sandbox user of a root service: resolving a
+        // link planted in its place (a workspace root others may write) would hand over
+        // whatever it points at.
+        if std::fs::symlink_metadata(cwd).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return Err(refuse(format!(
+                "its workspace {} is a symbolic link, not a directory",
+                cwd.display()
+            )));
+        }
         let canonical = |path: &Path| {
             std::fs::canonicalize(path).map_err(|e| {
                 RuntimeError::Internal(format!("cannot resolve {}: {e}", path.display()))
@@ -120,10 +129,14 @@ impl Engine {
             SandboxNetwork::None => Network::Off,
             SandboxNetwork::Host => Network::On,
         };
-        Ok(Some(
-            Isolation::new(engine, canonical(cwd)?, agent_workspace, network)
-                .with_limits(limits(&agent.sandbox.limits)),
-        ))
+        let mut isolation = Isolation::new(engine, canonical(cwd)?, agent_workspace, network)
+            .with_limits(limits(&agent.sandbox.limits));
+        if let Some(uid) = agent.sandbox.uid {
+            let user = SandboxUser::new(uid, uid)
+                .map_err(|why| refuse(format!("agents.defaults.sandbox.uid: {why}")))?;
+            isolation = isolation.with_user(user);
+        }
+        Ok(Some(isolation))
     }
 }
 

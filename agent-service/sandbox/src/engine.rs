@@ -6,6 +6,20 @@ use std::process::{Command, Stdio};
 
 use crate::isolation::{Isolation, Network};
 
+/// How a root service's sandboxes are built (a service of any other user builds them as
+/// itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RootForm {
+    /// bubblewrap runs as root and starts the command as the sandbox user: any workspace can be
+    /// mounted. Needs root's capabilities (a host, a privileged container).
+    Builder,
+    /// `setpriv` makes bubblewrap itself the sandbox user, which builds an unprivileged sandbox
+    /// in a user namespace of its own: the only form left to root without capabilities (a
+    /// container with `cap_drop: [ALL]`). The sandbox user must be able to reach the
+    /// workspaces.
+    SandboxUser,
+}
+
 /// Why sandboxing cannot work here, in a sentence for logs and run errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -16,6 +30,7 @@ pub struct Unusable(pub String);
 pub struct Bubblewrap {
     program: PathBuf,
     version: String,
+    root_form: RootForm,
 }
 
 impl Bubblewrap {
@@ -36,20 +51,36 @@ impl Bubblewrap {
         })?;
         let version = run(Command::new(&located).arg("--version"))
             .map_err(|why| Unusable(format!("{} --version failed: {why}", located.display())))?;
-        let engine = Self {
+        let mut engine = Self {
             program: located,
             version: version.trim().to_owned(),
+            root_form: RootForm::Builder,
         };
         let probe_dir = std::env::temp_dir();
-        let isolation = Isolation::new(engine.clone(), probe_dir.clone(), None, Network::Off);
-        let mut probe = isolation.command(&probe_dir, OsStr::new("true"), &[]);
-        run(&mut probe).map_err(|why| {
-            Unusable(format!(
-                "bubblewrap ({}) cannot create a sandbox on this host: {why}",
-                engine.program.display()
-            ))
-        })?;
-        Ok(engine)
+        let mut failures = Vec::new();
+        for form in [RootForm::Builder, RootForm::SandboxUser] {
+            engine.root_form = form;
+            let isolation = Isolation::new(engine.clone(), probe_dir.clone(), None, Network::Off);
+            let mut probe = isolation.wrap(&probe_dir, OsStr::new("true"), &[]);
+            match run(&mut probe) {
+                Ok(_) => return Ok(engine),
+                Err(why) => failures.push(why),
+            }
+            if isolation.user().is_none() {
+                // Not root: there is one form only.
+                break;
+            }
+        }
+        Err(Unusable(format!(
+            "bubblewrap ({}) cannot create a sandbox on this host: {}",
+            engine.program.display(),
+            failures.join("; as the sandbox user: ")
+        )))
+    }
+
+    /// How a root service's sandboxes are built on this host.
+    pub(crate) fn root_form(&self) -> RootForm {
+        self.root_form
     }
 
     /// The `bwrap` program that will be run.

@@ -4,7 +4,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::engine::Bubblewrap;
+use crate::engine::{Bubblewrap, RootForm, Unusable};
+use crate::identity::{SandboxUser, hand_over};
 
 /// System directories mounted read-only (a symlink, as on merged-/usr systems, is recreated
 /// as the same symlink).
@@ -59,6 +60,21 @@ const KERNEL_INTERFACES: [&str; 5] = [
 /// util-linux's `prlimit`, which sets the resource limits of the command it starts.
 const PRLIMIT: &str = "prlimit";
 
+/// util-linux's `setpriv`, which makes a root service's sandboxed command the sandbox user.
+const SETPRIV: &str = "setpriv";
+
+/// util-linux's `unshare`, which puts it in a user namespace of that user.
+const UNSHARE: &str = "unshare";
+
+/// What bubblewrap unshares when the service is root. `--unshare-all` would add a user
+/// namespace in which root stays host uid 0; the sandbox user's own namespace replaces it.
+const ROOT_NAMESPACES: [&str; 4] = [
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+];
+
 /// How a mounted directory may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -91,8 +107,8 @@ pub enum Network {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Processes and threads (`RLIMIT_NPROC`). The kernel counts them per user namespace,
-    /// so each sandbox has its own count when the service is not root; it never applies to
-    /// host uid 0 (see the crate docs).
+    /// and every sandbox has one of its own, so each sandbox has its own count (a root
+    /// service's too: its sandboxes run as the [`SandboxUser`], see the crate docs).
     pub processes: Option<u64>,
     /// Address space of each process, in bytes (`RLIMIT_AS`): a larger allocation fails.
     pub address_space_bytes: Option<u64>,
@@ -158,11 +174,13 @@ pub struct Isolation {
     agent_workspace: Option<Mount>,
     network: Network,
     limits: Limits,
+    user: Option<SandboxUser>,
 }
 
 impl Isolation {
     /// A sandbox whose only writable path is `workspace` (absolute, canonical), with the agent
-    /// workspace mounted as given (or not at all) and the [`Limits::DEFAULT`] limits.
+    /// workspace mounted as given (or not at all) and the [`Limits::DEFAULT`] limits. When this
+    /// process is root, its commands run as [`SandboxUser::DEFAULT`].
     pub fn new(
         engine: Bubblewrap,
         workspace: PathBuf,
@@ -175,7 +193,25 @@ impl Isolation {
             agent_workspace,
             network,
             limits: Limits::DEFAULT,
+            user: service_is_root().then_some(SandboxUser::DEFAULT),
         }
+    }
+
+    /// The same sandbox with its commands run as `user` when this process is root. A service
+    /// that is not root runs its sandboxes as itself (in a user namespace of its own uid) and
+    /// keeps doing so.
+    #[must_use]
+    pub fn with_user(mut self, user: SandboxUser) -> Self {
+        if self.user.is_some() {
+            self.user = Some(user);
+        }
+        self
+    }
+
+    /// The host user its commands run as when the service is root; `None` when they run as
+    /// the service's own (non-root) user.
+    pub fn user(&self) -> Option<SandboxUser> {
+        self.user
     }
 
     /// The same sandbox with these resource limits.
@@ -215,14 +251,51 @@ impl Isolation {
     /// [`new_session`]: the sandbox has no controlling terminal, and killing the process group
     /// whose id is the child's pid kills the whole sandbox.
     ///
+    /// When the service is root, the program runs as the sandbox user instead (`... -- setpriv
+    /// --reuid U --regid G --clear-groups --inh-caps=-all -- unshare --user --map-current-user
+    /// -- prlimit ...`), and first every entry of the session workspace, and of an agent
+    /// workspace mounted read-write, that the service owns is given to that user (see the
+    /// crate docs); an error is a workspace that could not be handed over.
+    ///
     /// bubblewrap starts with an empty environment but for `PATH`: its init is the sandbox's
     /// pid 1, and anything in the sandbox can read `/proc/1/environ`. Variables set on the
     /// returned command reach bubblewrap alone (and so pid 1), never the program, whose
     /// environment is the sandbox's own (`--clearenv`, then a few harmless variables).
-    pub fn command(&self, cwd: &Path, program: &OsStr, args: &[&OsStr]) -> Command {
-        let mut command = new_session(self.engine.program().as_os_str());
+    pub fn command(
+        &self,
+        cwd: &Path,
+        program: &OsStr,
+        args: &[&OsStr],
+    ) -> Result<Command, Unusable> {
+        if let Some(user) = self.user {
+            let service = nix::unistd::Uid::effective();
+            hand_over(&self.workspace, service, user)?;
+            if let Some(agent) = &self.agent_workspace
+                && agent.access == Access::ReadWrite
+            {
+                hand_over(&agent.path, service, user)?;
+            }
+        }
+        Ok(self.wrap(cwd, program, args))
+    }
+
+    /// [`Isolation::command`] without handing anything over (the engine's probe, whose
+    /// workspace is the system temp directory).
+    pub(crate) fn wrap(&self, cwd: &Path, program: &OsStr, args: &[&OsStr]) -> Command {
+        let mut command = match self.builder_user() {
+            Some(user) => {
+                let mut command = new_session(OsStr::new(SETPRIV));
+                command.args(as_user(user)).arg(self.engine.program());
+                command
+            }
+            None => new_session(self.engine.program().as_os_str()),
+        };
         command.env_clear().env("PATH", SANDBOX_PATH);
         command.args(self.arguments(cwd)).arg("--");
+        if let Some(user) = self.root_built_user() {
+            command.arg(SETPRIV).args(as_user(user));
+            command.args([UNSHARE, "--user", "--map-current-user", "--"]);
+        }
         let limits = self.limits.options();
         if !limits.is_empty() {
             command.arg(PRLIMIT).args(limits).arg("--");
@@ -231,19 +304,46 @@ impl Isolation {
         command
     }
 
+    /// The sandbox user, when bubblewrap runs as root and starts the command as that user.
+    fn root_built_user(&self) -> Option<SandboxUser> {
+        self.user
+            .filter(|_| self.engine.root_form() == RootForm::Builder)
+    }
+
+    /// The sandbox user, when bubblewrap itself runs as that user.
+    fn builder_user(&self) -> Option<SandboxUser> {
+        self.user
+            .filter(|_| self.engine.root_form() == RootForm::SandboxUser)
+    }
+
     /// The `bwrap` options of this sandbox, in the order bubblewrap applies them: the root
     /// first, then what is mounted over it, then the root made read-only.
     pub fn arguments(&self, cwd: &Path) -> Vec<OsString> {
         let mut args = Arguments::default();
-        args.flag("--unshare-all");
-        if self.network == Network::On {
-            args.flag("--share-net");
+        if self.root_built_user().is_some() {
+            for namespace in ROOT_NAMESPACES {
+                args.flag(namespace);
+            }
+            if self.network == Network::Off {
+                args.flag("--unshare-net");
+            }
+        } else {
+            args.flag("--unshare-all");
+            if self.network == Network::On {
+                args.flag("--share-net");
+            }
         }
         // No `--new-session`: the caller starts bwrap in a session of its own (see
         // `new_session`), so the namespace's init stays in bwrap's process group and one
         // group kill reaches it. When init dies the kernel kills everything else inside.
         args.flag("--die-with-parent");
         args.pair("--cap-drop", "ALL");
+        if self.root_built_user().is_some() {
+            // For `setpriv` alone, the sandbox's first program: changing to a non-root uid
+            // clears them before anything else runs.
+            args.pair("--cap-add", "CAP_SETUID");
+            args.pair("--cap-add", "CAP_SETGID");
+        }
         args.pair("--hostname", "sandbox");
         for dir in SYSTEM_DIRS {
             args.system(Path::new(dir));
@@ -266,6 +366,8 @@ impl Isolation {
         }
         args.pair("--dev", "/dev");
         args.pair("--size", TMP_BYTES.to_string());
+        // Writable by whoever the command runs as: a root service's sandbox user too.
+        args.pair("--perms", "1777");
         args.pair("--tmpfs", "/tmp");
         // Mounted after /tmp, so a workspace under /tmp stays the host's directory.
         if let Some(agent) = &self.agent_workspace
@@ -275,8 +377,10 @@ impl Isolation {
                 Access::ReadOnly => "--ro-bind",
                 Access::ReadWrite => "--bind",
             };
+            args.parents(&agent.path);
             args.mount(option, &agent.path);
         }
+        args.parents(&self.workspace);
         args.mount("--bind", &self.workspace);
         args.pair("--remount-ro", "/");
         args.flag("--clearenv");
@@ -310,6 +414,23 @@ pub fn new_session(program: &OsStr) -> Command {
 /// util-linux's `setsid` (Debian marks util-linux essential).
 const SETSID: &str = "setsid";
 
+/// `setpriv`'s options that make the rest of the command line `user`, with no supplementary
+/// group and no inheritable capability.
+fn as_user(user: SandboxUser) -> [String; 5] {
+    [
+        format!("--reuid={}", user.uid()),
+        format!("--regid={}", user.gid()),
+        "--clear-groups".to_owned(),
+        "--inh-caps=-all".to_owned(),
+        "--".to_owned(),
+    ]
+}
+
+/// Whether this process runs as root.
+fn service_is_root() -> bool {
+    nix::unistd::Uid::effective().is_root()
+}
+
 /// The argument list under construction.
 #[derive(Default)]
 struct Arguments(Vec<OsString>);
@@ -333,6 +454,23 @@ impl Arguments {
     /// `path` mounted at the same path.
     fn mount(&mut self, option: &str, path: &Path) {
         self.triple(option, path.as_os_str(), path.as_os_str());
+    }
+
+    /// The directories above `path` that bubblewrap creates to mount it on, searchable by
+    /// everyone: bubblewrap running as root would make them `0700`, and a root service's
+    /// sandbox user could then not reach its own workspace by its absolute path. Directories
+    /// that already exist in the sandbox are left as they are.
+    fn parents(&mut self, path: &Path) {
+        let mut above: Vec<&Path> = path
+            .ancestors()
+            .skip(1)
+            .filter(|dir| dir.parent().is_some())
+            .collect();
+        above.reverse();
+        for dir in above {
+            self.pair("--perms", "0755");
+            self.pair("--dir", dir.as_os_str());
+        }
     }
 
     /// A system directory: the same symlink when it is one, else a read-only mount; nothing

@@ -20,12 +20,19 @@
 //! - the kernel's host-wide settings read-only (`/proc/sys`, `/proc/sysrq-trigger` and the
 //!   like), no `/sys`;
 //! - resource limits on every process ([`Limits`]: processes, address space, file size, CPU
-//!   time), applied with util-linux's `prlimit` inside the sandbox.
+//!   time), applied with util-linux's `prlimit` inside the sandbox's user namespace.
 //!
-//! When the service runs as root, bubblewrap makes no user namespace: sandboxed processes are
-//! host uid 0 with every capability dropped. The read-only mounts above hold for them, but the
-//! kernel never applies the process limit to uid 0; run the service as another user (the images
-//! do) for that limit to hold.
+//! When the service runs as root, its sandboxed commands run as the [`SandboxUser`] (host uid
+//! and gid 65532 unless configured), never as host uid 0, which the kernel exempts from the
+//! process limit and which would reach uid 0's kernel keyrings. bubblewrap still builds the
+//! sandbox as root, so a workspace under a directory only root may enter can be mounted; its
+//! first program is `setpriv`, which becomes the sandbox user, and `unshare --user` gives the
+//! command a user namespace of that user, so each sandbox counts its own processes. The
+//! service's files in the workspace are handed to that user before each command
+//! ([`Isolation::command`], see the `identity` module for how that stays inside the
+//! workspace). Chosen over a pids cgroup per sandbox because it also changes who the command
+//! is (files, keyrings, signals), needs no writable cgroup hierarchy (containers rarely have
+//! one), and works the same on cgroup v1 and v2 hosts.
 //!
 //! [`Lifetime`] is the other half: unsandboxed commands, each in a pid namespace of its own
 //! that dies with the command's process group and with the service.
@@ -42,9 +49,11 @@
 //! [bubblewrap]: https://github.com/containers/bubblewrap
 
 mod engine;
+mod identity;
 mod isolation;
 mod lifetime;
 
 pub use engine::{Bubblewrap, Unusable, locate};
+pub use identity::SandboxUser;
 pub use isolation::{Access, Isolation, Limits, Mount, Network, new_session};
 pub use lifetime::{Containment, Lifetime};

@@ -75,7 +75,9 @@ pub(crate) fn spawn_shell(
     let stderr_writer = pipe_writer.try_clone().map_err(fail)?;
     let script = [OsStr::new("-c"), OsStr::new(command)];
     let std_command = match launch.sandbox {
-        Some(sandbox) => sandbox.command(launch.cwd, OsStr::new("sh"), &script),
+        Some(sandbox) => sandbox
+            .command(launch.cwd, OsStr::new("sh"), &script)
+            .map_err(|why| ToolError::failed(format!("cannot start the command: {why}")))?,
         None => {
             let mut plain = Lifetime::host().command(OsStr::new("sh"), &script);
             plain.current_dir(launch.cwd);

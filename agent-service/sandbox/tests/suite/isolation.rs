@@ -173,6 +173,7 @@ fn the_environment_is_empty_but_for_a_few_harmless_variables() {
     let sandbox = layout.isolation(None, Network::Off);
     let out = sandbox
         .command(sandbox.workspace(), OsStr::new("env"), &[])
+        .unwrap()
         .env("OPENCLAW_TEST_API_KEY", "sk-never-shown")
         .output()
         .unwrap();
@@ -225,6 +226,7 @@ fn killing_the_sandbox_kills_what_it_started() {
                 OsStr::new(&format!("sleep {marker} & sleep {marker}")),
             ],
         )
+        .unwrap()
         .spawn()
         .unwrap();
     let running = || {

@@ -4,6 +4,7 @@
 mod hardening;
 mod isolation;
 mod lifetime;
+mod root_service;
 
 use std::ffi::OsStr;
 use std::process::Output;
@@ -25,6 +26,20 @@ pub fn bash(isolation: &Isolation, script: &str) -> Output {
             OsStr::new("bash"),
             &[OsStr::new("-c"), OsStr::new(script)],
         )
+        .expect("the workspace is handed over")
+        .output()
+        .expect("bwrap starts")
+}
+
+/// Runs `sh -c script` (dash: a failed fork is reported at once, not retried) in the sandbox.
+pub fn sh(isolation: &Isolation, script: &str) -> Output {
+    isolation
+        .command(
+            isolation.workspace(),
+            OsStr::new("sh"),
+            &[OsStr::new("-c"), OsStr::new(script)],
+        )
+        .expect("the workspace is handed over")
         .output()
         .expect("bwrap starts")
 }

@@ -225,3 +225,124 @@ async fn an_unusable_engine_refuses_sandboxed_runs_and_never_runs_them_on_the_ho
     let events = run(&h, request("Hi.", "main")).await.expect("main runs");
     assert!(!events.is_empty());
 }
+
+/// The file tools run in the service (as root in CI) and commands in the sandbox (never host
+/// uid 0): a file the model writes with `write` is edited by a sandboxed command and read back,
+/// and what the command made is edited by `edit`.
+#[tokio::test]
+async fn the_file_tools_and_sandboxed_commands_share_the_workspace() {
+    let h =
+        Harness::start_sandboxed(WireFormat::ChatCompletions, SANDBOXED, EXEC_FULL, &bwrap()).await;
+    h.fake.push_all([
+        FakeReply::tool_call(
+            "w",
+            "write",
+            json!({ "path": "notes/plan.md", "content": "step one\n" }),
+        ),
+        FakeReply::tool_call(
+            "x",
+            "exec",
+            json!({ "command": "echo step two >> notes/plan.md && sed -i 's/one/1/' notes/plan.md \
+                                && echo made > notes/made.txt && stat -c 'uid=%u' notes/plan.md" }),
+        ),
+        FakeReply::tool_call(
+            "e",
+            "edit",
+            json!({ "path": "notes/made.txt", "oldText": "made", "newText": "edited" }),
+        ),
+        FakeReply::tool_call("r", "read", json!({ "path": "notes/plan.md" })),
+        FakeReply::tool_call(
+            "c",
+            "exec",
+            json!({ "command": "cat notes/made.txt; id -u" }),
+        ),
+        FakeReply::text("Done."),
+    ]);
+    let events = run(&h, request("Plan.", "telegram:group:11"))
+        .await
+        .expect("run");
+    let out = outputs(&events);
+    assert_eq!(out.len(), 5, "{events:?}");
+    let root = nix::unistd::Uid::effective().is_root();
+    if root {
+        assert!(out[1].contains("uid=65532"), "{}", out[1]);
+    }
+    assert!(out[3].contains("step 1\nstep two"), "{}", out[3]);
+    assert!(out[4].contains("\nedited\n"), "{}", out[4]);
+    if root {
+        assert!(out[4].contains("\nedited\n65532\n"), "{}", out[4]);
+    }
+}
+
+/// `sandbox.uid` is who a root service's sandboxed commands are; a service of any other user
+/// runs them as itself.
+#[tokio::test]
+async fn a_configured_sandbox_uid_is_who_commands_run_as() {
+    let h = Harness::start_sandboxed(
+        WireFormat::ChatCompletions,
+        r#", sandbox: { mode: "non-main", scope: "session", uid: 61234 }"#,
+        EXEC_FULL,
+        &bwrap(),
+    )
+    .await;
+    h.fake.push_all([
+        FakeReply::tool_call("x", "exec", json!({ "command": "id -u; touch made" })),
+        FakeReply::text("Done."),
+    ]);
+    let events = run(&h, request("Who?", "telegram:group:12"))
+        .await
+        .expect("run");
+    let out = outputs(&events);
+    let expected = if nix::unistd::Uid::effective().is_root() {
+        "61234".to_owned()
+    } else {
+        nix::unistd::Uid::effective().to_string()
+    };
+    assert!(out[0].contains(&format!("\n{expected}\n")), "{}", out[0]);
+}
+
+/// A link planted where a session's workspace lives is refused, never resolved and handed to
+/// the sandbox user (nor mounted writable).
+#[tokio::test]
+async fn a_session_workspace_replaced_by_a_link_is_refused() {
+    let h =
+        Harness::start_sandboxed(WireFormat::ChatCompletions, SANDBOXED, EXEC_FULL, &bwrap()).await;
+    h.fake.push_all([
+        FakeReply::tool_call("p", "exec", json!({ "command": "pwd" })),
+        FakeReply::text("Done."),
+    ]);
+    let events = run(&h, request("Where?", "telegram:group:13"))
+        .await
+        .expect("run");
+    let workspace =
+        std::path::PathBuf::from(outputs(&events)[0].lines().last().expect("pwd").to_owned());
+    let outside = h.service.path("outside");
+    std::fs::create_dir_all(&outside).expect("outside");
+    std::fs::write(outside.join("keep"), "host").expect("keep");
+    std::fs::rename(&workspace, workspace.with_extension("moved")).expect("move");
+    std::os::unix::fs::symlink(&outside, &workspace).expect("link");
+    h.fake.push_all([
+        FakeReply::tool_call("t", "exec", json!({ "command": "touch planted" })),
+        FakeReply::text("Done."),
+    ]);
+    let status = run(&h, request("Again.", "telegram:group:13"))
+        .await
+        .expect_err("refused");
+    // The workspace check sees the link first; the sandbox would refuse it too.
+    assert!(
+        matches!(
+            status.code(),
+            tonic::Code::PermissionDenied | tonic::Code::FailedPrecondition
+        ),
+        "{status:?}"
+    );
+    assert!(
+        status.message().contains("symbolic link"),
+        "{}",
+        status.message()
+    );
+    assert!(!outside.join("planted").exists());
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(outside.join("keep")).expect("keep").uid();
+    assert_eq!(owner, nix::unistd::Uid::effective().as_raw());
+}

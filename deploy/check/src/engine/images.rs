@@ -53,7 +53,8 @@ pub(super) async fn check_service_image(service: &str) -> Result<(), EngineError
 
 /// agent-service's exec tool runs `setsid setpriv --pdeathsig KILL unshare --kill-child
 /// --map-current-user ... sh -c`, and sandboxed sessions `setsid bwrap ... prlimit`: the image
-/// has them all, util-linux's where busybox's lack the options.
+/// has them all, util-linux's where busybox's lack the options. They are run as the service
+/// chains them: busybox's `setsid` would start busybox's own `setpriv` applet.
 pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
     let shell = docker(&[
         "run",
@@ -89,8 +90,32 @@ pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
             "unshare lacks --kill-child or --map-current-user: {shell:?}"
         )));
     }
+    // As the service starts them, without a shell (busybox's `sh` would run its own applets):
+    // `setsid` must be util-linux's, whose `setpriv` is the one with `--pdeathsig`. `-w`
+    // because the container's first process leads its group, so `setsid` would fork.
+    let chained = docker(&[
+        "run",
+        "--rm",
+        "--entrypoint",
+        "/bin/setsid",
+        &image("agent-service"),
+        "-w",
+        "setpriv",
+        "--pdeathsig",
+        "KILL",
+        "--",
+        "prlimit",
+        "--version",
+    ])
+    .await
+    .map_err(step("agent-service setsid setpriv"))?;
+    if !chained.contains("util-linux") {
+        return Err(step("agent-service setsid setpriv")(format!(
+            "setsid -w setpriv --pdeathsig KILL -- prlimit --version printed {chained:?}"
+        )));
+    }
     say(&format!(
-        "image agent-service: setsid and /bin/sh run (the exec tool's shell), {bwrap} is there for sandboxed sessions, util-linux's setpriv, unshare and prlimit contain commands"
+        "image agent-service: setsid and /bin/sh run (the exec tool's shell), {bwrap} is there for sandboxed sessions, util-linux's setsid, setpriv, unshare and prlimit contain commands"
     ));
     Ok(())
 }

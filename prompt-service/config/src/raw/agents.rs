@@ -237,6 +237,10 @@ pub struct SandboxConfig {
     pub network: Option<SandboxNetwork>,
     /// Resource limits of every sandboxed process (each key defaults on its own).
     pub limits: Option<SandboxLimits>,
+    /// The host uid (and gid) a root service's sandboxed commands run as (default 65532;
+    /// never 0). A service that is not root runs them as itself and ignores it.
+    #[schemars(range(min = 1, max = 4_294_967_294_u32))]
+    pub uid: Option<u32>,
     /// Docker backend settings: opaque.
     pub docker: Option<Value>,
 }
@@ -246,8 +250,8 @@ pub struct SandboxConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SandboxLimits {
-    /// Processes and threads in one sandbox (default 512); a fork beyond it fails. Not applied
-    /// when the service runs as root (the kernel exempts uid 0).
+    /// Processes and threads in one sandbox (default 512); a fork beyond it fails. A root
+    /// service's sandboxes run as a non-root sandbox user, so it holds for them too.
     #[schemars(range(max = 4_194_304))]
     pub processes: Option<u64>,
     /// Address space of each process, in MiB (default 16384); a larger allocation fails.

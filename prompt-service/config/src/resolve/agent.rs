@@ -126,6 +126,9 @@ pub struct SandboxSettings {
     /// Resource limits, merged key by key; an unset key takes the engine's default, 0 lifts
     /// the limit.
     pub limits: SandboxLimits,
+    /// The host uid and gid of a root service's sandboxed commands; `None` is the engine's
+    /// default.
+    pub uid: Option<u32>,
     /// Docker settings, opaque.
     pub docker: Option<Value>,
 }
@@ -453,6 +456,7 @@ fn merged_sandbox(
             .find_map(|s| s.network)
             .unwrap_or(SandboxNetwork::None),
         limits: merged_limits(layers.iter().flatten().filter_map(|s| s.limits.as_ref())),
+        uid: layers.iter().flatten().find_map(|s| s.uid),
         docker: layers.iter().flatten().find_map(|s| s.docker.clone()),
     }
 }

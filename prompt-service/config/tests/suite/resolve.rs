@@ -446,3 +446,44 @@ fn sandbox_limits_merge_key_by_key_and_bad_ones_are_named() {
         ]
     );
 }
+
+#[test]
+fn the_sandbox_uid_is_an_agents_own_or_the_defaults_and_never_root() {
+    let config = valid(
+        "{ agents: { defaults: { sandbox: { uid: 61000 } }, \
+           list: [{ id: 'main' }, { id: 'work', sandbox: { uid: 62000 } }] } }",
+    );
+    assert_eq!(
+        config.agent("main", &dirs()).expect("main").sandbox.uid,
+        Some(61000)
+    );
+    assert_eq!(
+        config.agent("work", &dirs()).expect("work").sandbox.uid,
+        Some(62000)
+    );
+    assert_eq!(
+        valid("{}")
+            .agent("main", &dirs())
+            .expect("main")
+            .sandbox
+            .uid,
+        None
+    );
+    for (bad, message) in [
+        ("0", "must be at least 1, found 0"),
+        ("-5", "must be at least 1, found -5"),
+        ("4294967295", "must be at most 4294967294, found 4294967295"),
+        ("'nobody'", r#"expected an integer, found "nobody""#),
+    ] {
+        let errors = super::support::invalid(
+            &format!("{{ agents: {{ defaults: {{ sandbox: {{ uid: {bad} }} }} }} }}"),
+            &env(&[]),
+            &LoadOptions::default(),
+        );
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.path, e.message))
+            .collect();
+        assert_eq!(lines, [format!("agents.defaults.sandbox.uid: {message}")]);
+    }
+}
