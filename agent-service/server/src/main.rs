@@ -59,6 +59,12 @@ struct Cli {
     #[arg(long, env = "AGENT_SERVICE_ROUTER_TOKEN_FILE", value_name = "PATH")]
     router_token_file: Option<PathBuf>,
 
+    /// This replica's place among those behind the router, <ordinal>/<count> (the ordinal may
+    /// be the StatefulSet pod name: agent-service-1/2). Calls about sessions another replica
+    /// owns are refused. Unset: one replica, which owns every session.
+    #[arg(long, env = "AGENT_SERVICE_REPLICA", value_name = "ORDINAL/COUNT")]
+    replica: Option<agent_server::Replica>,
+
     #[command(flatten)]
     server: ServerArgs,
 
@@ -413,6 +419,7 @@ async fn run() -> anyhow::Result<ExitCode> {
         overload: cli.server.overload.config(),
         prompt_reachability,
         connections: cli.server.connections(),
+        replica: cli.replica.unwrap_or_default(),
     };
     agent_server::serve(listener, config, runtime, service_kit::shutdown_signal()).await?;
     if let Some(inspector) = inspector {
