@@ -137,14 +137,16 @@ impl RouterRules<'_> {
         }
     }
 
-    /// The frontend sets the route header from the session header, and for a cron session
-    /// (`agent:<id>:cron:...`) to its agent's main session key, in that order.
+    /// The frontend sets the route header from the session header cut before its first
+    /// `:subagent:` (a subagent lives with the session that started it), and for a cron
+    /// session (`agent:<id>:cron:...`) to its agent's main session key, in that order; whole
+    /// header lines (`fhdr`), since a key may hold a comma.
     fn check_route_key(&self, frontend: &Section, add: &mut impl FnMut(String)) {
         let (route, session) = (self.route_header, self.session_header);
-        let copy = format!("set-header {route} %[req.hdr({session})]");
+        let copy = format!("set-header {route} %[req.fhdr({session}),regsub(:subagent:.*,)]");
         let cron = format!(
-            "set-header {route} agent:%[req.hdr({session}),field(2,:)]:main \
-             if {{ req.hdr({session}),field(3,:) -m str cron }}"
+            "set-header {route} agent:%[req.fhdr({route}),field(2,:)]:main \
+             if {{ req.fhdr({route}),field(3,:) -m str cron }}"
         );
         let sets: Vec<String> = frontend
             .directives("http-request")
@@ -157,8 +159,8 @@ impl RouterRules<'_> {
         if sets != [copy.clone(), cron.clone()] {
             add(format!(
                 "the route key is set by {sets:?}; want `http-request {copy}` then \
-                 `http-request {cron}` (a cron session hashes as its agent's main session, \
-                 where its jobs live)"
+                 `http-request {cron}` (a subagent session routes as its parent, a cron \
+                 session as its agent's main session, where its jobs live)"
             ));
         }
     }

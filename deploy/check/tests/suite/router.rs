@@ -17,7 +17,11 @@
 //!   replica reaches them through the router, and a cron session is routed
 //!   where its job is.
 
-use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::PathBuf,
+    time::Duration,
+};
 
 use deploy_check::{calls, haproxy::HaproxyConfig, install::Haproxy, native::ProcessPlan};
 use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
@@ -72,6 +76,8 @@ fn slow_script() -> String {
 const AGENT_0: &str = "agent-service-0.openclaw.svc.cluster.local:50052";
 const AGENT_1: &str = "agent-service-1.openclaw.svc.cluster.local:50052";
 const PROMPT: &str = "prompt-service-headless.openclaw.svc.cluster.local:50051";
+/// The replicas behind the router, as its `use-server` rules and the StatefulSet have them.
+const REPLICAS: u32 = 2;
 
 struct Cluster {
     /// Holds the configs and the replicas' state (deleted last).
@@ -145,6 +151,11 @@ impl Cluster {
             assert_ne!(shorter, text, "haproxy.cfg sets hard-stop-after 610s");
             text = shorter;
         }
+        // The error files the config names where the ConfigMap mounts them.
+        text = text.replace(
+            "/usr/local/etc/haproxy/",
+            &format!("{}/", support::deploy_dir().join("k8s/router").display()),
+        );
         let loopback = |p: u16| format!("127.0.0.1:{p}");
         let mapped = HaproxyConfig::mapped(
             &text,
@@ -231,6 +242,7 @@ impl Cluster {
                     format!("http://{}", loopback(agent_port)),
                 ),
                 ("HOME", home.display().to_string()),
+                ("AGENT_SERVICE_REPLICA", format!("{ordinal}/{REPLICAS}")),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
@@ -298,27 +310,36 @@ impl Cluster {
         calls::client(self.router_channel().await, "unused-on-loopback").expect("client")
     }
 
-    /// The replica (0 or 1) that knows the session of `key`, asked directly.
+    /// The replicas (0 or 1) that hold the session of `key`, with its id there: each
+    /// replica's own session list, asked directly (a replica refuses calls about sessions it
+    /// does not own, so only its list tells whether it holds one anyway).
     async fn owners(&self, key: &str) -> Vec<(usize, String)> {
         let mut owners = Vec::new();
-        for (ordinal, replica) in self.replicas.iter().enumerate() {
-            let channel = Channel::from_shared(replica.url())
-                .expect("url")
-                .connect()
-                .await
-                .expect("connect to a replica");
-            match AgentServiceClient::new(channel)
-                .get_session(pb::GetSessionRequest {
-                    session: calls::session_ref(key),
-                })
-                .await
-            {
-                Ok(session) => owners.push((ordinal, session.into_inner().session_id)),
-                Err(status) if status.code() == Code::NotFound => {}
-                Err(status) => panic!("GetSession {key} on replica {ordinal}: {status}"),
+        for ordinal in 0..self.replicas.len() {
+            if let Some(id) = self.listed_on(ordinal, key).await {
+                owners.push((ordinal, id));
             }
         }
         owners
+    }
+
+    /// The id of the session of `key` in replica `ordinal`'s session list, if it is listed.
+    async fn listed_on(&self, ordinal: usize, key: &str) -> Option<String> {
+        let agent_id = calls::session_ref(key)
+            .map(|r| r.agent_id)
+            .unwrap_or_default();
+        let listed = self
+            .replica_client(ordinal)
+            .await
+            .list_sessions(pb::ListSessionsRequest { agent_id })
+            .await
+            .unwrap_or_else(|s| panic!("ListSessions on replica {ordinal}: {s}"))
+            .into_inner();
+        listed
+            .sessions
+            .into_iter()
+            .find(|s| s.session_key == key)
+            .map(|s| s.session_id)
     }
 
     /// The master CLI's answer to `command`. While the master reloads (it
@@ -599,21 +620,7 @@ impl Cluster {
     async fn owners_of_running(&self, key: &str) -> Vec<usize> {
         let mut owners = Vec::new();
         for (ordinal, replica) in self.replicas.iter().enumerate() {
-            if replica.running.is_none() {
-                continue;
-            }
-            let channel = Channel::from_shared(replica.url())
-                .expect("url")
-                .connect()
-                .await
-                .expect("connect");
-            if AgentServiceClient::new(channel)
-                .get_session(pb::GetSessionRequest {
-                    session: calls::session_ref(key),
-                })
-                .await
-                .is_ok()
-            {
+            if replica.running.is_some() && self.listed_on(ordinal, key).await.is_some() {
                 owners.push(ordinal);
             }
         }
@@ -913,4 +920,172 @@ async fn wait_ready(url: &str) {
         backoff = (backoff * 2).min(Duration::from_millis(500));
     }
     panic!("{url} never became ready again");
+}
+
+/// A key of the `main` agent that `ordinal` owns (of [`REPLICAS`]), by agent-service's own
+/// ownership function.
+fn key_owned_by(ordinal: u32, prefix: &str) -> String {
+    let replica = agent_server::Replica::new(0, REPLICAS).expect("replica");
+    (0..64)
+        .map(|i| format!("agent:main:{prefix}-{i}"))
+        .find(|k| replica.owner_of(k) == ordinal)
+        .expect("a key of that replica")
+}
+
+/// `message`, routed by the header sent twice: `first` then `second`.
+fn twice_keyed<T>(first: &str, second: &str, message: T) -> tonic::Request<T> {
+    let mut request = calls::keyed(first, message).expect("request");
+    request.metadata_mut().append(
+        service_kit::SESSION_KEY_HEADER,
+        second.parse().expect("header value"),
+    );
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_has_one_home_whatever_the_router_does() {
+    let mut cluster = Cluster::start().await;
+    let mut client = cluster.router_client().await;
+    let replica = agent_server::Replica::new(0, REPLICAS).expect("replica");
+
+    // HAProxy's crc32 routing and agent-service's ownership function agree: every key lands
+    // on the replica agent-service says owns it, including keys with a comma (HAProxy would
+    // split a header's values at it), a cron session (its agent's main session's replica)
+    // and the older subagent key format.
+    let mut keys: Vec<String> = (0..10).map(|i| format!("agent:main:crc-{i}")).collect();
+    keys.extend(["agent:main:a,b".to_owned(), "agent:main:x, y".to_owned()]);
+    for key in &keys {
+        let ran = calls::run(&mut client, key, "where")
+            .await
+            .unwrap_or_else(|e| panic!("{key}: {e}\n{}", cluster.router.log()));
+        let owner = usize::try_from(replica.owner_of(key)).expect("ordinal");
+        assert_eq!(
+            cluster.owners(key).await,
+            [(owner, ran.session_id)],
+            "{key}"
+        );
+    }
+    let homes: BTreeSet<u32> = keys.iter().map(|k| replica.owner_of(k)).collect();
+    assert_eq!(homes.len(), 2, "both replicas own some of {keys:?}");
+
+    // A key of replica 1 sent straight to replica 0: refused naming replica 1, nothing
+    // created there (by Run, Send or CreateSession, with or without the header).
+    let theirs = key_owned_by(1, "theirs");
+    let direct = cluster.replica_client(0).await;
+    let refused = direct
+        .clone()
+        .run(pb::RunRequest {
+            session: calls::session_ref(&theirs),
+            message: "straight to the wrong replica".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a Run for replica 1's session on replica 0");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert!(
+        refused.message().contains("replica 1 (agent-service-1)"),
+        "{refused:?}"
+    );
+    let refused = direct
+        .clone()
+        .send(
+            calls::keyed(
+                &theirs,
+                pb::SendRequest {
+                    session: calls::session_ref(&theirs),
+                    message: "with the header".into(),
+                    ..Default::default()
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect_err("a Send for replica 1's session on replica 0");
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    let refused = direct
+        .clone()
+        .create_session(pb::CreateSessionRequest {
+            agent_id: "main".into(),
+            session_key: theirs.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a CreateSession for replica 1's session on replica 0");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert_eq!(cluster.owners(&theirs).await, []);
+
+    // The header twice: refused by the router and by a replica, naming the header, with
+    // the body's session created nowhere.
+    let ours = key_owned_by(0, "ours");
+    for (via, mut to) in [
+        (
+            "the router",
+            AgentServiceClient::new(cluster.router_channel().await),
+        ),
+        ("replica 0", direct.clone()),
+    ] {
+        let refused = to
+            .run(twice_keyed(
+                &ours,
+                &theirs,
+                pb::RunRequest {
+                    session: calls::session_ref(&theirs),
+                    message: "two headers".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .expect_err("two session-key headers");
+        assert_eq!(refused.code(), Code::InvalidArgument, "{via}: {refused:?}");
+        assert!(
+            refused.message().contains("x-openclaw-session-key")
+                && refused.message().contains("more than once"),
+            "{via}: {refused:?}"
+        );
+    }
+    assert_eq!(cluster.owners(&theirs).await, []);
+    assert_eq!(cluster.owners(&ours).await, []);
+
+    // Replica 1 out of the router's use (as when its name stops resolving beyond the
+    // resolvers' hold: HAProxy puts the server in maintenance): its sessions go to replica
+    // 0, which refuses them with UNAVAILABLE naming replica 1 and creates nothing.
+    let answer = cluster
+        .master("@1 set server agent_service/agent-service-1 state maint")
+        .await
+        .expect("master CLI");
+    assert!(answer.trim().is_empty(), "{answer}");
+    let status = client
+        .run(calls::run_request(&theirs, "owner in maintenance").expect("request"))
+        .await
+        .expect_err("its owner is out of use");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(
+        status.message().contains("replica 1 (agent-service-1)"),
+        "{status:?}"
+    );
+    assert_eq!(cluster.owners(&theirs).await, []);
+    cluster
+        .master("@1 set server agent_service/agent-service-1 state ready")
+        .await
+        .expect("master CLI");
+    calls::run(&mut client, &theirs, "owner back")
+        .await
+        .expect("its owner is back in use");
+    let [(1, _)] = cluster.owners(&theirs).await[..] else {
+        panic!("{theirs} lives on replica 1 only");
+    };
+
+    // Replica 1 stopped: the router's own 503 reaches a tonic client as UNAVAILABLE with the
+    // router's cause (not INTERNAL from decoding an HTML page), and nothing moves.
+    cluster.replicas[1].stop().await;
+    let status = client
+        .run(calls::run_request(&theirs, "owner stopped").expect("request"))
+        .await
+        .expect_err("its owner is stopped");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("HTTP 503"), "{status:?}");
+    assert_eq!(
+        cluster.owners_of_running(&theirs).await,
+        Vec::<usize>::new()
+    );
 }
