@@ -46,6 +46,15 @@ const PLANNER_SCRIPT: &str = r#"{
   ],
 }"#;
 
+/// The spawner agent's model: starts a subagent on a task, and the child answers it.
+const SPAWNER_SCRIPT: &str = r#"{
+  turns: [
+    { when: "delegate", toolCalls: [{ name: "sessions_spawn", arguments: { task: "Report the weather." } }] },
+    { text: "spawned: {{lastToolResult}}" },
+    { when: "report the weather", text: "sunny" },
+  ],
+}"#;
+
 fn config() -> String {
     r#"{
   agents: {
@@ -54,6 +63,7 @@ fn config() -> String {
       { id: "main", default: true },
       { id: "slow", model: "slow/m" },
       { id: "planner", model: "planner/m" },
+      { id: "spawner", model: "spawner/m" },
     ],
   },
   models: {
@@ -61,6 +71,7 @@ fn config() -> String {
       fast: { api: "scripted", script: "fast.json5", models: [{ id: "m" }] },
       slow: { api: "scripted", script: "slow.json5", models: [{ id: "m" }] },
       planner: { api: "scripted", script: "planner.json5", models: [{ id: "m" }] },
+      spawner: { api: "scripted", script: "spawner.json5", models: [{ id: "m" }] },
     },
   },
 }
@@ -219,6 +230,7 @@ impl Cluster {
         std::fs::write(config_dir.join("fast.json5"), FAST_SCRIPT).expect("script");
         std::fs::write(config_dir.join("slow.json5"), slow_script()).expect("script");
         std::fs::write(config_dir.join("planner.json5"), PLANNER_SCRIPT).expect("script");
+        std::fs::write(config_dir.join("spawner.json5"), SPAWNER_SCRIPT).expect("script");
         let mut replicas = Vec::new();
         for (ordinal, port) in replica_ports.into_iter().enumerate() {
             let home = dir.join(format!("agent-service-{ordinal}"));
@@ -544,7 +556,7 @@ async fn sessions_stay_on_their_replica_and_calls_without_the_key_are_refused() 
         .await
         .expect("ListAgents without the header")
         .into_inner();
-    assert_eq!(agents.agents.len(), 3);
+    assert_eq!(agents.agents.len(), 4);
 
     // Replica 0 goes away: its sessions get UNAVAILABLE and stay put.
     let away: Vec<&String> = keys.iter().filter(|k| owner_of[*k] == 0).collect();
@@ -1088,4 +1100,51 @@ async fn a_session_has_one_home_whatever_the_router_does() {
         cluster.owners_of_running(&theirs).await,
         Vec::<usize>::new()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_session_lives_and_is_reached_on_its_parents_replica() {
+    let cluster = Cluster::start().await;
+    let mut client = cluster.router_client().await;
+    let replica = agent_server::Replica::new(0, REPLICAS).expect("replica");
+    // A parent on the other replica than children named after their agent alone
+    // (agent:spawner:subagent:<id>) would be routed to.
+    let agent_home = replica.owner_of("agent:spawner");
+    let parent = (0..64)
+        .map(|i| format!("agent:spawner:chat-{i}"))
+        .find(|k| replica.owner_of(k) != agent_home)
+        .expect("a parent key");
+    let home = usize::try_from(replica.owner_of(&parent)).expect("ordinal");
+    let answer = calls::run(&mut client, &parent, "delegate the forecast")
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+    let child = answer
+        .final_text
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '"' | '`'))
+        .find(|word| word.contains(":subagent:"))
+        .unwrap_or_else(|| panic!("no child session key in {answer:?}"))
+        .trim_end_matches('.')
+        .to_owned();
+    assert!(child.starts_with(&format!("{parent}:subagent:")), "{child}");
+
+    // The child's calls through the router reach the parent's replica, which holds it.
+    let mut task = Vec::new();
+    for _ in 0..100 {
+        task = calls::user_messages(&mut client, &child)
+            .await
+            .unwrap_or_else(|e| panic!("the child's transcript through the router: {e}"));
+        if !task.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        task.first()
+            .is_some_and(|m| m.starts_with("[Subagent Task]")),
+        "{task:?}"
+    );
+    let [(owner, _)] = cluster.owners(&child).await[..] else {
+        panic!("{child} lives on one replica");
+    };
+    assert_eq!(owner, home, "{child}");
 }
