@@ -135,6 +135,32 @@ impl RouterRules<'_> {
                     .into(),
             );
         }
+        let counts = frontend.directives("acl").any(|l| {
+            l.words.get(1..)
+                == Some(
+                    &[
+                        "many_session_keys".to_owned(),
+                        format!("req.fhdr_cnt({})", self.session_header),
+                        "gt".to_owned(),
+                        "1".to_owned(),
+                    ][..],
+                )
+        });
+        let refuses_many = frontend.directives("http-request").any(|l| {
+            l.words.get(1).map(String::as_str) == Some("return")
+                && l.words.windows(2).any(|w| w == ["grpc-status", "3"])
+                && l.words
+                    .ends_with(&["if".into(), "many_session_keys".into()])
+        });
+        if !(counts && refuses_many) {
+            add(format!(
+                "a call with the header more than once is not refused with grpc-status 3: want \
+                 `acl many_session_keys req.fhdr_cnt({}) gt 1` and a `return` with grpc-status \
+                 3 `if many_session_keys` (the router would route by one header and the \
+                 replica check another)",
+                self.session_header
+            ));
+        }
     }
 
     /// The frontend sets the route header from the session header cut before its first
@@ -321,6 +347,7 @@ impl RouterRules<'_> {
                 "ring servers select no StatefulSet pod ({owned:?})"
             )),
             Some(sts) => {
+                super::owners::check(backend, sts, self.route_header, add);
                 let replicas = sts.value["spec"]["replicas"].as_u64().unwrap_or(1);
                 let expected: BTreeSet<String> = (0..replicas)
                     .map(|i| format!("{}-{i}", sts.name()))
