@@ -137,12 +137,15 @@ fn plan(
 
 impl Cluster {
     async fn start() -> Self {
-        Self::start_with(None).await
+        Self::start_with(None, None).await
     }
 
     /// With `hard_stop_after` in place of the config's (a test cannot wait
     /// the 610 s a stopping router may take).
-    async fn start_with(hard_stop_after: Option<&str>) -> Self {
+    /// With `dns`, replica 1 is named `agent-service-1.test`, which the router resolves
+    /// through that responder, and the resolvers' holds are cut to seconds (a test cannot
+    /// wait out an hour-long DNS outage).
+    async fn start_with(hard_stop_after: Option<&str>, dns: Option<&Dns>) -> Self {
         let haproxy = tokio::task::spawn_blocking(Haproxy::ensure)
             .await
             .expect("install task")
@@ -162,6 +165,18 @@ impl Cluster {
             assert_ne!(shorter, text, "haproxy.cfg sets hard-stop-after 610s");
             text = shorter;
         }
+        if let Some(dns) = dns {
+            for (from, to) in [
+                ("parse-resolv-conf", format!("nameserver test {}", dns.addr)),
+                ("hold valid 10s", "hold valid 1s".to_owned()),
+                (" 1h\n", " 2s\n".to_owned()),
+                // No libc lookup of the test name at start: the responder answers it.
+                ("init-addr last,libc,none", "init-addr none".to_owned()),
+            ] {
+                assert!(text.contains(from), "haproxy.cfg has {from:?}");
+                text = text.replace(from, &to);
+            }
+        }
         // The error files the config names where the ConfigMap mounts them.
         text = text.replace(
             "/usr/local/etc/haproxy/",
@@ -178,7 +193,13 @@ impl Cluster {
             .into(),
             &[
                 (AGENT_0.to_owned(), loopback(replica_ports[0])),
-                (AGENT_1.to_owned(), loopback(replica_ports[1])),
+                (
+                    AGENT_1.to_owned(),
+                    match dns {
+                        Some(_) => format!("{DNS_NAME}:{}", replica_ports[1]),
+                        None => loopback(replica_ports[1]),
+                    },
+                ),
                 (PROMPT.to_owned(), loopback(prompt_service_port)),
             ]
             .into(),
@@ -848,7 +869,7 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
     use nix::sys::signal::Signal;
-    let mut cluster = Cluster::start_with(Some(HARD_STOP_AFTER)).await;
+    let mut cluster = Cluster::start_with(Some(HARD_STOP_AFTER), None).await;
     let mut client = cluster.router_client().await;
 
     // Reload while a Run streams: a new worker takes new calls, the old one
@@ -1147,4 +1168,175 @@ async fn a_subagents_session_lives_and_is_reached_on_its_parents_replica() {
         panic!("{child} lives on one replica");
     };
     assert_eq!(owner, home, "{child}");
+}
+
+/// The name replica 1 has in the DNS test.
+const DNS_NAME: &str = "agent-service-1.test";
+
+/// A DNS responder on UDP loopback for the router's resolvers: answers A queries for
+/// [`DNS_NAME`] with 127.0.0.1 (AAAA with no record) until told to fail, then NXDOMAIN.
+struct Dns {
+    addr: std::net::SocketAddr,
+    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// NXDOMAIN answers sent so far.
+    refused: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Dns {
+    async fn start() -> Self {
+        use std::sync::{
+            Arc,
+            atomic::{AtomicBool, AtomicUsize, Ordering},
+        };
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind the DNS responder");
+        let addr = socket.local_addr().expect("address");
+        let failing = Arc::new(AtomicBool::new(false));
+        let refused = Arc::new(AtomicUsize::new(0));
+        let (fail, count) = (Arc::clone(&failing), Arc::clone(&refused));
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 1500];
+            loop {
+                let Ok((len, peer)) = socket.recv_from(&mut buffer).await else {
+                    return;
+                };
+                let failing = fail.load(Ordering::SeqCst);
+                if let Some((answer, nx)) = dns_answer(&buffer[..len], failing) {
+                    if nx {
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = socket.send_to(&answer, peer).await;
+                }
+            }
+        });
+        Self {
+            addr,
+            failing,
+            refused,
+        }
+    }
+
+    fn fail(&self, failing: bool) {
+        self.failing
+            .store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn refused(&self) -> usize {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The answer to one DNS query (RFC 1035 message format), and whether it is NXDOMAIN.
+/// None for what is not a single-question query.
+fn dns_answer(query: &[u8], failing: bool) -> Option<(Vec<u8>, bool)> {
+    let header = query.get(..12)?;
+    if header.get(4..6)? != [0, 1] {
+        return None;
+    }
+    // The question: labels up to the root, then type and class.
+    let mut at = 12;
+    let mut labels = Vec::new();
+    loop {
+        let len = usize::from(*query.get(at)?);
+        at += 1;
+        if len == 0 {
+            break;
+        }
+        labels.push(String::from_utf8_lossy(query.get(at..at + len)?).to_ascii_lowercase());
+        at += len;
+    }
+    let question = query.get(12..at + 4)?;
+    let qtype = u16::from_be_bytes([*query.get(at)?, *query.get(at + 1)?]);
+    let known = labels.join(".") == DNS_NAME;
+    let nx = !known || failing;
+    let a_record = !nx && qtype == 1;
+    let mut answer = Vec::new();
+    answer.extend_from_slice(&header[..2]);
+    // QR, the query's opcode and RD, AA; RCODE 3 (NXDOMAIN) or 0.
+    answer.push(0x80 | (header[2] & 0x79) | 0x04);
+    answer.push(if nx { 3 } else { 0 });
+    answer.extend_from_slice(&[0, 1, 0, u8::from(a_record), 0, 0, 0, 0]);
+    answer.extend_from_slice(question);
+    if a_record {
+        // A pointer to the question's name, A, IN, TTL 1 s, 127.0.0.1.
+        answer.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 4, 127, 0, 0, 1]);
+    }
+    Some((answer, nx))
+}
+
+impl Cluster {
+    /// Whether the router holds `server` of the agent backend in maintenance (`show stat`).
+    async fn in_maintenance(&self, server: &str) -> bool {
+        let stat = self.master("@1 show stat").await.unwrap_or_default();
+        stat.lines()
+            .find(|l| l.starts_with(&format!("agent_service,{server},")))
+            .is_some_and(|l| l.contains("MAINT"))
+    }
+
+    /// Polls until `server`'s maintenance state is `wanted` (about 30 s at most).
+    async fn until_maintenance(&self, server: &str, wanted: bool) {
+        let mut backoff = Duration::from_millis(50);
+        for _ in 0..120 {
+            if self.in_maintenance(server).await == wanted {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(500));
+        }
+        panic!(
+            "{server} never {} maintenance\n{}",
+            if wanted { "entered" } else { "left" },
+            self.router.log()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_name_stops_resolving_keeps_its_sessions() {
+    let dns = Dns::start().await;
+    let cluster = Cluster::start_with(None, Some(&dns)).await;
+    cluster.until_maintenance("agent-service-1", false).await;
+    let mut client = cluster.router_client().await;
+    let theirs = key_owned_by(1, "dns");
+    calls::run(&mut client, &theirs, "before the outage")
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+    let [(1, _)] = cluster.owners(&theirs).await[..] else {
+        panic!("{theirs} lives on replica 1");
+    };
+
+    // The name fails for longer than the (shortened) hold: the router puts the server in
+    // maintenance and sends its sessions to replica 0, which refuses them, UNAVAILABLE
+    // naming replica 1, and creates nothing.
+    dns.fail(true);
+    cluster.until_maintenance("agent-service-1", true).await;
+    assert!(dns.refused() > 0, "the router asked and got NXDOMAIN");
+    let fresh = key_owned_by(1, "dns-fresh");
+    for key in [&theirs, &fresh] {
+        let status = client
+            .run(calls::run_request(key, "during the outage").expect("request"))
+            .await
+            .expect_err("its owner's name does not resolve");
+        assert_eq!(status.code(), Code::Unavailable, "{key}: {status:?}");
+        assert!(
+            status.message().contains("replica 1 (agent-service-1)"),
+            "{key}: {status:?}"
+        );
+    }
+    assert!(cluster.listed_on(0, &theirs).await.is_none());
+    assert!(cluster.listed_on(0, &fresh).await.is_none());
+
+    // The name resolves again: the sessions are back on their replica, history intact.
+    dns.fail(false);
+    cluster.until_maintenance("agent-service-1", false).await;
+    calls::run(&mut client, &theirs, "after the outage")
+        .await
+        .expect("its owner resolves again");
+    assert_eq!(
+        calls::user_messages(&mut client, &theirs)
+            .await
+            .expect("transcript"),
+        ["before the outage", "after the outage"]
+    );
 }
