@@ -1,8 +1,9 @@
 //! Subagents (P-7, P-22, P-26, P-35): child sessions that work on one task at the same
 //! time as the session that started them.
 //!
-//! `sessions_spawn` opens a child session `agent:<id>:subagent:<child>` (a child of a child
-//! appends `:subagent:<grandchild>` to its parent's key) and hands it the task as its first
+//! `sessions_spawn` opens a child session `<parent key>:subagent:<child>` (a child of a child
+//! appends `:subagent:<grandchild>` to its parent's key, so every child names its root parent,
+//! and lives on its replica behind a router) and hands it the task as its first
 //! user message. The child's key makes it a subagent session: the prompt-service renders it in
 //! minimal mode with only AGENTS.md and TOOLS.md injected, and it never sees private memory.
 //! The child's run goes through the ordinary queue and driver, so it runs concurrently with
@@ -332,30 +333,34 @@ impl Subagents {
 }
 
 /// How many subagent levels a session key is below its non-subagent root: `agent:a:main` is
-/// 0, `agent:a:subagent:x` 1, `agent:a:subagent:x:subagent:y` 2.
+/// 0, `agent:a:main:subagent:x` 1, `agent:a:main:subagent:x:subagent:y` 2 (keys made before
+/// children named their parent, `agent:a:subagent:x`, count the same way).
 pub fn depth_of(key: &SessionKey) -> u64 {
     let parts: Vec<&str> = key.as_str().split(':').collect();
-    let mut rest = parts.get(2..).unwrap_or(&[]);
-    let mut depth = 0;
-    while let ["subagent", _, tail @ ..] = rest {
-        depth += 1;
-        rest = tail;
-    }
-    depth
+    let rest = parts.get(2..).unwrap_or(&[]);
+    let levels = rest
+        .windows(2)
+        .filter(|pair| pair.first() == Some(&"subagent"))
+        .count();
+    u64::try_from(levels).unwrap_or(u64::MAX)
 }
 
-/// The key of a new child `id` of `parent`.
+/// The key of a new child `id` of `parent` (a session of `agent_id`): the parent's key, then
+/// `:subagent:<id>`. Naming the parent puts the child on the parent's replica behind a router,
+/// which routes a subagent session by the key before its first `:subagent:`.
 pub(crate) fn child_key(
     agent_id: &str,
     parent: &SessionKey,
     id: &str,
 ) -> Result<SessionKey, String> {
-    let key = if depth_of(parent) > 0 {
-        format!("{}:subagent:{id}", parent.as_str())
-    } else {
-        format!("agent:{agent_id}:subagent:{id}")
-    };
-    SessionKey::new(key).map_err(|e| format!("cannot name the child session: {e}"))
+    if !parent.as_str().starts_with(&format!("agent:{agent_id}:")) {
+        return Err(format!(
+            "cannot name the child session: {} is not a session of agent {agent_id}",
+            parent.as_str()
+        ));
+    }
+    SessionKey::new(format!("{}:subagent:{id}", parent.as_str()))
+        .map_err(|e| format!("cannot name the child session: {e}"))
 }
 
 pub(crate) fn preview(task: &str) -> String {
@@ -441,26 +446,34 @@ mod tests {
     fn depth_counts_subagent_levels() {
         assert_eq!(depth_of(&key("agent:main:main")), 0);
         assert_eq!(depth_of(&key("agent:main:telegram:direct:42")), 0);
+        assert_eq!(depth_of(&key("agent:main:main:subagent:a1")), 1);
+        assert_eq!(depth_of(&key("agent:main:chat:subagent:a1:subagent:b2")), 2);
+        // The older format, children of the agent rather than of a session.
         assert_eq!(depth_of(&key("agent:main:subagent:a1")), 1);
         assert_eq!(depth_of(&key("agent:main:subagent:a1:subagent:b2")), 2);
     }
 
     #[test]
-    fn child_keys_nest_under_subagent_parents_only() {
+    fn child_keys_name_their_parent() {
         let child =
             |parent: &str| child_key("main", &key(parent), "c3").map(|k| k.as_str().to_owned());
         assert_eq!(
             child("agent:main:main").as_deref(),
-            Ok("agent:main:subagent:c3")
+            Ok("agent:main:main:subagent:c3")
         );
         assert_eq!(
             child("agent:main:telegram:direct:42").as_deref(),
-            Ok("agent:main:subagent:c3")
+            Ok("agent:main:telegram:direct:42:subagent:c3")
+        );
+        assert_eq!(
+            child("agent:main:main:subagent:a1").as_deref(),
+            Ok("agent:main:main:subagent:a1:subagent:c3")
         );
         assert_eq!(
             child("agent:main:subagent:a1").as_deref(),
             Ok("agent:main:subagent:a1:subagent:c3")
         );
+        assert!(child("agent:work:main").is_err());
     }
 
     #[test]

@@ -122,6 +122,8 @@ impl RoutedCron {
     /// A failed call as a sentence for the model: the service's own message for the
     /// caller's mistakes, the router and the code for the rest.
     fn failed(&self, status: &Status) -> String {
+        // A router's own 502/503/504 page: the replica was not reached.
+        let status = &service_kit::gateway_unavailable(status.clone());
         match status.code() {
             tonic::Code::InvalidArgument
             | tonic::Code::NotFound

@@ -149,6 +149,7 @@ async fn run() -> anyhow::Result<ExitCode> {
         overload: launch.server.overload.config(),
         prompt_reachability,
         connections,
+        replica: launch.replica,
     };
     agent_server::serve(bound.api, config, runtime, service_kit::shutdown_signal()).await?;
     if let Some(inspector) = inspector {

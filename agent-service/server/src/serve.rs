@@ -32,6 +32,9 @@ pub struct ServeConfig {
     pub prompt_reachability: Option<tokio::sync::watch::Receiver<bool>>,
     /// The bound on connections held at once and their idle timeout.
     pub connections: service_kit::ConnectionLimits,
+    /// This replica among those sharing the sessions (`--replica`); the default, one of one,
+    /// owns every session.
+    pub replica: crate::Replica,
 }
 
 impl Default for ServeConfig {
@@ -43,6 +46,7 @@ impl Default for ServeConfig {
             overload: service_kit::OverloadConfig::default(),
             prompt_reachability: None,
             connections: service_kit::ConnectionLimits::default(),
+            replica: crate::Replica::default(),
         }
     }
 }
@@ -132,6 +136,7 @@ pub async fn serve(
         serving: Some(readiness.serving()),
         started_at_ms: started_at_ms(),
         stopping: Some(stopping_rx),
+        replica: config.replica,
     };
     let service = AgentServiceServer::new(AgentServiceImpl::serving(Arc::clone(&runtime), served))
         .max_decoding_message_size(config.max_request_bytes)

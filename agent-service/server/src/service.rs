@@ -9,7 +9,7 @@ use pb::agent_service_server::AgentService;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
 
-use crate::{convert, error::status_of, parts};
+use crate::{convert, error::status_of, ownership::routing_header, parts};
 
 /// The gRPC service over one runtime.
 #[derive(Debug, Clone)]
@@ -34,6 +34,9 @@ pub struct ServedWith {
     pub serving: Option<tokio::sync::watch::Receiver<bool>>,
     /// Process start, ms since the epoch (0: unknown).
     pub started_at_ms: i64,
+    /// This replica among those sharing the sessions: calls about sessions another replica
+    /// owns are refused.
+    pub replica: crate::Replica,
     /// Turns true when the server begins to stop: open WatchSession streams end then, with
     /// UNAVAILABLE, instead of holding the drain to its end. None: never.
     pub stopping: Option<tokio::sync::watch::Receiver<bool>>,
@@ -68,29 +71,27 @@ impl AgentServiceImpl {
         }
     }
 
-    /// A call routed by the `x-openclaw-session-key` header (the router hashes it to pick
-    /// the replica) must be about that session: a header naming another session than the
-    /// body would run the body's session on a replica that does not own it and split its
-    /// state. Calls without the header are not routed by it and are not checked.
+    /// A call about the session `session_key` of `agent_id`: refused unless this replica owns
+    /// the session ([`crate::ownership`]), and, when it carries the routing header, unless the
+    /// header names that session. A header naming another session than the body would run the
+    /// body's session on a replica the router did not pick for it and split its state.
     async fn check_route(
         &self,
         metadata: &tonic::metadata::MetadataMap,
         agent_id: &str,
         session_key: &str,
     ) -> Result<(), Status> {
-        let Some(header) = metadata.get(service_kit::SESSION_KEY_HEADER) else {
+        let header = routing_header(metadata)?;
+        if header.is_none() && self.served.replica.count() == 1 {
+            // Not routed, and every session is this replica's: nothing to check.
             return Ok(());
-        };
-        let header = header.to_str().map_err(|_| {
-            Status::invalid_argument(format!(
-                "{}: not visible ASCII text",
-                service_kit::SESSION_KEY_HEADER
-            ))
-        })?;
+        }
         let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
         let body =
             agent_runtime::sessions::key::normalize(&agent.id, session_key).map_err(status_of)?;
-        if header.trim() != body.as_str() {
+        if let Some(header) = header
+            && header != body.as_str()
+        {
             return Err(Status::invalid_argument(format!(
                 "{}: {header:?} names another session than the request, which is for {:?}; \
                  send the request's full session key (the router routes by it)",
@@ -98,49 +99,53 @@ impl AgentServiceImpl {
                 body.as_str()
             )));
         }
-        Ok(())
+        self.served.replica.check(body.as_str(), header.is_some())
     }
 
     /// A cron job or exec allowlist call routed by the header must carry the agent's main
     /// session key: the router sends it where the main session lives, and the agent's jobs
     /// (and the allowlist managed over the API) live there too (its cron sessions,
-    /// `agent:<id>:cron:<job>`, are routed the same way).
+    /// `agent:<id>:cron:<job>`, are routed the same way). This replica must own that session.
     async fn check_main_route(
         &self,
         metadata: &tonic::metadata::MetadataMap,
         agent_id: &str,
     ) -> Result<(), Status> {
-        let Some(header) = metadata.get(service_kit::SESSION_KEY_HEADER) else {
+        let header = routing_header(metadata)?;
+        if header.is_none() && self.served.replica.count() == 1 {
+            // Not routed, and every session is this replica's: nothing to check.
             return Ok(());
-        };
+        }
         let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
         let main = agent_runtime::sessions::key::normalize(&agent.id, "").map_err(status_of)?;
-        if header.to_str().ok().map(str::trim) != Some(main.as_str()) {
+        if let Some(header) = header
+            && header != main.as_str()
+        {
             return Err(Status::invalid_argument(format!(
-                "{}: {:?} is not agent {}'s main session key {:?}: cron job and allowlist calls \
-                 are routed by the main session key, where the agent's jobs live",
+                "{}: {header:?} is not agent {}'s main session key {:?}: cron job and allowlist \
+                 calls are routed by the main session key, where the agent's jobs live",
                 service_kit::SESSION_KEY_HEADER,
-                String::from_utf8_lossy(header.as_bytes()),
                 agent.id,
                 main.as_str()
             )));
         }
-        Ok(())
+        self.served.replica.check(main.as_str(), header.is_some())
     }
 
-    /// [`Self::check_route`] for a target by key or by id (an id is looked up).
+    /// [`Self::check_route`] for a target by key or by id (an id is looked up, unless
+    /// nothing needs its key: one replica and no header).
     async fn check_target_route(
         &self,
         metadata: &tonic::metadata::MetadataMap,
         agent_id: &str,
         target: &agent_runtime::sessions::SessionTarget,
     ) -> Result<(), Status> {
-        if metadata.get(service_kit::SESSION_KEY_HEADER).is_none() {
-            return Ok(());
-        }
         let key = match target {
             agent_runtime::sessions::SessionTarget::Key(key) => key.clone(),
             agent_runtime::sessions::SessionTarget::Id(_) => {
+                if routing_header(metadata)?.is_none() && self.served.replica.count() == 1 {
+                    return Ok(());
+                }
                 let info = self
                     .runtime
                     .get_session(agent_id, target)
@@ -680,11 +685,15 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListApprovalsRequest>,
     ) -> Result<Response<pb::ListApprovalsResponse>, Status> {
+        let metadata = request.metadata().clone();
         let pb::ListApprovalsRequest {
             agent_id,
             session_key,
             include_decided,
         } = request.into_inner();
+        if !session_key.trim().is_empty() {
+            self.check_route(&metadata, &agent_id, &session_key).await?;
+        }
         let approvals = self
             .runtime
             .list_approvals(&agent_id, &session_key, include_decided)

@@ -130,7 +130,11 @@ impl GrpcPromptSource {
                     self.endpoint
                 )));
             }
-            match call(self.client.clone(), left).await {
+            // A router's own 502/503/504 page is an unreachable service, retried like one.
+            match call(self.client.clone(), left)
+                .await
+                .map_err(service_kit::gateway_unavailable)
+            {
                 Ok(response) => return Ok(response.into_inner()),
                 Err(status) if retryable(status.code()) => {
                     let pause = backoff.min(retry_until.saturating_duration_since(Instant::now()));

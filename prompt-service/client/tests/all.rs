@@ -363,4 +363,58 @@ async fn one_instance_draining_behind_a_router_does_not_flap_reachability() {
         *reachable.borrow()
     );
     assert!(*reachable.borrow());
+
+/// A gateway in front of prompt-service answering for it with its own HTML 503 page (as
+/// HAProxy does without gRPC error files): the call is retried like an unreachable service
+/// and fails UNAVAILABLE, not as a refusal tonic reports as INTERNAL.
+#[tokio::test]
+async fn a_gateways_error_page_is_unavailable_and_retried() {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let answered = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&answered);
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let counter = Arc::clone(&counter);
+            let service = hyper::service::service_fn(move |_request| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let page = "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>\n";
+                async move {
+                    hyper::Response::builder()
+                        .status(503)
+                        .header("content-type", "text/html")
+                        .body(http_body_util::Full::new(hyper::body::Bytes::from(page)))
+                }
+            });
+            tokio::spawn(
+                hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
+        }
+    });
+    let grpc = GrpcPromptSource::connect_lazy(
+        &endpoint,
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(50),
+            give_up_after: Duration::from_millis(300),
+        },
+    )
+    .unwrap();
+    let err = grpc
+        .render(request_from_input(&fixtures::realistic()), soon(10))
+        .await
+        .unwrap_err();
+    let PromptError::Unavailable(message) = &err else {
+        panic!("{err:?}");
+    };
+    assert!(message.contains("503 Service Unavailable"), "{message}");
+    assert!(answered.load(Ordering::SeqCst) > 1, "retried");
 }

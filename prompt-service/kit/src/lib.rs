@@ -43,6 +43,7 @@
 pub mod auth;
 pub mod connections;
 pub mod deadline;
+mod gateway;
 mod hardening;
 mod health;
 mod layer;
@@ -66,6 +67,7 @@ pub mod tls;
 pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use connections::{ConnectionLimits, LimitedListener};
 pub use deadline::DeadlineLayer;
+pub use gateway::gateway_unavailable;
 pub use hardening::deny_same_user_inspection;
 pub use health::{
     HealthServices, ListedServices, error_chain, health_services, listed_services, probe,

@@ -1,7 +1,7 @@
 //! Session keys and the typed session kind derived from them.
 //!
 //! Keys look like `agent:<agentId>:main`, `agent:<agentId>:<channel>:group:<id>`
-//! or `agent:<agentId>:subagent:<child>`. The kind is decided here, once, so
+//! or `<parent key>:subagent:<child>`. The kind is decided here, once, so
 //! no adapter string-matches keys on its own (lesson L3).
 
 use openclaw_transcript::SessionKey;
@@ -70,9 +70,13 @@ pub fn kind_of(key: &SessionKey) -> SessionKind {
     let parts: Vec<&str> = key.as_str().split(':').collect();
     // parts[0] = "agent", parts[1] = agent id, then the rest.
     let rest = parts.get(2..).unwrap_or(&[]);
+    // A `subagent` part after the agent id makes a subagent session, whatever its parent
+    // (`<parent key>:subagent:<child>`; older children were `agent:<id>:subagent:<child>`).
+    if rest.contains(&"subagent") {
+        return SessionKind::Subagent;
+    }
     match rest {
         [MAIN_KEY] => SessionKind::Main,
-        ["subagent", ..] => SessionKind::Subagent,
         ["cron", ..] => SessionKind::Cron,
         [.., "group", _] | ["group", ..] => SessionKind::Group,
         [.., "channel", _] | [.., "room", _] => SessionKind::Channel,
@@ -111,6 +115,14 @@ mod tests {
         assert_eq!(kind("discord:group:7").ok(), Some(SessionKind::Group));
         assert_eq!(kind("slack:channel:c1").ok(), Some(SessionKind::Channel));
         assert_eq!(kind("subagent:abc").ok(), Some(SessionKind::Subagent));
+        // A child names its parent, of any kind: it is a subagent session all the same.
+        for child in [
+            "main:subagent:abc",
+            "cron:daily:subagent:a",
+            "discord:group:7:subagent:b",
+        ] {
+            assert_eq!(kind(child).ok(), Some(SessionKind::Subagent), "{child}");
+        }
         assert_eq!(kind("cron:daily").ok(), Some(SessionKind::Cron));
         assert!(SessionKind::Main.is_private() && !SessionKind::Group.is_private());
         assert!(!SessionKind::Direct.is_private());

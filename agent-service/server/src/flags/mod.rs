@@ -95,6 +95,12 @@ pub struct Cli {
     #[arg(long, env = "AGENT_SERVICE_ROUTER_TOKEN_FILE", value_name = "PATH")]
     pub router_token_file: Option<PathBuf>,
 
+    /// This replica's place among those behind the router, <ordinal>/<count> (the ordinal may
+    /// be the StatefulSet pod name: agent-service-1/2). Calls about sessions another replica
+    /// owns are refused. Unset: one replica, which owns every session.
+    #[arg(long, env = "AGENT_SERVICE_REPLICA", value_name = "ORDINAL/COUNT")]
+    pub replica: Option<crate::Replica>,
+
     /// The flags both servers share (limits, drain, security, overload).
     #[command(flatten)]
     pub server: ServerArgs,

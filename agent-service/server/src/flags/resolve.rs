@@ -37,6 +37,8 @@ pub struct Launch {
     pub sandbox_program: OsString,
     /// When an idle session is released; None keeps every session open.
     pub idle_release: Option<Duration>,
+    /// This replica among those sharing the sessions (`--replica`).
+    pub replica: crate::Replica,
     /// The flags both servers share (limits, drain, overload, log format).
     pub server: ServerArgs,
 }
@@ -201,6 +203,7 @@ impl Cli {
             sandbox_program: self.sandbox_bwrap,
             idle_release: (self.idle_release_secs > 0)
                 .then(|| Duration::from_secs(self.idle_release_secs)),
+            replica: self.replica.unwrap_or_default(),
             server: self.server,
         })
     }

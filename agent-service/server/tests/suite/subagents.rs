@@ -194,7 +194,8 @@ async fn a_result_arriving_mid_run_is_steered_into_the_parent() {
     let (name, is_error, output) = &results[0];
     assert_eq!(name, "sessions_spawn");
     assert!(!is_error, "{output}");
-    assert!(output.contains("agent:main:subagent:"), "{output}");
+    // The child's key names its parent (the main session).
+    assert!(output.contains("agent:main:main:subagent:"), "{output}");
     assert!(
         !events
             .iter()

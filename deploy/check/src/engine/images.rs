@@ -162,9 +162,10 @@ pub(super) async fn check_router_image(options: &Options) -> Result<(), EngineEr
             "{name}: user and stop signal are {inspected:?}, expected 10002:10002 SIGUSR1"
         )));
     }
-    let config = options.repo.join("deploy/k8s/router/haproxy.cfg");
+    // The whole directory, as the ConfigMap mounts it: haproxy.cfg and the error files it names.
+    let config = options.repo.join("deploy/k8s/router");
     let mount = format!(
-        "type=bind,source={},target=/usr/local/etc/haproxy/haproxy.cfg,readonly",
+        "type=bind,source={},target=/usr/local/etc/haproxy,readonly",
         config.display()
     );
     let version = docker(&["run", "--rm", "--entrypoint", "haproxy", &name, "-v"])

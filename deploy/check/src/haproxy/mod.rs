@@ -9,6 +9,7 @@
 
 use std::{collections::BTreeMap, path::Path};
 
+mod owners;
 mod rules;
 
 pub use rules::{ROUTE_KEY_HEADER, RouterRules, keyless_agent_methods, main_session_methods};

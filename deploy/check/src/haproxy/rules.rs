@@ -135,16 +135,44 @@ impl RouterRules<'_> {
                     .into(),
             );
         }
+        let counts = frontend.directives("acl").any(|l| {
+            l.words.get(1..)
+                == Some(
+                    &[
+                        "many_session_keys".to_owned(),
+                        format!("req.fhdr_cnt({})", self.session_header),
+                        "gt".to_owned(),
+                        "1".to_owned(),
+                    ][..],
+                )
+        });
+        let refuses_many = frontend.directives("http-request").any(|l| {
+            l.words.get(1).map(String::as_str) == Some("return")
+                && l.words.windows(2).any(|w| w == ["grpc-status", "3"])
+                && l.words
+                    .ends_with(&["if".into(), "many_session_keys".into()])
+        });
+        if !(counts && refuses_many) {
+            add(format!(
+                "a call with the header more than once is not refused with grpc-status 3: want \
+                 `acl many_session_keys req.fhdr_cnt({}) gt 1` and a `return` with grpc-status \
+                 3 `if many_session_keys` (the router would route by one header and the \
+                 replica check another)",
+                self.session_header
+            ));
+        }
     }
 
-    /// The frontend sets the route header from the session header, and for a cron session
-    /// (`agent:<id>:cron:...`) to its agent's main session key, in that order.
+    /// The frontend sets the route header from the session header cut before its first
+    /// `:subagent:` (a subagent lives with the session that started it), and for a cron
+    /// session (`agent:<id>:cron:...`) to its agent's main session key, in that order; whole
+    /// header lines (`fhdr`), since a key may hold a comma.
     fn check_route_key(&self, frontend: &Section, add: &mut impl FnMut(String)) {
         let (route, session) = (self.route_header, self.session_header);
-        let copy = format!("set-header {route} %[req.hdr({session})]");
+        let copy = format!("set-header {route} %[req.fhdr({session}),regsub(:subagent:.*,)]");
         let cron = format!(
-            "set-header {route} agent:%[req.hdr({session}),field(2,:)]:main \
-             if {{ req.hdr({session}),field(3,:) -m str cron }}"
+            "set-header {route} agent:%[req.fhdr({route}),field(2,:)]:main \
+             if {{ req.fhdr({route}),field(3,:) -m str cron }}"
         );
         let sets: Vec<String> = frontend
             .directives("http-request")
@@ -157,8 +185,8 @@ impl RouterRules<'_> {
         if sets != [copy.clone(), cron.clone()] {
             add(format!(
                 "the route key is set by {sets:?}; want `http-request {copy}` then \
-                 `http-request {cron}` (a cron session hashes as its agent's main session, \
-                 where its jobs live)"
+                 `http-request {cron}` (a subagent session routes as its parent, a cron \
+                 session as its agent's main session, where its jobs live)"
             ));
         }
     }
@@ -319,6 +347,7 @@ impl RouterRules<'_> {
                 "ring servers select no StatefulSet pod ({owned:?})"
             )),
             Some(sts) => {
+                super::owners::check(backend, sts, self.route_header, add);
                 let replicas = sts.value["spec"]["replicas"].as_u64().unwrap_or(1);
                 let expected: BTreeSet<String> = (0..replicas)
                     .map(|i| format!("{}-{i}", sts.name()))

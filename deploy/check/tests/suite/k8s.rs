@@ -457,6 +457,9 @@ fn router_config_mistakes_are_reported() {
             resource(b, "StatefulSet/agent-service")["spec"]["replicas"] = json!(3);
         }),
         [
+            "backend agent_service: the owner's slot is set from [\"req.fhdr(x-openclaw-route-key),crc32,mod(2)\"]; want `http-request set-var(txn.slot) req.fhdr(x-openclaw-route-key),crc32,mod(3)` (StatefulSet agent-service has 3 replicas)",
+            "backend agent_service: use-server rules [(\"agent-service-0\", \"if { var(txn.slot) -m int 0 }\"), (\"agent-service-1\", \"if { var(txn.slot) -m int 1 }\")]; want one per pod of StatefulSet agent-service, in order: [(\"agent-service-0\", \"if { var(txn.slot) -m int 0 }\"), (\"agent-service-1\", \"if { var(txn.slot) -m int 1 }\"), (\"agent-service-2\", \"if { var(txn.slot) -m int 2 }\")]",
+            "backend agent_service: StatefulSet agent-service: AGENT_SERVICE_REPLICA says 2 replicas, but it has 3",
             "backend agent_service: ring servers own pods {\"agent-service-0\", \"agent-service-1\"}, but the StatefulSet has {\"agent-service-0\", \"agent-service-1\", \"agent-service-2\"}"
         ]
     );
@@ -501,7 +504,56 @@ fn router_config_mistakes_are_reported() {
     assert_eq!(
         check(&|t| t.replace("grpc-status 3", "grpc-status 14"), &keep),
         [
-            "frontend agent: a call without the header is not refused with grpc-status 3 (INVALID_ARGUMENT)"
+            "frontend agent: a call without the header is not refused with grpc-status 3 (INVALID_ARGUMENT)",
+            "frontend agent: a call with the header more than once is not refused with grpc-status 3: want `acl many_session_keys req.fhdr_cnt(x-openclaw-session-key) gt 1` and a `return` with grpc-status 3 `if many_session_keys` (the router would route by one header and the replica check another)",
+        ]
+    );
+    // The owner rules: the router, the StatefulSet and agent-service agree on the count and
+    // on which pod holds which slot.
+    assert_eq!(
+        check(&|t| t.replace("crc32,mod(2)", "crc32,mod(3)"), &keep),
+        [
+            "backend agent_service: the owner's slot is set from [\"req.fhdr(x-openclaw-route-key),crc32,mod(3)\"]; want `http-request set-var(txn.slot) req.fhdr(x-openclaw-route-key),crc32,mod(2)` (StatefulSet agent-service has 2 replicas)",
+        ]
+    );
+    assert_eq!(
+        check(
+            &|t| t.replace(
+                "use-server agent-service-1 if { var(txn.slot) -m int 1 }",
+                "use-server agent-service-1 if { var(txn.slot) -m int 0 }"
+            ),
+            &keep
+        ),
+        [
+            "backend agent_service: use-server rules [(\"agent-service-0\", \"if { var(txn.slot) -m int 0 }\"), (\"agent-service-1\", \"if { var(txn.slot) -m int 0 }\")]; want one per pod of StatefulSet agent-service, in order: [(\"agent-service-0\", \"if { var(txn.slot) -m int 0 }\"), (\"agent-service-1\", \"if { var(txn.slot) -m int 1 }\")]",
+        ]
+    );
+    assert_eq!(
+        check(&|t| t.to_owned() + "\n", &|b| {
+            replica_env(b)["value"] = json!("$(POD_NAME)/3");
+        }),
+        [
+            "backend agent_service: StatefulSet agent-service: AGENT_SERVICE_REPLICA says 3 replicas, but it has 2",
+        ]
+    );
+    assert_eq!(
+        check(&|t| t.to_owned() + "\n", &|b| {
+            replica_env(b)["value"] = json!("0/2");
+        }),
+        [
+            "backend agent_service: StatefulSet agent-service: AGENT_SERVICE_REPLICA=\"0/2\": the ordinal must be $(VAR) with VAR from the pod's name (valueFrom.fieldRef.fieldPath metadata.name)",
+        ]
+    );
+    assert_eq!(
+        check(
+            &|t| t.replace(
+                "req.fhdr_cnt(x-openclaw-session-key) gt 1",
+                "req.hdr_cnt(x-openclaw-session-key) gt 1"
+            ),
+            &keep
+        ),
+        [
+            "frontend agent: a call with the header more than once is not refused with grpc-status 3: want `acl many_session_keys req.fhdr_cnt(x-openclaw-session-key) gt 1` and a `return` with grpc-status 3 `if many_session_keys` (the router would route by one header and the replica check another)",
         ]
     );
     assert_eq!(
@@ -668,4 +720,15 @@ fn every_review_rule_reports_its_problem() {
     // Every rule of the table has a case above.
     let rules: BTreeSet<&str> = review::RULES.iter().map(|r| r.name).collect();
     assert_eq!(covered, rules);
+}
+
+/// The `AGENT_SERVICE_REPLICA` entry of agent-service's container.
+fn replica_env(bundle: &mut Bundle) -> &mut Value {
+    resource(bundle, "StatefulSet/agent-service")["spec"]["template"]["spec"]["containers"][0]
+        ["env"]
+        .as_array_mut()
+        .expect("env")
+        .iter_mut()
+        .find(|e| e["name"] == "AGENT_SERVICE_REPLICA")
+        .expect("AGENT_SERVICE_REPLICA")
 }

@@ -17,7 +17,11 @@
 //!   replica reaches them through the router, and a cron session is routed
 //!   where its job is.
 
-use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::PathBuf,
+    time::Duration,
+};
 
 use deploy_check::{calls, haproxy::HaproxyConfig, install::Haproxy, native::ProcessPlan};
 use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
@@ -42,6 +46,15 @@ const PLANNER_SCRIPT: &str = r#"{
   ],
 }"#;
 
+/// The spawner agent's model: starts a subagent on a task, and the child answers it.
+const SPAWNER_SCRIPT: &str = r#"{
+  turns: [
+    { when: "delegate", toolCalls: [{ name: "sessions_spawn", arguments: { task: "Report the weather." } }] },
+    { text: "spawned: {{lastToolResult}}" },
+    { when: "report the weather", text: "sunny" },
+  ],
+}"#;
+
 fn config() -> String {
     r#"{
   agents: {
@@ -50,6 +63,7 @@ fn config() -> String {
       { id: "main", default: true },
       { id: "slow", model: "slow/m" },
       { id: "planner", model: "planner/m" },
+      { id: "spawner", model: "spawner/m" },
     ],
   },
   models: {
@@ -57,6 +71,7 @@ fn config() -> String {
       fast: { api: "scripted", script: "fast.json5", models: [{ id: "m" }] },
       slow: { api: "scripted", script: "slow.json5", models: [{ id: "m" }] },
       planner: { api: "scripted", script: "planner.json5", models: [{ id: "m" }] },
+      spawner: { api: "scripted", script: "spawner.json5", models: [{ id: "m" }] },
     },
   },
 }
@@ -72,6 +87,8 @@ fn slow_script() -> String {
 const AGENT_0: &str = "agent-service-0.openclaw.svc.cluster.local:50052";
 const AGENT_1: &str = "agent-service-1.openclaw.svc.cluster.local:50052";
 const PROMPT: &str = "prompt-service-headless.openclaw.svc.cluster.local:50051";
+/// The replicas behind the router, as its `use-server` rules and the StatefulSet have them.
+const REPLICAS: u32 = 2;
 
 struct Cluster {
     /// Holds the configs and the replicas' state (deleted last).
@@ -120,12 +137,15 @@ fn plan(
 
 impl Cluster {
     async fn start() -> Self {
-        Self::start_with(None).await
+        Self::start_with(None, None).await
     }
 
     /// With `hard_stop_after` in place of the config's (a test cannot wait
     /// the 610 s a stopping router may take).
-    async fn start_with(hard_stop_after: Option<&str>) -> Self {
+    /// With `dns`, replica 1 is named `agent-service-1.test`, which the router resolves
+    /// through that responder, and the resolvers' holds are cut to seconds (a test cannot
+    /// wait out an hour-long DNS outage).
+    async fn start_with(hard_stop_after: Option<&str>, dns: Option<&Dns>) -> Self {
         let haproxy = tokio::task::spawn_blocking(Haproxy::ensure)
             .await
             .expect("install task")
@@ -145,6 +165,23 @@ impl Cluster {
             assert_ne!(shorter, text, "haproxy.cfg sets hard-stop-after 610s");
             text = shorter;
         }
+        if let Some(dns) = dns {
+            for (from, to) in [
+                ("parse-resolv-conf", format!("nameserver test {}", dns.addr)),
+                ("hold valid 10s", "hold valid 1s".to_owned()),
+                (" 1h\n", " 2s\n".to_owned()),
+                // No libc lookup of the test name at start: the responder answers it.
+                ("init-addr last,libc,none", "init-addr none".to_owned()),
+            ] {
+                assert!(text.contains(from), "haproxy.cfg has {from:?}");
+                text = text.replace(from, &to);
+            }
+        }
+        // The error files the config names where the ConfigMap mounts them.
+        text = text.replace(
+            "/usr/local/etc/haproxy/",
+            &format!("{}/", support::deploy_dir().join("k8s/router").display()),
+        );
         let loopback = |p: u16| format!("127.0.0.1:{p}");
         let mapped = HaproxyConfig::mapped(
             &text,
@@ -156,7 +193,13 @@ impl Cluster {
             .into(),
             &[
                 (AGENT_0.to_owned(), loopback(replica_ports[0])),
-                (AGENT_1.to_owned(), loopback(replica_ports[1])),
+                (
+                    AGENT_1.to_owned(),
+                    match dns {
+                        Some(_) => format!("{DNS_NAME}:{}", replica_ports[1]),
+                        None => loopback(replica_ports[1]),
+                    },
+                ),
                 (PROMPT.to_owned(), loopback(prompt_service_port)),
             ]
             .into(),
@@ -208,6 +251,7 @@ impl Cluster {
         std::fs::write(config_dir.join("fast.json5"), FAST_SCRIPT).expect("script");
         std::fs::write(config_dir.join("slow.json5"), slow_script()).expect("script");
         std::fs::write(config_dir.join("planner.json5"), PLANNER_SCRIPT).expect("script");
+        std::fs::write(config_dir.join("spawner.json5"), SPAWNER_SCRIPT).expect("script");
         let mut replicas = Vec::new();
         for (ordinal, port) in replica_ports.into_iter().enumerate() {
             let home = dir.join(format!("agent-service-{ordinal}"));
@@ -231,6 +275,7 @@ impl Cluster {
                     format!("http://{}", loopback(agent_port)),
                 ),
                 ("HOME", home.display().to_string()),
+                ("AGENT_SERVICE_REPLICA", format!("{ordinal}/{REPLICAS}")),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
@@ -298,27 +343,36 @@ impl Cluster {
         calls::client(self.router_channel().await, "unused-on-loopback").expect("client")
     }
 
-    /// The replica (0 or 1) that knows the session of `key`, asked directly.
+    /// The replicas (0 or 1) that hold the session of `key`, with its id there: each
+    /// replica's own session list, asked directly (a replica refuses calls about sessions it
+    /// does not own, so only its list tells whether it holds one anyway).
     async fn owners(&self, key: &str) -> Vec<(usize, String)> {
         let mut owners = Vec::new();
-        for (ordinal, replica) in self.replicas.iter().enumerate() {
-            let channel = Channel::from_shared(replica.url())
-                .expect("url")
-                .connect()
-                .await
-                .expect("connect to a replica");
-            match AgentServiceClient::new(channel)
-                .get_session(pb::GetSessionRequest {
-                    session: calls::session_ref(key),
-                })
-                .await
-            {
-                Ok(session) => owners.push((ordinal, session.into_inner().session_id)),
-                Err(status) if status.code() == Code::NotFound => {}
-                Err(status) => panic!("GetSession {key} on replica {ordinal}: {status}"),
+        for ordinal in 0..self.replicas.len() {
+            if let Some(id) = self.listed_on(ordinal, key).await {
+                owners.push((ordinal, id));
             }
         }
         owners
+    }
+
+    /// The id of the session of `key` in replica `ordinal`'s session list, if it is listed.
+    async fn listed_on(&self, ordinal: usize, key: &str) -> Option<String> {
+        let agent_id = calls::session_ref(key)
+            .map(|r| r.agent_id)
+            .unwrap_or_default();
+        let listed = self
+            .replica_client(ordinal)
+            .await
+            .list_sessions(pb::ListSessionsRequest { agent_id })
+            .await
+            .unwrap_or_else(|s| panic!("ListSessions on replica {ordinal}: {s}"))
+            .into_inner();
+        listed
+            .sessions
+            .into_iter()
+            .find(|s| s.session_key == key)
+            .map(|s| s.session_id)
     }
 
     /// The master CLI's answer to `command`. While the master reloads (it
@@ -523,7 +577,7 @@ async fn sessions_stay_on_their_replica_and_calls_without_the_key_are_refused() 
         .await
         .expect("ListAgents without the header")
         .into_inner();
-    assert_eq!(agents.agents.len(), 3);
+    assert_eq!(agents.agents.len(), 4);
 
     // Replica 0 goes away: its sessions get UNAVAILABLE and stay put.
     let away: Vec<&String> = keys.iter().filter(|k| owner_of[*k] == 0).collect();
@@ -578,7 +632,9 @@ impl Cluster {
         AgentServiceClient::new(channel)
     }
 
-    /// The ids of `agent`'s cron jobs on each replica, asked directly.
+    /// The ids of `agent`'s cron jobs on each replica, asked directly. A replica that does
+    /// not own the agent's main session refuses (FAILED_PRECONDITION, naming the owner), so it
+    /// serves no job of the agent: an empty list.
     async fn jobs_by_replica(&self, agent: &str) -> Vec<Vec<String>> {
         let mut jobs = Vec::new();
         for ordinal in 0..self.replicas.len() {
@@ -588,9 +644,17 @@ impl Cluster {
                 .list_cron_jobs(pb::ListCronJobsRequest {
                     agent_id: agent.into(),
                 })
-                .await
-                .unwrap_or_else(|s| panic!("ListCronJobs on replica {ordinal}: {s}"));
-            jobs.push(listed.into_inner().jobs.into_iter().map(|j| j.id).collect());
+                .await;
+            jobs.push(match listed {
+                Ok(listed) => listed.into_inner().jobs.into_iter().map(|j| j.id).collect(),
+                Err(status)
+                    if status.code() == Code::FailedPrecondition
+                        && status.message().contains("lives on replica") =>
+                {
+                    Vec::new()
+                }
+                Err(status) => panic!("ListCronJobs on replica {ordinal}: {status}"),
+            });
         }
         jobs
     }
@@ -599,21 +663,7 @@ impl Cluster {
     async fn owners_of_running(&self, key: &str) -> Vec<usize> {
         let mut owners = Vec::new();
         for (ordinal, replica) in self.replicas.iter().enumerate() {
-            if replica.running.is_none() {
-                continue;
-            }
-            let channel = Channel::from_shared(replica.url())
-                .expect("url")
-                .connect()
-                .await
-                .expect("connect");
-            if AgentServiceClient::new(channel)
-                .get_session(pb::GetSessionRequest {
-                    session: calls::session_ref(key),
-                })
-                .await
-                .is_ok()
-            {
+            if replica.running.is_some() && self.listed_on(ordinal, key).await.is_some() {
                 owners.push(ordinal);
             }
         }
@@ -829,7 +879,7 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
     use nix::sys::signal::Signal;
-    let mut cluster = Cluster::start_with(Some(HARD_STOP_AFTER)).await;
+    let mut cluster = Cluster::start_with(Some(HARD_STOP_AFTER), None).await;
     let mut client = cluster.router_client().await;
 
     // Reload while a Run streams: a new worker takes new calls, the old one
@@ -913,4 +963,390 @@ async fn wait_ready(url: &str) {
         backoff = (backoff * 2).min(Duration::from_millis(500));
     }
     panic!("{url} never became ready again");
+}
+
+/// A key of the `main` agent that `ordinal` owns (of [`REPLICAS`]), by agent-service's own
+/// ownership function.
+fn key_owned_by(ordinal: u32, prefix: &str) -> String {
+    let replica = agent_server::Replica::new(0, REPLICAS).expect("replica");
+    (0..64)
+        .map(|i| format!("agent:main:{prefix}-{i}"))
+        .find(|k| replica.owner_of(k) == ordinal)
+        .expect("a key of that replica")
+}
+
+/// `message`, routed by the header sent twice: `first` then `second`.
+fn twice_keyed<T>(first: &str, second: &str, message: T) -> tonic::Request<T> {
+    let mut request = calls::keyed(first, message).expect("request");
+    request.metadata_mut().append(
+        service_kit::SESSION_KEY_HEADER,
+        second.parse().expect("header value"),
+    );
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_has_one_home_whatever_the_router_does() {
+    let mut cluster = Cluster::start().await;
+    let mut client = cluster.router_client().await;
+    let replica = agent_server::Replica::new(0, REPLICAS).expect("replica");
+
+    // HAProxy's crc32 routing and agent-service's ownership function agree: every key lands
+    // on the replica agent-service says owns it, including keys with a comma (HAProxy would
+    // split a header's values at it), a cron session (its agent's main session's replica)
+    // and the older subagent key format.
+    let mut keys: Vec<String> = (0..10).map(|i| format!("agent:main:crc-{i}")).collect();
+    keys.extend(["agent:main:a,b".to_owned(), "agent:main:x, y".to_owned()]);
+    for key in &keys {
+        let ran = calls::run(&mut client, key, "where")
+            .await
+            .unwrap_or_else(|e| panic!("{key}: {e}\n{}", cluster.router.log()));
+        let owner = usize::try_from(replica.owner_of(key)).expect("ordinal");
+        assert_eq!(
+            cluster.owners(key).await,
+            [(owner, ran.session_id)],
+            "{key}"
+        );
+    }
+    let homes: BTreeSet<u32> = keys.iter().map(|k| replica.owner_of(k)).collect();
+    assert_eq!(homes.len(), 2, "both replicas own some of {keys:?}");
+
+    // A key of replica 1 sent straight to replica 0: refused naming replica 1, nothing
+    // created there (by Run, Send or CreateSession, with or without the header).
+    let theirs = key_owned_by(1, "theirs");
+    let direct = cluster.replica_client(0).await;
+    let refused = direct
+        .clone()
+        .run(pb::RunRequest {
+            session: calls::session_ref(&theirs),
+            message: "straight to the wrong replica".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a Run for replica 1's session on replica 0");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert!(
+        refused.message().contains("replica 1 (agent-service-1)"),
+        "{refused:?}"
+    );
+    let refused = direct
+        .clone()
+        .send(
+            calls::keyed(
+                &theirs,
+                pb::SendRequest {
+                    session: calls::session_ref(&theirs),
+                    message: "with the header".into(),
+                    ..Default::default()
+                },
+            )
+            .expect("request"),
+        )
+        .await
+        .expect_err("a Send for replica 1's session on replica 0");
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    let refused = direct
+        .clone()
+        .create_session(pb::CreateSessionRequest {
+            agent_id: "main".into(),
+            session_key: theirs.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a CreateSession for replica 1's session on replica 0");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert_eq!(cluster.owners(&theirs).await, []);
+
+    // The header twice: refused by the router and by a replica, naming the header, with
+    // the body's session created nowhere.
+    let ours = key_owned_by(0, "ours");
+    for (via, mut to) in [
+        (
+            "the router",
+            AgentServiceClient::new(cluster.router_channel().await),
+        ),
+        ("replica 0", direct.clone()),
+    ] {
+        let refused = to
+            .run(twice_keyed(
+                &ours,
+                &theirs,
+                pb::RunRequest {
+                    session: calls::session_ref(&theirs),
+                    message: "two headers".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .expect_err("two session-key headers");
+        assert_eq!(refused.code(), Code::InvalidArgument, "{via}: {refused:?}");
+        assert!(
+            refused.message().contains("x-openclaw-session-key")
+                && refused.message().contains("more than once"),
+            "{via}: {refused:?}"
+        );
+    }
+    assert_eq!(cluster.owners(&theirs).await, []);
+    assert_eq!(cluster.owners(&ours).await, []);
+
+    // Replica 1 out of the router's use (as when its name stops resolving beyond the
+    // resolvers' hold: HAProxy puts the server in maintenance): its sessions go to replica
+    // 0, which refuses them with UNAVAILABLE naming replica 1 and creates nothing.
+    let answer = cluster
+        .master("@1 set server agent_service/agent-service-1 state maint")
+        .await
+        .expect("master CLI");
+    assert!(answer.trim().is_empty(), "{answer}");
+    let status = client
+        .run(calls::run_request(&theirs, "owner in maintenance").expect("request"))
+        .await
+        .expect_err("its owner is out of use");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(
+        status.message().contains("replica 1 (agent-service-1)"),
+        "{status:?}"
+    );
+    assert_eq!(cluster.owners(&theirs).await, []);
+    cluster
+        .master("@1 set server agent_service/agent-service-1 state ready")
+        .await
+        .expect("master CLI");
+    calls::run(&mut client, &theirs, "owner back")
+        .await
+        .expect("its owner is back in use");
+    let [(1, _)] = cluster.owners(&theirs).await[..] else {
+        panic!("{theirs} lives on replica 1 only");
+    };
+
+    // Replica 1 stopped: the router's own 503 reaches a tonic client as UNAVAILABLE with the
+    // router's cause (not INTERNAL from decoding an HTML page), and nothing moves.
+    cluster.replicas[1].stop().await;
+    let status = client
+        .run(calls::run_request(&theirs, "owner stopped").expect("request"))
+        .await
+        .expect_err("its owner is stopped");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("HTTP 503"), "{status:?}");
+    assert_eq!(
+        cluster.owners_of_running(&theirs).await,
+        Vec::<usize>::new()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_session_lives_and_is_reached_on_its_parents_replica() {
+    let cluster = Cluster::start().await;
+    let mut client = cluster.router_client().await;
+    let replica = agent_server::Replica::new(0, REPLICAS).expect("replica");
+    // A parent on the other replica than children named after their agent alone
+    // (agent:spawner:subagent:<id>) would be routed to.
+    let agent_home = replica.owner_of("agent:spawner");
+    let parent = (0..64)
+        .map(|i| format!("agent:spawner:chat-{i}"))
+        .find(|k| replica.owner_of(k) != agent_home)
+        .expect("a parent key");
+    let home = usize::try_from(replica.owner_of(&parent)).expect("ordinal");
+    let answer = calls::run(&mut client, &parent, "delegate the forecast")
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+    let child = answer
+        .final_text
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '"' | '`'))
+        .find(|word| word.contains(":subagent:"))
+        .unwrap_or_else(|| panic!("no child session key in {answer:?}"))
+        .trim_end_matches('.')
+        .to_owned();
+    assert!(child.starts_with(&format!("{parent}:subagent:")), "{child}");
+
+    // The child's calls through the router reach the parent's replica, which holds it.
+    let mut task = Vec::new();
+    for _ in 0..100 {
+        task = calls::user_messages(&mut client, &child)
+            .await
+            .unwrap_or_else(|e| panic!("the child's transcript through the router: {e}"));
+        if !task.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        task.first()
+            .is_some_and(|m| m.starts_with("[Subagent Task]")),
+        "{task:?}"
+    );
+    let [(owner, _)] = cluster.owners(&child).await[..] else {
+        panic!("{child} lives on one replica");
+    };
+    assert_eq!(owner, home, "{child}");
+}
+
+/// The name replica 1 has in the DNS test.
+const DNS_NAME: &str = "agent-service-1.test";
+
+/// A DNS responder on UDP loopback for the router's resolvers: answers A queries for
+/// [`DNS_NAME`] with 127.0.0.1 (AAAA with no record) until told to fail, then NXDOMAIN.
+struct Dns {
+    addr: std::net::SocketAddr,
+    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// NXDOMAIN answers sent so far.
+    refused: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Dns {
+    async fn start() -> Self {
+        use std::sync::{
+            Arc,
+            atomic::{AtomicBool, AtomicUsize, Ordering},
+        };
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind the DNS responder");
+        let addr = socket.local_addr().expect("address");
+        let failing = Arc::new(AtomicBool::new(false));
+        let refused = Arc::new(AtomicUsize::new(0));
+        let (fail, count) = (Arc::clone(&failing), Arc::clone(&refused));
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 1500];
+            loop {
+                let Ok((len, peer)) = socket.recv_from(&mut buffer).await else {
+                    return;
+                };
+                let failing = fail.load(Ordering::SeqCst);
+                if let Some((answer, nx)) = dns_answer(&buffer[..len], failing) {
+                    if nx {
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = socket.send_to(&answer, peer).await;
+                }
+            }
+        });
+        Self {
+            addr,
+            failing,
+            refused,
+        }
+    }
+
+    fn fail(&self, failing: bool) {
+        self.failing
+            .store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn refused(&self) -> usize {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The answer to one DNS query (RFC 1035 message format), and whether it is NXDOMAIN.
+/// None for what is not a single-question query.
+fn dns_answer(query: &[u8], failing: bool) -> Option<(Vec<u8>, bool)> {
+    let header = query.get(..12)?;
+    if header.get(4..6)? != [0, 1] {
+        return None;
+    }
+    // The question: labels up to the root, then type and class.
+    let mut at = 12;
+    let mut labels = Vec::new();
+    loop {
+        let len = usize::from(*query.get(at)?);
+        at += 1;
+        if len == 0 {
+            break;
+        }
+        labels.push(String::from_utf8_lossy(query.get(at..at + len)?).to_ascii_lowercase());
+        at += len;
+    }
+    let question = query.get(12..at + 4)?;
+    let qtype = u16::from_be_bytes([*query.get(at)?, *query.get(at + 1)?]);
+    let known = labels.join(".") == DNS_NAME;
+    let nx = !known || failing;
+    let a_record = !nx && qtype == 1;
+    let mut answer = Vec::new();
+    answer.extend_from_slice(&header[..2]);
+    // QR, the query's opcode and RD, AA; RCODE 3 (NXDOMAIN) or 0.
+    answer.push(0x80 | (header[2] & 0x79) | 0x04);
+    answer.push(if nx { 3 } else { 0 });
+    answer.extend_from_slice(&[0, 1, 0, u8::from(a_record), 0, 0, 0, 0]);
+    answer.extend_from_slice(question);
+    if a_record {
+        // A pointer to the question's name, A, IN, TTL 1 s, 127.0.0.1.
+        answer.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 4, 127, 0, 0, 1]);
+    }
+    Some((answer, nx))
+}
+
+impl Cluster {
+    /// Whether the router holds `server` of the agent backend in maintenance (`show stat`).
+    async fn in_maintenance(&self, server: &str) -> bool {
+        let stat = self.master("@1 show stat").await.unwrap_or_default();
+        stat.lines()
+            .find(|l| l.starts_with(&format!("agent_service,{server},")))
+            .is_some_and(|l| l.contains("MAINT"))
+    }
+
+    /// Polls until `server`'s maintenance state is `wanted` (about 30 s at most).
+    async fn until_maintenance(&self, server: &str, wanted: bool) {
+        let mut backoff = Duration::from_millis(50);
+        for _ in 0..120 {
+            if self.in_maintenance(server).await == wanted {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(500));
+        }
+        panic!(
+            "{server} never {} maintenance\n{}",
+            if wanted { "entered" } else { "left" },
+            self.router.log()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_name_stops_resolving_keeps_its_sessions() {
+    let dns = Dns::start().await;
+    let cluster = Cluster::start_with(None, Some(&dns)).await;
+    cluster.until_maintenance("agent-service-1", false).await;
+    let mut client = cluster.router_client().await;
+    let theirs = key_owned_by(1, "dns");
+    calls::run(&mut client, &theirs, "before the outage")
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
+    let [(1, _)] = cluster.owners(&theirs).await[..] else {
+        panic!("{theirs} lives on replica 1");
+    };
+
+    // The name fails for longer than the (shortened) hold: the router puts the server in
+    // maintenance and sends its sessions to replica 0, which refuses them, UNAVAILABLE
+    // naming replica 1, and creates nothing.
+    dns.fail(true);
+    cluster.until_maintenance("agent-service-1", true).await;
+    assert!(dns.refused() > 0, "the router asked and got NXDOMAIN");
+    let fresh = key_owned_by(1, "dns-fresh");
+    for key in [&theirs, &fresh] {
+        let status = client
+            .run(calls::run_request(key, "during the outage").expect("request"))
+            .await
+            .expect_err("its owner's name does not resolve");
+        assert_eq!(status.code(), Code::Unavailable, "{key}: {status:?}");
+        assert!(
+            status.message().contains("replica 1 (agent-service-1)"),
+            "{key}: {status:?}"
+        );
+    }
+    assert!(cluster.listed_on(0, &theirs).await.is_none());
+    assert!(cluster.listed_on(0, &fresh).await.is_none());
+
+    // The name resolves again: the sessions are back on their replica, history intact.
+    dns.fail(false);
+    cluster.until_maintenance("agent-service-1", false).await;
+    calls::run(&mut client, &theirs, "after the outage")
+        .await
+        .expect("its owner resolves again");
+    assert_eq!(
+        calls::user_messages(&mut client, &theirs)
+            .await
+            .expect("transcript"),
+        ["before the outage", "after the outage"]
+    );
 }
