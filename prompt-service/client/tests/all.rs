@@ -363,6 +363,7 @@ async fn one_instance_draining_behind_a_router_does_not_flap_reachability() {
         *reachable.borrow()
     );
     assert!(*reachable.borrow());
+}
 
 /// A gateway in front of prompt-service answering for it with its own HTML 503 page (as
 /// HAProxy does without gRPC error files): the call is retried like an unreachable service
