@@ -33,45 +33,9 @@ use crate::{
     sessions::Session,
     sessions::{
         SessionEvents, key,
-        queue::{QueueMode, RunOptions, RunStart},
+        queue::{QueueMode, RunOptions},
     },
 };
-
-/// True when `start` is a heartbeat run.
-pub(crate) fn is_heartbeat(start: &RunStart) -> bool {
-    start.messages.iter().any(|m| m.options.heartbeat)
-}
-
-/// The run id of the started event: `heartbeat-<n>` for heartbeats, `run-<n>` otherwise.
-pub(crate) fn run_id(start: &RunStart) -> String {
-    let kind = if is_heartbeat(start) {
-        "heartbeat"
-    } else {
-        "run"
-    };
-    format!("{kind}-{}", start.run)
-}
-
-/// Arrival numbers of the user messages a run starts with (a heartbeat's prompt and other
-/// system events are none).
-pub(crate) fn user_seqs(start: &RunStart) -> Vec<u64> {
-    start
-        .messages
-        .iter()
-        .filter(|m| m.origin.is_user() && !m.options.heartbeat)
-        .map(|m| m.seq)
-        .collect()
-}
-
-/// The system events a run starts with, as (arrival number, origin).
-pub(crate) fn system_events(start: &RunStart) -> Vec<(u64, Origin)> {
-    start
-        .messages
-        .iter()
-        .filter(|m| !m.origin.is_user())
-        .map(|m| (m.seq, m.origin.clone()))
-        .collect()
-}
 
 /// Runs one heartbeat of `agent_id` and waits for it to end (or for `stop`).
 pub(crate) async fn beat(

@@ -32,7 +32,7 @@ async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) 
         }
         let run = start.run;
         // A heartbeat's reply forms out of sight (see crate::heartbeat).
-        let out = if beats::is_heartbeat(&start) {
+        let out = if start.is_heartbeat() {
             Emitter::quiet(&session.live, run)
         } else {
             Emitter::new(&session.live, run)
@@ -96,7 +96,7 @@ async fn isolated(
             AgentRuntime::Codex(_) => codex::run_codex_once(input).instrument(span).await?,
             AgentRuntime::Embedded => turns::run_once(input).instrument(span).await?,
         };
-        if beats::is_heartbeat(&start) {
+        if start.is_heartbeat() {
             return beats::settle(&session, done).await;
         }
         Ok(done)

@@ -93,13 +93,13 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         .run_model(s, first.options.model.as_deref())
         .await?;
     out.emit(RunEvent::Started {
-        run_id: super::beats::run_id(start),
+        run_id: start.run_id(),
         agent_id: s.agent.id.clone(),
         session_key: s.key.as_str().to_owned(),
         session_id: s.session_id.clone(),
         model: run.name.clone(),
-        message_seqs: super::beats::user_seqs(start),
-        system_events: super::beats::system_events(start),
+        message_seqs: start.user_seqs(),
+        system_events: start.system_events(),
     });
     let loaded = services.loaded_config()?;
     let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
