@@ -9,7 +9,7 @@ use std::{
 };
 
 use openclaw_transcript::EntryBody;
-use openclaw_workspace::{BootstrapName, heartbeat_is_effectively_empty};
+use openclaw_workspace::BootstrapName;
 use serde_json::json;
 use tokio::{
     sync::{Notify, broadcast},
@@ -69,11 +69,12 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
     let key = key::normalize(&agent.id, "")?;
     let cwd = services.session_workspace(&agent, &key).await?;
     // HEARTBEAT.md decides whether there is anything to do; nothing to do
-    // means no model call and nothing written (its cost is the point).
+    // means no model call and nothing written (its cost is the point). The renderer's rule,
+    // the one that also leaves such a file out of the prompt.
     let files = services.bootstrap_files(&cwd).await?;
     match files.iter().find(|f| f.name == BootstrapName::Heartbeat) {
         Some(file) if !file.is_missing() => {
-            if heartbeat_is_effectively_empty(&file.content) {
+            if prompt_render::heartbeat_is_empty(&file.content) {
                 return Ok(Queued::Skipped(SkipReason::EmptyFile));
             }
         }
