@@ -9,6 +9,7 @@ use openclaw_transcript::{Message, SystemClock};
 use serde_json::json;
 
 use super::{CompactionPhase, CompactionTrigger, RunEvent, RunSpec, submit};
+
 use crate::{
     MapEnv, RuntimeOptions, Settings,
     error::{ErrorCode, RuntimeError},
@@ -18,6 +19,8 @@ use crate::{
         queue::{Disposition, QueueMode},
     },
 };
+
+mod wire;
 
 /// How long a test waits for a run to end.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
@@ -32,7 +35,11 @@ struct Loop {
 impl Loop {
     /// `defaults_extra` goes into `agents.defaults` (after a comma).
     async fn start(defaults_extra: &str) -> Self {
-        let format = WireFormat::ChatCompletions;
+        Self::start_on(WireFormat::ChatCompletions, defaults_extra).await
+    }
+
+    /// [`Loop::start`] with a model server speaking `format`.
+    async fn start_on(format: WireFormat, defaults_extra: &str) -> Self {
         let (base_url, model) = FakeServer::start(format).await.expect("model server");
         let dir = tempfile::tempdir().expect("temp dir");
         let settings = Settings {
