@@ -1,6 +1,6 @@
 //! Heartbeat runs (see [`crate::heartbeat`]): the scheduler that starts them, deciding whether
-//! one runs at all, queueing it on the main session like a follow-up, and settling its reply
-//! once it ends.
+//! one runs at all, and queueing it on the main session like a follow-up. Its reply is settled
+//! by the driver once the run ends (see `super::drive`).
 
 use std::{
     collections::BTreeMap,
@@ -8,9 +8,7 @@ use std::{
     time::Duration,
 };
 
-use openclaw_transcript::EntryBody;
 use openclaw_workspace::BootstrapName;
-use serde_json::json;
 use tokio::{
     sync::{Notify, broadcast},
     time::Instant,
@@ -20,17 +18,12 @@ use tokio_util::sync::CancellationToken;
 use super::{
     RunEvent,
     system::{SystemEvent, deliver},
-    turns::Finished,
 };
 use crate::{
     error::RuntimeError,
-    heartbeat::{
-        DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, HeartbeatOutcome, MIN_INTERVAL, SkipReason,
-        Verdict, classify,
-    },
+    heartbeat::{HeartbeatOutcome, MIN_INTERVAL, SkipReason},
     origin::Origin,
     services::Services,
-    sessions::Session,
     sessions::{
         SessionEvents, key,
         queue::{QueueMode, RunOptions},
@@ -150,51 +143,6 @@ async fn wait_for(
             }
         }
     }
-}
-
-/// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)
-/// is kept from the final reply; an alert goes out without the token. The verdict is recorded
-/// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
-pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished, RuntimeError> {
-    let hb = &session.agent.heartbeat;
-    // Judged by what it would deliver: directives out, the silent token an acknowledgement.
-    let verdict = if done.silent {
-        Verdict::Ack
-    } else {
-        classify(
-            &done.clean,
-            hb.ack_max_chars.unwrap_or(DEFAULT_ACK_MAX_CHARS),
-        )
-    };
-    let muted = hb
-        .target
-        .as_deref()
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("none"));
-    let (outcome, reply) = match verdict {
-        Verdict::Ack => ("ack", String::new()),
-        Verdict::Alert(_) if muted => ("alert", String::new()),
-        Verdict::Alert(text) => ("alert", text),
-    };
-    session
-        .live
-        .append(
-            vec![EntryBody::Custom {
-                custom_type: HEARTBEAT_ENTRY.to_owned(),
-                data: Some(json!({ "outcome": outcome, "delivered": !reply.is_empty() })),
-            }],
-            true,
-        )
-        .await?;
-    let directives = if reply.is_empty() {
-        crate::events::ReplyDirectives::default()
-    } else {
-        done.directives.clone()
-    };
-    Ok(Finished {
-        reply,
-        directives,
-        ..done
-    })
 }
 
 /// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use openclaw_transcript::SessionEntry;
 use prompt_render::ReasoningLevel;
 
-use super::Submitted;
+use super::{Submitted, run_context};
 use crate::{
     error::RuntimeError,
     prompt_input::{TurnChannel, reasoning_of},
@@ -260,8 +260,14 @@ async fn status(
     channel: &TurnChannel,
 ) -> Result<String, RuntimeError> {
     use openclaw_tools::Tool as _;
-    let run = services.run_model(session, None).await?;
-    let ctx = services.tool_context(session, &run, openclaw_tools::CancellationToken::new())?;
+    let loaded = services.loaded_config()?;
+    let run = run_context::run_model(services, &loaded, session, None).await?;
+    let ctx = run_context::tool_context(
+        services,
+        session,
+        &run,
+        openclaw_tools::CancellationToken::new(),
+    )?;
     let card = openclaw_tools::SessionStatusTool
         .call(&ctx, serde_json::json!({}))
         .await;

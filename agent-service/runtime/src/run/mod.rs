@@ -20,6 +20,7 @@ mod crons;
 mod drive;
 mod prepare;
 mod reply;
+mod run_context;
 mod subagents;
 mod submit;
 mod system;

@@ -1,5 +1,6 @@
-//! What a run needs from the shared services: deciding the session, model and tools
-//! before the run starts, and the small services the loop and the tools call.
+//! What a message and a run need from the shared services: admitting a message to its
+//! session, choosing a model, and the small services the loop and the tools call. A run's own
+//! model, tools and tool context are decided once, in `super::run_context`.
 
 use std::{
     path::Path,
@@ -10,24 +11,21 @@ use std::{
 use openclaw_config::resolve::AgentRuntime;
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_providers::ResolvedModel;
-use openclaw_tools::{Tool, ToolContext, ToolRegistry};
 use openclaw_transcript::{SessionEntry, SessionKey, Usage};
-use openclaw_workspace::{BootstrapFile, Confined};
-
-use tokio_util::sync::CancellationToken;
+use openclaw_workspace::BootstrapFile;
 
 use super::{
-    DEFAULT_RUN_TIMEOUT, RunSpec,
-    controls::{ConfigFileControl, SessionControls},
-    kind_of, millis, sender_allowed,
+    DEFAULT_RUN_TIMEOUT, RunSpec, kind_of, millis,
+    run_context::{descriptors, tools_for},
+    sender_allowed,
 };
 use crate::{
     config_state::Loaded,
     error::RuntimeError,
-    prompt_input::{self, ToolDescriptor, TurnChannel, TurnPrompt, TurnSources},
+    prompt_input::{self, TurnChannel, TurnPrompt, TurnSources},
     services::Services,
     sessions::Session,
-    sessions::{NewSession, SessionKind, SessionTarget, key},
+    sessions::{NewSession, SessionTarget, key},
 };
 
 mod prompt;
@@ -41,29 +39,6 @@ pub(crate) struct Admitted {
     pub session: Arc<Session>,
     pub entry: Arc<SessionEntry>,
     pub loaded: Arc<Loaded>,
-}
-
-/// The model and tools of one run, chosen when it starts.
-pub(crate) struct RunModel {
-    pub model: ResolvedModel,
-    /// provider/model.
-    pub name: String,
-    /// The agent's configured model.
-    pub default_model: String,
-    pub tools: Arc<ToolRegistry>,
-}
-
-/// The tools of a registry as the model sees them.
-pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
-    tools
-        .specs()
-        .into_iter()
-        .map(|(name, description, parameters)| ToolDescriptor {
-            name: name.to_owned(),
-            description,
-            parameters,
-        })
-        .collect()
 }
 
 impl Services {
@@ -105,30 +80,6 @@ impl Services {
         })
     }
 
-    /// The model and tools of a run that starts now: the run's override,
-    /// else the session's, else the agent's, else the default.
-    pub(crate) async fn run_model(
-        &self,
-        session: &Session,
-        run_override: Option<&str>,
-    ) -> Result<RunModel, RuntimeError> {
-        let loaded = self.loaded_config()?;
-        let entry = self.index_entry(&session.agent.id, &session.key).await?;
-        let model = self.choose_model(
-            &loaded,
-            &session.agent,
-            run_override,
-            entry.as_ref().and_then(|e| e.model_override.as_deref()),
-        )?;
-        let tools = self.tools_for(&loaded, &session.agent, &model, session.kind);
-        Ok(RunModel {
-            name: format!("{}/{}", model.reference.provider, model.reference.model),
-            default_model: session.agent.model.clone().unwrap_or_default(),
-            tools: Arc::new(tools),
-            model,
-        })
-    }
-
     /// Run override > session override > agent model > configured default.
     /// A Codex agent's model is not looked up among our providers: Codex
     /// calls it, and the model id part is the Codex model slug.
@@ -161,121 +112,6 @@ impl Services {
         self.providers()?
             .resolve(&wanted)
             .map_err(|e| RuntimeError::FailedPrecondition(format!("model {wanted:?}: {e}")))
-    }
-
-    fn tools_for(
-        &self,
-        loaded: &Loaded,
-        agent: &openclaw_config::resolve::AgentView,
-        model: &ResolvedModel,
-        kind: SessionKind,
-    ) -> ToolRegistry {
-        let settings = loaded.config.prompt_settings(&agent.id);
-        ToolRegistry::for_run(
-            &agent.tools,
-            &model.reference.provider,
-            &model.reference.model,
-            settings.plan_tool,
-            &loaded.config.apply_patch(),
-            crate::visibility::memory_tools(kind)
-                .into_iter()
-                .chain(crate::subagents::tools())
-                .chain([Arc::new(openclaw_tools::CronTool) as Arc<dyn Tool>])
-                .collect(),
-        )
-    }
-
-    /// The tool context of a run: file tools confined to the session's
-    /// working directory. A workspace that cannot be confined fails the run.
-    pub(crate) fn tool_context(
-        self: &Arc<Self>,
-        p: &Session,
-        run: &RunModel,
-        cancel: CancellationToken,
-    ) -> Result<ToolContext, RuntimeError> {
-        let model = run.name.as_str();
-        let workspace =
-            Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
-        let session = Arc::new(SessionControls {
-            services: Arc::clone(self),
-            agent_id: p.agent.id.clone(),
-            key: p.key.clone(),
-            model: model.to_owned(),
-            default_model: run.default_model.clone(),
-        });
-        let config = Arc::new(ConfigFileControl {
-            services: Arc::clone(self),
-        });
-        let mut ctx = ToolContext::new(workspace, session, config);
-        ctx.agent_id = p.agent.id.clone();
-        ctx.session_key = p.key.as_str().to_owned();
-        ctx.processes = Arc::clone(&p.live.processes);
-        // Background commands that end on their own come back to this session (see
-        // `super::system`); the first run that can start one installs the sink.
-        ctx.processes.set_exit_sink(Arc::new(super::ExitWakeups {
-            services: Arc::downgrade(self),
-            agent_id: p.agent.id.clone(),
-            session_key: p.key.as_str().to_owned(),
-        }));
-        ctx.model = model.to_owned();
-        ctx.cancel = cancel;
-        let loaded = self.loaded_config().ok();
-        ctx.timezone = loaded
-            .as_ref()
-            .and_then(|l| l.config.prompt_settings(&p.agent.id).user_timezone);
-        // Exec approvals (tools.exec): without a loadable config, the default
-        // policy (allowlist, on-miss, deny) applies.
-        if let Some(l) = &loaded {
-            ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config, &p.agent.id)
-                .with_allowlist(self.exec_approvals().patterns(&p.agent.id));
-        }
-        // One fence key per session keeps fenced history byte-identical
-        // across runs (prompt caching).
-        ctx.fence = p.live.fence.clone();
-        ctx.subagents = super::subagents::control(self, &p.agent.id, &p.key);
-        // The jobs a session creates get its privilege: a sandboxed session cannot schedule
-        // work into an unsandboxed one.
-        let privilege = if crate::workspaces::sandboxed(&p.agent, &p.key) {
-            openclaw_cron::Privilege::Sandboxed
-        } else {
-            openclaw_cron::Privilege::Host
-        };
-        ctx.cron = match self.cron_forward() {
-            Some(forward) => forward(&p.agent.id, privilege),
-            None => Arc::new(super::AgentCron::new(self, &p.agent.id, privilege)),
-        };
-        ctx.sandbox = self
-            .session_isolation(&p.agent, &p.key, &p.cwd)?
-            .map(Arc::new);
-        ctx.hidden_env = self.hidden_env();
-        ctx.redactor = self.redactor().clone();
-        Ok(ctx)
-    }
-
-    /// The [`Approver`](openclaw_tools::Approver) of a run: asks a person through the
-    /// service's approvals while anyone follows the session (a Run stream, a watcher).
-    pub(crate) fn approver(
-        &self,
-        s: &Session,
-        out: &super::Emitter,
-    ) -> Arc<dyn openclaw_tools::Approver> {
-        let live = Arc::downgrade(&s.live);
-        let timeout = self
-            .loaded_config()
-            .ok()
-            .map_or(crate::approvals::DEFAULT_TIMEOUT, |l| {
-                approval_timeout(&l.config)
-            });
-        Arc::new(super::RunApprover {
-            approvals: Arc::clone(self.approvals()),
-            out: out.clone(),
-            agent_id: s.agent.id.clone(),
-            session_key: s.key.as_str().to_owned(),
-            run: out.run(),
-            timeout,
-            followed: Arc::new(move || live.upgrade().is_some_and(|l| l.followers() > 0)),
-            clock: Arc::clone(self.clock()),
-        })
     }
 
     /// The workspace bootstrap files, read now.
@@ -426,21 +262,4 @@ impl Services {
         self.reload();
         Ok(())
     }
-}
-
-/// `tools.exec.approvalTimeoutSec` (legacy `tools.bash`), at least one second.
-pub(crate) fn approval_timeout(config: &openclaw_config::Config) -> Duration {
-    config
-        .raw()
-        .tools
-        .as_ref()
-        .and_then(|t| {
-            [t.exec.as_ref(), t.bash.as_ref()]
-                .into_iter()
-                .flatten()
-                .find_map(|e| e.approval_timeout_sec)
-        })
-        .map_or(crate::approvals::DEFAULT_TIMEOUT, |secs| {
-            Duration::from_secs(secs.max(1))
-        })
 }

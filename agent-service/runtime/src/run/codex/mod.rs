@@ -37,9 +37,8 @@ use super::{
     Emitter, RunEvent,
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
-    prepare::{self, RunModel},
     reply::DirectiveCheck,
-    turns::{Finished, RunInput, append_user, mark_done},
+    run_context::{Finished, RunContext, RunModel, append_user, descriptors, mark_done},
 };
 use crate::{
     error::RuntimeError,
@@ -67,41 +66,28 @@ const STEER_POLL: Duration = Duration::from_millis(100);
 /// Harness events buffered between the turn and this run.
 const EVENT_BUFFER: usize = 256;
 
-/// Runs `start` on the agent's Codex app-server: one Codex turn for the
+/// Runs an admitted run on the agent's Codex app-server: one Codex turn for the
 /// run's messages, then one more for each batch of steered messages that
 /// arrived too late for the turn before.
-pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
-    let RunInput {
+pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeError> {
+    let RunContext {
         services,
         session: s,
         start,
+        first,
         out,
-    } = input;
-    let deadline = Instant::now() + services.run_timeout();
-    let first = start
-        .first()
-        .cloned()
-        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
+        loaded,
+        model: run,
+        deadline,
+        ..
+    } = rc;
+    let (s, deadline): (&Session, Instant) = (s, *deadline);
     let AgentRuntime::Codex(codex) = &s.agent.runtime else {
         return Err(RuntimeError::Internal(format!(
             "agent {:?} is not a Codex agent",
             s.agent.id
         )));
     };
-    append_user(services, s, &start.messages).await?;
-    let run = services
-        .run_model(s, first.options.model.as_deref())
-        .await?;
-    out.emit(RunEvent::Started {
-        run_id: start.run_id(),
-        agent_id: s.agent.id.clone(),
-        session_key: s.key.as_str().to_owned(),
-        session_id: s.session_id.clone(),
-        model: run.name.clone(),
-        message_seqs: start.user_seqs(),
-        system_events: start.system_events(),
-    });
-    let loaded = services.loaded_config()?;
     let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
     approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
     approvals.policy = std::mem::take(&mut approvals.policy)
@@ -118,15 +104,12 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         start,
         out,
         runner: services.codex_runners().runner(&s.agent.id, settings),
-        tool_ctx: {
-            let mut ctx = services.tool_context(s, &run, cancel.clone())?;
-            ctx.approver = services.approver(s, out);
-            ctx
-        },
+        tool_ctx: rc.tool_context(cancel.clone())?,
         approvals,
         skills: services.list_skills(&s.agent.id).await.ok(),
         codex,
-        run: &run,
+        run,
+        reasoning: rc.reasoning,
         channel: &first.channel,
         cancel,
         deadline,
@@ -195,6 +178,8 @@ struct CodexRun<'a> {
     skills: Option<openclaw_skills::Discovery>,
     codex: &'a CodexSettings,
     run: &'a RunModel,
+    /// The session's `/reasoning` level when the run was admitted.
+    reasoning: Option<prompt_render::ReasoningLevel>,
     channel: &'a crate::prompt_input::TurnChannel,
     cancel: CancellationToken,
     deadline: Instant,

@@ -20,10 +20,9 @@ impl CodexRun<'_> {
         held: &BTreeMap<String, String>,
     ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
         let s = self.s;
-        let descriptors = prepare::descriptors(&self.run.tools);
+        let descriptors = descriptors(&self.run.tools);
         let heartbeat = messages.iter().any(|m| m.options.heartbeat);
         let lightweight = lightweight_cron(s.kind, self.start);
-        let reasoning = self.services.session_reasoning(&s.agent.id, &s.key).await;
         let base = self
             .services
             .render_request(&TurnPrompt {
@@ -40,7 +39,7 @@ impl CodexRun<'_> {
                 default_model: &self.run.default_model,
                 contribution: None,
                 session_key: s.key.as_str(),
-                reasoning,
+                reasoning: self.reasoning,
                 surface: prompt_render::PromptSurface::EmbeddedRun,
                 lightweight,
             })
@@ -91,7 +90,7 @@ impl CodexRun<'_> {
             .prompt()
             .render_codex(request, self.deadline)
             .await
-            .map_err(prepare::prompt_error)
+            .map_err(super::super::prepare::prompt_error)
     }
 
     /// Prompt evidence for the turn: the thread-scoped layers (developer

@@ -109,7 +109,7 @@ impl Services {
             existing.as_ref().and_then(|e| e.model_override.as_deref()),
         )?;
         let model_name = format!("{}/{}", model.reference.provider, model.reference.model);
-        let tools = self.tools_for(&loaded, &agent, &model, kind_of(&key));
+        let tools = tools_for(&loaded, &agent, &model, kind_of(&key));
         let descriptors = descriptors(&tools);
         let continuation = match &existing {
             Some(entry) => {
