@@ -127,7 +127,7 @@ pub(crate) async fn answer(
     };
     tracing::info!(session = %session.key.as_str(), command = ?command.kind, "chat command answered");
     Ok(Submitted {
-        acceptance: super::submit::acceptance(session, Disposition::Command { reply }, 0, mode),
+        acceptance: super::acceptance(session, Disposition::Command { reply }, 0, mode),
         events,
     })
 }
@@ -262,7 +262,7 @@ async fn status(
     use openclaw_tools::Tool as _;
     let loaded = services.loaded_config()?;
     let run = run_context::run_model(services, &loaded, session, None).await?;
-    let ctx = run_context::tool_context(
+    let ctx = super::controls::tool_context(
         services,
         session,
         &run,

@@ -47,8 +47,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CompactionEvent, CompactionPhase, CompactionTrigger, Emitter, RunEvent,
+    reply::{assistant_text, provider_error},
     run_context::{RunContext, RunModel},
-    turns::{assistant_text, provider_error},
 };
 use crate::{
     compaction::{self, Budget, Estimate},

@@ -3,7 +3,7 @@
 //! runtime, settles a heartbeat's reply, publishes each run's terminal event, and at
 //! shutdown saves whatever is still queued. Also the collect-mode timer.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use openclaw_config::resolve::AgentRuntime;
 use tracing::Instrument;
@@ -12,8 +12,12 @@ use openclaw_transcript::EntryBody;
 use serde_json::json;
 
 use super::{
-    Emitter, RunEvent, codex, error_code,
-    run_context::{Finished, RunContext, append_user},
+    Emitter, RunEvent,
+    approver::RunApprover,
+    codex,
+    controls::tool_context,
+    error_code,
+    run_context::{self, Finished, RunContext, append_user},
     turns,
 };
 use crate::{
@@ -94,7 +98,7 @@ async fn isolated(
         let _active = crate::metrics::run_active();
         let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
         async move {
-            let rc = RunContext::admit(services, session, start, out).await?;
+            let rc = admit(services, session, start, out).await?;
             let done = match rc.session.agent.runtime {
                 AgentRuntime::Codex(_) => codex::run_codex_once(&rc).await?,
                 AgentRuntime::Embedded => turns::run_once(&rc).await?,
@@ -113,6 +117,55 @@ async fn isolated(
             "the run task failed: {error}"
         ))),
     }
+}
+
+/// Admits `start`, building its [`RunContext`]: writes its messages into the transcript before
+/// anything that can fail (a run that fails still leaves them recorded), resolves the run's
+/// model and tools, publishes the started event and builds the tool context. The caller publishes the terminal event.
+async fn admit(
+    services: Arc<Services>,
+    session: Arc<Session>,
+    start: RunStart,
+    out: Emitter,
+) -> Result<RunContext, RuntimeError> {
+    let deadline = Instant::now() + services.run_timeout();
+    let first = start
+        .first()
+        .cloned()
+        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
+    // The messages are accepted: they go into the transcript before anything
+    // that can fail, so a run that fails still leaves them recorded.
+    append_user(&services, &session, &start.messages).await?;
+    let loaded = services.loaded_config()?;
+    let model =
+        run_context::run_model(&services, &loaded, &session, first.options.model.as_deref())
+            .await?;
+    out.emit(RunEvent::Started {
+        run_id: start.run_id(),
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
+        model: model.name.clone(),
+        message_seqs: start.user_seqs(),
+        system_events: start.system_events(),
+    });
+    let reasoning = services
+        .session_reasoning(&session.agent.id, &session.key)
+        .await;
+    let mut tools = tool_context(&services, &session, &model, start.cancel.clone())?;
+    tools.approver = RunApprover::for_run(&services, &session, &out, &loaded.config);
+    Ok(RunContext {
+        services,
+        session,
+        start,
+        first,
+        out,
+        loaded,
+        model,
+        deadline,
+        reasoning,
+        tools,
+    })
 }
 
 /// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)

@@ -39,10 +39,8 @@ pub use crons::{AgentCron, describe_cron_outcome, describe_queued};
 pub use prepare::Preview;
 
 pub use crate::prompt_input::TurnPrompt;
-pub(crate) use approver::RunApprover;
 pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
-pub(crate) use system::ExitWakeups;
 
 pub use crate::{
     acceptance::Acceptance,
@@ -57,7 +55,9 @@ use crate::{
     acceptance::Disposition,
     error::RuntimeError,
     prompt_input::TurnChannel,
-    sessions::{LiveSession, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode},
+    sessions::{
+        LiveSession, Session, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode,
+    },
 };
 
 /// Model calls a run makes unless told otherwise.
@@ -217,6 +217,23 @@ impl Emitter {
             return;
         }
         self.live.publish(self.run, event);
+    }
+}
+
+/// What became of message `seq` of `session`.
+pub(crate) fn acceptance(
+    session: &Session,
+    disposition: Disposition,
+    seq: u64,
+    mode: QueueMode,
+) -> Acceptance {
+    Acceptance {
+        disposition,
+        seq,
+        mode,
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
     }
 }
 

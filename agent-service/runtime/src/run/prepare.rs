@@ -31,7 +31,6 @@ use crate::{
 mod prompt;
 
 pub use prompt::Preview;
-pub(crate) use prompt::prompt_error;
 
 /// An admitted message's session, with its index entry and the config it
 /// was checked against.

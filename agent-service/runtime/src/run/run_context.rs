@@ -1,28 +1,21 @@
-//! One run's context, built once when the driver admits the run: the session (agent view,
+//! One run's context, built once when the driver admits the run (`super::drive`): the session (agent view,
 //! working directory), the message the run starts with (channel, options), the config it was
 //! admitted under, the resolved model and tools, the deadline, the reasoning level and the
 //! emitter. The embedded loop, the Codex turn, the compactor and the heartbeat settle read
-//! these from here instead of each deriving them again from the services; the tool context of
-//! the run is built from it too.
+//! these from here instead of each deriving them again from the services.
 //!
-//! Admission writes the run's messages into the transcript before anything that can fail, so
-//! a run that fails still leaves them recorded, then announces the run (its started event).
+//! This module holds values and what computes them from the config; it starts nothing, so the
+//! loop modules that read it stay out of the cycle of modules that start runs.
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{sync::Arc, time::Instant};
 
 use openclaw_providers::ResolvedModel;
 use openclaw_tools::{Tool, ToolContext, ToolRegistry};
 use openclaw_transcript::{EntryBody, Message, Usage, UserContent, UserMessage};
-use openclaw_workspace::Confined;
-use tokio_util::sync::CancellationToken;
 
 use super::{
-    Emitter, RunEvent,
+    Emitter,
     blocks::BlockSink,
-    controls::{ConfigFileControl, SessionControls},
     reply::{Delivery, DirectiveCheck},
 };
 use crate::{
@@ -57,80 +50,9 @@ pub(crate) struct RunContext {
     pub deadline: Instant,
     /// The session's `/reasoning` level, if it set one.
     pub reasoning: Option<prompt_render::ReasoningLevel>,
-}
-
-impl RunContext {
-    /// Admits `start`: writes its messages into the transcript, resolves the run's model and
-    /// tools and publishes the started event. The caller publishes the terminal event.
-    pub(crate) async fn admit(
-        services: Arc<Services>,
-        session: Arc<Session>,
-        start: RunStart,
-        out: Emitter,
-    ) -> Result<Self, RuntimeError> {
-        let deadline = Instant::now() + services.run_timeout();
-        let first = start
-            .first()
-            .cloned()
-            .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
-        // The messages are accepted: they go into the transcript before anything
-        // that can fail, so a run that fails still leaves them recorded.
-        append_user(&services, &session, &start.messages).await?;
-        let loaded = services.loaded_config()?;
-        let model = run_model(&services, &loaded, &session, first.options.model.as_deref()).await?;
-        out.emit(RunEvent::Started {
-            run_id: start.run_id(),
-            agent_id: session.agent.id.clone(),
-            session_key: session.key.as_str().to_owned(),
-            session_id: session.session_id.clone(),
-            model: model.name.clone(),
-            message_seqs: start.user_seqs(),
-            system_events: start.system_events(),
-        });
-        let reasoning = services
-            .session_reasoning(&session.agent.id, &session.key)
-            .await;
-        Ok(Self {
-            services,
-            session,
-            start,
-            first,
-            out,
-            loaded,
-            model,
-            deadline,
-            reasoning,
-        })
-    }
-
-    /// The tool context of the run's tool calls, cancelled by `cancel`, with the run's
-    /// approver. A workspace that cannot be confined fails the run.
-    pub(crate) fn tool_context(
-        &self,
-        cancel: CancellationToken,
-    ) -> Result<ToolContext, RuntimeError> {
-        let mut ctx = tool_context(&self.services, &self.session, &self.model, cancel)?;
-        ctx.approver = self.approver();
-        Ok(ctx)
-    }
-
-    /// The [`Approver`](openclaw_tools::Approver) of a run: asks a person through the
-    /// service's approvals while anyone follows the session (a Run stream, a watcher).
-    fn approver(&self) -> Arc<dyn openclaw_tools::Approver> {
-        let (s, out) = (&self.session, &self.out);
-        let live = Arc::downgrade(&s.live);
-        let timeout = approval_timeout(&self.loaded.config);
-        Arc::new(super::RunApprover {
-            approvals: Arc::clone(self.services.approvals()),
-            out: out.clone(),
-            agent_id: s.agent.id.clone(),
-            session_key: s.key.as_str().to_owned(),
-            run: out.run(),
-            timeout,
-            followed: Arc::new(move || live.upgrade().is_some_and(|l| l.followers() > 0)),
-            clock: Arc::clone(self.services.clock()),
-        })
-    }
+    /// What the run's tool calls run in: confined to the session's working directory,
+    /// cancelled with the run, asking a person through the run's approver.
+    pub tools: ToolContext,
 }
 
 /// The model and tools of one run, chosen when it starts.
@@ -201,72 +123,6 @@ pub(crate) fn tools_for(
             .chain([Arc::new(openclaw_tools::CronTool) as Arc<dyn Tool>])
             .collect(),
     )
-}
-
-/// The tool context of a run: file tools confined to the session's
-/// working directory. A workspace that cannot be confined fails the run.
-pub(crate) fn tool_context(
-    services: &Arc<Services>,
-    p: &Session,
-    run: &RunModel,
-    cancel: CancellationToken,
-) -> Result<ToolContext, RuntimeError> {
-    let model = run.name.as_str();
-    let workspace = Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
-    let session = Arc::new(SessionControls {
-        services: Arc::clone(services),
-        agent_id: p.agent.id.clone(),
-        key: p.key.clone(),
-        model: model.to_owned(),
-        default_model: run.default_model.clone(),
-    });
-    let config = Arc::new(ConfigFileControl {
-        services: Arc::clone(services),
-    });
-    let mut ctx = ToolContext::new(workspace, session, config);
-    ctx.agent_id = p.agent.id.clone();
-    ctx.session_key = p.key.as_str().to_owned();
-    ctx.processes = Arc::clone(&p.live.processes);
-    // Background commands that end on their own come back to this session (see
-    // `super::system`); the first run that can start one installs the sink.
-    ctx.processes.set_exit_sink(Arc::new(super::ExitWakeups {
-        services: Arc::downgrade(services),
-        agent_id: p.agent.id.clone(),
-        session_key: p.key.as_str().to_owned(),
-    }));
-    ctx.model = model.to_owned();
-    ctx.cancel = cancel;
-    let loaded = services.loaded_config().ok();
-    ctx.timezone = loaded
-        .as_ref()
-        .and_then(|l| l.config.prompt_settings(&p.agent.id).user_timezone);
-    // Exec approvals (tools.exec): without a loadable config, the default
-    // policy (allowlist, on-miss, deny) applies.
-    if let Some(l) = &loaded {
-        ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config, &p.agent.id)
-            .with_allowlist(services.exec_approvals().patterns(&p.agent.id));
-    }
-    // One fence key per session keeps fenced history byte-identical
-    // across runs (prompt caching).
-    ctx.fence = p.live.fence.clone();
-    ctx.subagents = super::subagents::control(services, &p.agent.id, &p.key);
-    // The jobs a session creates get its privilege: a sandboxed session cannot schedule
-    // work into an unsandboxed one.
-    let privilege = if crate::workspaces::sandboxed(&p.agent, &p.key) {
-        openclaw_cron::Privilege::Sandboxed
-    } else {
-        openclaw_cron::Privilege::Host
-    };
-    ctx.cron = match services.cron_forward() {
-        Some(forward) => forward(&p.agent.id, privilege),
-        None => Arc::new(super::AgentCron::new(services, &p.agent.id, privilege)),
-    };
-    ctx.sandbox = services
-        .session_isolation(&p.agent, &p.key, &p.cwd)?
-        .map(Arc::new);
-    ctx.hidden_env = services.hidden_env();
-    ctx.redactor = services.redactor().clone();
-    Ok(ctx)
 }
 
 /// How a run ended well.
@@ -366,21 +222,4 @@ pub(crate) fn mark_done(s: &Session, messages: &[Inbound]) {
             .iter()
             .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied())),
     );
-}
-
-/// `tools.exec.approvalTimeoutSec` (legacy `tools.bash`), at least one second.
-fn approval_timeout(config: &openclaw_config::Config) -> Duration {
-    config
-        .raw()
-        .tools
-        .as_ref()
-        .and_then(|t| {
-            [t.exec.as_ref(), t.bash.as_ref()]
-                .into_iter()
-                .flatten()
-                .find_map(|e| e.approval_timeout_sec)
-        })
-        .map_or(crate::approvals::DEFAULT_TIMEOUT, |secs| {
-            Duration::from_secs(secs.max(1))
-        })
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Weak};
 
 use openclaw_tools::{EXEC_EXIT_LABEL, EXEC_EXIT_OUTPUT, ExitSink, ProcessExit, ProcessStatus};
 
-use super::{RunEvent, RunSpec, drive::spawn_driver, submit::acceptance};
+use super::{RunEvent, RunSpec, acceptance, drive::spawn_driver};
 use crate::{
     error::RuntimeError,
     origin::Origin,

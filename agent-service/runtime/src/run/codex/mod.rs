@@ -104,7 +104,11 @@ pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeE
         start,
         out,
         runner: services.codex_runners().runner(&s.agent.id, settings),
-        tool_ctx: rc.tool_context(cancel.clone())?,
+        tool_ctx: {
+            let mut ctx = rc.tools.clone();
+            ctx.cancel = cancel.clone();
+            ctx
+        },
         approvals,
         skills: services.list_skills(&s.agent.id).await.ok(),
         codex,

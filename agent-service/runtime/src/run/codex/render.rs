@@ -90,7 +90,7 @@ impl CodexRun<'_> {
             .prompt()
             .render_codex(request, self.deadline)
             .await
-            .map_err(super::super::prepare::prompt_error)
+            .map_err(RuntimeError::from)
     }
 
     /// Prompt evidence for the turn: the thread-scoped layers (developer

@@ -27,7 +27,7 @@ impl Services {
         self.prompt()
             .render(request, deadline)
             .await
-            .map_err(prompt_error)
+            .map_err(RuntimeError::from)
     }
 
     /// The render request of one turn. Codex turns send it as the `base` of
@@ -207,12 +207,4 @@ pub struct Preview {
     pub tools: Vec<String>,
     /// The session's working directory.
     pub workspace: std::path::PathBuf,
-}
-
-/// A prompt source failure as a runtime error.
-pub(crate) fn prompt_error(error: prompt_client::PromptError) -> RuntimeError {
-    match error {
-        prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),
-        prompt_client::PromptError::Refused(m) => RuntimeError::Internal(m),
-    }
 }

@@ -137,7 +137,7 @@ fn assistant_texts(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
         .filter_map(|m| match m {
-            Message::Assistant(a) => Some(super::turns::assistant_text(a)),
+            Message::Assistant(a) => Some(super::reply::assistant_text(a)),
             _ => None,
         })
         .collect()

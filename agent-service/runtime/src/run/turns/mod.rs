@@ -23,7 +23,7 @@ use super::{
     blocks::{self, BlockSink},
     compactor::Compactor,
     evidence::PromptFingerprint,
-    reply::DirectiveCheck,
+    reply::{DirectiveCheck, assistant_text, provider_error},
     run_context::{Finished, RunContext, RunModel, append_user, descriptors},
     shorten, summarize_call,
 };
@@ -40,7 +40,6 @@ mod model;
 mod tools;
 
 use model::RunParts;
-pub(super) use model::provider_error;
 use tools::{after_batch, run_tool_batch};
 
 /// Runs an admitted run on the embedded runtime to its end. The caller publishes the terminal
@@ -241,7 +240,7 @@ impl RunSetup {
             skills: services.list_skills(&s.agent.id).await.ok(),
             tools: descriptors(&rc.model.tools),
             contribution: services.contribution(&rc.model.model, rc.deadline).await,
-            ctx: rc.tool_context(start.cancel.clone())?,
+            ctx: rc.tools.clone(),
             sink: BlockSink::new(settings, check.clone(), rc.out.clone()),
             check,
         })
@@ -362,16 +361,4 @@ fn add_usage(total: &mut Usage, usage: &Usage) {
     total.cache_read += usage.cache_read;
     total.cache_write += usage.cache_write;
     total.total_tokens += usage.total_tokens;
-}
-
-pub(super) fn assistant_text(reply: &AssistantMessage) -> String {
-    reply
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
 }
