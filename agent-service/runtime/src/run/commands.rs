@@ -115,9 +115,8 @@ pub(crate) async fn answer(
                     ));
                 }
             };
-            let preview = services
-                .preview(&session.agent.id, session.key.as_str(), channel)
-                .await?;
+            let preview =
+                super::preview(services, &session.agent.id, session.key.as_str(), channel).await?;
             crate::report::context_text(
                 &preview.workspace.display().to_string(),
                 &preview.prompt,
@@ -271,9 +270,8 @@ async fn status(
     let card = openclaw_tools::SessionStatusTool
         .call(&ctx, serde_json::json!({}))
         .await;
-    let preview = services
-        .preview(&session.agent.id, session.key.as_str(), channel)
-        .await?;
+    let preview =
+        super::preview(services, &session.agent.id, session.key.as_str(), channel).await?;
     let files = crate::report::context_text(
         &preview.workspace.display().to_string(),
         &preview.prompt,

@@ -47,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CompactionEvent, CompactionPhase, CompactionTrigger, Emitter, RunEvent,
+    prepare::{render_prompt, render_request},
     reply::{assistant_text, provider_error},
     run_context::{RunContext, RunModel},
 };

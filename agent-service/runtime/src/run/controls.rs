@@ -59,8 +59,7 @@ impl SessionControl for SessionControls {
     }
 
     async fn set_model_override(&self, model: Option<String>) -> Result<String, String> {
-        self.services
-            .set_model_override(&self.agent_id, &self.key, model)
+        super::prepare::set_model_override(&self.services, &self.agent_id, &self.key, model)
             .await
             .map_err(|e| e.to_string())
     }

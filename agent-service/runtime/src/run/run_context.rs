@@ -89,7 +89,8 @@ pub(crate) async fn run_model(
     let entry = services
         .index_entry(&session.agent.id, &session.key)
         .await?;
-    let model = services.choose_model(
+    let model = super::models::choose_model(
+        services,
         loaded,
         &session.agent,
         run_override,

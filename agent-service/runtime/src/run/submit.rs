@@ -35,7 +35,7 @@ pub(crate) async fn submit(
         ));
     }
     check_stored_size(&spec.message)?;
-    let admitted = services.admit(&spec).await?;
+    let admitted = super::prepare::admit(services, &spec).await?;
     let session = admitted.session;
     if let Some(command) = commands::parse(&spec.message) {
         return commands::answer(
@@ -49,7 +49,8 @@ pub(crate) async fn submit(
         .await;
     }
     // A model that cannot resolve is refused now rather than failing the run.
-    services.choose_model(
+    super::models::choose_model(
+        services,
         &admitted.loaded,
         &session.agent,
         spec.model.as_deref(),

@@ -88,14 +88,16 @@ pub(crate) async fn deliver(
         ));
     }
     check_stored_size(&event.text)?;
-    let admitted = services
-        .admit(&RunSpec {
+    let admitted = super::prepare::admit(
+        services,
+        &RunSpec {
             agent_id: agent_id.to_owned(),
             session_key: session_key.to_owned(),
             message: event.text.clone(),
             ..RunSpec::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     let session = admitted.session;
     if once && holds_user_text(&session, &event.text).await? {
         return Ok(None);

@@ -22,14 +22,14 @@ use openclaw_codex_harness::{
     ThreadBinding, TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
 };
 use openclaw_config::{
-    Config, ModelRef,
+    Config,
     raw::{CodexApprovalPolicy, CodexSandbox, ExecSecurity},
     resolve::{AgentRuntime, CodexSettings},
 };
 use openclaw_proto::prompt::v1 as pb;
-use openclaw_providers::{ModelProvider, ModelRequest, ProviderError, ResolvedModel, StreamEvent};
+use openclaw_providers::ResolvedModel;
 use openclaw_tools::ToolRegistry;
-use openclaw_transcript::{AssistantMessage, EntryBody, Message, SessionEntry, Usage};
+use openclaw_transcript::{EntryBody, Message, SessionEntry, Usage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +37,7 @@ use super::{
     Emitter, RunEvent,
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
+    models::CODEX_PROVIDER,
     reply::DirectiveCheck,
     run_context::{Finished, RunContext, RunModel, append_user, descriptors, mark_done},
 };
@@ -55,10 +56,8 @@ mod render;
 
 mod settings;
 
-pub(crate) use settings::codex_model;
 use settings::{
-    CODEX_PROVIDER, approval_policy, check_patch_policy, harness_error, harness_settings,
-    patch_allowed, sandbox,
+    approval_policy, check_patch_policy, harness_error, harness_settings, patch_allowed, sandbox,
 };
 
 /// How often steered messages are taken from the queue while a turn runs.
@@ -717,26 +716,5 @@ mod tests {
             !stored_already(&entry, &other, "t1", None),
             "a reset session"
         );
-    }
-
-    #[test]
-    fn codex_models_need_no_provider() {
-        let config = openclaw_config::load(
-            "{}",
-            &openclaw_config::NoEnv,
-            &openclaw_config::LoadOptions::default(),
-        )
-        .expect("an empty config");
-        let named = codex_model(&config, "openai/gpt-5.5").expect("provider/model");
-        assert_eq!(
-            (named.reference.provider.as_str(), named.wire_model.as_str()),
-            ("openai", "gpt-5.5")
-        );
-        let bare = codex_model(&config, "gpt-5.5").expect("bare id");
-        assert_eq!(
-            (bare.reference.provider.as_str(), bare.wire_model.as_str()),
-            ("codex", "gpt-5.5")
-        );
-        assert!(codex_model(&config, "openai/").is_err());
     }
 }

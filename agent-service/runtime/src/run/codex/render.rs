@@ -23,9 +23,9 @@ impl CodexRun<'_> {
         let descriptors = descriptors(&self.run.tools);
         let heartbeat = messages.iter().any(|m| m.options.heartbeat);
         let lightweight = lightweight_cron(s.kind, self.start);
-        let base = self
-            .services
-            .render_request(&TurnPrompt {
+        let base = super::super::prepare::render_request(
+            self.services,
+            &TurnPrompt {
                 agent: &s.agent,
                 kind: s.kind,
                 heartbeat_turn: heartbeat,
@@ -42,8 +42,9 @@ impl CodexRun<'_> {
                 reasoning: self.reasoning,
                 surface: prompt_render::PromptSurface::EmbeddedRun,
                 lightweight,
-            })
-            .await?;
+            },
+        )
+        .await?;
         let tools = &self.run.tools;
         let request = pb::RenderCodexTurnRequest {
             base: Some(base),

@@ -23,6 +23,7 @@ use super::{
     blocks::{self, BlockSink},
     compactor::Compactor,
     evidence::PromptFingerprint,
+    prepare::{contribution, render_turn},
     reply::{DirectiveCheck, assistant_text, provider_error},
     run_context::{Finished, RunContext, RunModel, append_user, descriptors},
     shorten, summarize_call,
@@ -118,7 +119,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
             return finish_failed(services, s, &total, interrupted()).await;
         }
         repair(services, s, &mut history).await?;
-        let prompt = services.render_turn(&turn, deadline).await?;
+        let prompt = render_turn(services, &turn, deadline).await?;
         // Compaction may replace older history with a summary;
         // the pairing check runs again on what it leaves (lesson L10).
         match compactor.before_call(&prompt, &mut history).await {
@@ -239,7 +240,7 @@ impl RunSetup {
             continuation,
             skills: services.list_skills(&s.agent.id).await.ok(),
             tools: descriptors(&rc.model.tools),
-            contribution: services.contribution(&rc.model.model, rc.deadline).await,
+            contribution: contribution(services, &rc.model.model, rc.deadline).await,
             ctx: rc.tools.clone(),
             sink: BlockSink::new(settings, check.clone(), rc.out.clone()),
             check,
