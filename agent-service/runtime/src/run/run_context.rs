@@ -224,3 +224,12 @@ pub(crate) fn mark_done(s: &Session, messages: &[Inbound]) {
             .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied())),
     );
 }
+
+/// Adds one model call's usage to a run's total.
+pub(crate) fn add_usage(total: &mut Usage, usage: &Usage) {
+    total.input += usage.input;
+    total.output += usage.output;
+    total.cache_read += usage.cache_read;
+    total.cache_write += usage.cache_write;
+    total.total_tokens += usage.total_tokens;
+}

@@ -39,7 +39,7 @@ use super::{
     evidence::PromptFingerprint,
     models::CODEX_PROVIDER,
     reply::DirectiveCheck,
-    run_context::{Finished, RunContext, RunModel, append_user, descriptors, mark_done},
+    run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors, mark_done},
 };
 use crate::{
     error::RuntimeError,
@@ -69,18 +69,8 @@ const EVENT_BUFFER: usize = 256;
 /// run's messages, then one more for each batch of steered messages that
 /// arrived too late for the turn before.
 pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeError> {
-    let RunContext {
-        services,
-        session: s,
-        start,
-        first,
-        out,
-        loaded,
-        model: run,
-        deadline,
-        ..
-    } = rc;
-    let (s, deadline): (&Session, Instant) = (s, *deadline);
+    let (services, s, start, out) = (&rc.services, &*rc.session, &rc.start, &rc.out);
+    let (first, loaded, run, deadline) = (&rc.first, &rc.loaded, &rc.model, rc.deadline);
     let AgentRuntime::Codex(codex) = &s.agent.runtime else {
         return Err(RuntimeError::Internal(format!(
             "agent {:?} is not a Codex agent",
@@ -620,14 +610,6 @@ fn tokens_of(usage: &Usage) -> Tokens {
         cache_read: usage.cache_read,
         cache_write: usage.cache_write,
     }
-}
-
-fn add_usage(total: &mut Usage, usage: &Usage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total_tokens += usage.total_tokens;
 }
 
 /// Whether the startup files Codex's login shell reads (`/etc/profile`, and the profile files

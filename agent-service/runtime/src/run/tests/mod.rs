@@ -87,6 +87,18 @@ impl Loop {
         collect(submitted.follow()).await
     }
 
+    /// One turn with a tool call: the user asks what notes.txt says, the model reads it
+    /// (call `c1`), then answers. Returns the run's events.
+    async fn run_reading_notes(&self) -> Vec<RunEvent> {
+        let workspace = self.dir.path().join("state/workspace");
+        std::fs::write(workspace.join("notes.txt"), "NOTE-MARK-7731\n").expect("notes");
+        self.model.push_all([
+            FakeReply::tool_call("c1", "read", json!({ "path": "notes.txt" })),
+            FakeReply::text("The note says 7731."),
+        ]);
+        self.run("What does notes.txt say?").await
+    }
+
     /// The main session's transcript messages.
     async fn messages(&self) -> Vec<Message> {
         let agent = self.services.agent_view("").expect("agent");
@@ -181,13 +193,7 @@ async fn a_plain_turn_streams_the_reply_and_writes_it() {
 #[tokio::test]
 async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() {
     let l = Loop::start("").await;
-    let workspace = l.dir.path().join("state/workspace");
-    std::fs::write(workspace.join("notes.txt"), "NOTE-MARK-7731\n").expect("notes");
-    l.model.push_all([
-        FakeReply::tool_call("c1", "read", json!({ "path": "notes.txt" })),
-        FakeReply::text("The note says 7731."),
-    ]);
-    let events = l.run("What does notes.txt say?").await;
+    let events = l.run_reading_notes().await;
 
     let started: Vec<_> = events
         .iter()

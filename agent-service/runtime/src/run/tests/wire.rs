@@ -8,10 +8,9 @@
 //! by their first line, so the renderer's own snapshots own the prompt's words and these own
 //! its shape.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Loop, WireFormat, final_of};
-use agent_testkit::FakeReply;
 
 /// Longer strings are cut to their first line (at most [`KEPT_CHARS`] characters).
 const LONG_TEXT: usize = 160;
@@ -20,13 +19,7 @@ const KEPT_CHARS: usize = 100;
 /// Runs the fixed turn on `format` and returns the body of its second model request.
 async fn second_request(format: WireFormat) -> Value {
     let l = Loop::start_on(format, "").await;
-    let workspace = l.dir.path().join("state/workspace");
-    std::fs::write(workspace.join("notes.txt"), "NOTE-MARK-7731\n").expect("notes");
-    l.model.push_all([
-        FakeReply::tool_call("call_1", "read", json!({ "path": "notes.txt" })),
-        FakeReply::text("The note says 7731."),
-    ]);
-    let events = l.run("What does notes.txt say?").await;
+    let events = l.run_reading_notes().await;
     assert_eq!(final_of(&events).1, 2, "{events:#?}");
     let requests = l.model.requests();
     assert_eq!(requests.len(), 2, "one request per model call");

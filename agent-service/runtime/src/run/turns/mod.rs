@@ -25,7 +25,7 @@ use super::{
     evidence::PromptFingerprint,
     prepare::{contribution, render_turn},
     reply::{DirectiveCheck, assistant_text, provider_error},
-    run_context::{Finished, RunContext, RunModel, append_user, descriptors},
+    run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors},
     shorten, summarize_call,
 };
 use crate::{
@@ -354,12 +354,4 @@ async fn finish_failed(
 ) -> Result<Finished, RuntimeError> {
     finish(services, s, usage).await?;
     Err(error)
-}
-
-fn add_usage(total: &mut Usage, usage: &Usage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total_tokens += usage.total_tokens;
 }
