@@ -153,3 +153,14 @@ impl From<openclaw_transcript::Error> for RuntimeError {
         }
     }
 }
+
+/// A prompt source failure: unreachable is UNAVAILABLE, a refused request INTERNAL (the
+/// runtime built it).
+impl From<prompt_client::PromptError> for RuntimeError {
+    fn from(error: prompt_client::PromptError) -> Self {
+        match error {
+            prompt_client::PromptError::Unavailable(m) => Self::Unavailable(m),
+            prompt_client::PromptError::Refused(m) => Self::Internal(m),
+        }
+    }
+}

@@ -271,7 +271,10 @@ impl Runtime {
 
     /// The subagent settings of `agent_id`.
     pub fn subagent_limits(&self, agent_id: &str) -> Result<SubagentLimits, RuntimeError> {
-        self.services.subagent_limits(agent_id)
+        Ok(SubagentLimits::of_agent(
+            &self.services.loaded_config()?.config,
+            agent_id,
+        ))
     }
 
     /// The run events of a session from now on (all runs).
@@ -298,7 +301,7 @@ impl Runtime {
         t: &TurnPrompt<'_>,
         deadline: std::time::Instant,
     ) -> Result<openclaw_proto::prompt::v1::RenderSystemPromptResponse, RuntimeError> {
-        self.services.render_turn(t, deadline).await
+        run::render_turn(&self.services, t, deadline).await
     }
 
     /// The prompt the next model call of a session would send, without
@@ -309,7 +312,7 @@ impl Runtime {
         session_key: &str,
         channel: &TurnChannel,
     ) -> Result<Preview, RuntimeError> {
-        self.services.preview(agent_id, session_key, channel).await
+        run::preview(&self.services, agent_id, session_key, channel).await
     }
 
     /// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It

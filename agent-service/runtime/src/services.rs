@@ -74,6 +74,9 @@ pub type CronForward = Arc<
     dyn Fn(&str, openclaw_cron::Privilege) -> Arc<dyn openclaw_tools::CronControl> + Send + Sync,
 >;
 
+/// Default limit on a whole run (`agents.defaults.timeoutSeconds`).
+pub const DEFAULT_RUN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Default of [`RuntimeOptions::idle_release`]: ten minutes.
 pub const DEFAULT_IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -574,6 +577,131 @@ impl Services {
     /// The session manager (appends go through session actors).
     pub(crate) fn sessions(&self) -> &SessionManager {
         &self.sessions
+    }
+
+    /// The workspace bootstrap files, read now.
+    pub(crate) async fn bootstrap_files(
+        &self,
+        cwd: &Path,
+    ) -> Result<Vec<openclaw_workspace::BootstrapFile>, RuntimeError> {
+        let cwd = cwd.to_path_buf();
+        tokio::task::spawn_blocking(move || openclaw_workspace::load_bootstrap_files(&cwd))
+            .await
+            .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+            .map_err(crate::workspaces::workspace_error)
+    }
+
+    /// How long one run may take (`agents.defaults.timeoutSeconds`).
+    pub(crate) fn run_timeout(&self) -> std::time::Duration {
+        self.loaded_config()
+            .ok()
+            .and_then(|l| {
+                l.config
+                    .raw()
+                    .agents
+                    .as_ref()
+                    .and_then(|a| a.defaults.as_ref())
+                    .and_then(|d| d.timeout_seconds)
+            })
+            .map_or(DEFAULT_RUN_TIMEOUT, std::time::Duration::from_secs)
+    }
+
+    /// Milliseconds since the epoch, from the services' clock.
+    pub(crate) fn now_ms(&self) -> i64 {
+        openclaw_transcript::unix_millis(self.clock().now())
+    }
+
+    /// Adds a turn's usage to the index and touches the timestamps (written
+    /// behind the run; see `sessions::touches`).
+    pub(crate) fn record_turn(
+        &self,
+        agent: &openclaw_config::resolve::AgentView,
+        key: &SessionKey,
+        usage: &openclaw_transcript::Usage,
+    ) {
+        self.sessions().record_turn(
+            agent,
+            key,
+            crate::sessions::TurnDelta {
+                input: usage.input,
+                output: usage.output,
+                total: usage.total_tokens,
+                cache_read: usage.cache_read,
+                cache_write: usage.cache_write,
+                at: self.now_ms(),
+                ..crate::sessions::TurnDelta::default()
+            },
+        );
+    }
+
+    /// Counts a compaction and a memory flush in the index (written behind
+    /// the run, like turn usage).
+    pub(crate) fn record_compaction(
+        &self,
+        agent: &openclaw_config::resolve::AgentView,
+        key: &SessionKey,
+        compactions: u64,
+        memory_flush_at: Option<i64>,
+    ) {
+        self.sessions().record_turn(
+            agent,
+            key,
+            crate::sessions::TurnDelta {
+                at: self.now_ms(),
+                compactions,
+                memory_flush_at,
+                ..crate::sessions::TurnDelta::default()
+            },
+        );
+    }
+
+    /// A session's `/reasoning` setting, if it has one (an unreadable index reads as none: the
+    /// agent's default applies).
+    pub(crate) async fn session_reasoning(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+    ) -> Option<prompt_render::ReasoningLevel> {
+        let entry = self.index_entry(agent_id, key).await.ok().flatten()?;
+        crate::prompt_input::reasoning_of(entry.reasoning_level.as_deref())
+    }
+
+    /// The index entry of a session.
+    pub(crate) async fn index_entry(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+    ) -> Result<Option<Arc<openclaw_transcript::SessionEntry>>, RuntimeError> {
+        let agent = self.agent_view(agent_id)?;
+        match self
+            .sessions()
+            .lookup(
+                &agent,
+                &crate::sessions::SessionTarget::Key(key.as_str().to_owned()),
+            )
+            .await
+        {
+            Ok(info) => Ok(Some(info.entry)),
+            Err(RuntimeError::SessionNotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces `openclaw.json` atomically (temp file + fsync + rename) and
+    /// reloads it. The caller has validated the text.
+    pub(crate) fn write_config(&self, text: &str) -> Result<(), RuntimeError> {
+        let path = &self.settings().config_path;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut temp = tempfile::NamedTempFile::new_in(dir)
+            .map_err(|e| RuntimeError::Internal(format!("cannot write the config: {e}")))?;
+        std::io::Write::write_all(&mut temp, text.as_bytes())
+            .and_then(|()| temp.as_file().sync_all())
+            .map_err(|e| RuntimeError::Internal(format!("cannot write the config: {e}")))?;
+        temp.persist(path)
+            .map_err(|e| RuntimeError::Internal(format!("cannot replace the config: {e}")))?;
+        tracing::info!(path = %path.display(), "config rewritten by the gateway tool; reloading");
+        self.reload();
+        Ok(())
     }
 }
 

@@ -33,7 +33,7 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
-use openclaw_config::raw::SubagentsConfig;
+use openclaw_config::raw::{AgentEntry, SubagentsConfig};
 use openclaw_tools::{ChildInfo, SessionsSpawnTool, SpawnRequest, SubagentsTool};
 use openclaw_transcript::{ContentBlock, Message, SessionKey, StopReason};
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,21 @@ pub struct SubagentLimits {
 }
 
 impl SubagentLimits {
+    /// The subagent settings of `agent_id` in `config`: its own block over the defaults'.
+    pub fn of_agent(config: &openclaw_config::Config, agent_id: &str) -> Self {
+        let agents = config.raw().agents.as_ref();
+        let defaults = agents
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.subagents.as_ref());
+        let own = agents
+            .and_then(|a| a.list.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .find(|a: &&AgentEntry| a.id.eq_ignore_ascii_case(agent_id))
+            .and_then(|a| a.subagents.as_ref());
+        Self::resolve(defaults, own)
+    }
+
     /// The agent's own `subagents` block over `agents.defaults.subagents`, over the defaults.
     pub fn resolve(defaults: Option<&SubagentsConfig>, own: Option<&SubagentsConfig>) -> Self {
         let pick =

@@ -8,7 +8,9 @@
 //!   of `run` (the agent loop) as modules of their own;
 //! - no module but the crate root names the module that defines `Runtime`, and every
 //!   `impl Runtime` block sits in it: `Runtime` is the public face, the loop never reaches
-//!   back into it.
+//!   back into it;
+//! - the submodules of `run` form no cycle but the ones listed, each with why, in
+//!   [`JUSTIFIED_RUN_CYCLES`] (a name `run` takes from a submodule counts as that submodule).
 
 #![allow(
     clippy::expect_used,
@@ -167,6 +169,7 @@ fn resolve(
     path: &[String],
     modules: &BTreeSet<Vec<String>>,
     root_exports: &BTreeMap<String, Vec<String>>,
+    split_exports: &BTreeMap<(String, String), Vec<String>>,
 ) -> Option<Vec<String>> {
     let mut absolute: Vec<String> = match path.first().map(String::as_str) {
         Some("crate") => Vec::new(),
@@ -199,6 +202,13 @@ fn resolve(
         && let Some(first) = rest.first()
         && !modules.contains(&vec![first.clone()])
         && let Some(target) = root_exports.get(first)
+    {
+        return Some(target.clone());
+    }
+    // A name a split module takes from one of its submodules (`use beats::start_heartbeats;`
+    // in `run`) stands for that submodule, so `super::start_heartbeats` is an edge to it.
+    if let ([top], Some(first)) = (absolute.as_slice(), rest.first())
+        && let Some(target) = split_exports.get(&(top.clone(), first.clone()))
     {
         return Some(target.clone());
     }
@@ -293,10 +303,27 @@ fn read_crate() -> Crate {
             }
         }
     }
+    // `use child::Name` in a split module: (module, Name) -> module::child.
+    let mut split_exports = BTreeMap::new();
+    for source in sources
+        .iter()
+        .filter(|s| s.module.len() == 1 && SPLIT.contains(&s.module[0].as_str()))
+    {
+        for (from, path) in named_paths(source) {
+            let child = [from.clone(), vec![path[0].clone()]].concat();
+            if from == source.module
+                && path.len() >= 2
+                && modules.contains(&child)
+                && let Some(last) = path.last()
+            {
+                split_exports.insert((from[0].clone(), last.clone()), child);
+            }
+        }
+    }
     let mut references = Vec::new();
     for source in &sources {
         for (from, path) in named_paths(source) {
-            if let Some(to) = resolve(&from, &path, &modules, &root_exports) {
+            if let Some(to) = resolve(&from, &path, &modules, &root_exports, &split_exports) {
                 references.push((from, to));
             }
         }
@@ -448,5 +475,75 @@ fn every_impl_runtime_block_is_in_the_runtime_module() {
         elsewhere.is_empty(),
         "impl Runtime blocks outside {}: {elsewhere:?}",
         runtime.join("::")
+    );
+}
+
+/// Import cycles among the submodules of `run` that are allowed, each with why. Every other
+/// cycle among them fails [`the_loop_modules_form_no_cycle_but_the_justified_ones`]; an
+/// entry that no longer matches a cycle fails it too, so the list only shrinks.
+const JUSTIFIED_RUN_CYCLES: &[(&[&str], &str)] = &[(
+    &[
+        "commands",
+        "controls",
+        "crons",
+        "drive",
+        "subagents",
+        "submit",
+        "system",
+    ],
+    // Runs start runs, and that is the feature: `submit` starts a session's driver (`drive`),
+    // which builds each run's tool context (`controls`); that context holds the subagent
+    // (`subagents`), cron (`crons`) and background-command wake-up (`system`) controls, and
+    // each of those hands a message to a session through `submit` or starts its driver.
+    // `/status` (`commands`, answered by `submit`) builds the same tool context. The loop
+    // itself (`run_context`, `turns`, `codex`, `compactor`, `prepare`, `beats`) only reads a
+    // run's context and stays outside the cycle.
+    "a run's tools start runs",
+)];
+
+#[test]
+fn the_loop_modules_form_no_cycle_but_the_justified_ones() {
+    let krate = read_crate();
+    let graph = krate.graph(true);
+    // The submodules of `run` alone: `run` itself (mod.rs) declares them and holds the types
+    // they share (the run's events and emitter), so every one of them names it.
+    let inside = Graph {
+        edges: graph
+            .edges
+            .iter()
+            .filter(|(from, _)| from.starts_with("run::"))
+            .map(|(from, to)| {
+                let to = to
+                    .iter()
+                    .filter(|t| t.starts_with("run::"))
+                    .cloned()
+                    .collect();
+                (from.clone(), to)
+            })
+            .collect(),
+    };
+    let cycles = inside.cycles();
+    let justified: Vec<Vec<String>> = JUSTIFIED_RUN_CYCLES
+        .iter()
+        .map(|(modules, _)| {
+            let mut c: Vec<String> = modules.iter().map(|m| format!("run::{m}")).collect();
+            c.sort();
+            c
+        })
+        .collect();
+    let unjustified: Vec<Vec<String>> = cycles
+        .iter()
+        .filter(|c| !justified.contains(c))
+        .cloned()
+        .collect();
+    assert!(
+        unjustified.is_empty(),
+        "import cycles inside run/ (break them, or justify one in JUSTIFIED_RUN_CYCLES):\n{}",
+        inside.describe(&unjustified)
+    );
+    let stale: Vec<&Vec<String>> = justified.iter().filter(|c| !cycles.contains(c)).collect();
+    assert!(
+        stale.is_empty(),
+        "JUSTIFIED_RUN_CYCLES lists cycles that no longer exist: {stale:?}"
     );
 }

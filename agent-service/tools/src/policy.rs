@@ -41,38 +41,6 @@ pub const CORE_TOOLS: [&str; 9] = [
     "update_plan",
 ];
 
-/// The order tools are listed in (the prompt's Tooling order); others follow alphabetically.
-const DISPLAY_ORDER: [&str; 28] = [
-    "read",
-    "write",
-    "edit",
-    "apply_patch",
-    "grep",
-    "find",
-    "ls",
-    "exec",
-    "process",
-    "web_search",
-    "web_fetch",
-    "browser",
-    "canvas",
-    "nodes",
-    "cron",
-    "message",
-    "gateway",
-    "agents_list",
-    "sessions_list",
-    "sessions_history",
-    "sessions_send",
-    "sessions_spawn",
-    "sessions_yield",
-    "subagents",
-    "session_status",
-    "skill_workshop",
-    "image",
-    "image_generate",
-];
-
 /// The tools a `group:<name>` entry stands for.
 pub fn tool_group(name: &str) -> Option<&'static [&'static str]> {
     Some(match name.trim().to_lowercase().as_str() {
@@ -174,7 +142,8 @@ pub fn apply_patch_available(settings: &ApplyPatchSettings, provider: &str, mode
     })
 }
 
-/// The tools a run gets, in display order. `extra_available` names the runtime's other tools
+/// The tools a run gets, in display order ([`prompt_render::tool_order`], the order the
+/// prompt's Tooling section lists them in). `extra_available` names the runtime's other tools
 /// (memory, messaging, sessions...), which pass through the same policy; they are returned as
 /// spelled there.
 pub fn allowed_tools(
@@ -216,7 +185,9 @@ pub fn allowed_tools(
     }
     layers.push(Layer::new(policy.allow.as_deref(), &policy.deny));
     candidates.retain(|name| layers.iter().all(|layer| layer.permits(&normalize(name))));
-    candidates.sort_by_key(|name| order_key(name));
+    // The prompt's Tooling order, from the renderer's table: the request lists the tools in
+    // the order the prompt does.
+    candidates.sort_by_cached_key(|name| prompt_render::tool_order(name));
     candidates
 }
 
@@ -345,16 +316,6 @@ fn wildcard_match(pattern: &str, text: &str) -> bool {
         }
     }
     rest.len() >= last.len() && rest.ends_with(last)
-}
-
-/// Display order: the fixed list first, then alphabetical by lowercase name.
-fn order_key(name: &str) -> (usize, String) {
-    let lower = name.to_lowercase();
-    let rank = DISPLAY_ORDER
-        .iter()
-        .position(|known| *known == lower)
-        .unwrap_or(DISPLAY_ORDER.len());
-    (rank, lower)
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@
 //!   `~user`, NUL bytes, symlinked parents, final-component and dangling symlinks;
 //! - per-scope sandbox workspaces ([`sandbox_workspace_dir`], [`ensure_sandbox_workspace`], R-3);
 //! - the starter `openclaw.json` ([`ensure_config_file`]);
-//! - whether HEARTBEAT.md asks for anything ([`heartbeat_is_effectively_empty`]).
 //!
 //! What it is not for: parsing config (`openclaw-config` resolves the agent views whose
 //! workspace path and switches are passed in here), truncating or rendering files for the
@@ -43,7 +42,6 @@ mod config_file;
 mod confine;
 mod durable;
 mod error;
-mod heartbeat;
 mod sandbox;
 mod setup;
 mod state;
@@ -60,7 +58,6 @@ pub use bootstrap_name::BootstrapName;
 pub use config_file::{CONFIG_FILE_NAME, ConfigFile, default_config_text, ensure_config_file};
 pub use confine::{Confined, Written};
 pub use error::{DenyReason, Error, Result, VanishedCondition};
-pub use heartbeat::heartbeat_is_effectively_empty;
 pub use sandbox::{
     SandboxWorkspace, ensure_sandbox_workspace, sandbox_slug, sandbox_workspace_dir,
 };

@@ -75,4 +75,5 @@ pub use skills::{
     version_tag as skill_version,
 };
 pub use text::{chars_u32, normalize_block, one_line, sha256_hex};
+pub use tools::{TOOL_TABLE, tool_order};
 pub use voice::{DEFAULT_HEARTBEAT_PROMPT, TtsMode, tts_hint};

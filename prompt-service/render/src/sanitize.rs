@@ -81,8 +81,9 @@ pub fn collapse_blank_runs(text: &str) -> Cow<'_, str> {
 /// Whether a HEARTBEAT.md holds no task: only whitespace, Markdown headings,
 /// HTML comments (an unclosed `<!--` runs to the end) and bare list markers
 /// or empty checkboxes. Such a file, the seeded template included, is left
-/// out of the prompt like an empty one. agent-service skips heartbeat turns
-/// by the same rule.
+/// out of the prompt like an empty one. agent-service calls this same
+/// function to skip a heartbeat turn, so a file the prompt leaves out never
+/// starts one, and a file that starts one is always in the prompt.
 pub fn heartbeat_is_empty(text: &str) -> bool {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     without_comments(text)

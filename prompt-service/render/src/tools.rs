@@ -1,13 +1,18 @@
 //! The tool list of the Tooling section: a fixed display order for core tools
 //! and their one-line summaries; other tools follow alphabetically.
+//!
+//! [`TOOL_TABLE`] and [`tool_order`] are the one source of the tool order: agent-service's
+//! tool policy sorts a run's tools (the order of the model request's tool list) with
+//! [`tool_order`] too, so the request and the prompt's listing agree by construction.
 
 use std::collections::BTreeMap;
 
 use crate::{error::RenderError, input::Tool, text};
 
-/// Core tools in display order, with our summary for each. Keys are
-/// lowercase; the caller's spelling of the name is what gets rendered.
-const CORE: &[(&str, &str)] = &[
+/// Known tools in display order, with our summary for each: (lowercase name, summary). The
+/// caller's spelling of the name is what gets rendered; a tool not listed here follows the
+/// listed ones alphabetically, with the first line of its own summary.
+pub const TOOL_TABLE: &[(&str, &str)] = &[
     ("read", "read a file's contents"),
     ("write", "create a file or replace its contents"),
     ("edit", "replace exact text spans in an existing file"),
@@ -71,13 +76,22 @@ const CORE: &[(&str, &str)] = &[
 ];
 
 fn core_rank(lower: &str) -> Option<usize> {
-    CORE.iter().position(|(name, _)| *name == lower)
+    TOOL_TABLE.iter().position(|(name, _)| *name == lower)
 }
 
 fn core_summary(lower: &str) -> Option<&'static str> {
-    CORE.iter()
+    TOOL_TABLE
+        .iter()
         .find(|(name, _)| *name == lower)
         .map(|(_, s)| *s)
+}
+
+/// The sort key of a tool name in display order: tools of [`TOOL_TABLE`] by their row, then
+/// every other tool by lowercase name (compared case-insensitively). An explicit total order,
+/// so the order tools are supplied in never reaches the prompt or the model request.
+pub fn tool_order(name: &str) -> (usize, String) {
+    let lower = name.trim().to_lowercase();
+    (core_rank(&lower).unwrap_or(TOOL_TABLE.len()), lower)
 }
 
 /// A validated tool, ready for listing.
@@ -149,11 +163,7 @@ impl ToolSet {
         }
         // Core tools in their fixed order, then the rest by lowercase name:
         // an explicit total order, so request order never reaches the prompt.
-        prepared.sort_by(|a, b| {
-            let ra = core_rank(&a.lower).unwrap_or(usize::MAX);
-            let rb = core_rank(&b.lower).unwrap_or(usize::MAX);
-            ra.cmp(&rb).then_with(|| a.lower.cmp(&b.lower))
-        });
+        prepared.sort_by_cached_key(|t| tool_order(&t.lower));
         let by_lower = prepared
             .iter()
             .enumerate()

@@ -10,6 +10,8 @@ use openclaw_tools::{ApprovalOutcome, ApprovalRequest, Approver, CancellationTok
 use super::Emitter;
 use crate::approvals::{Approval, ApprovalState, Approvals, new_id};
 use crate::events::RunEvent;
+use crate::services::Services;
+use crate::sessions::Session;
 
 /// The [`Approver`] of one run: asks through [`Approvals`] and publishes on the run's events.
 pub(crate) struct RunApprover {
@@ -22,6 +24,47 @@ pub(crate) struct RunApprover {
     /// Whether anyone follows the session now (checked at each request).
     pub(crate) followed: Arc<dyn Fn() -> bool + Send + Sync>,
     pub(crate) clock: Arc<dyn openclaw_transcript::Clock>,
+}
+
+impl RunApprover {
+    /// The approver of a run: asks a person through the
+    /// service's approvals while anyone follows the session (a Run stream, a watcher).
+    pub(crate) fn for_run(
+        services: &Services,
+        s: &Session,
+        out: &Emitter,
+        config: &openclaw_config::Config,
+    ) -> Arc<dyn Approver> {
+        let live = Arc::downgrade(&s.live);
+        let timeout = approval_timeout(config);
+        Arc::new(Self {
+            approvals: Arc::clone(services.approvals()),
+            out: out.clone(),
+            agent_id: s.agent.id.clone(),
+            session_key: s.key.as_str().to_owned(),
+            run: out.run(),
+            timeout,
+            followed: Arc::new(move || live.upgrade().is_some_and(|l| l.followers() > 0)),
+            clock: Arc::clone(services.clock()),
+        })
+    }
+}
+
+/// `tools.exec.approvalTimeoutSec` (legacy `tools.bash`), at least one second.
+fn approval_timeout(config: &openclaw_config::Config) -> Duration {
+    config
+        .raw()
+        .tools
+        .as_ref()
+        .and_then(|t| {
+            [t.exec.as_ref(), t.bash.as_ref()]
+                .into_iter()
+                .flatten()
+                .find_map(|e| e.approval_timeout_sec)
+        })
+        .map_or(crate::approvals::DEFAULT_TIMEOUT, |secs| {
+            Duration::from_secs(secs.max(1))
+        })
 }
 
 #[async_trait]

@@ -1,6 +1,6 @@
 //! Heartbeat runs (see [`crate::heartbeat`]): the scheduler that starts them, deciding whether
-//! one runs at all, queueing it on the main session like a follow-up, and settling its reply
-//! once it ends.
+//! one runs at all, and queueing it on the main session like a follow-up. Its reply is settled
+//! by the driver once the run ends (see `super::drive`).
 
 use std::{
     collections::BTreeMap,
@@ -8,9 +8,7 @@ use std::{
     time::Duration,
 };
 
-use openclaw_transcript::EntryBody;
-use openclaw_workspace::{BootstrapName, heartbeat_is_effectively_empty};
-use serde_json::json;
+use openclaw_workspace::BootstrapName;
 use tokio::{
     sync::{Notify, broadcast},
     time::Instant,
@@ -20,58 +18,17 @@ use tokio_util::sync::CancellationToken;
 use super::{
     RunEvent,
     system::{SystemEvent, deliver},
-    turns::Finished,
 };
 use crate::{
     error::RuntimeError,
-    heartbeat::{
-        DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, HeartbeatOutcome, MIN_INTERVAL, SkipReason,
-        Verdict, classify,
-    },
+    heartbeat::{HeartbeatOutcome, MIN_INTERVAL, SkipReason},
     origin::Origin,
     services::Services,
-    sessions::Session,
     sessions::{
         SessionEvents, key,
-        queue::{QueueMode, RunOptions, RunStart},
+        queue::{QueueMode, RunOptions},
     },
 };
-
-/// True when `start` is a heartbeat run.
-pub(crate) fn is_heartbeat(start: &RunStart) -> bool {
-    start.messages.iter().any(|m| m.options.heartbeat)
-}
-
-/// The run id of the started event: `heartbeat-<n>` for heartbeats, `run-<n>` otherwise.
-pub(crate) fn run_id(start: &RunStart) -> String {
-    let kind = if is_heartbeat(start) {
-        "heartbeat"
-    } else {
-        "run"
-    };
-    format!("{kind}-{}", start.run)
-}
-
-/// Arrival numbers of the user messages a run starts with (a heartbeat's prompt and other
-/// system events are none).
-pub(crate) fn user_seqs(start: &RunStart) -> Vec<u64> {
-    start
-        .messages
-        .iter()
-        .filter(|m| m.origin.is_user() && !m.options.heartbeat)
-        .map(|m| m.seq)
-        .collect()
-}
-
-/// The system events a run starts with, as (arrival number, origin).
-pub(crate) fn system_events(start: &RunStart) -> Vec<(u64, Origin)> {
-    start
-        .messages
-        .iter()
-        .filter(|m| !m.origin.is_user())
-        .map(|m| (m.seq, m.origin.clone()))
-        .collect()
-}
 
 /// Runs one heartbeat of `agent_id` and waits for it to end (or for `stop`).
 pub(crate) async fn beat(
@@ -105,11 +62,12 @@ async fn queue_beat(services: &Arc<Services>, agent_id: &str) -> Result<Queued, 
     let key = key::normalize(&agent.id, "")?;
     let cwd = services.session_workspace(&agent, &key).await?;
     // HEARTBEAT.md decides whether there is anything to do; nothing to do
-    // means no model call and nothing written (its cost is the point).
+    // means no model call and nothing written (its cost is the point). The renderer's rule,
+    // the one that also leaves such a file out of the prompt.
     let files = services.bootstrap_files(&cwd).await?;
     match files.iter().find(|f| f.name == BootstrapName::Heartbeat) {
         Some(file) if !file.is_missing() => {
-            if heartbeat_is_effectively_empty(&file.content) {
+            if prompt_render::heartbeat_is_empty(&file.content) {
                 return Ok(Queued::Skipped(SkipReason::EmptyFile));
             }
         }
@@ -185,51 +143,6 @@ async fn wait_for(
             }
         }
     }
-}
-
-/// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)
-/// is kept from the final reply; an alert goes out without the token. The verdict is recorded
-/// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
-pub(crate) async fn settle(session: &Session, done: Finished) -> Result<Finished, RuntimeError> {
-    let hb = &session.agent.heartbeat;
-    // Judged by what it would deliver: directives out, the silent token an acknowledgement.
-    let verdict = if done.silent {
-        Verdict::Ack
-    } else {
-        classify(
-            &done.clean,
-            hb.ack_max_chars.unwrap_or(DEFAULT_ACK_MAX_CHARS),
-        )
-    };
-    let muted = hb
-        .target
-        .as_deref()
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("none"));
-    let (outcome, reply) = match verdict {
-        Verdict::Ack => ("ack", String::new()),
-        Verdict::Alert(_) if muted => ("alert", String::new()),
-        Verdict::Alert(text) => ("alert", text),
-    };
-    session
-        .live
-        .append(
-            vec![EntryBody::Custom {
-                custom_type: HEARTBEAT_ENTRY.to_owned(),
-                data: Some(json!({ "outcome": outcome, "delivered": !reply.is_empty() })),
-            }],
-            true,
-        )
-        .await?;
-    let directives = if reply.is_empty() {
-        crate::events::ReplyDirectives::default()
-    } else {
-        done.directives.clone()
-    };
-    Ok(Finished {
-        reply,
-        directives,
-        ..done
-    })
 }
 
 /// Starts the heartbeat scheduler on the current tokio runtime (the first call only). It

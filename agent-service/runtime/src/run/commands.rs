@@ -19,7 +19,7 @@ use std::sync::Arc;
 use openclaw_transcript::SessionEntry;
 use prompt_render::ReasoningLevel;
 
-use super::Submitted;
+use super::{Submitted, run_context};
 use crate::{
     error::RuntimeError,
     prompt_input::{TurnChannel, reasoning_of},
@@ -115,9 +115,8 @@ pub(crate) async fn answer(
                     ));
                 }
             };
-            let preview = services
-                .preview(&session.agent.id, session.key.as_str(), channel)
-                .await?;
+            let preview =
+                super::preview(services, &session.agent.id, session.key.as_str(), channel).await?;
             crate::report::context_text(
                 &preview.workspace.display().to_string(),
                 &preview.prompt,
@@ -127,7 +126,7 @@ pub(crate) async fn answer(
     };
     tracing::info!(session = %session.key.as_str(), command = ?command.kind, "chat command answered");
     Ok(Submitted {
-        acceptance: super::submit::acceptance(session, Disposition::Command { reply }, 0, mode),
+        acceptance: super::acceptance(session, Disposition::Command { reply }, 0, mode),
         events,
     })
 }
@@ -260,14 +259,19 @@ async fn status(
     channel: &TurnChannel,
 ) -> Result<String, RuntimeError> {
     use openclaw_tools::Tool as _;
-    let run = services.run_model(session, None).await?;
-    let ctx = services.tool_context(session, &run, openclaw_tools::CancellationToken::new())?;
+    let loaded = services.loaded_config()?;
+    let run = run_context::run_model(services, &loaded, session, None).await?;
+    let ctx = super::controls::tool_context(
+        services,
+        session,
+        &run,
+        openclaw_tools::CancellationToken::new(),
+    )?;
     let card = openclaw_tools::SessionStatusTool
         .call(&ctx, serde_json::json!({}))
         .await;
-    let preview = services
-        .preview(&session.agent.id, session.key.as_str(), channel)
-        .await?;
+    let preview =
+        super::preview(services, &session.agent.id, session.key.as_str(), channel).await?;
     let files = crate::report::context_text(
         &preview.workspace.display().to_string(),
         &preview.prompt,

@@ -47,8 +47,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CompactionEvent, CompactionPhase, CompactionTrigger, Emitter, RunEvent,
-    prepare::RunModel,
-    turns::{assistant_text, provider_error},
+    prepare::{render_prompt, render_request},
+    reply::{assistant_text, provider_error},
+    run_context::{RunContext, RunModel},
 };
 use crate::{
     compaction::{self, Budget, Estimate},
@@ -97,20 +98,15 @@ pub(crate) struct Compactor<'a> {
 }
 
 impl<'a> Compactor<'a> {
-    #[allow(clippy::too_many_arguments)]
+    /// The compactor of run `rc`, whose tool calls run in `ctx` and whose turns render `turn`.
     pub(crate) fn new(
-        services: &'a Arc<Services>,
-        s: &'a Session,
-        run: &'a RunModel,
+        rc: &'a RunContext,
         ctx: &'a ToolContext,
-        out: &'a Emitter,
         turn: &'a TurnPrompt<'a>,
-        cancel: &'a CancellationToken,
-        deadline: Instant,
     ) -> Result<Self, RuntimeError> {
-        let loaded = services.loaded_config()?;
+        let run = &rc.model;
         let budget = Budget::resolve(
-            loaded.config.raw(),
+            rc.loaded.config.raw(),
             &run.model.reference.provider,
             &run.model.reference.model,
         );
@@ -120,15 +116,15 @@ impl<'a> Compactor<'a> {
             .map(|t| t.name.len() + t.description.chars().count() + t.parameters.to_string().len())
             .sum();
         Ok(Self {
-            services,
-            s,
+            services: &rc.services,
+            s: &rc.session,
             run,
             ctx,
-            out,
+            out: &rc.out,
             turn,
             tools,
-            cancel,
-            deadline,
+            cancel: &rc.start.cancel,
+            deadline: rc.deadline,
             budget,
             tool_chars,
             done: 0,

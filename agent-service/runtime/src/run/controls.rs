@@ -1,12 +1,18 @@
 //! The runtime's side of the tools that act on it: `session_status` (the
-//! status card and the per-session model override, R-15) and the
-//! gateway's config operations (reading and writing `openclaw.json`).
+//! status card and the per-session model override, R-15), the
+//! gateway's config operations (reading and writing `openclaw.json`), and the tool context
+//! that hands a run's tools these and the subagent, cron and background-command controls.
 
 use std::sync::Arc;
 
 use openclaw_tools::{ConfigControl, SessionControl, StatusCard, Usage};
 
-use crate::services::Services;
+use openclaw_tools::ToolContext;
+use openclaw_workspace::Confined;
+use tokio_util::sync::CancellationToken;
+
+use super::run_context::RunModel;
+use crate::{error::RuntimeError, services::Services, sessions::Session};
 
 /// One session's controls.
 pub struct SessionControls {
@@ -53,8 +59,7 @@ impl SessionControl for SessionControls {
     }
 
     async fn set_model_override(&self, model: Option<String>) -> Result<String, String> {
-        self.services
-            .set_model_override(&self.agent_id, &self.key, model)
+        super::prepare::set_model_override(&self.services, &self.agent_id, &self.key, model)
             .await
             .map_err(|e| e.to_string())
     }
@@ -77,4 +82,75 @@ impl ConfigControl for ConfigFileControl {
     fn write(&self, text: &str) -> Result<(), String> {
         self.services.write_config(text).map_err(|e| e.to_string())
     }
+}
+
+/// The tool context of a run: file tools confined to the session's
+/// working directory. A workspace that cannot be confined fails the run.
+pub(crate) fn tool_context(
+    services: &Arc<Services>,
+    p: &Session,
+    run: &RunModel,
+    cancel: CancellationToken,
+) -> Result<ToolContext, RuntimeError> {
+    let model = run.name.as_str();
+    let workspace = Arc::new(Confined::new(&p.cwd).map_err(crate::workspaces::workspace_error)?);
+    let session = Arc::new(SessionControls {
+        services: Arc::clone(services),
+        agent_id: p.agent.id.clone(),
+        key: p.key.clone(),
+        model: model.to_owned(),
+        default_model: run.default_model.clone(),
+    });
+    let config = Arc::new(ConfigFileControl {
+        services: Arc::clone(services),
+    });
+    let mut ctx = ToolContext::new(workspace, session, config);
+    ctx.agent_id = p.agent.id.clone();
+    ctx.session_key = p.key.as_str().to_owned();
+    ctx.processes = Arc::clone(&p.live.processes);
+    // Background commands that end on their own come back to this session (see
+    // `super::system`); the first run that can start one installs the sink.
+    ctx.processes
+        .set_exit_sink(Arc::new(super::system::ExitWakeups {
+            services: Arc::downgrade(services),
+            agent_id: p.agent.id.clone(),
+            session_key: p.key.as_str().to_owned(),
+        }));
+    ctx.model = model.to_owned();
+    ctx.cancel = cancel;
+    let loaded = services.loaded_config().ok();
+    ctx.timezone = loaded
+        .as_ref()
+        .and_then(|l| l.config.prompt_settings(&p.agent.id).user_timezone);
+    // Exec approvals (tools.exec): without a loadable config, the default
+    // policy (allowlist, on-miss, deny) applies.
+    if let Some(l) = &loaded {
+        ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config, &p.agent.id)
+            .with_allowlist(services.exec_approvals().patterns(&p.agent.id));
+    }
+    // One fence key per session keeps fenced history byte-identical
+    // across runs (prompt caching).
+    ctx.fence = p.live.fence.clone();
+    ctx.subagents = super::subagents::control(services, &p.agent.id, &p.key);
+    // The jobs a session creates get its privilege: a sandboxed session cannot schedule
+    // work into an unsandboxed one.
+    let privilege = if crate::workspaces::sandboxed(&p.agent, &p.key) {
+        openclaw_cron::Privilege::Sandboxed
+    } else {
+        openclaw_cron::Privilege::Host
+    };
+    ctx.cron = match services.cron_forward() {
+        Some(forward) => forward(&p.agent.id, privilege),
+        None => Arc::new(super::crons::AgentCron::new(
+            services,
+            &p.agent.id,
+            privilege,
+        )),
+    };
+    ctx.sandbox = services
+        .session_isolation(&p.agent, &p.key, &p.cwd)?
+        .map(Arc::new);
+    ctx.hidden_env = services.hidden_env();
+    ctx.redactor = services.redactor().clone();
+    Ok(ctx)
 }

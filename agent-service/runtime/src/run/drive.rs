@@ -1,18 +1,28 @@
 //! The driver of a session's runs: one task runs them one after another
-//! while the queue has more, publishes each run's terminal event, and at
+//! while the queue has more, admits each (builds its [`RunContext`]), hands it to its agent's
+//! runtime, settles a heartbeat's reply, publishes each run's terminal event, and at
 //! shutdown saves whatever is still queued. Also the collect-mode timer.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use openclaw_config::resolve::AgentRuntime;
 use tracing::Instrument;
 
+use openclaw_transcript::EntryBody;
+use serde_json::json;
+
 use super::{
-    Emitter, RunEvent, beats, codex, error_code,
-    turns::{self, Finished},
+    Emitter, RunEvent,
+    approver::RunApprover,
+    codex,
+    controls::tool_context,
+    error_code,
+    run_context::{self, Finished, RunContext, append_user},
+    turns,
 };
 use crate::{
     error::{ErrorCode, RuntimeError},
+    heartbeat::{DEFAULT_ACK_MAX_CHARS, HEARTBEAT_ENTRY, Verdict, classify},
     services::Services,
     sessions::Session,
     sessions::queue::{CollectLimits, RunStart},
@@ -32,7 +42,7 @@ async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) 
         }
         let run = start.run;
         // A heartbeat's reply forms out of sight (see crate::heartbeat).
-        let out = if beats::is_heartbeat(&start) {
+        let out = if start.is_heartbeat() {
             Emitter::quiet(&session.live, run)
         } else {
             Emitter::new(&session.live, run)
@@ -75,7 +85,8 @@ async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) 
 }
 
 /// Runs one run on its own task, so a panic fails that run (as INTERNAL)
-/// instead of leaving the session's queue stuck.
+/// instead of leaving the session's queue stuck. The run is admitted (its context built) on
+/// that task, then handed to its agent's runtime.
 async fn isolated(
     services: &Arc<Services>,
     session: &Arc<Session>,
@@ -86,20 +97,19 @@ async fn isolated(
     let task = tokio::spawn(async move {
         let _active = crate::metrics::run_active();
         let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
-        let input = turns::RunInput {
-            services: &services,
-            session: &session,
-            start: &start,
-            out: &out,
-        };
-        let done = match session.agent.runtime {
-            AgentRuntime::Codex(_) => codex::run_codex_once(input).instrument(span).await?,
-            AgentRuntime::Embedded => turns::run_once(input).instrument(span).await?,
-        };
-        if beats::is_heartbeat(&start) {
-            return beats::settle(&session, done).await;
+        async move {
+            let rc = admit(services, session, start, out).await?;
+            let done = match rc.session.agent.runtime {
+                AgentRuntime::Codex(_) => codex::run_codex_once(&rc).await?,
+                AgentRuntime::Embedded => turns::run_once(&rc).await?,
+            };
+            if rc.start.is_heartbeat() {
+                return settle(&rc, done).await;
+            }
+            Ok(done)
         }
-        Ok(done)
+        .instrument(span)
+        .await
     });
     match task.await {
         Ok(result) => result,
@@ -107,6 +117,101 @@ async fn isolated(
             "the run task failed: {error}"
         ))),
     }
+}
+
+/// Admits `start`, building its [`RunContext`]: writes its messages into the transcript before
+/// anything that can fail (a run that fails still leaves them recorded), resolves the run's
+/// model and tools, publishes the started event and builds the tool context. The caller publishes the terminal event.
+async fn admit(
+    services: Arc<Services>,
+    session: Arc<Session>,
+    start: RunStart,
+    out: Emitter,
+) -> Result<RunContext, RuntimeError> {
+    let deadline = Instant::now() + services.run_timeout();
+    let first = start
+        .first()
+        .cloned()
+        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
+    // The messages are accepted: they go into the transcript before anything
+    // that can fail, so a run that fails still leaves them recorded.
+    append_user(&services, &session, &start.messages).await?;
+    let loaded = services.loaded_config()?;
+    let model =
+        run_context::run_model(&services, &loaded, &session, first.options.model.as_deref())
+            .await?;
+    out.emit(RunEvent::Started {
+        run_id: start.run_id(),
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
+        model: model.name.clone(),
+        message_seqs: start.user_seqs(),
+        system_events: start.system_events(),
+    });
+    let reasoning = services
+        .session_reasoning(&session.agent.id, &session.key)
+        .await;
+    let mut tools = tool_context(&services, &session, &model, start.cancel.clone())?;
+    tools.approver = RunApprover::for_run(&services, &session, &out, &loaded.config);
+    Ok(RunContext {
+        services,
+        session,
+        start,
+        first,
+        out,
+        loaded,
+        model,
+        deadline,
+        reasoning,
+        tools,
+    })
+}
+
+/// Settles a finished heartbeat run: an acknowledgement (or any reply with `target: "none"`)
+/// is kept from the final reply; an alert goes out without the token. The verdict is recorded
+/// in the transcript as a [`HEARTBEAT_ENTRY`] entry after the reply.
+async fn settle(rc: &RunContext, done: Finished) -> Result<Finished, RuntimeError> {
+    let session = &rc.session;
+    let hb = &session.agent.heartbeat;
+    // Judged by what it would deliver: directives out, the silent token an acknowledgement.
+    let verdict = if done.silent {
+        Verdict::Ack
+    } else {
+        classify(
+            &done.clean,
+            hb.ack_max_chars.unwrap_or(DEFAULT_ACK_MAX_CHARS),
+        )
+    };
+    let muted = hb
+        .target
+        .as_deref()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("none"));
+    let (outcome, reply) = match verdict {
+        Verdict::Ack => ("ack", String::new()),
+        Verdict::Alert(_) if muted => ("alert", String::new()),
+        Verdict::Alert(text) => ("alert", text),
+    };
+    session
+        .live
+        .append(
+            vec![EntryBody::Custom {
+                custom_type: HEARTBEAT_ENTRY.to_owned(),
+                data: Some(json!({ "outcome": outcome, "delivered": !reply.is_empty() })),
+            }],
+            true,
+        )
+        .await?;
+    let directives = if reply.is_empty() {
+        crate::events::ReplyDirectives::default()
+    } else {
+        done.directives.clone()
+    };
+    Ok(Finished {
+        reply,
+        directives,
+        ..done
+    })
 }
 
 /// Shutdown: `start` and everything still queued in the session go into the
@@ -120,7 +225,7 @@ async fn save_unanswered(services: &Services, session: &Session, start: RunStart
         .iter()
         .flat_map(|(_, m)| m.iter().filter(|m| !m.options.heartbeat).cloned())
         .collect();
-    let saved = match turns::append_user(services, session, &messages).await {
+    let saved = match append_user(services, session, &messages).await {
         Ok(_) => session.live.append(Vec::new(), true).await,
         Err(error) => Err(error),
     };

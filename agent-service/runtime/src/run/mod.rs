@@ -18,8 +18,10 @@ mod compactor;
 pub mod controls;
 mod crons;
 mod drive;
+mod models;
 mod prepare;
 mod reply;
+mod run_context;
 mod subagents;
 mod submit;
 mod system;
@@ -27,21 +29,18 @@ mod system;
 mod tests;
 mod turns;
 
-use std::time::Duration;
-
-use openclaw_transcript::{SessionKey, unix_millis};
+use openclaw_transcript::SessionKey;
 use tokio::sync::{broadcast, mpsc};
 
 pub(crate) use beats::{heartbeat_now, start_heartbeats};
 pub(crate) use crons::start_cron;
 pub use crons::{AgentCron, describe_cron_outcome, describe_queued};
 pub use prepare::Preview;
+pub(crate) use prepare::{preview, render_turn};
 
 pub use crate::prompt_input::TurnPrompt;
-pub(crate) use approver::RunApprover;
 pub(crate) use subagents::recover_subagents;
 pub(crate) use submit::submit;
-pub(crate) use system::ExitWakeups;
 
 pub use crate::{
     acceptance::Acceptance,
@@ -56,13 +55,14 @@ use crate::{
     acceptance::Disposition,
     error::RuntimeError,
     prompt_input::TurnChannel,
-    sessions::{LiveSession, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode},
+    sessions::{
+        LiveSession, Session, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode,
+    },
 };
 
 /// Model calls a run makes unless told otherwise.
 pub const DEFAULT_MAX_STEPS: u32 = 24;
-/// Default limit on a whole run (`agents.defaults.timeoutSeconds`).
-pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
+pub use crate::services::DEFAULT_RUN_TIMEOUT;
 /// Events a follower buffers before it waits for its client.
 const EVENT_BUFFER: usize = 256;
 /// Tool output shown in a stream event (the model gets all of it).
@@ -219,6 +219,23 @@ impl Emitter {
     }
 }
 
+/// What became of message `seq` of `session`.
+pub(crate) fn acceptance(
+    session: &Session,
+    disposition: Disposition,
+    seq: u64,
+    mode: QueueMode,
+) -> Acceptance {
+    Acceptance {
+        disposition,
+        seq,
+        mode,
+        agent_id: session.agent.id.clone(),
+        session_key: session.key.as_str().to_owned(),
+        session_id: session.session_id.clone(),
+    }
+}
+
 /// The gRPC code name of a runtime error, as its error event carries it (see
 /// [`RuntimeError::code`]).
 pub fn error_code(error: &RuntimeError) -> &'static str {
@@ -265,9 +282,4 @@ pub fn sender_allowed(config: &openclaw_config::Config, channel: &str, sender: &
 /// The session kind a key names.
 pub(crate) fn kind_of(key: &SessionKey) -> SessionKind {
     key::kind_of(key)
-}
-
-/// Milliseconds for a timestamp.
-pub(crate) fn millis(at: jiff::Timestamp) -> i64 {
-    unix_millis(at)
 }

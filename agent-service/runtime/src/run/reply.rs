@@ -1,5 +1,5 @@
-//! What a reply delivers (P-18, P-28): its directives checked against the session's
-//! workspace, and the silent token recognised.
+//! The model's reply: its text, a failed call's error, and what it delivers (P-18, P-28): its
+//! directives checked against the session's workspace, and the silent token recognised.
 //!
 //! The directive syntax is read by [`openclaw_blocks::DirectiveFilter`], the one parser for
 //! final replies and streamed blocks alike; this module decides what of it may go out. A path
@@ -10,11 +10,14 @@
 use std::path::Path;
 
 use openclaw_blocks::{AttachmentKind, Directive, parse_directives};
+use openclaw_providers::ProviderError;
+use openclaw_transcript::{AssistantMessage, ContentBlock};
 use openclaw_workspace::Confined;
 use prompt_render::NO_REPLY;
 
-use crate::events::{
-    Attachment, AttachmentSource, DroppedAttachment, ReplyDirectives, ReplyTarget,
+use crate::{
+    error::RuntimeError,
+    events::{Attachment, AttachmentSource, DroppedAttachment, ReplyDirectives, ReplyTarget},
 };
 
 /// Checks a session's reply directives.
@@ -145,6 +148,35 @@ impl Delivery {
             text: parsed.text,
             silent: false,
         }
+    }
+}
+
+/// The text of a model's reply: its text blocks, joined.
+pub(crate) fn assistant_text(reply: &AssistantMessage) -> String {
+    reply
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// A failed model call as a runtime error, by what the provider said.
+pub(crate) fn provider_error(error: ProviderError) -> RuntimeError {
+    let message = format!("model provider: {error}");
+    match error {
+        ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
+        ProviderError::ContextOverflow { .. } => RuntimeError::ContextOverflow(message),
+        ProviderError::Config { .. } | ProviderError::Client { .. } => {
+            RuntimeError::FailedPrecondition(message)
+        }
+        ProviderError::Cancelled => RuntimeError::Aborted(message),
+        ProviderError::Server { .. }
+        | ProviderError::Malformed { .. }
+        | ProviderError::Connection { .. } => RuntimeError::Unavailable(message),
     }
 }
 

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use openclaw_config::raw::AgentEntry;
 use openclaw_tools::{ChildInfo, SpawnRequest, SubagentControl};
 use openclaw_transcript::{Message, SessionId, SessionKey};
 use tokio::sync::mpsc;
@@ -27,24 +26,6 @@ use crate::{
         task_message,
     },
 };
-
-impl Services {
-    /// The subagent settings of `agent_id`.
-    pub(crate) fn subagent_limits(&self, agent_id: &str) -> Result<SubagentLimits, RuntimeError> {
-        let loaded = self.loaded_config()?;
-        let agents = loaded.config.raw().agents.as_ref();
-        let defaults = agents
-            .and_then(|a| a.defaults.as_ref())
-            .and_then(|d| d.subagents.as_ref());
-        let own = agents
-            .and_then(|a| a.list.as_deref())
-            .unwrap_or_default()
-            .iter()
-            .find(|a: &&AgentEntry| a.id.eq_ignore_ascii_case(agent_id))
-            .and_then(|a| a.subagents.as_ref());
-        Ok(SubagentLimits::resolve(defaults, own))
-    }
-}
 
 /// The subagent control of a run in session `parent`, for its tool context.
 pub(crate) fn control(
@@ -71,7 +52,8 @@ impl SubagentControl for Control {
     async fn spawn(&self, request: SpawnRequest) -> Result<ChildInfo, String> {
         let rt = &self.services;
         let limits = rt
-            .subagent_limits(&self.agent_id)
+            .loaded_config()
+            .map(|l| SubagentLimits::of_agent(&l.config, &self.agent_id))
             .map_err(|e| e.to_string())?;
         let depth = depth_of(&self.parent);
         if depth >= limits.max_depth {

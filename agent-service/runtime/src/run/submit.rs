@@ -7,13 +7,12 @@ use std::sync::Arc;
 use openclaw_config::raw;
 
 use super::{
-    Acceptance, Emitter, RunEvent, RunSpec, Submitted, commands,
+    Emitter, RunEvent, RunSpec, Submitted, acceptance, commands,
     drive::{ensure_collect_timer, spawn_driver},
 };
 use crate::{
     error::RuntimeError,
     services::Services,
-    sessions::Session,
     sessions::{
         journal::Accepted,
         queue::{CollectLimits, Disposition, DropPolicy, Inbound, QueueMode, RunOptions},
@@ -36,7 +35,7 @@ pub(crate) async fn submit(
         ));
     }
     check_stored_size(&spec.message)?;
-    let admitted = services.admit(&spec).await?;
+    let admitted = super::prepare::admit(services, &spec).await?;
     let session = admitted.session;
     if let Some(command) = commands::parse(&spec.message) {
         return commands::answer(
@@ -50,7 +49,8 @@ pub(crate) async fn submit(
         .await;
     }
     // A model that cannot resolve is refused now rather than failing the run.
-    services.choose_model(
+    super::models::choose_model(
+        services,
         &admitted.loaded,
         &session.agent,
         spec.model.as_deref(),
@@ -161,23 +161,6 @@ pub(crate) async fn submit(
         acceptance: acceptance(&session, disposition, seq, mode),
         events,
     })
-}
-
-/// What became of message `seq` of `session`.
-pub(super) fn acceptance(
-    session: &Session,
-    disposition: Disposition,
-    seq: u64,
-    mode: QueueMode,
-) -> Acceptance {
-    Acceptance {
-        disposition,
-        seq,
-        mode,
-        agent_id: session.agent.id.clone(),
-        session_key: session.key.as_str().to_owned(),
-        session_id: session.session_id.clone(),
-    }
 }
 
 fn from_config(mode: raw::QueueMode) -> QueueMode {

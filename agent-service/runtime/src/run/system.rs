@@ -18,7 +18,7 @@ use std::sync::{Arc, Weak};
 
 use openclaw_tools::{EXEC_EXIT_LABEL, EXEC_EXIT_OUTPUT, ExitSink, ProcessExit, ProcessStatus};
 
-use super::{RunEvent, RunSpec, drive::spawn_driver, submit::acceptance};
+use super::{RunEvent, RunSpec, acceptance, drive::spawn_driver};
 use crate::{
     error::RuntimeError,
     origin::Origin,
@@ -88,14 +88,16 @@ pub(crate) async fn deliver(
         ));
     }
     check_stored_size(&event.text)?;
-    let admitted = services
-        .admit(&RunSpec {
+    let admitted = super::prepare::admit(
+        services,
+        &RunSpec {
             agent_id: agent_id.to_owned(),
             session_key: session_key.to_owned(),
             message: event.text.clone(),
             ..RunSpec::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     let session = admitted.session;
     if once && holds_user_text(&session, &event.text).await? {
         return Ok(None);

@@ -92,6 +92,40 @@ impl RunStart {
     pub fn first(&self) -> Option<&Inbound> {
         self.messages.first()
     }
+
+    /// True when this is a heartbeat run.
+    pub fn is_heartbeat(&self) -> bool {
+        self.messages.iter().any(|m| m.options.heartbeat)
+    }
+
+    /// The run id of the started event: `heartbeat-<n>` for heartbeats, `run-<n>` otherwise.
+    pub fn run_id(&self) -> String {
+        let kind = if self.is_heartbeat() {
+            "heartbeat"
+        } else {
+            "run"
+        };
+        format!("{kind}-{}", self.run)
+    }
+
+    /// Arrival numbers of the user messages the run starts with (a heartbeat's prompt and
+    /// other system events are none).
+    pub fn user_seqs(&self) -> Vec<u64> {
+        self.messages
+            .iter()
+            .filter(|m| m.origin.is_user() && !m.options.heartbeat)
+            .map(|m| m.seq)
+            .collect()
+    }
+
+    /// The system events the run starts with, as (arrival number, origin).
+    pub fn system_events(&self) -> Vec<(u64, Origin)> {
+        self.messages
+            .iter()
+            .filter(|m| !m.origin.is_user())
+            .map(|m| (m.seq, m.origin.clone()))
+            .collect()
+    }
 }
 
 #[derive(Debug)]

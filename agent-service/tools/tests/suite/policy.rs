@@ -119,8 +119,8 @@ fn policy_table() {
                     "exec",
                     "process",
                     "session_status",
-                    "image",
                     "memory_search",
+                    "image",
                 ],
             )
         },
@@ -430,4 +430,51 @@ fn apply_patch_availability_table() {
     let off = settings(false, &[]);
     let got = allowed_tools(&policy(), "openai", "gpt-5.4", false, &off, &[]);
     assert!(!got.contains(&"apply_patch".to_owned()));
+}
+
+/// The model request lists a run's tools in `allowed_tools` order and the prompt's Tooling
+/// section lists them in the renderer's order: fed the same tools (every tool of the table, in
+/// reverse, and two it does not know), both give one order.
+#[test]
+fn the_request_lists_tools_in_the_order_the_prompt_does() {
+    let mut extra: Vec<&str> = prompt_render::TOOL_TABLE
+        .iter()
+        .rev()
+        .map(|(name, _)| *name)
+        .collect();
+    extra.extend(["zeta_tool", "Alpha_tool"]);
+    let allowed = allowed_tools(
+        &policy(),
+        "openai",
+        "gpt-5.4",
+        true,
+        &patch_settings(),
+        &extra,
+    );
+    assert_eq!(allowed.len(), prompt_render::TOOL_TABLE.len() + 2);
+    assert_eq!(allowed.first().map(String::as_str), Some("read"));
+    assert_eq!(allowed.last().map(String::as_str), Some("zeta_tool"));
+    let mut input = prompt_render::RenderInput::new("/workspace");
+    input.tools = allowed
+        .iter()
+        .rev()
+        .map(|name| prompt_render::Tool {
+            name: name.clone(),
+            ..prompt_render::Tool::default()
+        })
+        .collect();
+    let rendered = prompt_render::render(&input).expect("renders");
+    let listed: Vec<String> = rendered
+        .tools
+        .entries
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    assert_eq!(listed, allowed);
+    let memory: Vec<&str> = allowed
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.starts_with("memory_"))
+        .collect();
+    assert_eq!(memory, ["memory_search", "memory_get"]);
 }

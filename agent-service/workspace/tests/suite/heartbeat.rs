@@ -1,11 +1,14 @@
-//! HEARTBEAT.md emptiness: the template must not defeat the runtime's skip.
+//! HEARTBEAT.md emptiness: the seeded template must not defeat the heartbeat skip. The rule is
+//! the renderer's ([`prompt_render::heartbeat_is_empty`]): the one function that decides both
+//! whether the file reaches the prompt and whether a heartbeat runs at all.
 
-use openclaw_workspace::{BootstrapName, heartbeat_is_effectively_empty, template};
+use openclaw_workspace::{BootstrapName, template};
+use prompt_render::heartbeat_is_empty;
 use proptest::prelude::*;
 
 #[test]
 fn the_heartbeat_template_counts_as_empty() {
-    assert!(heartbeat_is_effectively_empty(
+    assert!(heartbeat_is_empty(
         template(BootstrapName::Heartbeat).unwrap()
     ));
 }
@@ -17,10 +20,7 @@ fn the_other_templates_do_not() {
         BootstrapName::Soul,
         BootstrapName::Tools,
     ] {
-        assert!(
-            !heartbeat_is_effectively_empty(template(name).unwrap()),
-            "{name}"
-        );
+        assert!(!heartbeat_is_empty(template(name).unwrap()), "{name}");
     }
 }
 
@@ -38,7 +38,7 @@ fn scaffolding_is_empty_and_any_task_is_not() {
         "#\n",
     ];
     for text in empty {
-        assert!(heartbeat_is_effectively_empty(text), "{text:?}");
+        assert!(heartbeat_is_empty(text), "{text:?}");
     }
     let tasks = [
         "check mail",
@@ -50,7 +50,7 @@ fn scaffolding_is_empty_and_any_task_is_not() {
         "---\n",
     ];
     for text in tasks {
-        assert!(!heartbeat_is_effectively_empty(text), "{text:?}");
+        assert!(!heartbeat_is_empty(text), "{text:?}");
     }
 }
 
@@ -61,13 +61,13 @@ proptest! {
         word in "[a-zA-Z][a-zA-Z ]{0,20}",
     ) {
         let text = format!("{}\n{word}\n", template(BootstrapName::Heartbeat).unwrap());
-        prop_assert!(!heartbeat_is_effectively_empty(&text));
+        prop_assert!(!heartbeat_is_empty(&text));
         // Never panics on arbitrary scaffolding either.
-        let _ = heartbeat_is_effectively_empty(&format!("{prefix}<!--{prefix}"));
+        let _ = heartbeat_is_empty(&format!("{prefix}<!--{prefix}"));
     }
 
     #[test]
     fn never_panics(text in any::<String>()) {
-        let _ = heartbeat_is_effectively_empty(&text);
+        let _ = heartbeat_is_empty(&text);
     }
 }

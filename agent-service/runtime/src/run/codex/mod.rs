@@ -22,14 +22,14 @@ use openclaw_codex_harness::{
     ThreadBinding, TurnInput, TurnOutcome, TurnStatus, dynamic_tool_specs,
 };
 use openclaw_config::{
-    Config, ModelRef,
+    Config,
     raw::{CodexApprovalPolicy, CodexSandbox, ExecSecurity},
     resolve::{AgentRuntime, CodexSettings},
 };
 use openclaw_proto::prompt::v1 as pb;
-use openclaw_providers::{ModelProvider, ModelRequest, ProviderError, ResolvedModel, StreamEvent};
+use openclaw_providers::ResolvedModel;
 use openclaw_tools::ToolRegistry;
-use openclaw_transcript::{AssistantMessage, EntryBody, Message, SessionEntry, Usage};
+use openclaw_transcript::{EntryBody, Message, SessionEntry, Usage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -37,9 +37,9 @@ use super::{
     Emitter, RunEvent,
     blocks::{self, BlockSink},
     evidence::PromptFingerprint,
-    prepare::{self, RunModel},
+    models::CODEX_PROVIDER,
     reply::DirectiveCheck,
-    turns::{Finished, RunInput, append_user, mark_done},
+    run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors, mark_done},
 };
 use crate::{
     error::RuntimeError,
@@ -56,10 +56,8 @@ mod render;
 
 mod settings;
 
-pub(crate) use settings::codex_model;
 use settings::{
-    CODEX_PROVIDER, approval_policy, check_patch_policy, harness_error, harness_settings,
-    patch_allowed, sandbox,
+    approval_policy, check_patch_policy, harness_error, harness_settings, patch_allowed, sandbox,
 };
 
 /// How often steered messages are taken from the queue while a turn runs.
@@ -67,41 +65,18 @@ const STEER_POLL: Duration = Duration::from_millis(100);
 /// Harness events buffered between the turn and this run.
 const EVENT_BUFFER: usize = 256;
 
-/// Runs `start` on the agent's Codex app-server: one Codex turn for the
+/// Runs an admitted run on the agent's Codex app-server: one Codex turn for the
 /// run's messages, then one more for each batch of steered messages that
 /// arrived too late for the turn before.
-pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
-    let RunInput {
-        services,
-        session: s,
-        start,
-        out,
-    } = input;
-    let deadline = Instant::now() + services.run_timeout();
-    let first = start
-        .first()
-        .cloned()
-        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
+pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeError> {
+    let (services, s, start, out) = (&rc.services, &*rc.session, &rc.start, &rc.out);
+    let (first, loaded, run, deadline) = (&rc.first, &rc.loaded, &rc.model, rc.deadline);
     let AgentRuntime::Codex(codex) = &s.agent.runtime else {
         return Err(RuntimeError::Internal(format!(
             "agent {:?} is not a Codex agent",
             s.agent.id
         )));
     };
-    append_user(services, s, &start.messages).await?;
-    let run = services
-        .run_model(s, first.options.model.as_deref())
-        .await?;
-    out.emit(RunEvent::Started {
-        run_id: super::beats::run_id(start),
-        agent_id: s.agent.id.clone(),
-        session_key: s.key.as_str().to_owned(),
-        session_id: s.session_id.clone(),
-        model: run.name.clone(),
-        message_seqs: super::beats::user_seqs(start),
-        system_events: super::beats::system_events(start),
-    });
-    let loaded = services.loaded_config()?;
     let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
     approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
     approvals.policy = std::mem::take(&mut approvals.policy)
@@ -119,14 +94,15 @@ pub(crate) async fn run_codex_once(input: RunInput<'_>) -> Result<Finished, Runt
         out,
         runner: services.codex_runners().runner(&s.agent.id, settings),
         tool_ctx: {
-            let mut ctx = services.tool_context(s, &run, cancel.clone())?;
-            ctx.approver = services.approver(s, out);
+            let mut ctx = rc.tools.clone();
+            ctx.cancel = cancel.clone();
             ctx
         },
         approvals,
         skills: services.list_skills(&s.agent.id).await.ok(),
         codex,
-        run: &run,
+        run,
+        reasoning: rc.reasoning,
         channel: &first.channel,
         cancel,
         deadline,
@@ -195,6 +171,8 @@ struct CodexRun<'a> {
     skills: Option<openclaw_skills::Discovery>,
     codex: &'a CodexSettings,
     run: &'a RunModel,
+    /// The session's `/reasoning` level when the run was admitted.
+    reasoning: Option<prompt_render::ReasoningLevel>,
     channel: &'a crate::prompt_input::TurnChannel,
     cancel: CancellationToken,
     deadline: Instant,
@@ -634,14 +612,6 @@ fn tokens_of(usage: &Usage) -> Tokens {
     }
 }
 
-fn add_usage(total: &mut Usage, usage: &Usage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total_tokens += usage.total_tokens;
-}
-
 /// Whether the startup files Codex's login shell reads (`/etc/profile`, and the profile files
 /// of the service's home) are out of the agent's reach: the home is set, absolute, and
 /// neither inside the session's working directory nor inside the state directory, which
@@ -728,26 +698,5 @@ mod tests {
             !stored_already(&entry, &other, "t1", None),
             "a reset session"
         );
-    }
-
-    #[test]
-    fn codex_models_need_no_provider() {
-        let config = openclaw_config::load(
-            "{}",
-            &openclaw_config::NoEnv,
-            &openclaw_config::LoadOptions::default(),
-        )
-        .expect("an empty config");
-        let named = codex_model(&config, "openai/gpt-5.5").expect("provider/model");
-        assert_eq!(
-            (named.reference.provider.as_str(), named.wire_model.as_str()),
-            ("openai", "gpt-5.5")
-        );
-        let bare = codex_model(&config, "gpt-5.5").expect("bare id");
-        assert_eq!(
-            (bare.reference.provider.as_str(), bare.wire_model.as_str()),
-            ("codex", "gpt-5.5")
-        );
-        assert!(codex_model(&config, "openai/").is_err());
     }
 }

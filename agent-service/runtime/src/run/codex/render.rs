@@ -20,13 +20,12 @@ impl CodexRun<'_> {
         held: &BTreeMap<String, String>,
     ) -> Result<pb::RenderCodexTurnResponse, RuntimeError> {
         let s = self.s;
-        let descriptors = prepare::descriptors(&self.run.tools);
+        let descriptors = descriptors(&self.run.tools);
         let heartbeat = messages.iter().any(|m| m.options.heartbeat);
         let lightweight = lightweight_cron(s.kind, self.start);
-        let reasoning = self.services.session_reasoning(&s.agent.id, &s.key).await;
-        let base = self
-            .services
-            .render_request(&TurnPrompt {
+        let base = super::super::prepare::render_request(
+            self.services,
+            &TurnPrompt {
                 agent: &s.agent,
                 kind: s.kind,
                 heartbeat_turn: heartbeat,
@@ -40,11 +39,12 @@ impl CodexRun<'_> {
                 default_model: &self.run.default_model,
                 contribution: None,
                 session_key: s.key.as_str(),
-                reasoning,
+                reasoning: self.reasoning,
                 surface: prompt_render::PromptSurface::EmbeddedRun,
                 lightweight,
-            })
-            .await?;
+            },
+        )
+        .await?;
         let tools = &self.run.tools;
         let request = pb::RenderCodexTurnRequest {
             base: Some(base),
@@ -91,7 +91,7 @@ impl CodexRun<'_> {
             .prompt()
             .render_codex(request, self.deadline)
             .await
-            .map_err(prepare::prompt_error)
+            .map_err(RuntimeError::from)
     }
 
     /// Prompt evidence for the turn: the thread-scoped layers (developer

@@ -4,37 +4,6 @@
 use super::*;
 use openclaw_config::resolve::AgentView;
 
-/// The provider id a Codex model gets when its reference names none.
-pub(super) const CODEX_PROVIDER: &str = "codex";
-
-/// Stands in for a model provider in a Codex agent's [`RunModel`]: Codex
-/// calls the model itself, so nothing may call it through us.
-pub(super) struct CodexModel;
-
-/// A Codex agent's model: no provider lookup (Codex calls the model). An
-/// alias or `provider/model` resolves through the catalog when it can; a
-/// bare id is taken as it is. The model id part is the Codex model slug.
-pub(crate) fn codex_model(config: &Config, wanted: &str) -> Result<ResolvedModel, RuntimeError> {
-    let reference = config
-        .resolve_model(wanted)
-        .or_else(|_| ModelRef::parse(wanted))
-        .or_else(|e| match wanted.trim() {
-            bare if !bare.is_empty() && !bare.contains('/') => Ok(ModelRef {
-                provider: CODEX_PROVIDER.to_owned(),
-                model: bare.to_owned(),
-                auth_profile: None,
-            }),
-            _ => Err(RuntimeError::FailedPrecondition(format!(
-                "model {wanted:?}: {e}"
-            ))),
-        })?;
-    Ok(ResolvedModel {
-        provider: Arc::new(CodexModel),
-        wire_model: reference.model.clone(),
-        reference,
-    })
-}
-
 /// The harness settings of a run: the agent's `runtime.codex`, with Codex's
 /// own shell off when tool policy denies `exec` or `tools.exec.security`
 /// is `deny` (so that these bind Codex-native exec too).
@@ -129,28 +98,5 @@ pub(super) fn harness_error(error: HarnessError) -> RuntimeError {
         | HarnessError::History { .. }
         | HarnessError::ShutDown => RuntimeError::Unavailable(message),
         HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
-    }
-}
-
-#[async_trait::async_trait]
-impl ModelProvider for CodexModel {
-    fn id(&self) -> &str {
-        CODEX_PROVIDER
-    }
-
-    fn api(&self) -> &'static str {
-        "codex-app-server"
-    }
-
-    async fn complete(
-        &self,
-        _request: ModelRequest,
-        _events: mpsc::Sender<StreamEvent>,
-        _cancel: CancellationToken,
-    ) -> Result<AssistantMessage, ProviderError> {
-        Err(ProviderError::Config {
-            message: "a Codex agent's model is called by the Codex app-server, not by OpenClaw"
-                .to_owned(),
-        })
     }
 }

@@ -7,7 +7,7 @@ impl Compactor<'_> {
     /// The summariser's system prompt, from prompt-service (P-3): the
     /// turn's own request in mode none, without tools, skills or files.
     pub(super) async fn summariser_prompt(&self) -> Result<SystemPrompt, RuntimeError> {
-        let mut request = self.services.render_request(self.turn).await?;
+        let mut request = render_request(self.services, self.turn).await?;
         request.prompt_mode = pb::PromptMode::None as i32;
         request.prompt_surface = pb::PromptSurface::Compaction as i32;
         request.tools.clear();
@@ -15,7 +15,7 @@ impl Compactor<'_> {
         request.context_files.clear();
         request.extra_system_prompt.clear();
         request.heartbeat = None;
-        let rendered = self.services.render_prompt(request, self.limit()).await?;
+        let rendered = render_prompt(self.services, request, self.limit()).await?;
         Ok(SystemPrompt {
             stable: rendered.stable_prefix,
             dynamic: rendered.dynamic_suffix,

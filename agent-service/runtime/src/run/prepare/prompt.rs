@@ -4,194 +4,194 @@
 
 use super::*;
 
-impl Services {
-    /// Renders one turn's system prompt: the workspace files are read now,
-    /// the config knobs applied, and the request sent to the prompt source.
-    /// Runs and previews both come through here, so a preview is
-    /// byte-identical to what a run sends (P-3).
-    pub(crate) async fn render_turn(
-        &self,
-        t: &TurnPrompt<'_>,
-        deadline: Instant,
-    ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
-        let request = self.render_request(t).await?;
-        self.render_prompt(request, deadline).await
-    }
+/// Renders one turn's system prompt: the workspace files are read now,
+/// the config knobs applied, and the request sent to the prompt source.
+/// Runs and previews both come through here, so a preview is
+/// byte-identical to what a run sends (P-3).
+pub(crate) async fn render_turn(
+    services: &Services,
+    t: &TurnPrompt<'_>,
+    deadline: Instant,
+) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
+    let request = render_request(services, t).await?;
+    render_prompt(services, request, deadline).await
+}
 
-    /// Sends one render request to the prompt source.
-    pub(crate) async fn render_prompt(
-        &self,
-        request: pb::RenderSystemPromptRequest,
-        deadline: Instant,
-    ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
-        self.prompt()
-            .render(request, deadline)
-            .await
-            .map_err(prompt_error)
-    }
+/// Sends one render request to the prompt source.
+pub(crate) async fn render_prompt(
+    services: &Services,
+    request: pb::RenderSystemPromptRequest,
+    deadline: Instant,
+) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
+    services
+        .prompt()
+        .render(request, deadline)
+        .await
+        .map_err(RuntimeError::from)
+}
 
-    /// The render request of one turn. Codex turns send it as the `base` of
-    /// `RenderCodexTurn`, so both runtimes render from the same inputs.
-    pub(crate) async fn render_request(
-        &self,
-        t: &TurnPrompt<'_>,
-    ) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
-        let loaded = self.loaded_config()?;
-        let hooks = loaded.config.hooks(&t.agent.id);
-        // Judging hook programs costs a few path lookups: only turns that run a command pay.
-        let launch = if hooks.has_commands() {
-            self.hook_launch(&loaded.agents)
-        } else {
-            crate::hooks::HookLaunch::default()
-        };
-        let facts = crate::hooks::HookFacts::new(
-            &t.agent.id,
-            t.session_key,
-            t.kind,
-            t.heartbeat_turn,
-            t.cwd,
-            &launch,
-        );
-        // Privacy is judged on the files as the hooks left them (L5); with
-        // no bootstrap hook that is as read, and one blocking task does both.
-        let (files, private) = if hooks.bootstrap.is_empty() {
-            crate::visibility::load_and_scan_turn_files(t.cwd).await?
-        } else {
-            let files = crate::visibility::load_turn_files(t.cwd).await?;
-            let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
-            let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
-            (files, private)
-        };
-        let additions = crate::hooks::prompt_additions(&hooks.before_prompt_build, &facts).await?;
-        let docs = self.docs_dir(&loaded.config);
-        let sources = TurnSources {
-            config: &loaded.config,
-            files: &files,
-            private: &private,
-            docs: docs.as_deref(),
-        };
-        let mut input = prompt_input::render_input(t, &sources);
-        additions.apply(&mut input.contribution);
-        let mut request = prompt_client::request_from_input(&input);
-        // No secret reaches a prompt (or a preview), whatever config field or file it sits in.
-        crate::redaction::redact_request(self.redactor(), &mut request);
-        Ok(request)
-    }
+/// The render request of one turn. Codex turns send it as the `base` of
+/// `RenderCodexTurn`, so both runtimes render from the same inputs.
+pub(crate) async fn render_request(
+    services: &Services,
+    t: &TurnPrompt<'_>,
+) -> Result<pb::RenderSystemPromptRequest, RuntimeError> {
+    let loaded = services.loaded_config()?;
+    let hooks = loaded.config.hooks(&t.agent.id);
+    // Judging hook programs costs a few path lookups: only turns that run a command pay.
+    let launch = if hooks.has_commands() {
+        services.hook_launch(&loaded.agents)
+    } else {
+        crate::hooks::HookLaunch::default()
+    };
+    let facts = crate::hooks::HookFacts::new(
+        &t.agent.id,
+        t.session_key,
+        t.kind,
+        t.heartbeat_turn,
+        t.cwd,
+        &launch,
+    );
+    // Privacy is judged on the files as the hooks left them (L5); with
+    // no bootstrap hook that is as read, and one blocking task does both.
+    let (files, private) = if hooks.bootstrap.is_empty() {
+        crate::visibility::load_and_scan_turn_files(t.cwd).await?
+    } else {
+        let files = crate::visibility::load_turn_files(t.cwd).await?;
+        let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
+        let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
+        (files, private)
+    };
+    let additions = crate::hooks::prompt_additions(&hooks.before_prompt_build, &facts).await?;
+    let docs = services.docs_dir(&loaded.config);
+    let sources = TurnSources {
+        config: &loaded.config,
+        files: &files,
+        private: &private,
+        docs: docs.as_deref(),
+    };
+    let mut input = prompt_input::render_input(t, &sources);
+    additions.apply(&mut input.contribution);
+    let mut request = prompt_client::request_from_input(&input);
+    // No secret reaches a prompt (or a preview), whatever config field or file it sits in.
+    crate::redaction::redact_request(services.redactor(), &mut request);
+    Ok(request)
+}
 
-    /// The prompt the next model call of a session would send, without
-    /// writing anything (the session need not exist).
-    pub(crate) async fn preview(
-        self: &Arc<Self>,
-        agent_id: &str,
-        session_key: &str,
-        channel: &TurnChannel,
-    ) -> Result<Preview, RuntimeError> {
-        let loaded = self.loaded_config()?;
-        let agent = self.usable_agent(agent_id)?;
-        if let AgentRuntime::Codex(_) = agent.runtime {
-            // A Codex turn sends no system prompt of ours: Codex keeps its own
-            // model instructions and ours travel as developer instructions,
-            // turn instructions and turn input (RenderCodexTurn's layers).
-            // Showing the embedded prompt here would not be what a run sends.
-            return Err(RuntimeError::FailedPrecondition(format!(
-                "agent {:?} runs on the Codex runtime, which sends no OpenClaw system prompt; \
-                 call prompt-service's RenderCodexTurn for the layers a Codex turn sends",
-                agent.id
-            )));
+/// The prompt the next model call of a session would send, without
+/// writing anything (the session need not exist).
+pub(crate) async fn preview(
+    services: &Arc<Services>,
+    agent_id: &str,
+    session_key: &str,
+    channel: &TurnChannel,
+) -> Result<Preview, RuntimeError> {
+    let loaded = services.loaded_config()?;
+    let agent = services.usable_agent(agent_id)?;
+    if let AgentRuntime::Codex(_) = agent.runtime {
+        // A Codex turn sends no system prompt of ours: Codex keeps its own
+        // model instructions and ours travel as developer instructions,
+        // turn instructions and turn input (RenderCodexTurn's layers).
+        // Showing the embedded prompt here would not be what a run sends.
+        return Err(RuntimeError::FailedPrecondition(format!(
+            "agent {:?} runs on the Codex runtime, which sends no OpenClaw system prompt; \
+             call prompt-service's RenderCodexTurn for the layers a Codex turn sends",
+            agent.id
+        )));
+    }
+    let key = key::normalize(&agent.id, session_key)?;
+    let cwd = services.session_workspace(&agent, &key).await?;
+    let existing = services.index_entry(&agent.id, &key).await?;
+    let model = choose_model(
+        services,
+        &loaded,
+        &agent,
+        None,
+        existing.as_ref().and_then(|e| e.model_override.as_deref()),
+    )?;
+    let model_name = format!("{}/{}", model.reference.provider, model.reference.model);
+    let tools = tools_for(&loaded, &agent, &model, kind_of(&key));
+    let descriptors = descriptors(&tools);
+    let continuation = match &existing {
+        Some(entry) => {
+            let info = crate::sessions::SessionInfo {
+                agent_id: agent.id.clone(),
+                key: key.clone(),
+                entry: entry.clone(),
+            };
+            let messages = services
+                .sessions()
+                .writable(&agent, &info, &cwd)?
+                .messages()
+                .await?;
+            messages
+                .iter()
+                .any(|m| matches!(m, openclaw_transcript::Message::Assistant(_)))
         }
-        let key = key::normalize(&agent.id, session_key)?;
-        let cwd = self.session_workspace(&agent, &key).await?;
-        let existing = self.index_entry(&agent.id, &key).await?;
-        let model = self.choose_model(
-            &loaded,
-            &agent,
-            None,
-            existing.as_ref().and_then(|e| e.model_override.as_deref()),
-        )?;
-        let model_name = format!("{}/{}", model.reference.provider, model.reference.model);
-        let tools = self.tools_for(&loaded, &agent, &model, kind_of(&key));
-        let descriptors = descriptors(&tools);
-        let continuation = match &existing {
-            Some(entry) => {
-                let info = crate::sessions::SessionInfo {
-                    agent_id: agent.id.clone(),
-                    key: key.clone(),
-                    entry: entry.clone(),
-                };
-                let messages = self
-                    .sessions()
-                    .writable(&agent, &info, &cwd)?
-                    .messages()
-                    .await?;
-                messages
-                    .iter()
-                    .any(|m| matches!(m, openclaw_transcript::Message::Assistant(_)))
-            }
-            None => false,
-        };
-        let deadline = Instant::now() + self.run_timeout();
-        let skills = self.list_skills(&agent.id).await.ok();
-        let contribution = self.contribution(&model, deadline).await;
-        let default_model = agent.model.clone().unwrap_or_default();
-        let sandbox = self.session_isolation(&agent, &key, &cwd)?;
-        let prompt = self
-            .render_turn(
-                &TurnPrompt {
-                    agent: &agent,
-                    kind: kind_of(&key),
-                    heartbeat_turn: false,
-                    cwd: &cwd,
-                    sandbox: sandbox.as_ref(),
-                    channel,
-                    tools: &descriptors,
-                    skills: skills.as_ref(),
-                    continuation,
-                    model: &model_name,
-                    default_model: &default_model,
-                    contribution: contribution.as_ref(),
-                    session_key: key.as_str(),
-                    reasoning: crate::prompt_input::reasoning_of(
-                        existing.as_ref().and_then(|e| e.reasoning_level.as_deref()),
-                    ),
-                    surface: prompt_render::PromptSurface::Preview,
-                    lightweight: false,
-                },
-                deadline,
-            )
-            .await?;
-        Ok(Preview {
-            prompt,
-            model: model_name,
-            tools: descriptors.into_iter().map(|d| d.name).collect(),
-            workspace: cwd,
-        })
-    }
+        None => false,
+    };
+    let deadline = Instant::now() + services.run_timeout();
+    let skills = services.list_skills(&agent.id).await.ok();
+    let contribution = contribution(services, &model, deadline).await;
+    let default_model = agent.model.clone().unwrap_or_default();
+    let sandbox = services.session_isolation(&agent, &key, &cwd)?;
+    let prompt = render_turn(
+        services,
+        &TurnPrompt {
+            agent: &agent,
+            kind: kind_of(&key),
+            heartbeat_turn: false,
+            cwd: &cwd,
+            sandbox: sandbox.as_ref(),
+            channel,
+            tools: &descriptors,
+            skills: skills.as_ref(),
+            continuation,
+            model: &model_name,
+            default_model: &default_model,
+            contribution: contribution.as_ref(),
+            session_key: key.as_str(),
+            reasoning: crate::prompt_input::reasoning_of(
+                existing.as_ref().and_then(|e| e.reasoning_level.as_deref()),
+            ),
+            surface: prompt_render::PromptSurface::Preview,
+            lightweight: false,
+        },
+        deadline,
+    )
+    .await?;
+    Ok(Preview {
+        prompt,
+        model: model_name,
+        tools: descriptors.into_iter().map(|d| d.name).collect(),
+        workspace: cwd,
+    })
+}
 
-    /// The provider contribution for a model, cached per provider/model.
-    pub(crate) async fn contribution(
-        &self,
-        model: &ResolvedModel,
-        deadline: Instant,
-    ) -> Option<pb::ProviderContribution> {
-        let personality = self
-            .loaded_config()
-            .ok()
-            .map(|l| l.config.gpt5_personality(Some(&model.reference.provider)));
-        let request = pb::ResolveProviderContributionRequest {
-            provider_id: model.reference.provider.clone(),
-            model_id: model.reference.model.clone(),
-            config_json5: String::new(),
-            personality: match personality {
-                Some(openclaw_config::raw::Gpt5Personality::Off) => pb::Gpt5Personality::Off,
-                _ => pb::Gpt5Personality::Friendly,
-            } as i32,
-        };
-        match self.prompt().contribution(request, deadline).await {
-            Ok(response) => response.contribution,
-            Err(error) => {
-                tracing::warn!(%error, "provider contribution unavailable; rendering without it");
-                None
-            }
+/// The provider contribution for a model, cached per provider/model.
+pub(crate) async fn contribution(
+    services: &Services,
+    model: &ResolvedModel,
+    deadline: Instant,
+) -> Option<pb::ProviderContribution> {
+    let personality = services
+        .loaded_config()
+        .ok()
+        .map(|l| l.config.gpt5_personality(Some(&model.reference.provider)));
+    let request = pb::ResolveProviderContributionRequest {
+        provider_id: model.reference.provider.clone(),
+        model_id: model.reference.model.clone(),
+        config_json5: String::new(),
+        personality: match personality {
+            Some(openclaw_config::raw::Gpt5Personality::Off) => pb::Gpt5Personality::Off,
+            _ => pb::Gpt5Personality::Friendly,
+        } as i32,
+    };
+    match services.prompt().contribution(request, deadline).await {
+        Ok(response) => response.contribution,
+        Err(error) => {
+            tracing::warn!(%error, "provider contribution unavailable; rendering without it");
+            None
         }
     }
 }
@@ -207,12 +207,4 @@ pub struct Preview {
     pub tools: Vec<String>,
     /// The session's working directory.
     pub workspace: std::path::PathBuf,
-}
-
-/// A prompt source failure as a runtime error.
-pub(crate) fn prompt_error(error: prompt_client::PromptError) -> RuntimeError {
-    match error {
-        prompt_client::PromptError::Unavailable(m) => RuntimeError::Unavailable(m),
-        prompt_client::PromptError::Refused(m) => RuntimeError::Internal(m),
-    }
 }

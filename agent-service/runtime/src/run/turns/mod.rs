@@ -3,7 +3,7 @@
 //! or a newer message interrupts it. Steered messages are taken after each
 //! whole tool batch, before the next model call.
 
-use std::{sync::Arc, time::Instant};
+use std::time::Instant;
 
 use crate::metrics::Tokens;
 use openclaw_providers::{
@@ -13,7 +13,7 @@ use openclaw_providers::{
 use openclaw_tools::ToolOutcome;
 use openclaw_transcript::{
     AssistantMessage, ContentBlock, EntryBody, Message, StopReason, ToolCall, ToolResultMessage,
-    Usage, UserContent, UserMessage,
+    Usage,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -23,164 +23,41 @@ use super::{
     blocks::{self, BlockSink},
     compactor::Compactor,
     evidence::PromptFingerprint,
-    prepare::{self, RunModel},
-    reply::{Delivery, DirectiveCheck},
+    prepare::{contribution, render_turn},
+    reply::{DirectiveCheck, assistant_text, provider_error},
+    run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors},
     shorten, summarize_call,
 };
 use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
-    events::ReplyDirectives,
     prompt_input::{ToolDescriptor, TurnPrompt},
     services::Services,
     sessions::Session,
-    sessions::queue::{Inbound, RunStart},
+    sessions::queue::Inbound,
 };
 
 mod model;
 mod tools;
 
 use model::RunParts;
-pub(super) use model::provider_error;
 use tools::{after_batch, run_tool_batch};
 
-/// One run as the driver hands it to a runtime (embedded or Codex).
-#[derive(Clone, Copy)]
-pub(crate) struct RunInput<'a> {
-    pub services: &'a Arc<Services>,
-    pub session: &'a Session,
-    pub start: &'a RunStart,
-    pub out: &'a Emitter,
-}
-
-/// How a run ended well.
-pub(crate) struct Finished {
-    /// The final assistant text as written (directives included).
-    pub text: String,
-    pub stop_reason: String,
-    pub steps: u32,
-    pub usage: Usage,
-    /// What the channel still has to send, directives taken out.
-    pub reply: String,
-    pub blocks: u32,
-    /// The directives that go with `reply`.
-    pub directives: ReplyDirectives,
-    /// The final message was the silent token.
-    pub silent: bool,
-    /// The final text without directives, whole (what a heartbeat is judged by).
-    pub clean: String,
-}
-
-impl Finished {
-    /// A run whose final message says `text` after `steps` model calls; what block streaming
-    /// already sent (text and directives) is not part of the final reply.
-    pub(crate) fn of(
-        text: String,
-        stop_reason: String,
-        steps: u32,
-        usage: Usage,
-        sink: Option<&BlockSink>,
-        check: &DirectiveCheck,
-    ) -> Self {
-        let delivery = Delivery::of(&text, check);
-        let clean = if delivery.silent {
-            openclaw_blocks::parse_directives(&text).text
-        } else {
-            delivery.text.clone()
-        };
-        let (reply, blocks, directives) = match sink {
-            _ if delivery.silent => (
-                String::new(),
-                sink.map_or(0, BlockSink::sent),
-                delivery.directives,
-            ),
-            Some(sink) => (
-                sink.unsent_tail(&delivery.text),
-                sink.sent(),
-                ReplyDirectives::default(),
-            ),
-            None => (delivery.text, 0, delivery.directives),
-        };
-        Self {
-            text,
-            stop_reason,
-            steps,
-            usage,
-            reply,
-            blocks,
-            directives,
-            silent: delivery.silent,
-            clean,
-        }
-    }
-}
-
-/// Writes a batch of user messages as one append (one actor round trip).
-pub(crate) async fn append_user(
-    services: &Services,
-    session: &Session,
-    messages: &[Inbound],
-) -> Result<Vec<Message>, RuntimeError> {
-    let now = services.now_ms();
-    let users: Vec<Message> = messages
-        .iter()
-        .map(|m| {
-            Message::User(UserMessage {
-                content: UserContent::Text(m.text.clone()),
-                timestamp: now,
-            })
-        })
-        .collect();
-    let bodies = users
-        .iter()
-        .cloned()
-        .map(|message| EntryBody::Message { message })
-        .collect();
-    session.live.append(bodies, false).await?;
-    // In the transcript now: the journal lets go of them once it is fsynced.
-    mark_done(session, messages);
-    Ok(users)
-}
-
-/// Reports messages as in the transcript: the journal lets go of them after
-/// the transcript's next fsync (the end of the run at the latest).
-pub(super) fn mark_done(s: &Session, messages: &[Inbound]) {
-    s.live.written(
-        messages
-            .iter()
-            .flat_map(|m| std::iter::once(m.seq).chain(m.folded.iter().copied())),
-    );
-}
-
-/// Runs `start` on the embedded runtime to its end. The caller publishes the terminal event.
-pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeError> {
-    let RunInput {
+/// Runs an admitted run on the embedded runtime to its end. The caller publishes the terminal
+/// event.
+pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> {
+    let RunContext {
         services,
         session: s,
         start,
+        first,
         out,
-    } = input;
-    let began = Instant::now();
-    let deadline = began + services.run_timeout();
-    let first = start
-        .first()
-        .cloned()
-        .ok_or_else(|| RuntimeError::Internal(format!("run {} has no messages", start.run)))?;
-    // The messages are accepted: they go into the transcript before anything
-    // that can fail, so a run that fails still leaves them recorded.
-    append_user(services, s, &start.messages).await?;
-    let run = services
-        .run_model(s, first.options.model.as_deref())
-        .await?;
-    out.emit(RunEvent::Started {
-        run_id: super::beats::run_id(start),
-        agent_id: s.agent.id.clone(),
-        session_key: s.key.as_str().to_owned(),
-        session_id: s.session_id.clone(),
-        model: run.name.clone(),
-        message_seqs: super::beats::user_seqs(start),
-        system_events: super::beats::system_events(start),
-    });
+        model: run,
+        deadline,
+        reasoning,
+        ..
+    } = rc;
+    let (s, deadline): (&Session, Instant) = (s, *deadline);
 
     let RunSetup {
         mut history,
@@ -191,7 +68,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         ctx,
         mut sink,
         check,
-    } = RunSetup::read(services, s, start, &first, &run, out, deadline).await?;
+    } = RunSetup::read(rc).await?;
     let max_steps = match first.options.max_steps {
         0 => DEFAULT_MAX_STEPS,
         n => n,
@@ -213,7 +90,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
         default_model: &run.default_model,
         contribution: contribution.as_ref(),
         session_key: s.key.as_str(),
-        reasoning: services.session_reasoning(&s.agent.id, &s.key).await,
+        reasoning: *reasoning,
         surface: prompt_render::PromptSurface::EmbeddedRun,
         lightweight: first.options.lightweight,
     };
@@ -222,13 +99,12 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
     // fenced with nonce markers; the transcript keeps the raw text.
     let origin =
         openclaw_tools::UserOrigin::for_chat(&first.channel.channel, &first.channel.chat_type);
-    let mut compactor =
-        Compactor::new(services, s, &run, &ctx, out, &turn, &start.cancel, deadline)?;
+    let mut compactor = Compactor::new(rc, &ctx, &turn)?;
     let mut overflow_retried = false;
     let call = RunParts {
         services,
         s,
-        run: &run,
+        run,
         ctx: &ctx,
         out,
         tool_specs: &tool_specs,
@@ -243,7 +119,7 @@ pub(crate) async fn run_once(input: RunInput<'_>) -> Result<Finished, RuntimeErr
             return finish_failed(services, s, &total, interrupted()).await;
         }
         repair(services, s, &mut history).await?;
-        let prompt = services.render_turn(&turn, deadline).await?;
+        let prompt = render_turn(services, &turn, deadline).await?;
         // Compaction may replace older history with a summary;
         // the pairing check runs again on what it leaves (lesson L10).
         match compactor.before_call(&prompt, &mut history).await {
@@ -349,37 +225,24 @@ struct RunSetup {
 }
 
 impl RunSetup {
-    async fn read(
-        services: &Arc<Services>,
-        s: &Session,
-        start: &RunStart,
-        first: &Inbound,
-        run: &RunModel,
-        out: &Emitter,
-        deadline: Instant,
-    ) -> Result<Self, RuntimeError> {
+    async fn read(rc: &RunContext) -> Result<Self, RuntimeError> {
+        let (services, s, start) = (&rc.services, &rc.session, &rc.start);
         let history = s.live.messages().await?;
         let continuation = history
             .iter()
             .rev()
             .skip(start.messages.len())
             .any(|m| matches!(m, Message::Assistant(_)));
-        let settings = services
-            .loaded_config()
-            .map(|l| blocks::settings_for(&l.config, &first.channel.channel))?;
+        let settings = blocks::settings_for(&rc.loaded.config, &rc.first.channel.channel);
         let check = DirectiveCheck::new(&s.cwd);
         Ok(Self {
             history,
             continuation,
             skills: services.list_skills(&s.agent.id).await.ok(),
-            tools: prepare::descriptors(&run.tools),
-            contribution: services.contribution(&run.model, deadline).await,
-            ctx: {
-                let mut ctx = services.tool_context(s, run, start.cancel.clone())?;
-                ctx.approver = services.approver(s, out);
-                ctx
-            },
-            sink: BlockSink::new(settings, check.clone(), out.clone()),
+            tools: descriptors(&rc.model.tools),
+            contribution: contribution(services, &rc.model.model, rc.deadline).await,
+            ctx: rc.tools.clone(),
+            sink: BlockSink::new(settings, check.clone(), rc.out.clone()),
             check,
         })
     }
@@ -491,24 +354,4 @@ async fn finish_failed(
 ) -> Result<Finished, RuntimeError> {
     finish(services, s, usage).await?;
     Err(error)
-}
-
-fn add_usage(total: &mut Usage, usage: &Usage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total_tokens += usage.total_tokens;
-}
-
-pub(super) fn assistant_text(reply: &AssistantMessage) -> String {
-    reply
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
 }

@@ -174,21 +174,6 @@ pub(super) fn tokens_of(reply: &AssistantMessage) -> Tokens {
         })
 }
 
-pub(in crate::run) fn provider_error(error: ProviderError) -> RuntimeError {
-    let message = format!("model provider: {error}");
-    match error {
-        ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
-        ProviderError::ContextOverflow { .. } => RuntimeError::ContextOverflow(message),
-        ProviderError::Config { .. } | ProviderError::Client { .. } => {
-            RuntimeError::FailedPrecondition(message)
-        }
-        ProviderError::Cancelled => RuntimeError::Aborted(message),
-        ProviderError::Server { .. }
-        | ProviderError::Malformed { .. }
-        | ProviderError::Connection { .. } => RuntimeError::Unavailable(message),
-    }
-}
-
 impl RunParts<'_> {
     /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
     /// as too long gets one retry after compaction (`overflow_retried` remembers it for the

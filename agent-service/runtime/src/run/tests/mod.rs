@@ -9,6 +9,7 @@ use openclaw_transcript::{Message, SystemClock};
 use serde_json::json;
 
 use super::{CompactionPhase, CompactionTrigger, RunEvent, RunSpec, submit};
+
 use crate::{
     MapEnv, RuntimeOptions, Settings,
     error::{ErrorCode, RuntimeError},
@@ -18,6 +19,8 @@ use crate::{
         queue::{Disposition, QueueMode},
     },
 };
+
+mod wire;
 
 /// How long a test waits for a run to end.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
@@ -32,7 +35,11 @@ struct Loop {
 impl Loop {
     /// `defaults_extra` goes into `agents.defaults` (after a comma).
     async fn start(defaults_extra: &str) -> Self {
-        let format = WireFormat::ChatCompletions;
+        Self::start_on(WireFormat::ChatCompletions, defaults_extra).await
+    }
+
+    /// [`Loop::start`] with a model server speaking `format`.
+    async fn start_on(format: WireFormat, defaults_extra: &str) -> Self {
         let (base_url, model) = FakeServer::start(format).await.expect("model server");
         let dir = tempfile::tempdir().expect("temp dir");
         let settings = Settings {
@@ -78,6 +85,18 @@ impl Loop {
             .await
             .expect("accepted");
         collect(submitted.follow()).await
+    }
+
+    /// One turn with a tool call: the user asks what notes.txt says, the model reads it
+    /// (call `c1`), then answers. Returns the run's events.
+    async fn run_reading_notes(&self) -> Vec<RunEvent> {
+        let workspace = self.dir.path().join("state/workspace");
+        std::fs::write(workspace.join("notes.txt"), "NOTE-MARK-7731\n").expect("notes");
+        self.model.push_all([
+            FakeReply::tool_call("c1", "read", json!({ "path": "notes.txt" })),
+            FakeReply::text("The note says 7731."),
+        ]);
+        self.run("What does notes.txt say?").await
     }
 
     /// The main session's transcript messages.
@@ -130,7 +149,7 @@ fn assistant_texts(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
         .filter_map(|m| match m {
-            Message::Assistant(a) => Some(super::turns::assistant_text(a)),
+            Message::Assistant(a) => Some(super::reply::assistant_text(a)),
             _ => None,
         })
         .collect()
@@ -174,13 +193,7 @@ async fn a_plain_turn_streams_the_reply_and_writes_it() {
 #[tokio::test]
 async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() {
     let l = Loop::start("").await;
-    let workspace = l.dir.path().join("state/workspace");
-    std::fs::write(workspace.join("notes.txt"), "NOTE-MARK-7731\n").expect("notes");
-    l.model.push_all([
-        FakeReply::tool_call("c1", "read", json!({ "path": "notes.txt" })),
-        FakeReply::text("The note says 7731."),
-    ]);
-    let events = l.run("What does notes.txt say?").await;
+    let events = l.run_reading_notes().await;
 
     let started: Vec<_> = events
         .iter()
