@@ -987,3 +987,72 @@ async fn run_and_message_numbers_go_on_across_restarts() {
         "({seq4}, {run4}) after ({seq3}, {run3})"
     );
 }
+
+/// Tool-call arguments that are not a JSON object never reach the tool: the call gets an
+/// error result saying so, the model sends it again and the run goes on; three replies in a
+/// row with nothing but such calls end the run with UNAVAILABLE saying why.
+#[tokio::test]
+async fn tool_arguments_that_are_not_json_go_back_to_the_model() {
+    let h = harness(WireFormat::ChatCompletions, "").await;
+    std::fs::write(h.service.path("state/workspace/notes.txt"), "forty-two").expect("note");
+    h.fake.push_all([
+        FakeReply::tool_call("c1", "read", json!("{\"path\": \"notes.t")),
+        FakeReply::tool_call("c2", "read", json!({ "path": "notes.txt" })),
+        FakeReply::text("It says forty-two."),
+    ]);
+    let events = run(&h.service, run_request("What is in notes.txt?")).await;
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("It says forty-two."),
+        "{events:?}"
+    );
+    let requests = h.fake.requests();
+    let second = requests[requests.len() - 2].body["messages"].to_string();
+    assert!(
+        second.contains("Not run: the arguments of this call are not a JSON object"),
+        "{second}"
+    );
+    let third = requests[requests.len() - 1].body["messages"].to_string();
+    assert!(
+        third.contains("forty-two"),
+        "the corrected call ran: {third}"
+    );
+
+    for n in 0..3 {
+        h.fake.push(FakeReply::tool_call(
+            format!("bad-{n}"),
+            "read",
+            json!("not json at all"),
+        ));
+    }
+    let events = run(&h.service, run_request("Again?")).await;
+    let error = error_of(&events).expect("the run fails");
+    assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+    assert!(
+        error.message.contains("not JSON 3 times in a row"),
+        "{error:?}"
+    );
+}
+
+/// Text the model streamed before its call failed reaches the transcript, marked as an
+/// incomplete assistant message with the reason, since the client has already seen it.
+#[tokio::test]
+async fn text_streamed_before_a_failure_is_kept_and_marked() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    h.fake.push(
+        FakeReply::text("The first half of an answer, then")
+            .deltas(4)
+            .malformed_after(2),
+    );
+    let events = run(&h.service, run_request("Tell me something.")).await;
+    assert!(error_of(&events).is_some(), "{events:?}");
+    let entries = h.service.transcript_entries().await;
+    let kept = entries
+        .iter()
+        .map(|e| e.json.as_str())
+        .find(|j| j.contains("\"role\":\"assistant\""))
+        .expect("an assistant entry");
+    assert!(kept.contains("The first half"), "{kept}");
+    assert!(kept.contains("\"stopReason\":\"error\""), "{kept}");
+    assert!(kept.contains("incomplete: the model call failed"), "{kept}");
+}

@@ -41,7 +41,7 @@ mod model;
 mod tools;
 
 use model::RunParts;
-use tools::{after_batch, run_tool_batch};
+use tools::{MAX_INVALID_BATCHES, after_batch, run_tool_batch};
 
 /// Runs an admitted run on the embedded runtime to its end. The caller publishes the terminal
 /// event.
@@ -114,6 +114,8 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         deadline,
     };
 
+    // Model replies in a row whose tool calls all had arguments that were not JSON.
+    let mut invalid_batches = 0u32;
     for step in 1..=max_steps {
         if start.cancel.is_cancelled() {
             return finish_failed(services, s, &total, interrupted()).await;
@@ -186,12 +188,21 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
             }
         }
 
-        let end_turn = run_tool_batch(&call, &reply, &mut history).await?;
+        let batch = run_tool_batch(&call, &reply, &mut history).await?;
         out.emit(turn_end);
+        invalid_batches = if batch.all_invalid {
+            invalid_batches + 1
+        } else {
+            0
+        };
         let stop = if start.cancel.is_cancelled() {
             Some(interrupted())
+        } else if invalid_batches >= MAX_INVALID_BATCHES {
+            Some(RuntimeError::Unavailable(format!(
+                "the model sent tool calls whose arguments were not JSON {MAX_INVALID_BATCHES} times in a row; the run stops here (each was answered with what was wrong and nothing ran)"
+            )))
         } else {
-            after_batch(services, end_turn, deadline)
+            after_batch(services, batch.end_turn, deadline)
         };
         if let Some(error) = stop {
             return finish_failed(services, s, &total, error).await;

@@ -55,7 +55,7 @@ pub(super) async fn call_model(
     cancel: &CancellationToken,
     deadline: Instant,
     redactor: &openclaw_secrets::Redactor,
-) -> Result<AssistantMessage, RuntimeError> {
+) -> Result<AssistantMessage, (RuntimeError, String)> {
     let began = Instant::now();
     let (ptx, mut prx) = mpsc::channel::<StreamEvent>(STREAM_BUFFER);
     let policy = RetryPolicy {
@@ -156,10 +156,17 @@ pub(super) async fn call_model(
         began.elapsed(),
         tokens,
     );
-    result.map_err(provider_error).map(|mut reply| {
-        crate::redaction::redact_reply(redactor, &mut reply);
-        reply
-    })
+    result
+        .map_err(|error| {
+            // What the model had streamed before the failure (the client saw it), redacted
+            // like everything else it says.
+            let partial = redactor.redact(error.partial_text()).into_owned();
+            (provider_error(error), partial)
+        })
+        .map(|mut reply| {
+            crate::redaction::redact_reply(redactor, &mut reply);
+            reply
+        })
 }
 
 pub(super) fn tokens_of(reply: &AssistantMessage) -> Tokens {
@@ -175,6 +182,53 @@ pub(super) fn tokens_of(reply: &AssistantMessage) -> Tokens {
 }
 
 impl RunParts<'_> {
+    /// Keeps what the model streamed before its call failed: the client has seen that text,
+    /// so the transcript holds it too, as an assistant message marked as failed (`error`, or
+    /// `aborted` when the run was interrupted) with the reason. Nothing is kept when nothing
+    /// was streamed.
+    async fn keep_partial(
+        &self,
+        partial: &str,
+        error: &RuntimeError,
+        history: &mut Vec<Message>,
+    ) -> Result<(), RuntimeError> {
+        if partial.trim().is_empty() {
+            return Ok(());
+        }
+        let (stop_reason, why) = if self.cancel.is_cancelled() {
+            (
+                StopReason::Aborted,
+                "interrupted before the reply was complete".to_owned(),
+            )
+        } else {
+            (
+                StopReason::Error,
+                format!("incomplete: the model call failed after this text ({error})"),
+            )
+        };
+        let message = Message::Assistant(AssistantMessage {
+            content: vec![ContentBlock::text(partial.to_owned())],
+            provider: self.run.model.reference.provider.clone(),
+            model: self.run.model.reference.model.clone(),
+            api: None,
+            usage: None,
+            stop_reason,
+            error_message: Some(self.services.redactor().redact(&why).into_owned()),
+            timestamp: self.services.now_ms(),
+        });
+        self.s
+            .live
+            .append(
+                vec![EntryBody::Message {
+                    message: message.clone(),
+                }],
+                false,
+            )
+            .await?;
+        history.push(message);
+        Ok(())
+    }
+
     /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
     /// as too long gets one retry after compaction (`overflow_retried` remembers it for the
     /// run). The outer error ends the run as it is; the inner one after a turn boundary.
@@ -224,7 +278,10 @@ impl RunParts<'_> {
             .await
             {
                 Ok(reply) => return Ok(Ok(reply)),
-                Err(error) => error,
+                Err((error, partial)) => {
+                    self.keep_partial(&partial, &error, history).await?;
+                    error
+                }
             };
             if let Some(sink) = sink.as_mut() {
                 sink.message_failed();

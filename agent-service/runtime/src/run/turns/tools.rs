@@ -6,13 +6,29 @@ use super::*;
 /// How long a tool may take to wind down by itself after an interrupt.
 pub(super) const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Runs every tool call of `reply`, writing each result as it comes; no call is skipped.
-/// Returns the reason when a tool ended the turn.
+/// Model replies in a row whose every tool call had arguments that were not JSON, after which
+/// the run stops instead of asking again.
+pub(super) const MAX_INVALID_BATCHES: u32 = 3;
+
+/// How a tool batch ended.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    /// The reason, when a tool ended the turn.
+    pub(super) end_turn: Option<String>,
+    /// Every call of the batch had arguments the tool never saw (not JSON, or cut by the
+    /// output limit).
+    pub(super) all_invalid: bool,
+}
+
+/// Runs every tool call of `reply`, writing each result as it comes; no call is skipped. A
+/// call whose arguments are not JSON (the model wrote something else, or its output limit cut
+/// the call off) is not run: its result tells the model what went wrong, so it can send the
+/// call again.
 pub(super) async fn run_tool_batch(
     parts: &RunParts<'_>,
     reply: &AssistantMessage,
     history: &mut Vec<Message>,
-) -> Result<Option<String>, RuntimeError> {
+) -> Result<Batch, RuntimeError> {
     let RunParts {
         services,
         s,
@@ -26,6 +42,8 @@ pub(super) async fn run_tool_batch(
     // turn still lets the others finish, so every call gets a result. An
     // interrupt gives each call still to run an "interrupted" result.
     let mut end_turn: Option<String> = None;
+    let (mut calls, mut invalid) = (0usize, 0usize);
+    let cut_by_limit = reply.stop_reason == StopReason::Length;
     for block in &reply.content {
         let ContentBlock::ToolCall(call) = block else {
             continue;
@@ -36,12 +54,16 @@ pub(super) async fn run_tool_batch(
             summary: summarize_call(&call.name, &call.arguments),
         });
         let began = Instant::now();
+        calls += 1;
         let (text, is_error, details) = if cancel.is_cancelled() {
             (
                 "interrupted: a newer message aborted the run before this call ran".to_owned(),
                 true,
                 None,
             )
+        } else if let Err(bad) = openclaw_providers::tool_arguments(call) {
+            invalid += 1;
+            (not_run(&bad, cut_by_limit), true, None)
         } else {
             match call_tool(run, ctx, call, cancel).await {
                 ToolOutcome::Ok { text, details } => (text, false, details),
@@ -77,7 +99,28 @@ pub(super) async fn run_tool_batch(
             duration_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
     }
-    Ok(end_turn)
+    Ok(Batch {
+        end_turn,
+        all_invalid: calls > 0 && invalid == calls,
+    })
+}
+
+/// The result of a call whose arguments never reached its tool.
+fn not_run(bad: &openclaw_providers::InvalidArguments, cut_by_limit: bool) -> String {
+    if cut_by_limit {
+        return format!(
+            "Not run: your reply reached its output limit while writing this call, so its \
+             arguments are incomplete ({}). Send it again in smaller pieces, for example \
+             several shorter writes or edits.",
+            bad.error
+        );
+    }
+    format!(
+        "Not run: the arguments of this call are not a JSON object ({}); they began: {}. \
+         Send the call again with its arguments as one valid JSON object.",
+        bad.error,
+        shorten(&bad.raw, 200)
+    )
 }
 
 /// Runs one tool call. On an interrupt the tool gets a short grace to stop
