@@ -24,7 +24,12 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         .map(Into::into)
         .collect();
     let private = PrivateFiles::scan(ws, &files);
-    let tools: Vec<_> = memory_tools(kind)
+    let index = openclaw_memory::AgentMemory::new(
+        openclaw_memory::MemorySettings::default(),
+        agent.agent_dir.join("memory.sqlite"),
+    )
+    .unwrap();
+    let tools: Vec<_> = memory_tools(kind, Some(std::sync::Arc::new(index)))
         .iter()
         .map(|t| super::ToolDescriptor {
             name: t.name().to_owned(),
