@@ -4,7 +4,7 @@
 //! embeddings (hybrid; vectors of 256 dimensions from a scripted server on a local socket).
 //! Not a criterion bench: it prints medians of repeated runs
 //! (`cargo bench -p openclaw-memory --bench index_10k`).
-#![expect(clippy::expect_used, clippy::unwrap_used, reason = "benchmark setup fails loudly")]
+#![expect(clippy::unwrap_used, reason = "benchmark setup fails loudly")]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,12 +36,14 @@ const CJK: &[&str] = &[
 fn line(f: usize, n: usize) -> String {
     let mut x = (f * 7_919 + n * 104_729) as u64;
     let mut out = String::new();
-    if n % 23 == 0 {
+    if n.is_multiple_of(23) {
         out.push_str(CJK[(f + n) % CJK.len()]);
         out.push(' ');
     }
     while out.chars().count() < 72 {
-        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         out.push_str(WORDS[(x >> 33) as usize % WORDS.len()]);
         out.push(' ');
     }
@@ -52,7 +54,9 @@ fn line(f: usize, n: usize) -> String {
 fn vector(text: &str) -> Vec<f32> {
     let mut v = vec![0.0_f32; DIMS];
     for word in text.split_whitespace() {
-        let h = word.bytes().fold(0_usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+        let h = word
+            .bytes()
+            .fold(0_usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
         v[h % DIMS] += 1.0;
     }
     v
@@ -105,13 +109,18 @@ async fn main() {
         builds.push(start.elapsed());
         chunks = out.matched.max(chunks);
     }
-    let memory = AgentMemory::new(MemorySettings::default(), dir.path().join("state/k.sqlite"))
-        .unwrap();
+    let memory =
+        AgentMemory::new(MemorySettings::default(), dir.path().join("state/k.sqlite")).unwrap();
     memory.search(Arc::clone(&ws), "x", 6).await.unwrap();
     let conn = rusqlite::Connection::open(dir.path().join("state/k.sqlite")).unwrap();
-    let total: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0)).unwrap();
+    let total: i64 = conn
+        .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+        .unwrap();
     println!("index: {FILES} files, {total} chunks ({chunks} match \"deadline\")");
-    println!("build from nothing (first search): median {}", ms(median(builds)));
+    println!(
+        "build from nothing (first search): median {}",
+        ms(median(builds))
+    );
 
     let mut catch_up = Vec::new();
     for run in 0..runs {
@@ -121,7 +130,10 @@ async fn main() {
         memory.search(Arc::clone(&ws), "garden", 6).await.unwrap();
         catch_up.push(start.elapsed());
     }
-    println!("one file of {LINES} lines changed (next search): median {}", ms(median(catch_up)));
+    println!(
+        "one file of {LINES} lines changed (next search): median {}",
+        ms(median(catch_up))
+    );
 
     for query in ["running deadline", "締め切り", "猫", "volcano"] {
         let samples: Vec<Duration> = {

@@ -74,8 +74,11 @@ struct State {
     identity: String,
     /// Bumped whenever the store is replaced, so cached vectors are never reused across files.
     epoch: u64,
-    vectors: Option<((u64, u64), Arc<Vec<(i64, Vec<f32>)>>)>,
+    vectors: Option<CachedVectors>,
 }
+
+/// Normalised chunk vectors, keyed by (store epoch, store generation).
+type CachedVectors = ((u64, u64), Arc<Vec<(i64, Vec<f32>)>>);
 
 struct Prepared {
     report: SyncReport,
@@ -192,7 +195,7 @@ impl AgentMemory {
         let chunking = self.settings.chunking;
         let hybrid = self.settings.hybrid;
         let rank_model = model;
-        let (hits, matched, files_searched, notes) = blocking(move || {
+        let (hits, matched, notes) = blocking(move || {
             let mut st = state.lock().unwrap_or_else(PoisonError::into_inner);
             let mut notes = Vec::new();
             let epoch = st.epoch;
@@ -204,13 +207,11 @@ impl AgentMemory {
                     // The index was rebuilt under this step: fill it from the files again.
                     store.sync(files::discover(&ws), chunking)?;
                 }
-                if let Some(model) = &rank_model {
-                    if !fresh.is_empty() {
-                        store.store_embeddings(model, &fresh)?;
-                    }
+                if let Some(model) = rank_model.as_deref().filter(|_| !fresh.is_empty()) {
+                    store.store_embeddings(model, &fresh)?;
                 }
                 let keyword = search::keyword(store.conn(), &terms)?;
-                let ranked: Vec<(i64, f64)> = match &query_vector {
+                let (mut ranked, kept) = match &query_vector {
                     Some(q) => {
                         let key = (epoch, store.generation());
                         let vectors = match &cached {
@@ -221,12 +222,15 @@ impl AgentMemory {
                         let cosine = search::cosine(&q, &vectors);
                         let pool = limit.saturating_mul(hybrid.candidate_multiplier).max(limit);
                         let ranked = search::hybrid(&keyword, &cosine, &hybrid, pool);
-                        Ok::<_, rusqlite::Error>((ranked, Some((key, vectors))))
+                        (ranked, Some((key, vectors)))
                     }
-                    None => Ok((keyword.into_iter().collect(), None)),
-                }?
-                .0;
+                    None => (keyword.into_iter().collect::<Vec<_>>(), None),
+                };
                 let matched = ranked.len();
+                // Only the best `limit` (and whatever ties the last of them) are read back.
+                ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let cutoff = ranked.get(limit.saturating_sub(1)).map(|(_, s)| *s);
+                ranked.retain(|(_, s)| cutoff.is_none_or(|c| *s >= c));
                 let rows = store.chunks(&ranked.iter().map(|(id, _)| *id).collect::<Vec<_>>())?;
                 let mut hits: Vec<Hit> = ranked
                     .iter()
@@ -247,41 +251,20 @@ impl AgentMemory {
                         .then(a.start.cmp(&b.start))
                 });
                 hits.truncate(limit);
-                Ok((hits, matched))
+                Ok((hits, matched, kept))
             });
+            let (hits, matched, kept) = outcome?;
             // Keep the normalised vectors for the next search of the same index state.
-            if query_vector.is_some() {
-                if let Some(store) = &st.store {
-                    let key = (st.epoch, store.generation());
-                    if st.vectors.as_ref().is_none_or(|(k, _)| *k != key) {
-                        if let Ok(v) = store.vectors() {
-                            st.vectors = Some((key, Arc::new(search::normalised(v))));
-                        }
-                    }
-                }
+            if kept.is_some() {
+                st.vectors = kept;
             }
-            let (hits, matched) = match outcome {
-                Ok(found) => found,
-                Err(error) => return Err(error),
-            };
-            let files = st
-                .store
-                .as_ref()
-                .and_then(|s| {
-                    s.conn()
-                        .query_row("SELECT count(*) FROM files WHERE searchable", [], |r| {
-                            r.get::<_, i64>(0)
-                        })
-                        .ok()
-                })
-                .map_or(0, |n| usize::try_from(n).unwrap_or(0));
-            Ok((hits, matched, files, notes))
+            Ok((hits, matched, notes))
         })
         .await?;
         report.notes.extend(notes);
         Ok(SearchOutcome {
             mode,
-            files_searched,
+            files_searched: report.files,
             matched,
             hits,
             notes: report.notes,
