@@ -216,7 +216,7 @@ async fn memory_search_and_get_answer_from_the_workspace() {
     assert!(
         requests[1].body["messages"]
             .to_string()
-            .contains("MEMORY.md#L1-L2")
+            .contains("MEMORY.md#L1-L5")
     );
 }
 
