@@ -175,9 +175,14 @@ fn substring(
     add: &mut impl FnMut(i64, f64),
 ) -> Result<(), rusqlite::Error> {
     let total: f64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, f64>(0))?;
-    let mut stmt =
-        conn.prepare_cached("SELECT id, lower(text) FROM chunks WHERE instr(lower(text), ?1) > 0")?;
     for term in terms {
+        // Scripts without case (Han, kana, Hangul) skip lowercasing every chunk.
+        let caseless = term.chars().all(|c| !c.is_lowercase() && !c.is_uppercase());
+        let mut stmt = conn.prepare_cached(if caseless {
+            "SELECT id, text FROM chunks WHERE instr(text, ?1) > 0"
+        } else {
+            "SELECT id, lower(text) FROM chunks WHERE instr(lower(text), ?1) > 0"
+        })?;
         let hits: Vec<(i64, String)> = stmt
             .query_map([term], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;

@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     embedding BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_by_hash ON chunks(hash);
+CREATE INDEX IF NOT EXISTS chunks_without_embedding ON chunks(hash) WHERE embedding IS NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_words USING fts5(
     text, tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -367,6 +369,7 @@ impl Store {
         vectors: &[(String, Vec<f32>)],
     ) -> Result<(), rusqlite::Error> {
         let tx = self.conn.transaction()?;
+        let mut updated = 0;
         {
             let mut cache = tx.prepare_cached(
                 "INSERT OR REPLACE INTO embedding_cache (model, hash, vector) VALUES (?1, ?2, ?3)",
@@ -376,11 +379,14 @@ impl Store {
             for (hash, vector) in vectors {
                 let blob = to_blob(vector);
                 cache.execute(params![model, hash, blob])?;
-                chunk.execute(params![hash, blob])?;
+                updated += chunk.execute(params![hash, blob])?;
             }
         }
         tx.commit()?;
-        self.generation += 1;
+        // A query's embedding is cached without touching any chunk: the vectors stay valid.
+        if updated > 0 {
+            self.generation += 1;
+        }
         Ok(())
     }
 

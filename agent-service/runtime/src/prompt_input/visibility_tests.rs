@@ -154,3 +154,34 @@ fn private_paths_by_name() {
         assert!(!is_private_path(public), "{public}");
     }
 }
+
+#[test]
+fn memory_search_off_leaves_memory_get_in_the_main_session_only() {
+    let ws = workspace();
+    let config = openclaw_config::load(
+        r#"{ agents: { defaults: { memorySearch: { enabled: false } } } }"#,
+        &NoEnv,
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let settings = openclaw_memory::MemorySettings::resolve(
+        &config,
+        "main",
+        &std::collections::HashMap::<String, String>::new(),
+    )
+    .unwrap();
+    assert!(!settings.enabled);
+    let index = std::sync::Arc::new(
+        openclaw_memory::AgentMemory::new(settings, ws.path().join("state/memory.sqlite")).unwrap(),
+    );
+    // What `Loaded::memory` hands over when memorySearch.enabled is false.
+    let offered = |kind, index| -> Vec<&'static str> {
+        memory_tools(kind, index).iter().map(|t| t.name()).collect()
+    };
+    assert_eq!(offered(SessionKind::Main, None), ["memory_get"]);
+    assert_eq!(
+        offered(SessionKind::Main, Some(std::sync::Arc::clone(&index))),
+        ["memory_search", "memory_get"]
+    );
+    assert!(offered(SessionKind::Group, Some(index)).is_empty());
+}
