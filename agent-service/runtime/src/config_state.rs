@@ -5,6 +5,7 @@
 //! answers every agent call with FAILED_PRECONDITION listing every problem
 //! with its path, line and column, until the file is fixed.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use openclaw_config::{
@@ -29,9 +30,20 @@ pub struct Loaded {
     pub default_agent: String,
     /// False when no file existed and defaults are in use.
     pub from_file: bool,
+    /// Each agent's memory index and settings (`memorySearch`), by agent id: one per agent,
+    /// shared by its sessions, so every search of an agent goes through one connection.
+    pub memory: BTreeMap<String, Arc<openclaw_memory::AgentMemory>>,
 }
 
 impl Loaded {
+    /// The memory index of agent `id` when its `memorySearch` is enabled.
+    pub fn memory(&self, id: &str) -> Option<Arc<openclaw_memory::AgentMemory>> {
+        self.memory
+            .get(id)
+            .filter(|m| m.settings().enabled)
+            .map(Arc::clone)
+    }
+
     /// The agent with this id (case-insensitive), or the default for "".
     pub fn agent(&self, id: &str) -> Result<&AgentView, RuntimeError> {
         let wanted = id.trim();
@@ -94,9 +106,18 @@ pub fn load(
     };
     let mut agents = Vec::new();
     let mut problems = Vec::new();
+    let mut memory = BTreeMap::new();
     for id in config.agent_ids() {
         match config.agent(id, &dirs) {
-            Ok(view) => agents.push(view),
+            Ok(view) => {
+                match memory_of(&config, &view, env) {
+                    Ok(m) => {
+                        memory.insert(view.id.clone(), Arc::new(m));
+                    }
+                    Err(error) => problems.push(format!("agent {id:?}: {error}")),
+                }
+                agents.push(view);
+            }
             Err(error) => problems.push(format!("agent {id:?}: {error}")),
         }
     }
@@ -115,8 +136,22 @@ pub fn load(
         agents,
         default_agent,
         from_file,
+        memory,
     }))
 }
+
+/// The agent's memory index: `memorySearch` resolved, the index file in its agent dir.
+fn memory_of(
+    config: &Config,
+    agent: &AgentView,
+    env: &dyn Env,
+) -> Result<openclaw_memory::AgentMemory, openclaw_memory::MemoryError> {
+    let settings = openclaw_memory::MemorySettings::resolve(config, &agent.id, &ConfigEnv(env))?;
+    openclaw_memory::AgentMemory::new(settings, agent.agent_dir.join(MEMORY_INDEX_FILE))
+}
+
+/// The memory index's file name in an agent's dir (`<stateDir>/agents/<id>/agent/`).
+pub const MEMORY_INDEX_FILE: &str = "memory.sqlite";
 
 /// Every hook command that names a program (or a file) a session or another user can write,
 /// by config key (`hooks.bootstrap[0].command`). Shared hooks are judged once per agent (each

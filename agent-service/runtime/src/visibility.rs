@@ -122,12 +122,20 @@ pub fn visible_files(
 
 /// The memory tools a run in a session of `kind` is offered (before tool policy): both in the
 /// private main session, none elsewhere, since they read the same private files.
-pub fn memory_tools(kind: SessionKind) -> Vec<Arc<dyn Tool>> {
-    if kind.is_private() {
-        vec![Arc::new(MemorySearchTool), Arc::new(MemoryGetTool)]
-    } else {
-        Vec::new()
+/// `memory_search` needs the agent's index (`None` when `memorySearch.enabled` is false).
+pub fn memory_tools(
+    kind: SessionKind,
+    index: Option<Arc<openclaw_memory::AgentMemory>>,
+) -> Vec<Arc<dyn Tool>> {
+    if !kind.is_private() {
+        return Vec::new();
     }
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    if let Some(index) = index {
+        tools.push(Arc::new(MemorySearchTool::new(index)));
+    }
+    tools.push(Arc::new(MemoryGetTool));
+    tools
 }
 
 /// Loads the bootstrap files of `cwd`, off the async workers.

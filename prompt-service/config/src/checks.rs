@@ -39,6 +39,7 @@ pub(crate) fn check(document: &Value) -> Vec<Finding> {
     );
     out.min_max(&defaults.at(&["humanDelay"]), "minMs", "maxMs");
     out.model_entries(&defaults.at(&["models"]));
+    out.memory_search(&defaults.at(&["memorySearch"]), None);
     out.absolute_folder(&defaults.at(&["docsPath"]));
     for (_, entry) in Node::root(document).at(&["plugins", "entries"]).entries() {
         out.absolute_folder(&entry.at(&["skills"]));
@@ -50,6 +51,10 @@ pub(crate) fn check(document: &Value) -> Vec<Finding> {
         out.duration(&agent.at(&["heartbeat", "every"]));
         out.model_selection(&agent.at(&["model"]));
         out.model_selection(&agent.at(&["subagents", "model"]));
+        out.memory_search(
+            &agent.at(&["memorySearch"]),
+            Some(&defaults.at(&["memorySearch"])),
+        );
         let runtime = agent.at(&["runtime"]);
         let codex = runtime.at(&["codex"]);
         if codex.value.is_some()
@@ -485,6 +490,90 @@ impl Findings {
                 &timeout,
                 ErrorKind::InvalidValue,
                 format!("timeoutMs must be 1 to {MAX_HOOK_TIMEOUT_MS}; found {ms}"),
+            );
+        }
+    }
+
+    /// `memorySearch` (defaults, or an agent's over `defaults`): chunk overlap below the
+    /// chunk size, what each provider needs, and weights that rank something.
+    fn memory_search(&mut self, node: &Node<'_>, defaults: Option<&Node<'_>>) {
+        if node.value.is_none() {
+            return;
+        }
+        // A key this object leaves out comes from the defaults.
+        let effective = |keys: &[&str]| {
+            let own = node.at(keys);
+            match (own.value, defaults) {
+                (None, Some(d)) => d.at(keys),
+                _ => own,
+            }
+        };
+        let tokens = effective(&["chunking", "tokens"])
+            .value
+            .and_then(Value::as_u64);
+        let overlap = effective(&["chunking", "overlap"]);
+        if let Some(o) = overlap.value.and_then(Value::as_u64)
+            && o >= tokens.unwrap_or(400)
+        {
+            let message = format!(
+                "the overlap ({o}) must be less than chunking.tokens ({})",
+                tokens.unwrap_or(400)
+            );
+            self.push(
+                &node.at(&["chunking", "overlap"]),
+                ErrorKind::InvalidValue,
+                message,
+            );
+        }
+        let provider = effective(&["provider"]);
+        let base_url = effective(&["remote", "baseUrl"]);
+        match provider.str() {
+            Some("local") => self.push(
+                &provider,
+                ErrorKind::InvalidValue,
+                "\"local\" (an in-process GGUF model) is not available in this service; serve \
+                 the model with Ollama (\"ollama\") or any OpenAI-compatible server \
+                 (\"openai-compatible\" with remote.baseUrl)"
+                    .to_owned(),
+            ),
+            Some("openai-compatible") => {
+                if base_url.value.is_none() {
+                    self.push(
+                        &provider,
+                        ErrorKind::MissingKey,
+                        "\"openai-compatible\" needs remote.baseUrl".to_owned(),
+                    );
+                }
+                if effective(&["model"]).value.is_none() {
+                    self.push(
+                        &provider,
+                        ErrorKind::MissingKey,
+                        "\"openai-compatible\" needs a model".to_owned(),
+                    );
+                }
+            }
+            _ => {}
+        }
+        if let Some(url) = node.at(&["remote", "baseUrl"]).str() {
+            let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+            if !scheme_ok || url.contains(char::is_whitespace) {
+                self.push(
+                    &node.at(&["remote", "baseUrl"]),
+                    ErrorKind::InvalidValue,
+                    format!("\"{url}\" is not an http:// or https:// URL"),
+                );
+            }
+        }
+        let weight = |key: &str| {
+            effective(&["query", "hybrid", key])
+                .value
+                .and_then(Value::as_f64)
+        };
+        if weight("vectorWeight").unwrap_or(0.7) + weight("textWeight").unwrap_or(0.3) <= 0.0 {
+            self.push(
+                &node.at(&["query", "hybrid"]),
+                ErrorKind::InvalidValue,
+                "vectorWeight and textWeight are both 0: nothing would rank".to_owned(),
             );
         }
     }

@@ -24,7 +24,12 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         .map(Into::into)
         .collect();
     let private = PrivateFiles::scan(ws, &files);
-    let tools: Vec<_> = memory_tools(kind)
+    let index = openclaw_memory::AgentMemory::new(
+        openclaw_memory::MemorySettings::default(),
+        agent.agent_dir.join("memory.sqlite"),
+    )
+    .unwrap();
+    let tools: Vec<_> = memory_tools(kind, Some(std::sync::Arc::new(index)))
         .iter()
         .map(|t| super::ToolDescriptor {
             name: t.name().to_owned(),
@@ -148,4 +153,35 @@ fn private_paths_by_name() {
     for public in ["AGENTS.md", "memories.md", "notes/memory", "memory"] {
         assert!(!is_private_path(public), "{public}");
     }
+}
+
+#[test]
+fn memory_search_off_leaves_memory_get_in_the_main_session_only() {
+    let ws = workspace();
+    let config = openclaw_config::load(
+        r#"{ agents: { defaults: { memorySearch: { enabled: false } } } }"#,
+        &NoEnv,
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let settings = openclaw_memory::MemorySettings::resolve(
+        &config,
+        "main",
+        &std::collections::HashMap::<String, String>::new(),
+    )
+    .unwrap();
+    assert!(!settings.enabled);
+    let index = std::sync::Arc::new(
+        openclaw_memory::AgentMemory::new(settings, ws.path().join("state/memory.sqlite")).unwrap(),
+    );
+    // What `Loaded::memory` hands over when memorySearch.enabled is false.
+    let offered = |kind, index| -> Vec<&'static str> {
+        memory_tools(kind, index).iter().map(|t| t.name()).collect()
+    };
+    assert_eq!(offered(SessionKind::Main, None), ["memory_get"]);
+    assert_eq!(
+        offered(SessionKind::Main, Some(std::sync::Arc::clone(&index))),
+        ["memory_search", "memory_get"]
+    );
+    assert!(offered(SessionKind::Group, Some(index)).is_empty());
 }

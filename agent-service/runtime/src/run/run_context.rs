@@ -118,7 +118,7 @@ pub(crate) fn tools_for(
         &model.reference.model,
         settings.plan_tool,
         &loaded.config.apply_patch(),
-        crate::visibility::memory_tools(kind)
+        crate::visibility::memory_tools(kind, loaded.memory(&agent.id))
             .into_iter()
             .chain(crate::subagents::tools())
             .chain([Arc::new(openclaw_tools::CronTool) as Arc<dyn Tool>])

@@ -188,8 +188,14 @@ async fn memory_search_and_get_answer_from_the_workspace() {
         .collect();
     assert_eq!(results.len(), 2, "{events:?}");
     assert!(!results[0].is_error, "{:?}", results[0]);
+    // The whole short MEMORY.md is one chunk of the memory index.
     assert!(
-        results[0].output.contains("MEMORY.md#L1-L2"),
+        results[0].output.contains("MEMORY.md#L1-L5"),
+        "{}",
+        results[0].output
+    );
+    assert!(
+        results[0].output.contains("Ranked by keyword search"),
         "{}",
         results[0].output
     );
@@ -210,7 +216,7 @@ async fn memory_search_and_get_answer_from_the_workspace() {
     assert!(
         requests[1].body["messages"]
             .to_string()
-            .contains("MEMORY.md#L1-L2")
+            .contains("MEMORY.md#L1-L5")
     );
 }
 

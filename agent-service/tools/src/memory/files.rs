@@ -1,167 +1,13 @@
-//! Finding and reading the memory files, always through the workspace's confinement.
+//! `memory_get`: checked requests and bounded excerpts of one memory file, read through the
+//! workspace's confinement. Which files are memory is the memory crate's rule.
 
-use std::collections::BTreeSet;
-use std::io::Read;
-use std::path::PathBuf;
-
-use openclaw_workspace::{Confined, Error as WorkspaceError};
+use openclaw_memory::files::read_capped;
+use openclaw_memory::is_memory_path;
+use openclaw_workspace::Confined;
 use serde_json::json;
 
 use crate::error::ToolError;
 use crate::tool::ToolOutcome;
-
-/// Memory files searched at most (the rest are named in a note).
-const MAX_FILES: usize = 500;
-/// Directory levels below `memory/` that are searched.
-const MAX_DEPTH: usize = 8;
-/// Bytes of one memory file that are searched or excerpted.
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
-
-/// One memory file's text.
-pub(crate) struct MemoryText {
-    /// Path relative to the workspace root, `/`-separated.
-    pub path: String,
-    /// The text (invalid UTF-8 replaced).
-    pub text: String,
-}
-
-/// The memory files of a workspace, with notes about files that were left out.
-pub(crate) struct Found {
-    /// `MEMORY.md` first, then `memory/**.md` in path order.
-    pub files: Vec<MemoryText>,
-    /// Why some files were not searched, one sentence each.
-    pub notes: Vec<String>,
-}
-
-/// Whether `path` (relative, `/`-separated) names a memory file: `MEMORY.md` / `memory.md` in
-/// the root, or a `.md` file under `memory/`. Paths with `.`/`..` components never do.
-pub fn is_memory_path(path: &str) -> bool {
-    let path = path.strip_prefix("./").unwrap_or(path);
-    if path.starts_with('/') {
-        return false;
-    }
-    let parts: Vec<&str> = path.split('/').collect();
-    if parts
-        .iter()
-        .any(|p| p.is_empty() || *p == "." || *p == "..")
-    {
-        return false;
-    }
-    match parts.as_slice() {
-        [name] => name.eq_ignore_ascii_case("memory.md"),
-        ["memory", .., name] => has_md_extension(name),
-        _ => false,
-    }
-}
-
-fn has_md_extension(name: &str) -> bool {
-    name.len() > 3 && name.to_ascii_lowercase().ends_with(".md")
-}
-
-/// Finds and reads the memory files (blocking).
-pub(crate) fn discover(workspace: &Confined) -> Result<Found, ToolError> {
-    let mut candidates = Vec::new();
-    let mut notes = Vec::new();
-    for name in ["MEMORY.md", "memory.md"] {
-        candidates.push(name.to_owned());
-    }
-    match workspace.resolve_read("memory") {
-        Ok(real) if real.is_dir() => walk(&real, "memory", 0, &mut candidates, &mut notes),
-        Ok(_) | Err(WorkspaceError::NotFound { .. }) => {}
-        Err(error) => notes.push(format!("memory/ was not searched: {error}")),
-    }
-    if candidates.len() > MAX_FILES + 2 {
-        notes.push(format!(
-            "only the first {MAX_FILES} memory files were searched; {} more were left out",
-            candidates.len() - MAX_FILES - 2
-        ));
-        candidates.truncate(MAX_FILES + 2);
-    }
-    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut files = Vec::new();
-    for path in candidates {
-        match read_capped(workspace, &path) {
-            Ok((text, real, cut)) => {
-                // MEMORY.md and memory.md are one file on a case-insensitive filesystem.
-                if !seen.insert(real) {
-                    continue;
-                }
-                if text.contains('\0') {
-                    notes.push(format!(
-                        "{path} looks binary (it contains NUL bytes); skipped"
-                    ));
-                    continue;
-                }
-                if cut {
-                    notes.push(format!(
-                        "only the first {MAX_FILE_BYTES} bytes of {path} were searched"
-                    ));
-                }
-                files.push(MemoryText { path, text });
-            }
-            Err(WorkspaceError::NotFound { .. } | WorkspaceError::NotAFile { .. }) => {}
-            Err(error) => notes.push(format!("{path} was not searched: {error}")),
-        }
-    }
-    Ok(Found { files, notes })
-}
-
-/// Collects `*.md` below `dir` (whose workspace-relative path is `rel`) in name order.
-/// Symbolic links to directories are not followed (no loops); linked files are, through the
-/// confinement check when they are read.
-fn walk(
-    dir: &std::path::Path,
-    rel: &str,
-    depth: usize,
-    out: &mut Vec<String>,
-    notes: &mut Vec<String>,
-) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) => {
-            notes.push(format!("{rel}/ could not be listed: {error}"));
-            return;
-        }
-    };
-    let mut entries: Vec<(String, std::fs::FileType)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            Some((name, e.file_type().ok()?))
-        })
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, kind) in entries {
-        let path = format!("{rel}/{name}");
-        if kind.is_dir() {
-            if depth + 1 < MAX_DEPTH {
-                walk(&dir.join(&name), &path, depth + 1, out, notes);
-            }
-        } else if has_md_extension(&name) {
-            out.push(path);
-        }
-    }
-}
-
-/// At most [`MAX_FILE_BYTES`] of a workspace file: its text, real path, and whether it was cut.
-fn read_capped(
-    workspace: &Confined,
-    path: &str,
-) -> Result<(String, PathBuf, bool), WorkspaceError> {
-    let (file, real) = workspace.open_read(path)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| WorkspaceError::Io {
-            path: real.clone(),
-            source,
-        })?;
-    let cut = bytes.len() as u64 > MAX_FILE_BYTES;
-    if cut {
-        bytes.truncate(usize::try_from(MAX_FILE_BYTES).unwrap_or(usize::MAX));
-    }
-    Ok((String::from_utf8_lossy(&bytes).into_owned(), real, cut))
-}
 
 /// A checked `memory_get` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,31 +175,6 @@ pub(crate) fn excerpt(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn memory_paths() {
-        for ok in [
-            "MEMORY.md",
-            "memory.md",
-            "./MEMORY.md",
-            "memory/2026-03-03.md",
-            "memory/work/a.MD",
-        ] {
-            assert!(is_memory_path(ok), "{ok}");
-        }
-        for bad in [
-            "AGENTS.md",
-            "memory/../AGENTS.md",
-            "memory/notes.txt",
-            "/etc/MEMORY.md",
-            "sub/MEMORY.md",
-            "memory/.md",
-            "memory//a.md",
-            "",
-        ] {
-            assert!(!is_memory_path(bad), "{bad}");
-        }
-    }
 
     #[test]
     fn citation_suffixes_give_the_range() {

@@ -1,4 +1,4 @@
-//! The memory tools (P-32, P-40): `memory_search` ranks passages of the workspace's memory
+//! The memory tools (P-32, P-40): `memory_search` ranks chunks of the workspace's memory
 //! files with file and line references, and `memory_get` reads a bounded excerpt of one of
 //! them by line range.
 //!
@@ -7,14 +7,18 @@
 //! Both tools read only those files, only through the workspace's
 //! [`Confined`](openclaw_workspace::Confined) (a link that leads outside is refused), and
 //! return at most the runtime excerpt budget ([`crate::ToolLimits::excerpt_chars`]) of text.
+//! `memory_search` answers from the agent's index ([`openclaw_memory::AgentMemory`]): full-text
+//! search in every script, and embeddings when a provider is configured; the result says which.
 //!
 //! Which sessions get these tools is the runtime's decision: memory is private, so it offers
 //! them only where MEMORY.md itself may be shown (lesson L5).
 
 mod files;
-mod rank;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use openclaw_memory::{AgentMemory, Hit, Mode, SearchOutcome};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -23,18 +27,26 @@ use crate::context::ToolContext;
 use crate::error::{ToolError, blocking};
 use crate::tool::{Tool, ToolOutcome};
 
-pub use files::is_memory_path;
+pub use openclaw_memory::is_memory_path;
 
-/// Results `memory_search` shows unless asked for another number.
-const DEFAULT_RESULTS: usize = 6;
 /// The most results one search may ask for.
 const MAX_RESULTS: usize = 20;
 /// Characters of one passage line shown in search results.
 const SNIPPET_LINE_CHARS: usize = 240;
 
-/// `memory_search`: ranked passages of the memory files, each cited as `path#Lstart-Lend`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MemorySearchTool;
+/// `memory_search`: ranked chunks of the memory files, each cited as `path#Lstart-Lend`,
+/// from the agent's memory index.
+#[derive(Debug, Clone)]
+pub struct MemorySearchTool {
+    memory: Arc<AgentMemory>,
+}
+
+impl MemorySearchTool {
+    /// The tool over the agent's memory index.
+    pub fn new(memory: Arc<AgentMemory>) -> Self {
+        Self { memory }
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -52,8 +64,8 @@ impl Tool for MemorySearchTool {
 
     fn description(&self) -> String {
         "Search long-term memory (MEMORY.md and memory/*.md in the workspace) for passages \
-         matching a query. Results are ranked best first; each is cited as path#Lstart-Lend \
-         with the passage's lines. Read more around a result with memory_get."
+         matching a query, in any language. Results are ranked best first; each is cited as \
+         path#Lstart-Lend with the passage's lines. Read more around a result with memory_get."
             .to_owned()
     }
 
@@ -73,7 +85,7 @@ impl Tool for MemorySearchTool {
         let run = async {
             let args: SearchArgs = parse(self.name(), arguments)?;
             non_empty(self.name(), "query", &args.query)?;
-            if rank::terms(&args.query).is_empty() {
+            if openclaw_memory::search::terms(&args.query).is_empty() {
                 return Err(ToolError::InvalidArguments {
                     tool: "memory_search",
                     detail: "query: has no words to search for".to_owned(),
@@ -87,41 +99,62 @@ impl Tool for MemorySearchTool {
                     });
                 }
                 Some(n) => n.min(MAX_RESULTS),
-                None => DEFAULT_RESULTS,
+                None => self.memory.settings().default_results,
             };
-            let workspace = ctx.workspace.clone();
-            let budget = ctx.limits.excerpt_chars;
-            blocking(move || search(&workspace, &args.query, wanted, budget)).await
+            let workspace = Arc::clone(&ctx.workspace);
+            let any = blocking(move || Ok(has_memory_files(&workspace))).await?;
+            if !any {
+                return Ok(ToolOutcome::ok_with(
+                    "No memory files yet: MEMORY.md and memory/*.md do not exist in the workspace.",
+                    json!({ "query": args.query, "files_searched": 0, "matches": [] }),
+                ));
+            }
+            let outcome = self
+                .memory
+                .search(Arc::clone(&ctx.workspace), &args.query, wanted)
+                .await
+                .map_err(|e| ToolError::Failed(format!("memory search failed: {e}")))?;
+            Ok(render(
+                &args.query,
+                wanted,
+                ctx.limits.excerpt_chars,
+                &outcome,
+            ))
         };
         run.await.into()
     }
 }
 
-fn search(
-    workspace: &openclaw_workspace::Confined,
-    query: &str,
-    wanted: usize,
-    budget: usize,
-) -> Result<ToolOutcome, ToolError> {
-    let found = files::discover(workspace)?;
-    if found.files.is_empty() {
-        return Ok(ToolOutcome::ok_with(
-            "No memory files yet: MEMORY.md and memory/*.md do not exist in the workspace.",
-            json!({ "query": query, "files_searched": 0, "matches": [] }),
-        ));
+/// Whether the workspace has any memory file at all (a cheap check before the index opens).
+fn has_memory_files(workspace: &openclaw_workspace::Confined) -> bool {
+    let found = openclaw_memory::files::discover(workspace);
+    !found.files.is_empty() || !found.notes.is_empty()
+}
+
+/// The mode as the result names it: (details value, sentence).
+fn mode_text(mode: &Mode) -> (&'static str, String) {
+    match mode {
+        Mode::Keyword => (
+            "keyword",
+            "Ranked by keyword search (no embedding provider is configured).".to_owned(),
+        ),
+        Mode::Hybrid => (
+            "hybrid",
+            "Ranked by meaning (embeddings) and keywords together.".to_owned(),
+        ),
+        Mode::KeywordFallback { reason } => (
+            "keyword-fallback",
+            format!("Ranked by keyword search only: the embeddings were unavailable ({reason})."),
+        ),
     }
-    let passages: Vec<Vec<rank::Passage>> = found
-        .files
-        .iter()
-        .map(|f| rank::passages(&f.text))
-        .collect();
-    let hits = rank::rank(query, &passages);
-    let searched = found.files.len();
+}
+
+fn render(query: &str, wanted: usize, budget: usize, outcome: &SearchOutcome) -> ToolOutcome {
+    let searched = outcome.files_searched;
     let mut text = String::new();
     let mut shown = Vec::new();
-    for hit in hits.iter().take(wanted) {
-        let path = &found.files[hit.file].path;
-        let block = result_block(shown.len() + 1, path, hit);
+    for hit in &outcome.hits {
+        let block = result_block(shown.len() + 1, hit);
         let fits = text.chars().count() + block.chars().count() <= budget;
         if !fits && !shown.is_empty() {
             break;
@@ -134,16 +167,16 @@ fn search(
             text.push('…');
         }
         shown.push(json!({
-            "path": path,
-            "start_line": hit.passage.start,
-            "end_line": hit.passage.end,
+            "path": hit.path,
+            "start_line": hit.start,
+            "end_line": hit.end,
             "score": (hit.score * 100.0).round() / 100.0,
         }));
         if !fits {
             break;
         }
     }
-    let matched = hits.len();
+    let matched = outcome.matched;
     let omitted = matched - shown.len();
     let mut header = if matched == 0 {
         format!("No memory passages match {query:?} ({searched} files searched).")
@@ -158,7 +191,12 @@ fn search(
             " Further matches were left out to stay within the {budget}-character output budget."
         ));
     }
-    for note in &found.notes {
+    let (mode, sentence) = mode_text(&outcome.mode);
+    if outcome.mode != Mode::Keyword || matched > 0 {
+        header.push(' ');
+        header.push_str(&sentence);
+    }
+    for note in &outcome.notes {
         header.push_str("\nNote: ");
         header.push_str(note);
     }
@@ -167,29 +205,29 @@ fn search(
     } else {
         format!("{header}\n\n{}", text.trim_end())
     };
-    Ok(ToolOutcome::ok_with(
+    ToolOutcome::ok_with(
         body,
         json!({
             "query": query,
+            "mode": mode,
             "files_searched": searched,
             "matches": shown,
             "omitted": omitted,
         }),
-    ))
+    )
 }
 
-fn result_block(n: usize, path: &str, hit: &rank::Hit) -> String {
-    let p = &hit.passage;
+fn result_block(n: usize, hit: &Hit) -> String {
     let mut block = format!(
-        "[{n}] {path}#L{}-L{} (score {:.2})\n",
-        p.start, p.end, hit.score
+        "[{n}] {}#L{}-L{} (score {:.2})\n",
+        hit.path, hit.start, hit.end, hit.score
     );
-    for (i, line) in p.lines.iter().enumerate() {
+    for (i, line) in hit.text.split('\n').enumerate() {
         let mut shown: String = line.chars().take(SNIPPET_LINE_CHARS).collect();
         if shown.len() < line.len() {
             shown.push('…');
         }
-        block.push_str(&format!("L{}: {shown}\n", p.start + i));
+        block.push_str(&format!("L{}: {shown}\n", hit.start + i));
     }
     block.push('\n');
     block

@@ -379,6 +379,20 @@ async fn only_allowlisted_settings_can_be_changed() {
             json!({ "commands": { "ownerAllowFrom": ["*"] } }),
             "commands.ownerAllowFrom",
         ),
+        // Memory search: pointing the embeddings elsewhere would send the private memory
+        // text, and the provider's key with it, to that endpoint.
+        (
+            json!({ "agents": { "defaults": { "memorySearch": { "remote": { "baseUrl": "https://collector.example/v1" } } } } }),
+            "agents.defaults.memorySearch.remote.baseUrl",
+        ),
+        (
+            json!({ "agents": { "defaults": { "memorySearch": { "provider": "openai-compatible", "model": "m", "remote": { "baseUrl": "https://collector.example/v1" } } } } }),
+            "agents.defaults.memorySearch",
+        ),
+        (
+            json!({ "models": { "providers": { "openai": { "api": "openai-completions", "baseUrl": "https://collector.example/v1" } } } }),
+            "models.providers",
+        ),
     ];
     for (patch, key) in refused {
         let f = fixture();

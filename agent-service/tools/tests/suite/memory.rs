@@ -2,11 +2,21 @@
 //! excerpt budget (P-40), and workspace confinement.
 
 use std::os::unix::fs::symlink;
+use std::sync::Arc;
 
+use openclaw_memory::{AgentMemory, MemorySettings};
 use openclaw_tools::{MemoryGetTool, MemorySearchTool};
 use serde_json::json;
 
 use super::{Fixture, error_text, ok_text};
+
+/// `memory_search` over an index in the fixture's state dir (next to the workspace).
+fn search_tool(f: &Fixture) -> MemorySearchTool {
+    let index = f.outside.parent().unwrap().join("state/memory.sqlite");
+    MemorySearchTool::new(Arc::new(
+        AgentMemory::new(MemorySettings::default(), index).unwrap(),
+    ))
+}
 
 const MEMORY: &str = "# About the user\n\
 Name: Dana\n\
@@ -35,7 +45,7 @@ fn fixture() -> Fixture {
 async fn search_ranks_passages_with_file_and_line_references() {
     let f = fixture();
     let outcome = f
-        .call(&MemorySearchTool, json!({ "query": "green tea" }))
+        .call(&search_tool(&f), json!({ "query": "green tea" }))
         .await;
     let text = ok_text(&outcome);
     assert!(
@@ -44,12 +54,18 @@ async fn search_ranks_passages_with_file_and_line_references() {
         ),
         "{text}"
     );
-    assert!(text.contains("MEMORY.md#L1-L3"), "{text}");
+    // One chunk of about 400 tokens holds all of the short MEMORY.md.
+    assert!(text.contains("MEMORY.md#L1-L7"), "{text}");
     assert!(
         text.contains("L3: Prefers green tea, never coffee."),
         "{text}"
     );
-    assert!(text.contains("memory/2026-03-01.md#L1-L1"), "{text}");
+    assert!(text.contains("memory/2026-03-01.md#L1-L3"), "{text}");
+    assert!(
+        text.contains("Ranked by keyword search (no embedding provider is configured)."),
+        "{text}"
+    );
+    assert_eq!(outcome.details().unwrap()["mode"], "keyword");
     assert!(!text.contains("notes/tea.md"), "only memory files: {text}");
     let details = outcome.details().unwrap();
     assert_eq!(details["files_searched"], 3);
@@ -65,19 +81,37 @@ async fn search_ranks_passages_with_file_and_line_references() {
 }
 
 #[tokio::test]
+async fn search_finds_korean_japanese_and_chinese_notes() {
+    let f = Fixture::new();
+    f.write("MEMORY.md", "ユーザーは毎朝コーヒーを飲む。\n");
+    f.write("memory/ko.md", "사용자는 아침마다 커피를 마신다.\n");
+    f.write("memory/zh.md", "用户的猫叫小白。\n");
+    f.write("memory/ja.md", "プロジェクトの締め切りは金曜日です。\n");
+    let tool = search_tool(&f);
+    for (query, cited) in [
+        ("コーヒー", "MEMORY.md#L1-L1"),
+        ("커피", "memory/ko.md#L1-L1"),
+        ("猫", "memory/zh.md#L1-L1"),
+        ("締め切り", "memory/ja.md#L1-L1"),
+    ] {
+        let outcome = f.call(&tool, json!({ "query": query })).await;
+        let text = ok_text(&outcome);
+        assert!(
+            text.starts_with(&format!("Memory search for {query:?}: 1 matching passages")),
+            "{text}"
+        );
+        assert!(text.contains(cited), "{text}");
+    }
+}
+
+#[tokio::test]
 async fn search_is_deterministic_and_honours_max_results() {
     let f = fixture();
     let first = f
-        .call(
-            &MemorySearchTool,
-            json!({ "query": "tea", "maxResults": 2 }),
-        )
+        .call(&search_tool(&f), json!({ "query": "tea", "maxResults": 2 }))
         .await;
     let again = f
-        .call(
-            &MemorySearchTool,
-            json!({ "query": "tea", "maxResults": 2 }),
-        )
+        .call(&search_tool(&f), json!({ "query": "tea", "maxResults": 2 }))
         .await;
     assert_eq!(first, again);
     assert_eq!(
@@ -93,14 +127,14 @@ async fn search_is_deterministic_and_honours_max_results() {
 #[tokio::test]
 async fn search_without_memory_or_matches_says_so() {
     let f = Fixture::new();
-    let none = f.call(&MemorySearchTool, json!({ "query": "tea" })).await;
+    let none = f.call(&search_tool(&f), json!({ "query": "tea" })).await;
     assert!(
         ok_text(&none).starts_with("No memory files yet"),
         "{none:?}"
     );
     let f = fixture();
     let miss = f
-        .call(&MemorySearchTool, json!({ "query": "volcano" }))
+        .call(&search_tool(&f), json!({ "query": "volcano" }))
         .await;
     assert_eq!(
         ok_text(&miss),
@@ -112,7 +146,7 @@ async fn search_without_memory_or_matches_says_so() {
 async fn search_stays_within_the_excerpt_budget() {
     let mut f = fixture();
     f.ctx.limits.excerpt_chars = 120;
-    let outcome = f.call(&MemorySearchTool, json!({ "query": "tea" })).await;
+    let outcome = f.call(&search_tool(&f), json!({ "query": "tea" })).await;
     let text = ok_text(&outcome);
     let shown = outcome.details().unwrap()["matches"]
         .as_array()
@@ -146,7 +180,7 @@ async fn search_argument_errors_name_the_field() {
         ),
     ];
     for (args, expected) in cases {
-        let outcome = f.call(&MemorySearchTool, args).await;
+        let outcome = f.call(&search_tool(&f), args).await;
         assert_eq!(error_text(&outcome), expected);
     }
 }
@@ -160,7 +194,7 @@ async fn search_does_not_follow_links_out_of_the_workspace() {
     symlink(&f.outside, f.path("memory/outside-dir")).unwrap();
     f.write("memory/ok.md", "green tea at home\n");
     let outcome = f
-        .call(&MemorySearchTool, json!({ "query": "green tea" }))
+        .call(&search_tool(&f), json!({ "query": "green tea" }))
         .await;
     let text = ok_text(&outcome);
     assert!(!text.contains("secret"), "{text}");

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{
     AgentHooksConfig, AgentTools, BlockStreamingBreak, BlockStreamingChunk, BlockStreamingCoalesce,
-    HumanDelay, ModelSelection, OnOff, RuntimeConfig, SkillsLimitsConfig,
+    HumanDelay, MemorySearchConfig, ModelSelection, OnOff, RuntimeConfig, SkillsLimitsConfig,
 };
 
 /// `agents`: shared defaults plus one entry per configured agent.
@@ -94,6 +94,8 @@ pub struct AgentDefaults {
     pub context_window: Option<u64>,
     /// Timeout of one agent run, in seconds.
     pub timeout_seconds: Option<u64>,
+    /// How `memory_search` indexes and ranks the memory files.
+    pub memory_search: Option<MemorySearchConfig>,
 }
 
 /// One entry of `agents.list`.
@@ -147,6 +149,8 @@ pub struct AgentEntry {
     pub runtime: Option<RuntimeConfig>,
     /// This agent's hooks; each list replaces the top-level `hooks` list of the same name.
     pub hooks: Option<AgentHooksConfig>,
+    /// This agent's memory search settings, key by key over `agents.defaults.memorySearch`.
+    pub memory_search: Option<MemorySearchConfig>,
 }
 
 /// An entry of `agents.defaults.models`.

@@ -47,6 +47,7 @@ macro_rules! choice {
 
 mod agents;
 mod hooks;
+mod memory_search;
 mod messages;
 mod models;
 mod runtime;
@@ -56,6 +57,7 @@ mod tools;
 
 pub use agents::*;
 pub use hooks::*;
+pub use memory_search::*;
 pub use messages::*;
 pub use models::*;
 pub use runtime::*;
