@@ -42,6 +42,9 @@ pub struct TurnPrompt<'a> {
     pub kind: SessionKind,
     /// Heartbeat turn.
     pub heartbeat_turn: bool,
+    /// A wake-up: the run starts with system events only (a background command ended, a
+    /// subagent's result arrived), no person's message.
+    pub wake_up: bool,
     /// Working directory.
     pub cwd: &'a Path,
     /// The sandbox of the session's commands, when it is sandboxed.
@@ -307,6 +310,7 @@ fn turn_kind(f: &TurnPrompt<'_>) -> render::TurnKind {
         (_, true) => render::TurnKind::Heartbeat,
         (SessionKind::Subagent, _) => render::TurnKind::Subagent,
         (SessionKind::Cron, _) => render::TurnKind::Cron,
+        _ if f.wake_up => render::TurnKind::WakeUp,
         _ => render::TurnKind::User,
     }
 }

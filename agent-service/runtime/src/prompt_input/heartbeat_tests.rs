@@ -19,6 +19,19 @@ fn input_of(
     heartbeat_turn: bool,
     chat_type: &str,
 ) -> prompt_render::RenderInput {
+    input_with(ws, config, agent, kind, heartbeat_turn, false, chat_type)
+}
+
+/// [`input_of`] for a turn that may be a wake-up (system events only).
+fn input_with(
+    ws: &Path,
+    config: &str,
+    agent: &str,
+    kind: SessionKind,
+    heartbeat_turn: bool,
+    wake_up: bool,
+    chat_type: &str,
+) -> prompt_render::RenderInput {
     let text = config.replace("WS", &ws.display().to_string());
     let config = openclaw_config::load(&text, &NoEnv, &LoadOptions::default()).unwrap();
     let dirs = Dirs {
@@ -51,6 +64,7 @@ fn input_of(
         agent: &agent,
         kind,
         heartbeat_turn,
+        wake_up,
         cwd: ws,
         sandbox: None,
         channel: &channel,
@@ -147,4 +161,26 @@ fn a_non_default_agent_follows_its_own_heartbeat() {
     assert!(r.text.contains(CHECKLIST));
     let main = input_of(ws.path(), own, "main", SessionKind::Main, false, "");
     assert_eq!(main.heartbeat.serves_session, Some(false));
+}
+
+/// A run that starts with system events only (a background command ended, a subagent's
+/// result) is a wake-up: it says so, and does not ask for the first-run setup a person's
+/// message would get; the stable prefix is the user turn's.
+#[test]
+fn a_run_of_system_events_only_is_a_wake_up() {
+    let ws = workspace();
+    let wake = input_with(ws.path(), ON, "main", SessionKind::Main, false, true, "");
+    assert_eq!(wake.turn_kind, prompt_render::TurnKind::WakeUp);
+    let w = prompt_render::render(&wake).unwrap();
+    assert!(
+        !w.text.contains("work through it with the user"),
+        "{}",
+        w.text
+    );
+    let user = input_of(ws.path(), ON, "main", SessionKind::Main, false, "");
+    let u = prompt_render::render(&user).unwrap();
+    assert_eq!(w.stable_prefix, u.stable_prefix);
+    // A heartbeat is a heartbeat even when it carries no person's message.
+    let beat = input_with(ws.path(), ON, "main", SessionKind::Main, true, true, "");
+    assert_eq!(beat.turn_kind, prompt_render::TurnKind::Heartbeat);
 }

@@ -48,6 +48,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         agent: &agent,
         kind,
         heartbeat_turn,
+        wake_up: false,
         cwd: ws,
         sandbox: None,
         channel: &channel,

@@ -29,6 +29,7 @@ impl CodexRun<'_> {
                 agent: &s.agent,
                 kind: s.kind,
                 heartbeat_turn: heartbeat,
+                wake_up: !heartbeat && messages.iter().all(|m| !m.origin.is_user()),
                 cwd: &s.cwd,
                 sandbox: None,
                 channel: self.channel,

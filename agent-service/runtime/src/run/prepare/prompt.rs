@@ -141,6 +141,7 @@ pub(crate) async fn preview(
             agent: &agent,
             kind: kind_of(&key),
             heartbeat_turn: false,
+            wake_up: false,
             cwd: &cwd,
             sandbox: sandbox.as_ref(),
             channel,

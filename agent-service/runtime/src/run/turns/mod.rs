@@ -80,6 +80,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         agent: &s.agent,
         kind: s.kind,
         heartbeat_turn: first.options.heartbeat,
+        wake_up: !first.options.heartbeat && start.user_seqs().is_empty(),
         cwd: &s.cwd,
         sandbox: ctx.sandbox.as_deref(),
         channel: &first.channel,
