@@ -300,7 +300,12 @@ impl Router {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let text = std::fs::read_to_string(deploy_dir().join("k8s/router/haproxy.cfg"))
-            .expect("haproxy.cfg");
+            .expect("haproxy.cfg")
+            // The error files the config names, where the ConfigMap would mount them.
+            .replace(
+                "/usr/local/etc/haproxy/",
+                &format!("{}/", deploy_dir().join("k8s/router").display()),
+            );
         let agent = format!("127.0.0.1:{agent_port}");
         let mapped = HaproxyConfig::mapped(
             &text,
