@@ -165,6 +165,30 @@ pub(crate) fn assistant_text(reply: &AssistantMessage) -> String {
 }
 
 /// A failed model call as a runtime error, by what the provider said.
+/// Why a run's cancel token fired, in words for its tool results: the service began to stop,
+/// or a newer message interrupted the run.
+pub(crate) fn why_cut(services: &crate::services::Services) -> &'static str {
+    if services.is_stopping() {
+        "agent-service began shutting down"
+    } else {
+        "a newer message interrupted the run"
+    }
+}
+
+/// The error of a run cut short: UNAVAILABLE while the service stops (send the message again,
+/// through the router or once the service is back; what the run said so far is kept), ABORTED
+/// when a newer message interrupted it.
+pub(crate) fn cut_short(services: &crate::services::Services, run: u64) -> RuntimeError {
+    if services.is_stopping() {
+        RuntimeError::Unavailable(format!(
+            "run {run} was stopped because agent-service is shutting down; what it said so far \
+             is saved in the transcript"
+        ))
+    } else {
+        RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
+    }
+}
+
 pub(crate) fn provider_error(error: ProviderError) -> RuntimeError {
     let message = format!("model provider: {error}");
     match error {

@@ -700,6 +700,56 @@ async fn shutdown_saves_queued_messages() {
     assert_eq!(users, ["First.", "Queued A.", "Queued B."]);
 }
 
+/// A run the stop cuts short (its reply outlasts the drain window) is not told it was
+/// "interrupted by a newer message": if its client still hears, it gets UNAVAILABLE saying
+/// the service is shutting down; either way the text it had streamed is kept in the
+/// transcript, marked as cut short by the stop.
+#[tokio::test]
+async fn a_run_cut_by_a_stop_says_so_and_keeps_what_it_said() {
+    let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+    h.fake.push(
+        FakeReply::text(
+            "Alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron.",
+        )
+        .deltas(30)
+        .frame_delay(Duration::from_millis(1000)),
+    );
+    let mut first = open_run(
+        &h,
+        run_request("Tell a long story.", pb::QueueMode::Unspecified),
+    )
+    .await;
+    read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
+    let (events, (dir, _fake, _prompt)) = tokio::join!(read_all(&mut first), h.stop());
+    if let Some(error) = find_error(&events) {
+        assert_eq!(error.code, "UNAVAILABLE", "{error:?}");
+        assert!(error.message.contains("shutting down"), "{error:?}");
+    }
+    assert!(
+        find_final(&events).is_none(),
+        "the reply outlasts the drain: {events:?}"
+    );
+
+    let service = super::harness::Service::start_in(dir, None).await;
+    let kept: Vec<Value> = service
+        .transcript_entries()
+        .await
+        .into_iter()
+        .filter(|e| e.role == "assistant")
+        .map(|e| serde_json::from_str(&e.json).expect("json"))
+        .collect();
+    let last = kept.last().expect("the cut reply is kept");
+    assert_eq!(last["message"]["stopReason"], "aborted", "{last}");
+    let text = last["message"]["content"].to_string();
+    assert!(text.contains("Alpha"), "{last}");
+    assert!(
+        last["message"]["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("agent-service began shutting down")),
+        "{last}"
+    );
+}
+
 /// A crash after messages were acknowledged but before they reached the
 /// transcript (simulated: the journal holds them, as the killed process left
 /// it, with a torn last line): the next start writes them into the

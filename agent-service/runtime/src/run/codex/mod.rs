@@ -523,9 +523,7 @@ impl CodexRun<'_> {
     fn failure(&self, status: &TurnStatus) -> RuntimeError {
         let run = self.start.run;
         match status {
-            _ if self.start.cancel.is_cancelled() => {
-                RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
-            }
+            _ if self.start.cancel.is_cancelled() => super::reply::cut_short(self.services, run),
             _ if self.cancel.is_cancelled() => RuntimeError::ResourceExhausted(format!(
                 "the run exceeded its time limit of {} s",
                 self.services.run_timeout().as_secs()

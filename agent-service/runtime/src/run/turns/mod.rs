@@ -24,7 +24,7 @@ use super::{
     compactor::Compactor,
     evidence::PromptFingerprint,
     prepare::{contribution, render_turn},
-    reply::{DirectiveCheck, assistant_text, provider_error},
+    reply::{DirectiveCheck, assistant_text, cut_short, provider_error, why_cut},
     run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors},
     shorten, summarize_call,
 };
@@ -74,7 +74,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         n => n,
     };
     let mut total = Usage::default();
-    let interrupted = || interrupted(start.run);
+    let interrupted = || cut_short(services, start.run);
 
     let turn = TurnPrompt {
         agent: &s.agent,
@@ -300,11 +300,6 @@ async fn record_reply(
         out.emit(RunEvent::Usage(usage.clone()));
     }
     Ok(message)
-}
-
-/// The error of a run a newer message interrupted.
-fn interrupted(run: u64) -> RuntimeError {
-    RuntimeError::Aborted(format!("run {run} was interrupted by a newer message"))
 }
 
 /// The pairing check before a model request (lesson L10); what it fills in

@@ -71,6 +71,9 @@ pub(super) async fn call_model(
     );
     let mut text_stream = openclaw_secrets::StreamRedactor::new(redactor.clone());
     let mut thinking_stream = openclaw_secrets::StreamRedactor::new(redactor.clone());
+    // The text the client has been sent, for the transcript if the call does not finish (an
+    // interrupt or a stop cancels it without the provider's own partial text).
+    let streamed = std::sync::Mutex::new(String::new());
     let forward = async {
         // Text held back by the stream redactor is sent before anything that ends the text.
         let flush_text = |stream: &mut openclaw_secrets::StreamRedactor,
@@ -79,6 +82,10 @@ pub(super) async fn call_model(
                 if let Some(sink) = sink.as_mut() {
                     sink.text(&text);
                 }
+                streamed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push_str(&text);
                 out.emit(RunEvent::TextDelta(text));
             }
         };
@@ -118,6 +125,10 @@ pub(super) async fn call_model(
                             if let Some(sink) = sink.as_mut() {
                                 sink.text(&text);
                             }
+                            streamed
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .push_str(&text);
                             out.emit(RunEvent::TextDelta(text));
                         }
                     }
@@ -160,7 +171,12 @@ pub(super) async fn call_model(
         .map_err(|error| {
             // What the model had streamed before the failure (the client saw it), redacted
             // like everything else it says.
-            let partial = redactor.redact(error.partial_text()).into_owned();
+            let partial = match error.partial_text() {
+                "" => streamed
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+                text => redactor.redact(text).into_owned(),
+            };
             (provider_error(error), partial)
         })
         .map(|mut reply| {
@@ -198,7 +214,10 @@ impl RunParts<'_> {
         let (stop_reason, why) = if self.cancel.is_cancelled() {
             (
                 StopReason::Aborted,
-                "interrupted before the reply was complete".to_owned(),
+                format!(
+                    "cut short before the reply was complete: {}",
+                    why_cut(self.services)
+                ),
             )
         } else {
             (
@@ -287,7 +306,7 @@ impl RunParts<'_> {
                 sink.message_failed();
             }
             if self.cancel.is_cancelled() {
-                return Ok(Err(interrupted(self.run_number)));
+                return Ok(Err(cut_short(self.services, self.run_number)));
             }
             let RuntimeError::ContextOverflow(provider_says) = error else {
                 return Ok(Err(error));

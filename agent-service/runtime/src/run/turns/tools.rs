@@ -57,7 +57,7 @@ pub(super) async fn run_tool_batch(
         calls += 1;
         let (text, is_error, details) = if cancel.is_cancelled() {
             (
-                "interrupted: a newer message aborted the run before this call ran".to_owned(),
+                format!("interrupted: {} before this call ran", why_cut(services)),
                 true,
                 None,
             )
@@ -65,7 +65,7 @@ pub(super) async fn run_tool_batch(
             invalid += 1;
             (not_run(&bad, cut_by_limit), true, None)
         } else {
-            match call_tool(run, ctx, call, cancel).await {
+            match call_tool(services, run, ctx, call, cancel).await {
                 ToolOutcome::Ok { text, details } => (text, false, details),
                 ToolOutcome::Error { text } => (text, true, None),
                 ToolOutcome::EndTurn { text } => {
@@ -126,6 +126,7 @@ fn not_run(bad: &openclaw_providers::InvalidArguments, cut_by_limit: bool) -> St
 /// Runs one tool call. On an interrupt the tool gets a short grace to stop
 /// by itself (exec kills its process group), then is abandoned.
 pub(super) async fn call_tool(
+    services: &Services,
     run: &RunModel,
     ctx: &openclaw_tools::ToolContext,
     call: &ToolCall,
@@ -142,7 +143,7 @@ pub(super) async fn call_tool(
             match tokio::time::timeout(INTERRUPT_GRACE, &mut work).await {
                 Ok(outcome) => outcome,
                 Err(_) => ToolOutcome::EndTurn {
-                    text: "interrupted: a newer message aborted the run while this call ran".to_owned(),
+                    text: format!("interrupted: {} while this call ran", why_cut(services)),
                 },
             }
         }
