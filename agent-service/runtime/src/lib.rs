@@ -41,8 +41,8 @@ pub use openclaw_config as config;
 pub use openclaw_skills as skills;
 pub use runtime::{ExecAllowlist, Runtime, TranscriptItem, TranscriptStream};
 pub use services::{
-    CronForward, DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SetupOutcome,
-    install_dir,
+    CronForward, DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SessionOwner,
+    SetupOutcome, install_dir,
 };
 pub use settings::{Flags, Settings, absolute_in};
 pub use workspaces::WorkspaceSetup;

@@ -67,7 +67,16 @@ pub struct RuntimeOptions {
     /// the host network would reach them, so while there is one, `sandbox.network: "host"`
     /// is a config error. Empty: none (or the host does not say).
     pub open_listeners: Vec<String>,
+    /// Whether this replica owns the session with a full key, when several replicas share
+    /// the agents (the server decides, as the router routes). Work the runtime starts on its
+    /// own, such as heartbeats in an agent's main session, runs only where that session
+    /// lives, so no replica creates a session another one owns. `None`: one replica, which
+    /// owns every session.
+    pub owns: Option<SessionOwner>,
 }
+
+/// See [`RuntimeOptions::owns`].
+pub type SessionOwner = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// See [`RuntimeOptions::cron_forward`].
 pub type CronForward = Arc<
@@ -107,6 +116,7 @@ impl RuntimeOptions {
             idle_release: Some(DEFAULT_IDLE_RELEASE),
             cron_forward: None,
             open_listeners: Vec::new(),
+            owns: None,
         }
     }
 }
@@ -401,6 +411,11 @@ impl Services {
         cwd: &std::path::Path,
     ) -> Result<Option<openclaw_sandbox::Isolation>, RuntimeError> {
         self.sandbox.isolation(agent, key, cwd)
+    }
+
+    /// Whether this replica owns the session `key` (see [`RuntimeOptions::owns`]).
+    pub(crate) fn owns(&self, key: &str) -> bool {
+        self.options.owns.as_ref().is_none_or(|owns| owns(key))
     }
 
     /// See [`RuntimeOptions::cron_forward`].

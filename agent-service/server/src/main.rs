@@ -111,6 +111,7 @@ async fn run() -> anyhow::Result<ExitCode> {
         install_dir: agent_runtime::install_dir(),
         idle_release: launch.idle_release,
         cron_forward: launch.cron_router.map(agent_server::CronRouter::forward),
+        owns: launch.replica.session_owner(),
         open_listeners: agent_server::open_listeners(
             launch.listen,
             &launch.security,

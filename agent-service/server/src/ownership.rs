@@ -90,6 +90,15 @@ impl Replica {
         self.count
     }
 
+    /// The runtime's view of ownership: whether this replica owns a session key; `None` for a
+    /// single replica, which owns every session.
+    pub fn session_owner(self) -> Option<agent_runtime::SessionOwner> {
+        (self.count > 1).then(|| {
+            std::sync::Arc::new(move |key: &str| self.owner_of(key) == self.ordinal)
+                as agent_runtime::SessionOwner
+        })
+    }
+
     /// The ordinal of the replica that owns the session `key` (a full session key).
     pub fn owner_of(self, key: &str) -> u32 {
         crc32(route_key(key).as_bytes()) % self.count

@@ -171,14 +171,20 @@ pub(crate) async fn heartbeat_now(services: &Arc<Services>, agent_id: &str) -> H
     outcome
 }
 
-/// Agents with heartbeats on and their intervals (none while the config is invalid).
-fn heartbeat_plan(services: &Services) -> BTreeMap<String, Duration> {
+/// Agents with heartbeats on and their intervals (none while the config is invalid). Only
+/// agents whose main session lives on this replica: a heartbeat elsewhere would create a
+/// second main session.
+pub(super) fn heartbeat_plan(services: &Services) -> BTreeMap<String, Duration> {
     let Ok((agents, _)) = services.agents() else {
         return BTreeMap::new();
     };
     agents
         .into_iter()
         .filter(|a| a.heartbeat.enabled)
+        .filter(|a| {
+            crate::sessions::key::normalize(&a.id, "")
+                .is_ok_and(|main| services.owns(main.as_str()))
+        })
         .map(|a| (a.id, a.heartbeat.every.max(MIN_INTERVAL)))
         .collect()
 }

@@ -40,6 +40,15 @@ impl Loop {
 
     /// [`Loop::start`] with a model server speaking `format`.
     async fn start_on(format: WireFormat, defaults_extra: &str) -> Self {
+        Self::start_with(format, defaults_extra, None).await
+    }
+
+    /// [`Loop::start_on`] for a replica that owns the sessions `owns` says it does.
+    async fn start_with(
+        format: WireFormat,
+        defaults_extra: &str,
+        owns: Option<crate::services::SessionOwner>,
+    ) -> Self {
         let (base_url, model) = FakeServer::start(format).await.expect("model server");
         let dir = tempfile::tempdir().expect("temp dir");
         let settings = Settings {
@@ -58,12 +67,15 @@ impl Loop {
         std::fs::write(&settings.config_path, config).expect("config");
         let prompt: Arc<dyn prompt_client::PromptSource> =
             Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
-        let services = Services::start(RuntimeOptions::new(
-            settings,
-            Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-            Arc::new(SystemClock),
-            prompt,
-        ))
+        let services = Services::start(RuntimeOptions {
+            owns,
+            ..RuntimeOptions::new(
+                settings,
+                Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
+                Arc::new(SystemClock),
+                prompt,
+            )
+        })
         .expect("services");
         Self {
             services,
@@ -398,4 +410,19 @@ async fn a_session_past_its_threshold_is_compacted_before_the_next_call() {
     assert!(last.contains("SUMMARY-TEXT"), "{last}");
     assert!(!last.contains("ALPHA-OLD-TURN"), "{last}");
     assert!(last.contains("BRAVO-NEW-TURN"), "{last}");
+}
+
+/// With several replicas, heartbeats run only on the one that owns the agent's main session:
+/// a heartbeat anywhere else would create a second main session there.
+#[tokio::test]
+async fn heartbeats_run_only_where_the_main_session_lives() {
+    let beat = r#", heartbeat: { every: "30m" }"#;
+    let everywhere = Loop::start_on(WireFormat::ChatCompletions, beat).await;
+    assert!(super::beats::heartbeat_plan(&everywhere.services).contains_key("main"));
+    let owner: crate::services::SessionOwner = Arc::new(|key: &str| key == "agent:main:main");
+    let here = Loop::start_with(WireFormat::ChatCompletions, beat, Some(owner)).await;
+    assert!(super::beats::heartbeat_plan(&here.services).contains_key("main"));
+    let elsewhere: crate::services::SessionOwner = Arc::new(|_: &str| false);
+    let there = Loop::start_with(WireFormat::ChatCompletions, beat, Some(elsewhere)).await;
+    assert!(super::beats::heartbeat_plan(&there.services).is_empty());
 }
