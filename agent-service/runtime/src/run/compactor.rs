@@ -384,6 +384,28 @@ impl<'a> Compactor<'a> {
         }
         let system = self.summariser_prompt().await?;
         let summary = self.summarise(&system, &messages[..cut]).await?;
+        // A summary is worth keeping only if it is smaller than what it replaces; otherwise
+        // the older messages are dropped with a note saying so (truncation), so compaction
+        // never grows the history.
+        let replaced: usize = messages[..cut].iter().map(compaction::message_chars).sum();
+        let summary_chars = summary.chars().count();
+        let (summary, fallback) = if summary_chars < replaced {
+            (summary, None)
+        } else {
+            tracing::warn!(
+                summary_chars,
+                replaced,
+                "the compaction summary was not smaller than what it would replace; dropping the older messages instead"
+            );
+            (
+                format!(
+                    "[{cut} older messages were dropped without a summary: the summary written \
+                     for them ({summary_chars} characters) was not shorter than they were \
+                     ({replaced} characters). Ask the user about anything you need from them.]"
+                ),
+                Some(summary_chars),
+            )
+        };
         let refresh = self.agents_refresh(prompt).await;
         let mut details = json!({
             "trigger": trigger.as_str(),
@@ -393,6 +415,11 @@ impl<'a> Compactor<'a> {
             "contextWindow": self.budget.window,
             "threshold": self.budget.threshold(),
         });
+        if let Some(rejected) = fallback {
+            details["fallback"] = json!("truncated");
+            details["rejectedSummaryChars"] = json!(rejected);
+            details["replacedChars"] = json!(replaced);
+        }
         if let Some(refresh) = refresh {
             details[AGENTS_REFRESH_DETAIL] = json!(refresh);
         }

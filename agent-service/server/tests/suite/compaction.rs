@@ -398,7 +398,9 @@ async fn a_context_overflow_from_the_provider_compacts_and_retries_once() {
         FakeReply::text("SUMMARY-TEXT: the user said hello."),
         FakeReply::text("Second answer."),
     ]);
-    assert_eq!(final_text(&run(&h, "hello there").await), "First answer.");
+    // Longer than its summary will be: a summary is kept only when it is the smaller.
+    let hello = format!("hello there. {}", filler("SOME-CONTEXT", 400));
+    assert_eq!(final_text(&run(&h, &hello).await), "First answer.");
     let events = run(&h, "what did I say?").await;
     assert_eq!(final_text(&events), "Second answer.");
     assert_eq!(
@@ -598,4 +600,37 @@ async fn a_compaction_past_its_deadline_leaves_the_transcript_unchanged() {
             .unwrap()
             .starts_with("SUMMARY-TEXT")
     );
+}
+
+/// A summary no smaller than what it would replace is not kept: the older messages are
+/// dropped with a note saying so, the compaction entry records the fallback, and the history
+/// the next call sends is smaller than before.
+#[tokio::test]
+async fn a_summary_larger_than_what_it_replaces_falls_back_to_dropping() {
+    let extra = budget(40_000, 10_000, false);
+    let h = Harness::start(WireFormat::AnthropicMessages, &extra, "").await;
+    h.fake.push_all([
+        FakeReply::text("First answer."),
+        FakeReply::text(filler("HUGE-SUMMARY", 100_000)),
+        FakeReply::text("Second answer."),
+    ]);
+    // Turn 1: ~20k tokens, under the 30k threshold; turn 2 adds ~8k: past it.
+    let first = run(&h, &filler("ALPHA-OLD-TURN", 80_000)).await;
+    assert_eq!(final_text(&first), "First answer.");
+    let second = run(&h, &filler("BRAVO-NEW-TURN", 32_000)).await;
+    assert_eq!(final_text(&second), "Second answer.");
+    let entries = transcript(&h.service).await;
+    let compaction = entries_of(&entries, "compaction");
+    let compaction = compaction.last().expect("a compaction entry");
+    assert_eq!(
+        compaction["details"]["fallback"], "truncated",
+        "{compaction}"
+    );
+    let summary = compaction["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("dropped without a summary"), "{summary}");
+    assert!(!summary.contains("HUGE-SUMMARY"), "{summary}");
+    let requests = h.fake.requests();
+    let after = requests.last().expect("the next call").body["messages"].to_string();
+    assert!(!after.contains("HUGE-SUMMARY") && !after.contains("ALPHA-OLD-TURN"));
+    assert!(after.contains("BRAVO-NEW-TURN"));
 }
