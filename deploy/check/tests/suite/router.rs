@@ -101,7 +101,14 @@ struct Cluster {
     prompt_port: u16,
     _prompt: Running,
     replicas: Vec<Replica>,
+    /// One cluster at a time (dropped last, after its processes): the ports are picked free
+    /// and then bound by the processes, and two clusters starting together could pick the
+    /// same ones.
+    _exclusive: tokio::sync::MutexGuard<'static, ()>,
 }
+
+/// Held by each running cluster (its `_exclusive` field).
+static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 struct Replica {
     plan: ProcessPlan,
@@ -146,6 +153,7 @@ impl Cluster {
     /// through that responder, and the resolvers' holds are cut to seconds (a test cannot
     /// wait out an hour-long DNS outage).
     async fn start_with(hard_stop_after: Option<&str>, dns: Option<&Dns>) -> Self {
+        let exclusive = EXCLUSIVE.lock().await;
         let haproxy = tokio::task::spawn_blocking(Haproxy::ensure)
             .await
             .expect("install task")
@@ -301,6 +309,7 @@ impl Cluster {
             prompt_port,
             _prompt: prompt,
             replicas,
+            _exclusive: exclusive,
         };
         cluster.wait_router().await;
         cluster
