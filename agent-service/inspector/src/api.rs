@@ -105,7 +105,9 @@ impl ApiError {
             | RuntimeError::SessionNotFound(_)
             | RuntimeError::NotFound(_) => StatusCode::NOT_FOUND,
             RuntimeError::PermissionDenied(_) => StatusCode::FORBIDDEN,
-            RuntimeError::FailedPrecondition(_) | RuntimeError::Aborted(_) => StatusCode::CONFLICT,
+            RuntimeError::FailedPrecondition(_)
+            | RuntimeError::ProviderRefused(_)
+            | RuntimeError::Aborted(_) => StatusCode::CONFLICT,
             RuntimeError::ResourceExhausted(_) | RuntimeError::ContextOverflow(_) => {
                 StatusCode::TOO_MANY_REQUESTS
             }

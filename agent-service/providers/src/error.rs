@@ -204,7 +204,9 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 /// Maps a non-success HTTP response onto an error, from its status, headers and body.
 pub(crate) fn from_http(status: u16, headers: &HeaderMap, body: &str) -> ProviderError {
     let (code, message) = error_fields(body);
-    if status != 429 && is_context_overflow(code.as_deref(), &message) {
+    // 413: the body is too large for the server, which compaction cures as it does a prompt
+    // too long for the window; it is never judged as a refused message (R-21).
+    if status == 413 || (status != 429 && is_context_overflow(code.as_deref(), &message)) {
         return ProviderError::context_overflow(message);
     }
     match status {
@@ -422,6 +424,10 @@ mod tests {
         let anthropic_overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
         assert!(matches!(
             from_http(400, &HeaderMap::new(), anthropic_overflow),
+            ProviderError::ContextOverflow { .. }
+        ));
+        assert!(matches!(
+            from_http(413, &HeaderMap::new(), "Request Entity Too Large"),
             ProviderError::ContextOverflow { .. }
         ));
         let openai_overflow = r#"{"error":{"message":"too big","code":"context_length_exceeded"}}"#;

@@ -4,6 +4,10 @@
 
 use std::collections::BTreeSet;
 
+mod rejected;
+
+pub use rejected::{REJECTED_ENTRY, Rejection};
+
 use openclaw_transcript::{
     ContentBlock, Entry, EntryBody, EntryId, Message, ToolResultMessage, UserContent, UserMessage,
 };
@@ -64,6 +68,11 @@ impl Conversation {
             }
             EntryBody::Custom { custom_type, .. } if custom_type == MEMORY_FLUSH_ENTRY => {
                 self.flushed = true;
+            }
+            EntryBody::Custom { custom_type, data } if custom_type == REJECTED_ENTRY => {
+                if let Some(rejection) = Rejection::from_data(data.as_ref()) {
+                    rejection.apply(&mut self.entries);
+                }
             }
             _ => {}
         }

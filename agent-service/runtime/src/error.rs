@@ -37,6 +37,12 @@ pub enum RuntimeError {
     /// can compact and retry; clients see RESOURCE_EXHAUSTED.
     #[error("{0}")]
     ContextOverflow(String),
+    /// The model provider refused a request for something in it (HTTP 400 or 422: an image it
+    /// cannot read, a field too long, a content policy). Kept apart from
+    /// [`RuntimeError::FailedPrecondition`] so the run can check whether the newest message is
+    /// the cause; clients see FAILED_PRECONDITION.
+    #[error("{0}")]
+    ProviderRefused(String),
     /// A dependency (prompt-service, a model provider) is unreachable.
     #[error("{0}")]
     Unavailable(String),
@@ -113,7 +119,7 @@ impl RuntimeError {
                 ErrorCode::NotFound
             }
             Self::PermissionDenied(_) => ErrorCode::PermissionDenied,
-            Self::FailedPrecondition(_) => ErrorCode::FailedPrecondition,
+            Self::FailedPrecondition(_) | Self::ProviderRefused(_) => ErrorCode::FailedPrecondition,
             Self::ResourceExhausted(_) | Self::ContextOverflow(_) => ErrorCode::ResourceExhausted,
             Self::Unavailable(_) => ErrorCode::Unavailable,
             Self::Aborted(_) => ErrorCode::Aborted,

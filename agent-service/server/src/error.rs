@@ -48,6 +48,10 @@ mod tests {
                 Code::ResourceExhausted,
             ),
             (
+                RuntimeError::ProviderRefused("refused".into()),
+                Code::FailedPrecondition,
+            ),
+            (
                 RuntimeError::Internal("secret detail".into()),
                 Code::Internal,
             ),

@@ -144,6 +144,19 @@ impl FakeServerHandle {
         self.shared.lock().alternating_roles = true;
     }
 
+    /// Answers every request whose body contains `marker` with `error`, without taking a
+    /// queued reply: a provider that refuses one piece of content (an image, a long message,
+    /// a content policy) every time it is sent. Requests without the marker are answered as
+    /// usual.
+    pub fn refuse_containing(&self, marker: impl Into<String>, error: FakeError) {
+        self.shared.lock().refusals.push((marker.into(), error));
+    }
+
+    /// Drops every [`FakeServerHandle::refuse_containing`] rule.
+    pub fn clear_refusals(&self) {
+        self.shared.lock().refusals.clear();
+    }
+
     /// Instant mode, for benchmarks: every request is answered at once, without queue,
     /// recording, checks, delays or faults, with `on_tool_result` when the request's last
     /// message is a tool result and `on_user` otherwise. Both bodies are rendered once, here.
@@ -196,6 +209,8 @@ struct ServerState {
     served: u64,
     not_recording: bool,
     alternating_roles: bool,
+    /// Body markers answered with an error (see [`FakeServerHandle::refuse_containing`]).
+    refusals: Vec<(String, FakeError)>,
 }
 
 struct Instant {
@@ -273,6 +288,14 @@ async fn answer(
         let refused_roles = (state.alternating_roles && format == WireFormat::ChatCompletions)
             .then(|| json.as_ref().and_then(chat::roles_not_alternating))
             .flatten();
+        let text = String::from_utf8_lossy(&body);
+        let refused = state
+            .refusals
+            .iter()
+            .find(|(marker, _)| text.contains(marker.as_str()));
+        if let Some((_, error)) = refused {
+            return error_response(format, error);
+        }
         if let Some(message) = refused_roles {
             return error_response(
                 format,

@@ -194,6 +194,11 @@ pub(crate) fn provider_error(error: ProviderError) -> RuntimeError {
     match error {
         ProviderError::RateLimited { .. } => RuntimeError::ResourceExhausted(message),
         ProviderError::ContextOverflow { .. } => RuntimeError::ContextOverflow(message),
+        // A 400 or 422 is about what the request holds: the run checks whether its newest
+        // message is the cause. Other refusals (401, 403, 404, 408...) are setup.
+        ProviderError::Client {
+            status: 400 | 422, ..
+        } => RuntimeError::ProviderRefused(message),
         ProviderError::Config { .. } | ProviderError::Client { .. } => {
             RuntimeError::FailedPrecondition(message)
         }

@@ -20,6 +20,7 @@ use crate::{
     },
 };
 
+mod rejected;
 mod wire;
 
 /// How long a test waits for a run to end.
@@ -109,6 +110,21 @@ impl Loop {
             FakeReply::text("The note says 7731."),
         ]);
         self.run("What does notes.txt say?").await
+    }
+
+    /// The main session's transcript file.
+    async fn transcript_path(&self) -> std::path::PathBuf {
+        let agent = self.services.agent_view("").expect("agent");
+        let info = self
+            .services
+            .sessions()
+            .get(&agent, &SessionTarget::Key(String::new()))
+            .await
+            .expect("session");
+        self.services
+            .sessions()
+            .transcript_path(&agent, &info.entry.session_id)
+            .expect("path")
     }
 
     /// The main session's transcript messages.

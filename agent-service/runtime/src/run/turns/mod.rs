@@ -38,6 +38,7 @@ use crate::{
 };
 
 mod model;
+mod refusal;
 mod tools;
 
 use model::RunParts;

@@ -248,6 +248,18 @@ impl RunParts<'_> {
         Ok(())
     }
 
+    /// The request for one model call over `history`.
+    pub(super) fn request(&self, system: &SystemPrompt, history: &[Message]) -> ModelRequest {
+        ModelRequest {
+            model: self.run.model.wire_model.clone(),
+            system: system.clone(),
+            messages: self.ctx.fence.model_messages(history, self.origin),
+            tools: self.tool_specs.to_vec(),
+            max_output_tokens: None,
+            reasoning_effort: openclaw_providers::reasoning_effort(self.s.agent.thinking_default),
+        }
+    }
+
     /// Makes call `step` with `prompt` over `history`. A provider that refuses the request
     /// as too long gets one retry after compaction (`overflow_retried` remembers it for the
     /// run). The outer error ends the run as it is; the inner one after a turn boundary.
@@ -275,16 +287,7 @@ impl RunParts<'_> {
                 prompt_chars: prompt.chars,
                 messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
             });
-            let request = ModelRequest {
-                model: self.run.model.wire_model.clone(),
-                system: system.clone(),
-                messages: self.ctx.fence.model_messages(history, self.origin),
-                tools: self.tool_specs.to_vec(),
-                max_output_tokens: None,
-                reasoning_effort: openclaw_providers::reasoning_effort(
-                    self.s.agent.thinking_default,
-                ),
-            };
+            let request = self.request(&system, history);
             let error = match call_model(
                 &self.run.model,
                 request,
@@ -308,8 +311,15 @@ impl RunParts<'_> {
             if self.cancel.is_cancelled() {
                 return Ok(Err(cut_short(self.services, self.run_number)));
             }
-            let RuntimeError::ContextOverflow(provider_says) = error else {
-                return Ok(Err(error));
+            let provider_says = match error {
+                RuntimeError::ContextOverflow(provider_says) => provider_says,
+                // A refusal of what the request holds: is the newest content the cause?
+                RuntimeError::ProviderRefused(provider_says) => {
+                    return Ok(Err(self
+                        .judge_refusal(&system, history, provider_says)
+                        .await?));
+                }
+                error => return Ok(Err(error)),
             };
             // The provider counted more than our estimate: compact and retry
             // the call once.
