@@ -17,6 +17,7 @@ use crate::{
     damage,
     error::SoakError,
     faults::{FaultKind, FaultRecord},
+    model::FakeModel,
     procs,
     report::CodexChildren,
     services::{Exit, Service, Stop, free_port},
@@ -29,6 +30,10 @@ const ORPHAN_WAIT: Duration = Duration::from_secs(5);
 /// How long a Codex kill waits for a child of agent-service to appear (the
 /// first turn after a start or a kill spawns the app-server).
 const CHILD_WAIT: Duration = Duration::from_secs(10);
+/// How long after a hung-model window a new model request must arrive: the provider's
+/// timeouts and retries (see [`crate::model::PROVIDER_TIMEOUTS`]) end every hung call well
+/// within it.
+const RESUME_WAIT: Duration = Duration::from_secs(30);
 
 /// The soak's time origin: offsets since the start, and wall-clock
 /// timestamps (transcript entries carry those) mapped onto the same axis.
@@ -128,6 +133,8 @@ pub(crate) struct Launch<'a> {
     pub extra_env: &'a [(String, String)],
     /// How long a prompt-service outage lasts.
     pub prompt_outage: Duration,
+    /// How long a hung-model fault lasts.
+    pub model_hang: Duration,
 }
 
 /// Both services and what happened to them.
@@ -141,6 +148,7 @@ pub(crate) struct Cluster {
     /// The agent's sessions directory (the damage faults write there).
     sessions_dir: PathBuf,
     prompt_outage: Duration,
+    model_hang: Duration,
     /// Damage faults so far (picks the next variant and victim).
     damage: u64,
     /// What became of agent-service's child processes.
@@ -210,6 +218,7 @@ impl Cluster {
                 .join(crate::transcripts::AGENT)
                 .join("sessions"),
             prompt_outage: launch.prompt_outage,
+            model_hang: launch.model_hang,
             damage: 0,
             children: CodexChildren::default(),
         })
@@ -290,7 +299,11 @@ impl Cluster {
     }
 
     /// Applies one fault and brings the service back.
-    pub(crate) async fn inject(&mut self, kind: FaultKind) -> Result<FaultRecord, SoakError> {
+    pub(crate) async fn inject(
+        &mut self,
+        kind: FaultKind,
+        model: &FakeModel,
+    ) -> Result<FaultRecord, SoakError> {
         let at = self.clock.now();
         let began = Instant::now();
         let mut observed = None;
@@ -347,6 +360,11 @@ impl Cluster {
                 let exit = self.prompt.stop(Stop::Term(self.grace)).await?;
                 self.prompt.start().await?;
                 (exit, None)
+            }
+            FaultKind::HungModel => {
+                let (exit, check) = self.hang_model(model).await;
+                observed = Some(check);
+                (Some(exit), None)
             }
             FaultKind::SigkillCodex => {
                 let (exit, check) = self.kill_children().await;
@@ -422,6 +440,42 @@ impl Cluster {
         } else {
             Err(format!(
                 "{stayed:?} still running {ORPHAN_WAIT:?} after SIGKILL"
+            ))
+        };
+        (exit, check)
+    }
+
+    /// Hangs the fake model for the hang window, then checks that model requests resume:
+    /// runs that met the hang must have given up on their hung calls (the provider's
+    /// first-byte and idle timeouts, the retries, the run's deadline) instead of waiting on
+    /// them. The exit is the count of requests hung.
+    async fn hang_model(&mut self, model: &FakeModel) -> (Exit, Result<String, String>) {
+        let began = Instant::now();
+        let hung_before = model.hung();
+        model.hang(true);
+        tokio::time::sleep(self.model_hang).await;
+        model.hang(false);
+        let hung = model.hung() - hung_before;
+        let after = model.requests();
+        let resumed = Instant::now();
+        while model.requests() == after && resumed.elapsed() < RESUME_WAIT {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let exit = Exit {
+            status: format!("{hung} model request(s) hung"),
+            clean: true,
+            took: began.elapsed(),
+        };
+        let check = if model.requests() > after {
+            Ok(format!(
+                "{hung} model request(s) hung during the {:.0} s window (no answer, or a stream stopped after its first delta); requests resumed {:.2} s after it",
+                self.model_hang.as_secs_f64(),
+                resumed.elapsed().as_secs_f64()
+            ))
+        } else {
+            Err(format!(
+                "no model request within {RESUME_WAIT:?} after a {:.0} s hang ({hung} hung): runs are waiting on hung calls",
+                self.model_hang.as_secs_f64()
             ))
         };
         (exit, check)

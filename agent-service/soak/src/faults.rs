@@ -36,11 +36,17 @@ pub enum FaultKind {
     /// end, and the next turn must start Codex again and resume its thread.
     /// Codex runtime only.
     SigkillCodex,
+    /// The fake model accepts requests and never answers them (or stops a stream after its
+    /// first delta) for the hang window: runs in flight must end within the provider's
+    /// timeouts and retries with an error event, nothing lost or doubled, and model
+    /// requests must resume after the window. Embedded runtime only (the soak's config gives
+    /// our provider short timeouts; Codex has its own).
+    HungModel,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::SigtermAgent,
         Self::SigkillAgent,
         Self::RestartPrompt,
@@ -48,6 +54,7 @@ impl FaultKind {
         Self::CorruptIndex,
         Self::CorruptJournal,
         Self::SigkillCodex,
+        Self::HungModel,
     ];
 
     /// The kinds injected when none are named: every kind that applies to
@@ -62,7 +69,11 @@ impl FaultKind {
     /// Whether the fault means anything on `runtime` (there is no Codex
     /// process to kill on the embedded one).
     pub fn applies_to(self, runtime: Runtime) -> bool {
-        self != Self::SigkillCodex || runtime == Runtime::Codex
+        match self {
+            Self::SigkillCodex => runtime == Runtime::Codex,
+            Self::HungModel => runtime == Runtime::Embedded,
+            _ => true,
+        }
     }
 
     /// How it is printed.
@@ -75,6 +86,7 @@ impl FaultKind {
             Self::CorruptIndex => "SIGKILL + corrupt sessions.json",
             Self::CorruptJournal => "SIGKILL + poison journal entry",
             Self::SigkillCodex => "SIGKILL codex app-server",
+            Self::HungModel => "hung model server",
         }
     }
 }
@@ -167,11 +179,14 @@ mod tests {
     }
 
     #[test]
-    fn the_codex_kill_is_a_default_of_the_codex_runtime_only() {
+    fn the_codex_kill_and_the_hung_model_are_defaults_of_one_runtime_each() {
         let embedded = FaultKind::defaults(Runtime::Embedded);
         assert!(!embedded.contains(&FaultKind::SigkillCodex));
+        assert!(embedded.contains(&FaultKind::HungModel));
         assert_eq!(embedded.len(), FaultKind::ALL.len() - 1);
         let codex = FaultKind::defaults(Runtime::Codex);
-        assert_eq!(codex, FaultKind::ALL);
+        assert!(codex.contains(&FaultKind::SigkillCodex));
+        assert!(!codex.contains(&FaultKind::HungModel));
+        assert_eq!(codex.len(), FaultKind::ALL.len() - 1);
     }
 }

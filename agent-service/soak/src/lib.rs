@@ -6,8 +6,10 @@
 //! delays and occasional tool calls) named in the `openclaw.json` it writes;
 //! running N conversation clients that send uniquely numbered messages
 //! through `Send` and `Run` in mixed queue modes while a fault injector
-//! SIGTERMs, SIGKILLs and restarts agent-service and restarts prompt-service
-//! at random intervals; then stopping everything cleanly and reconciling
+//! SIGTERMs, SIGKILLs and restarts agent-service, restarts prompt-service
+//! and hangs the fake model (requests taken and never answered, or streams
+//! stopped after their first delta: [`FaultKind::HungModel`]) at random
+//! intervals; then stopping everything cleanly and reconciling
 //! every acknowledged message (the rule is in [`ledger`]) against the
 //! transcripts, read both from the files (the transcript crate's reader) and
 //! through `GetTranscript` after a final restart. It stops by itself after

@@ -72,6 +72,9 @@ struct Cli {
     /// Seconds a prompt-outage fault keeps prompt-service down.
     #[arg(long, default_value_t = 8)]
     prompt_outage_secs: u64,
+    /// Seconds a hung-model fault keeps the fake model from answering.
+    #[arg(long, default_value_t = 10)]
+    model_hang_secs: u64,
     /// Percent of client messages sent as poison (too large for a transcript line once
     /// stored; each must be refused before it is acknowledged). 0 sends none.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=100))]
@@ -88,6 +91,7 @@ enum FaultChoice {
     CorruptIndex,
     CorruptJournal,
     SigkillCodex,
+    HungModel,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -128,6 +132,7 @@ async fn main() -> anyhow::Result<ExitCode> {
                 FaultChoice::CorruptIndex => Some(FaultKind::CorruptIndex),
                 FaultChoice::CorruptJournal => Some(FaultKind::CorruptJournal),
                 FaultChoice::SigkillCodex => Some(FaultKind::SigkillCodex),
+                FaultChoice::HungModel => Some(FaultKind::HungModel),
             })
             .collect(),
     };
@@ -158,6 +163,7 @@ async fn main() -> anyhow::Result<ExitCode> {
         token: cli.token,
         service_env: cli.service_env,
         prompt_outage: Duration::from_secs(cli.prompt_outage_secs),
+        model_hang: Duration::from_secs(cli.model_hang_secs),
         poison_percent: cli.poison_percent,
     };
     match openclaw_soak::run(options).await {

@@ -17,6 +17,12 @@ use crate::{error::SoakError, rng::Rng};
 const AHEAD: u64 = 256;
 /// How often the queue is topped up.
 const REFILL_EVERY: Duration = Duration::from_millis(20);
+/// The provider's timeouts in the soak's config (connect, first byte, idle between chunks):
+/// short, so a hung-model fault resolves in seconds (three attempts, 2 s each, with 1 s and
+/// 2 s between them), and far above the fake's own delays (at most 0.4 s before the first
+/// byte, 50 ms between frames).
+pub(crate) const PROVIDER_TIMEOUTS: &str =
+    "timeouts: { connectSeconds: 2, firstByteSeconds: 2, idleSeconds: 2 }";
 /// The model id the config names.
 pub(crate) const MODEL: &str = "soak-model";
 
@@ -61,6 +67,17 @@ impl FakeModel {
         self.handle.request_count()
     }
 
+    /// Starts (`true`) or ends a hang: requests are taken and never answered, or answered
+    /// with a stream that stops after its first delta (see agent-testkit's `set_hanging`).
+    pub(crate) fn hang(&self, on: bool) {
+        self.handle.set_hanging(on);
+    }
+
+    /// Model requests hung so far.
+    pub(crate) fn hung(&self) -> u64 {
+        self.handle.hung_count()
+    }
+
     /// The server's base URL.
     pub(crate) fn base_url(&self) -> &str {
         &self.base_url
@@ -69,7 +86,7 @@ impl FakeModel {
     /// The `models.providers.fake` entry pointing at this server.
     pub(crate) fn provider_json5(&self) -> String {
         format!(
-            r#"fake: {{ baseUrl: "{}", api: "{}", apiKey: "soak-key", models: [{{ id: "{MODEL}" }}] }}"#,
+            r#"fake: {{ baseUrl: "{}", api: "{}", apiKey: "soak-key", {PROVIDER_TIMEOUTS}, models: [{{ id: "{MODEL}" }}] }}"#,
             self.base_url,
             self.format.api()
         )

@@ -120,6 +120,8 @@ pub struct Options {
     pub service_env: Vec<(String, String)>,
     /// How long a prompt-service outage fault keeps it down.
     pub prompt_outage: Duration,
+    /// How long a hung-model fault keeps the fake model from answering.
+    pub model_hang: Duration,
     /// Percent of client messages sent as poison (too large for a transcript line once
     /// stored; each must be refused before it is acknowledged).
     pub poison_percent: u64,
@@ -148,6 +150,7 @@ impl Options {
             token: None,
             service_env: Vec::new(),
             prompt_outage: Duration::from_secs(3),
+            model_hang: Duration::from_secs(4),
             poison_percent: 2,
         }
     }
@@ -286,6 +289,7 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
             drain_secs: options.drain_secs,
             extra_env: &options.service_env,
             prompt_outage: options.prompt_outage,
+            model_hang: options.model_hang,
         },
         clock,
     )?;
@@ -323,7 +327,7 @@ async fn soak(options: &Options, work: &Path) -> Result<Report, SoakError> {
             break;
         }
         tokio::time::sleep(pause).await;
-        faults.push(cluster.inject(kind).await?);
+        faults.push(cluster.inject(kind, &model).await?);
     }
     let mut outcomes: Vec<ClientOutcome> = Vec::new();
     while let Some(outcome) = clients.join_next().await {

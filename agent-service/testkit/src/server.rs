@@ -152,6 +152,19 @@ impl FakeServerHandle {
         self.shared.lock().refusals.push((marker.into(), error));
     }
 
+    /// A hung model, for fault drills: while on, every request is taken (recorded and counted,
+    /// no queued reply used) and then, in turn, either never answered (no status line until the
+    /// server stops) or answered with a stream that goes silent after its first delta and stays
+    /// open. What a client's first-byte and idle timeouts are for.
+    pub fn set_hanging(&self, on: bool) {
+        self.shared.lock().hanging = on;
+    }
+
+    /// Requests taken while hanging (see [`FakeServerHandle::set_hanging`]).
+    pub fn hung_count(&self) -> u64 {
+        self.shared.lock().hung
+    }
+
     /// Drops every [`FakeServerHandle::refuse_containing`] rule.
     pub fn clear_refusals(&self) {
         self.shared.lock().refusals.clear();
@@ -209,6 +222,10 @@ struct ServerState {
     served: u64,
     not_recording: bool,
     alternating_roles: bool,
+    /// Requests are hung (see [`FakeServerHandle::set_hanging`]).
+    hanging: bool,
+    /// Requests hung so far.
+    hung: u64,
     /// Body markers answered with an error (see [`FakeServerHandle::refuse_containing`]).
     refusals: Vec<(String, FakeError)>,
 }
@@ -305,7 +322,16 @@ async fn answer(
                 },
             );
         }
-        (n, state.queue.pop_front())
+        if state.hanging {
+            state.hung += 1;
+            (n, Err(state.hung % 2 == 1))
+        } else {
+            (n, Ok(state.queue.pop_front()))
+        }
+    };
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(silent) => return hung(&shared, format, n, silent).await,
     };
     let Some(reply) = reply else {
         return error_response(
@@ -349,6 +375,29 @@ async fn answer(
         format,
         n,
         streamed(steps, reply.frame_delay, shared.shutdown.clone()),
+    )
+}
+
+/// A hung request: never answered (`silent`), or a stream that stops after its first delta.
+/// Either holds the connection until the server stops.
+async fn hung(shared: &Shared, format: WireFormat, n: u64, silent: bool) -> Response {
+    if silent {
+        shared.shutdown.cancelled().await;
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    let turn = FakeTurn {
+        text: Some("This answer stops after its first words".to_owned()),
+        deltas: 4,
+        ..FakeTurn::default()
+    };
+    let steps = frames::steps(
+        &render(format, &turn, "fake-model", n),
+        Some(crate::reply::Fault::Stall(1)),
+    );
+    stream_response(
+        format,
+        n,
+        streamed(steps, Duration::ZERO, shared.shutdown.clone()),
     )
 }
 

@@ -2,7 +2,8 @@
 //!
 //! - On the embedded runtime, at least one of every fault (SIGTERM, SIGKILL,
 //!   prompt-service restart and outage, a corrupt session index, a poison
-//!   journal entry), with poison messages among the clients'.
+//!   journal entry, a hung model server), with poison messages among the
+//!   clients'.
 //! - On the Codex runtime (the pinned `codex app-server`, installed into
 //!   `.tools/` by npm on first use), SIGKILLs of agent-service and of its
 //!   Codex app-server alone.
