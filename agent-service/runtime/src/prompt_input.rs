@@ -498,6 +498,25 @@ mod heartbeat_tests;
 #[cfg(test)]
 mod visibility_tests;
 
+/// Every thinking level `/think` takes, in the order its replies list them.
+pub const THINKING_LEVELS: [ThinkingLevel; 7] = [
+    ThinkingLevel::Off,
+    ThinkingLevel::Minimal,
+    ThinkingLevel::Low,
+    ThinkingLevel::Medium,
+    ThinkingLevel::High,
+    ThinkingLevel::Xhigh,
+    ThinkingLevel::Adaptive,
+];
+
+/// A stored per-session thinking level (`/think`), if it names one.
+pub fn thinking_of(stored: Option<&str>) -> Option<ThinkingLevel> {
+    let stored = stored?.trim().to_ascii_lowercase();
+    THINKING_LEVELS
+        .into_iter()
+        .find(|level| level.as_str() == stored)
+}
+
 /// A session's stored `/reasoning` setting (`on`, `off`, `stream`); `None` for anything else.
 pub fn reasoning_of(stored: Option<&str>) -> Option<render::ReasoningLevel> {
     match stored?.trim().to_ascii_lowercase().as_str() {

@@ -681,6 +681,17 @@ impl Services {
         crate::prompt_input::reasoning_of(entry.reasoning_level.as_deref())
     }
 
+    /// A session's `/think` setting, if it has one (an unreadable index reads as none: the
+    /// agent's `thinkingDefault` applies).
+    pub(crate) async fn session_thinking(
+        &self,
+        agent_id: &str,
+        key: &SessionKey,
+    ) -> Option<openclaw_config::raw::ThinkingLevel> {
+        let entry = self.index_entry(agent_id, key).await.ok().flatten()?;
+        crate::prompt_input::thinking_of(entry.thinking_level.as_deref())
+    }
+
     /// The index entry of a session.
     pub(crate) async fn index_entry(
         &self,

@@ -4,6 +4,7 @@
 //! |------------------------------------------------|-------------------------------------------|
 //! | `/queue` steer, followup, collect, interrupt, default | the session's queue mode    |
 //! | `/reasoning` on, off, stream, default          | the session's reasoning visibility (P-21) |
+//! | `/think` (`/thinking`) off … xhigh, adaptive, default | the session's thinking level      |
 //! | `/context` list, detail                        | what the next prompt holds (P-34)         |
 //! | `/approve` <id> allow-once, allow-always, deny | decides a pending exec approval (owners)  |
 //! | `/status`                                      | the status card and the workspace files    |
@@ -22,7 +23,7 @@ use prompt_render::ReasoningLevel;
 use super::{Submitted, run_context};
 use crate::{
     error::RuntimeError,
-    prompt_input::{TurnChannel, reasoning_of},
+    prompt_input::{THINKING_LEVELS, TurnChannel, reasoning_of, thinking_of},
     services::Services,
     sessions::{
         Session,
@@ -41,6 +42,7 @@ pub(crate) struct Command<'a> {
 enum Kind {
     Queue,
     Reasoning,
+    Think,
     Context,
     Approve,
     Status,
@@ -50,6 +52,8 @@ enum Kind {
 const COMMANDS: &[(&str, Kind)] = &[
     ("/queue", Kind::Queue),
     ("/reasoning", Kind::Reasoning),
+    ("/think", Kind::Think),
+    ("/thinking", Kind::Think),
     ("/context", Kind::Context),
     ("/approve", Kind::Approve),
     ("/status", Kind::Status),
@@ -94,6 +98,7 @@ pub(crate) async fn answer(
             reply
         }
         Kind::Reasoning => reasoning(services, session, entry, command.argument).await?,
+        Kind::Think => think(services, session, entry, command.argument).await?,
         Kind::Approve => approve(services, session, channel, sender_id, command.argument).await?,
         Kind::Status => {
             if !word.is_empty() {
@@ -339,6 +344,68 @@ async fn reasoning(
     Ok(reply)
 }
 
+/// `/think <level>` (or `default`) sets the session's thinking level: the prompt's Runtime
+/// line (`thinking=`) and the reasoning every model request asks for (an Anthropic thinking
+/// budget, a Responses effort, a Chat Completions `reasoning_effort`) follow it from the next
+/// run on. A bare `/think` reports the level in effect. Stored as `thinkingLevel` in the
+/// session's index entry, so it survives restarts and resets.
+async fn think(
+    services: &Arc<Services>,
+    session: &Arc<Session>,
+    entry: &SessionEntry,
+    argument: &str,
+) -> Result<String, RuntimeError> {
+    if let openclaw_config::resolve::AgentRuntime::Codex(_) = session.agent.runtime {
+        return Err(RuntimeError::FailedPrecondition(format!(
+            "/think: agent {:?} runs on the Codex runtime, which takes its reasoning effort from its own settings",
+            session.agent.id
+        )));
+    }
+    let word = argument.to_ascii_lowercase();
+    let default = session
+        .agent
+        .thinking_default
+        .map_or("off", openclaw_config::raw::ThinkingLevel::as_str);
+    let (stored, reply) = match word.as_str() {
+        "" => {
+            let reply = match thinking_of(entry.thinking_level.as_deref()) {
+                Some(level) => format!("Thinking for this session is {level}."),
+                None => format!(
+                    "This session follows the agent's thinking default (thinkingDefault): {default}."
+                ),
+            };
+            return Ok(reply);
+        }
+        w if RESET_WORDS.contains(&w) => (
+            None,
+            format!("This session now follows the agent's thinking default again: {default}."),
+        ),
+        other => match thinking_of(Some(other)) {
+            Some(level) => (
+                Some(level.as_str().to_owned()),
+                format!("Thinking for this session is now {level}."),
+            ),
+            None => {
+                let levels: Vec<&str> = THINKING_LEVELS.iter().map(|l| l.as_str()).collect();
+                return Err(RuntimeError::invalid(
+                    "message",
+                    format!(
+                        "/think takes one of {} or default; got {argument:?}",
+                        levels.join(", ")
+                    ),
+                ));
+            }
+        },
+    };
+    services
+        .sessions()
+        .update_entry(&session.agent, &session.key, move |entry| {
+            entry.thinking_level = stored;
+        })
+        .await?;
+    Ok(reply)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,5 +429,8 @@ mod tests {
         assert_eq!(got("/approved"), None);
         assert_eq!(got("/status"), Some((Kind::Status, "")));
         assert_eq!(got("/statusx"), None);
+        assert_eq!(got("/think high"), Some((Kind::Think, "high")));
+        assert_eq!(got("/thinking"), Some((Kind::Think, "")));
+        assert_eq!(got("/thinker on"), None);
     }
 }

@@ -152,6 +152,10 @@ async fn admit(
     let reasoning = services
         .session_reasoning(&session.agent.id, &session.key)
         .await;
+    let thinking = services
+        .session_thinking(&session.agent.id, &session.key)
+        .await
+        .or(session.agent.thinking_default);
     let mut tools = tool_context(&services, &session, &model, start.cancel.clone())?;
     tools.approver = RunApprover::for_run(&services, &session, &out, &loaded.config);
     Ok(RunContext {
@@ -163,6 +167,7 @@ async fn admit(
         loaded,
         model,
         deadline,
+        thinking,
         reasoning,
         tools,
     })

@@ -48,6 +48,9 @@ pub(crate) struct RunContext {
     pub model: RunModel,
     /// When the run runs out of time (`agents.defaults.timeoutSeconds`).
     pub deadline: Instant,
+    /// The run's thinking level: the session's `/think` setting, else the agent's
+    /// `thinkingDefault`. It goes on the prompt's Runtime line and into every model request.
+    pub thinking: Option<openclaw_config::raw::ThinkingLevel>,
     /// The session's `/reasoning` level, if it set one.
     pub reasoning: Option<prompt_render::ReasoningLevel>,
     /// What the run's tool calls run in: confined to the session's working directory,

@@ -135,6 +135,14 @@ pub(crate) async fn preview(
     let contribution = contribution(services, &model, deadline).await;
     let default_model = agent.model.clone().unwrap_or_default();
     let sandbox = services.session_isolation(&agent, &key, &cwd)?;
+    // The session's `/think` level, as its next run will use it.
+    let agent = openclaw_config::resolve::AgentView {
+        thinking_default: crate::prompt_input::thinking_of(
+            existing.as_ref().and_then(|e| e.thinking_level.as_deref()),
+        )
+        .or(agent.thinking_default),
+        ..agent
+    };
     let prompt = render_turn(
         services,
         &TurnPrompt {

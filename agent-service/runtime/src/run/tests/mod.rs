@@ -21,6 +21,7 @@ use crate::{
 };
 
 mod rejected;
+mod think;
 mod wire;
 
 /// How long a test waits for a run to end.
@@ -52,11 +53,6 @@ impl Loop {
     ) -> Self {
         let (base_url, model) = FakeServer::start(format).await.expect("model server");
         let dir = tempfile::tempdir().expect("temp dir");
-        let settings = Settings {
-            state_dir: dir.path().join("state"),
-            config_path: dir.path().join("openclaw.json"),
-            home_dir: dir.path().to_path_buf(),
-        };
         let config = format!(
             r#"{{
   agents: {{ defaults: {{ model: "fake/test-model" {defaults_extra} }} }},
@@ -65,21 +61,21 @@ impl Loop {
 }}"#,
             format.api()
         );
-        std::fs::write(&settings.config_path, config).expect("config");
-        let prompt: Arc<dyn prompt_client::PromptSource> =
-            Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
-        let services = Services::start(RuntimeOptions {
-            owns,
-            ..RuntimeOptions::new(
-                settings,
-                Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-                Arc::new(SystemClock),
-                prompt,
-            )
-        })
-        .expect("services");
+        std::fs::write(dir.path().join("openclaw.json"), config).expect("config");
         Self {
-            services,
+            services: services_in(dir.path(), owns),
+            model,
+            dir,
+        }
+    }
+
+    /// Closes every session and starts the services again over the same state directory and
+    /// model server, as a restarted agent-service would.
+    async fn restarted(self) -> Self {
+        self.services.sessions().close_all().await;
+        let Self { model, dir, .. } = self;
+        Self {
+            services: services_in(dir.path(), None),
             model,
             dir,
         }
@@ -149,6 +145,30 @@ impl Loop {
             .await
             .expect("messages")
     }
+}
+
+/// Services over the state directory and `openclaw.json` under `dir`.
+fn services_in(
+    dir: &std::path::Path,
+    owns: Option<crate::services::SessionOwner>,
+) -> Arc<Services> {
+    let settings = Settings {
+        state_dir: dir.join("state"),
+        config_path: dir.join("openclaw.json"),
+        home_dir: dir.to_path_buf(),
+    };
+    let prompt: Arc<dyn prompt_client::PromptSource> =
+        Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
+    Services::start(RuntimeOptions {
+        owns,
+        ..RuntimeOptions::new(
+            settings,
+            Arc::new(MapEnv::of([("HOME", dir.display().to_string())])),
+            Arc::new(SystemClock),
+            prompt,
+        )
+    })
+    .expect("services")
 }
 
 async fn collect(

@@ -55,6 +55,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         out,
         model: run,
         deadline,
+        thinking,
         reasoning,
         ..
     } = rc;
@@ -77,8 +78,13 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
     let mut total = Usage::default();
     let interrupted = || cut_short(services, start.run);
 
+    // The session's `/think` level stands in for the agent's default on the Runtime line.
+    let agent = openclaw_config::resolve::AgentView {
+        thinking_default: *thinking,
+        ..s.agent.clone()
+    };
     let turn = TurnPrompt {
-        agent: &s.agent,
+        agent: &agent,
         kind: s.kind,
         heartbeat_turn: first.options.heartbeat,
         wake_up: !first.options.heartbeat && start.user_seqs().is_empty(),
@@ -114,6 +120,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         run_number: start.run,
         cancel: &start.cancel,
         deadline,
+        thinking: *thinking,
     };
 
     // Model replies in a row whose tool calls all had arguments that were not JSON.

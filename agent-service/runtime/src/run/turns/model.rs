@@ -20,6 +20,8 @@ pub(super) struct RunParts<'a> {
     pub(super) run_number: u64,
     pub(super) cancel: &'a CancellationToken,
     pub(super) deadline: Instant,
+    /// The run's thinking level (see [`RunContext::thinking`]).
+    pub(super) thinking: Option<openclaw_config::raw::ThinkingLevel>,
 }
 
 /// Compares the prompt's stable prefix with the session's previous model call: whether it
@@ -256,7 +258,7 @@ impl RunParts<'_> {
             messages: self.ctx.fence.model_messages(history, self.origin),
             tools: self.tool_specs.to_vec(),
             max_output_tokens: None,
-            reasoning_effort: openclaw_providers::reasoning_effort(self.s.agent.thinking_default),
+            reasoning_effort: openclaw_providers::reasoning_effort(self.thinking),
         }
     }
 
