@@ -605,7 +605,7 @@ mod tests {
         };
         assert_eq!(
             kind_of(failed(&body("invalid_request_error", ""))),
-            (String::new(), Some(400))
+            ("other".to_owned(), Some(400))
         );
         assert_eq!(
             kind_of(failed(&body(
@@ -616,7 +616,7 @@ mod tests {
         );
         assert_eq!(
             kind_of(failed(&body("requests", "rate_limit_exceeded"))),
-            (String::new(), Some(429))
+            ("other".to_owned(), Some(429))
         );
         assert_eq!(
             kind_of(failed("stream disconnected before completion: gone")),
