@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use openclaw_tools::{ToolContext, ToolOutcome, ToolRegistry};
+use openclaw_transcript::{ContentBlock, ToolResultMessage};
 use serde_json::{Value, json};
 
 /// One of our tools as Codex declares it.
@@ -52,8 +53,11 @@ pub fn dynamic_tool_specs(tools: &ToolRegistry) -> Vec<DynamicToolSpec> {
 
 /// The outcome of one `item/tool/call`.
 pub(crate) struct ToolAnswer {
-    /// The JSON-RPC result: `{contentItems: [{type: "inputText", text}], success}`.
+    /// The JSON-RPC result: `{contentItems: [{type: "inputText", text}], success}`, the text
+    /// fenced as untrusted data as the embedded loop fences a tool result.
     pub result: Value,
+    /// The tool's text as it returned it, for the transcript.
+    pub raw: String,
     /// The tool asked to end the turn ([`ToolOutcome::EndTurn`]).
     pub end_turn: bool,
 }
@@ -81,11 +85,35 @@ pub(crate) async fn answer(
         )),
         _ => tools.call(&ctx, tool, arguments).await,
     };
+    let call_id = params
+        .get("callId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let raw = outcome.text().to_owned();
+    // What the model reads of a tool's output is data, never instructions (lesson L15 b):
+    // the same fence, scope and notice as an embedded model's tool result.
+    let fenced = ctx.fence.tool_result(&ToolResultMessage {
+        tool_call_id: call_id.to_owned(),
+        tool_name: tool.to_owned(),
+        content: vec![ContentBlock::text(raw.clone())],
+        is_error: outcome.is_error(),
+        details: None,
+        timestamp: 0,
+    });
+    let text = fenced
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect::<String>();
     ToolAnswer {
         result: json!({
-            "contentItems": [{"type": "inputText", "text": outcome.text()}],
+            "contentItems": [{"type": "inputText", "text": text}],
             "success": !outcome.is_error(),
         }),
+        raw,
         end_turn: matches!(outcome, ToolOutcome::EndTurn { .. }),
     }
 }

@@ -62,8 +62,12 @@ pub enum HarnessError {
         /// The server's message.
         message: String,
     },
-    /// A request to the app-server got no answer in time.
-    #[error("Codex {method} did not answer within {seconds} s")]
+    /// A request to the app-server got no answer in time: the app-server is taken for hung,
+    /// killed, and replaced on the next turn.
+    #[error(
+        "the Codex app-server stopped answering: {method} got no answer within {seconds} s; \
+         it was killed, and the next turn starts a new one"
+    )]
     Timeout {
         /// The method that was called.
         method: String,

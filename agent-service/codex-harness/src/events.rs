@@ -96,24 +96,40 @@ pub enum TurnStatus {
         /// Exit status and the end of stderr.
         detail: String,
     },
+    /// The app-server stopped answering (a request went unanswered past its limit) and was
+    /// killed. The turn counts as interrupted; the next `run_turn` starts a new process and
+    /// resumes the thread.
+    Unresponsive {
+        /// Which request went unanswered, and for how long.
+        detail: String,
+    },
     /// `turn/completed` with `failed`.
     Failed {
-        /// Codex's error message.
+        /// Codex's error message, with what it passed on of the provider's answer.
         message: String,
+        /// Codex's kind of error (`codexErrorInfo`: `rateLimitExceeded`,
+        /// `contextWindowExceeded`, `unauthorized`, `httpConnectionFailed` ...; empty when
+        /// it named none).
+        kind: String,
+        /// The model provider's HTTP status, when Codex passed it on.
+        http_status: Option<u16>,
     },
 }
 
 impl TurnStatus {
     /// Interrupted, by request or by the process dying.
     pub fn is_interrupted(&self) -> bool {
-        matches!(self, Self::Interrupted | Self::ProcessExited { .. })
+        matches!(
+            self,
+            Self::Interrupted | Self::ProcessExited { .. } | Self::Unresponsive { .. }
+        )
     }
 
     /// The stop reason name for the runtime's `RunEvent::Final`.
     pub fn stop_reason(&self) -> &'static str {
         match self {
             Self::Completed => "stop",
-            Self::Interrupted | Self::ProcessExited { .. } => "aborted",
+            Self::Interrupted | Self::ProcessExited { .. } | Self::Unresponsive { .. } => "aborted",
             Self::Failed { .. } => "error",
         }
     }

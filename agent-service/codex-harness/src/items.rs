@@ -23,7 +23,11 @@
 //! results, `[text]`. A response ends with its `thread/tokenUsage/updated`
 //! (whose usage the message carries), or when text follows tool results.
 
-use std::{collections::HashSet, time::Instant};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex, PoisonError},
+    time::Instant,
+};
 
 use openclaw_transcript::{
     AssistantMessage, ContentBlock, Message, StopReason, ThinkingContent, ToolCall,
@@ -42,6 +46,13 @@ use crate::{
 const EVENT_OUTPUT_CHARS: usize = 4096;
 /// The `api` written on assistant messages.
 pub const CODEX_API: &str = "codex-app-server";
+/// The result of a dynamic tool call the turn ended before it answered, as the embedded loop
+/// words an interrupted call's result.
+const UNANSWERED: &str = "interrupted: the Codex turn ended while this call ran";
+
+/// What our dynamic tools returned, by call id, before their fenced copy went to Codex:
+/// the transcript keeps the tool's own text.
+pub(crate) type Answers = Arc<Mutex<HashMap<String, String>>>;
 
 enum Open {
     Agent { text: String },
@@ -73,6 +84,7 @@ pub(crate) struct ItemTracker {
     /// Ids of the tool-like items Codex reported: their raw calls and
     /// outputs are already covered.
     claimed: HashSet<String>,
+    answers: Answers,
 }
 
 /// A tool call seen only as a raw response item so far.
@@ -107,7 +119,13 @@ impl ItemTracker {
             unassigned: None,
             raw_pending: Vec::new(),
             claimed: HashSet::new(),
+            answers: Answers::default(),
         }
+    }
+
+    /// Where the turn records what our dynamic tools returned (see [`Answers`]).
+    pub(crate) fn answers(&self) -> Answers {
+        Arc::clone(&self.answers)
     }
 
     /// `item/started`.
@@ -238,7 +256,19 @@ impl ItemTracker {
                         Instant::now()
                     }
                 };
-                let (text, is_error) = tool_result(item);
+                let (mut text, is_error) = tool_result(item);
+                if !codex_owned(item) {
+                    let answered = self
+                        .answers
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(id);
+                    match answered {
+                        Some(raw) => text = raw,
+                        None if text.is_empty() => UNANSWERED.clone_into(&mut text),
+                        None => {}
+                    }
+                }
                 let duration_ms = item
                     .get("durationMs")
                     .and_then(Value::as_u64)
@@ -439,7 +469,7 @@ impl ItemTracker {
                 Open::Reasoning { .. } => {}
                 Open::Tool { name, started } => {
                     let text = match status {
-                        TurnStatus::ProcessExited { .. } => {
+                        TurnStatus::ProcessExited { .. } | TurnStatus::Unresponsive { .. } => {
                             "The Codex app-server exited before this call finished; it may or may not have taken effect."
                         }
                         _ => {
@@ -459,7 +489,7 @@ impl ItemTracker {
             }
         }
         match status {
-            TurnStatus::Failed { message } => {
+            TurnStatus::Failed { message, .. } => {
                 let entry = self.output(at, false);
                 entry.stop_reason = StopReason::Error;
                 entry.error_message = Some(message.clone());
@@ -472,6 +502,11 @@ impl ItemTracker {
                 entry.error_message = Some(format!(
                     "the Codex app-server exited during this turn, which was interrupted: {detail}"
                 ));
+            }
+            TurnStatus::Unresponsive { detail } => {
+                let entry = self.output(at, false);
+                entry.stop_reason = StopReason::Aborted;
+                entry.error_message = Some(format!("this turn was interrupted: {detail}"));
             }
             TurnStatus::Completed | TurnStatus::Interrupted => {}
         }

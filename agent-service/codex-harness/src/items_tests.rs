@@ -190,6 +190,8 @@ fn a_failed_turn_ends_with_an_error_message() {
     let t = ItemTracker::new("codex", "m");
     let done = t.finish(&TurnStatus::Failed {
         message: "boom".to_owned(),
+        kind: String::new(),
+        http_status: None,
     });
     assert!(matches!(&done.entries[..], [Message::Assistant(a)]
         if a.stop_reason == StopReason::Error && a.error_message.as_deref() == Some("boom")));
@@ -285,4 +287,50 @@ fn a_raw_call_left_unanswered_is_closed_with_the_turn() {
         &done.events[..],
         [HarnessEvent::ToolFinished { is_error: true, .. }]
     ));
+}
+
+#[test]
+fn a_dynamic_tool_keeps_its_own_text_and_an_unanswered_call_reads_interrupted() {
+    let mut t = ItemTracker::new("codex", "m");
+    for id in ["d1", "d2"] {
+        t.started(&started(
+            json!({"type": "dynamicToolCall", "id": id, "tool": "lookup",
+            "arguments": {}, "status": "inProgress"}),
+        ));
+    }
+    // What Codex got was fenced; the transcript keeps what the tool returned.
+    t.answers()
+        .lock()
+        .unwrap()
+        .insert("d1".to_owned(), "found".to_owned());
+    t.completed(&completed(
+        json!({"type": "dynamicToolCall", "id": "d1", "tool": "lookup",
+        "arguments": {}, "status": "completed", "success": true,
+        "contentItems": [{"type": "inputText", "text": "<<<UNTRUSTED_DATA id=\"x\">>>\nfound"}]}),
+    ));
+    // Interrupted before the tool answered: Codex reports no content at all.
+    let events = t.completed(&completed(
+        json!({"type": "dynamicToolCall", "id": "d2", "tool": "lookup",
+        "arguments": {}, "status": "failed", "success": false, "contentItems": null}),
+    ));
+    assert!(
+        matches!(&events[..], [HarnessEvent::ToolFinished { output, is_error: true, .. }]
+            if output == UNANSWERED),
+        "{events:?}"
+    );
+    let done = t.finish(&TurnStatus::Interrupted);
+    let results: Vec<Vec<String>> = done
+        .entries
+        .iter()
+        .filter(|m| matches!(m, Message::ToolResult(_)))
+        .map(text_of)
+        .collect();
+    assert_eq!(
+        results,
+        [
+            vec!["text:found".to_owned()],
+            vec![format!("text:{UNANSWERED}")]
+        ]
+    );
+    assert!(UNANSWERED.starts_with("interrupted: "));
 }

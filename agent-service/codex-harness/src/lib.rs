@@ -66,6 +66,6 @@ pub use events::{HarnessEvent, ThreadBinding, TurnOutcome, TurnStatus};
 pub use history::History;
 pub use items::CODEX_API;
 pub use projection::{DEFAULT_PROJECTION_CHARS, project};
-pub use runner::{CodexParams, CodexRunner, TurnInput};
+pub use runner::{CodexParams, CodexRunner, RecordedTurn, TurnInput};
 pub use settings::{DEFAULT_OVERRIDES, DISABLED_FEATURES, HarnessSettings, INLINE_PROVIDER_ID};
 pub use version::{CodexVersion, SUPPORTED_RANGE};

@@ -115,6 +115,25 @@ impl AppServer {
             let _ = exit_tx.send(Some(status));
         });
         let conn = Connection::new(stdin, settings.request_timeout);
+        // The watchdog: an app-server that leaves a request unanswered past its limit is
+        // hung (stopped, deadlocked): its whole process group is killed at once, so nothing
+        // it started lingers, and the next turn starts a new one.
+        if let Some(group) = pid.and_then(|p| i32::try_from(p).ok()) {
+            let (mut hung, exited) = (conn.given_up(), exited.clone());
+            tokio::spawn(async move {
+                if hung.wait_for(|hung| *hung).await.is_ok() && exited.borrow().is_none() {
+                    tracing::warn!(
+                        pid = group,
+                        "the Codex app-server stopped answering; killing its process group"
+                    );
+                    if let Err(error) =
+                        nix::sys::signal::killpg(Pid::from_raw(group), Signal::SIGKILL)
+                    {
+                        tracing::debug!(%error, pid = group, "killpg failed");
+                    }
+                }
+            });
+        }
         {
             let conn = Arc::clone(&conn);
             let mut exited = exited.clone();

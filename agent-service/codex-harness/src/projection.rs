@@ -12,6 +12,8 @@ use openclaw_transcript::{ContentBlock, Message, UserContent};
 pub const DEFAULT_PROJECTION_CHARS: usize = 12_000;
 /// Characters one message may take.
 const MESSAGE_CHARS: usize = 1_500;
+/// How the end marker of a fenced untrusted text begins (see `openclaw_tools::Fence`).
+const FENCE_END: &str = "<<<END_UNTRUSTED_DATA ";
 
 /// The projection of `history` (oldest first), or `None` when there is
 /// nothing to project.
@@ -110,7 +112,15 @@ fn labelled(label: &str, text: &str) -> String {
     let count = text.chars().count();
     let body = if count > MESSAGE_CHARS {
         let head: String = text.chars().take(MESSAGE_CHARS).collect();
-        format!("{head}… [{} more characters]", count - MESSAGE_CHARS)
+        // A fenced text keeps its end marker: what follows it is not the fenced data.
+        let end = text
+            .rsplit_once('\n')
+            .map(|(_, last)| last)
+            .filter(|last| last.starts_with(FENCE_END) && !head.ends_with(last));
+        match end {
+            Some(end) => format!("{head}… [{} more characters]\n{end}", count - MESSAGE_CHARS),
+            None => format!("{head}… [{} more characters]", count - MESSAGE_CHARS),
+        }
     } else {
         text.to_owned()
     };
@@ -194,5 +204,14 @@ mod tests {
         let long = vec![user(&"x".repeat(5_000))];
         let text = project(&long, DEFAULT_PROJECTION_CHARS).expect("projection");
         assert!(text.contains("[3500 more characters]"), "{text}");
+        let fenced = format!(
+            "<<<UNTRUSTED_DATA id=\"ab\" source=\"tool:exec\">>>\n{}\n<<<END_UNTRUSTED_DATA id=\"ab\">>>",
+            "y".repeat(5_000)
+        );
+        let text = project(&[user(&fenced)], DEFAULT_PROJECTION_CHARS).expect("projection");
+        assert!(
+            text.contains("more characters]\n<<<END_UNTRUSTED_DATA id=\"ab\">>>\n"),
+            "a cut fenced text keeps its end marker: {text}"
+        );
     }
 }

@@ -121,12 +121,18 @@ struct State {
     closed: Option<String>,
 }
 
+/// Why a connection stopped, when it was given up on rather than closed by the process.
+pub(crate) const STOPPED_ANSWERING: &str = "the Codex app-server stopped answering";
+
 /// One app-server connection.
 pub(crate) struct Connection {
     out: mpsc::Sender<Outgoing>,
     next_id: AtomicI64,
     state: Mutex<State>,
     timeout: Duration,
+    /// Set once a request went unanswered past its limit: the process is hung, and whoever
+    /// owns it kills it ([`Connection::given_up`]).
+    unresponsive: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -147,7 +153,19 @@ impl Connection {
             next_id: AtomicI64::new(1),
             state: Mutex::new(State::default()),
             timeout,
+            unresponsive: tokio::sync::watch::Sender::new(false),
         })
+    }
+
+    /// Turns `true` once a request went unanswered past its limit; closes with the
+    /// connection.
+    pub(crate) fn given_up(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.unresponsive.subscribe()
+    }
+
+    /// Whether a request went unanswered past its limit.
+    pub(crate) fn is_unresponsive(&self) -> bool {
+        *self.unresponsive.borrow()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -173,8 +191,20 @@ impl Connection {
             })
     }
 
-    /// Sends a request and waits for its result.
+    /// Sends a request and waits for its result, at most the connection's request timeout.
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, HarnessError> {
+        self.request_within(method, params, self.timeout).await
+    }
+
+    /// Sends a request and waits at most `limit` for its result. No answer in time means the
+    /// app-server stopped answering: the connection closes (every waiting request and turn
+    /// hears it) and [`Connection::given_up`] wakes its owner, which kills the process.
+    pub(crate) async fn request_within(
+        &self,
+        method: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value, HarnessError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -193,7 +223,7 @@ impl Connection {
             self.lock().pending.remove(&id);
             return Err(error);
         }
-        match tokio::time::timeout(self.timeout, rx).await {
+        match tokio::time::timeout(limit, rx).await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(failure))) => Err(HarnessError::Rpc {
                 method: method.to_owned(),
@@ -207,9 +237,15 @@ impl Connection {
             }),
             Err(_) => {
                 self.lock().pending.remove(&id);
+                let seconds = limit.as_secs().max(1);
+                self.close(format!(
+                    "{STOPPED_ANSWERING} ({method} got no answer within {seconds} s); \
+                     it was killed, and the next turn starts a new one"
+                ));
+                self.unresponsive.send_replace(true);
                 Err(HarnessError::Timeout {
                     method: method.to_owned(),
-                    seconds: self.timeout.as_secs(),
+                    seconds,
                 })
             }
         }
@@ -282,6 +318,10 @@ impl Connection {
     pub(crate) fn close(&self, detail: String) {
         let (pending, subscribers) = {
             let mut state = self.lock();
+            if state.closed.is_some() {
+                // The first reason stands (a hung process given up on, then killed).
+                return;
+            }
             state.closed = Some(detail.clone());
             (
                 std::mem::take(&mut state.pending),

@@ -130,6 +130,44 @@ impl std::fmt::Debug for TurnInput {
     }
 }
 
+/// One turn of a thread as Codex keeps it (see [`CodexRunner::last_turn`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordedTurn {
+    /// The text of each user message the turn holds (its input, then what was steered in),
+    /// in order.
+    pub inputs: Vec<String>,
+    /// The turn's last agent message, empty when it has none.
+    pub reply: String,
+}
+
+impl RecordedTurn {
+    fn of(turn: &Value) -> Self {
+        let mut recorded = Self::default();
+        let items = turn.get("items").and_then(Value::as_array);
+        for item in items.into_iter().flatten() {
+            match item.get("type").and_then(Value::as_str) {
+                Some("userMessage") => {
+                    let parts = item.get("content").and_then(Value::as_array);
+                    let text = parts
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|part| part.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    recorded.inputs.push(text);
+                }
+                Some("agentMessage") => {
+                    if let Some(text) = item.get("text").and_then(Value::as_str) {
+                        text.clone_into(&mut recorded.reply);
+                    }
+                }
+                _ => {}
+            }
+        }
+        recorded
+    }
+}
+
 /// Runs turns on one app-server process. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct CodexRunner {
@@ -260,6 +298,26 @@ impl CodexRunner {
         self.control(thread_id, Control::Interrupt).await
     }
 
+    /// The last turn of `thread_id` as Codex recorded it (`thread/read` with its turns):
+    /// what it was given and what it answered. After a crash this tells whether the messages
+    /// of a turn that was in flight reached the thread, so they are not sent twice.
+    pub async fn last_turn(&self, thread_id: &str) -> Result<Option<RecordedTurn>, HarnessError> {
+        let server = self.server().await?;
+        let result = server
+            .conn
+            .request(
+                "thread/read",
+                serde_json::json!({"threadId": thread_id, "includeTurns": true}),
+            )
+            .await?;
+        Ok(result
+            .get("thread")
+            .and_then(|t| t.get("turns"))
+            .and_then(Value::as_array)
+            .and_then(|turns| turns.last())
+            .map(RecordedTurn::of))
+    }
+
     /// Whether a turn runs on `thread_id`.
     pub fn is_running(&self, thread_id: &str) -> bool {
         self.lock_active().contains_key(thread_id)
@@ -356,5 +414,34 @@ struct ActiveTurn<'a> {
 impl Drop for ActiveTurn<'_> {
     fn drop(&mut self) {
         self.runner.lock_active().remove(&self.thread_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_recorded_turn_holds_its_inputs_and_last_reply() {
+        let turn = json!({"id": "u", "status": "interrupted", "items": [
+            {"type": "userMessage", "id": "1", "content": [
+                {"type": "text", "text": "first", "text_elements": []},
+                {"type": "image", "url": "x"},
+            ]},
+            {"type": "agentMessage", "id": "2", "text": "Looking."},
+            {"type": "dynamicToolCall", "id": "3", "tool": "read"},
+            {"type": "userMessage", "id": "4", "content": [{"type": "text", "text": "steered"}]},
+            {"type": "agentMessage", "id": "5", "text": "Done."},
+        ]});
+        assert_eq!(
+            RecordedTurn::of(&turn),
+            RecordedTurn {
+                inputs: vec!["first".to_owned(), "steered".to_owned()],
+                reply: "Done.".to_owned(),
+            }
+        );
+        assert_eq!(RecordedTurn::of(&json!({})), RecordedTurn::default());
     }
 }

@@ -30,6 +30,14 @@ const METHOD_NOT_FOUND: i64 = -32601;
 /// How long an interrupted turn may take to report `turn/completed`
 /// (observed: about 10 ms) before the harness stops waiting for it.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
+/// How long `turn/interrupt` and `turn/steer` may go unanswered (observed: milliseconds)
+/// before the app-server is taken for hung and killed.
+const CONTROL_WAIT: Duration = Duration::from_secs(5);
+/// How often a running turn checks that the app-server still answers: a model may stream
+/// nothing for minutes, a stopped process says nothing at all.
+const PROBE_EVERY: Duration = Duration::from_secs(15);
+/// How long that check may go unanswered.
+const PROBE_WAIT: Duration = Duration::from_secs(10);
 
 /// What the caller can do to a running turn.
 #[derive(Debug)]
@@ -90,6 +98,18 @@ pub(crate) async fn run(
     let mut tool_ctx = input.tool_ctx.clone();
     tool_ctx.cancel = cancel.child_token();
 
+    // The watchdog's probe: ends only when the app-server stopped answering, which closes
+    // the connection (the subscription then reports why).
+    let probe = probe(conn);
+    tokio::pin!(probe);
+    let closed = |detail: String| {
+        if conn.is_unresponsive() {
+            TurnStatus::Unresponsive { detail }
+        } else {
+            TurnStatus::ProcessExited { detail }
+        }
+    };
+
     let status = loop {
         // Steering waits while a tool call runs.
         let steer_due = steers
@@ -98,10 +118,10 @@ pub(crate) async fn run(
         let interrupt = tokio::select! {
             inbound = subscription.rx.recv() => {
                 let Some(inbound) = inbound else {
-                    break TurnStatus::ProcessExited { detail: "the connection closed".to_owned() };
+                    break closed("the connection closed".to_owned());
                 };
                 match inbound {
-                    Inbound::Closed { detail } => break TurnStatus::ProcessExited { detail },
+                    Inbound::Closed { detail } => break closed(detail),
                     Inbound::Notification { method, params } => {
                         if method == "turn/completed" && completes(&params, &turn_id) {
                             break status_of(&params["turn"]);
@@ -117,8 +137,15 @@ pub(crate) async fn run(
                             // the moment the tool returns, not after a hop back here.
                             let (registry, ctx) = (Arc::clone(&input.tools), tool_ctx.clone());
                             let conn = Arc::clone(&server.conn);
+                            let answers = items.answers();
                             tools.spawn(async move {
+                                let call_id = params.get("callId").and_then(Value::as_str).unwrap_or_default().to_owned();
                                 let answer = dynamic_tools::answer(registry, ctx, params).await;
+                                // Recorded before Codex hears it: its item follows the answer.
+                                answers
+                                    .lock()
+                                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                    .insert(call_id, answer.raw);
                                 reply(&conn, id, answer.result).await;
                                 answer.end_turn
                             });
@@ -153,6 +180,7 @@ pub(crate) async fn run(
                 }
             },
             () = cancel.cancelled(), if !interrupting => true,
+            () = &mut probe => false,
             () = sleep_until(give_up), if interrupting => {
                 tracing::warn!(turn_id = %turn_id, "no turn/completed after turn/interrupt; ending the turn anyway");
                 break TurnStatus::Interrupted;
@@ -160,7 +188,7 @@ pub(crate) async fn run(
             () = sleep_until(steer_due.unwrap_or_else(Instant::now)), if steer_due.is_some() => {
                 let batch = steers.take();
                 let params = steer_params(&thread.id, &turn_id, &batch);
-                match conn.request("turn/steer", params).await {
+                match conn.request_within("turn/steer", params, CONTROL_WAIT).await {
                     Ok(_) => {
                         items.steered(&batch);
                         emit(events, HarnessEvent::Steered { messages: batch }).await;
@@ -178,7 +206,10 @@ pub(crate) async fn run(
             give_up = Instant::now() + INTERRUPT_WAIT;
             tool_ctx.cancel.cancel();
             let params = json!({"threadId": thread.id, "turnId": turn_id});
-            if let Err(error) = conn.request("turn/interrupt", params).await {
+            if let Err(error) = conn
+                .request_within("turn/interrupt", params, CONTROL_WAIT)
+                .await
+            {
                 tracing::info!(%error, "turn/interrupt failed");
             }
         }
@@ -211,6 +242,25 @@ pub(crate) async fn run(
         approvals,
         undelivered_steers: undelivered,
     })
+}
+
+/// Asks the app-server a cheap question every [`PROBE_EVERY`]; returns once it went
+/// unanswered (the connection is closed and the process killed by then) or the connection
+/// closed.
+async fn probe(conn: &Connection) {
+    loop {
+        tokio::time::sleep(PROBE_EVERY).await;
+        if let Err(error) = conn
+            .request_within("thread/loaded/list", json!({}), PROBE_WAIT)
+            .await
+        {
+            tracing::debug!(%error, "the Codex app-server's liveness check failed");
+            if conn.closed().is_some() {
+                // Pending forever: the turn ends on the closed subscription.
+                return std::future::pending().await;
+            }
+        }
+    }
 }
 
 /// The mapped `turn/start` params on this thread, with the projection in
@@ -267,14 +317,71 @@ fn status_of(turn: &Value) -> TurnStatus {
     match turn.get("status").and_then(Value::as_str) {
         Some("completed") => TurnStatus::Completed,
         Some("interrupted") => TurnStatus::Interrupted,
-        other => TurnStatus::Failed {
-            message: turn
-                .get("error")
-                .filter(|e| e.is_object())
-                .map(error_message)
-                .unwrap_or_else(|| format!("the turn ended with status {other:?}")),
-        },
+        other => {
+            let error = turn.get("error").filter(|e| e.is_object());
+            let (mut kind, mut http_status) = error.map(error_kind).unwrap_or_default();
+            if let (Some(error), "" | "other", None) = (error, kind.as_str(), http_status)
+                && let (found, Some(status)) = body_kind(error)
+            {
+                (kind, http_status) = (if found.is_empty() { kind } else { found }, Some(status));
+            }
+            TurnStatus::Failed {
+                message: error
+                    .map(error_message)
+                    .unwrap_or_else(|| format!("the turn ended with status {other:?}")),
+                kind,
+                http_status,
+            }
+        }
     }
+}
+
+/// Codex's kind of a turn error (`codexErrorInfo`, a name or `{name: {httpStatusCode}}`)
+/// and the provider's HTTP status when it gave one.
+fn error_kind(error: &Value) -> (String, Option<u16>) {
+    let (kind, status) = match error.get("codexErrorInfo") {
+        Some(Value::String(kind)) => (kind.clone(), None),
+        Some(Value::Object(map)) => match map.iter().next() {
+            Some((kind, detail)) => (
+                kind.clone(),
+                detail
+                    .get("httpStatusCode")
+                    .and_then(Value::as_u64)
+                    .and_then(|s| u16::try_from(s).ok()),
+            ),
+            None => (String::new(), None),
+        },
+        _ => (String::new(), None),
+    };
+    // Codex raises `internalServerError` for a provider's HTTP 500 alone.
+    let status = status.or((kind == "internalServerError").then_some(500));
+    (kind, status)
+}
+
+/// The kind and HTTP status of a provider's answer that Codex passed on as its raw JSON
+/// error body under the kind `other` (a 400, say): read from the body's `type` and `code`
+/// as the provider defines them. Nothing when the message is no such body.
+fn body_kind(error: &Value) -> (String, Option<u16>) {
+    let text = error.get("message").and_then(Value::as_str).unwrap_or("");
+    let Some(body) = serde_json::from_str::<Value>(text).ok() else {
+        return (String::new(), None);
+    };
+    let inner = body.get("error").unwrap_or(&Value::Null);
+    let field = |key: &str| inner.get(key).and_then(Value::as_str).unwrap_or("");
+    if field("code") == "context_length_exceeded" {
+        return ("contextWindowExceeded".to_owned(), Some(400));
+    }
+    let status = match (field("type"), field("code")) {
+        (_, "rate_limit_exceeded") | ("rate_limit_error" | "requests" | "tokens", _) => 429,
+        ("invalid_request_error", _) => 400,
+        ("authentication_error", _) | (_, "invalid_api_key") => 401,
+        ("permission_error", _) => 403,
+        ("not_found_error", _) | (_, "model_not_found") => 404,
+        ("overloaded_error", _) => 529,
+        ("server_error" | "api_error", _) => 500,
+        _ => return (String::new(), None),
+    };
+    (String::new(), Some(status))
 }
 
 /// A Codex turn error as our run error says it. Codex passes some provider
@@ -303,19 +410,7 @@ pub(crate) fn error_message(error: &Value) -> String {
     {
         out.push_str(&format!(" ({details})"));
     }
-    let (kind, status) = match error.get("codexErrorInfo") {
-        Some(Value::String(kind)) => (kind.clone(), None),
-        Some(Value::Object(map)) => match map.iter().next() {
-            Some((kind, detail)) => (
-                kind.clone(),
-                detail.get("httpStatusCode").and_then(Value::as_u64),
-            ),
-            None => (String::new(), None),
-        },
-        _ => (String::new(), None),
-    };
-    // Codex raises `internalServerError` for a provider's HTTP 500 alone.
-    let status = status.or((kind == "internalServerError").then_some(500));
+    let (kind, status) = error_kind(error);
     match (kind.as_str(), status) {
         ("" | "other", None) => {}
         (kind, None) => out.push_str(&format!(" [Codex error: {kind}]")),
@@ -486,8 +581,55 @@ mod tests {
         assert_eq!(
             status_of(&json!({"status": "failed", "error": {"message": "boom"}})),
             TurnStatus::Failed {
-                message: "boom".to_owned()
+                message: "boom".to_owned(),
+                kind: String::new(),
+                http_status: None,
             }
+        );
+    }
+
+    #[test]
+    fn a_providers_body_passed_on_as_other_tells_its_status() {
+        let failed = |message: &str| {
+            status_of(&json!({"status": "failed", "error": {
+                "message": message, "codexErrorInfo": "other"}}))
+        };
+        let kind_of = |status: TurnStatus| match status {
+            TurnStatus::Failed {
+                kind, http_status, ..
+            } => (kind, http_status),
+            other => panic!("{other:?}"),
+        };
+        let body = |kind: &str, code: &str| {
+            json!({"error": {"message": "m", "type": kind, "code": code}}).to_string()
+        };
+        assert_eq!(
+            kind_of(failed(&body("invalid_request_error", ""))),
+            ("other".to_owned(), Some(400))
+        );
+        assert_eq!(
+            kind_of(failed(&body(
+                "invalid_request_error",
+                "context_length_exceeded"
+            ))),
+            ("contextWindowExceeded".to_owned(), Some(400))
+        );
+        assert_eq!(
+            kind_of(failed(&body("requests", "rate_limit_exceeded"))),
+            ("other".to_owned(), Some(429))
+        );
+        assert_eq!(
+            kind_of(failed("stream disconnected before completion: gone")),
+            ("other".to_owned(), None),
+            "no body: Codex's own kind stays"
+        );
+        let named = status_of(&json!({"status": "failed", "error": {
+            "message": body("invalid_request_error", ""),
+            "codexErrorInfo": {"httpConnectionFailed": {"httpStatusCode": 502}}}}));
+        assert_eq!(
+            kind_of(named),
+            ("httpConnectionFailed".to_owned(), Some(502)),
+            "what Codex says wins"
         );
     }
 

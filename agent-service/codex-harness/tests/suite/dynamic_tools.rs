@@ -51,10 +51,14 @@ async fn the_model_calls_our_tools_and_gets_their_results() {
         })
         .collect();
     assert_eq!(outputs.len(), 2, "{outputs:#?}");
-    assert!(outputs.contains(&(
-        "call_lookup".to_owned(),
-        "fact for plum: plums are purple".to_owned()
-    )));
+    // Fenced as untrusted data, as an embedded model gets a tool's result.
+    let (_, lookup) = outputs.iter().find(|(id, _)| id == "call_lookup").unwrap();
+    assert!(
+        lookup.starts_with("<<<UNTRUSTED_DATA id=\"")
+            && lookup.contains(&format!("source=\"tool:{LOOKUP}\""))
+            && lookup.contains("\nfact for plum: plums are purple\n<<<END_UNTRUSTED_DATA id=\""),
+        "{lookup}"
+    );
     let (_, read) = outputs.iter().find(|(id, _)| id == "call_read").unwrap();
     assert!(
         read.contains("permission denied"),
@@ -87,6 +91,11 @@ async fn the_model_calls_our_tools_and_gets_their_results() {
     results.sort_by_key(|r| r.tool_call_id.clone());
     assert_eq!(results[0].tool_call_id, "call_lookup");
     assert!(!results[0].is_error);
+    assert_eq!(
+        results[0].content,
+        [ContentBlock::text("fact for plum: plums are purple")],
+        "our transcript keeps the tool's own text"
+    );
     assert_eq!(results[1].tool_name, "read");
     assert!(results[1].is_error);
     assert_eq!(answer.content, [ContentBlock::text("Plums are purple.")]);

@@ -140,6 +140,11 @@ async fn admit(
     let model =
         run_context::run_model(&services, &loaded, &session, first.options.model.as_deref())
             .await?;
+    if let AgentRuntime::Codex(_) = session.agent.runtime {
+        // A Codex that cannot run (missing, or a version the harness cannot drive) refuses
+        // the run before it starts, as a provider that cannot be reached does.
+        codex::ready(&services, &session, &loaded, &model).await?;
+    }
     out.emit(RunEvent::Started {
         run_id: start.run_id(),
         agent_id: session.agent.id.clone(),

@@ -24,8 +24,10 @@ use crate::{
     sessions::{NewSession, key},
 };
 
+mod model_view;
 mod prompt;
 
+pub(crate) use model_view::{model_messages, user_origin, user_turn_text};
 pub use prompt::Preview;
 pub(crate) use prompt::{contribution, preview, render_prompt, render_request, render_turn};
 

@@ -52,12 +52,14 @@ use crate::{
     },
 };
 
+mod delivery;
 mod render;
 
 mod settings;
 
 use settings::{
     approval_policy, check_patch_policy, harness_error, harness_settings, patch_allowed, sandbox,
+    turn_failure,
 };
 
 /// How often steered messages are taken from the queue while a turn runs.
@@ -71,19 +73,7 @@ const EVENT_BUFFER: usize = 256;
 pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeError> {
     let (services, s, start, out) = (&rc.services, &*rc.session, &rc.start, &rc.out);
     let (first, loaded, run, deadline) = (&rc.first, &rc.loaded, &rc.model, rc.deadline);
-    let AgentRuntime::Codex(codex) = &s.agent.runtime else {
-        return Err(RuntimeError::Internal(format!(
-            "agent {:?} is not a Codex agent",
-            s.agent.id
-        )));
-    };
-    let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
-    approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
-    approvals.policy = std::mem::take(&mut approvals.policy)
-        .with_allowlist(services.exec_approvals().patterns(&s.agent.id));
-    approvals.trusted_login_shell = login_shell_trusted(services, &s.cwd);
-    check_patch_policy(&s.agent.id, codex, &approvals)?;
-    let settings = harness_settings(codex, &run.tools, &approvals);
+    let (codex, runner, approvals) = agent_runner(services, s, loaded, run)?;
     // A child of the run's token: an interrupt cancels both, the run's time
     // limit only this one; either becomes `turn/interrupt`.
     let cancel = start.cancel.child_token();
@@ -92,7 +82,7 @@ pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeE
         s,
         start,
         out,
-        runner: services.codex_runners().runner(&s.agent.id, settings),
+        runner,
         tool_ctx: {
             let mut ctx = rc.tools.clone();
             ctx.cancel = cancel.clone();
@@ -132,6 +122,7 @@ pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeE
             TurnStatus::Completed => None,
             TurnStatus::Interrupted
             | TurnStatus::ProcessExited { .. }
+            | TurnStatus::Unresponsive { .. }
             | TurnStatus::Failed { .. } => Some(turn.failure(&outcome.status)),
         };
         if let Some(error) = ended {
@@ -157,6 +148,46 @@ pub(crate) async fn run_codex_once(rc: &RunContext) -> Result<Finished, RuntimeE
         }
         messages = steer;
     }
+}
+
+/// Starts the agent's Codex app-server, or finds it running, and checks its version: called
+/// before a run reports `started`, so a Codex the harness cannot drive refuses the run
+/// before it begins.
+pub(crate) async fn ready(
+    services: &Arc<Services>,
+    s: &Session,
+    loaded: &crate::config_state::Loaded,
+    run: &RunModel,
+) -> Result<(), RuntimeError> {
+    let (_, runner, _) = agent_runner(services, s, loaded, run)?;
+    let version = runner.start().await.map_err(harness_error)?;
+    tracing::debug!(%version, "the Codex app-server is ready");
+    Ok(())
+}
+
+/// The agent's Codex settings, its runner for this run's tools and policy, and the
+/// approval rules the run answers Codex with.
+fn agent_runner<'s>(
+    services: &Arc<Services>,
+    s: &'s Session,
+    loaded: &crate::config_state::Loaded,
+    run: &RunModel,
+) -> Result<(&'s CodexSettings, Arc<CodexRunner>, ApprovalRules), RuntimeError> {
+    let AgentRuntime::Codex(codex) = &s.agent.runtime else {
+        return Err(RuntimeError::Internal(format!(
+            "agent {:?} is not a Codex agent",
+            s.agent.id
+        )));
+    };
+    let mut approvals = ApprovalRules::from_config(&loaded.config, &s.agent.id, &run.tools);
+    approvals.apply_patch = patch_allowed(&loaded.config, &s.agent, &run.model);
+    approvals.policy = std::mem::take(&mut approvals.policy)
+        .with_allowlist(services.exec_approvals().patterns(&s.agent.id));
+    approvals.trusted_login_shell = login_shell_trusted(services, &s.cwd);
+    check_patch_policy(&s.agent.id, codex, &approvals)?;
+    let settings = harness_settings(codex, &run.tools, &approvals);
+    let runner = services.codex_runners().runner(&s.agent.id, settings);
+    Ok((codex, runner, approvals))
 }
 
 /// What every Codex turn of one run shares.
@@ -200,16 +231,30 @@ impl CodexRun<'_> {
         // turn sends its scheduled prompt alone (P-38), so it leads with none.
         // `tail.users` ends with this turn's messages, just appended.
         let earlier_users = tail.users.len().saturating_sub(messages.len());
-        let unsent = match thread_id {
+        let mut unsent = match thread_id {
             Some(_) if !render::lightweight_cron(self.s.kind, self.start) => earlier_users,
             _ => 0,
         };
+        if let (Some(thread), true) = (&thread_id, unsent > 0) {
+            // Exactly once: a turn in flight when agent-service died may have delivered them.
+            let candidates = &tail.users[earlier_users - unsent..earlier_users];
+            let delivered = self.delivered(thread, candidates).await?;
+            if delivered > 0 {
+                tracing::info!(
+                    messages = delivered,
+                    "the Codex thread already holds user messages of a turn cut short; not sent again"
+                );
+                unsent -= delivered;
+            }
+        }
         let history_len = tail.len.saturating_sub(messages.len()) - unsent;
-        let mut texts: Vec<&str> = tail.users[earlier_users - unsent..earlier_users]
-            .iter()
-            .filter_map(user_text)
-            .collect();
-        texts.extend(messages.iter().map(|m| m.text.as_str()));
+        // What the model reads of them is what an embedded model would: chat participants'
+        // words and a background command's output fenced as untrusted data.
+        let text = super::prepare::user_turn_text(
+            &self.tool_ctx.fence,
+            self.channel,
+            &tail.users[earlier_users - unsent..],
+        );
         if unsent > 0 {
             tracing::info!(
                 messages = unsent,
@@ -217,13 +262,7 @@ impl CodexRun<'_> {
             );
         }
         let response = self
-            .render(
-                messages,
-                &texts.join("\n\n"),
-                tail.replied,
-                thread_id.as_deref(),
-                &held,
-            )
+            .render(messages, &text, tail.replied, thread_id.as_deref(), &held)
             .await?;
         self.evidence(step, &response, tail.len);
         let params = CodexParams::from_json(
@@ -234,12 +273,14 @@ impl CodexRun<'_> {
         .and_then(|p| p.with_new_thread_turn(&response.new_thread_turn_start_params_json))
         .map_err(harness_error)?;
         let reader = self.s.live.reader()?;
+        // A new thread's projection of the history is fenced as an embedded model's history is.
+        let (fence, channel) = (self.tool_ctx.fence.clone(), self.channel.clone());
         let history = History::lazy(move || {
-            let reader = reader.clone();
+            let (reader, fence, channel) = (reader.clone(), fence.clone(), channel.clone());
             async move {
                 let mut all = reader.messages().await.map_err(|e| e.to_string())?;
                 all.truncate(history_len);
-                Ok(all)
+                Ok(super::prepare::model_messages(&fence, &channel, &all))
             }
         });
         let input = TurnInput {
@@ -267,7 +308,8 @@ impl CodexRun<'_> {
             began.elapsed(),
             tokens,
         );
-        let outcome = outcome?;
+        let mut outcome = outcome?;
+        delivery::raw_steers(&mut outcome.entries, &steered);
         if let Some(sink) = sink.as_mut() {
             sink.message_end();
         }
@@ -456,7 +498,15 @@ impl CodexRun<'_> {
                 steer.refused.push(message);
                 continue;
             }
-            match self.runner.steer(&thread, message.text.clone()).await {
+            let sent = super::prepare::user_turn_text(
+                &self.tool_ctx.fence,
+                self.channel,
+                &[Message::User(openclaw_transcript::UserMessage {
+                    content: openclaw_transcript::UserContent::Text(message.text.clone()),
+                    timestamp: self.services.now_ms(),
+                })],
+            );
+            match self.runner.steer(&thread, sent).await {
                 Ok(()) => steer.sent.push(message),
                 Err(error) => {
                     tracing::info!(%error, "the Codex turn took no more steer messages");
@@ -523,6 +573,10 @@ impl CodexRun<'_> {
     fn failure(&self, status: &TurnStatus) -> RuntimeError {
         let run = self.start.run;
         match status {
+            // Whatever asked the turn to stop, a hung app-server is what ended it.
+            TurnStatus::Unresponsive { detail } => RuntimeError::Unavailable(format!(
+                "run {run}: the Codex turn was cut short because {detail}"
+            )),
             _ if self.start.cancel.is_cancelled() => super::reply::cut_short(self.services, run),
             _ if self.cancel.is_cancelled() => RuntimeError::ResourceExhausted(format!(
                 "the run exceeded its time limit of {} s",
@@ -535,9 +589,11 @@ impl CodexRun<'_> {
                 "the Codex app-server exited mid-turn (the turn is marked interrupted; \
                  the next turn restarts it and resumes the thread): {detail}"
             )),
-            TurnStatus::Failed { message } => {
-                RuntimeError::Unavailable(format!("the Codex turn failed: {message}"))
-            }
+            TurnStatus::Failed {
+                message,
+                kind,
+                http_status,
+            } => turn_failure(message, kind, *http_status),
             TurnStatus::Completed => RuntimeError::Internal("a completed turn failed".to_owned()),
         }
     }
@@ -578,16 +634,6 @@ fn stored_already(
     entry.session_id.to_string() == session_id
         && entry.codex_thread_id.as_deref() == Some(thread_id)
         && context.is_none_or(|context| *context == entry.codex_thread_context)
-}
-
-fn user_text(message: &Message) -> Option<&str> {
-    match message {
-        Message::User(openclaw_transcript::UserMessage {
-            content: openclaw_transcript::UserContent::Text(text),
-            ..
-        }) => Some(text.as_str()),
-        _ => None,
-    }
 }
 
 /// Turn boundary: fsync, usage into the index; then the run's result.

@@ -2,7 +2,9 @@
 //! harness settings and the approval and sandbox modes from the agent's `runtime.codex`.
 
 use super::*;
+use crate::run::reply::provider_error;
 use openclaw_config::resolve::AgentView;
+use openclaw_providers::ProviderError;
 
 /// The harness settings of a run: the agent's `runtime.codex`, with Codex's
 /// own shell off when tool policy denies `exec` or `tools.exec.security`
@@ -98,5 +100,114 @@ pub(super) fn harness_error(error: HarnessError) -> RuntimeError {
         | HarnessError::History { .. }
         | HarnessError::ShutDown => RuntimeError::Unavailable(message),
         HarnessError::InvalidInput { .. } => RuntimeError::Internal(message),
+    }
+}
+
+/// A failed Codex turn, reported as the embedded runtime reports the same answer of the
+/// model provider: Codex's kind of error and the provider's HTTP status become the
+/// [`ProviderError`] the embedded loop would have read, and the one table of provider
+/// errors ([`provider_error`]) gives its status (a 429 is RESOURCE_EXHAUSTED on both
+/// runtimes). The message keeps what Codex passed on of the provider's answer. Kinds that
+/// are no provider's answer (Codex's own sandbox, a rollback) stay UNAVAILABLE.
+pub(super) fn turn_failure(message: &str, kind: &str, http_status: Option<u16>) -> RuntimeError {
+    let (message, partial) = (message.to_owned(), String::new());
+    let client = |status: u16, message: String| ProviderError::Client {
+        status,
+        message,
+        partial: String::new(),
+    };
+    let server = |status: u16, message: String| ProviderError::Server {
+        status,
+        message,
+        partial: String::new(),
+    };
+    let error = match (kind, http_status) {
+        ("contextWindowExceeded", _) => ProviderError::ContextOverflow { message, partial },
+        ("usageLimitExceeded" | "rateLimitExceeded", _) | (_, Some(429)) => {
+            ProviderError::RateLimited {
+                retry_after: None,
+                message,
+                partial,
+            }
+        }
+        ("sessionBudgetExceeded", _) => {
+            return RuntimeError::ResourceExhausted(format!("the Codex turn failed: {message}"));
+        }
+        ("unauthorized", status) => client(status.unwrap_or(401), message),
+        ("badRequest" | "cyberPolicy" | "misalignmentPolicyViolation", status) => {
+            client(status.unwrap_or(400), message)
+        }
+        ("modelNotFound", status) => client(status.unwrap_or(404), message),
+        (_, Some(status)) if (400..500).contains(&status) => client(status, message),
+        ("serverOverloaded", status) => server(status.unwrap_or(529), message),
+        ("flexUnavailable" | "policyCapacityUnavailable", status) => {
+            server(status.unwrap_or(503), message)
+        }
+        ("internalServerError", status) => server(status.unwrap_or(500), message),
+        (_, Some(status)) if status >= 500 => server(status, message),
+        (
+            "httpConnectionFailed"
+            | "responseStreamConnectionFailed"
+            | "responseStreamDisconnected"
+            | "responseTooManyFailedAttempts",
+            _,
+        ) => ProviderError::Connection { message, partial },
+        _ => return RuntimeError::Unavailable(format!("the Codex turn failed: {message}")),
+    };
+    provider_error(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn codex_turn_errors_take_the_embedded_runtimes_statuses() {
+        let code = |kind: &str, status: Option<u16>| turn_failure("m", kind, status).code();
+        let cases = [
+            (
+                "responseTooManyFailedAttempts",
+                Some(429),
+                ErrorCode::ResourceExhausted,
+            ),
+            ("rateLimitExceeded", None, ErrorCode::ResourceExhausted),
+            ("usageLimitExceeded", None, ErrorCode::ResourceExhausted),
+            ("contextWindowExceeded", None, ErrorCode::ResourceExhausted),
+            ("sessionBudgetExceeded", None, ErrorCode::ResourceExhausted),
+            ("unauthorized", None, ErrorCode::FailedPrecondition),
+            ("badRequest", None, ErrorCode::FailedPrecondition),
+            (
+                "httpConnectionFailed",
+                Some(403),
+                ErrorCode::FailedPrecondition,
+            ),
+            ("modelNotFound", None, ErrorCode::FailedPrecondition),
+            ("internalServerError", None, ErrorCode::Unavailable),
+            ("httpConnectionFailed", Some(502), ErrorCode::Unavailable),
+            ("responseStreamDisconnected", None, ErrorCode::Unavailable),
+            ("sandboxError", None, ErrorCode::Unavailable),
+            ("", None, ErrorCode::Unavailable),
+        ];
+        for (kind, status, want) in cases {
+            assert_eq!(code(kind, status), want, "{kind} {status:?}");
+        }
+        // The same provider answer gets the same status on the embedded runtime.
+        let embedded = provider_error(ProviderError::RateLimited {
+            retry_after: None,
+            message: "slow down".to_owned(),
+            partial: String::new(),
+        });
+        let codex = turn_failure("slow down", "responseTooManyFailedAttempts", Some(429));
+        assert_eq!(codex.code(), embedded.code());
+        assert_eq!(
+            codex.to_string(),
+            embedded.to_string(),
+            "the message is kept"
+        );
+        assert!(matches!(
+            turn_failure("too long", "contextWindowExceeded", None),
+            RuntimeError::ContextOverflow(m) if m.contains("too long")
+        ));
     }
 }

@@ -105,8 +105,8 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
     let tool_specs = tool_specs(&tool_descriptors);
     // Lesson L15 b: tool results and chat participants' messages reach the model
     // fenced with nonce markers; the transcript keeps the raw text.
-    let origin =
-        openclaw_tools::UserOrigin::for_chat(&first.channel.channel, &first.channel.chat_type);
+    // The same rule a Codex turn's input follows (`prepare::user_turn_text`).
+    let origin = super::prepare::user_origin(&first.channel);
     let mut compactor = Compactor::new(rc, &ctx, &turn)?;
     let mut overflow_retried = false;
     let call = RunParts {
