@@ -78,7 +78,10 @@ fn a_hostile_sender_name_stays_inside_the_fence_and_its_line() {
         let shown = fence().chat_message(group(), "s", &stored);
         assert_eq!(marker_count(&shown), 2, "{shown}");
         assert!(
-            shown.ends_with(&format!("<<<END_UNTRUSTED_DATA id=\"{}\">>>", nonce_of(&shown))),
+            shown.ends_with(&format!(
+                "<<<END_UNTRUSTED_DATA id=\"{}\">>>",
+                nonce_of(&shown)
+            )),
             "{shown}"
         );
         let metadata = runtime_metadata(&shown);
