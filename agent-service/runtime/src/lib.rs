@@ -9,6 +9,7 @@
 
 mod acceptance;
 pub mod approvals;
+pub mod bootstrap_cuts;
 pub mod compaction;
 mod config_state;
 pub mod context;
@@ -27,6 +28,7 @@ pub mod report;
 pub mod run;
 mod runtime;
 mod sandboxing;
+mod senders;
 mod services;
 pub mod sessions;
 mod settings;

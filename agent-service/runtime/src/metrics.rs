@@ -14,6 +14,9 @@ use service_kit::metrics::{Catalog, GaugeGuard};
 /// Model calls whose stable prefix hash differed from the session's previous
 /// call (counter; `agent`).
 pub const STABLE_PREFIX_CHANGES: &str = "agent_stable_prefix_changes_total";
+/// Workspace files found cut on several renders in a row with the same sizes, once per
+/// file, session and size (counter; `agent`, `file`; P-49).
+pub const BOOTSTRAP_REPEATED_CUTS: &str = "agent_bootstrap_repeated_cuts_total";
 /// Model calls (counter; `provider`, `model`, `outcome`).
 pub const MODEL_CALLS: &str = "agent_model_calls_total";
 /// Model-call latency in seconds, request to last streamed event (histogram;
@@ -48,6 +51,10 @@ fn describe() {
         STABLE_PREFIX_CHANGES,
         "Model calls whose stable prompt prefix changed since the session's previous call."
     );
+    describe_counter!(
+        BOOTSTRAP_REPEATED_CUTS,
+        "Workspace files cut to fit the prompt on several renders in a row, by agent and file."
+    );
     describe_counter!(MODEL_CALLS, "Model calls, by provider, model and outcome.");
     describe_histogram!(
         MODEL_CALL_SECONDS,
@@ -73,6 +80,13 @@ fn describe() {
 /// previous call. Called where `ModelCall.prefix_changed` is computed.
 pub(crate) fn stable_prefix_changed(agent_id: &str) {
     ::metrics::counter!(STABLE_PREFIX_CHANGES, "agent" => agent_id.to_owned()).increment(1);
+}
+
+/// Records that a workspace file was cut on several renders in a row (`file` is a bootstrap
+/// file name, a small set).
+pub(crate) fn repeated_cut(agent_id: &str, file: &str) {
+    ::metrics::counter!(BOOTSTRAP_REPEATED_CUTS, "agent" => agent_id.to_owned(), "file" => file.to_owned())
+        .increment(1);
 }
 
 /// Token counts of one model call.

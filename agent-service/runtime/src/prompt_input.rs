@@ -241,10 +241,10 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         (None, Some(CfgReasoning::On)) => render::ReasoningLevel::On,
         (None, Some(CfgReasoning::Stream)) => render::ReasoningLevel::Stream,
     };
-    // No message this runtime gives the model carries its sender's id, so a list of owner ids
-    // would be one the model cannot match: Authorized Senders is left out. (`/approve` and
-    // the other owner checks are enforced by the runtime itself.)
-    input.owner_ids = Vec::new();
+    // P-52: owners are listed only when this turn's message came with a sender id, which
+    // its fenced metadata shows the model; otherwise there would be nothing to match them
+    // against. (`/approve` and the other owner checks are enforced by the runtime itself.)
+    input.owner_ids = crate::senders::prompt_owner_ids(&settings.owner_allow_from, &f.channel);
     input.owner_display = match settings.owner_display {
         OwnerDisplay::Raw => render::OwnerDisplay::Raw,
         OwnerDisplay::Hash => render::OwnerDisplay::Hash,

@@ -473,6 +473,15 @@ impl Runtime {
         self.services.sessions().list(&agent).await
     }
 
+    /// The session's workspace files cut on several renders in a row (P-49), by path.
+    pub fn repeated_cuts(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+    ) -> Vec<crate::bootstrap_cuts::RepeatedCut> {
+        self.services.cuts().repeated(agent_id, session_key)
+    }
+
     /// One session.
     pub async fn get_session(
         &self,

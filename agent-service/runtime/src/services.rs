@@ -177,6 +177,8 @@ pub(crate) struct Services {
     approvals: Arc<crate::approvals::Approvals>,
     /// The approvals file of the state dir: each agent's allowlist entries.
     exec_approvals: Arc<openclaw_tools::ExecApprovals>,
+    /// Workspace files cut on several renders in a row (see [`crate::bootstrap_cuts`]).
+    cuts: crate::bootstrap_cuts::CutWatch,
 }
 
 /// The service's own credentials, never handed to a command whatever their value.
@@ -255,6 +257,7 @@ impl Services {
             hidden_env: RwLock::new(Arc::from(Vec::new())),
             approvals: Arc::new(crate::approvals::Approvals::new(Some(persist))),
             exec_approvals,
+            cuts: crate::bootstrap_cuts::CutWatch::default(),
         });
         runtime.refresh_secrets();
         runtime.check_workspaces();
@@ -282,6 +285,11 @@ impl Services {
     /// Exec approvals waiting for a person, and recent decisions.
     pub(crate) fn approvals(&self) -> &Arc<crate::approvals::Approvals> {
         &self.approvals
+    }
+
+    /// Workspace files cut on several renders in a row, per session (P-49).
+    pub(crate) fn cuts(&self) -> &crate::bootstrap_cuts::CutWatch {
+        &self.cuts
     }
 
     /// The approvals file of the state dir (allowlist entries per agent).

@@ -12,6 +12,7 @@ use agent_runtime::{
     },
 };
 use openclaw_proto::agent::v1 as pb;
+use openclaw_tools::untrusted::META_VALUE_CHARS;
 use openclaw_transcript::{BadLineReason, Entry, EntryBody, LoadReport, Message, SessionHeader};
 
 /// Milliseconds since the epoch to a protobuf timestamp.
@@ -74,7 +75,11 @@ pub fn new_session(req: &pb::CreateSessionRequest) -> Result<NewSession, Runtime
 }
 
 /// A session for the API.
-pub fn session_to_pb(info: SessionInfo, workspace: String) -> pb::Session {
+pub fn session_to_pb(
+    info: SessionInfo,
+    workspace: String,
+    cuts: &[agent_runtime::bootstrap_cuts::RepeatedCut],
+) -> pb::Session {
     let SessionInfo {
         agent_id,
         key,
@@ -99,6 +104,16 @@ pub fn session_to_pb(info: SessionInfo, workspace: String) -> pb::Session {
         }),
         workspace,
         compactions: entry.compaction_count,
+        repeated_cuts: cuts
+            .iter()
+            .map(|cut| pb::RepeatedCut {
+                path: cut.path.clone(),
+                raw_chars: cut.raw_chars,
+                injected_chars: cut.injected_chars,
+                turns: cut.renders,
+                advice: cut.advice(),
+            })
+            .collect(),
     }
 }
 
@@ -202,10 +217,9 @@ pub fn skills_to_pb(discovery: &Discovery) -> pb::ListSkillsResponse {
     }
 }
 
-/// The runtime's view of a channel context.
-pub fn channel_of(
-    channel: Option<pb::ChannelContext>,
-) -> Result<(TurnChannel, String), RuntimeError> {
+/// The runtime's view of a channel context. The sender's id and name and the group id are
+/// bounded (they reach the model in a message's metadata).
+pub fn channel_of(channel: Option<pb::ChannelContext>) -> Result<TurnChannel, RuntimeError> {
     let pb::ChannelContext {
         channel,
         chat_type,
@@ -214,18 +228,32 @@ pub fn channel_of(
         native_approvals,
         message_tool_only,
         group_context,
+        sender_name,
+        group_id,
     } = channel.unwrap_or_default();
-    Ok((
-        TurnChannel {
-            channel: channel.trim().to_lowercase(),
-            chat_type: chat_type_name(chat_type)?.unwrap_or_default(),
-            capabilities,
-            native_approvals,
-            message_tool_only,
-            group_context,
-        },
+    for (field, value) in [
+        ("channel.sender_id", &sender_id),
+        ("channel.sender_name", &sender_name),
+        ("channel.group_id", &group_id),
+    ] {
+        if value.chars().count() > META_VALUE_CHARS {
+            return Err(RuntimeError::invalid(
+                field,
+                format!("must be at most {META_VALUE_CHARS} characters"),
+            ));
+        }
+    }
+    Ok(TurnChannel {
+        channel: channel.trim().to_lowercase(),
+        chat_type: chat_type_name(chat_type)?.unwrap_or_default(),
+        capabilities,
+        native_approvals,
+        message_tool_only,
+        group_context,
         sender_id,
-    ))
+        sender_name,
+        group_id,
+    })
 }
 
 fn usage_to_pb(usage: &openclaw_transcript::Usage) -> pb::Usage {

@@ -184,14 +184,13 @@ impl AgentServiceImpl {
         queue_mode: i32,
     ) -> Result<agent_runtime::run::Submitted, Status> {
         let (agent_id, session_key) = self.routed_key_of(metadata, session).await?;
-        let (channel, sender_id) = convert::channel_of(channel).map_err(status_of)?;
+        let channel = convert::channel_of(channel).map_err(status_of)?;
         let queue_mode = convert::queue_mode_of(queue_mode).map_err(status_of)?;
         let spec = agent_runtime::run::RunSpec {
             agent_id,
             session_key,
             message,
             channel,
-            sender_id,
             model: (!model.trim().is_empty()).then_some(model),
             max_steps,
             queue_mode,
@@ -218,7 +217,10 @@ impl AgentServiceImpl {
             .session_workspace_path(&info.agent_id, &info.key)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        convert::session_to_pb(info, workspace)
+        let cuts = self
+            .runtime
+            .repeated_cuts(&info.agent_id, info.key.as_str());
+        convert::session_to_pb(info, workspace, &cuts)
     }
 }
 
@@ -522,7 +524,7 @@ impl AgentService for AgentServiceImpl {
         let metadata = request.metadata().clone();
         let pb::PreviewPromptRequest { session, channel } = request.into_inner();
         let (agent_id, session_key) = self.routed_key_of(&metadata, session).await?;
-        let (channel, _) = convert::channel_of(channel).map_err(status_of)?;
+        let channel = convert::channel_of(channel).map_err(status_of)?;
         let preview = self
             .runtime
             .preview(&agent_id, &session_key, &channel)

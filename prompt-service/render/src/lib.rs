@@ -59,6 +59,7 @@ pub use input::{
     SkillVersionSource, SkillsLimits, ThinkLevel, Tool, TurnInputs, TurnKind, WorkspaceAccess,
 };
 pub use mode::{Layer, Row as SectionRow, SECTIONS, SectionKind};
+pub use owners::hash_token as owner_hash_token;
 pub use paths::{normalize_absolute, relative_in_workspace};
 pub use prepared::Prepared;
 pub use project_scope::normalize_key as normalize_project_key;

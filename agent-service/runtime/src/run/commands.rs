@@ -224,10 +224,7 @@ async fn approve(
             .as_ref()
             .and_then(|c| c.owner_allow_from.clone())
             .unwrap_or_default();
-        let owner = !sender_id.is_empty()
-            && owners
-                .iter()
-                .any(|o| o == sender_id || *o == format!("{}:{sender_id}", channel.channel));
+        let owner = crate::senders::is_owner(&owners, &channel.channel, sender_id);
         if !owner {
             tracing::warn!(session = %session.key.as_str(), channel = %channel.channel, sender = %sender_id, "an /approve from a sender who is not an owner was refused");
             return Err(RuntimeError::PermissionDenied(format!(
@@ -282,7 +279,14 @@ async fn status(
         &preview.prompt,
         false,
     );
-    Ok(format!("{}\n\n{files}", card.text()))
+    // P-49: files the session's turns keep cutting, with what to do about them.
+    let cuts: String = services
+        .cuts()
+        .repeated(&session.agent.id, session.key.as_str())
+        .iter()
+        .map(|cut| format!("\nCut on the last {} turns: {}.", cut.renders, cut.advice()))
+        .collect();
+    Ok(format!("{}\n\n{files}{cuts}", card.text()))
 }
 
 fn level_name(level: ReasoningLevel) -> &'static str {

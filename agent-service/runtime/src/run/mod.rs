@@ -77,10 +77,8 @@ pub struct RunSpec {
     pub session_key: String,
     /// The message text.
     pub message: String,
-    /// Where it came from.
+    /// Where it came from, sender included.
     pub channel: TurnChannel,
-    /// Sender id, checked against the channel's allowlist.
-    pub sender_id: String,
     /// One-run model override, provider/model.
     pub model: Option<String>,
     /// Most model calls (0 for the default).

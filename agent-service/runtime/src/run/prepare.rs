@@ -51,11 +51,15 @@ pub(crate) async fn admit(services: &Services, spec: &RunSpec) -> Result<Admitte
     // a sender outside a configured allowlist is refused and
     // recorded nowhere.
     if !spec.channel.channel.is_empty()
-        && !sender_allowed(&loaded.config, &spec.channel.channel, &spec.sender_id)
+        && !sender_allowed(
+            &loaded.config,
+            &spec.channel.channel,
+            &spec.channel.sender_id,
+        )
     {
         return Err(RuntimeError::PermissionDenied(format!(
             "sender {:?} is not in channels.{}.allowFrom",
-            spec.sender_id, spec.channel.channel
+            spec.channel.sender_id, spec.channel.channel
         )));
     }
     let key = key::normalize(&agent.id, &spec.session_key)?;

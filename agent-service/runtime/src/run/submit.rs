@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use openclaw_config::raw;
+use openclaw_tools::untrusted::META_LEAD;
 
 use super::{
     Emitter, RunEvent, RunSpec, Submitted, acceptance, commands,
@@ -34,6 +35,14 @@ pub(crate) async fn submit(
             "agent-service is shutting down; send the message again once it is back".to_owned(),
         ));
     }
+    // A stored text that starts with NUL carries the runtime's sender metadata (P-52): a
+    // message from outside may not hold one, so that it cannot pass for that line.
+    if spec.message.contains(META_LEAD) {
+        return Err(RuntimeError::invalid(
+            "message",
+            "must not contain NUL characters",
+        ));
+    }
     check_stored_size(&spec.message)?;
     let admitted = super::prepare::admit(services, &spec).await?;
     let session = admitted.session;
@@ -43,7 +52,7 @@ pub(crate) async fn submit(
             &session,
             &admitted.entry,
             &spec.channel,
-            &spec.sender_id,
+            &spec.channel.sender_id,
             command,
         )
         .await;
@@ -77,6 +86,11 @@ pub(crate) async fn submit(
         },
     };
 
+    // Stored with the sender the channel reported, so that every later request shows the
+    // model the same metadata (P-52).
+    let text = crate::senders::chat_meta(&admitted.loaded.config, &session.agent.id, &spec.channel)
+        .stamp(&spec.message);
+
     // The message is journaled (fsynced) before anyone is told it was
     // accepted, so a crash cannot lose it (see sessions::journal). Numbered and
     // queued under the session's admission, so concurrent arrivals keep their order.
@@ -84,7 +98,7 @@ pub(crate) async fn submit(
     let seq = session.live.queue().next_seq();
     let record = Accepted {
         seq,
-        text: spec.message.clone(),
+        text: text.clone(),
         at: services.now_ms(),
         origin: Default::default(),
     };
@@ -104,7 +118,7 @@ pub(crate) async fn submit(
         let mut queue = session.live.queue();
         let inbound = Inbound {
             seq,
-            text: spec.message,
+            text,
             channel: spec.channel,
             options: RunOptions {
                 model: spec.model,

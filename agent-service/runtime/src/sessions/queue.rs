@@ -29,6 +29,13 @@ pub struct TurnChannel {
     pub message_tool_only: bool,
     /// Group chat context for this turn.
     pub group_context: String,
+    /// Sender id as the channel reported it, checked against the channel's allowlist
+    /// ("" for none).
+    pub sender_id: String,
+    /// Sender's display name ("" for none).
+    pub sender_name: String,
+    /// The group or channel's id on its platform ("" for none).
+    pub group_id: String,
 }
 
 /// What to do when a collect batch is full (`messages.queue.drop`).
@@ -560,7 +567,11 @@ fn summary_of(folded: &[Inbound]) -> Inbound {
         folded.len()
     );
     for m in folded {
-        let line: String = m.text.chars().take(200).collect();
+        // The summary is the runtime's text: a folded message's metadata line is not kept.
+        let line: String = openclaw_tools::untrusted::ChatMeta::text_of(&m.text)
+            .chars()
+            .take(200)
+            .collect();
         text.push_str("\n- ");
         text.push_str(&line);
     }

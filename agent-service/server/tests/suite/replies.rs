@@ -344,3 +344,55 @@ async fn the_status_command_answers_without_a_model_call() {
         "{bad:?}"
     );
 }
+
+/// P-49: a MEMORY.md cut on three turns in a row is reported where an operator looks: the
+/// `/status` reply and GetSession name it with its sizes and the advice; a small MEMORY.md,
+/// injected whole, produces none of it.
+#[tokio::test]
+async fn a_memory_file_cut_on_three_turns_is_reported_to_the_operator() {
+    for (size, cut) in [(30_000, true), (2_000, false)] {
+        let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
+        let setup = h.service.setup().await;
+        let workspace = std::path::PathBuf::from(&setup.workspaces[0].workspace);
+        let memory: String = (0..size / 50)
+            .map(|i| format!("- remembered fact number {i:>5}, kept for later.\n"))
+            .collect();
+        std::fs::write(workspace.join("MEMORY.md"), &memory).expect("write MEMORY.md");
+        for turn in 1..=3 {
+            h.fake.push(FakeReply::text("Noted."));
+            let events = run(&h, request(&format!("Turn {turn}."), None)).await;
+            assert_eq!(final_of(&events).text, "Noted.", "{events:?}");
+            if turn == 2 {
+                // Two cuts are not yet a pattern.
+                assert!(session_of(&h).await.repeated_cuts.is_empty());
+            }
+        }
+        let reply = command_reply(&run(&h, request("/status", None)).await).reason;
+        let cuts = session_of(&h).await.repeated_cuts;
+        if cut {
+            assert_eq!(cuts.len(), 1, "{cuts:?}");
+            let c = &cuts[0];
+            assert_eq!((c.path.as_str(), c.turns), ("MEMORY.md", 3), "{c:?}");
+            assert!(c.raw_chars > c.injected_chars, "{c:?}");
+            assert!(c.advice.contains("memory/*.md"), "{c:?}");
+            let line = format!(
+                "Cut on the last 3 turns: MEMORY.md is cut to fit on every turn ({} of {} chars",
+                c.injected_chars, c.raw_chars
+            );
+            assert!(reply.contains(&line), "{reply}");
+        } else {
+            assert!(cuts.is_empty(), "{cuts:?}");
+            assert!(!reply.contains("Cut on the last"), "{reply}");
+        }
+    }
+}
+
+async fn session_of(h: &Harness) -> pb::Session {
+    h.service
+        .client()
+        .await
+        .get_session(pb::GetSessionRequest { session: None })
+        .await
+        .expect("session")
+        .into_inner()
+}

@@ -2,6 +2,7 @@
 //! directory, fake session and config controls, and a fixed clock.
 
 mod apply_patch;
+mod chat_meta;
 mod command;
 mod cron;
 mod escapes;

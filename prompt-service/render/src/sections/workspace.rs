@@ -90,23 +90,22 @@ pub fn documentation(ctx: &Ctx) -> String {
     ])
 }
 
-/// `## Authorized Senders`: the owners, raw or hashed.
+/// `## Authorized Senders` (P-52): the owners, raw or hashed, as the fenced metadata of a
+/// chat message names its sender.
 pub fn authorized_senders(ctx: &Ctx) -> Option<String> {
     if ctx.owners.is_empty() {
         return None;
     }
-    let mut out = vec![
+    let hashed = if ctx.owner_display == OwnerDisplay::Hash {
+        " (hashed, as message metadata shows them)"
+    } else {
+        ""
+    };
+    Some(lines(&[
         "## Authorized Senders".to_owned(),
-        format!(
-            "Messages from these sender ids come from your owners: {}.",
-            ctx.owners.join(", ")
-        ),
-    ];
-    if ctx.owner_display == OwnerDisplay::Hash {
-        out.push("The ids are shown as hashes; match them against the hashed sender id in message metadata.".to_owned());
-    }
-    out.push("Treat every other sender as a third party.".to_owned());
-    Some(lines(&out))
+        format!("Owner sender ids{hashed}: {}.", ctx.owners.join(", ")),
+        "A message whose metadata `sender_id` is one of these is an owner's; any other sender is a third party.".to_owned(),
+    ]))
 }
 
 /// `## Current Date & Time` (P-17, P-43): the time zone only, never

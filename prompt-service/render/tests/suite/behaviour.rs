@@ -404,7 +404,10 @@ pub(super) fn owner_hash_display() {
     input.owner_display_secret = "s3cret".into();
     let r = ok(&input);
     assert!(!r.text.contains("+4915112345678"));
-    assert!(r.text.contains("shown as hashes"));
+    assert!(
+        r.text
+            .contains("Owner sender ids (hashed, as message metadata shows them): ")
+    );
 }
 
 /// Lesson L1: no input can smuggle a second boundary marker in.

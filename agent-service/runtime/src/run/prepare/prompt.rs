@@ -14,7 +14,14 @@ pub(crate) async fn render_turn(
     deadline: Instant,
 ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
     let request = render_request(services, t).await?;
-    render_prompt(services, request, deadline).await
+    let response = render_prompt(services, request, deadline).await?;
+    // P-49: a turn's render (not a preview) counts towards a file's run of cuts.
+    if t.surface != prompt_render::PromptSurface::Preview {
+        services
+            .cuts()
+            .record(&t.agent.id, t.session_key, response.context.as_ref());
+    }
+    Ok(response)
 }
 
 /// Sends one render request to the prompt source.
