@@ -4,10 +4,15 @@
 //! place, so a crash leaves the old index or the new one. Entries that fail validation are
 //! kept verbatim and written back unchanged, so loading and saving never loses data.
 //!
+//! A large index is not rewritten for every change: [`crate::SessionStore`] appends the
+//! changed records to the update log beside it (`sessions.json.log`, see `index_log`) and
+//! folds the log into `sessions.json` once the log grows past half the index. Loading applies
+//! the log on top of the file, so a reader always sees both.
+//!
 //! Records are held behind `Arc`s: a copy of the index (every update starts from one) and a
 //! listing share them instead of copying 100,000 records; a changed record is copied on write.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::io;
 use std::path::Path;
@@ -137,20 +142,97 @@ pub struct InvalidIndexEntry {
 }
 
 /// The parsed index.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct SessionIndex {
     entries: BTreeMap<SessionKey, Arc<SessionEntry>>,
     invalid: BTreeMap<String, InvalidIndexEntry>,
+    /// Raw keys changed since the index was loaded or last saved: what the update log needs.
+    changed: BTreeSet<String>,
+}
+
+/// Two indexes are equal when they hold the same records (what changed since loading is not
+/// part of the value).
+impl PartialEq for SessionIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries && self.invalid == other.invalid
+    }
 }
 
 impl SessionIndex {
-    /// Loads `path`; a missing file is an empty index. A file that is not a JSON object is
-    /// [`Error::CorruptIndex`]; single bad entries are kept aside (see [`SessionIndex::invalid`]).
+    /// Loads `path` with the update log beside it applied; a missing file is an empty index.
+    /// A file that is not a JSON object is [`Error::CorruptIndex`]; single bad entries are kept
+    /// aside (see [`SessionIndex::invalid`]). The log is read first, so a log folded in
+    /// meanwhile is applied again to an index that already holds it, which changes nothing;
+    /// [`crate::SessionStore`] also excludes a concurrent fold with the index lock.
     pub fn load(path: &Path) -> Result<Self> {
-        match fs::read(path) {
-            Ok(bytes) => Self::parse(&bytes, path),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(io_at(path)(e)),
+        let log_path = crate::index_log::log_path(path);
+        let log = match fs::read(&log_path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_at(&log_path)(e)),
+        };
+        let mut index = match fs::read(path) {
+            Ok(bytes) => Self::parse(&bytes, path)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::default(),
+            Err(e) => return Err(io_at(path)(e)),
+        };
+        index.apply_log(&log);
+        Ok(index)
+    }
+
+    /// Applies the complete lines of an update log (see `index_log`) in order; a line that
+    /// does not parse (a torn tail) is skipped. Returns the bytes up to the last complete
+    /// line.
+    pub(crate) fn apply_log(&mut self, bytes: &[u8]) -> u64 {
+        let complete = crate::index_log::complete_len(bytes);
+        for (key, value) in crate::index_log::records(&bytes[..complete]) {
+            if let Ok(valid) = SessionKey::new(key.as_str()) {
+                self.entries.remove(&valid);
+            }
+            self.invalid.remove(&key);
+            if let Some(value) = value {
+                self.put_raw(key, value);
+            }
+        }
+        complete as u64
+    }
+
+    /// Adds one raw `(key, value)` as read from a file: a valid record, or one kept aside.
+    fn put_raw(&mut self, key: String, value: Value) {
+        let parsed = SessionKey::new(key.as_str())
+            .map_err(|e| e.to_string())
+            .and_then(|k| {
+                SessionEntry::deserialize(&value)
+                    .map(|entry| (k, entry))
+                    .map_err(|e| e.to_string())
+            });
+        match parsed {
+            Ok((key, entry)) => {
+                self.entries.insert(key, Arc::new(entry));
+            }
+            Err(reason) => {
+                self.invalid
+                    .insert(key, InvalidIndexEntry { value, reason });
+            }
+        }
+    }
+
+    /// The raw keys changed since loading or the last save, emptied.
+    pub(crate) fn take_changed(&mut self) -> BTreeSet<String> {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// The current value of a raw key as the log records it: the record, the value kept
+    /// aside, or `None` when the key is gone.
+    pub(crate) fn raw_value(&self, key: &str) -> Result<Option<Value>> {
+        if let Some(invalid) = self.invalid.get(key) {
+            return Ok(Some(invalid.value.clone()));
+        }
+        match SessionKey::new(key).ok().and_then(|k| self.entries.get(&k)) {
+            Some(entry) => serde_json::to_value(&**entry)
+                .map(Some)
+                .map_err(Error::Encode),
+            None => Ok(None),
         }
     }
 
@@ -163,23 +245,7 @@ impl SessionIndex {
             serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
         let mut index = Self::default();
         for (key, value) in object {
-            let parsed = SessionKey::new(key.as_str())
-                .map_err(|e| e.to_string())
-                .and_then(|k| {
-                    SessionEntry::deserialize(&value)
-                        .map(|entry| (k, entry))
-                        .map_err(|e| e.to_string())
-                });
-            match parsed {
-                Ok((key, entry)) => {
-                    index.entries.insert(key, Arc::new(entry));
-                }
-                Err(reason) => {
-                    index
-                        .invalid
-                        .insert(key, InvalidIndexEntry { value, reason });
-                }
-            }
+            index.put_raw(key, value);
         }
         Ok(index)
     }
@@ -214,12 +280,15 @@ impl SessionIndex {
 
     /// The record for `key`, mutably.
     pub fn get_mut(&mut self, key: &SessionKey) -> Option<&mut SessionEntry> {
-        self.entries.get_mut(key).map(Arc::make_mut)
+        let entry = self.entries.get_mut(key)?;
+        self.changed.insert(key.as_str().to_owned());
+        Some(Arc::make_mut(entry))
     }
 
     /// Sets `key`'s record, returning the previous one.
     pub fn insert(&mut self, key: SessionKey, entry: SessionEntry) -> Option<SessionEntry> {
         self.invalid.remove(key.as_str());
+        self.changed.insert(key.as_str().to_owned());
         self.entries
             .insert(key, Arc::new(entry))
             .map(Arc::unwrap_or_clone)
@@ -227,7 +296,9 @@ impl SessionIndex {
 
     /// Removes `key`, returning its record.
     pub fn remove(&mut self, key: &SessionKey) -> Option<SessionEntry> {
-        self.invalid.remove(key.as_str());
+        if self.invalid.remove(key.as_str()).is_some() || self.entries.contains_key(key) {
+            self.changed.insert(key.as_str().to_owned());
+        }
         self.entries.remove(key).map(Arc::unwrap_or_clone)
     }
 

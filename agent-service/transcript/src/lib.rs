@@ -23,6 +23,7 @@ mod entry;
 mod error;
 mod index;
 mod index_cache;
+mod index_log;
 mod message;
 mod paths;
 mod reader;

@@ -21,7 +21,7 @@ use crate::clock::{Clock, file_stamp, unix_millis};
 use crate::durable::sync_dir;
 use crate::error::{Error, Result, io_at};
 use crate::index::{SessionEntry, SessionIndex};
-use crate::index_cache::IndexCache;
+use crate::index_cache::{IndexCache, Write};
 use crate::paths::{
     AgentId, ArchiveKind, INDEX_FILE, SessionId, SessionKey, SessionsDir, TRANSCRIPT_EXT,
     with_suffix,
@@ -99,7 +99,14 @@ impl SessionStore {
     /// The index as it is now (missing: empty; unparseable: [`Error::CorruptIndex`]), shared:
     /// parsed at most once per version of the file.
     pub fn snapshot(&self) -> Result<Arc<SessionIndex>> {
-        self.cache.current(&self.dir.index())
+        let path = self.dir.index();
+        if let Some(hit) = self.cache.current_if_cached(&path)? {
+            return Ok(hit);
+        }
+        // Read under a shared hold of the index lock, so no fold of the update log by another
+        // process falls between reading the log and reading the index (see `index_log`).
+        let _shared = self.lock_index_shared()?;
+        self.cache.current(&path)
     }
 
     /// A copy of the index (see [`SessionStore::snapshot`] for one without the copy).
@@ -140,20 +147,13 @@ impl SessionStore {
             .map(|(key, entry)| (key.clone(), Arc::clone(entry))))
     }
 
-    /// Applies `change` to the index and saves it, under the index lock.
+    /// Applies `change` to the index and saves it, under the index lock. A large index gets
+    /// the changed records appended to its update log instead of being rewritten (see
+    /// `index_log`), so the cost follows the change, not the number of sessions.
     pub fn update<R>(&self, change: impl FnOnce(&mut SessionIndex) -> R) -> Result<R> {
         let _lock = self.lock_index()?;
-        let mut index = self.load_index()?;
-        let result = change(&mut index);
-        self.save(index)?;
-        Ok(result)
-    }
-
-    /// Saves `index` and keeps it as the current version. Call with the index lock held.
-    fn save(&self, index: SessionIndex) -> Result<()> {
-        let path = self.dir.index();
-        let file = index.save_keeping_handle(&path)?;
-        self.cache.wrote(&path, file, index)
+        self.cache
+            .update(&self.dir.index(), Write::Changes, |index| Ok(change(index)))
     }
 
     /// Points `key` at a fresh session id and archives the old transcript as
@@ -164,23 +164,26 @@ impl SessionStore {
     /// [`crate::DEFAULT_LOCK_WAIT`]).
     pub fn reset(&self, key: &SessionKey) -> Result<Reset> {
         let _lock = self.lock_index()?;
-        let mut index = self.load_index()?;
         let now = self.clock.now();
         let session_id = SessionId::new_v4();
         let fresh = SessionEntry::new(session_id, unix_millis(now));
-        let previous = index.get(key).cloned();
-        let held = match &previous {
-            Some(old) => self.lock_transcript(&old.session_id)?,
-            None => None,
-        };
-        let entry = match &previous {
-            Some(old) => carried_over(old.clone(), fresh),
-            None => fresh,
-        };
-        index.insert(key.clone(), entry);
         // Index first: a crash before the archive step leaves the old file unreferenced but
         // intact, never a key pointing at a session that was moved away.
-        self.save(index)?;
+        let (previous, held) = self
+            .cache
+            .update(&self.dir.index(), Write::Changes, |index| {
+                let previous = index.get(key).cloned();
+                let held = match &previous {
+                    Some(old) => self.lock_transcript(&old.session_id)?,
+                    None => None,
+                };
+                let entry = match &previous {
+                    Some(old) => carried_over(old.clone(), fresh),
+                    None => fresh,
+                };
+                index.insert(key.clone(), entry);
+                Ok((previous, held))
+            })?;
         let archived = match (previous.as_ref(), held) {
             (Some(old), Some(_held)) => {
                 Some(self.archive(&old.session_id, ArchiveKind::Reset, now)?)
@@ -198,13 +201,19 @@ impl SessionStore {
     /// `None` if the key was not in the index.
     pub fn delete(&self, key: &SessionKey) -> Result<Option<Deleted>> {
         let _lock = self.lock_index()?;
-        let mut index = self.load_index()?;
-        let Some(entry) = index.get(key).cloned() else {
+        let removed = self
+            .cache
+            .update(&self.dir.index(), Write::Changes, |index| {
+                let Some(entry) = index.get(key).cloned() else {
+                    return Ok(None);
+                };
+                let held = self.lock_transcript(&entry.session_id)?;
+                index.remove(key);
+                Ok(Some((entry, held)))
+            })?;
+        let Some((entry, held)) = removed else {
             return Ok(None);
         };
-        let held = self.lock_transcript(&entry.session_id)?;
-        index.remove(key);
-        self.save(index)?;
         let archived = match held {
             Some(_held) => {
                 Some(self.archive(&entry.session_id, ArchiveKind::Deleted, self.clock.now())?)
@@ -219,15 +228,18 @@ impl SessionStore {
 
     /// Rebuilds `sessions.json` from the transcript headers (their `sessionKey`), e.g. after
     /// [`Error::CorruptIndex`]. A corrupt index is first moved to
-    /// `sessions.json.corrupt.<timestamp>` and the index is built from scratch; a readable
-    /// index stays authoritative and only gains keys it lacks. When several unindexed
+    /// `sessions.json.corrupt.<timestamp>` and the index is built from scratch (with the
+    /// records of its update log, which are whole records); a readable index stays
+    /// authoritative and only gains keys it lacks. The result is written whole, the log
+    /// folded in. When several unindexed
     /// transcripts claim one key, the newest header wins.
     pub fn rebuild_index(&self) -> Result<RebuildReport> {
         let _lock = self.lock_index()?;
         let index_path = self.dir.index();
         let mut report = RebuildReport::default();
-        let mut index = match self.load_index() {
-            Ok(index) => index,
+        // Not `load_index`: that would wait for the shared hold of the lock held here.
+        let mut index = match self.cache.current(&index_path) {
+            Ok(index) => SessionIndex::clone(&index),
             Err(Error::CorruptIndex { .. }) => {
                 let aside = self.dir.path().join(format!(
                     "{INDEX_FILE}.corrupt.{}",
@@ -236,7 +248,8 @@ impl SessionStore {
                 fs::rename(&index_path, &aside).map_err(io_at(&index_path))?;
                 self.cache.forget();
                 report.corrupt_index_moved_to = Some(aside);
-                SessionIndex::default()
+                // The log's records are whole: what they set is kept.
+                SessionIndex::load(&index_path)?
             }
             Err(e) => return Err(e),
         };
@@ -284,7 +297,10 @@ impl SessionStore {
         report.sessions = index.len();
         report.orphans.sort();
         report.superseded.sort();
-        self.save(index)?;
+        self.cache.update(&index_path, Write::Whole, |current| {
+            *current = index;
+            Ok(())
+        })?;
         Ok(report)
     }
 
@@ -323,6 +339,24 @@ impl SessionStore {
         // Held for one read-modify-write of a small file, so blocking is short.
         file.lock().map_err(io_at(&path))?;
         Ok(file)
+    }
+
+    /// The index lock held shared, for reading the index with its log; `None` when the
+    /// directory does not exist yet (nothing to read).
+    fn lock_index_shared(&self) -> Result<Option<File>> {
+        let path = with_suffix(&self.dir.index(), ".lock");
+        let file = match OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_at(&path)(e)),
+        };
+        file.lock_shared().map_err(io_at(&path))?;
+        Ok(Some(file))
     }
 
     /// Takes the transcript's writer lock so no writer appends while it is archived.

@@ -3,6 +3,7 @@ mod fixture;
 mod format;
 mod fuzz;
 mod index;
+mod index_log;
 mod paths;
 mod reader;
 mod store;
