@@ -63,7 +63,8 @@ impl AgentServiceImpl {
                 let target = agent_runtime::sessions::SessionTarget::Id(id);
                 let info = self
                     .runtime
-                    .get_session(&agent_id, &target)
+                    .sessions()
+                    .get(&agent_id, &target)
                     .await
                     .map_err(status_of)?;
                 Ok((agent_id, info.key.as_str().to_owned()))
@@ -86,7 +87,7 @@ impl AgentServiceImpl {
             // Not routed, and every session is this replica's: nothing to check.
             return Ok(());
         }
-        let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
+        let agent = self.runtime.agents().view(agent_id).map_err(status_of)?;
         let body =
             agent_runtime::sessions::key::normalize(&agent.id, session_key).map_err(status_of)?;
         if let Some(header) = header
@@ -116,7 +117,7 @@ impl AgentServiceImpl {
             // Not routed, and every session is this replica's: nothing to check.
             return Ok(());
         }
-        let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
+        let agent = self.runtime.agents().view(agent_id).map_err(status_of)?;
         let main = agent_runtime::sessions::key::normalize(&agent.id, "").map_err(status_of)?;
         if let Some(header) = header
             && header != main.as_str()
@@ -148,7 +149,8 @@ impl AgentServiceImpl {
                 }
                 let info = self
                     .runtime
-                    .get_session(agent_id, target)
+                    .sessions()
+                    .get(agent_id, target)
                     .await
                     .map_err(status_of)?;
                 info.key.as_str().to_owned()
@@ -196,7 +198,7 @@ impl AgentServiceImpl {
             max_steps,
             queue_mode,
         };
-        let submitted = self.runtime.submit(spec).await.map_err(status_of)?;
+        let submitted = self.runtime.runs().submit(spec).await.map_err(status_of)?;
         service_kit::record_session_id(&submitted.acceptance.session_id);
         Ok(submitted)
     }
@@ -215,7 +217,8 @@ impl AgentServiceImpl {
     fn session(&self, info: agent_runtime::sessions::SessionInfo) -> pb::Session {
         let workspace = self
             .runtime
-            .session_workspace_path(&info.agent_id, &info.key)
+            .sessions()
+            .workspace_path(&info.agent_id, &info.key)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         convert::session_to_pb(info, workspace)
@@ -261,7 +264,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         _request: Request<pb::ListAgentsRequest>,
     ) -> Result<Response<pb::ListAgentsResponse>, Status> {
-        let (agents, default_id) = self.runtime.agents().map_err(status_of)?;
+        let (agents, default_id) = self.runtime.agents().list().map_err(status_of)?;
         let agents = agents
             .into_iter()
             .map(|a| pb::Agent {
@@ -293,7 +296,8 @@ impl AgentService for AgentServiceImpl {
         let meta = convert::new_session(&req).map_err(status_of)?;
         let (info, created) = self
             .runtime
-            .create_session(&req.agent_id, &req.session_key, meta)
+            .sessions()
+            .create(&req.agent_id, &req.session_key, meta)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::CreateSessionResponse {
@@ -309,7 +313,8 @@ impl AgentService for AgentServiceImpl {
         let req = request.into_inner();
         let sessions = self
             .runtime
-            .list_sessions(&req.agent_id)
+            .sessions()
+            .list(&req.agent_id)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::ListSessionsResponse {
@@ -326,7 +331,8 @@ impl AgentService for AgentServiceImpl {
         self.check_target_route(&metadata, &agent, &target).await?;
         let info = self
             .runtime
-            .get_session(&agent, &target)
+            .sessions()
+            .get(&agent, &target)
             .await
             .map_err(status_of)?;
         Ok(Response::new(self.session(info)))
@@ -341,7 +347,8 @@ impl AgentService for AgentServiceImpl {
         self.check_target_route(&metadata, &agent, &target).await?;
         let info = self
             .runtime
-            .reset_session(&agent, &target)
+            .sessions()
+            .reset(&agent, &target)
             .await
             .map_err(status_of)?;
         Ok(Response::new(self.session(info)))
@@ -356,7 +363,8 @@ impl AgentService for AgentServiceImpl {
         self.check_target_route(&metadata, &agent, &target).await?;
         let archived = self
             .runtime
-            .delete_session(&agent, &target)
+            .sessions()
+            .delete(&agent, &target)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::DeleteSessionResponse {
@@ -377,6 +385,7 @@ impl AgentService for AgentServiceImpl {
         self.check_target_route(&metadata, &agent, &target).await?;
         let rx = self
             .runtime
+            .sessions()
             .transcript(&agent, &target)
             .await
             .map_err(status_of)?;
@@ -409,7 +418,8 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::ListSkillsResponse>, Status> {
         let discovery = self
             .runtime
-            .list_skills(&request.into_inner().agent_id)
+            .agents()
+            .skills(&request.into_inner().agent_id)
             .await
             .map_err(status_of)?;
         Ok(Response::new(convert::skills_to_pb(&discovery)))
@@ -483,6 +493,7 @@ impl AgentService for AgentServiceImpl {
         let target = agent_runtime::sessions::SessionTarget::Key(session_key);
         let events = self
             .runtime
+            .sessions()
             .watch(&agent_id, &target)
             .await
             .map_err(status_of)?;
@@ -525,6 +536,7 @@ impl AgentService for AgentServiceImpl {
         let (channel, _) = convert::channel_of(channel).map_err(status_of)?;
         let preview = self
             .runtime
+            .runs()
             .preview(&agent_id, &session_key, &channel)
             .await
             .map_err(status_of)?;
@@ -544,6 +556,7 @@ impl AgentService for AgentServiceImpl {
         let (agent_id, session_key) = self.routed_key_of(&metadata, session).await?;
         let preview = self
             .runtime
+            .runs()
             .preview(
                 &agent_id,
                 &session_key,
@@ -675,7 +688,8 @@ impl AgentService for AgentServiceImpl {
         self.check_target_route(&metadata, &agent, &target).await?;
         let approval = self
             .runtime
-            .resolve_approval(&agent, &id, decision, &decided_by)
+            .approvals()
+            .resolve(&agent, &id, decision, &decided_by)
             .await
             .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::approval_pb(approval)))
@@ -696,7 +710,8 @@ impl AgentService for AgentServiceImpl {
         }
         let approvals = self
             .runtime
-            .list_approvals(&agent_id, &session_key, include_decided)
+            .approvals()
+            .list(&agent_id, &session_key, include_decided)
             .map_err(status_of)?;
         Ok(Response::new(pb::ListApprovalsResponse {
             approvals: approvals
@@ -713,7 +728,11 @@ impl AgentService for AgentServiceImpl {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let pb::ListExecAllowlistRequest { agent_id } = request.into_inner();
-        let list = self.runtime.exec_allowlist(&agent_id).map_err(status_of)?;
+        let list = self
+            .runtime
+            .approvals()
+            .allowlist(&agent_id)
+            .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
     }
 
@@ -730,7 +749,8 @@ impl AgentService for AgentServiceImpl {
         } = request.into_inner();
         let list = self
             .runtime
-            .add_exec_allowlist_entry(&agent_id, &pattern, &added_by)
+            .approvals()
+            .add_allowlist_entry(&agent_id, &pattern, &added_by)
             .await
             .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
@@ -745,7 +765,8 @@ impl AgentService for AgentServiceImpl {
         let pb::RemoveExecAllowlistEntryRequest { agent_id, pattern } = request.into_inner();
         let list = self
             .runtime
-            .remove_exec_allowlist_entry(&agent_id, &pattern)
+            .approvals()
+            .remove_allowlist_entry(&agent_id, &pattern)
             .await
             .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
@@ -768,7 +789,7 @@ impl AgentService for AgentServiceImpl {
             Some(serving) => *serving.borrow(),
             None => config_error.is_empty() && prompt_reachable,
         };
-        let (default_agent, default_model) = match self.runtime.agents() {
+        let (default_agent, default_model) = match self.runtime.agents().list() {
             Ok((agents, default_id)) => {
                 let model = agents
                     .iter()
@@ -782,6 +803,7 @@ impl AgentService for AgentServiceImpl {
         let repairs = self
             .runtime
             .sessions()
+            .manager()
             .repairs()
             .into_iter()
             .map(crate::convert::state_repair)

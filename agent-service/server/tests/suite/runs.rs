@@ -283,11 +283,11 @@ fn open_files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// Waits until the runtime holds `count` live sessions (10 s at most).
 async fn wait_live(service: &Service, count: usize) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while service.runtime.sessions().live_count() != count {
+    while service.runtime.sessions().manager().live_count() != count {
         assert!(
             std::time::Instant::now() < deadline,
             "live sessions: {} (waiting for {count})",
-            service.runtime.sessions().live_count()
+            service.runtime.sessions().manager().live_count()
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -379,7 +379,7 @@ async fn an_idle_session_is_released_and_opened_again_where_it_was() {
     // A watcher keeps the session open for as long as it watches.
     let watch = service.watch().await;
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;
-    assert_eq!(service.runtime.sessions().live_count(), 1);
+    assert_eq!(service.runtime.sessions().manager().live_count(), 1);
     drop(watch);
     wait_live(&service, 0).await;
 }

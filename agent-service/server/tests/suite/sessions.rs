@@ -222,15 +222,17 @@ async fn transcript_streams_entries_then_a_clean_report() {
         .expect("create")
         .into_inner();
     let session = created.session.expect("session");
-    let agent = service.runtime.agent_view("").expect("agent");
+    let agent = service.runtime.agents().view("").expect("agent");
     let info = service
         .runtime
-        .get_session("", &SessionTarget::Key(String::new()))
+        .sessions()
+        .get("", &SessionTarget::Key(String::new()))
         .await
         .expect("info");
     let handle = service
         .runtime
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session");
     handle
@@ -274,15 +276,17 @@ async fn damaged_transcripts_still_load_with_a_report() {
         .into_inner();
     let id = created.session.expect("session").session_id;
     let path = service.path(&format!("state/agents/main/sessions/{id}.jsonl"));
-    let agent = service.runtime.agent_view("").expect("agent");
+    let agent = service.runtime.agents().view("").expect("agent");
     let info = service
         .runtime
-        .get_session("", &SessionTarget::Id(id.clone()))
+        .sessions()
+        .get("", &SessionTarget::Id(id.clone()))
         .await
         .expect("info");
     service
         .runtime
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session")
         .append(vec![user("one")], true)
@@ -320,12 +324,14 @@ async fn damaged_transcripts_still_load_with_a_report() {
     // The next append repairs the torn tail first and the file loads cleanly after it.
     let info = service
         .runtime
-        .get_session("", &SessionTarget::Id(id.clone()))
+        .sessions()
+        .get("", &SessionTarget::Id(id.clone()))
         .await
         .expect("info");
     service
         .runtime
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session")
         .append(vec![user("after repair")], true)
@@ -484,15 +490,17 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
         .create_session(pb::CreateSessionRequest::default())
         .await
         .expect("create");
-    let agent = service.runtime.agent_view("").expect("agent");
+    let agent = service.runtime.agents().view("").expect("agent");
     let info = service
         .runtime
-        .get_session("", &SessionTarget::Key(String::new()))
+        .sessions()
+        .get("", &SessionTarget::Key(String::new()))
         .await
         .expect("info");
     service
         .runtime
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session")
         .append(vec![user("held")], true)
@@ -511,6 +519,7 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
     .expect("second runtime");
     let err = other
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session")
         .append(vec![user("intruder")], true)
@@ -533,15 +542,17 @@ async fn shutdown_flushes_sessions() {
         .create_session(pb::CreateSessionRequest::default())
         .await
         .expect("create");
-    let agent = service.runtime.agent_view("").expect("agent");
+    let agent = service.runtime.agents().view("").expect("agent");
     let info = service
         .runtime
-        .get_session("", &SessionTarget::Key(String::new()))
+        .sessions()
+        .get("", &SessionTarget::Key(String::new()))
         .await
         .expect("info");
     service
         .runtime
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session")
         .append(vec![user("last words")], false)
