@@ -159,6 +159,38 @@ impl AgentServiceImpl {
         self.check_route(metadata, agent_id, &key).await
     }
 
+    /// The session a request names ([`convert::target_of`] on the field `session` picks), once
+    /// [`Self::check_target_route`] has let it through.
+    async fn routed_target<T>(
+        &self,
+        request: Request<T>,
+        session: impl FnOnce(T) -> Option<pb::SessionRef>,
+    ) -> Result<(String, agent_runtime::sessions::SessionTarget), Status> {
+        let metadata = request.metadata().clone();
+        let (agent, target) = convert::target_of(session(request.into_inner()));
+        self.check_target_route(&metadata, &agent, &target).await?;
+        Ok((agent, target))
+    }
+
+    /// The cron jobs of the agent a request names (the field `agent_id` picks), once
+    /// [`Self::check_main_route`] has let it through, managed with the privilege the
+    /// request carries; with the request itself.
+    async fn cron_of<T>(
+        &self,
+        request: Request<T>,
+        agent_id: impl Fn(&T) -> &String,
+    ) -> Result<(agent_runtime::run::AgentCron, T), Status> {
+        self.check_main_route(request.metadata(), agent_id(request.get_ref()))
+            .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
+        let request = request.into_inner();
+        let cron = self
+            .runtime
+            .cron_as(agent_id(&request), privilege)
+            .map_err(status_of)?;
+        Ok((cron, request))
+    }
+
     /// [`Self::key_of`], then [`Self::check_route`].
     async fn routed_key_of(
         &self,
@@ -326,9 +358,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let info = self
             .runtime
             .sessions()
@@ -342,9 +372,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ResetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let info = self
             .runtime
             .sessions()
@@ -358,9 +386,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let archived = self
             .runtime
             .sessions()
@@ -380,9 +406,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetTranscriptRequest>,
     ) -> Result<Response<Self::GetTranscriptStream>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let rx = self
             .runtime
             .sessions()
@@ -579,14 +603,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListCronJobsRequest>,
     ) -> Result<Response<pb::ListCronJobsResponse>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
+        let (cron, _) = self.cron_of(request, |r| &r.agent_id).await?;
         let jobs = cron.list().map_err(status_of)?;
         Ok(Response::new(pb::ListCronJobsResponse {
             jobs: jobs.into_iter().map(crate::cron_api::job).collect(),
@@ -597,15 +614,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::AddCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         let spec = crate::cron_api::spec_of(request.spec)?;
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
         let job = cron.add(spec).map_err(status_of)?;
         tracing::info!(agent = %job.agent_id, job = %job.id, name = %job.spec.name, "cron job added");
         Ok(Response::new(crate::cron_api::job(job)))
@@ -615,15 +625,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::UpdateCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         let patch = crate::cron_api::patch_of(request.patch)?;
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
         let job = cron.update(request.id.trim(), patch).map_err(status_of)?;
         Ok(Response::new(crate::cron_api::job(job)))
     }
@@ -632,14 +635,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RemoveCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         let job = cron.remove(request.id.trim()).map_err(status_of)?;
         tracing::info!(agent = %job.agent_id, job = %job.id, "cron job removed");
         Ok(Response::new(crate::cron_api::job(job)))
@@ -649,14 +645,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RunCronJobRequest>,
     ) -> Result<Response<pb::RunCronJobResponse>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         if request.queue_only {
             let queued = cron.queue_now(request.id.trim()).await.map_err(status_of)?;
             return Ok(Response::new(match queued {

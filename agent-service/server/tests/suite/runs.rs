@@ -198,17 +198,7 @@ async fn multi_turn_session_with_a_tool_call() {
 async fn preview_matches_what_the_run_sends() {
     let h = harness(WireFormat::AnthropicMessages, "").await;
     let channel = run_request("").channel;
-    let preview = h
-        .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: channel.clone(),
-        })
-        .await
-        .expect("preview")
-        .into_inner();
+    let preview = h.service.preview(None, channel.clone()).await;
     let prompt = preview.prompt.expect("prompt");
     assert_eq!(preview.model, "fake/test-model");
     assert!(preview.tools.contains(&"read".to_owned()));
@@ -667,17 +657,7 @@ async fn the_preview_shows_the_newer_inputs_as_filled() {
         ),
     )
     .expect("write");
-    let preview = h
-        .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: run_request("").channel,
-        })
-        .await
-        .expect("preview")
-        .into_inner();
+    let preview = h.service.preview(None, run_request("").channel).await;
     let prompt = preview.prompt.expect("prompt");
     let today = jiff::Timestamp::now()
         .to_zoned_datetime(jiff::tz::TimeZone::get("Europe/Berlin").expect("zone"))
@@ -786,15 +766,8 @@ async fn extra_context_is_labelled_by_the_session_kind() {
         let service = &h.service;
         async move {
             service
-                .client()
+                .preview(session_key(key), channel)
                 .await
-                .preview_prompt(pb::PreviewPromptRequest {
-                    session: session_key(key),
-                    channel,
-                })
-                .await
-                .expect("preview")
-                .into_inner()
                 .prompt
                 .expect("prompt")
                 .dynamic_suffix
@@ -829,21 +802,17 @@ async fn message_tool_only_turns_promise_no_delivery() {
     .await;
     let preview = h
         .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: Some(pb::ChannelContext {
+        .preview(
+            None,
+            Some(pb::ChannelContext {
                 channel: "telegram".into(),
                 chat_type: pb::ChatType::Direct as i32,
                 sender_id: "42".into(),
                 message_tool_only: true,
                 ..Default::default()
             }),
-        })
-        .await
-        .expect("preview")
-        .into_inner();
+        )
+        .await;
     assert!(
         !preview.tools.contains(&"message".to_owned()),
         "{:?}",
