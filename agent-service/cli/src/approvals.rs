@@ -151,15 +151,12 @@ pub async fn resolve(
     decided_by: &str,
 ) -> Result<pb::Approval, CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::ResolveApprovalRequest {
-                session: Some(target.session_ref()),
-                id: id.trim().to_owned(),
-                decision: decision as i32,
-                decided_by: decided_by.to_owned(),
-            },
-        )
+        .for_session(target, |session| pb::ResolveApprovalRequest {
+            session,
+            id: id.trim().to_owned(),
+            decision: decision as i32,
+            decided_by: decided_by.to_owned(),
+        })
         .await?;
     let approval = client.resolve_approval(request).await?.into_inner();
     Ok(approval)

@@ -136,14 +136,11 @@ pub async fn run_turn_with<R: AsyncBufRead + Unpin>(
     term: &mut Term<'_>,
 ) -> Result<TurnOutcome, CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::RunRequest {
-                session: Some(target.session_ref()),
-                message: message.to_owned(),
-                ..Default::default()
-            },
-        )
+        .for_session(target, |session| pb::RunRequest {
+            session,
+            message: message.to_owned(),
+            ..Default::default()
+        })
         .await?;
     let mut call = client.clone();
     let mut stream = client.open(call.run(request)).await?;
@@ -492,12 +489,7 @@ async fn new_session(
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::ResetSessionRequest {
-                session: Some(target.session_ref()),
-            },
-        )
+        .for_session(target, |session| pb::ResetSessionRequest { session })
         .await?;
     let session = client.reset_session(request).await?.into_inner();
     term.note(&format!(

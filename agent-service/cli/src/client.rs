@@ -281,6 +281,17 @@ impl Client {
         with_session_key(&key, message)
     }
 
+    /// A request about `target`'s session (`message` builds it around the session reference),
+    /// with the routing header naming the session.
+    pub async fn for_session<T>(
+        &mut self,
+        target: &Target,
+        message: impl FnOnce(Option<pb::SessionRef>) -> T,
+    ) -> Result<Request<T>, CliError> {
+        self.keyed(target, message(Some(target.session_ref())))
+            .await
+    }
+
     /// `message` with the header naming agent `agent`'s main session, as cron job and
     /// allowlist calls carry it (an agent's jobs live with its main session).
     pub async fn main_keyed<T>(&mut self, agent: &str, message: T) -> Result<Request<T>, CliError> {

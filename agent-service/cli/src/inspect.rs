@@ -124,13 +124,10 @@ pub async fn preview(
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::PreviewPromptRequest {
-                session: Some(target.session_ref()),
-                channel: None,
-            },
-        )
+        .for_session(target, |session| pb::PreviewPromptRequest {
+            session,
+            channel: None,
+        })
         .await?;
     let preview = client.preview_prompt(request).await?.into_inner();
     let prompt = preview.prompt.unwrap_or_default();
@@ -165,13 +162,10 @@ pub async fn context(
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::ContextReportRequest {
-                session: Some(target.session_ref()),
-                detail,
-            },
-        )
+        .for_session(target, |session| pb::ContextReportRequest {
+            session,
+            detail,
+        })
         .await?;
     let report = client.context_report(request).await?.into_inner();
     term.line(report.text.trim_end())?;

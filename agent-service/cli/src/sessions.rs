@@ -62,12 +62,7 @@ pub async fn show(
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::GetTranscriptRequest {
-                session: Some(target.session_ref()),
-            },
-        )
+        .for_session(target, |session| pb::GetTranscriptRequest { session })
         .await?;
     let mut call = client.clone();
     let mut stream = client.open(call.get_transcript(request)).await?;
@@ -117,12 +112,7 @@ pub async fn reset(
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::ResetSessionRequest {
-                session: Some(target.session_ref()),
-            },
-        )
+        .for_session(target, |session| pb::ResetSessionRequest { session })
         .await?;
     let session = client.reset_session(request).await?.into_inner();
     term.line(&format!(
@@ -139,12 +129,7 @@ pub async fn delete(
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
     let request = client
-        .keyed(
-            target,
-            pb::DeleteSessionRequest {
-                session: Some(target.session_ref()),
-            },
-        )
+        .for_session(target, |session| pb::DeleteSessionRequest { session })
         .await?;
     let deleted = client.delete_session(request).await?.into_inner();
     if deleted.archived_transcript.is_empty() {

@@ -98,7 +98,7 @@ impl IntoResponse for ApiError {
 
 impl ApiError {
     fn of(runtime: &Runtime, error: RuntimeError) -> Self {
-        let message = runtime.redact(&error.to_string()).into_owned();
+        let message = runtime.redactor().redact(&error.to_string()).into_owned();
         let status = match error {
             RuntimeError::InvalidArgument { .. } => StatusCode::BAD_REQUEST,
             RuntimeError::UnknownAgent(_)
@@ -134,6 +134,7 @@ async fn agents(Extract(state): Extract<State>) -> ApiResult {
     let (agents, default_id) = state
         .runtime
         .agents()
+        .list()
         .map_err(|e| ApiError::of(&state.runtime, e))?;
     let agents: Vec<Value> = agents
         .into_iter()
@@ -200,6 +201,7 @@ async fn sessions(Extract(state): Extract<State>, Query(query): Query<SessionsQu
             let (agents, _) = state
                 .runtime
                 .agents()
+                .list()
                 .map_err(|e| ApiError::of(&state.runtime, e))?;
             agents.into_iter().map(|a| a.id).collect()
         }
@@ -209,7 +211,8 @@ async fn sessions(Extract(state): Extract<State>, Query(query): Query<SessionsQu
     for agent in agent_ids {
         let sessions = state
             .runtime
-            .list_sessions(&agent)
+            .sessions()
+            .list(&agent)
             .await
             .map_err(|e| ApiError::of(&state.runtime, e))?;
         matching.extend(sessions.into_iter().filter(|info| matches(info, &needle)));
@@ -284,6 +287,7 @@ fn active_run(state: &State, info: &SessionInfo) -> Option<u64> {
     state
         .runtime
         .sessions()
+        .manager()
         .peek(&info.agent_id, &info.entry.session_id)
         .and_then(|live| live.active_run())
 }
@@ -293,6 +297,7 @@ fn session_json(state: &State, info: &SessionInfo) -> Value {
     let running = state
         .runtime
         .sessions()
+        .manager()
         .peek(&info.agent_id, &e.session_id)
         .is_some_and(|live| live.is_running());
     json!({
@@ -338,7 +343,8 @@ impl SessionQuery {
         let (agent, target) = self.parts()?;
         let info = state
             .runtime
-            .get_session(&agent, &target)
+            .sessions()
+            .get(&agent, &target)
             .await
             .map_err(|e| ApiError::of(&state.runtime, e))?;
         state.observer.observe(&info).await;
@@ -355,7 +361,8 @@ async fn approvals_of(
     let info = query.info(&state).await?;
     let approvals = state
         .runtime
-        .list_approvals(&info.agent_id, info.key.as_str(), true)
+        .approvals()
+        .list(&info.agent_id, info.key.as_str(), true)
         .map_err(|e| ApiError::of(&state.runtime, e))?;
     let approvals: Vec<Value> = approvals.iter().map(events::approval_json).collect();
     Ok(Json(json!({
@@ -390,6 +397,7 @@ async fn transcript(
     let target = SessionTarget::Key(info.key.as_str().to_owned());
     let mut rx = state
         .runtime
+        .sessions()
         .transcript(&info.agent_id, &target)
         .await
         .map_err(|e| ApiError::of(&state.runtime, e))?;
@@ -496,6 +504,7 @@ async fn layers_of(Extract(state): Extract<State>, Query(query): Query<TurnQuery
         };
         let preview = state
             .runtime
+            .runs()
             .preview(
                 &agent,
                 &key,
@@ -555,6 +564,7 @@ async fn events_of(
     let target = SessionTarget::Key(info.key.as_str().to_owned());
     let events = state
         .runtime
+        .sessions()
         .watch(&info.agent_id, &target)
         .await
         .map_err(|e| ApiError::of(&state.runtime, e))?;

@@ -101,11 +101,11 @@ impl Observer {
 
     /// One discovery pass.
     pub async fn discover(self: &Arc<Self>) {
-        let Ok((agents, _)) = self.runtime.agents() else {
+        let Ok((agents, _)) = self.runtime.agents().list() else {
             return;
         };
         for agent in agents {
-            if let Ok(sessions) = self.runtime.list_sessions(&agent.id).await {
+            if let Ok(sessions) = self.runtime.sessions().list(&agent.id).await {
                 for info in &sessions {
                     self.observe(info).await;
                 }
@@ -129,7 +129,7 @@ impl Observer {
             return;
         }
         let target = SessionTarget::Key(info.key.as_str().to_owned());
-        let Ok(events) = self.runtime.watch(&info.agent_id, &target).await else {
+        let Ok(events) = self.runtime.sessions().watch(&info.agent_id, &target).await else {
             return;
         };
         let turns = {

@@ -41,7 +41,10 @@ pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ErrorCode, RuntimeError};
 pub use openclaw_config as config;
 pub use openclaw_skills as skills;
-pub use runtime::{ExecAllowlist, Runtime, TranscriptItem, TranscriptStream};
+pub use runtime::{
+    AgentsHandle, ApprovalsHandle, ExecAllowlist, RunsHandle, Runtime, SessionsHandle,
+    TranscriptItem, TranscriptStream,
+};
 pub use services::{
     CronForward, DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SessionOwner,
     SetupOutcome, install_dir,

@@ -90,6 +90,7 @@ async fn runs_reach(runtime: &Arc<Runtime>, id: &str, runs: u64) -> Job {
 /// The user and assistant texts of a session, in order.
 async fn texts(runtime: &Arc<Runtime>, key: &str) -> Vec<(&'static str, String)> {
     let mut stream = runtime
+        .sessions()
         .transcript("main", &SessionTarget::Key(key.to_owned()))
         .await
         .unwrap();

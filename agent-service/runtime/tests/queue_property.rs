@@ -114,6 +114,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
     for (i, a) in arrivals.iter().enumerate() {
         tokio::time::sleep(Duration::from_millis(a.gap_ms)).await;
         let submitted = runtime
+            .runs()
             .submit(RunSpec {
                 session_key: "prop".into(),
                 message: format!("{} please check the files", marker(i)),
@@ -165,7 +166,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
     }
     let mut idle = false;
     for _ in 0..10_000 {
-        if runtime.sessions().all_idle() {
+        if runtime.sessions().manager().all_idle() {
             idle = true;
             break;
         }
@@ -175,6 +176,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
 
     // Read the transcript back.
     let mut stream = runtime
+        .sessions()
         .transcript("", &SessionTarget::Key("prop".into()))
         .await
         .unwrap();

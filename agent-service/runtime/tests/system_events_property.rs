@@ -118,11 +118,12 @@ async fn one_case(arrivals: Vec<Arrival>) -> Result<(), TestCaseError> {
     ))
     .unwrap();
     runtime
-        .create_session("", "main", NewSession::default())
+        .sessions()
+        .create("", "main", NewSession::default())
         .await
         .unwrap();
     let main = SessionTarget::Key("main".into());
-    let mut watch = runtime.watch("", &main).await.unwrap();
+    let mut watch = runtime.sessions().watch("", &main).await.unwrap();
     let cron = runtime.cron("").unwrap();
 
     // key -> (seq, disposition) as the queue accepted it; users are known at once, system
@@ -146,6 +147,7 @@ async fn one_case(arrivals: Vec<Arrival>) -> Result<(), TestCaseError> {
                     QueueMode::Followup
                 };
                 let submitted = runtime
+                    .runs()
                     .submit(RunSpec {
                         session_key: "main".into(),
                         message: format!("{key} please"),
@@ -225,14 +227,14 @@ async fn one_case(arrivals: Vec<Arrival>) -> Result<(), TestCaseError> {
     let mut settled = false;
     for _ in 0..400 {
         // Idle before and after the read: the transcript read is the session at rest.
-        let idle = runtime.sessions().all_idle();
+        let idle = runtime.sessions().manager().all_idle();
         messages = transcript(&runtime, &main).await;
         let started = started_processes(&messages);
         let reported = messages
             .iter()
             .filter(|m| user_text(m).is_some_and(|t| t.starts_with("[Exec Finished]")))
             .count();
-        if idle && reported >= started.len() && runtime.sessions().all_idle() {
+        if idle && reported >= started.len() && runtime.sessions().manager().all_idle() {
             settled = true;
             break;
         }
@@ -354,7 +356,7 @@ fn started_processes(messages: &[Message]) -> Vec<String> {
 }
 
 async fn transcript(runtime: &Arc<Runtime>, target: &SessionTarget) -> Vec<Message> {
-    let mut stream = runtime.transcript("", target).await.unwrap();
+    let mut stream = runtime.sessions().transcript("", target).await.unwrap();
     let mut messages = Vec::new();
     while let Some(item) = stream.recv().await {
         if let TranscriptItem::Entry(entry) = item.unwrap()

@@ -63,7 +63,8 @@ impl AgentServiceImpl {
                 let target = agent_runtime::sessions::SessionTarget::Id(id);
                 let info = self
                     .runtime
-                    .get_session(&agent_id, &target)
+                    .sessions()
+                    .get(&agent_id, &target)
                     .await
                     .map_err(status_of)?;
                 Ok((agent_id, info.key.as_str().to_owned()))
@@ -86,7 +87,7 @@ impl AgentServiceImpl {
             // Not routed, and every session is this replica's: nothing to check.
             return Ok(());
         }
-        let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
+        let agent = self.runtime.agents().view(agent_id).map_err(status_of)?;
         let body =
             agent_runtime::sessions::key::normalize(&agent.id, session_key).map_err(status_of)?;
         if let Some(header) = header
@@ -116,7 +117,7 @@ impl AgentServiceImpl {
             // Not routed, and every session is this replica's: nothing to check.
             return Ok(());
         }
-        let agent = self.runtime.agent_view(agent_id).map_err(status_of)?;
+        let agent = self.runtime.agents().view(agent_id).map_err(status_of)?;
         let main = agent_runtime::sessions::key::normalize(&agent.id, "").map_err(status_of)?;
         if let Some(header) = header
             && header != main.as_str()
@@ -148,13 +149,46 @@ impl AgentServiceImpl {
                 }
                 let info = self
                     .runtime
-                    .get_session(agent_id, target)
+                    .sessions()
+                    .get(agent_id, target)
                     .await
                     .map_err(status_of)?;
                 info.key.as_str().to_owned()
             }
         };
         self.check_route(metadata, agent_id, &key).await
+    }
+
+    /// The session a request names ([`convert::target_of`] on the field `session` picks), once
+    /// [`Self::check_target_route`] has let it through.
+    async fn routed_target<T>(
+        &self,
+        request: Request<T>,
+        session: impl FnOnce(T) -> Option<pb::SessionRef>,
+    ) -> Result<(String, agent_runtime::sessions::SessionTarget), Status> {
+        let metadata = request.metadata().clone();
+        let (agent, target) = convert::target_of(session(request.into_inner()));
+        self.check_target_route(&metadata, &agent, &target).await?;
+        Ok((agent, target))
+    }
+
+    /// The cron jobs of the agent a request names (the field `agent_id` picks), once
+    /// [`Self::check_main_route`] has let it through, managed with the privilege the
+    /// request carries; with the request itself.
+    async fn cron_of<T>(
+        &self,
+        request: Request<T>,
+        agent_id: impl Fn(&T) -> &String,
+    ) -> Result<(agent_runtime::run::AgentCron, T), Status> {
+        self.check_main_route(request.metadata(), agent_id(request.get_ref()))
+            .await?;
+        let privilege = crate::cron_forward::privilege_of(request.metadata());
+        let request = request.into_inner();
+        let cron = self
+            .runtime
+            .cron_as(agent_id(&request), privilege)
+            .map_err(status_of)?;
+        Ok((cron, request))
     }
 
     /// [`Self::key_of`], then [`Self::check_route`].
@@ -195,7 +229,7 @@ impl AgentServiceImpl {
             max_steps,
             queue_mode,
         };
-        let submitted = self.runtime.submit(spec).await.map_err(status_of)?;
+        let submitted = self.runtime.runs().submit(spec).await.map_err(status_of)?;
         service_kit::record_session_id(&submitted.acceptance.session_id);
         Ok(submitted)
     }
@@ -214,11 +248,13 @@ impl AgentServiceImpl {
     fn session(&self, info: agent_runtime::sessions::SessionInfo) -> pb::Session {
         let workspace = self
             .runtime
-            .session_workspace_path(&info.agent_id, &info.key)
+            .sessions()
+            .workspace_path(&info.agent_id, &info.key)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         let cuts = self
             .runtime
+            .sessions()
             .repeated_cuts(&info.agent_id, info.key.as_str());
         convert::session_to_pb(info, workspace, &cuts)
     }
@@ -263,7 +299,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         _request: Request<pb::ListAgentsRequest>,
     ) -> Result<Response<pb::ListAgentsResponse>, Status> {
-        let (agents, default_id) = self.runtime.agents().map_err(status_of)?;
+        let (agents, default_id) = self.runtime.agents().list().map_err(status_of)?;
         let agents = agents
             .into_iter()
             .map(|a| pb::Agent {
@@ -295,7 +331,8 @@ impl AgentService for AgentServiceImpl {
         let meta = convert::new_session(&req).map_err(status_of)?;
         let (info, created) = self
             .runtime
-            .create_session(&req.agent_id, &req.session_key, meta)
+            .sessions()
+            .create(&req.agent_id, &req.session_key, meta)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::CreateSessionResponse {
@@ -311,7 +348,8 @@ impl AgentService for AgentServiceImpl {
         let req = request.into_inner();
         let sessions = self
             .runtime
-            .list_sessions(&req.agent_id)
+            .sessions()
+            .list(&req.agent_id)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::ListSessionsResponse {
@@ -323,12 +361,11 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let info = self
             .runtime
-            .get_session(&agent, &target)
+            .sessions()
+            .get(&agent, &target)
             .await
             .map_err(status_of)?;
         Ok(Response::new(self.session(info)))
@@ -338,12 +375,11 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ResetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let info = self
             .runtime
-            .reset_session(&agent, &target)
+            .sessions()
+            .reset(&agent, &target)
             .await
             .map_err(status_of)?;
         Ok(Response::new(self.session(info)))
@@ -353,12 +389,11 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let archived = self
             .runtime
-            .delete_session(&agent, &target)
+            .sessions()
+            .delete(&agent, &target)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::DeleteSessionResponse {
@@ -374,11 +409,10 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::GetTranscriptRequest>,
     ) -> Result<Response<Self::GetTranscriptStream>, Status> {
-        let metadata = request.metadata().clone();
-        let (agent, target) = convert::target_of(request.into_inner().session);
-        self.check_target_route(&metadata, &agent, &target).await?;
+        let (agent, target) = self.routed_target(request, |r| r.session).await?;
         let rx = self
             .runtime
+            .sessions()
             .transcript(&agent, &target)
             .await
             .map_err(status_of)?;
@@ -411,7 +445,8 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::ListSkillsResponse>, Status> {
         let discovery = self
             .runtime
-            .list_skills(&request.into_inner().agent_id)
+            .agents()
+            .skills(&request.into_inner().agent_id)
             .await
             .map_err(status_of)?;
         Ok(Response::new(convert::skills_to_pb(&discovery)))
@@ -485,6 +520,7 @@ impl AgentService for AgentServiceImpl {
         let target = agent_runtime::sessions::SessionTarget::Key(session_key);
         let events = self
             .runtime
+            .sessions()
             .watch(&agent_id, &target)
             .await
             .map_err(status_of)?;
@@ -527,6 +563,7 @@ impl AgentService for AgentServiceImpl {
         let channel = convert::channel_of(channel).map_err(status_of)?;
         let preview = self
             .runtime
+            .runs()
             .preview(&agent_id, &session_key, &channel)
             .await
             .map_err(status_of)?;
@@ -546,6 +583,7 @@ impl AgentService for AgentServiceImpl {
         let (agent_id, session_key) = self.routed_key_of(&metadata, session).await?;
         let preview = self
             .runtime
+            .runs()
             .preview(
                 &agent_id,
                 &session_key,
@@ -568,14 +606,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListCronJobsRequest>,
     ) -> Result<Response<pb::ListCronJobsResponse>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
+        let (cron, _) = self.cron_of(request, |r| &r.agent_id).await?;
         let jobs = cron.list().map_err(status_of)?;
         Ok(Response::new(pb::ListCronJobsResponse {
             jobs: jobs.into_iter().map(crate::cron_api::job).collect(),
@@ -586,15 +617,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::AddCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         let spec = crate::cron_api::spec_of(request.spec)?;
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
         let job = cron.add(spec).map_err(status_of)?;
         tracing::info!(agent = %job.agent_id, job = %job.id, name = %job.spec.name, "cron job added");
         Ok(Response::new(crate::cron_api::job(job)))
@@ -604,15 +628,8 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::UpdateCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         let patch = crate::cron_api::patch_of(request.patch)?;
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
         let job = cron.update(request.id.trim(), patch).map_err(status_of)?;
         Ok(Response::new(crate::cron_api::job(job)))
     }
@@ -621,14 +638,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RemoveCronJobRequest>,
     ) -> Result<Response<pb::CronJob>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         let job = cron.remove(request.id.trim()).map_err(status_of)?;
         tracing::info!(agent = %job.agent_id, job = %job.id, "cron job removed");
         Ok(Response::new(crate::cron_api::job(job)))
@@ -638,14 +648,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::RunCronJobRequest>,
     ) -> Result<Response<pb::RunCronJobResponse>, Status> {
-        self.check_main_route(request.metadata(), &request.get_ref().agent_id)
-            .await?;
-        let privilege = crate::cron_forward::privilege_of(request.metadata());
-        let request = request.into_inner();
-        let cron = self
-            .runtime
-            .cron_as(&request.agent_id, privilege)
-            .map_err(status_of)?;
+        let (cron, request) = self.cron_of(request, |r| &r.agent_id).await?;
         if request.queue_only {
             let queued = cron.queue_now(request.id.trim()).await.map_err(status_of)?;
             return Ok(Response::new(match queued {
@@ -677,7 +680,8 @@ impl AgentService for AgentServiceImpl {
         self.check_target_route(&metadata, &agent, &target).await?;
         let approval = self
             .runtime
-            .resolve_approval(&agent, &id, decision, &decided_by)
+            .approvals()
+            .resolve(&agent, &id, decision, &decided_by)
             .await
             .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::approval_pb(approval)))
@@ -698,7 +702,8 @@ impl AgentService for AgentServiceImpl {
         }
         let approvals = self
             .runtime
-            .list_approvals(&agent_id, &session_key, include_decided)
+            .approvals()
+            .list(&agent_id, &session_key, include_decided)
             .map_err(status_of)?;
         Ok(Response::new(pb::ListApprovalsResponse {
             approvals: approvals
@@ -715,7 +720,11 @@ impl AgentService for AgentServiceImpl {
         self.check_main_route(request.metadata(), &request.get_ref().agent_id)
             .await?;
         let pb::ListExecAllowlistRequest { agent_id } = request.into_inner();
-        let list = self.runtime.exec_allowlist(&agent_id).map_err(status_of)?;
+        let list = self
+            .runtime
+            .approvals()
+            .allowlist(&agent_id)
+            .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
     }
 
@@ -732,7 +741,8 @@ impl AgentService for AgentServiceImpl {
         } = request.into_inner();
         let list = self
             .runtime
-            .add_exec_allowlist_entry(&agent_id, &pattern, &added_by)
+            .approvals()
+            .add_allowlist_entry(&agent_id, &pattern, &added_by)
             .await
             .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
@@ -747,7 +757,8 @@ impl AgentService for AgentServiceImpl {
         let pb::RemoveExecAllowlistEntryRequest { agent_id, pattern } = request.into_inner();
         let list = self
             .runtime
-            .remove_exec_allowlist_entry(&agent_id, &pattern)
+            .approvals()
+            .remove_allowlist_entry(&agent_id, &pattern)
             .await
             .map_err(status_of)?;
         Ok(Response::new(crate::approvals_api::allowlist_pb(list)))
@@ -770,7 +781,7 @@ impl AgentService for AgentServiceImpl {
             Some(serving) => *serving.borrow(),
             None => config_error.is_empty() && prompt_reachable,
         };
-        let (default_agent, default_model) = match self.runtime.agents() {
+        let (default_agent, default_model) = match self.runtime.agents().list() {
             Ok((agents, default_id)) => {
                 let model = agents
                     .iter()
@@ -784,6 +795,7 @@ impl AgentService for AgentServiceImpl {
         let repairs = self
             .runtime
             .sessions()
+            .manager()
             .repairs()
             .into_iter()
             .map(crate::convert::state_repair)

@@ -67,6 +67,25 @@ async fn grpc_and_in_process_are_byte_identical() {
     );
 }
 
+/// An address nothing listens on (a port the system handed out, then closed).
+fn unused_addr() -> std::net::SocketAddr {
+    let reserved = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    reserved.local_addr().unwrap()
+}
+
+/// A client of `endpoint` that retries every 20 ms to 100 ms (tests wait less).
+fn quick_retrying(endpoint: &str) -> GrpcPromptSource {
+    GrpcPromptSource::connect_lazy(
+        endpoint,
+        RetryPolicy {
+            initial_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(100),
+            ..RetryPolicy::default()
+        },
+    )
+    .unwrap()
+}
+
 /// An unreachable prompt-service is retried until the deadline, then
 /// reported as unavailable.
 #[tokio::test]
@@ -76,15 +95,7 @@ async fn unreachable_service_is_unavailable_after_the_deadline() {
         .local_addr()
         .unwrap()
         .port();
-    let grpc = GrpcPromptSource::connect_lazy(
-        &format!("http://127.0.0.1:{port}"),
-        RetryPolicy {
-            initial_backoff: Duration::from_millis(20),
-            max_backoff: Duration::from_millis(100),
-            ..RetryPolicy::default()
-        },
-    )
-    .unwrap();
+    let grpc = quick_retrying(&format!("http://127.0.0.1:{port}"));
     let started = Instant::now();
     let err = grpc
         .render(
@@ -107,18 +118,8 @@ async fn unreachable_service_is_unavailable_after_the_deadline() {
 /// A service that comes up while the client is retrying is used.
 #[tokio::test]
 async fn a_late_service_is_reached_by_retrying() {
-    let reserved = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = reserved.local_addr().unwrap();
-    drop(reserved);
-    let grpc = GrpcPromptSource::connect_lazy(
-        &format!("http://{addr}"),
-        RetryPolicy {
-            initial_backoff: Duration::from_millis(20),
-            max_backoff: Duration::from_millis(100),
-            ..RetryPolicy::default()
-        },
-    )
-    .unwrap();
+    let addr = unused_addr();
+    let grpc = quick_retrying(&format!("http://{addr}"));
     let call = tokio::spawn(async move {
         grpc.render(request_from_input(&fixtures::realistic()), soon(10))
             .await
@@ -219,18 +220,8 @@ async fn a_refusing_service_is_unavailable_after_the_retry_budget_not_the_deadli
 /// listens, true once it serves, false again when it stops.
 #[tokio::test]
 async fn reachability_follows_the_service_coming_and_going() {
-    let reserved = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = reserved.local_addr().unwrap();
-    drop(reserved);
-    let grpc = GrpcPromptSource::connect_lazy(
-        &format!("http://{addr}"),
-        RetryPolicy {
-            initial_backoff: Duration::from_millis(20),
-            max_backoff: Duration::from_millis(100),
-            ..RetryPolicy::default()
-        },
-    )
-    .unwrap();
+    let addr = unused_addr();
+    let grpc = quick_retrying(&format!("http://{addr}"));
     let mut reachable = grpc.reachability();
     assert!(!*reachable.borrow());
     let wait = |reachable: &mut tokio::sync::watch::Receiver<bool>, want: bool| {
@@ -338,15 +329,7 @@ async fn one_instance_draining_behind_a_router_does_not_flap_reachability() {
             .add_service(tonic_health::pb::health_server::HealthServer::new(health))
             .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
     );
-    let grpc = GrpcPromptSource::connect_lazy(
-        &format!("http://{addr}"),
-        RetryPolicy {
-            initial_backoff: Duration::from_millis(20),
-            max_backoff: Duration::from_millis(100),
-            ..RetryPolicy::default()
-        },
-    )
-    .unwrap();
+    let grpc = quick_retrying(&format!("http://{addr}"));
     let mut reachable = grpc.reachability();
     tokio::time::timeout(Duration::from_secs(10), reachable.wait_for(|r| *r))
         .await

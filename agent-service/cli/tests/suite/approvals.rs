@@ -287,21 +287,9 @@ async fn the_allowlist_round_trips() {
 #[tokio::test]
 async fn interactive_chat_allows_once_inline() {
     let demo = DemoStack::start_with_script(SCRIPT).await;
-    let mut client = demo.client().await;
-    let input: &[u8] = b"Please run the command.\no\n/quit\n";
-    let (result, rec) = capture(async |term| {
-        chat::interactive(
-            &mut client,
-            &Target::default(),
-            input,
-            false,
-            false,
-            "ada",
-            term,
-        )
-        .await
-    })
-    .await;
+    let (result, rec) = demo
+        .chat(b"Please run the command.\no\n/quit\n", "ada")
+        .await;
     result.expect("chat");
     assert_in_order(
         &rec.combined(),
@@ -338,21 +326,9 @@ async fn interactive_chat_allows_once_inline() {
 #[tokio::test]
 async fn interactive_chat_asks_again_then_denies() {
     let demo = DemoStack::start_with_script(SCRIPT).await;
-    let mut client = demo.client().await;
-    let input: &[u8] = b"Please run the command.\nmaybe\nD\n/help\n";
-    let (result, rec) = capture(async |term| {
-        chat::interactive(
-            &mut client,
-            &Target::default(),
-            input,
-            false,
-            false,
-            "ada",
-            term,
-        )
-        .await
-    })
-    .await;
+    let (result, rec) = demo
+        .chat(b"Please run the command.\nmaybe\nD\n/help\n", "ada")
+        .await;
     result.expect("chat");
     let all = rec.combined();
     assert_in_order(
@@ -448,21 +424,7 @@ async fn a_command_that_would_redraw_the_terminal_is_shown_escaped() {
     drop(stream);
 
     // The inline question shows it escaped too (and "d" refuses it).
-    let mut client = demo.client().await;
-    let input: &[u8] = b"Something hostile again.\nd\n";
-    let (result, rec) = capture(async |term| {
-        chat::interactive(
-            &mut client,
-            &Target::default(),
-            input,
-            false,
-            false,
-            "ada",
-            term,
-        )
-        .await
-    })
-    .await;
+    let (result, rec) = demo.chat(b"Something hostile again.\nd\n", "ada").await;
     result.expect("chat");
     let all = rec.combined();
     assert_in_order(

@@ -132,21 +132,12 @@ async fn no_server_exits_69() {
 #[tokio::test]
 async fn interactive_reads_messages_and_commands() {
     let demo = DemoStack::start().await;
-    let mut client = demo.client().await;
-    let input: &[u8] = b"/help\n\nhello\n/context\n/queue followup\n/new\n/quit\nnever sent\n";
-    let (result, rec) = capture(async |term| {
-        chat::interactive(
-            &mut client,
-            &Target::default(),
-            input,
-            false,
-            false,
+    let (result, rec) = demo
+        .chat(
+            b"/help\n\nhello\n/context\n/queue followup\n/new\n/quit\nnever sent\n",
             "tester",
-            term,
         )
-        .await
-    })
-    .await;
+        .await;
     result.expect("conversation");
     let all = rec.combined();
     assert_in_order(

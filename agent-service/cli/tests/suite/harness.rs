@@ -10,8 +10,8 @@ use std::{
 
 use agent_runtime::MapEnv;
 use openclaw_cli::{
-    Style, Term,
-    client::{self, Client},
+    CliError, Style, Term, chat,
+    client::{self, Client, Target},
     demo,
     stack::{Listeners, Stack, StackOptions},
     up::{self, Host},
@@ -67,6 +67,25 @@ impl DemoStack {
         client::connect(&self.stack.agent_url())
             .await
             .expect("connect")
+    }
+
+    /// Interactive `openclaw chat` in the default agent's main session, reading `input` as
+    /// typed lines, `decided_by` answering approval questions: what it returned and wrote.
+    pub async fn chat(&self, input: &[u8], decided_by: &str) -> (Result<(), CliError>, Recorder) {
+        let mut client = self.client().await;
+        capture(async |term| {
+            chat::interactive(
+                &mut client,
+                &Target::default(),
+                input,
+                false,
+                false,
+                decided_by,
+                term,
+            )
+            .await
+        })
+        .await
     }
 
     pub fn state_dir(&self) -> PathBuf {

@@ -65,8 +65,17 @@ fn browser() -> Browser {
 
 /// Evaluates `js` (an expression) to JSON.
 fn eval(tab: &Tab, js: &str) -> serde_json::Value {
-    let wrapped = format!("JSON.stringify((() => {{ return {js}; }})())");
-    let result = tab.evaluate(&wrapped, false).expect("evaluate");
+    json_of(
+        tab,
+        &format!("JSON.stringify((() => {{ return {js}; }})())"),
+        false,
+    )
+}
+
+/// Evaluates `wrapped` (an expression that yields JSON text; with `await_promise` a promise
+/// of it) and parses the text.
+fn json_of(tab: &Tab, wrapped: &str, await_promise: bool) -> serde_json::Value {
+    let result = tab.evaluate(wrapped, await_promise).expect("evaluate");
     let text = result
         .value
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -427,13 +436,11 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
 
 /// Evaluates `js` (an expression yielding a promise) and waits for its JSON value.
 fn eval_async(tab: &Tab, js: &str) -> serde_json::Value {
-    let wrapped = format!("(async () => JSON.stringify(await ({js})))()");
-    let result = tab.evaluate(&wrapped, true).expect("evaluate");
-    let text = result
-        .value
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "null".to_owned());
-    serde_json::from_str(&text).expect("JSON from the page")
+    json_of(
+        tab,
+        &format!("(async () => JSON.stringify(await ({js})))()"),
+        true,
+    )
 }
 
 /// Sessions the scale test creates besides the main one.

@@ -616,33 +616,25 @@ async fn a_restart_with_a_pending_approval_does_not_run_the_command() {
 async fn the_approvals_section_follows_the_policy_in_force() {
     async fn suffix(h: &Harness, cards: bool) -> String {
         h.service
-            .client()
-            .await
-            .preview_prompt(pb::PreviewPromptRequest {
-                session: None,
-                channel: Some(pb::ChannelContext {
+            .preview(
+                None,
+                Some(pb::ChannelContext {
                     channel: "telegram".into(),
                     chat_type: pb::ChatType::Direct as i32,
                     sender_id: "42".into(),
                     native_approvals: cards,
                     ..Default::default()
                 }),
-            })
+            )
             .await
-            .expect("preview")
-            .into_inner()
             .prompt
             .expect("prompt")
             .dynamic_suffix
     }
     async fn stable(h: &Harness) -> String {
         h.service
-            .client()
+            .preview(None, None)
             .await
-            .preview_prompt(pb::PreviewPromptRequest::default())
-            .await
-            .expect("preview")
-            .into_inner()
             .prompt
             .expect("prompt")
             .stable_prefix

@@ -1109,7 +1109,7 @@ async fn a_heartbeat_runs_as_a_codex_turn_and_an_ack_is_not_delivered() {
     );
     let mut watcher = h.service().watch().await;
     h.fake.push(FakeReply::text("HEARTBEAT_OK"));
-    let outcome = tokio::time::timeout(PATIENCE, h.service().runtime.heartbeat_now("main"))
+    let outcome = tokio::time::timeout(PATIENCE, h.service().runtime.runs().heartbeat_now("main"))
         .await
         .expect("heartbeat within the patience");
     match outcome {

@@ -384,15 +384,7 @@ async fn nothing_a_hook_command_started_outlives_it() {
         ),
     )
     .await;
-    h.service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: session_key(HOST),
-            channel: None,
-        })
-        .await
-        .expect("preview");
+    h.service.preview(session_key(HOST), None).await;
     eventually("the hook's leftovers to die with it", || {
         !sleeping("3301") && !sleeping("3302")
     })

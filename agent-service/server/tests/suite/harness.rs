@@ -225,6 +225,21 @@ impl Service {
             .into_inner()
     }
 
+    /// `PreviewPrompt` for `session` (None: the default agent's main session) as a client on
+    /// `channel` would see it.
+    pub async fn preview(
+        &self,
+        session: Option<openclaw_proto::agent::v1::SessionRef>,
+        channel: Option<openclaw_proto::agent::v1::ChannelContext>,
+    ) -> openclaw_proto::agent::v1::PreviewPromptResponse {
+        self.client()
+            .await
+            .preview_prompt(openclaw_proto::agent::v1::PreviewPromptRequest { session, channel })
+            .await
+            .expect("preview")
+            .into_inner()
+    }
+
     /// Every session of every agent.
     pub async fn list_sessions(&self) -> Vec<openclaw_proto::agent::v1::Session> {
         self.client()

@@ -236,10 +236,10 @@ async fn heartbeat_acknowledgements_are_recorded_not_delivered() {
     let user_prefix = model_calls(&user, 1)[0].stable_prefix_sha256.clone();
 
     let mut watcher = watch(&h).await;
-    let mut outcomes = h.service.runtime.heartbeat_events();
+    let mut outcomes = h.service.runtime.runs().heartbeat_events();
     std::fs::write(workspace_file(&h, "HEARTBEAT.md"), CHECKLIST).unwrap();
     h.fake.push(FakeReply::text("HEARTBEAT_OK").deltas(3));
-    let outcome = h.service.runtime.heartbeat_now("").await;
+    let outcome = h.service.runtime.runs().heartbeat_now("").await;
     assert_eq!(
         outcome,
         HeartbeatOutcome::Ran {
@@ -294,7 +294,7 @@ async fn heartbeat_acknowledgements_are_recorded_not_delivered() {
     // An alert goes out.
     h.fake
         .push(FakeReply::text("The landlord emailed about the leak."));
-    let alert = h.service.runtime.heartbeat_now("").await;
+    let alert = h.service.runtime.runs().heartbeat_now("").await;
     assert_eq!(
         alert,
         HeartbeatOutcome::Ran {
@@ -344,7 +344,7 @@ async fn an_empty_or_missing_heartbeat_file_skips_the_turn() {
         "",
     )
     .await;
-    let mut outcomes = h.service.runtime.heartbeat_events();
+    let mut outcomes = h.service.runtime.runs().heartbeat_events();
     // The seeded template has nothing to do.
     for _ in 0..2 {
         let (outcome, _) = next_outcome(&mut outcomes, |_| true).await;
@@ -390,7 +390,7 @@ async fn a_heartbeat_due_during_a_user_run_waits_its_turn() {
     let mut user = open_run(&h, "", "Write the report.", pb::ChatType::Direct).await;
     read_until(&mut user, |e| matches!(e.event, Some(Event::ModelCall(_)))).await;
 
-    let mut outcomes = h.service.runtime.heartbeat_events();
+    let mut outcomes = h.service.runtime.runs().heartbeat_events();
     // Spare acknowledgements for heartbeats that fall due before the file is emptied again.
     h.fake
         .push_all((0..4).map(|_| FakeReply::text("HEARTBEAT_OK")));
@@ -458,7 +458,7 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
     ]);
     let mut watcher = watch(&h).await;
     let runtime = std::sync::Arc::clone(&h.service.runtime);
-    let beat = tokio::spawn(async move { runtime.heartbeat_now("").await });
+    let beat = tokio::spawn(async move { runtime.runs().heartbeat_now("").await });
     read_until(&mut watcher, |e| {
         matches!(e.event, Some(Event::ModelCall(_)))
     })
@@ -522,7 +522,7 @@ async fn heartbeat_prompt_section_follows_the_config() {
         .push_all([FakeReply::text("Hi."), FakeReply::text("HEARTBEAT_OK")]);
     run(&h, "", "Hi.", pb::ChatType::Direct).await;
     assert!(matches!(
-        h.service.runtime.heartbeat_now("").await,
+        h.service.runtime.runs().heartbeat_now("").await,
         HeartbeatOutcome::Ran {
             delivered: false,
             ..
@@ -552,7 +552,7 @@ async fn heartbeat_prompt_section_follows_the_config() {
     let system = system_text(&off.fake.requests()[0].body);
     assert!(!system.contains("Water the plants") && !system.contains("## Heartbeats"));
     assert_eq!(
-        off.service.runtime.heartbeat_now("").await,
+        off.service.runtime.runs().heartbeat_now("").await,
         HeartbeatOutcome::Skipped(SkipReason::Disabled)
     );
     assert_eq!(off.fake.request_count(), 1);
@@ -567,7 +567,7 @@ async fn the_scheduler_stops_at_shutdown() {
         "",
     )
     .await;
-    let mut outcomes = h.service.runtime.heartbeat_events();
+    let mut outcomes = h.service.runtime.runs().heartbeat_events();
     next_outcome(&mut outcomes, |_| true).await;
     h.service.runtime.begin_shutdown();
     // A beat already on its way may still report; after that, nothing.
@@ -582,7 +582,7 @@ async fn the_scheduler_stops_at_shutdown() {
         "no heartbeats after shutdown began"
     );
     assert_eq!(
-        h.service.runtime.heartbeat_now("").await,
+        h.service.runtime.runs().heartbeat_now("").await,
         HeartbeatOutcome::Skipped(SkipReason::ShuttingDown)
     );
 }

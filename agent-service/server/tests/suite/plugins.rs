@@ -91,18 +91,7 @@ async fn installed(main_agent: &str, plugins: &str) -> Installed {
 }
 
 async fn preview(service: &Service) -> openclaw_proto::prompt::v1::RenderSystemPromptResponse {
-    service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: None,
-        })
-        .await
-        .expect("preview")
-        .into_inner()
-        .prompt
-        .expect("prompt")
+    service.preview(None, None).await.prompt.expect("prompt")
 }
 
 fn listed(prompt: &str, name: &str) -> bool {

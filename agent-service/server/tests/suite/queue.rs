@@ -87,7 +87,7 @@ fn user_texts(entries: &[(String, Value)]) -> Vec<String> {
 
 async fn wait_idle(h: &Harness) {
     for _ in 0..1500 {
-        if h.service.runtime.sessions().all_idle() {
+        if h.service.runtime.sessions().manager().all_idle() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -198,17 +198,7 @@ async fn multi_turn_session_with_a_tool_call() {
 async fn preview_matches_what_the_run_sends() {
     let h = harness(WireFormat::AnthropicMessages, "").await;
     let channel = run_request("").channel;
-    let preview = h
-        .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: channel.clone(),
-        })
-        .await
-        .expect("preview")
-        .into_inner();
+    let preview = h.service.preview(None, channel.clone()).await;
     let prompt = preview.prompt.expect("prompt");
     assert_eq!(preview.model, "fake/test-model");
     assert!(preview.tools.contains(&"read".to_owned()));
@@ -283,11 +273,11 @@ fn open_files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// Waits until the runtime holds `count` live sessions (10 s at most).
 async fn wait_live(service: &Service, count: usize) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while service.runtime.sessions().live_count() != count {
+    while service.runtime.sessions().manager().live_count() != count {
         assert!(
             std::time::Instant::now() < deadline,
             "live sessions: {} (waiting for {count})",
-            service.runtime.sessions().live_count()
+            service.runtime.sessions().manager().live_count()
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -379,7 +369,7 @@ async fn an_idle_session_is_released_and_opened_again_where_it_was() {
     // A watcher keeps the session open for as long as it watches.
     let watch = service.watch().await;
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;
-    assert_eq!(service.runtime.sessions().live_count(), 1);
+    assert_eq!(service.runtime.sessions().manager().live_count(), 1);
     drop(watch);
     wait_live(&service, 0).await;
 }
@@ -667,17 +657,7 @@ async fn the_preview_shows_the_newer_inputs_as_filled() {
         ),
     )
     .expect("write");
-    let preview = h
-        .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: run_request("").channel,
-        })
-        .await
-        .expect("preview")
-        .into_inner();
+    let preview = h.service.preview(None, run_request("").channel).await;
     let prompt = preview.prompt.expect("prompt");
     let today = jiff::Timestamp::now()
         .to_zoned_datetime(jiff::tz::TimeZone::get("Europe/Berlin").expect("zone"))
@@ -902,15 +882,8 @@ async fn extra_context_is_labelled_by_the_session_kind() {
         let service = &h.service;
         async move {
             service
-                .client()
+                .preview(session_key(key), channel)
                 .await
-                .preview_prompt(pb::PreviewPromptRequest {
-                    session: session_key(key),
-                    channel,
-                })
-                .await
-                .expect("preview")
-                .into_inner()
                 .prompt
                 .expect("prompt")
                 .dynamic_suffix
@@ -945,21 +918,17 @@ async fn message_tool_only_turns_promise_no_delivery() {
     .await;
     let preview = h
         .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
-            session: None,
-            channel: Some(pb::ChannelContext {
+        .preview(
+            None,
+            Some(pb::ChannelContext {
                 channel: "telegram".into(),
                 chat_type: pb::ChatType::Direct as i32,
                 sender_id: "42".into(),
                 message_tool_only: true,
                 ..Default::default()
             }),
-        })
-        .await
-        .expect("preview")
-        .into_inner();
+        )
+        .await;
     assert!(
         !preview.tools.contains(&"message".to_owned()),
         "{:?}",

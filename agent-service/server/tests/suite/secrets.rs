@@ -119,14 +119,7 @@ async fn a_secret_in_a_workspace_file_never_reaches_the_prompt_or_the_preview() 
         .to_owned();
     assert!(system.contains("Use the key [redacted"), "{system}");
     assert!(!system.contains(KEY), "{system}");
-    let preview = h
-        .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest::default())
-        .await
-        .expect("preview")
-        .into_inner();
+    let preview = h.service.preview(None, None).await;
     let text = preview.prompt.expect("prompt").text;
     assert!(!text.contains(KEY), "{text}");
     assert!(text.contains("Use the key [redacted"), "{text}");

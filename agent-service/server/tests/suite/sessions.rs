@@ -2,7 +2,10 @@
 
 use std::io::Write;
 
-use agent_runtime::sessions::SessionTarget;
+use agent_runtime::{
+    config::resolve::AgentView,
+    sessions::{SessionInfo, SessionTarget},
+};
 use openclaw_proto::agent::v1 as pb;
 use openclaw_transcript::{EntryBody, Message, UserContent, UserMessage};
 use tonic::Code;
@@ -43,6 +46,46 @@ fn user(text: &str) -> EntryBody {
             timestamp: 0,
         }),
     }
+}
+
+/// Creates the default agent's main session over the API.
+async fn create_main(service: &Service) -> pb::Session {
+    service
+        .client()
+        .await
+        .create_session(pb::CreateSessionRequest::default())
+        .await
+        .expect("create")
+        .into_inner()
+        .session
+        .expect("session")
+}
+
+/// Appends `bodies` to the default agent's session `target` through its session actor
+/// (`sync` as the actor's append takes it); returns the agent and the session it wrote.
+async fn append_to(
+    service: &Service,
+    target: SessionTarget,
+    bodies: Vec<EntryBody>,
+    sync: bool,
+) -> (AgentView, SessionInfo) {
+    let agent = service.runtime.agents().view("").expect("agent");
+    let info = service
+        .runtime
+        .sessions()
+        .get("", &target)
+        .await
+        .expect("info");
+    service
+        .runtime
+        .sessions()
+        .manager()
+        .writable(&agent, &info, &agent.workspace)
+        .expect("live session")
+        .append(bodies, sync)
+        .await
+        .expect("append");
+    (agent, info)
 }
 
 async fn transcript(
@@ -197,14 +240,7 @@ async fn session_lifecycle_create_get_list_reset_delete() {
 #[tokio::test]
 async fn defaults_to_the_default_agents_main_session() {
     let service = Service::start(Some(TWO_AGENTS)).await;
-    let created = service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create")
-        .into_inner();
-    let session = created.session.expect("session");
+    let session = create_main(&service).await;
     assert_eq!(
         (session.agent_id.as_str(), session.session_key.as_str()),
         ("work", "agent:work:main")
@@ -214,29 +250,14 @@ async fn defaults_to_the_default_agents_main_session() {
 #[tokio::test]
 async fn transcript_streams_entries_then_a_clean_report() {
     let service = Service::start(None).await;
-    let created = service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create")
-        .into_inner();
-    let session = created.session.expect("session");
-    let agent = service.runtime.agent_view("").expect("agent");
-    let info = service
-        .runtime
-        .get_session("", &SessionTarget::Key(String::new()))
-        .await
-        .expect("info");
-    let handle = service
-        .runtime
-        .sessions()
-        .writable(&agent, &info, &agent.workspace)
-        .expect("live session");
-    handle
-        .append(vec![user("hello"), user("again")], true)
-        .await
-        .expect("append");
+    let session = create_main(&service).await;
+    append_to(
+        &service,
+        SessionTarget::Key(String::new()),
+        vec![user("hello"), user("again")],
+        true,
+    )
+    .await;
     let (entries, report) = transcript(&service, key_ref("", "")).await;
     let kinds: Vec<(u64, &str, &str)> = entries
         .iter()
@@ -265,29 +286,15 @@ async fn transcript_streams_entries_then_a_clean_report() {
 #[tokio::test]
 async fn damaged_transcripts_still_load_with_a_report() {
     let service = Service::start(None).await;
-    let created = service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create")
-        .into_inner();
-    let id = created.session.expect("session").session_id;
+    let id = create_main(&service).await.session_id;
     let path = service.path(&format!("state/agents/main/sessions/{id}.jsonl"));
-    let agent = service.runtime.agent_view("").expect("agent");
-    let info = service
-        .runtime
-        .get_session("", &SessionTarget::Id(id.clone()))
-        .await
-        .expect("info");
-    service
-        .runtime
-        .sessions()
-        .writable(&agent, &info, &agent.workspace)
-        .expect("live session")
-        .append(vec![user("one")], true)
-        .await
-        .expect("append");
+    append_to(
+        &service,
+        SessionTarget::Id(id.clone()),
+        vec![user("one")],
+        true,
+    )
+    .await;
     // Damage the file behind the writer's back: a garbage middle line, a good line, a torn tail.
     service
         .runtime
@@ -318,19 +325,13 @@ async fn damaged_transcripts_still_load_with_a_report() {
         report.bad_lines[0].reason
     );
     // The next append repairs the torn tail first and the file loads cleanly after it.
-    let info = service
-        .runtime
-        .get_session("", &SessionTarget::Id(id.clone()))
-        .await
-        .expect("info");
-    service
-        .runtime
-        .sessions()
-        .writable(&agent, &info, &agent.workspace)
-        .expect("live session")
-        .append(vec![user("after repair")], true)
-        .await
-        .expect("append");
+    append_to(
+        &service,
+        SessionTarget::Id(id.clone()),
+        vec![user("after repair")],
+        true,
+    )
+    .await;
     let (entries, report) = transcript(&service, id_ref("", &id)).await;
     assert!(!report.torn_tail_dropped);
     assert!(
@@ -478,26 +479,14 @@ async fn invalid_config_is_failed_precondition_listing_every_error() {
 #[tokio::test]
 async fn a_second_writer_on_the_same_state_dir_is_refused() {
     let service = Service::start(None).await;
-    service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create");
-    let agent = service.runtime.agent_view("").expect("agent");
-    let info = service
-        .runtime
-        .get_session("", &SessionTarget::Key(String::new()))
-        .await
-        .expect("info");
-    service
-        .runtime
-        .sessions()
-        .writable(&agent, &info, &agent.workspace)
-        .expect("live session")
-        .append(vec![user("held")], true)
-        .await
-        .expect("append");
+    create_main(&service).await;
+    let (agent, info) = append_to(
+        &service,
+        SessionTarget::Key(String::new()),
+        vec![user("held")],
+        true,
+    )
+    .await;
     // Another runtime over the same state dir (as another process would be).
     let other = agent_runtime::Runtime::start(agent_runtime::RuntimeOptions::new(
         service.runtime.settings().clone(),
@@ -511,6 +500,7 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
     .expect("second runtime");
     let err = other
         .sessions()
+        .manager()
         .writable(&agent, &info, &agent.workspace)
         .expect("live session")
         .append(vec![user("intruder")], true)
@@ -527,26 +517,14 @@ async fn a_second_writer_on_the_same_state_dir_is_refused() {
 #[tokio::test]
 async fn shutdown_flushes_sessions() {
     let service = Service::start(None).await;
-    service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create");
-    let agent = service.runtime.agent_view("").expect("agent");
-    let info = service
-        .runtime
-        .get_session("", &SessionTarget::Key(String::new()))
-        .await
-        .expect("info");
-    service
-        .runtime
-        .sessions()
-        .writable(&agent, &info, &agent.workspace)
-        .expect("live session")
-        .append(vec![user("last words")], false)
-        .await
-        .expect("append");
+    create_main(&service).await;
+    let (_, info) = append_to(
+        &service,
+        SessionTarget::Key(String::new()),
+        vec![user("last words")],
+        false,
+    )
+    .await;
     let path = service.path(&format!(
         "state/agents/main/sessions/{}.jsonl",
         info.entry.session_id
@@ -573,12 +551,7 @@ async fn a_stop_ends_idle_watches_at_once_with_unavailable() {
         },
     )
     .await;
-    service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create");
+    create_main(&service).await;
     let mut watch = service.watch().await;
     let started = std::time::Instant::now();
     let stop = tokio::spawn(service.stop());

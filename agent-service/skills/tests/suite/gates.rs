@@ -5,6 +5,11 @@ use serde_json::json;
 
 use super::fixture::{World, gated, names, reasons, skill};
 
+/// A skill named `name` in the agent's workspace, with `openclaw` as its metadata.
+fn workspace_skill(w: &World, name: &str, openclaw: &str) {
+    gated(&w.workspace.join("skills").join(name), name, openclaw);
+}
+
 fn gate(failure: GateFailure) -> SkipReason {
     SkipReason::Gate(failure)
 }
@@ -14,7 +19,7 @@ fn entries_enabled_false_disables_by_name_or_skill_key() {
     let mut w = World::new();
     let skills = w.workspace.join("skills");
     skill(&skills.join("by-name"), "by-name", "d");
-    gated(&skills.join("keyed"), "keyed", r#"{"skillKey": "the-key"}"#);
+    workspace_skill(&w, "keyed", r#"{"skillKey": "the-key"}"#);
     skill(&skills.join("kept"), "kept", "d");
     w.config(
         "{ skills: { entries: { 'by-name': { enabled: false }, 'the-key': { enabled: false }, kept: { enabled: true } } } }",
@@ -67,18 +72,9 @@ fn allow_bundled_limits_bundled_skills_only() {
 #[test]
 fn os_gate_names_the_supported_platforms_and_beats_always() {
     let w = World::new();
-    let skills = w.workspace.join("skills");
-    gated(&skills.join("mac"), "mac", r#"{"os": ["darwin"]}"#);
-    gated(
-        &skills.join("mac-always"),
-        "mac-always",
-        r#"{"os": ["darwin"], "always": true}"#,
-    );
-    gated(
-        &skills.join("linux"),
-        "linux",
-        r#"{"os": ["darwin", "linux"]}"#,
-    );
+    workspace_skill(&w, "mac", r#"{"os": ["darwin"]}"#);
+    workspace_skill(&w, "mac-always", r#"{"os": ["darwin"], "always": true}"#);
+    workspace_skill(&w, "linux", r#"{"os": ["darwin", "linux"]}"#);
     let d = w.discover();
     assert_eq!(names(&d), ["linux"]);
     let os = gate(GateFailure::Os {
@@ -99,17 +95,8 @@ fn os_gate_names_the_supported_platforms_and_beats_always() {
 fn bins_gate_lists_every_missing_program() {
     let mut w = World::new();
     w.host.bins.insert("jq".into());
-    let skills = w.workspace.join("skills");
-    gated(
-        &skills.join("ok"),
-        "ok",
-        r#"{"requires": {"bins": ["jq"]}}"#,
-    );
-    gated(
-        &skills.join("no"),
-        "no",
-        r#"{"requires": {"bins": ["jq", "gh", "rg"]}}"#,
-    );
+    workspace_skill(&w, "ok", r#"{"requires": {"bins": ["jq"]}}"#);
+    workspace_skill(&w, "no", r#"{"requires": {"bins": ["jq", "gh", "rg"]}}"#);
     let d = w.discover();
     assert_eq!(names(&d), ["ok"]);
     assert_eq!(
@@ -127,17 +114,12 @@ fn bins_gate_lists_every_missing_program() {
 fn any_bins_gate_needs_one_of_them() {
     let mut w = World::new();
     w.host.bins.insert("claude".into());
-    let skills = w.workspace.join("skills");
-    gated(
-        &skills.join("one"),
+    workspace_skill(
+        &w,
         "one",
         r#"{"requires": {"anyBins": ["codex", "claude"]}}"#,
     );
-    gated(
-        &skills.join("none"),
-        "none",
-        r#"{"requires": {"anyBins": "codex, gemini"}}"#,
-    );
+    workspace_skill(&w, "none", r#"{"requires": {"anyBins": "codex, gemini"}}"#);
     let d = w.discover();
     assert_eq!(names(&d), ["one"]);
     assert_eq!(
@@ -155,29 +137,20 @@ fn any_bins_gate_needs_one_of_them() {
 fn env_gate_accepts_the_environment_entry_env_and_api_key() {
     let mut w = World::new();
     w.host.env.insert("FROM_HOST".into());
-    let skills = w.workspace.join("skills");
-    gated(
-        &skills.join("host"),
-        "host",
-        r#"{"requires": {"env": ["FROM_HOST"]}}"#,
-    );
-    gated(
-        &skills.join("entry"),
-        "entry",
-        r#"{"requires": {"env": ["FROM_ENTRY"]}}"#,
-    );
-    gated(
-        &skills.join("api"),
+    workspace_skill(&w, "host", r#"{"requires": {"env": ["FROM_HOST"]}}"#);
+    workspace_skill(&w, "entry", r#"{"requires": {"env": ["FROM_ENTRY"]}}"#);
+    workspace_skill(
+        &w,
         "api",
         r#"{"primaryEnv": "API_TOKEN", "requires": {"env": ["API_TOKEN"]}}"#,
     );
-    gated(
-        &skills.join("api-ref"),
+    workspace_skill(
+        &w,
         "api-ref",
         r#"{"primaryEnv": "API_TOKEN", "requires": {"env": ["API_TOKEN"]}}"#,
     );
-    gated(
-        &skills.join("missing"),
+    workspace_skill(
+        &w,
         "missing",
         r#"{"requires": {"env": ["FROM_HOST", "NOPE", "EMPTY"]}}"#,
     );
@@ -222,19 +195,18 @@ fn api_key_supplies_only_the_primary_env() {
 #[test]
 fn config_gate_reads_truthy_paths_with_openclaw_defaults() {
     let mut w = World::new();
-    let skills = w.workspace.join("skills");
-    gated(
-        &skills.join("on"),
+    workspace_skill(
+        &w,
         "on",
         r#"{"requires": {"config": ["channels.discord"]}}"#,
     );
-    gated(
-        &skills.join("browser"),
+    workspace_skill(
+        &w,
         "browser",
         r#"{"requires": {"config": ["browser.enabled"]}}"#,
     );
-    gated(
-        &skills.join("off"),
+    workspace_skill(
+        &w,
         "off",
         r#"{"requires": {"config": ["channels.discord", "tools.missing"]}}"#,
     );

@@ -19,43 +19,39 @@ fn fixture() -> Fixture {
     f
 }
 
+/// Calls the gateway tool with `arguments`.
+async fn gateway(f: &Fixture, arguments: serde_json::Value) -> openclaw_tools::ToolOutcome {
+    f.call(&GatewayTool, arguments).await
+}
+
 #[tokio::test]
 async fn schema_lookup_returns_the_sub_schema() {
     let f = fixture();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.schema.lookup", "path": "tools.exec.applyPatch" }),
-        )
-        .await;
+    let outcome = gateway(
+        &f,
+        json!({ "action": "config.schema.lookup", "path": "tools.exec.applyPatch" }),
+    )
+    .await;
     let text = ok_text(&outcome);
     assert!(
         text.starts_with("Schema of tools.exec.applyPatch:\n{"),
         "{text}"
     );
     assert!(text.contains("\"allowModels\""), "{text}");
-    let unknown = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.schema.lookup", "path": "tools.nope" }),
-        )
-        .await;
+    let unknown = gateway(
+        &f,
+        json!({ "action": "config.schema.lookup", "path": "tools.nope" }),
+    )
+    .await;
     assert!(error_text(&unknown).starts_with("the config has no key tools.nope"));
-    let missing = f
-        .call(&GatewayTool, json!({ "action": "config.schema.lookup" }))
-        .await;
+    let missing = gateway(&f, json!({ "action": "config.schema.lookup" })).await;
     assert!(error_text(&missing).starts_with("invalid arguments for gateway: path: required"));
 }
 
 #[tokio::test]
 async fn an_unrelated_patch_is_validated_and_written() {
     let f = fixture();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": { "agents": { "defaults": { "userTimezone": "Europe/Berlin" } } } }),
-        )
-        .await;
+    let outcome = gateway(&f, json!({ "action": "config.patch", "patch": { "agents": { "defaults": { "userTimezone": "Europe/Berlin" } } } })).await;
     assert_eq!(
         ok_text(&outcome),
         "Config updated. Changed: agents.defaults.userTimezone. The file was rewritten as \
@@ -75,12 +71,7 @@ async fn an_unrelated_patch_is_validated_and_written() {
 #[tokio::test]
 async fn a_patch_given_as_json5_text_works_too() {
     let f = fixture();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "raw": "{ agents: { defaults: { userTimezone: 'UTC' } } }" }),
-        )
-        .await;
+    let outcome = gateway(&f, json!({ "action": "config.patch", "raw": "{ agents: { defaults: { userTimezone: 'UTC' } } }" })).await;
     assert!(
         ok_text(&outcome).starts_with("Config updated. Changed: agents.defaults.userTimezone.")
     );
@@ -114,12 +105,11 @@ async fn patches_touching_exec_approval_or_security_are_refused() {
     ];
     for (patch, keys) in cases {
         let f = fixture();
-        let outcome = f
-            .call(
-                &GatewayTool,
-                json!({ "action": "config.patch", "patch": patch.clone() }),
-            )
-            .await;
+        let outcome = gateway(
+            &f,
+            json!({ "action": "config.patch", "patch": patch.clone() }),
+        )
+        .await;
         let text = error_text(&outcome);
         assert!(
             text.starts_with(&format!(
@@ -138,32 +128,25 @@ async fn legacy_bash_aliases_count_as_the_exec_settings() {
     // Without tools.exec.ask, a tools.bash.ask would become the effective value.
     let f = Fixture::new();
     *f.config.text.lock().unwrap() = "{ tools: { bash: { ask: 'always' } } }".to_owned();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": { "tools": { "bash": { "ask": "off" } } } }),
-        )
-        .await;
+    let outcome = gateway(
+        &f,
+        json!({ "action": "config.patch", "patch": { "tools": { "bash": { "ask": "off" } } } }),
+    )
+    .await;
     assert!(error_text(&outcome).contains("would modify tools.exec.ask"));
     // Deleting tools.exec.ask so that a different tools.bash.ask takes over is a change.
     *f.config.text.lock().unwrap() =
         "{ tools: { exec: { ask: 'always' }, bash: { ask: 'off' } } }".to_owned();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": { "tools": { "exec": { "ask": null } } } }),
-        )
-        .await;
+    let outcome = gateway(
+        &f,
+        json!({ "action": "config.patch", "patch": { "tools": { "exec": { "ask": null } } } }),
+    )
+    .await;
     assert!(error_text(&outcome).contains("would modify tools.exec.ask"));
     // Moving the same value from the legacy spelling to the canonical one changes no
     // effective value, but both spellings are off the allowlist: refused all the same.
     *f.config.text.lock().unwrap() = "{ tools: { bash: { ask: 'always' } } }".to_owned();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": { "tools": { "bash": null, "exec": { "ask": "always" } } } }),
-        )
-        .await;
+    let outcome = gateway(&f, json!({ "action": "config.patch", "patch": { "tools": { "bash": null, "exec": { "ask": "always" } } } })).await;
     assert!(
         error_text(&outcome)
             .starts_with("refused: this change would modify tools.bash.ask, tools.exec.ask,")
@@ -180,23 +163,13 @@ async fn apply_is_refused_for_exec_settings_and_accepted_otherwise() {
     ];
     for raw in refused {
         let f = fixture();
-        let outcome = f
-            .call(
-                &GatewayTool,
-                json!({ "action": "config.apply", "raw": raw }),
-            )
-            .await;
+        let outcome = gateway(&f, json!({ "action": "config.apply", "raw": raw })).await;
         assert!(error_text(&outcome).starts_with("refused: "), "{raw}");
         assert_eq!(f.config.text(), CONFIG);
     }
     let f = fixture();
     let raw = "// still mine\n{\n  agents: { defaults: { workspace: '~/ws', userTimezone: 'UTC' } },\n  tools: { exec: { ask: 'always', security: 'allowlist' } },\n}";
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.apply", "raw": raw }),
-        )
-        .await;
+    let outcome = gateway(&f, json!({ "action": "config.apply", "raw": raw })).await;
     assert_eq!(
         ok_text(&outcome),
         "Config replaced (changed: agents.defaults.userTimezone)."
@@ -207,12 +180,7 @@ async fn apply_is_refused_for_exec_settings_and_accepted_otherwise() {
 #[tokio::test]
 async fn invalid_configs_are_rejected_with_located_errors() {
     let f = fixture();
-    let patched = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": { "agents": { "defaults": { "workspac": "x" } } } }),
-        )
-        .await;
+    let patched = gateway(&f, json!({ "action": "config.patch", "patch": { "agents": { "defaults": { "workspac": "x" } } } })).await;
     let text = error_text(&patched);
     assert!(
         text.starts_with("the new config is invalid, so nothing was written:\n"),
@@ -224,23 +192,17 @@ async fn invalid_configs_are_rejected_with_located_errors() {
         ),
         "{text}"
     );
-    let applied = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.apply", "raw": "{ tools: { exec: { ask: 'sometimes' } } }" }),
-        )
-        .await;
+    let applied = gateway(
+        &f,
+        json!({ "action": "config.apply", "raw": "{ tools: { exec: { ask: 'sometimes' } } }" }),
+    )
+    .await;
     let text = error_text(&applied);
     assert!(
         text.contains("tools.exec.ask (line 1, column 25)"),
         "{text}"
     );
-    let syntax = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.apply", "raw": "{ tools: " }),
-        )
-        .await;
+    let syntax = gateway(&f, json!({ "action": "config.apply", "raw": "{ tools: " })).await;
     assert!(
         error_text(&syntax).contains("invalid JSON5"),
         "{}",
@@ -254,7 +216,7 @@ async fn invalid_configs_are_rejected_with_located_errors() {
 async fn other_actions_are_not_supported() {
     let f = fixture();
     for action in ["restart", "update.run", "config.get"] {
-        let outcome = f.call(&GatewayTool, json!({ "action": action })).await;
+        let outcome = gateway(&f, json!({ "action": action })).await;
         assert!(
             error_text(&outcome).starts_with(&format!(
                 "gateway action {action} is not supported by this runtime."
@@ -262,17 +224,12 @@ async fn other_actions_are_not_supported() {
             "{action}"
         );
     }
-    let unknown = f.call(&GatewayTool, json!({ "action": "explode" })).await;
+    let unknown = gateway(&f, json!({ "action": "explode" })).await;
     assert!(
         error_text(&unknown)
             .starts_with("invalid arguments for gateway: action: unknown variant `explode`")
     );
-    let scalar = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": 3 }),
-        )
-        .await;
+    let scalar = gateway(&f, json!({ "action": "config.patch", "patch": 3 })).await;
     assert_eq!(
         error_text(&scalar),
         "invalid arguments for gateway: patch: must be an object (use config.apply to replace the whole file)"
@@ -396,12 +353,11 @@ async fn only_allowlisted_settings_can_be_changed() {
     ];
     for (patch, key) in refused {
         let f = fixture();
-        let outcome = f
-            .call(
-                &GatewayTool,
-                json!({ "action": "config.patch", "patch": patch.clone() }),
-            )
-            .await;
+        let outcome = gateway(
+            &f,
+            json!({ "action": "config.patch", "patch": patch.clone() }),
+        )
+        .await;
         let text = error_text(&outcome);
         assert!(
             text.starts_with(&format!("refused: this change would modify {key}")),
@@ -412,12 +368,11 @@ async fn only_allowlisted_settings_can_be_changed() {
         // The same change as a whole new file.
         let mut whole: serde_json::Value = json5::from_str(CONFIG).unwrap();
         merge(&mut whole, &patch);
-        let outcome = f
-            .call(
-                &GatewayTool,
-                json!({ "action": "config.apply", "raw": whole.to_string() }),
-            )
-            .await;
+        let outcome = gateway(
+            &f,
+            json!({ "action": "config.apply", "raw": whole.to_string() }),
+        )
+        .await;
         let text = error_text(&outcome);
         assert!(text.starts_with("refused: "), "apply {patch}: {text}");
         assert_eq!(f.config.writes(), 0, "{patch}");
@@ -453,12 +408,11 @@ async fn per_agent_exec_settings_and_safe_bin_profiles_are_refused() {
         let f = Fixture::new();
         let config = "{ agents: { list: [{ id: 'main' }] } }";
         *f.config.text.lock().unwrap() = config.to_owned();
-        let outcome = f
-            .call(
-                &GatewayTool,
-                json!({ "action": "config.patch", "patch": patch.clone() }),
-            )
-            .await;
+        let outcome = gateway(
+            &f,
+            json!({ "action": "config.patch", "patch": patch.clone() }),
+        )
+        .await;
         let text = error_text(&outcome);
         assert!(
             text.starts_with(&format!("refused: this change would modify {key}")),
@@ -474,32 +428,22 @@ async fn allowlisted_settings_can_be_changed() {
     *f.config.text.lock().unwrap() =
         "{ agents: { list: [{ id: 'main', thinkingDefault: 'low' }] }, channels: { telegram: { allowFrom: ['42'] } } }"
             .to_owned();
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": {
+    let outcome = gateway(&f, json!({ "action": "config.patch", "patch": {
                 "agents": {
                     "defaults": { "userTimezone": "Europe/Berlin", "humanDelay": { "mode": "natural" } },
                     "list": [{ "id": "main", "thinkingDefault": "high", "groupChat": { "mentionPatterns": ["@bot"] } }]
                 },
                 "messages": { "groupChat": { "visibleReplies": "automatic" } },
                 "channels": { "telegram": { "allowFrom": ["42"], "textChunkLimit": 2000 } }
-            } }),
-        )
-        .await;
+            } })).await;
     let text = ok_text(&outcome);
     assert!(text.starts_with("Config updated. Changed: "), "{text}");
     assert_eq!(f.config.writes(), 1);
     // Adding an agent, or reordering the list, is not on the allowlist.
-    let outcome = f
-        .call(
-            &GatewayTool,
-            json!({ "action": "config.patch", "patch": { "agents": { "list": [
+    let outcome = gateway(&f, json!({ "action": "config.patch", "patch": { "agents": { "list": [
                 { "id": "main", "thinkingDefault": "high", "groupChat": { "mentionPatterns": ["@bot"] } },
                 { "id": "second" }
-            ] } } }),
-        )
-        .await;
+            ] } } })).await;
     assert!(
         error_text(&outcome).starts_with("refused: this change would modify agents.list,"),
         "{}",

@@ -11,6 +11,13 @@ use std::{
 use deploy_check::native::ProcessPlan;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
+/// Asserts that `status` has `code` and a message containing `needle`.
+#[track_caller]
+pub fn assert_status(status: &tonic::Status, code: tonic::Code, needle: &str) {
+    assert_eq!(status.code(), code, "{status:?}");
+    assert!(status.message().contains(needle), "{status:?}");
+}
+
 /// `deploy/`.
 pub fn deploy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -15,17 +15,19 @@ fn request(agent: &str) -> pb::ResolvePromptConfigRequest {
     }
 }
 
+/// ResolvePromptConfig on a server of its own.
+async fn resolve(
+    request: pb::ResolvePromptConfigRequest,
+) -> Result<pb::ResolvePromptConfigResponse, tonic::Status> {
+    let server = Server::start().await;
+    let answer = server.client().await.resolve_prompt_config(request).await;
+    answer.map(tonic::Response::into_inner)
+}
+
 /// P-2: the knobs of the default agent, defaults and overrides merged.
 #[tokio::test]
 async fn resolves_the_default_agent_knobs() {
-    let server = Server::start().await;
-    let knobs = server
-        .client()
-        .await
-        .resolve_prompt_config(request(""))
-        .await
-        .expect("resolve")
-        .into_inner();
+    let knobs = resolve(request("")).await.expect("resolve");
     assert_eq!(knobs.agent_id, "main");
     assert_eq!(knobs.owner_display(), pb::OwnerDisplay::Hash);
     assert_eq!(
@@ -80,14 +82,7 @@ async fn resolves_the_default_agent_knobs() {
 /// Per-agent overrides replace the defaults.
 #[tokio::test]
 async fn resolves_a_named_agent() {
-    let server = Server::start().await;
-    let knobs = server
-        .client()
-        .await
-        .resolve_prompt_config(request("work"))
-        .await
-        .expect("resolve")
-        .into_inner();
+    let knobs = resolve(request("work")).await.expect("resolve");
     assert_eq!(knobs.agent_id, "work");
     assert_eq!(knobs.delegation_mode(), pb::DelegationMode::Suggest);
     assert_eq!(
@@ -100,13 +95,7 @@ async fn resolves_a_named_agent() {
 
 #[tokio::test]
 async fn unknown_agent_is_not_found() {
-    let server = Server::start().await;
-    let status = server
-        .client()
-        .await
-        .resolve_prompt_config(request("ghost"))
-        .await
-        .expect_err("no such agent");
+    let status = resolve(request("ghost")).await.expect_err("no such agent");
     assert_eq!(status.code(), Code::NotFound);
     assert!(status.message().contains("ghost"), "{}", status.message());
 }
@@ -114,18 +103,12 @@ async fn unknown_agent_is_not_found() {
 /// A bad file names line, column and JSON path for every problem at once.
 #[tokio::test]
 async fn bad_config_is_invalid_argument_with_line_column_and_path() {
-    let server = Server::start().await;
     let text = "{\n  agents: {\n    defaults: {\n      bootstrapMaxChars: \"lots\",\n      workspac: \"/ws\",\n    },\n  },\n}\n";
     let req = pb::ResolvePromptConfigRequest {
         config_json5: text.into(),
         ..Default::default()
     };
-    let status = server
-        .client()
-        .await
-        .resolve_prompt_config(req)
-        .await
-        .expect_err("invalid");
+    let status = resolve(req).await.expect_err("invalid");
     assert_eq!(status.code(), Code::InvalidArgument);
     let msg = status.message();
     assert!(
@@ -141,17 +124,11 @@ async fn bad_config_is_invalid_argument_with_line_column_and_path() {
 
 #[tokio::test]
 async fn syntax_error_names_line_and_column() {
-    let server = Server::start().await;
     let req = pb::ResolvePromptConfigRequest {
         config_json5: "{ agents: { defaults: { } }\n  oops }".into(),
         ..Default::default()
     };
-    let status = server
-        .client()
-        .await
-        .resolve_prompt_config(req)
-        .await
-        .expect_err("syntax");
+    let status = resolve(req).await.expect_err("syntax");
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("line 2"), "{}", status.message());
 }
