@@ -276,6 +276,7 @@ impl CodexRunner {
             rx,
             &events,
             self.settings.steer_debounce,
+            self.settings.liveness_interval,
         )
         .await
     }
