@@ -275,8 +275,7 @@ impl CodexRunner {
             projection,
             rx,
             &events,
-            self.settings.steer_debounce,
-            self.settings.liveness_interval,
+            &self.settings,
         )
         .await
     }

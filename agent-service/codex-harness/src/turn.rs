@@ -21,6 +21,7 @@ use crate::{
     projection,
     rpc::{Connection, Inbound},
     runner::TurnInput,
+    settings::HarnessSettings,
     steer::{SteerQueue, steer_params},
     thread::BoundThread,
 };
@@ -56,8 +57,7 @@ pub(crate) async fn run(
     projection: Option<String>,
     mut controls: mpsc::Receiver<Control>,
     events: &mpsc::Sender<HarnessEvent>,
-    debounce: Duration,
-    liveness: Duration,
+    settings: &HarnessSettings,
 ) -> Result<TurnOutcome, HarnessError> {
     let conn = &server.conn;
     let mut subscription = conn.subscribe(&thread.id)?;
@@ -85,7 +85,7 @@ pub(crate) async fn run(
         &thread.info.provider
     };
     let mut items = ItemTracker::new(provider, &thread.info.model);
-    let mut steers = SteerQueue::new(debounce);
+    let mut steers = SteerQueue::new(settings.steer_debounce);
     let mut undelivered: Vec<String> = Vec::new();
     let mut approvals: Vec<ApprovalRecord> = Vec::new();
     let mut tools: JoinSet<bool> = JoinSet::new();
@@ -100,7 +100,7 @@ pub(crate) async fn run(
 
     // The watchdog's probe: never completes; an app-server that stopped answering is given
     // up on, which closes the connection (the subscription then reports why).
-    let probe = probe(conn, liveness);
+    let probe = probe(conn, settings.liveness_interval);
     tokio::pin!(probe);
     let closed = |detail: String| {
         if conn.is_unresponsive() {
