@@ -119,20 +119,21 @@ impl AppServer {
         // hung (stopped, deadlocked): its whole process group is killed at once, so nothing
         // it started lingers, and the next turn starts a new one.
         if let Some(group) = pid.and_then(|p| i32::try_from(p).ok()) {
-            let (mut hung, exited) = (conn.given_up(), exited.clone());
-            tokio::spawn(async move {
-                if hung.wait_for(|hung| *hung).await.is_ok() && exited.borrow().is_none() {
-                    tracing::warn!(
-                        pid = group,
-                        "the Codex app-server stopped answering; killing its process group"
-                    );
-                    if let Err(error) =
-                        nix::sys::signal::killpg(Pid::from_raw(group), Signal::SIGKILL)
-                    {
-                        tracing::debug!(%error, pid = group, "killpg failed");
-                    }
+            let exited = exited.clone();
+            conn.on_hang(Box::new(move || {
+                if exited.borrow().is_some() {
+                    // Reaped already: the group id may belong to someone else by now.
+                    return;
                 }
-            });
+                tracing::warn!(
+                    pid = group,
+                    "the Codex app-server stopped answering; killing its process group"
+                );
+                if let Err(error) = nix::sys::signal::killpg(Pid::from_raw(group), Signal::SIGKILL)
+                {
+                    tracing::debug!(%error, pid = group, "killpg failed");
+                }
+            }));
         }
         {
             let conn = Arc::clone(&conn);

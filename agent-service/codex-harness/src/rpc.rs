@@ -11,8 +11,8 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, MutexGuard, PoisonError,
-        atomic::{AtomicI64, Ordering},
+        Arc, Mutex, MutexGuard, OnceLock, PoisonError,
+        atomic::{AtomicBool, AtomicI64, Ordering},
     },
     time::Duration,
 };
@@ -122,7 +122,7 @@ struct State {
 }
 
 /// Why a connection stopped, when it was given up on rather than closed by the process.
-pub(crate) const STOPPED_ANSWERING: &str = "the Codex app-server stopped answering";
+const STOPPED_ANSWERING: &str = "the Codex app-server stopped answering";
 
 /// One app-server connection.
 pub(crate) struct Connection {
@@ -130,9 +130,10 @@ pub(crate) struct Connection {
     next_id: AtomicI64,
     state: Mutex<State>,
     timeout: Duration,
-    /// Set once a request went unanswered past its limit: the process is hung, and whoever
-    /// owns it kills it ([`Connection::given_up`]).
-    unresponsive: tokio::sync::watch::Sender<bool>,
+    /// Set once a request went unanswered past its limit: the process is hung.
+    unresponsive: AtomicBool,
+    /// What its owner does to a hung process (kill it), run before anyone hears of it.
+    on_hang: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -153,19 +154,20 @@ impl Connection {
             next_id: AtomicI64::new(1),
             state: Mutex::new(State::default()),
             timeout,
-            unresponsive: tokio::sync::watch::Sender::new(false),
+            unresponsive: AtomicBool::new(false),
+            on_hang: OnceLock::new(),
         })
     }
 
-    /// Turns `true` once a request went unanswered past its limit; closes with the
-    /// connection.
-    pub(crate) fn given_up(&self) -> tokio::sync::watch::Receiver<bool> {
-        self.unresponsive.subscribe()
+    /// Sets what is done to the process once a request goes unanswered past its limit (the
+    /// first setting stands).
+    pub(crate) fn on_hang(&self, action: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.on_hang.set(action);
     }
 
     /// Whether a request went unanswered past its limit.
     pub(crate) fn is_unresponsive(&self) -> bool {
-        *self.unresponsive.borrow()
+        self.unresponsive.load(Ordering::SeqCst)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -238,11 +240,15 @@ impl Connection {
             Err(_) => {
                 self.lock().pending.remove(&id);
                 let seconds = limit.as_secs().max(1);
+                // Killed first: whoever hears of the hang finds the process gone.
+                self.unresponsive.store(true, Ordering::SeqCst);
+                if let Some(action) = self.on_hang.get() {
+                    action();
+                }
                 self.close(format!(
                     "{STOPPED_ANSWERING} ({method} got no answer within {seconds} s); \
                      it was killed, and the next turn starts a new one"
                 ));
-                self.unresponsive.send_replace(true);
                 Err(HarnessError::Timeout {
                     method: method.to_owned(),
                     seconds,

@@ -275,7 +275,7 @@ impl CodexRunner {
             projection,
             rx,
             &events,
-            self.settings.steer_debounce,
+            &self.settings,
         )
         .await
     }

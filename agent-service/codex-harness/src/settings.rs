@@ -52,6 +52,9 @@ pub struct HarnessSettings {
     pub steer_debounce: Duration,
     /// How long a request may wait for its response.
     pub request_timeout: Duration,
+    /// How often a running turn checks that the app-server still answers (the watchdog;
+    /// see the crate README).
+    pub liveness_interval: Duration,
     /// How long the child gets to exit after stdin closes before it is killed.
     pub shutdown_grace: Duration,
 }
@@ -71,6 +74,7 @@ impl HarnessSettings {
             client_name: "openclaw".to_owned(),
             steer_debounce: Duration::from_millis(500),
             request_timeout: Duration::from_secs(60),
+            liveness_interval: Duration::from_secs(15),
             shutdown_grace: Duration::from_secs(3),
         }
     }

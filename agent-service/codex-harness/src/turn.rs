@@ -21,6 +21,7 @@ use crate::{
     projection,
     rpc::{Connection, Inbound},
     runner::TurnInput,
+    settings::HarnessSettings,
     steer::{SteerQueue, steer_params},
     thread::BoundThread,
 };
@@ -33,10 +34,9 @@ const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
 /// How long `turn/interrupt` and `turn/steer` may go unanswered (observed: milliseconds)
 /// before the app-server is taken for hung and killed.
 const CONTROL_WAIT: Duration = Duration::from_secs(5);
-/// How often a running turn checks that the app-server still answers: a model may stream
-/// nothing for minutes, a stopped process says nothing at all.
-const PROBE_EVERY: Duration = Duration::from_secs(15);
-/// How long that check may go unanswered.
+/// How long the check that the app-server still answers
+/// ([`HarnessSettings::liveness_interval`](crate::HarnessSettings)) may go unanswered: a
+/// model may stream nothing for minutes, a stopped process says nothing at all.
 const PROBE_WAIT: Duration = Duration::from_secs(10);
 
 /// What the caller can do to a running turn.
@@ -57,7 +57,7 @@ pub(crate) async fn run(
     projection: Option<String>,
     mut controls: mpsc::Receiver<Control>,
     events: &mpsc::Sender<HarnessEvent>,
-    debounce: Duration,
+    settings: &HarnessSettings,
 ) -> Result<TurnOutcome, HarnessError> {
     let conn = &server.conn;
     let mut subscription = conn.subscribe(&thread.id)?;
@@ -85,7 +85,7 @@ pub(crate) async fn run(
         &thread.info.provider
     };
     let mut items = ItemTracker::new(provider, &thread.info.model);
-    let mut steers = SteerQueue::new(debounce);
+    let mut steers = SteerQueue::new(settings.steer_debounce);
     let mut undelivered: Vec<String> = Vec::new();
     let mut approvals: Vec<ApprovalRecord> = Vec::new();
     let mut tools: JoinSet<bool> = JoinSet::new();
@@ -98,9 +98,9 @@ pub(crate) async fn run(
     let mut tool_ctx = input.tool_ctx.clone();
     tool_ctx.cancel = cancel.child_token();
 
-    // The watchdog's probe: ends only when the app-server stopped answering, which closes
-    // the connection (the subscription then reports why).
-    let probe = probe(conn);
+    // The watchdog's probe: never completes; an app-server that stopped answering is given
+    // up on, which closes the connection (the subscription then reports why).
+    let probe = probe(conn, settings.liveness_interval);
     tokio::pin!(probe);
     let closed = |detail: String| {
         if conn.is_unresponsive() {
@@ -139,7 +139,11 @@ pub(crate) async fn run(
                             let conn = Arc::clone(&server.conn);
                             let answers = items.answers();
                             tools.spawn(async move {
-                                let call_id = params.get("callId").and_then(Value::as_str).unwrap_or_default().to_owned();
+                                let call_id = params
+                                    .get("callId")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                                    .to_owned();
                                 let answer = dynamic_tools::answer(registry, ctx, params).await;
                                 // Recorded before Codex hears it: its item follows the answer.
                                 answers
@@ -244,12 +248,11 @@ pub(crate) async fn run(
     })
 }
 
-/// Asks the app-server a cheap question every [`PROBE_EVERY`]; returns once it went
-/// unanswered (the connection is closed and the process killed by then) or the connection
-/// closed.
-async fn probe(conn: &Connection) {
+/// Asks the app-server a cheap question every `every`, until the connection closes (an
+/// unanswered question closes it and kills the process); never completes.
+async fn probe(conn: &Connection, every: Duration) {
     loop {
-        tokio::time::sleep(PROBE_EVERY).await;
+        tokio::time::sleep(every).await;
         if let Err(error) = conn
             .request_within("thread/loaded/list", json!({}), PROBE_WAIT)
             .await

@@ -165,3 +165,77 @@ async fn a_child_killed_mid_turn_interrupts_the_turn_and_restarts() {
     assert_eq!(next.status, TurnStatus::Completed);
     assert_eq!(next.final_text, "Recovered.");
 }
+
+/// The watchdog: an app-server stopped mid-turn (SIGSTOP: alive, silent) is found by the
+/// liveness check with no interrupt asked for, killed with its process group, and the turn
+/// ends `Unresponsive`; the next turn starts a new app-server and resumes the thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_app_server_is_found_killed_and_replaced() {
+    let _slot = slot().await;
+    let f = Fixture::start().await;
+    let mut settings = f.settings.clone();
+    settings.liveness_interval = std::time::Duration::from_millis(500);
+    let runner = Arc::new(openclaw_codex_harness::CodexRunner::new(settings));
+    f.fake.push(
+        FakeReply::text("Streaming until stopped.")
+            .deltas(4)
+            .stall_after(1),
+    );
+    let input = f.input(&Turn::new("Tell me about fruit."));
+    let (tx, mut rx) = mpsc::channel(1024);
+    let turn = {
+        let runner = Arc::clone(&runner);
+        tokio::spawn(async move { runner.run_turn(input, tx).await })
+    };
+    let mut seen = Vec::new();
+    wait_for(&mut rx, &mut seen, |e| {
+        matches!(e, HarnessEvent::TextDelta(_))
+    })
+    .await;
+    let thread_id = seen
+        .iter()
+        .find_map(|e| match e {
+            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
+            _ => None,
+        })
+        .expect("thread");
+    let pid = runner.child_pid().await.expect("a running child");
+    let group = Pid::from_raw(i32::try_from(pid).unwrap());
+    nix::sys::signal::killpg(group, Signal::SIGSTOP).expect("SIGSTOP");
+
+    let outcome = tokio::time::timeout(PATIENCE, turn)
+        .await
+        .expect("in time")
+        .expect("task")
+        .expect("an outcome, not an error");
+    let TurnStatus::Unresponsive { detail } = &outcome.status else {
+        panic!("an unresponsive app-server expected: {:?}", outcome.status);
+    };
+    assert!(
+        detail.contains("stopped answering") && detail.contains("thread/loaded/list"),
+        "{detail}"
+    );
+    assert!(outcome.status.is_interrupted());
+    let [Message::Assistant(partial)] = &outcome.entries[..] else {
+        panic!("the partial reply only: {:#?}", outcome.entries);
+    };
+    assert_eq!(partial.stop_reason, StopReason::Aborted);
+    assert!(
+        partial
+            .error_message
+            .as_deref()
+            .is_some_and(|m| m.contains("stopped answering")),
+        "{partial:?}"
+    );
+    // Killed, stopped as it was: gone, or a zombie until its parent reaps it.
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.contains(") Z "));
+    assert!(!alive, "the stopped app-server was killed");
+
+    f.fake.push(FakeReply::text("Back."));
+    let (next, _) = run_on(&runner, f.input(&Turn::new("Still there?").on(&thread_id))).await;
+    assert_eq!(runner.spawns(), 2);
+    assert_eq!(next.binding, ThreadBinding::Resumed);
+    assert_eq!(next.status, TurnStatus::Completed);
+    assert_eq!(next.final_text, "Back.");
+}
