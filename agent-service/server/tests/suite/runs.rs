@@ -1141,3 +1141,63 @@ async fn text_streamed_before_a_failure_is_kept_and_marked() {
     assert!(kept.contains("\"stopReason\":\"error\""), "{kept}");
     assert!(kept.contains("incomplete: the model call failed"), "{kept}");
 }
+
+/// R-21 over gRPC: a message the provider refuses with a 400 ends its run INVALID_ARGUMENT
+/// saying it will not be sent again; GetTranscript keeps it with an `openclaw:rejected` entry
+/// naming it, and the next message is answered without it.
+#[tokio::test]
+async fn a_message_the_provider_refuses_is_marked_and_the_session_goes_on() {
+    const MARK: &str = "REFUSED-MARK-7713";
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    h.fake.refuse_containing(
+        MARK,
+        agent_testkit::FakeError::Other {
+            status: 400,
+            message: "messages.0.content: content policy".into(),
+        },
+    );
+    // The first reply answers the check without the message; it is never shown.
+    h.fake.push_all([
+        FakeReply::text("CHECK-ANSWER"),
+        FakeReply::text("Answered."),
+    ]);
+    let events = run(&h.service, run_request(&format!("Please {MARK}"))).await;
+    let error = error_of(&events).expect("an error event");
+    assert_eq!(error.code, "INVALID_ARGUMENT", "{error:?}");
+    assert!(
+        error.message.contains("will not be sent again"),
+        "{error:?}"
+    );
+    let events = run(&h.service, run_request("Next question?")).await;
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("Answered."),
+        "{events:?}"
+    );
+    let last = h
+        .fake
+        .requests()
+        .last()
+        .expect("a request")
+        .body
+        .to_string();
+    assert!(!last.contains(MARK), "{last}");
+
+    let entries = h.service.transcript_json().await;
+    let refused = entries
+        .iter()
+        .find(|e| e["message"]["role"] == "user" && e["message"].to_string().contains(MARK))
+        .expect("the refused message is kept");
+    let marks: Vec<&serde_json::Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "custom" && e["customType"] == "openclaw:rejected")
+        .collect();
+    assert_eq!(marks.len(), 1, "{entries:#?}");
+    assert_eq!(marks[0]["data"]["entryIds"], json!([refused["id"]]));
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e.to_string().contains("CHECK-ANSWER")),
+        "{entries:#?}"
+    );
+}
