@@ -488,10 +488,7 @@ async fn new_session(
     target: &Target,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let request = client
-        .for_session(target, |session| pb::ResetSessionRequest { session })
-        .await?;
-    let session = client.reset_session(request).await?.into_inner();
+    let session = crate::sessions::new_session_id(client, target).await?;
     term.note(&format!(
         "· new session {} for {}",
         session.session_id, session.session_key

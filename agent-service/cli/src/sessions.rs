@@ -111,15 +111,24 @@ pub async fn reset(
     target: &Target,
     term: &mut Term<'_>,
 ) -> Result<(), CliError> {
-    let request = client
-        .for_session(target, |session| pb::ResetSessionRequest { session })
-        .await?;
-    let session = client.reset_session(request).await?.into_inner();
+    let session = new_session_id(client, target).await?;
     term.line(&format!(
         "{}: new session {}",
         session.session_key, session.session_id
     ))?;
     Ok(())
+}
+
+/// Gives `target`'s key a new session id (the transcript is archived): `sessions reset` and
+/// chat's `/new` both come here.
+pub(crate) async fn new_session_id(
+    client: &mut Client,
+    target: &Target,
+) -> Result<pb::Session, CliError> {
+    let request = client
+        .for_session(target, |session| pb::ResetSessionRequest { session })
+        .await?;
+    Ok(client.reset_session(request).await?.into_inner())
 }
 
 /// `openclaw sessions delete KEY`: removed from the index; the transcript is archived.
