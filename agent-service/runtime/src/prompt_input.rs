@@ -244,7 +244,7 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
     // P-52: owners are listed only when this turn's message came with a sender id, which
     // its fenced metadata shows the model; otherwise there would be nothing to match them
     // against. (`/approve` and the other owner checks are enforced by the runtime itself.)
-    input.owner_ids = crate::senders::prompt_owner_ids(&settings.owner_allow_from, &f.channel);
+    input.owner_ids = crate::senders::prompt_owner_ids(&settings.owner_allow_from, f.channel);
     input.owner_display = match settings.owner_display {
         OwnerDisplay::Raw => render::OwnerDisplay::Raw,
         OwnerDisplay::Hash => render::OwnerDisplay::Hash,
