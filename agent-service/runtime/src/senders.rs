@@ -7,7 +7,7 @@ use openclaw_config::{Config, raw::OwnerDisplay};
 use openclaw_tools::{UserOrigin, untrusted::ChatMeta};
 use prompt_render as render;
 
-use crate::prompt_input::TurnChannel;
+use crate::sessions::queue::TurnChannel;
 
 /// Whether messages on `channel` carry their sender to the model: group and channel chats,
 /// whose messages are written by several participants (and fenced as theirs). A direct
