@@ -4,15 +4,30 @@
 //! for the prompt, the metadata and the `/approve` check alike.
 
 use openclaw_config::{Config, raw::OwnerDisplay};
-use openclaw_tools::untrusted::ChatMeta;
+use openclaw_tools::{UserOrigin, untrusted::ChatMeta};
 use prompt_render as render;
 
-use crate::prompt_input::TurnChannel;
+use crate::sessions::queue::TurnChannel;
+
+/// Whether messages on `channel` carry their sender to the model: group and channel chats,
+/// whose messages are written by several participants (and fenced as theirs). A direct
+/// chat's messages are the operator's requests and stay as they were sent.
+pub(crate) fn shows_senders(channel: &TurnChannel) -> bool {
+    !channel.channel.is_empty()
+        && matches!(
+            UserOrigin::for_chat(&channel.channel, &channel.chat_type),
+            UserOrigin::Chat { .. }
+        )
+}
 
 /// The metadata a message from `channel` is stored with: the channel, chat type, group id
 /// and sender, the sender's id hashed as the prompt shows owners when `commands.ownerDisplay`
-/// is `hash`. Names no sender (so nothing is stamped) when the channel reported none.
+/// is `hash`. Names no sender (so nothing is stamped) when the channel reported none or the
+/// chat shows no senders ([`shows_senders`]).
 pub(crate) fn chat_meta(config: &Config, agent_id: &str, channel: &TurnChannel) -> ChatMeta {
+    if !shows_senders(channel) {
+        return ChatMeta::default();
+    }
     let settings = config.prompt_settings(agent_id);
     let sender_id = match (settings.owner_display, channel.sender_id.trim()) {
         (_, "") => String::new(),
@@ -34,10 +49,10 @@ pub(crate) fn chat_meta(config: &Config, agent_id: &str, channel: &TurnChannel) 
 
 /// The owner ids the prompt lists for a turn: the `commands.ownerAllowFrom` entries that
 /// name a sender on the turn's channel, as its messages' metadata shows senders (a
-/// `<channel>:` prefix removed). Empty unless the turn's message came with a sender id:
-/// a list the model could match against nothing would be noise.
+/// `<channel>:` prefix removed). Empty unless the turn's message came with a sender id the
+/// model is shown ([`shows_senders`]): a list it could match against nothing would be noise.
 pub(crate) fn prompt_owner_ids(owners: &[String], channel: &TurnChannel) -> Vec<String> {
-    if channel.channel.is_empty() || channel.sender_id.trim().is_empty() {
+    if !shows_senders(channel) || channel.sender_id.trim().is_empty() {
         return Vec::new();
     }
     owners
@@ -110,6 +125,11 @@ mod tests {
         );
         assert!(prompt_owner_ids(&owners(), &telegram("")).is_empty());
         assert!(prompt_owner_ids(&owners(), &TurnChannel::default()).is_empty());
+        let direct = TurnChannel {
+            chat_type: "direct".into(),
+            ..telegram("42")
+        };
+        assert!(prompt_owner_ids(&owners(), &direct).is_empty());
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn dynamic_project_context(ctx: &StableCtx, files: &DynamicFiles) -> Vec<Pie
     };
     let header = lines(&[
         heading,
-        "These workspace files can change between turns, so they are loaded fresh each time. HEARTBEAT.md is the checklist for heartbeat turns.",
+        "These workspace files may change between turns and are loaded fresh each time; HEARTBEAT.md is the heartbeat turns' checklist.",
     ]);
     let mut pieces = Vec::with_capacity(1 + files.len());
     pieces.push(Piece::new("dynamic_project_context", header));
@@ -114,7 +114,7 @@ pub fn messaging(ctx: &StableCtx, turn: &TurnCtx) -> String {
             "Plain assistant text does not reach the chat here, and no message tool is available in this run, so nothing you write is delivered; say so in your reply if the user expects an answer.",
         ),
     }
-    out.line("When a runtime message reports something the user is waiting for, such as a finished job or a subagent's result, tell them in your own words rather than forwarding the raw message.");
+    out.line("When a runtime message reports something the user is waiting for (a finished job, a subagent's result), tell them in your own words; never forward it raw.");
     if t.has("message") {
         let message = t.spelled("message");
         out.line_fmt(format_args!("### {message} tool"));

@@ -175,7 +175,7 @@ pub fn workspace_files(ctx: &Ctx) -> Option<String> {
     (!ctx.bootstrap.stable.is_empty()).then(|| {
         lines(&[
             "## Workspace Files (injected)",
-            "The user-editable workspace files under Project Context below are loaded into this prompt, so there is no need to read them again; edits you make on disk take effect on a later turn.",
+            "The user-editable workspace files under Project Context below are already loaded, so do not read them again; edits on disk take effect on a later turn.",
         ])
     })
 }

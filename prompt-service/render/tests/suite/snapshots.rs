@@ -455,3 +455,15 @@ snap!(every_topic_none, {
     i.prompt_mode = Some(PromptMode::None);
     i
 });
+
+/// The full-mode snapshot's size (`mode_full`) is pinned: wording that grows it without adding a
+/// fact shows up here as a reviewed change, not as drift. No OpenClaw render of this fixture
+/// is recorded to compare with, so this is our own ceiling (11,269 characters before the
+/// sender-metadata wording and the trims that paid for it).
+#[test]
+fn the_full_mode_snapshot_stays_within_its_size() {
+    const CEILING: u32 = 11_200;
+    let r = render(&base()).expect("render");
+    assert_eq!(r.chars as usize, r.text.chars().count());
+    assert!(r.chars <= CEILING, "{} chars, ceiling {CEILING}", r.chars);
+}
