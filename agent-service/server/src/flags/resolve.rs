@@ -418,8 +418,9 @@ mod tests {
         assert_eq!(code(&["--version"]), Some(ExitCode::SUCCESS));
         assert_eq!(code(&["--help"]), Some(ExitCode::SUCCESS));
         assert_eq!(code(&["launch"]), Some(ExitCode::from(EXIT_USAGE)));
+        // The unknown flag is listed first, then the unknown subcommand stops the parse.
         assert_eq!(
-            code(&["--no-such-flag", "launch"]),
+            code(&["--no-such-flag", "--listen", "127.0.0.1:1", "launch"]),
             Some(ExitCode::from(EXIT_USAGE))
         );
         assert_eq!(code(&["--listen", "127.0.0.1:1"]), None);
