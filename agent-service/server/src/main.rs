@@ -60,10 +60,11 @@ fn raise_open_file_limit() {
 }
 
 async fn run() -> anyhow::Result<ExitCode> {
-    let cli = match flags::parse(std::env::args_os()) {
-        Ok(cli) => cli,
+    let parsed = match flags::parse(std::env::args_os()) {
+        Ok(parsed) => parsed,
         Err(code) => return Ok(code),
     };
+    let cli = &parsed.cli;
     // Log lines pass through the runtime's redactor: a secret quoted in any message (a
     // provider's error body, a config value) is replaced before it is written.
     let redactor = openclaw_secrets::Redactor::new();
@@ -72,10 +73,13 @@ async fn run() -> anyhow::Result<ExitCode> {
         openclaw_secrets::RedactingWriter::new(redactor.clone(), std::io::stderr),
     );
     if let Some(Command::Healthcheck { listen }) = &cli.command {
+        if !parsed.refused.is_empty() {
+            return Ok(refuse(&parsed.refused));
+        }
         let listen = listen.as_deref().unwrap_or(&cli.listen);
         return Ok(service_kit::healthcheck(listen, &cli.server.security, ENV_PREFIX).await);
     }
-    let launch = match cli.resolve(&ProcessEnv, &std::env::current_dir()?) {
+    let launch = match parsed.resolve(&ProcessEnv, &std::env::current_dir()?) {
         Ok(launch) => launch,
         Err(problems) => return Ok(refuse(&problems)),
     };

@@ -256,11 +256,22 @@ pub(crate) fn start_cron(services: &Arc<Services>) {
     });
 }
 
-/// Claims open at start-up: see the module comment.
+/// Whether this replica schedules `job`: the one that owns the session its runs go to (its
+/// isolated session, which lives with the agent's main session, or that main session). With
+/// several replicas sharing a schedule (a jobs file copied or shared, or jobs made before the
+/// router) every replica sees the job, and only its owner runs it: exactly once, and never
+/// in a session another replica owns.
+fn scheduled_here(services: &Services, job: &Job) -> bool {
+    services.owns(&job.run_session_key())
+}
+
+/// Claims open at start-up: see the module comment. A claim of a job another replica owns is
+/// that replica's to resolve.
 async fn resolve_claims(services: &Arc<Services>) {
     let open: Vec<Job> = services.cron().read(|store| {
         store
             .jobs()
+            .filter(|j| scheduled_here(services, j))
             .filter(|j| j.state.running.is_some())
             .cloned()
             .collect()
@@ -335,13 +346,14 @@ async fn schedule(services: Weak<Services>, stop: CancellationToken, changed: Ar
             return;
         }
         let now = now(&rt);
+        let here = |job: &&Job| scheduled_here(&rt, job);
         let any_due = rt
             .cron()
-            .read(|store| !plan::due(store.jobs(), now).is_empty());
+            .read(|store| !plan::due(store.jobs().filter(here), now).is_empty());
         if any_due {
             let claimed = rt.cron().edit(|store| {
                 let mut claimed = Vec::new();
-                for due in plan::due(store.jobs(), now) {
+                for due in plan::due(store.jobs().filter(here), now) {
                     if let Some(job) = store.get_mut(&due.job_id) {
                         plan::claim(job, due.slot, now);
                         claimed.push(job.clone());
@@ -360,7 +372,9 @@ async fn schedule(services: Weak<Services>, stop: CancellationToken, changed: Ar
                 }
             }
         }
-        let next = rt.cron().read(|store| plan::next_wake(store.jobs()));
+        let next = rt
+            .cron()
+            .read(|store| plan::next_wake(store.jobs().filter(here)));
         // Not held while waiting: the services may go away meanwhile.
         drop(rt);
         let wait = next

@@ -4,6 +4,7 @@
 
 use std::{
     ops::{Deref, DerefMut},
+    path::PathBuf,
     sync::{
         Arc, Mutex, MutexGuard, PoisonError,
         atomic::{AtomicBool, Ordering},
@@ -112,20 +113,30 @@ pub struct LiveSession {
     /// Since when the idle-release sweep has found the session releasable (`None`: in use
     /// when last looked at).
     idle_since: Mutex<Option<tokio::time::Instant>>,
-    /// The numbers floor last written ahead of this session's numbers (see `numbers`).
-    numbers_floor: Mutex<Counters>,
+    /// Where this session's numbers floor lives (`None`: kept nowhere, a session made by
+    /// [`Default`]).
+    numbers_path: Option<PathBuf>,
+    /// The numbers floor this process last wrote ahead of the session's numbers (`None`:
+    /// none yet), held across the write so two writes never cross (see `numbers`).
+    numbers_floor: tokio::sync::Mutex<Option<Counters>>,
+    /// Set once the session is deleted or reset: its floor is never written again.
+    retired: AtomicBool,
 }
 
 impl Default for LiveSession {
     fn default() -> Self {
-        Self::resumed(openclaw_tools::Fence::random(), Released::default())
+        Self::resumed(openclaw_tools::Fence::random(), Released::default(), None)
     }
 }
 
 impl LiveSession {
-    /// A session opened (again) in this process with its untrusted-content fence and what
-    /// the manager kept of it while it was released.
-    pub(crate) fn resumed(fence: openclaw_tools::Fence, kept: Released) -> Self {
+    /// A session opened (again) in this process with its untrusted-content fence, what
+    /// the manager kept of it while it was released and where its numbers floor lives.
+    pub(crate) fn resumed(
+        fence: openclaw_tools::Fence,
+        kept: Released,
+        numbers_path: Option<PathBuf>,
+    ) -> Self {
         let Released {
             counters,
             fingerprint,
@@ -144,22 +155,42 @@ impl LiveSession {
             recovered: tokio::sync::OnceCell::new(),
             admission: tokio::sync::Mutex::new(()),
             idle_since: Mutex::new(None),
-            numbers_floor: Mutex::new(super::numbers::ahead(counters)),
+            numbers_path,
+            numbers_floor: tokio::sync::Mutex::new(None),
+            retired: AtomicBool::new(false),
         }
     }
 
-    /// The floor to write next when the numbers handed out came near the one written (it
-    /// is then taken as written), else None.
-    pub(crate) fn renew_numbers_floor(&self) -> Option<Counters> {
+    /// Before a number is handed out: the first time in this process, and again once the
+    /// numbers come within half a block of the floor written, a floor a block ahead goes to
+    /// disk (on the blocking pool, synced). A failure is logged: numbers may then repeat
+    /// after a crash, never within this process.
+    async fn floor_ahead(&self) {
+        let Some(path) = &self.numbers_path else {
+            return;
+        };
+        let mut written = self.numbers_floor.lock().await;
+        if self.retired.load(Ordering::Acquire) {
+            return;
+        }
         let current = self.released().counters;
-        let mut floor = self
-            .numbers_floor
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        super::numbers::near(current, *floor).then(|| {
-            *floor = super::numbers::ahead(current);
-            *floor
-        })
+        if written.is_some_and(|floor| !super::numbers::near(current, floor)) {
+            return;
+        }
+        let floor = super::numbers::ahead(current);
+        let path = path.clone();
+        match tokio::task::spawn_blocking(move || super::numbers::write(&path, floor)).await {
+            Ok(Ok(())) => *written = Some(floor),
+            Ok(Err(error)) => tracing::error!(%error, "session numbers not written"),
+            Err(error) => tracing::error!(%error, "session numbers task failed"),
+        }
+    }
+
+    /// Marks the session deleted or reset: once this returns, no floor write is under way
+    /// and none will start, so its numbers file can be removed for good.
+    pub(crate) async fn retire(&self) {
+        let _written = self.numbers_floor.lock().await;
+        self.retired.store(true, Ordering::Release);
     }
 
     /// What the manager keeps of the session while it is released: the numbers handed out
@@ -326,9 +357,12 @@ impl LiveSession {
     /// One message at a time from taking its arrival number to entering the queue (the
     /// journal write between the two is awaited): messages and system events arriving at
     /// once are queued in the order of their numbers, so the numbers, the journal's replay
-    /// order and the transcript agree.
+    /// order and the transcript agree. The floor of the session's numbers is on disk ahead
+    /// of them before the guard is handed out.
     pub(crate) async fn admission(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.admission.lock().await
+        let admission = self.admission.lock().await;
+        self.floor_ahead().await;
+        admission
     }
 
     /// The queue, locked for a short update (never held across an await).

@@ -377,7 +377,8 @@ impl SessionManager {
         }
     }
 
-    /// Archives the transcript and points the key at a new session id.
+    /// Archives the transcript and points the key at a new session id, whose run, message
+    /// and command numbers go on from the old one's.
     pub async fn reset(
         &self,
         agent: &AgentView,
@@ -390,6 +391,24 @@ impl SessionManager {
         let key = info.key.clone();
         let reset = blocking(move || Ok(store.reset(&key)?)).await?;
         tracing::info!(agent = %agent.id, key = %info.key.as_str(), old = %info.entry.session_id, new = %reset.session_id, "session reset");
+        // The key's numbers go on across the reset, so a client de-duplicating by run or
+        // message number never sees one again: the new session starts where the old one
+        // ended, and its floor is on disk before anything else.
+        let counters = self.retire(&agent.id, &info.entry.session_id).await;
+        if let Some(path) = self.numbers_path(&agent.id, &reset.session_id) {
+            blocking(move || {
+                Self::write_numbers(&path, counters);
+                Ok(())
+            })
+            .await?;
+        }
+        self.released
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                (agent.id.clone(), reset.session_id),
+                Released::numbered(counters),
+            );
         let new = self
             .get(agent, &SessionTarget::Key(info.key.as_str().to_owned()))
             .await?;
@@ -399,8 +418,8 @@ impl SessionManager {
         Ok(new)
     }
 
-    /// Removes the key from the index and archives the transcript. Returns
-    /// where the transcript went.
+    /// Removes the key from the index and archives the transcript; the session's numbers
+    /// file and message journal go with it. Returns where the transcript went.
     pub async fn delete(
         &self,
         agent: &AgentView,
@@ -411,48 +430,38 @@ impl SessionManager {
         let store = self.store(agent)?;
         let key = info.key.clone();
         let deleted = blocking(move || Ok(store.delete(&key)?)).await?;
+        self.retire(&agent.id, &info.entry.session_id).await;
         tracing::info!(agent = %agent.id, key = %info.key.as_str(), "session deleted");
         Ok(deleted.and_then(|d| d.archived))
     }
 
     /// The live session (created on first use; its transcript actor is
-    /// started by [`Self::writable`]).
+    /// started by [`Self::writable`]). Its numbers go on from what this process kept of it,
+    /// else from the floor on disk; the floor ahead of them is written before the first
+    /// number is handed out (see [`LiveSession::admission`]), not here.
     pub fn live(&self, agent_id: &str, id: &SessionId) -> Arc<LiveSession> {
         let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut opened = false;
         let live = map
             .entry((agent_id.to_owned(), *id))
             .or_insert_with_key(|slot| {
-                opened = true;
+                let path = self.numbers_path(agent_id, id);
                 let kept = self
                     .released
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(slot)
                     .unwrap_or_else(|| {
-                        let floor = self
-                            .numbers_path(agent_id, id)
-                            .map(|path| super::numbers::read(&path))
+                        let floor = path
+                            .as_deref()
+                            .map(super::numbers::read)
                             .unwrap_or_default();
                         Released::numbered(floor)
                     });
                 let fence = self.fence_root.derived(id.to_string().as_bytes());
-                Arc::new(LiveSession::resumed(fence, kept))
+                Arc::new(LiveSession::resumed(fence, kept, path))
             });
         live.touch();
-        let live = Arc::clone(live);
-        drop(map);
-        // Opened now: the floor a block ahead goes to disk before any number is handed out;
-        // live already: moved on once the numbers come near it.
-        let floor = if opened {
-            Some(super::numbers::ahead(live.released().counters()))
-        } else {
-            live.renew_numbers_floor()
-        };
-        if let Some(floor) = floor {
-            self.write_numbers(agent_id, id, floor);
-        }
-        live
+        Arc::clone(live)
     }
 
     /// The numbers file of a session, when its agent id is valid.
@@ -463,12 +472,57 @@ impl SessionManager {
         ))
     }
 
-    /// Writes a session's numbers floor; a failure is logged (numbers may then repeat after
-    /// a crash, never within this process).
-    fn write_numbers(&self, agent_id: &str, id: &SessionId, floor: Counters) {
-        let Some(path) = self.numbers_path(agent_id, id) else {
-            return;
+    /// Ends a deleted or reset session in this process for good: it leaves the live and
+    /// released sessions, writes no floor again, and its numbers file and (emptied) message
+    /// journal are removed. Returns the numbers it had handed out (the floor on disk when
+    /// this process never opened it), for a reset to go on from.
+    async fn retire(&self, agent_id: &str, id: &SessionId) -> Counters {
+        let slot = (agent_id.to_owned(), *id);
+        let live = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&slot);
+        let kept = self
+            .released
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&slot)
+            .map(|kept| kept.counters());
+        let known = match live {
+            Some(live) => {
+                live.retire().await;
+                Some(live.released().counters())
+            }
+            None => kept,
         };
+        let Some(path) = self.numbers_path(agent_id, id) else {
+            return known.unwrap_or_default();
+        };
+        let journal = path.with_extension(super::journal::JOURNAL_EXT);
+        let removed = blocking(move || {
+            let floor = known.unwrap_or_else(|| super::numbers::read(&path));
+            for file in [&path, &journal] {
+                match std::fs::remove_file(file) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(error) => {
+                        tracing::warn!(path = %file.display(), %error, "file of an ended session not removed")
+                    }
+                }
+            }
+            Ok(floor)
+        })
+        .await;
+        removed.unwrap_or_else(|error| {
+            tracing::error!(%error, "files of an ended session not removed");
+            known.unwrap_or_default()
+        })
+    }
+
+    /// Writes a session's numbers floor; a failure is logged (numbers may then repeat after
+    /// a crash, never within this process). Blocking: called on the blocking pool.
+    fn write_numbers(path: &Path, floor: Counters) {
         // A session's directory appears with its first transcript line; the floor may come
         // first.
         if let Some(dir) = path.parent()
@@ -477,7 +531,7 @@ impl SessionManager {
             tracing::error!(path = %dir.display(), %error, "session numbers not written");
             return;
         }
-        if let Err(error) = super::numbers::write(&path, floor) {
+        if let Err(error) = super::numbers::write(path, floor) {
             tracing::error!(path = %path.display(), %error, "session numbers not written");
         }
     }
@@ -656,25 +710,33 @@ impl SessionManager {
         }
         // Nothing is numbered after the drain: the exact numbers, so the next start goes on
         // without a gap.
-        let open: Vec<((String, SessionId), Arc<LiveSession>)> = self
+        let mut floors: Vec<(PathBuf, Counters)> = self
             .live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .map(|(slot, live)| (slot.clone(), Arc::clone(live)))
+            .filter_map(|((agent_id, id), live)| {
+                Some((self.numbers_path(agent_id, id)?, live.released().counters()))
+            })
             .collect();
-        for ((agent_id, id), session) in open {
-            self.write_numbers(&agent_id, &id, session.released().counters());
-        }
-        let kept: Vec<((String, SessionId), Counters)> = self
-            .released
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(slot, kept)| (slot.clone(), kept.counters()))
-            .collect();
-        for ((agent_id, id), counters) in kept {
-            self.write_numbers(&agent_id, &id, counters);
+        floors.extend(
+            self.released
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .filter_map(|((agent_id, id), kept)| {
+                    Some((self.numbers_path(agent_id, id)?, kept.counters()))
+                }),
+        );
+        let written = blocking(move || {
+            for (path, counters) in floors {
+                Self::write_numbers(&path, counters);
+            }
+            Ok(())
+        })
+        .await;
+        if let Err(error) = written {
+            tracing::error!(%error, "session numbers not written at shutdown");
         }
         for agent_id in self.touches.dirty_agents() {
             let Ok(id) = AgentId::new(agent_id.clone()) else {

@@ -5,10 +5,16 @@
 //! It reads no file and binds nothing except through [`Cli::resolve`], so tests parse and
 //! resolve command lines without a server.
 
+mod collect;
 mod resolve;
 
-use std::{ffi::OsString, path::PathBuf, process::ExitCode};
+use std::{
+    ffi::OsString,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
+use agent_runtime::Env;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use service_kit::ServerArgs;
 
@@ -23,19 +29,55 @@ pub const EXIT_USAGE: u8 = 64;
 /// (EX_CANTCREAT, as `openclaw up`).
 pub const EXIT_CANTCREAT: u8 = 73;
 
+/// A command line as parsed, with the values clap refused (a number that is not one, an
+/// unknown flag): each is left at its default in [`Self::cli`], and reported by
+/// [`Self::resolve`] with every other problem.
+#[derive(Debug)]
+pub struct Parsed {
+    /// The flags (a refused one at its default).
+    pub cli: Cli,
+    /// One line per refused value, naming the flag (and its variable) and the value.
+    pub refused: Vec<String>,
+}
+
+impl Parsed {
+    /// [`Cli::resolve`], with the refused values first: every problem of the command line
+    /// at once.
+    pub fn resolve(self, env: &dyn Env, cwd: &Path) -> Result<Launch, Vec<String>> {
+        let Self { cli, mut refused } = self;
+        match cli.resolve(env, cwd) {
+            Ok(launch) if refused.is_empty() => Ok(launch),
+            Ok(_) => Err(refused),
+            Err(problems) => {
+                refused.extend(problems);
+                Err(refused)
+            }
+        }
+    }
+}
+
 /// Parses `args` (the program name first) with every flag's environment variable. `--help`
-/// and `--version` print and answer exit 0; any other problem clap finds (an unknown flag,
-/// a number that is not one) prints clap's message and answers [`EXIT_USAGE`].
-pub fn parse<I, T>(args: I) -> Result<Cli, ExitCode>
+/// and `--version` print and answer exit 0. A value clap refuses (see `collect`) is listed
+/// in [`Parsed::refused`]; any other problem clap finds (an unknown subcommand) prints the
+/// values refused so far and clap's message, and answers [`EXIT_USAGE`].
+pub fn parse<I, T>(args: I) -> Result<Parsed, ExitCode>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let command = ServerArgs::with_env(Cli::command(), ENV_PREFIX);
-    let parsed = command
-        .try_get_matches_from(args)
-        .and_then(|matches| Cli::from_arg_matches(&matches));
-    parsed.map_err(|error| {
+    let command = || ServerArgs::with_env(Cli::command(), ENV_PREFIX);
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let parsed =
+        collect::matches(command, args).and_then(|(matches, refused)| match Cli::from_arg_matches(
+            &matches,
+        ) {
+            Ok(cli) => Ok(Parsed { cli, refused }),
+            Err(error) => Err((error, refused)),
+        });
+    parsed.map_err(|(error, refused)| {
+        for line in &refused {
+            eprintln!("error: {line}");
+        }
         let _ = error.print();
         if error.use_stderr() {
             ExitCode::from(EXIT_USAGE)

@@ -343,11 +343,17 @@ mod tests {
     use super::*;
     use crate::flags::{EXIT_USAGE, parse};
 
-    fn cli(args: &[&str]) -> Cli {
+    fn parsed(args: &[&str]) -> crate::flags::Parsed {
         match parse(std::iter::once("agent-service").chain(args.iter().copied())) {
-            Ok(cli) => cli,
+            Ok(parsed) => parsed,
             Err(code) => panic!("{args:?} did not parse: {code:?}"),
         }
+    }
+
+    fn cli(args: &[&str]) -> Cli {
+        let parsed = parsed(args);
+        assert_eq!(parsed.refused, Vec::<String>::new(), "{args:?}");
+        parsed.cli
     }
 
     fn home() -> MapEnv {
@@ -355,7 +361,7 @@ mod tests {
     }
 
     fn problems(args: &[&str]) -> Vec<String> {
-        match cli(args).resolve(&home(), Path::new("/srv")) {
+        match parsed(args).resolve(&home(), Path::new("/srv")) {
             Ok(launch) => panic!("{args:?} resolved: {launch:?}"),
             Err(problems) => problems,
         }
@@ -404,17 +410,87 @@ mod tests {
     }
 
     #[test]
-    fn unknown_flags_and_bad_numbers_exit_64_and_help_exits_0() {
+    fn help_exits_0_and_an_unknown_subcommand_exits_64() {
         let code = |args: &[&str]| {
             let args = std::iter::once("agent-service").chain(args.iter().copied());
             parse(args).err()
         };
-        let usage = Some(ExitCode::from(EXIT_USAGE));
-        assert_eq!(code(&["--no-such-flag"]), usage);
-        assert_eq!(code(&["--idle-release-secs", "soon"]), usage);
-        assert_eq!(code(&["--max-connections", "0"]), usage);
         assert_eq!(code(&["--version"]), Some(ExitCode::SUCCESS));
+        assert_eq!(code(&["--help"]), Some(ExitCode::SUCCESS));
+        assert_eq!(code(&["launch"]), Some(ExitCode::from(EXIT_USAGE)));
+        // The unknown flag is listed first, then the unknown subcommand stops the parse.
+        assert_eq!(
+            code(&["--no-such-flag", "--listen", "127.0.0.1:1", "launch"]),
+            Some(ExitCode::from(EXIT_USAGE))
+        );
         assert_eq!(code(&["--listen", "127.0.0.1:1"]), None);
+    }
+
+    /// Values clap refuses by type (numbers, ranges, enums, the replica, unknown flags) are
+    /// listed with the problems of the values that parsed, in one go.
+    #[test]
+    fn values_refused_by_type_are_reported_with_every_other_problem() {
+        let found = problems(&[
+            "--listen",
+            "nonsense",
+            "--inspector-listen",
+            "nonsense",
+            "--router-url",
+            "not a url",
+            "--metrics-listen",
+            "x",
+            "--drain-seconds",
+            "abc",
+            "--drain-secs=abc",
+            "--idle-release-secs",
+            "soon",
+            "--max-connections",
+            "0",
+            "--log-format",
+            "yaml",
+            "--replica",
+            "3/2",
+            "serve",
+        ]);
+        let expect = [
+            ("--drain-seconds: no such flag", "--drain-secs"),
+            ("--drain-secs: invalid value \"abc\"", "digit"),
+            ("--idle-release-secs: invalid value \"soon\"", "digit"),
+            ("--max-connections: invalid value \"0\"", "1.."),
+            ("--log-format: invalid value \"yaml\"", "json"),
+            ("--replica: invalid value \"3/2\"", "3/2"),
+            ("--listen: ", "\"nonsense\""),
+            ("--inspector-listen: ", "\"nonsense\""),
+            ("--metrics-listen: ", "\"x\""),
+            ("--router-url (AGENT_SERVICE_ROUTER_URL): ", "\"not a url\""),
+        ];
+        let mut found_sorted = found.clone();
+        found_sorted.sort_by_key(|line| {
+            expect
+                .iter()
+                .position(|(prefix, _)| line.starts_with(prefix))
+                .unwrap_or(usize::MAX)
+        });
+        assert_eq!(found.len(), expect.len(), "{found:#?}");
+        for ((prefix, detail), line) in expect.iter().zip(&found_sorted) {
+            assert!(
+                line.starts_with(prefix),
+                "{line} should start with {prefix}"
+            );
+            assert!(line.contains(detail), "{line} should say {detail}");
+            assert!(!line.contains('\n'), "one line each: {line}");
+        }
+    }
+
+    /// A refused value alone is still refused (the defaults it falls back to resolve).
+    #[test]
+    fn a_value_refused_alone_fails_the_launch() {
+        let found = problems(&["--max-concurrent-streams", "many"]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].starts_with("--max-concurrent-streams: invalid value \"many\""),
+            "{found:#?}"
+        );
     }
 
     #[test]

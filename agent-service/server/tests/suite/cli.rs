@@ -87,9 +87,56 @@ fn every_bad_flag_is_one_line_and_exit_64() {
     ]) {
         assert!(line.starts_with(&format!("error: {flag}")), "{err}");
     }
-    // A value clap itself refuses is a usage error too.
-    let output = run(&["--idle-release-secs", "soon"], &[("HOME", &state)]);
-    assert_eq!(output.status.code(), Some(64));
+    // Values clap itself refuses (numbers, enums, unknown flags, from the command line or a
+    // variable) are listed with the rest, in one go.
+    let output = run(
+        &[
+            "--listen",
+            "nonsense",
+            "--inspector-listen",
+            "nonsense",
+            "--router-url",
+            "not a url",
+            "--metrics-listen",
+            "x",
+            "--drain-seconds",
+            "abc",
+            "--drain-secs",
+            "abc",
+            "--log-format",
+            "yaml",
+            "--state-dir",
+            &state,
+        ],
+        &[
+            ("HOME", &state),
+            ("AGENT_SERVICE_IDLE_RELEASE_SECS", "soon"),
+        ],
+    );
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(64), "{err}");
+    let mut lines: Vec<&str> = err.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines.len(),
+        8,
+        "one line per bad value, nothing else: {err}"
+    );
+    for (line, start) in lines.iter().zip([
+        "error: --drain-seconds: no such flag (did you mean --drain-secs?)",
+        "error: --drain-secs: invalid value \"abc\": ",
+        "error: --idle-release-secs (AGENT_SERVICE_IDLE_RELEASE_SECS): invalid value \"soon\": ",
+        "error: --inspector-listen: ",
+        "error: --listen: ",
+        "error: --log-format: invalid value \"yaml\": ",
+        "error: --metrics-listen: ",
+        "error: --router-url (AGENT_SERVICE_ROUTER_URL): ",
+    ]) {
+        assert!(
+            line.starts_with(start),
+            "{line:?} should start with {start:?}\n{err}"
+        );
+    }
 }
 
 #[test]

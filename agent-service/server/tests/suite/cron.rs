@@ -645,3 +645,126 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
         "the job ran after the turn that queued it: {got:?}"
     );
 }
+
+/// A due job of `agent` that is not claimed yet.
+fn due_job(agent: &str, id: &str, prompt: &str) -> Value {
+    let now = super::harness::now_ms();
+    json!({
+        "id": id,
+        "agentId": agent,
+        "name": id,
+        "schedule": { "kind": "every", "everyMs": 3_600_000 },
+        "prompt": prompt,
+        "target": "isolated",
+        "createdAt": instant(now - 7_200_000),
+        "updatedAt": instant(now - 7_200_000),
+        "state": { "nextRunAt": instant(now - 100) }
+    })
+}
+
+/// Two replicas that share a schedule (the same jobs in both jobs files, as a copied state or
+/// jobs made before the router leave them): each due job runs exactly once, on the replica
+/// that owns its session, and the other neither runs nor claims it nor creates its session.
+/// A cron session lives with its agent's main session, so the two jobs belong to two agents
+/// whose main sessions live on different replicas: each replica's own run shows that its
+/// scheduler has looked at every due job.
+#[tokio::test]
+async fn a_due_job_runs_once_on_the_replica_that_owns_its_session() {
+    let format = WireFormat::ChatCompletions;
+    let (base_url, fake) = agent_testkit::FakeServer::start(format)
+        .await
+        .expect("fake server");
+    let prompt = super::harness::PromptService::start().await;
+    let replicas: Vec<agent_server::Replica> = (0..2)
+        .map(|ordinal| agent_server::Replica::new(ordinal, 2).expect("replica"))
+        .collect();
+    let owner = |agent: &str| replicas[0].owner_of(&format!("agent:{agent}:main")) as usize;
+    // An agent whose main session lives on the other replica than main's.
+    let other = (0..)
+        .map(|n| format!("ops{n}"))
+        .find(|agent| owner(agent) != owner("main"))
+        .expect("an agent id");
+    let mut agents = [
+        ("main".to_owned(), "Report main."),
+        (other.clone(), "Report ops."),
+    ];
+    agents.sort_by_key(|(agent, _)| owner(agent));
+    let config = format!(
+        r#"{{
+  agents: {{
+    defaults: {{ model: "fake/test-model", userTimezone: "Europe/Berlin" }},
+    list: [{{ id: "main", default: true }}, {{ id: "{other}" }}],
+  }},
+  models: {{ providers: {{ fake: {{ baseUrl: "{base_url}", api: "{}", apiKey: "test-key", models: [{{ id: "test-model" }}] }} }} }},
+}}"#,
+        format.api()
+    );
+    let jobs = json!({
+        "version": 1,
+        "jobs": agents.iter().map(|(agent, prompt)| due_job(agent, &format!("daily-{agent}"), prompt)).collect::<Vec<_>>(),
+    })
+    .to_string();
+    fake.push_all([FakeReply::text("Done."), FakeReply::text("Done.")]);
+    let mut services = Vec::new();
+    for replica in &replicas {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
+        std::fs::write(dir.path().join("state/cron/jobs.json"), &jobs).expect("jobs file");
+        let serve = agent_server::ServeConfig {
+            replica: *replica,
+            ..agent_server::ServeConfig::default()
+        };
+        services.push(
+            super::harness::Service::start_serving(dir, Some(&config), prompt.client(), serve)
+                .await,
+        );
+    }
+    let job_of = |service: &super::harness::Service, agent: &str| -> Option<Value> {
+        let text =
+            std::fs::read_to_string(service.path("state/cron/jobs.json")).unwrap_or_default();
+        let file: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        file["jobs"]
+            .as_array()
+            .and_then(|jobs| jobs.iter().find(|j| j["agentId"] == agent).cloned())
+    };
+    for (ordinal, service) in services.iter().enumerate() {
+        let agent = &agents[ordinal].0;
+        let job = wait_for("each replica's own job to run", async || {
+            job_of(service, agent).filter(|j| j["state"]["runs"] == 1)
+        })
+        .await;
+        assert_eq!(job["state"]["lastStatus"], "ok", "{job}");
+    }
+    assert_eq!(fake.requests().len(), 2, "each job ran once");
+    for (ordinal, service) in services.iter().enumerate() {
+        let elsewhere = &agents[1 - ordinal].0;
+        let job = job_of(service, elsewhere).expect("the other replica's job stays listed");
+        assert!(job["state"].get("running").is_none(), "not claimed: {job}");
+        assert_eq!(
+            job["state"]["runs"].as_u64().unwrap_or(0),
+            0,
+            "not run: {job}"
+        );
+        for (agent, _) in &agents {
+            let sessions: Vec<String> = service
+                .client()
+                .await
+                .list_sessions(pb::ListSessionsRequest {
+                    agent_id: agent.clone(),
+                })
+                .await
+                .expect("list")
+                .into_inner()
+                .sessions
+                .into_iter()
+                .map(|s| s.session_key)
+                .collect();
+            let expected: Vec<String> = if agent == &agents[ordinal].0 {
+                vec![format!("agent:{agent}:cron:daily-{agent}")]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(sessions, expected, "replica {ordinal}, agent {agent}");
+        }
+    }
+}

@@ -152,6 +152,9 @@ impl Service {
             sandbox_program: sandbox_program.into(),
             install_dir,
             idle_release,
+            // As `main` does: the runtime starts work of its own only for the sessions this
+            // replica owns.
+            owns: serve_config.replica.session_owner(),
             ..runtime_options(dir.path(), config, prompt)
         })
         .expect("runtime");

@@ -1073,6 +1073,103 @@ async fn run_and_message_numbers_go_on_across_restarts() {
     );
 }
 
+/// The files in the agent's sessions directory that belong to `id` and are not an archived
+/// transcript (which a reset or delete keeps on purpose).
+fn files_of(service: &Service, id: &str) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(service.path("state/agents/main/sessions"))
+        .expect("sessions dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(id))
+        .filter(|name| !name.contains(".jsonl.reset.") && !name.contains(".jsonl.deleted."))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The one session of the main agent: (key, id).
+async fn only_session(service: &Service) -> (String, String) {
+    let sessions = service
+        .client()
+        .await
+        .list_sessions(pb::ListSessionsRequest {
+            agent_id: "main".into(),
+        })
+        .await
+        .expect("list")
+        .into_inner()
+        .sessions;
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    (
+        sessions[0].session_key.clone(),
+        sessions[0].session_id.clone(),
+    )
+}
+
+/// A reset keeps the key's run and message numbers going (a client de-duplicating by them
+/// never sees one again, also after a restart), and leaves nothing of the old session but
+/// its archived transcript; a delete leaves nothing but the archive, also after a graceful
+/// stop writes every live session's numbers.
+#[tokio::test]
+async fn reset_numbers_go_on_and_ended_sessions_leave_no_files() {
+    let h = harness(WireFormat::ChatCompletions, "").await;
+    h.fake
+        .push_all([FakeReply::text("one"), FakeReply::text("two")]);
+    run(&h.service, run_request("first")).await;
+    let (seq2, run2) = accepted(&run(&h.service, run_request("second")).await);
+    let (key, old) = only_session(&h.service).await;
+    let live = files_of(&h.service, &old);
+    assert!(
+        live.contains(&format!("{old}.numbers")) && live.contains(&format!("{old}.jsonl")),
+        "a live session's files: {live:?}"
+    );
+
+    let mut client = h.service.client().await;
+    client
+        .reset_session(pb::ResetSessionRequest {
+            session: session_key(key.clone()),
+        })
+        .await
+        .expect("reset");
+    assert_eq!(files_of(&h.service, &old), Vec::<String>::new(), "reset");
+    let (_, new) = only_session(&h.service).await;
+    assert_ne!(new, old);
+    h.fake.push(FakeReply::text("three"));
+    let (seq3, run3) = accepted(&run(&h.service, run_request("third")).await);
+    assert_eq!(
+        (seq3, run3),
+        (seq2 + 1, run2 + 1),
+        "numbers go on across a reset"
+    );
+
+    let (dir, fake, prompt) = h.stop().await;
+    let restarted = Service::start_full(dir, None, prompt.client()).await;
+    fake.push(FakeReply::text("four"));
+    let (seq4, run4) = accepted(&run(&restarted, run_request("fourth")).await);
+    assert_eq!((seq4, run4), (seq3 + 1, run3 + 1), "and across a restart");
+    assert_eq!(files_of(&restarted, &old), Vec::<String>::new());
+
+    restarted
+        .client()
+        .await
+        .delete_session(pb::DeleteSessionRequest {
+            session: session_key(key),
+        })
+        .await
+        .expect("delete");
+    assert_eq!(files_of(&restarted, &new), Vec::<String>::new(), "delete");
+    let path = restarted.path("state/agents/main/sessions");
+    let _dir = restarted.stop().await;
+    let left: Vec<String> = std::fs::read_dir(path)
+        .expect("sessions dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(&new) || name.starts_with(&old))
+        .filter(|name| !name.contains(".jsonl.reset.") && !name.contains(".jsonl.deleted."))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "after a graceful stop");
+}
+
 /// Tool-call arguments that are not a JSON object never reach the tool: the call gets an
 /// error result saying so, the model sends it again and the run goes on; three replies in a
 /// row with nothing but such calls end the run with UNAVAILABLE saying why.

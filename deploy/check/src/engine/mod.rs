@@ -10,7 +10,8 @@
 //! a call without a token refused; `Setup` with the read-only mounted
 //! config; a Run with the scripted model; a restart and a recreate of
 //! agent-service keep the session; `stop` exits 0 in both containers; and
-//! `down` exits 0.
+//! `down` exits 0. Then the routed topology ([`routed`]): agent-service replicas
+//! behind the router, and the session-ownership cases on them.
 //!
 //! Its project (`openclaw-deploy-check`), image tag (`deploy-check`), ports
 //! (ephemeral, on the host's loopback) and tokens (made up per run) are its
@@ -21,6 +22,7 @@
 
 mod images;
 mod project;
+pub mod routed;
 
 use std::{
     collections::BTreeMap,
@@ -145,8 +147,17 @@ pub async fn run(options: &Options) -> Result<(), EngineError> {
         }
         (Ok(()), Err(e)) => Err(step("down")(e)),
         (Ok(()), Ok(_)) => {
+            say("down: exit 0");
+            routed::run(
+                options,
+                work.path(),
+                &project.secrets,
+                &project.env_file,
+                project.agent_token(),
+            )
+            .await?;
             say(&format!(
-                "down: exit 0; whole check {:.1} s",
+                "whole check {:.1} s",
                 started.elapsed().as_secs_f64()
             ));
             Ok(())

@@ -21,6 +21,9 @@ pub(super) struct Project {
     compose_args: Vec<String>,
     agent_token: String,
     prompt_token: String,
+    /// The token files and the env file, which the routed project uses too.
+    pub(super) secrets: super::routed::Secrets,
+    pub(super) env_file: PathBuf,
 }
 
 impl Project {
@@ -101,7 +104,17 @@ impl Project {
             compose_args,
             agent_token,
             prompt_token,
+            secrets: super::routed::Secrets {
+                agent_tokens,
+                prompt_tokens,
+            },
+            env_file,
         })
+    }
+
+    /// The token clients of agent-service send.
+    pub(super) fn agent_token(&self) -> &str {
+        &self.agent_token
     }
 
     pub(super) async fn compose(&self, args: &[&str]) -> Result<String, String> {
