@@ -16,11 +16,19 @@
 //!    freed pages back over a few seconds), and reports the resident memory per idle
 //!    session over the settled baseline and the descriptors left open on session files.
 //!
+//! 3. The index at that size: `ListSessions` of every session (the median of five calls, as
+//!    the client sees it), and index updates: `CreateSession` of new keys one at a time (each
+//!    a durable index update and a new transcript) and `ResetSession` of existing ones (an
+//!    index update and an archive rename), medians of twenty.
+//!
 //! The figures go to stdout and into an SVG chart (`SCALE_SVG`, default
 //! `sessions-scale.svg` beside this file: the chart the README links to).
 //!
-//! `cargo bench -p agent-server --bench sessions_scale` (release build). The fake model,
-//! prompt-service and the clients share the machine's cores with agent-service.
+//! `cargo bench -p agent-server --bench sessions_scale` (release build) runs the curve and
+//! 10,000 sessions. `-- --phase many` skips the curve (and the chart), and
+//! `-- --phase 100k` is the many-sessions phase at 100,000 sessions (`SCALE_SESSIONS` sets
+//! another number). The fake model, prompt-service and the clients share the machine's cores
+//! with agent-service.
 
 mod common;
 
@@ -56,9 +64,37 @@ struct Step {
     most_fds: usize,
 }
 
+/// Which parts run (`--phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The curve, then the many sessions.
+    All,
+    /// Only the many sessions.
+    Many,
+}
+
+/// The phase and the default number of sessions from the arguments (`cargo bench` adds
+/// `--bench`, which is ignored).
+fn phase() -> anyhow::Result<(Phase, usize)> {
+    let mut args = std::env::args().skip(1);
+    let mut chosen = (Phase::All, 10_000);
+    while let Some(arg) = args.next() {
+        if arg == "--phase" {
+            chosen = match args.next().as_deref() {
+                Some("all") => (Phase::All, 10_000),
+                Some("many") => (Phase::Many, 10_000),
+                Some("100k") => (Phase::Many, 100_000),
+                other => anyhow::bail!("--phase takes all, many or 100k, not {other:?}"),
+            };
+        }
+    }
+    Ok(chosen)
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> anyhow::Result<()> {
-    let total_sessions = env_usize("SCALE_SESSIONS", 10_000);
+    let (phase, default_sessions) = phase()?;
+    let total_sessions = env_usize("SCALE_SESSIONS", default_sessions);
     let runs_per_session = env_usize("SCALE_RUNS", 5);
     let idle_secs = env_usize("SCALE_IDLE_SECS", 2);
     let svg_path = std::env::var("SCALE_SVG").unwrap_or_else(|_| {
@@ -120,7 +156,8 @@ async fn main() -> anyhow::Result<()> {
 
     let mut steps = Vec::new();
     let mut created = 0;
-    for sessions in STEPS {
+    let curve: &[usize] = if phase == Phase::All { &STEPS } else { &[] };
+    for &sessions in curve {
         let step = run_step(
             &clients,
             pid,
@@ -183,11 +220,15 @@ async fn main() -> anyhow::Result<()> {
         per_idle_kib,
     );
 
-    std::fs::write(
-        &svg_path,
-        chart(&steps, baseline, per_idle_kib, total_sessions),
-    )?;
-    println!("  chart: {svg_path}");
+    index_figures(&clients[0], total_sessions).await?;
+
+    if phase == Phase::All {
+        std::fs::write(
+            &svg_path,
+            chart(&steps, baseline, per_idle_kib, total_sessions),
+        )?;
+        println!("  chart: {svg_path}");
+    }
 
     let _ = child.start_kill();
     let _ = child.wait().await;
@@ -235,6 +276,64 @@ async fn run_step(
         peak_kib,
         most_fds,
     })
+}
+
+/// Lists every session (five times) and times index updates, with `total` sessions in the
+/// index; prints the medians.
+async fn index_figures(client: &AgentServiceClient<Channel>, total: usize) -> anyhow::Result<()> {
+    let mut lists = Vec::new();
+    let mut listed = 0;
+    for _ in 0..5 {
+        let began = Instant::now();
+        let response = client
+            .clone()
+            .list_sessions(pb::ListSessionsRequest::default())
+            .await
+            .map_err(|s| anyhow::anyhow!("ListSessions: {s}"))?;
+        lists.push(began.elapsed());
+        listed = response.into_inner().sessions.len();
+    }
+    anyhow::ensure!(
+        listed >= total,
+        "ListSessions returned {listed} sessions, {total} exist"
+    );
+    let (mut creates, mut resets) = (Vec::new(), Vec::new());
+    for i in 0..20 {
+        let began = Instant::now();
+        client
+            .clone()
+            .create_session(pb::CreateSessionRequest {
+                session_key: format!("index-probe-{i}"),
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| anyhow::anyhow!("CreateSession: {s}"))?;
+        creates.push(began.elapsed());
+        let began = Instant::now();
+        client
+            .clone()
+            .reset_session(pb::ResetSessionRequest {
+                session: Some(pb::SessionRef {
+                    agent_id: String::new(),
+                    target: Some(pb::session_ref::Target::SessionKey(format!("many-{i}"))),
+                }),
+            })
+            .await
+            .map_err(|s| anyhow::anyhow!("ResetSession: {s}"))?;
+        resets.push(began.elapsed());
+    }
+    for times in [&mut lists, &mut creates, &mut resets] {
+        times.sort();
+    }
+    println!(
+        "  index of {listed} sessions: ListSessions of all of them p50 {:.1} ms (max {:.1} ms); \
+         index updates: CreateSession p50 {:.2} ms, ResetSession p50 {:.2} ms",
+        ms(percentile(&lists, 0.5)),
+        ms(percentile(&lists, 1.0)),
+        ms(percentile(&creates, 0.5)),
+        ms(percentile(&resets, 0.5)),
+    );
+    Ok(())
 }
 
 /// Gives `count` new sessions one run each, `at_once` at a time. Returns the runs done.

@@ -178,23 +178,28 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
             }
             Command::Append { bodies, sync, ack } => {
                 let began = std::time::Instant::now();
-                let result = with_open(&mut open, &spec, &clock, move |o| {
-                    let mut written = Vec::with_capacity(bodies.len());
-                    for body in bodies {
-                        o.unsynced = true;
-                        let entry = o.writer.append(body)?;
-                        o.conversation.apply(&entry);
-                        written.push(entry);
+                let result = match open.as_mut() {
+                    // The file is open: the lines go to the kernel right here (one `write`
+                    // each, microseconds into the page cache), and only an fsync, which waits
+                    // for the disk, moves to a blocking thread. A turn's appends then cost no
+                    // thread hand-off until its end.
+                    Some(o) => match write_all(o, bodies) {
+                        Ok(written) if sync && o.unsynced => {
+                            sync_in_blocking(&mut open).await.map(|()| written)
+                        }
+                        other => other,
+                    },
+                    None => {
+                        with_open(&mut open, &spec, &clock, move |o| {
+                            let written = write_all(o, bodies)?;
+                            if sync && o.unsynced {
+                                sync_now(o)?;
+                            }
+                            Ok(written)
+                        })
+                        .await
                     }
-                    if sync && o.unsynced {
-                        let began = std::time::Instant::now();
-                        o.writer.sync()?;
-                        o.unsynced = false;
-                        crate::metrics::fsynced("transcript", began.elapsed());
-                    }
-                    Ok(written)
-                })
-                .await;
+                };
                 crate::metrics::transcript_appended(began.elapsed(), sync);
                 if let Err(error) = &result {
                     tracing::error!(%error, "transcript append failed");
@@ -226,6 +231,48 @@ async fn run(spec: TranscriptSpec, clock: Arc<dyn Clock>, mut rx: mpsc::Receiver
         }
     }
     tracing::debug!("session actor stopped");
+}
+
+/// Appends `bodies` in order, one line each, and applies them to the conversation.
+fn write_all(o: &mut Open, bodies: Vec<EntryBody>) -> Result<Vec<Entry>, RuntimeError> {
+    let mut written = Vec::with_capacity(bodies.len());
+    for body in bodies {
+        o.unsynced = true;
+        let entry = o.writer.append(body)?;
+        o.conversation.apply(&entry);
+        written.push(entry);
+    }
+    Ok(written)
+}
+
+/// Fsyncs what was appended (the caller checked there is something).
+fn sync_now(o: &mut Open) -> Result<(), RuntimeError> {
+    let began = std::time::Instant::now();
+    o.writer.sync()?;
+    o.unsynced = false;
+    crate::metrics::fsynced("transcript", began.elapsed());
+    Ok(())
+}
+
+/// [`sync_now`] on a blocking thread: the state moves there and back.
+async fn sync_in_blocking(open: &mut Option<Open>) -> Result<(), RuntimeError> {
+    let Some(mut o) = open.take() else {
+        return Err(stopped());
+    };
+    match tokio::task::spawn_blocking(move || {
+        let result = sync_now(&mut o);
+        (o, result)
+    })
+    .await
+    {
+        Ok((o, result)) => {
+            *open = Some(o);
+            result
+        }
+        Err(join) => Err(RuntimeError::Internal(format!(
+            "transcript task failed: {join}"
+        ))),
+    }
 }
 
 fn snapshot(o: &Open) -> Snapshot {

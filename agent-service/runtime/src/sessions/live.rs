@@ -308,12 +308,11 @@ impl LiveSession {
         let Some(journal) = self.opened_journal().filter(|_| !seqs.is_empty()) else {
             return;
         };
-        match tokio::task::spawn_blocking(move || journal.done(&seqs)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => {
-                tracing::warn!(%error, "could not mark messages done in the journal")
-            }
-            Err(error) => tracing::warn!(%error, "journal task failed"),
+        // No fsync here (a lost done mark only makes recovery look for the message in the
+        // transcript), so the small write or truncation runs in place, not on a blocking
+        // thread.
+        if let Err(error) = journal.done(&seqs) {
+            tracing::warn!(%error, "could not mark messages done in the journal");
         }
     }
 

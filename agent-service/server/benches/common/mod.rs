@@ -152,15 +152,18 @@ pub fn memory_kib(pid: Option<u32>, field: &str) -> Option<u64> {
 }
 
 /// The child's open descriptors: all of them, and those on session files under `dir` (each
-/// agent's index, which stays open for its version check, not counted).
+/// agent's index and its update log, which stay open for the version check, not counted).
 pub fn descriptors(pid: Option<u32>, dir: &std::path::Path) -> Option<(usize, usize)> {
     let entries = std::fs::read_dir(format!("/proc/{}/fd", pid?)).ok()?;
     let (mut all, mut under) = (0, 0);
     for entry in entries.flatten() {
         all += 1;
-        if std::fs::read_link(entry.path())
-            .is_ok_and(|t| t.starts_with(dir) && !t.ends_with("sessions.json"))
-        {
+        if std::fs::read_link(entry.path()).is_ok_and(|t| {
+            t.starts_with(dir)
+                && !t
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("sessions.json"))
+        }) {
             under += 1;
         }
     }
