@@ -1895,7 +1895,14 @@ async fn untrusted_text_reaches_the_codex_model_fenced() {
     );
     assert!(read.contains("Notes.") && !read.contains(FORGED), "{read}");
     let entries = h.transcript().await;
-    assert_eq!(entries[0].1["content"], format!("Hi all. {FORGED}"));
+    // The transcript keeps the message as sent, after the runtime's metadata line.
+    let stored = entries[0].1["content"].as_str().expect("the message text");
+    let (meta, text) = stored.split_once('\n').expect("a metadata line first");
+    assert!(
+        meta.starts_with('\0') && meta.contains("\"sender_id\":\"42\""),
+        "{meta}"
+    );
+    assert_eq!(text, format!("Hi all. {FORGED}"));
     let result = entries
         .iter()
         .find(|(role, _)| role == "toolResult")
