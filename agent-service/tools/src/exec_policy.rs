@@ -43,7 +43,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use openclaw_config::Config;
-use openclaw_config::raw::{ExecAsk, ExecConfig, ExecSecurity};
+use openclaw_config::raw::{ExecAsk, ExecSecurity};
 
 use crate::command::{Invocation, effective_commands};
 use crate::exec_allowlist::{Allowlist, in_system_dir, process_search_path, resolve};
@@ -101,23 +101,7 @@ impl ExecPolicy {
     /// `allowlist` entries. Entries of the approvals file are added with
     /// [`Self::with_allowlist`].
     pub fn from_config(config: &Config, agent_id: &str) -> Self {
-        let raw = config.raw();
-        let agent = raw
-            .agents
-            .as_ref()
-            .and_then(|a| a.list.as_ref())
-            .and_then(|list| list.iter().find(|e| e.id.eq_ignore_ascii_case(agent_id)))
-            .and_then(|e| e.tools.as_ref())
-            .and_then(|t| t.exec.as_ref());
-        let tools = raw.tools.as_ref();
-        let layers: Vec<&ExecConfig> = [
-            agent,
-            tools.and_then(|t| t.exec.as_ref()),
-            tools.and_then(|t| t.bash.as_ref()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let layers = config.exec_layers(agent_id);
         let mut profiles: BTreeMap<String, Profile> = BTreeMap::new();
         for layer in layers.iter().rev() {
             for (name, profile) in layer.safe_bin_profiles.iter().flatten() {

@@ -36,7 +36,7 @@ impl RunApprover {
         config: &openclaw_config::Config,
     ) -> Arc<dyn Approver> {
         let live = Arc::downgrade(&s.live);
-        let timeout = approval_timeout(config);
+        let timeout = approval_timeout(config, &s.agent.id);
         Arc::new(Self {
             approvals: Arc::clone(services.approvals()),
             out: out.clone(),
@@ -50,18 +50,13 @@ impl RunApprover {
     }
 }
 
-/// `tools.exec.approvalTimeoutSec` (legacy `tools.bash`), at least one second.
-fn approval_timeout(config: &openclaw_config::Config) -> Duration {
+/// `approvalTimeoutSec` of the agent's exec settings (its own `tools.exec`, then
+/// `tools.exec`, then the legacy `tools.bash`), at least one second.
+fn approval_timeout(config: &openclaw_config::Config, agent_id: &str) -> Duration {
     config
-        .raw()
-        .tools
-        .as_ref()
-        .and_then(|t| {
-            [t.exec.as_ref(), t.bash.as_ref()]
-                .into_iter()
-                .flatten()
-                .find_map(|e| e.approval_timeout_sec)
-        })
+        .exec_layers(agent_id)
+        .into_iter()
+        .find_map(|e| e.approval_timeout_sec)
         .map_or(crate::approvals::DEFAULT_TIMEOUT, |secs| {
             Duration::from_secs(secs.max(1))
         })
@@ -129,5 +124,39 @@ impl Approver for RunApprover {
                 move || openclaw_transcript::unix_millis(clock.now()),
             )
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use openclaw_config::{LoadOptions, NoEnv};
+
+    use super::*;
+
+    fn timeout_of(text: &str, agent: &str) -> Duration {
+        let config = openclaw_config::load(text, &NoEnv, &LoadOptions::default()).unwrap();
+        approval_timeout(&config, agent)
+    }
+
+    /// An agent's own `tools.exec.approvalTimeoutSec` wins over the global one, which wins
+    /// over the legacy `tools.bash`; other agents keep the global value.
+    #[test]
+    fn the_agents_own_timeout_wins() {
+        let text = r#"{
+            agents: { list: [
+                { id: "main", tools: { exec: { approvalTimeoutSec: 7 } } },
+                { id: "other" },
+            ] },
+            tools: { exec: { approvalTimeoutSec: 30 }, bash: { approvalTimeoutSec: 90 } },
+        }"#;
+        assert_eq!(timeout_of(text, "main"), Duration::from_secs(7));
+        assert_eq!(timeout_of(text, "MAIN"), Duration::from_secs(7));
+        assert_eq!(timeout_of(text, "other"), Duration::from_secs(30));
+        let legacy = r#"{ tools: { bash: { approvalTimeoutSec: 90 } } }"#;
+        assert_eq!(timeout_of(legacy, "main"), Duration::from_secs(90));
+        assert_eq!(timeout_of("{}", "main"), crate::approvals::DEFAULT_TIMEOUT);
+        let zero =
+            r#"{ agents: { list: [{ id: "main", tools: { exec: { approvalTimeoutSec: 0 } } }] } }"#;
+        assert_eq!(timeout_of(zero, "main"), Duration::from_secs(1));
     }
 }

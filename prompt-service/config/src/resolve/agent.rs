@@ -300,6 +300,23 @@ impl Config {
             .find(|a| a.id.eq_ignore_ascii_case(id))
     }
 
+    /// An agent's exec settings as layers, most specific first: `agents.list[].tools.exec`,
+    /// `tools.exec`, then the legacy `tools.bash`. Every exec setting is read key by key
+    /// through these layers (the first layer that sets a key decides it).
+    pub fn exec_layers(&self, agent_id: &str) -> Vec<&crate::raw::ExecConfig> {
+        let tools = self.raw.tools.as_ref();
+        [
+            self.agent_entry(agent_id)
+                .and_then(|e| e.tools.as_ref())
+                .and_then(|t| t.exec.as_ref()),
+            tools.and_then(|t| t.exec.as_ref()),
+            tools.and_then(|t| t.bash.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
     /// Per agent, then defaults, then suggest (P-22).
     pub(crate) fn delegation_mode(&self, entry: Option<&AgentEntry>) -> DelegationMode {
         entry
