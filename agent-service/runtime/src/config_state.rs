@@ -33,6 +33,9 @@ pub struct Loaded {
     /// Each agent's memory index and settings (`memorySearch`), by agent id: one per agent,
     /// shared by its sessions, so every search of an agent goes through one connection.
     pub memory: BTreeMap<String, Arc<openclaw_memory::AgentMemory>>,
+    /// Each agent's exec policy as the config sets it (`tools.exec` layers), by agent id,
+    /// judged once per load rather than once per run.
+    exec_policies: BTreeMap<String, openclaw_tools::ExecPolicy>,
 }
 
 impl Loaded {
@@ -42,6 +45,14 @@ impl Loaded {
             .get(id)
             .filter(|m| m.settings().enabled)
             .map(Arc::clone)
+    }
+
+    /// Agent `id`'s exec policy as the config sets it (before the approvals file's entries).
+    pub fn exec_policy(&self, id: &str) -> openclaw_tools::ExecPolicy {
+        self.exec_policies
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| openclaw_tools::ExecPolicy::from_config(&self.config, id))
     }
 
     /// The agent with this id (case-insensitive), or the default for "".
@@ -131,12 +142,22 @@ pub fn load(
         ));
     }
     let default_agent = config.default_agent_id().to_owned();
+    let exec_policies = agents
+        .iter()
+        .map(|a| {
+            (
+                a.id.clone(),
+                openclaw_tools::ExecPolicy::from_config(&config, &a.id),
+            )
+        })
+        .collect();
     ConfigState::Ready(Arc::new(Loaded {
         config,
         agents,
         default_agent,
         from_file,
         memory,
+        exec_policies,
     }))
 }
 

@@ -91,8 +91,8 @@ pub struct TurnSources<'a> {
 pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::RenderInput {
     let settings = src.config.prompt_settings(&f.agent.id);
     // Whether the agent's exec approvals ever ask a person: read by the Approvals section
-    // and the Tool Call Style's approval line (one policy built per render, not one each).
-    let exec_can_ask = openclaw_tools::ExecPolicy::from_config(src.config, &f.agent.id).can_ask();
+    // and the Tool Call Style's approval line.
+    let exec_can_ask = openclaw_tools::ExecPolicy::config_can_ask(src.config, &f.agent.id);
     let mut input = render::RenderInput::new(f.cwd.display().to_string());
     input.session_kind = match (f.kind, f.heartbeat_turn) {
         (SessionKind::Subagent, _) => render::SessionKind::Subagent,

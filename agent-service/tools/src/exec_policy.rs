@@ -43,7 +43,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use openclaw_config::Config;
-use openclaw_config::raw::{ExecAsk, ExecSecurity};
+use openclaw_config::raw::{ExecAsk, ExecConfig, ExecSecurity};
 
 use crate::command::{Invocation, effective_commands};
 use crate::exec_allowlist::{Allowlist, in_system_dir, process_search_path, resolve};
@@ -71,18 +71,46 @@ pub struct ExecPolicy {
     pub cwd: Option<PathBuf>,
 }
 
+/// What nothing configured means: `allowlist`, `on-miss`, `deny`.
+const DEFAULT_MODES: (ExecSecurity, ExecAsk, ExecSecurity) =
+    (ExecSecurity::Allowlist, ExecAsk::OnMiss, ExecSecurity::Deny);
+
+/// `security`, `ask` and `askFallback` through the layers, defaults where none sets them.
+fn modes(layers: &[&ExecConfig]) -> (ExecSecurity, ExecAsk, ExecSecurity) {
+    let (security, ask, ask_fallback) = DEFAULT_MODES;
+    (
+        layers.iter().find_map(|e| e.security).unwrap_or(security),
+        layers.iter().find_map(|e| e.ask).unwrap_or(ask),
+        layers
+            .iter()
+            .find_map(|e| e.ask_fallback)
+            .unwrap_or(ask_fallback),
+    )
+}
+
 impl Default for ExecPolicy {
     /// Nothing configured: `allowlist`, `on-miss`, `deny`, the default safe bins, no entries.
     fn default() -> Self {
+        let (security, ask, ask_fallback) = DEFAULT_MODES;
         Self {
-            security: ExecSecurity::Allowlist,
-            ask: ExecAsk::OnMiss,
-            ask_fallback: ExecSecurity::Deny,
+            security,
+            ask,
+            ask_fallback,
             safe_bins: SafeBins::defaults(),
             allowlist: Allowlist::default(),
             search_path: None,
             cwd: None,
         }
+    }
+}
+
+/// Whether a policy in these modes ever asks a person.
+fn can_ask(security: ExecSecurity, ask: ExecAsk) -> bool {
+    match (security, ask) {
+        (ExecSecurity::Deny, _) | (_, ExecAsk::Off) => false,
+        (_, ExecAsk::Always) => true,
+        (ExecSecurity::Allowlist, ExecAsk::OnMiss) => true,
+        (ExecSecurity::Full, ExecAsk::OnMiss) => false,
     }
 }
 
@@ -112,25 +140,27 @@ impl ExecPolicy {
             Some(names) => SafeBins::new(names, &profiles),
             None => SafeBins::new(crate::safe_bins::DEFAULT_SAFE_BINS, &profiles),
         };
-        let defaults = Self::default();
         let entries = layers
             .iter()
             .find_map(|e| e.allowlist.clone())
             .unwrap_or_default();
+        let (security, ask, ask_fallback) = modes(&layers);
         Self {
-            security: layers
-                .iter()
-                .find_map(|e| e.security)
-                .unwrap_or(defaults.security),
-            ask: layers.iter().find_map(|e| e.ask).unwrap_or(defaults.ask),
-            ask_fallback: layers
-                .iter()
-                .find_map(|e| e.ask_fallback)
-                .unwrap_or(defaults.ask_fallback),
+            security,
+            ask,
+            ask_fallback,
             safe_bins,
             allowlist: Allowlist::new(entries),
-            ..defaults
+            search_path: None,
+            cwd: None,
         }
+    }
+
+    /// Whether agent `agent_id`'s policy ever asks a person ([`Self::can_ask`]), read from
+    /// the config without building the whole policy.
+    pub fn config_can_ask(config: &Config, agent_id: &str) -> bool {
+        let (security, ask, _) = modes(&config.exec_layers(agent_id));
+        can_ask(security, ask)
     }
 
     /// Runs everything without asking (`security: full`, `ask: off`).
@@ -181,12 +211,7 @@ impl ExecPolicy {
     /// Whether this policy ever asks a person: `ask: always`, or `ask: on-miss` in allowlist
     /// mode. `deny` refuses without asking and `full` runs without asking.
     pub fn can_ask(&self) -> bool {
-        match (self.security, self.ask) {
-            (ExecSecurity::Deny, _) | (_, ExecAsk::Off) => false,
-            (_, ExecAsk::Always) => true,
-            (ExecSecurity::Allowlist, ExecAsk::OnMiss) => true,
-            (ExecSecurity::Full, ExecAsk::OnMiss) => false,
-        }
+        can_ask(self.security, self.ask)
     }
 
     /// What the operator should see in the logs: ignored safe bins and allowlist entries.

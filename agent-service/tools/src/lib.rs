@@ -95,4 +95,4 @@ pub use subagents::{
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolOutcome};
-pub use untrusted::{EXEC_EXIT_LABEL, EXEC_EXIT_OUTPUT, Fence, UserOrigin};
+pub use untrusted::{EXEC_EXIT_LABEL, EXEC_EXIT_OUTPUT, Fence, FencedHistory, UserOrigin};

@@ -125,7 +125,8 @@ pub(crate) fn tool_context(
     // Exec approvals (tools.exec): without a loadable config, the default
     // policy (allowlist, on-miss, deny) applies.
     if let Some(l) = &loaded {
-        ctx.exec_policy = openclaw_tools::ExecPolicy::from_config(&l.config, &p.agent.id)
+        ctx.exec_policy = l
+            .exec_policy(&p.agent.id)
             .with_allowlist(services.exec_approvals().patterns(&p.agent.id));
     }
     // One fence key per session keeps fenced history byte-identical

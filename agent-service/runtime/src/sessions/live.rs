@@ -102,6 +102,9 @@ pub struct LiveSession {
     /// Untrusted-content markers for this session's model requests (a random
     /// key per session, so nonces are unpredictable but stable across runs).
     pub fence: openclaw_tools::Fence,
+    /// The history as the last model request of this session read it, fenced (see
+    /// [`Self::model_history`]).
+    fenced: Mutex<openclaw_tools::FencedHistory>,
     journal: std::sync::OnceLock<Arc<Journal>>,
     /// Journal seqs of messages in the transcript but not yet fsynced with it:
     /// marked done after the next fsync, so the journal keeps every
@@ -150,6 +153,7 @@ impl LiveSession {
             epoch: tokio::time::Instant::now(),
             processes: Arc::new(ProcessRegistry::new().numbered_after(counters.process)),
             fence,
+            fenced: Mutex::default(),
             journal: std::sync::OnceLock::new(),
             unsynced: Mutex::default(),
             recovered: tokio::sync::OnceCell::new(),
@@ -314,6 +318,17 @@ impl LiveSession {
         if let Err(error) = journal.done(&seqs) {
             tracing::warn!(%error, "could not mark messages done in the journal");
         }
+    }
+
+    /// `history` as this session's next model request sends it: fenced by the session's
+    /// fence, each message once (the messages the previous request sent are reused).
+    pub fn model_history(
+        &self,
+        history: &[Message],
+        origin: openclaw_tools::UserOrigin<'_>,
+    ) -> Vec<Message> {
+        let mut memo = self.fenced.lock().unwrap_or_else(PoisonError::into_inner);
+        self.fence.model_messages_memo(&mut memo, history, origin)
     }
 
     /// The conversation so far (compactions applied).

@@ -109,11 +109,14 @@ impl SessionManager {
     /// Records a finished turn's usage and time for the session's index
     /// entry; the index is rewritten behind the run (see `touches`).
     pub fn record_turn(&self, agent: &AgentView, key: &SessionKey, delta: TurnDelta) {
-        self.touches.add(&agent.id, key, delta);
+        if !self.touches.add(&agent.id, key, delta) {
+            return;
+        }
         let Ok(store) = self.store(agent) else { return };
         let touches = Arc::clone(&self.touches);
         let agent_id = agent.id.clone();
         tokio::spawn(async move {
+            tokio::time::sleep(super::touches::WRITE_BEHIND).await;
             if let Err(error) = touches.flush(&agent_id, store).await {
                 tracing::warn!(agent = %agent_id, %error, "session index not updated yet; retried on the next write");
             }

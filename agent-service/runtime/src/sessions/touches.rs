@@ -5,8 +5,9 @@
 //! fsync, rename, fsync of the directory) costs milliseconds, and with many
 //! sessions every turn of an agent would queue on the index lock for its own
 //! rewrite. So a turn only records its delta here and goes on; one writer per
-//! agent applies every pending delta in a single index update (a group
-//! commit: what arrives during a write goes into the next one).
+//! agent applies every pending delta in a single index update, started
+//! [`WRITE_BEHIND`] after the first delta it takes (a group commit: what
+//! arrives meanwhile, or during the write, goes into the same or the next one).
 //!
 //! Reads of the index (`list`, `get`, and so reset and delete) first wait for
 //! the pending deltas, so a client never misses its own finished turn, and a
@@ -17,12 +18,20 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
 };
 
 use openclaw_transcript::{SessionKey, SessionStore};
 
 use crate::error::RuntimeError;
+
+/// How long a turn's delta waits before its write starts, so that the turns of a busy agent
+/// share one index write (a few a second at most, however many turns end).
+pub(crate) const WRITE_BEHIND: Duration = Duration::from_millis(200);
 
 /// What one turn adds to its session's index entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -69,6 +78,8 @@ struct AgentTouches {
     pending: Mutex<HashMap<SessionKey, TurnDelta>>,
     /// Held while a batch is written: one writer per agent at a time.
     writer: tokio::sync::Mutex<()>,
+    /// A write of this agent's deltas is scheduled and has not started yet.
+    scheduled: AtomicBool,
 }
 
 impl Touches {
@@ -77,11 +88,14 @@ impl Touches {
         Arc::clone(agents.entry(agent_id.to_owned()).or_default())
     }
 
-    /// Adds a turn's delta; write it with [`Touches::flush`].
-    pub(crate) fn add(&self, agent_id: &str, key: &SessionKey, delta: TurnDelta) {
+    /// Adds a turn's delta; write it with [`Touches::flush`]. Returns whether the caller
+    /// should schedule that write: false while one is scheduled and not yet started (it
+    /// takes this delta too).
+    pub(crate) fn add(&self, agent_id: &str, key: &SessionKey, delta: TurnDelta) -> bool {
         let slot = self.slot(agent_id);
         let mut pending = slot.pending.lock().unwrap_or_else(PoisonError::into_inner);
         pending.entry(key.clone()).or_default().merge(&delta);
+        !slot.scheduled.swap(true, Ordering::SeqCst)
     }
 
     /// The agents with deltas waiting.
@@ -111,6 +125,8 @@ impl Touches {
     ) -> Result<(), RuntimeError> {
         let slot = self.slot(agent_id);
         let _writer = slot.writer.lock().await;
+        // Deltas added from here on need a write of their own.
+        slot.scheduled.store(false, Ordering::SeqCst);
         let batch =
             std::mem::take(&mut *slot.pending.lock().unwrap_or_else(PoisonError::into_inner));
         if batch.is_empty() {
@@ -169,7 +185,7 @@ mod tests {
     fn deltas_of_one_session_add_up() {
         let touches = Touches::default();
         let key = SessionKey::new("agent:main:main").unwrap();
-        touches.add(
+        let first = touches.add(
             "main",
             &key,
             TurnDelta {
@@ -180,7 +196,7 @@ mod tests {
                 ..TurnDelta::default()
             },
         );
-        touches.add(
+        let second = touches.add(
             "main",
             &key,
             TurnDelta {
@@ -194,6 +210,8 @@ mod tests {
                 memory_flush_at: Some(2),
             },
         );
+        assert!(first, "the first delta schedules a write");
+        assert!(!second, "the scheduled write takes the second delta too");
         assert_eq!(touches.dirty_agents(), ["main"]);
         let slot = touches.slot("main");
         let pending = slot.pending.lock().unwrap();

@@ -94,6 +94,31 @@ impl<'a> UserOrigin<'a> {
     }
 }
 
+/// The messages a fence saw last and what it made of them, for
+/// [`Fence::model_messages_memo`]. Empty by default.
+#[derive(Debug, Default)]
+pub struct FencedHistory {
+    origin: Option<OriginKey>,
+    raw: Vec<Message>,
+    fenced: Vec<Message>,
+}
+
+/// [`UserOrigin`], owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OriginKey {
+    Operator,
+    Chat(String),
+}
+
+impl OriginKey {
+    fn of(origin: UserOrigin<'_>) -> Self {
+        match origin {
+            UserOrigin::Operator => Self::Operator,
+            UserOrigin::Chat { channel } => Self::Chat(channel.to_owned()),
+        }
+    }
+}
+
 /// Fences untrusted text with markers carrying a keyed nonce. Cheap to clone.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Fence {
@@ -255,6 +280,40 @@ impl Fence {
                 Message::Assistant(_) | Message::Other(_) => message.clone(),
             })
             .collect()
+    }
+
+    /// [`Fence::model_messages`] through `memo`: the messages `memo` saw last time, as long
+    /// as they are still the first of `messages` and the origin is the same, are not fenced
+    /// again. A session's history only grows between compactions, so each model call of a
+    /// run fences only what was added since the previous call. The result is the same as
+    /// [`Fence::model_messages`] gives (the fence is a function of the message).
+    pub fn model_messages_memo(
+        &self,
+        memo: &mut FencedHistory,
+        messages: &[Message],
+        users: UserOrigin<'_>,
+    ) -> Vec<Message> {
+        let origin = OriginKey::of(users);
+        if memo.origin.as_ref() != Some(&origin) {
+            *memo = FencedHistory {
+                origin: Some(origin),
+                ..FencedHistory::default()
+            };
+        }
+        let kept = memo
+            .raw
+            .iter()
+            .zip(messages)
+            .take_while(|(seen, now)| seen == now)
+            .count();
+        memo.raw.truncate(kept);
+        memo.fenced.truncate(kept);
+        for message in &messages[kept..] {
+            memo.fenced
+                .extend(self.model_messages(std::slice::from_ref(message), users));
+            memo.raw.push(message.clone());
+        }
+        memo.fenced.clone()
     }
 
     /// A tool result with every text block fenced.

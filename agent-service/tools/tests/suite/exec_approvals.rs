@@ -654,3 +654,27 @@ fn only_policies_that_ask_can_ask() {
     assert!(!policy(S::Full, A::Off).can_ask());
     assert!(!policy(S::Deny, A::Always).can_ask());
 }
+
+/// The config-only answer is the built policy's, through every layer.
+#[test]
+fn config_can_ask_agrees_with_the_built_policy() {
+    for text in [
+        "{}",
+        r#"{ tools: { exec: { ask: "off" } } }"#,
+        r#"{ tools: { exec: { security: "full" } } }"#,
+        r#"{ tools: { exec: { security: "full", ask: "always" } } }"#,
+        r#"{ tools: { bash: { security: "deny" } } }"#,
+        r#"{ tools: { exec: { security: "full" } },
+           agents: { list: [{ id: "main", tools: { exec: { security: "allowlist" } } }] } }"#,
+        r#"{ agents: { list: [{ id: "main", tools: { exec: { ask: "off" } } }] } }"#,
+    ] {
+        let config = load(text, &NoEnv, &LoadOptions::default()).unwrap();
+        for agent in ["main", "other"] {
+            assert_eq!(
+                ExecPolicy::config_can_ask(&config, agent),
+                ExecPolicy::from_config(&config, agent).can_ask(),
+                "{text} for {agent}"
+            );
+        }
+    }
+}

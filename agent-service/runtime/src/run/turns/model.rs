@@ -255,7 +255,7 @@ impl RunParts<'_> {
         ModelRequest {
             model: self.run.model.wire_model.clone(),
             system: system.clone(),
-            messages: self.ctx.fence.model_messages(history, self.origin),
+            messages: self.s.live.model_history(history, self.origin),
             tools: self.tool_specs.to_vec(),
             max_output_tokens: None,
             reasoning_effort: openclaw_providers::reasoning_effort(self.thinking),
