@@ -285,7 +285,12 @@ impl Confined {
             };
             return Err(denied(requested, reason));
         }
-        let walk = walk(&absolute, requested)?;
+        // The root is real (canonical when this was made, and opened as `dir`, which every
+        // open goes through): a path spelled under it is walked from it, not from `/`.
+        let walk = match absolute.strip_prefix(&self.root) {
+            Ok(rest) => walk_from(self.root.clone(), rest, requested)?,
+            Err(_) => walk(&absolute, requested)?,
+        };
         if !walk.real.starts_with(&self.root) {
             return Err(denied(requested, DenyReason::SymlinkEscape));
         }
@@ -436,8 +441,13 @@ fn steps(path: &Path) -> impl DoubleEndedIterator<Item = Step> + '_ {
 /// every symbolic link, and tolerating a missing tail (for writes). `requested` names the path
 /// in errors.
 fn walk(absolute: &Path, requested: &Path) -> Result<Walk> {
-    let mut pending: VecDeque<Step> = steps(absolute).collect();
-    let mut real = PathBuf::from("/");
+    walk_from(PathBuf::from("/"), absolute, requested)
+}
+
+/// [`walk`] of `rest` from `start`, a real directory (no symbolic link on its way).
+fn walk_from(start: PathBuf, rest: &Path, requested: &Path) -> Result<Walk> {
+    let mut pending: VecDeque<Step> = steps(rest).collect();
+    let mut real = start;
     let mut open_links = 0_usize;
     let mut followed = 0_usize;
     let mut missing = false;
