@@ -7,12 +7,14 @@
 //!   `{"requests": [{"model": "models/<model>", "content": {"parts": [{"text"}]}}]}` and
 //!   `x-goog-api-key: <key>`, answered with `{"embeddings": [{"values"}]}`.
 //!
-//! The key travels only in its header, marked sensitive; it is never logged or put in an
-//! error. Extra headers from `remote.headers` come last and may override.
+//! The calls go over the model providers' transport (`openclaw_providers::Endpoint`): the key
+//! travels only in its header, marked sensitive, and is never logged or put in an error; extra
+//! headers from `remote.headers` come last and may override; an error status is read as a
+//! model call's is.
 
 use std::time::Duration;
 
-use http::{HeaderMap, HeaderName, HeaderValue};
+use openclaw_providers::{Auth, Endpoint, HttpClient, HttpSettings};
 use serde_json::{Value, json};
 
 use crate::error::MemoryError;
@@ -20,64 +22,34 @@ use crate::settings::{EmbeddingProvider, EmbeddingSpec};
 
 /// Texts per request.
 pub const BATCH: usize = 64;
-/// The most of an error body quoted in a message.
-const ERROR_EXCERPT: usize = 300;
+/// How long an embeddings answer may take to start, and may then stay silent.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A client for one embedding endpoint.
 #[derive(Debug, Clone)]
 pub struct Embedder {
     spec: EmbeddingSpec,
-    headers: HeaderMap,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl Embedder {
-    /// A client for `spec`: the same transport settings as the model providers (rustls, a 10 s
-    /// connect timeout), with a 120 s limit per request. A header name or value that HTTP
+    /// A client for `spec` on the model providers' own transport (rustls, a 10 s connect
+    /// timeout, the key marked sensitive and kept out of messages), with 120 s for the answer
+    /// to start and 120 s of silence allowed within it. A header name or value that HTTP
     /// cannot carry is a config error naming the header, never its value.
     pub fn new(spec: EmbeddingSpec) -> Result<Self, MemoryError> {
-        let mut headers = HeaderMap::new();
-        let auth = match (spec.wire, &spec.api_key) {
-            (_, None) => None,
-            (EmbeddingProvider::OpenAiCompatible, Some(key)) => Some((
-                http::header::AUTHORIZATION,
-                format!("Bearer {}", key.expose()),
-            )),
-            (EmbeddingProvider::Gemini, Some(key)) => Some((
-                HeaderName::from_static("x-goog-api-key"),
-                key.expose().to_owned(),
-            )),
-        };
-        if let Some((name, value)) = auth {
-            let mut value = HeaderValue::from_str(&value).map_err(|_| {
-                MemoryError::Config(
-                    "memorySearch.remote.apiKey is not a valid header value".to_owned(),
-                )
-            })?;
-            value.set_sensitive(true);
-            headers.insert(name, value);
-        }
-        for (name, value) in &spec.headers {
-            let invalid = || {
-                MemoryError::Config(format!(
-                    "memorySearch.remote.headers.{name} is not a valid HTTP header"
-                ))
-            };
-            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
-            let mut value = HeaderValue::from_str(value).map_err(|_| invalid())?;
-            value.set_sensitive(true);
-            headers.insert(header, value);
-        }
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(120))
-            .build()
-            .map_err(|e| MemoryError::Config(format!("HTTP client: {e}")))?;
-        Ok(Self {
-            spec,
-            headers,
-            client,
+        let client = HttpClient::new(&HttpSettings {
+            connect_timeout: HttpSettings::DEFAULT_CONNECT,
+            first_byte_timeout: ANSWER_TIMEOUT,
+            idle_timeout: ANSWER_TIMEOUT,
         })
+        .map_err(|e| MemoryError::Config(e.to_string()))?;
+        let endpoint = Endpoint::new(spec.id.clone(), &spec.base_url, client)
+            .with_setting("memorySearch.remote")
+            .with_api_key(spec.api_key.clone())
+            .with_headers(&spec.headers)
+            .map_err(|e| MemoryError::Config(e.to_string()))?;
+        Ok(Self { spec, endpoint })
     }
 
     /// What cached embeddings are keyed by: provider, model and endpoint.
@@ -103,9 +75,10 @@ impl Embedder {
     }
 
     async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MemoryError> {
-        let (url, body) = match self.spec.wire {
+        let (path, auth, body) = match self.spec.wire {
             EmbeddingProvider::OpenAiCompatible => (
-                format!("{}/embeddings", self.spec.base_url),
+                "/embeddings".to_owned(),
+                Auth::Bearer,
                 json!({ "model": self.spec.model, "input": texts }),
             ),
             EmbeddingProvider::Gemini => {
@@ -115,33 +88,17 @@ impl Embedder {
                     .map(|t| json!({ "model": model, "content": { "parts": [{ "text": t }] } }))
                     .collect();
                 (
-                    format!("{}/{model}:batchEmbedContents", self.spec.base_url),
+                    format!("/{model}:batchEmbedContents"),
+                    Auth::XGoogApiKey,
                     json!({ "requests": requests }),
                 )
             }
         };
-        let body = serde_json::to_vec(&body).map_err(|e| self.failed(format!("request: {e}")))?;
-        let response = self
-            .client
-            .post(url)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .headers(self.headers.clone())
-            .body(body)
-            .send()
+        let value = self
+            .endpoint
+            .post_json(&path, auth, &body)
             .await
-            .map_err(|e| self.failed(chain(&e)))?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.failed(format!("the answer broke off: {}", chain(&e))))?;
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&bytes);
-            let excerpt: String = text.chars().take(ERROR_EXCERPT).collect();
-            return Err(self.failed(format!("HTTP {}: {}", status.as_u16(), excerpt.trim())));
-        }
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| self.failed(format!("the answer is not JSON: {e}")))?;
+            .map_err(|e| self.failed(e.to_string()))?;
         let vectors = match self.spec.wire {
             EmbeddingProvider::OpenAiCompatible => openai_vectors(&value),
             EmbeddingProvider::Gemini => gemini_vectors(&value),
@@ -203,15 +160,4 @@ fn gemini_vectors(value: &Value) -> Option<Vec<Vec<f32>>> {
         .iter()
         .map(|item| floats(item.get("values")?))
         .collect()
-}
-
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

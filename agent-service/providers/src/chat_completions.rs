@@ -23,7 +23,7 @@ use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::openai_responses::tool_output;
 use crate::reply::ReplyBuilder;
-use crate::request::ModelRequest;
+use crate::request::{ModelRequest, joined_text};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
@@ -194,14 +194,9 @@ fn user_content(blocks: &[ContentBlock]) -> Option<Value> {
         .iter()
         .any(|block| matches!(block, ContentBlock::Image(_)));
     if !has_image {
-        let texts: Vec<&str> = blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                _ => None,
-            })
-            .collect();
-        return (!texts.is_empty()).then(|| json!(texts.join("\n")));
+        // No text block at all is no content; an empty one is an empty string.
+        let has_text = blocks.iter().any(|b| matches!(b, ContentBlock::Text(_)));
+        return has_text.then(|| json!(joined_text(blocks)));
     }
     let parts: Vec<Value> = blocks
         .iter()

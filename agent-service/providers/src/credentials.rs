@@ -121,12 +121,7 @@ pub fn provider_secrets(
 ) -> (Vec<(String, ApiKey)>, Vec<String>) {
     let mut keys = Vec::new();
     let mut variables = Vec::new();
-    let providers = config
-        .raw()
-        .models
-        .as_ref()
-        .and_then(|m| m.providers.as_ref());
-    for (id, settings) in providers.into_iter().flatten() {
+    for (id, settings) in config.model_providers() {
         let variable = match (settings.api_key.as_ref(), &settings.api_key_file) {
             (_, Some(_)) => None,
             (Some(SecretInput::Ref(reference)), None) if reference.source == SecretSource::Env => {

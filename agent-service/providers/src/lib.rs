@@ -80,4 +80,4 @@ pub use request::{
 pub use retry::{RetryPolicy, complete_with_retry};
 pub use scripted::{DEMO_SCRIPT, ScriptedProvider};
 pub use timeouts::HttpSettings;
-pub use transport::{Endpoint, HttpClient};
+pub use transport::{Auth, Endpoint, HttpClient};

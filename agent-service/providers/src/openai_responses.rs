@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::ModelRequest;
+use crate::request::{ModelRequest, joined_text};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
@@ -174,15 +174,7 @@ fn replayable_reasoning(signature: Option<&str>) -> Option<Value> {
 
 /// The text of a tool result; images cannot travel in `function_call_output` and are left out.
 pub(crate) fn tool_output(result: &ToolResultMessage) -> String {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
+    joined_text(&result.content)
 }
 
 #[derive(Debug, Default)]

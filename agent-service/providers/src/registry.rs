@@ -140,12 +140,7 @@ impl ProviderRegistry {
         let mut registry = Self::new(config.model_catalog());
         let mut clients = Clients::default();
         let mut problems = Vec::new();
-        let providers = config
-            .raw()
-            .models
-            .as_ref()
-            .and_then(|m| m.providers.as_ref());
-        for (id, settings) in providers.into_iter().flatten() {
+        for (id, settings) in config.model_providers() {
             let id = normalize_provider(id);
             match build(&id, settings, context, &mut clients) {
                 Ok(provider) => {

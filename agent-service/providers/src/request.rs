@@ -1,7 +1,7 @@
 //! What the agent loop hands a provider, and what a provider streams back while it answers.
 
 use openclaw_config::raw::ThinkingLevel;
-use openclaw_transcript::{Message, ToolCall, Usage};
+use openclaw_transcript::{ContentBlock, Message, ToolCall, Usage};
 use serde_json::Value;
 
 /// One model call: everything a provider needs to build its wire request.
@@ -121,6 +121,18 @@ pub(crate) fn argument_text(call: &ToolCall) -> String {
         Value::String(raw) => raw.clone(),
         parsed => parsed.to_string(),
     }
+}
+
+/// The text blocks of `blocks` joined by newlines; images and other blocks are left out.
+pub(crate) fn joined_text(blocks: &[ContentBlock]) -> String {
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
 }
 
 /// The reasoning effort a thinking level asks for (`thinkingDefault`): the level's own name,

@@ -41,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ProviderError;
 use crate::provider::ModelProvider;
-use crate::request::{ModelRequest, StreamEvent};
+use crate::request::{ModelRequest, StreamEvent, joined_text};
 use crate::transport::send_all;
 
 const API: &str = "scripted";
@@ -206,14 +206,7 @@ fn message_text(message: &Message) -> String {
         Message::Assistant(assistant) => &assistant.content,
         Message::Other(_) => return String::new(),
     };
-    let texts: Vec<&str> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
+    joined_text(blocks)
 }
 
 fn fill(template: &str, messages: &[Message]) -> String {

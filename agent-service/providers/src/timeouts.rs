@@ -42,10 +42,11 @@ impl Default for HttpSettings {
     }
 }
 
-/// The idle timeout of one response body, and the provider it belongs to (for the message).
+/// The idle timeout of one response body, and the setting that configures it (for the message).
 pub(crate) struct Idle {
     pub(crate) limit: Duration,
-    pub(crate) provider: String,
+    /// ` (<setting>)` naming the idle setting, or nothing where there is none.
+    pub(crate) hint: String,
 }
 
 impl Idle {
@@ -59,9 +60,9 @@ impl Idle {
             .await
             .map_err(|_| {
                 ProviderError::connection(format!(
-                    "the stream was silent for {} (models.providers.{}.timeouts.idleSeconds)",
+                    "the stream was silent for {}{}",
                     seconds(self.limit),
-                    self.provider
+                    self.hint
                 ))
             })
     }

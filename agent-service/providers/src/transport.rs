@@ -56,6 +56,10 @@ impl HttpClient {
 #[derive(Clone)]
 pub struct Endpoint {
     pub(crate) id: String,
+    /// The config path its settings live under, named in messages about them.
+    setting: String,
+    /// Whether `<setting>.timeouts` configures the timeouts (so a timeout message names it).
+    timeouts_configurable: bool,
     base_url: String,
     api_key: Option<ApiKey>,
     headers: HeaderMap,
@@ -67,8 +71,11 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint without key or extra headers. A trailing `/` on `base_url` is dropped.
     pub fn new(id: impl Into<String>, base_url: &str, client: HttpClient) -> Self {
+        let id = id.into();
         Self {
-            id: id.into(),
+            setting: format!("models.providers.{id}"),
+            timeouts_configurable: true,
+            id,
             base_url: base_url.trim().trim_end_matches('/').to_owned(),
             api_key: None,
             headers: HeaderMap::new(),
@@ -109,6 +116,15 @@ impl Endpoint {
         })
     }
 
+    /// Names `setting` (a config path such as `memorySearch.remote`) instead of
+    /// `models.providers.<id>` in messages about the key and headers, for an endpoint that
+    /// is configured elsewhere; its timeouts are then the client's, configured nowhere.
+    pub fn with_setting(mut self, setting: impl Into<String>) -> Self {
+        self.setting = setting.into();
+        self.timeouts_configurable = false;
+        self
+    }
+
     /// Sets the API key.
     pub fn with_api_key(mut self, api_key: Option<ApiKey>) -> Self {
         self.api_key = api_key;
@@ -124,8 +140,8 @@ impl Endpoint {
         for (name, value) in headers {
             let invalid = || {
                 ProviderError::config(format!(
-                    "models.providers.{}.headers.{name} is not a valid HTTP header",
-                    self.id
+                    "{}.headers.{name} is not a valid HTTP header",
+                    self.setting
                 ))
             };
             let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
@@ -145,6 +161,43 @@ impl Endpoint {
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
+
+    /// ` (<setting>.timeouts.<name>)` where that setting exists, else nothing.
+    fn timeout_hint(&self, name: &str) -> String {
+        if self.timeouts_configurable {
+            format!(" ({}.timeouts.{name})", self.setting)
+        } else {
+            String::new()
+        }
+    }
+
+    /// POSTs `body` to `{base_url}{path}` and returns the JSON it is answered with (an
+    /// embeddings call, say): the key, headers and timeouts of a streaming call, the answer
+    /// read whole. Another status than success is mapped to an error as a model call's is.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        auth: Auth,
+        body: &serde_json::Value,
+    ) -> Result<serde_json::Value, ProviderError> {
+        let call = Call {
+            path,
+            auth,
+            accept: "application/json",
+            api_headers: &[],
+            body,
+        };
+        let (response, idle) = send(self, call, &CancellationToken::new()).await?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let text = read_limited(response, &idle).await;
+            return Err(error::from_http(status.as_u16(), &headers, &text));
+        }
+        let body = read_whole(response, &idle).await?;
+        serde_json::from_slice(&body)
+            .map_err(|error| ProviderError::malformed(format!("the answer is not JSON: {error}")))
+    }
 }
 
 impl fmt::Debug for Endpoint {
@@ -161,11 +214,13 @@ impl fmt::Debug for Endpoint {
 
 /// How the API key travels.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Auth {
+pub enum Auth {
     /// `Authorization: Bearer <key>` (OpenAI and compatibles).
     Bearer,
     /// `x-api-key: <key>` (Anthropic).
     XApiKey,
+    /// `x-goog-api-key: <key>` (Gemini).
+    XGoogApiKey,
 }
 
 /// What a model API answered a streaming request with.
@@ -205,58 +260,18 @@ pub(crate) async fn post_sse(
     body: &serde_json::Value,
     cancel: &CancellationToken,
 ) -> Result<Answer, ProviderError> {
-    let body = serde_json::to_vec(body)
-        .map_err(|error| ProviderError::malformed(format!("request body: {error}")))?;
-    let mut request = endpoint
-        .client
-        .inner
-        .post(format!("{}{path}", endpoint.base_url))
-        .header(CONTENT_TYPE, "application/json")
-        .header(ACCEPT, "text/event-stream");
-    if let Some(key) = &endpoint.api_key {
-        let (name, value) = match auth {
-            Auth::Bearer => (
-                http::header::AUTHORIZATION,
-                format!("Bearer {}", key.expose()),
-            ),
-            Auth::XApiKey => (
-                HeaderName::from_static("x-api-key"),
-                key.expose().to_owned(),
-            ),
-        };
-        let mut value = HeaderValue::from_str(&value).map_err(|_| {
-            ProviderError::config(format!(
-                "models.providers.{}.apiKey is not a valid header value",
-                endpoint.id
-            ))
-        })?;
-        value.set_sensitive(true);
-        request = request.header(name, value);
-    }
-    for (name, value) in api_headers {
-        request = request.header(name, value);
-    }
-    for (name, value) in &endpoint.headers {
-        request = request.header(name, value);
-    }
-    let settings = endpoint.client.settings;
-    let first_byte = settings.first_byte_timeout;
-    let response = tokio::select! {
-        biased;
-        () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-        sent = tokio::time::timeout(first_byte, request.body(body).send()) => match sent {
-            Ok(sent) => sent.map_err(connection)?,
-            Err(_) => return Err(ProviderError::connection(format!(
-                    "no response within {} of sending the request (models.providers.{}.timeouts.firstByteSeconds)",
-                    seconds(first_byte),
-                    endpoint.id
-                ))),
+    let (response, idle) = send(
+        endpoint,
+        Call {
+            path,
+            auth,
+            accept: "text/event-stream",
+            api_headers,
+            body,
         },
-    };
-    let idle = Idle {
-        limit: settings.idle_timeout,
-        provider: endpoint.id.clone(),
-    };
+        cancel,
+    )
+    .await?;
     let status = response.status();
     if !status.is_success() {
         let headers = response.headers().clone();
@@ -312,6 +327,83 @@ pub(crate) async fn post_sse(
         head: Vec::new(),
         excerpt_key: endpoint.api_key.clone(),
     })))
+}
+
+/// One POST: where it goes, how the key travels, what it accepts, the API's own headers and
+/// the JSON body.
+struct Call<'a> {
+    path: &'a str,
+    auth: Auth,
+    accept: &'static str,
+    api_headers: &'a [(HeaderName, HeaderValue)],
+    body: &'a serde_json::Value,
+}
+
+/// Sends `call` to `{base_url}{path}` with the key, the API's headers and then the endpoint's
+/// own (so they may override), and waits at most the first-byte timeout for the response
+/// headers. Returns the response with the idle limit its body is read under.
+async fn send(
+    endpoint: &Endpoint,
+    call: Call<'_>,
+    cancel: &CancellationToken,
+) -> Result<(reqwest::Response, Idle), ProviderError> {
+    let body = serde_json::to_vec(call.body)
+        .map_err(|error| ProviderError::malformed(format!("request body: {error}")))?;
+    let mut request = endpoint
+        .client
+        .inner
+        .post(format!("{}{}", endpoint.base_url, call.path))
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, call.accept);
+    if let Some(key) = &endpoint.api_key {
+        let (name, value) = match call.auth {
+            Auth::Bearer => (
+                http::header::AUTHORIZATION,
+                format!("Bearer {}", key.expose()),
+            ),
+            Auth::XApiKey => (
+                HeaderName::from_static("x-api-key"),
+                key.expose().to_owned(),
+            ),
+            Auth::XGoogApiKey => (
+                HeaderName::from_static("x-goog-api-key"),
+                key.expose().to_owned(),
+            ),
+        };
+        let mut value = HeaderValue::from_str(&value).map_err(|_| {
+            ProviderError::config(format!(
+                "{}.apiKey is not a valid header value",
+                endpoint.setting
+            ))
+        })?;
+        value.set_sensitive(true);
+        request = request.header(name, value);
+    }
+    for (name, value) in call.api_headers {
+        request = request.header(name, value);
+    }
+    for (name, value) in &endpoint.headers {
+        request = request.header(name, value);
+    }
+    let settings = endpoint.client.settings;
+    let first_byte = settings.first_byte_timeout;
+    let response = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+        sent = tokio::time::timeout(first_byte, request.body(body).send()) => match sent {
+            Ok(sent) => sent.map_err(connection)?,
+            Err(_) => return Err(ProviderError::connection(format!(
+                    "no response within {} of sending the request{}",
+                    seconds(first_byte),
+                    endpoint.timeout_hint("firstByteSeconds")
+                ))),
+        },
+    };
+    let idle = Idle {
+        limit: settings.idle_timeout,
+        hint: endpoint.timeout_hint("idleSeconds"),
+    };
+    Ok((response, idle))
 }
 
 impl SseStream {

@@ -18,23 +18,22 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::atomic::{AtomicU64, Ordering},
     time::Duration,
 };
 
 use agent_runtime::{
-    MapEnv, Runtime, RuntimeOptions, Settings, TranscriptItem,
     run::{RunEvent, RunSpec},
     sessions::{
         SessionTarget,
         queue::{Disposition, QueueMode},
     },
 };
-use openclaw_transcript::{ContentBlock, EntryBody, Message, UserContent};
+use openclaw_transcript::{ContentBlock, Message, UserContent};
 use proptest::prelude::*;
+
+mod property_support;
+use property_support::{runner, start_runtime, transcript};
 
 /// Two tool calls, then an answer; cycles. Streams in small paced deltas so
 /// messages land mid-call, mid-batch and between runs.
@@ -92,20 +91,7 @@ fn marker(i: usize) -> String {
 
 async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("openclaw.json");
-    std::fs::write(&config_path, config(drop)).unwrap();
-    std::fs::write(dir.path().join("script.json5"), SCRIPT).unwrap();
-    let runtime = Runtime::start(RuntimeOptions::new(
-        Settings {
-            state_dir: dir.path().join("state"),
-            config_path,
-            home_dir: dir.path().to_path_buf(),
-        },
-        Arc::new(MapEnv::of([("HOME", dir.path().display().to_string())])),
-        Arc::new(openclaw_transcript::SystemClock),
-        Arc::new(prompt_client::InProcessPromptSource::new().unwrap()),
-    ))
-    .unwrap();
+    let runtime = start_runtime(dir.path(), &config(drop), SCRIPT, &[]);
 
     // Each message is followed as a Run client would; rejections arrive
     // either as the disposition or as a MessageRejected event.
@@ -175,19 +161,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
     prop_assert!(idle, "the session never became idle");
 
     // Read the transcript back.
-    let mut stream = runtime
-        .sessions()
-        .transcript("", &SessionTarget::Key("prop".into()))
-        .await
-        .unwrap();
-    let mut messages = Vec::new();
-    while let Some(item) = stream.recv().await {
-        if let TranscriptItem::Entry(entry) = item.unwrap()
-            && let EntryBody::Message { message } = entry.body
-        {
-            messages.push(message);
-        }
-    }
+    let messages = transcript(&runtime, &SessionTarget::Key("prop".into())).await;
     let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
     let mut open_calls: Vec<String> = Vec::new();
     let mut results: BTreeSet<String> = BTreeSet::new();
@@ -275,15 +249,7 @@ async fn one_case(arrivals: Vec<Arrival>, drop: &'static str) -> Result<(), Test
 
 #[test]
 fn every_message_lands_exactly_once_or_is_rejected() {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(96);
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    });
+    let (mut runner, cases) = runner(96);
     let strategy = (
         prop::collection::vec(arrival(), 1..16),
         prop_oneof![Just("summarize"), Just("old"), Just("new")],

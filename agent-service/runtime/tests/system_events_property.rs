@@ -18,15 +18,11 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::atomic::{AtomicU64, Ordering},
     time::Duration,
 };
 
 use agent_runtime::{
-    MapEnv, Runtime, RuntimeOptions, Settings, TranscriptItem,
     origin::Origin,
     run::{RunEvent, RunSpec},
     sessions::{
@@ -35,8 +31,11 @@ use agent_runtime::{
     },
 };
 use openclaw_cron::{Delivery, JobSpec, RunStatus, Schedule, Target};
-use openclaw_transcript::{EntryBody, Message, UserContent};
+use openclaw_transcript::{Message, UserContent};
 use proptest::prelude::*;
+
+mod property_support;
+use property_support::{runner, start_runtime, transcript};
 
 /// Answers each kind of message by what it says: an exit report, a cron job, a request to
 /// start a background command (an `exec` call, then a line), anything else.
@@ -100,23 +99,8 @@ fn key_of(text: &str) -> Option<String> {
 
 async fn one_case(arrivals: Vec<Arrival>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("openclaw.json");
-    std::fs::write(&config_path, CONFIG).unwrap();
-    std::fs::write(dir.path().join("script.json5"), SCRIPT).unwrap();
-    let runtime = Runtime::start(RuntimeOptions::new(
-        Settings {
-            state_dir: dir.path().join("state"),
-            config_path,
-            home_dir: dir.path().to_path_buf(),
-        },
-        Arc::new(MapEnv::of([
-            ("HOME", dir.path().display().to_string()),
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ])),
-        Arc::new(openclaw_transcript::SystemClock),
-        Arc::new(prompt_client::InProcessPromptSource::new().unwrap()),
-    ))
-    .unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let runtime = start_runtime(dir.path(), CONFIG, SCRIPT, &[("PATH", path)]);
     runtime
         .sessions()
         .create("", "main", NewSession::default())
@@ -355,30 +339,9 @@ fn started_processes(messages: &[Message]) -> Vec<String> {
     out
 }
 
-async fn transcript(runtime: &Arc<Runtime>, target: &SessionTarget) -> Vec<Message> {
-    let mut stream = runtime.sessions().transcript("", target).await.unwrap();
-    let mut messages = Vec::new();
-    while let Some(item) = stream.recv().await {
-        if let TranscriptItem::Entry(entry) = item.unwrap()
-            && let EntryBody::Message { message } = entry.body
-        {
-            messages.push(message);
-        }
-    }
-    messages
-}
-
 #[test]
 fn user_messages_cron_events_and_exec_exits_land_once_in_acceptance_order() {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    });
+    let (mut runner, cases) = runner(24);
     let outcome = runner.run(&prop::collection::vec(arrival(), 1..12), |arrivals| {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

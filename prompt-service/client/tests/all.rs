@@ -28,6 +28,16 @@ async fn start_server(listener: tokio::net::TcpListener) -> tokio::sync::oneshot
     stop
 }
 
+/// A server on 127.0.0.1:0 (running until the sender is dropped) and a client of it with
+/// the default retry policy.
+async fn served() -> (tokio::sync::oneshot::Sender<()>, GrpcPromptSource) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let stop = start_server(listener).await;
+    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    (stop, grpc)
+}
+
 fn soon(secs: u64) -> Instant {
     Instant::now() + Duration::from_secs(secs)
 }
@@ -36,10 +46,7 @@ fn soon(secs: u64) -> Instant {
 /// prompts (and identical reports), for several session kinds.
 #[tokio::test]
 async fn grpc_and_in_process_are_byte_identical() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    let _stop = start_server(listener).await;
-    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let (_stop, grpc) = served().await;
     let local = InProcessPromptSource::new().unwrap();
     for kind in [
         prompt_render::SessionKind::Main,
@@ -135,10 +142,7 @@ async fn a_late_service_is_reached_by_retrying() {
 /// A refusal (a bad request) is not retried.
 #[tokio::test]
 async fn refusals_are_not_retried() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    let _stop = start_server(listener).await;
-    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let (_stop, grpc) = served().await;
     let mut request = request_from_input(&fixtures::realistic());
     request.workspace_dir = "relative".into();
     let err = grpc.render(request, soon(10)).await.unwrap_err();
@@ -152,10 +156,7 @@ async fn refusals_are_not_retried() {
 /// layers; a bad request is refused with the field named, not retried.
 #[tokio::test]
 async fn codex_turns_render_the_same_over_both_transports() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    let _stop = start_server(listener).await;
-    let grpc = GrpcPromptSource::connect_lazy(&endpoint, RetryPolicy::default()).unwrap();
+    let (_stop, grpc) = served().await;
     let local = InProcessPromptSource::new().unwrap();
     let request = pb::RenderCodexTurnRequest {
         base: Some(request_from_input(&fixtures::realistic())),

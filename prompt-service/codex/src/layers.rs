@@ -142,71 +142,80 @@ pub struct OwnParts<'a> {
 /// The whole stack in model order. Layers we do not send this turn are left
 /// out; Codex-owned layers are always listed.
 pub fn stack(own: &OwnParts<'_>, codex: &CodexOwnedText) -> Vec<Layer> {
-    let mut out = vec![Layer::new(
-        Role::System,
-        CARRIER_MODEL,
-        "Codex Model Instructions",
-        codex.model_instructions.clone(),
-        true,
-    )];
-    if let Some(text) = own.thread_instructions {
-        out.push(Layer::new(
+    /// Text sent only when there is some.
+    fn sent(text: &str) -> Option<&str> {
+        (!text.is_empty()).then_some(text)
+    }
+    // Role, carrier, title, the text (None: not sent this turn), and whether Codex owns it.
+    let rows: [(Role, &str, &str, Option<&str>, bool); 8] = [
+        (
+            Role::System,
+            CARRIER_MODEL,
+            "Codex Model Instructions",
+            Some(&codex.model_instructions),
+            true,
+        ),
+        (
             Role::Developer,
             CARRIER_THREAD,
             "OpenClaw Runtime Instructions",
-            text.to_owned(),
+            own.thread_instructions,
             false,
-        ));
-    }
-    out.push(Layer::new(
-        Role::Developer,
-        CARRIER_PERMISSIONS,
-        "Codex Permission Instructions",
-        codex.permissions.clone(),
-        true,
-    ));
-    if let Some(text) = own.turn_instructions {
-        out.push(Layer::new(
+        ),
+        (
+            Role::Developer,
+            CARRIER_PERMISSIONS,
+            "Codex Permission Instructions",
+            Some(&codex.permissions),
+            true,
+        ),
+        (
             Role::Developer,
             CARRIER_TURN,
             "OpenClaw Turn Instructions",
-            text.to_owned(),
+            own.turn_instructions,
             false,
-        ));
-    }
-    out.push(Layer::new(
-        Role::User,
-        CARRIER_PROJECT_DOCS,
-        "Codex Project Docs and Environment Context",
-        codex.project_docs_and_environment.clone(),
-        true,
-    ));
-    if !own.held_context.is_empty() {
-        out.push(Layer::new(
+        ),
+        (
+            Role::User,
+            CARRIER_PROJECT_DOCS,
+            "Codex Project Docs and Environment Context",
+            Some(&codex.project_docs_and_environment),
+            true,
+        ),
+        (
             Role::User,
             CARRIER_HELD,
             "Project Context Held by the Thread",
-            own.held_context.to_owned(),
+            sent(own.held_context),
             false,
-        ));
-    }
-    out.push(Layer::new(
-        Role::User,
-        CARRIER_INPUT,
-        "Turn Input Text",
-        own.input_text.to_owned(),
-        false,
-    ));
-    if !own.visible_tools_json.is_empty() {
-        out.push(Layer::new(
+        ),
+        (
+            Role::User,
+            CARRIER_INPUT,
+            "Turn Input Text",
+            Some(own.input_text),
+            false,
+        ),
+        (
             Role::Tools,
             CARRIER_TOOLS,
             "Dynamic Tool Catalog",
-            own.visible_tools_json.to_owned(),
+            sent(own.visible_tools_json),
             false,
-        ));
-    }
-    out
+        ),
+    ];
+    rows.into_iter()
+        .filter_map(|(role, carrier, title, text, codex_owned)| {
+            Some(Layer::new(
+                role,
+                carrier,
+                title,
+                text?.to_owned(),
+                codex_owned,
+            ))
+        })
+        .collect()
 }
 
 /// The stack of a turn from the params Codex is sent: our thread

@@ -187,6 +187,16 @@ mod tests {
         Segment::Key(k.to_owned())
     }
 
+    fn pos(line: usize, column: usize) -> Option<Position> {
+        Some(Position { line, column })
+    }
+
+    /// Where the value of the top-level key `name` of `text` is located.
+    fn value_of(text: &str, name: &str) -> Option<Position> {
+        let blanked = blank_comments(text);
+        Locator::new(text, &blanked).locate(&[key(name)], Target::Value)
+    }
+
     #[test]
     fn keys_the_parser_refuses_are_still_located_by_search() {
         // U+1CD0 is a combining mark: a valid JSON5 identifier character the locator's parser
@@ -195,17 +205,8 @@ mod tests {
         let blanked = blank_comments(text);
         let locator = Locator::new(text, &blanked);
         let at = locator.locate(&[key("skills"), key("a\u{1cd0}llowBundled")], Target::Key);
-        assert_eq!(
-            at,
-            Some(Position {
-                line: 2,
-                column: 13
-            })
-        );
-        assert_eq!(
-            locator.locate(&[key("nowhere")], Target::Value),
-            Some(Position { line: 1, column: 1 })
-        );
+        assert_eq!(at, pos(2, 13));
+        assert_eq!(locator.locate(&[key("nowhere")], Target::Value), pos(1, 1));
     }
 
     #[test]
@@ -213,7 +214,6 @@ mod tests {
         let text = "{\n  // note\n  a: { 'b-c': [1, \"two\"], },\n}\n";
         let blanked = blank_comments(text);
         let locator = Locator::new(text, &blanked);
-        let pos = |line, column| Some(Position { line, column });
         assert_eq!(locator.locate(&[key("a")], Target::Value), pos(3, 6));
         assert_eq!(locator.locate(&[key("a")], Target::Key), pos(3, 3));
         assert_eq!(
@@ -243,7 +243,6 @@ mod tests {
             "{blanked}"
         );
         let locator = Locator::new(text, &blanked);
-        let pos = |line, column| Some(Position { line, column });
         assert_eq!(locator.locate(&[key("a")], Target::Key), pos(2, 3));
         assert_eq!(
             locator.locate(&[key("a"), key("b")], Target::Value),
@@ -274,28 +273,11 @@ mod tests {
     #[test]
     fn columns_count_characters_and_crlf_is_one_line_end() {
         let text = "{\r\n  \"é€\": 1, x: 2\r\n}";
-        let blanked = blank_comments(text);
-        let locator = Locator::new(text, &blanked);
-        assert_eq!(
-            locator.locate(&[key("x")], Target::Value),
-            Some(Position {
-                line: 2,
-                column: 15
-            })
-        );
+        assert_eq!(value_of(text, "x"), pos(2, 15));
     }
 
     #[test]
     fn duplicate_keys_point_at_the_last_one() {
-        let text = "{a: 1, a: 2}";
-        let blanked = blank_comments(text);
-        let locator = Locator::new(text, &blanked);
-        assert_eq!(
-            locator.locate(&[key("a")], Target::Value),
-            Some(Position {
-                line: 1,
-                column: 11
-            })
-        );
+        assert_eq!(value_of("{a: 1, a: 2}", "a"), pos(1, 11));
     }
 }

@@ -25,17 +25,18 @@ const MIN_REMAINING_FOR_A_FILE: usize = 64;
 /// shares must not.
 const HEARTBEAT_RESERVE: usize = 4_000;
 
-/// Canonical injection order (P-31). Budgets are spent in this order and
-/// files render in it; other files follow, sorted by path.
-const ORDER: &[&str] = &[
-    "agents.md",
-    "soul.md",
-    "tools.md",
-    "identity.md",
-    "user.md",
-    "heartbeat.md",
-    "bootstrap.md",
-    "memory.md",
+/// The workspace files with a place of their own, in the canonical injection
+/// order (P-31). Budgets are spent in this order and files render in it
+/// (names compared without case); other files follow, sorted by path.
+pub const WORKSPACE_FILES: &[&str] = &[
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+    "MEMORY.md",
 ];
 
 /// Files a subagent session gets (P-35).
@@ -202,21 +203,24 @@ fn is_named(path: &str, lower_basename: &str) -> bool {
     paths::basename(path).eq_ignore_ascii_case(lower_basename)
 }
 
-/// `s.to_lowercase() == lower` for an ASCII `lower`, without allocating.
-fn lowercase_eq(s: &str, lower: &str) -> bool {
+/// `s.to_lowercase() == name.to_ascii_lowercase()` for an ASCII `name`,
+/// without allocating.
+fn lowercase_eq(s: &str, name: &str) -> bool {
     if s.is_ascii() {
-        return s.eq_ignore_ascii_case(lower);
+        return s.eq_ignore_ascii_case(name);
     }
     // Some non-ASCII characters lowercase to ASCII (the Kelvin sign to `k`).
-    s.chars().flat_map(char::to_lowercase).eq(lower.chars())
+    s.chars()
+        .flat_map(char::to_lowercase)
+        .eq(name.chars().map(|c| c.to_ascii_lowercase()))
 }
 
 fn rank(path: &str) -> usize {
     let base = paths::basename(path);
-    ORDER
+    WORKSPACE_FILES
         .iter()
         .position(|n| lowercase_eq(base, n))
-        .unwrap_or(ORDER.len())
+        .unwrap_or(WORKSPACE_FILES.len())
 }
 
 /// True for files rendered below the boundary (they may change every turn).
@@ -678,6 +682,9 @@ mod tests {
         ] {
             assert_eq!(lowercase_eq(s, lower), want, "{s:?}");
             assert_eq!(s.to_lowercase() == lower, want, "{s:?}");
+            // A name is compared without its case too (WORKSPACE_FILES are upper case).
+            let upper = lower.to_ascii_uppercase();
+            assert_eq!(lowercase_eq(s, &upper), want, "{s:?} ~ {upper:?}");
         }
     }
 

@@ -97,15 +97,24 @@ pub fn skills() -> Vec<Skill> {
         ("weather-brief", "Write a short morning weather brief"),
     ]
     .iter()
-    .map(|(name, description)| Skill {
-        name: (*name).to_owned(),
-        description: (*description).to_owned(),
-        location: format!("~/.openclaw/skills/{name}/SKILL.md"),
-        version_source: SkillVersionSource::Content(
-            format!("---\nname: {name}\n---\n# {name}\n").into_bytes(),
-        ),
+    .map(|(name, description)| {
+        skill(
+            name,
+            description,
+            &format!("---\nname: {name}\n---\n# {name}\n"),
+        )
     })
     .collect()
+}
+
+/// A skill installed in the managed skills directory, versioned by its SKILL.md `content`.
+pub fn skill(name: &str, description: &str, content: &str) -> Skill {
+    Skill {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        location: format!("~/.openclaw/skills/{name}/SKILL.md"),
+        version_source: SkillVersionSource::Content(content.as_bytes().to_vec()),
+    }
 }
 
 /// Fixture builder.

@@ -37,7 +37,7 @@ mod voice;
 
 pub use bootstrap::{
     Bootstrap, DEFAULT_MAX_CHARS_PER_FILE, DEFAULT_TOTAL_MAX_CHARS, FileReport, FileStatus,
-    Injected, TruncationCause, allowed as bootstrap_file_allowed,
+    Injected, TruncationCause, WORKSPACE_FILES, allowed as bootstrap_file_allowed,
     prepare_stable as budget_bootstrap_files,
 };
 pub use boundary::{

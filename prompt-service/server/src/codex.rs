@@ -43,12 +43,7 @@ pub fn codex_input_from_request(
     } = req;
     let base = input_from_request(base.unwrap_or_default()).map_err(|e| e.within("base"))?;
     let trigger = match enum_value::<pb::CodexTrigger>("trigger", trigger)? {
-        pb::CodexTrigger::Unspecified => {
-            return Err(ServerError::invalid(
-                "trigger",
-                "must be set (USER, HEARTBEAT or CRON)",
-            ));
-        }
+        pb::CodexTrigger::Unspecified => return Err(unset("trigger", "USER, HEARTBEAT or CRON")),
         pb::CodexTrigger::User => codex::Trigger::User,
         pb::CodexTrigger::Heartbeat => codex::Trigger::Heartbeat,
         pb::CodexTrigger::Cron => codex::Trigger::Cron,
@@ -56,10 +51,7 @@ pub fn codex_input_from_request(
     let approval_policy =
         match enum_value::<pb::CodexApprovalPolicy>("approval_policy", approval_policy)? {
             pb::CodexApprovalPolicy::Unspecified => {
-                return Err(ServerError::invalid(
-                    "approval_policy",
-                    "must be set (UNTRUSTED, ON_REQUEST or NEVER)",
-                ));
+                return Err(unset("approval_policy", "UNTRUSTED, ON_REQUEST or NEVER"));
             }
             pb::CodexApprovalPolicy::Untrusted => codex::ApprovalPolicy::Untrusted,
             pb::CodexApprovalPolicy::OnRequest => codex::ApprovalPolicy::OnRequest,
@@ -67,9 +59,9 @@ pub fn codex_input_from_request(
         };
     let sandbox = match enum_value::<pb::CodexSandboxMode>("sandbox", sandbox)? {
         pb::CodexSandboxMode::Unspecified => {
-            return Err(ServerError::invalid(
+            return Err(unset(
                 "sandbox",
-                "must be set (READ_ONLY, WORKSPACE_WRITE or DANGER_FULL_ACCESS)",
+                "READ_ONLY, WORKSPACE_WRITE or DANGER_FULL_ACCESS",
             ));
         }
         pb::CodexSandboxMode::ReadOnly => codex::SandboxMode::ReadOnly,
@@ -99,6 +91,11 @@ pub fn codex_input_from_request(
             })
             .collect(),
     })
+}
+
+/// A required enum left unset: the field must be one of `choices`.
+fn unset(field: &str, choices: &str) -> ServerError {
+    ServerError::invalid(field, format!("must be set ({choices})"))
 }
 
 fn dynamic_tool_of(tool: pb::CodexDynamicTool) -> codex::DynamicTool {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use agent_testkit::{FakeReply, FakeUsage};
 use serde_json::json;
 
-use super::harness::{Inspected, KEY, main_session};
+use super::harness::{Inspected, KEY, main_session, next_approval, next_picked, read_until};
 
 fn usage(input: u64, output: u64, cache_read: u64) -> FakeUsage {
     FakeUsage {
@@ -289,35 +289,12 @@ async fn the_event_stream_carries_a_live_run() {
     );
     // The first event says the stream is subscribed: a run started now is seen whole.
     let mut seen = String::new();
-    while !seen.contains("event: watching") {
-        let chunk = response.chunk().await.expect("chunk").expect("more");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    let run = tokio::spawn({
-        let grpc = h.client().await;
-        async move {
-            let mut grpc = grpc;
-            grpc.run(openclaw_proto::agent::v1::RunRequest {
-                message: "hello".into(),
-                ..Default::default()
-            })
-            .await
-            .expect("run")
-            .into_inner()
-            .message()
-            .await
-            .expect("first event");
-        }
+    read_until(&mut response, &mut seen, "event: watching").await;
+    let mut stream = h.start_run("hello").await;
+    let run = tokio::spawn(async move {
+        stream.message().await.expect("first event");
     });
-    let read = async {
-        while !seen.contains("event: final") {
-            let chunk = response.chunk().await.expect("chunk").expect("more");
-            seen.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .expect("the final event within 20 s");
+    read_until(&mut response, &mut seen, "event: final").await;
     run.await.expect("run task");
     let names: Vec<&str> = seen
         .lines()
@@ -334,7 +311,7 @@ async fn the_event_stream_carries_a_live_run() {
 /// one decided, with who decided; a session that does not exist is 404, no key is 400.
 #[tokio::test]
 async fn the_approvals_of_a_session() {
-    use openclaw_proto::agent::v1::{self as pb, run_event::Event};
+    use openclaw_proto::agent::v1 as pb;
     let h = Inspected::start(&[]).await;
     h.create_main_session().await;
     let (_, empty) = h.get(&format!("/api/approvals?{}", main_session())).await;
@@ -343,25 +320,8 @@ async fn the_approvals_of_a_session() {
         FakeReply::tool_call("call-1", "exec", json!({ "command": "touch waited.txt" })),
         FakeReply::text("Done."),
     ]);
-    let mut client = h.client().await;
-    let mut stream = client
-        .run(pb::RunRequest {
-            message: "Make the file.".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    let approval = loop {
-        let event = stream
-            .message()
-            .await
-            .expect("stream")
-            .expect("an approval request");
-        if let Some(Event::ApprovalRequested(a)) = event.event {
-            break a;
-        }
-    };
+    let mut stream = h.start_run("Make the file.").await;
+    let approval = next_approval(&mut stream).await;
     let body = h.ok(&format!("/api/approvals?{}", main_session())).await;
     assert_eq!(body["key"], KEY, "{body}");
     let listed = body["approvals"].as_array().expect("approvals");
@@ -376,15 +336,7 @@ async fn the_approvals_of_a_session() {
     );
     assert!(!h.path("state/workspace/waited.txt").exists());
 
-    client
-        .resolve_approval(pb::ResolveApprovalRequest {
-            session: None,
-            id: approval.id.clone(),
-            decision: pb::ApprovalDecision::Deny as i32,
-            decided_by: "ada".into(),
-        })
-        .await
-        .expect("deny");
+    h.decide(&approval.id, pb::ApprovalDecision::Deny).await;
     while stream.message().await.expect("stream").is_some() {}
     let body = h.ok(&format!("/api/approvals?{}", main_session())).await;
     let listed = body["approvals"].as_array().expect("approvals");
@@ -678,22 +630,13 @@ async fn a_watcher_that_arrives_mid_run_is_told_of_it() {
     h.create_main_session().await;
     h.fake
         .push(FakeReply::text("Slow reply").delay(Duration::from_secs(2)));
-    let mut grpc = h.client().await;
-    let mut stream = grpc
-        .run(openclaw_proto::agent::v1::RunRequest {
-            message: "hello".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = h.start_run("hello").await;
     // The run is going once its `started` event arrives.
-    let run = loop {
-        let event = stream.message().await.expect("stream").expect("an event");
-        if let Some(openclaw_proto::agent::v1::run_event::Event::Started(_)) = event.event {
-            break event.run;
-        }
-    };
+    let run = next_picked(&mut stream, |event| match event.event {
+        Some(openclaw_proto::agent::v1::run_event::Event::Started(_)) => Some(event.run),
+        _ => None,
+    })
+    .await;
     let head = h.ok(&format!("/api/session?{}", main_session())).await;
     assert_eq!(head["active_run"], run, "{head}");
 
@@ -701,15 +644,7 @@ async fn a_watcher_that_arrives_mid_run_is_told_of_it() {
         .await
         .expect("events");
     let mut seen = String::new();
-    let read = async {
-        while !seen.contains("event: final") {
-            let chunk = response.chunk().await.expect("chunk").expect("more");
-            seen.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .expect("the final event within 20 s");
+    read_until(&mut response, &mut seen, "event: final").await;
     let hello = seen
         .lines()
         .skip_while(|l| *l != "event: watching")

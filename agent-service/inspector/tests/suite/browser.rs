@@ -11,7 +11,7 @@ use base64::Engine as _;
 use headless_chrome::{Browser, LaunchOptions, Tab, protocol::cdp::Page};
 use serde_json::json;
 
-use super::harness::{Inspected, KEY};
+use super::harness::{Inspected, KEY, next_approval};
 
 /// What the hostile message tries: run script, by a tag and by an event handler.
 const INJECTION: &str = r#"Look: <script>window.__pwned = 1; document.title = "pwned";</script><img src="x" onerror="window.__pwned = 2; document.title = 'pwned'"> <b>bold?</b>"#;
@@ -61,6 +61,18 @@ fn browser() -> Browser {
         .build()
         .expect("launch options");
     Browser::new(options).expect("start chromium")
+}
+
+/// A new tab on the inspector's page, loaded.
+fn open_page(browser: &Browser, h: &Inspected) -> Arc<Tab> {
+    let tab = browser.new_tab().expect("tab");
+    tab.set_default_timeout(WAIT);
+    let url = format!("{}/", h.http);
+    tokio::task::block_in_place(|| {
+        tab.navigate_to(&url).expect("navigate");
+        tab.wait_until_navigated().expect("loaded");
+    });
+    tab
 }
 
 /// Evaluates `js` (an expression) to JSON.
@@ -162,12 +174,8 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
     h.run(INJECTION).await;
 
     let browser = browser();
-    let tab: Arc<Tab> = browser.new_tab().expect("tab");
-    tab.set_default_timeout(WAIT);
-    let url = format!("{}/", h.http);
+    let tab = open_page(&browser, &h);
     tokio::task::block_in_place(|| {
-        tab.navigate_to(&url).expect("navigate");
-        tab.wait_until_navigated().expect("loaded");
         let selector = format!(".session[data-key={KEY:?}]");
         tab.wait_for_element(&selector)
             .expect("the session is listed");
@@ -237,20 +245,9 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
             .deltas(8)
             .frame_delay(Duration::from_millis(250)),
     );
-    let run = tokio::spawn({
-        let mut client = h.client().await;
-        async move {
-            let mut stream = client
-                .run(openclaw_proto::agent::v1::RunRequest {
-                    message: "Say something live".into(),
-                    ..Default::default()
-                })
-                .await
-                .expect("run")
-                .into_inner();
-            while stream.message().await.expect("event").is_some() {}
-        }
-    });
+    let mut events = h.start_run("Say something live").await;
+    let run =
+        tokio::spawn(async move { while events.message().await.expect("event").is_some() {} });
     tokio::task::block_in_place(|| {
         // Part of the reply is on the page while the run still streams.
         until(
@@ -351,26 +348,8 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
         FakeReply::tool_call("call-2", "exec", json!({ "command": APPROVAL_COMMAND })),
         FakeReply::text("Made it."),
     ]);
-    let mut client = h.client().await;
-    let mut stream = client
-        .run(openclaw_proto::agent::v1::RunRequest {
-            message: "Make the file.".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    let approval = loop {
-        let event = stream
-            .message()
-            .await
-            .expect("event")
-            .expect("an approval request");
-        if let Some(openclaw_proto::agent::v1::run_event::Event::ApprovalRequested(a)) = event.event
-        {
-            break a;
-        }
-    };
+    let mut stream = h.start_run("Make the file.").await;
+    let approval = next_approval(&mut stream).await;
     let row = format!("#approvals tr[data-approval-id={:?}]", approval.id);
     tokio::task::block_in_place(|| {
         until(
@@ -412,15 +391,11 @@ async fn the_page_shows_sessions_transcripts_live_runs_layers_and_cache_breaks()
         );
         screenshot(&tab, "approvals.png");
     });
-    client
-        .resolve_approval(openclaw_proto::agent::v1::ResolveApprovalRequest {
-            session: None,
-            id: approval.id.clone(),
-            decision: openclaw_proto::agent::v1::ApprovalDecision::AllowOnce as i32,
-            decided_by: "ada".into(),
-        })
-        .await
-        .expect("allow once");
+    h.decide(
+        &approval.id,
+        openclaw_proto::agent::v1::ApprovalDecision::AllowOnce,
+    )
+    .await;
     while stream.message().await.expect("event").is_some() {}
     tokio::task::block_in_place(|| {
         until(
@@ -480,12 +455,8 @@ async fn ten_thousand_sessions_are_listed_a_page_at_a_time() {
     h.run("hi").await;
 
     let browser = browser();
-    let tab: Arc<Tab> = browser.new_tab().expect("tab");
-    tab.set_default_timeout(WAIT);
-    let url = format!("{}/", h.http);
+    let tab = open_page(&browser, &h);
     tokio::task::block_in_place(|| {
-        tab.navigate_to(&url).expect("navigate");
-        tab.wait_until_navigated().expect("loaded");
         until(
             &tab,
             "performance.getEntriesByName('sessions-drawn').length > 0",

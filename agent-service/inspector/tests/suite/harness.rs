@@ -1,14 +1,14 @@
 //! agent-service (gRPC) and its inspector (HTTP) over one runtime, with a real prompt-service
 //! and a fake Anthropic model server, all on 127.0.0.1:0.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
 
 use agent_runtime::{MapEnv, Runtime, RuntimeOptions, Settings};
 use agent_testkit::{FakeServer, FakeServerHandle, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use pb::agent_service_client::AgentServiceClient;
 use tokio::{net::TcpListener, sync::oneshot};
-use tonic::transport::Channel;
+use tonic::{Streaming, transport::Channel};
 
 pub const KEY: &str = "agent:main:main";
 
@@ -44,16 +44,11 @@ impl Inspected {
             .expect("fake server");
         let mut stops = Vec::new();
 
-        let prompt_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let prompt_url = format!("http://{}", prompt_listener.local_addr().expect("addr"));
-        let (stop, stopped) = oneshot::channel::<()>();
-        stops.push(stop);
+        let (prompt_listener, prompt_url) = bind().await;
         tokio::spawn(prompt_server::serve(
             prompt_listener,
             prompt_server::ServeConfig::default(),
-            async {
-                let _ = stopped.await;
-            },
+            stopper(&mut stops),
         ));
         let grpc_prompt: Arc<dyn prompt_client::PromptSource> = Arc::new(
             prompt_client::GrpcPromptSource::connect_lazy(
@@ -83,32 +78,22 @@ impl Inspected {
         ))
         .expect("runtime");
 
-        let grpc_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let grpc = format!("http://{}", grpc_listener.local_addr().expect("addr"));
-        let (stop, stopped) = oneshot::channel::<()>();
-        stops.push(stop);
+        let (grpc_listener, grpc) = bind().await;
         tokio::spawn(agent_server::serve(
             grpc_listener,
             agent_server::ServeConfig::default(),
             Arc::clone(&runtime),
-            async {
-                let _ = stopped.await;
-            },
+            stopper(&mut stops),
         ));
 
-        let http_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let http = format!("http://{}", http_listener.local_addr().expect("addr"));
-        let (stop, stopped) = oneshot::channel::<()>();
-        stops.push(stop);
+        let (http_listener, http) = bind().await;
         let inspector =
             agent_inspector::Inspector::new(runtime, renders, service_kit::TokenSet::new(tokens));
         tokio::spawn(agent_inspector::serve(
             http_listener,
             inspector,
             limits,
-            async {
-                let _ = stopped.await;
-            },
+            stopper(&mut stops),
         ));
         Self {
             dir,
@@ -142,10 +127,9 @@ impl Inspected {
             .expect("create session");
     }
 
-    /// Runs `message` in the main session over gRPC to its end; the final text.
-    pub async fn run(&self, message: &str) -> String {
-        let mut stream = self
-            .client()
+    /// Starts a run of `message` in the main session over gRPC; its event stream.
+    pub async fn start_run(&self, message: &str) -> Streaming<pb::RunEvent> {
+        self.client()
             .await
             .run(pb::RunRequest {
                 message: message.into(),
@@ -153,7 +137,26 @@ impl Inspected {
             })
             .await
             .expect("run")
-            .into_inner();
+            .into_inner()
+    }
+
+    /// Decides the pending exec approval `id` as `ada` would.
+    pub async fn decide(&self, id: &str, decision: pb::ApprovalDecision) {
+        self.client()
+            .await
+            .resolve_approval(pb::ResolveApprovalRequest {
+                session: None,
+                id: id.to_owned(),
+                decision: decision as i32,
+                decided_by: "ada".into(),
+            })
+            .await
+            .expect("resolve the approval");
+    }
+
+    /// Runs `message` in the main session over gRPC to its end; the final text.
+    pub async fn run(&self, message: &str) -> String {
+        let mut stream = self.start_run(message).await;
         let mut text = None;
         while let Some(event) = stream.message().await.expect("stream") {
             match event.event {
@@ -192,6 +195,57 @@ impl Inspected {
             .expect("the main session is listed");
         assert_eq!(main["observed"], true, "{main}");
     }
+}
+
+/// A listener on 127.0.0.1:0 and its `http://` address.
+async fn bind() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    (listener, url)
+}
+
+/// A shutdown signal for one server, fired when its sender in `stops` is dropped.
+fn stopper(stops: &mut Vec<oneshot::Sender<()>>) -> impl Future<Output = ()> + Send + 'static {
+    let (stop, stopped) = oneshot::channel::<()>();
+    stops.push(stop);
+    async {
+        let _ = stopped.await;
+    }
+}
+
+/// Reads a run's events until `pick` takes one; what it took.
+pub async fn next_picked<T>(
+    stream: &mut Streaming<pb::RunEvent>,
+    pick: impl Fn(pb::RunEvent) -> Option<T>,
+) -> T {
+    loop {
+        let event = stream.message().await.expect("stream").expect("an event");
+        if let Some(picked) = pick(event) {
+            return picked;
+        }
+    }
+}
+
+/// The next exec approval a run asks for.
+pub async fn next_approval(stream: &mut Streaming<pb::RunEvent>) -> pb::Approval {
+    next_picked(stream, |event| match event.event {
+        Some(pb::run_event::Event::ApprovalRequested(a)) => Some(a),
+        _ => None,
+    })
+    .await
+}
+
+/// Reads the inspector's event stream into `seen` until it holds `marker`, for at most 20 s.
+pub async fn read_until(response: &mut reqwest::Response, seen: &mut String, marker: &str) {
+    let read = async {
+        while !seen.contains(marker) {
+            let chunk = response.chunk().await.expect("chunk").expect("more");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .unwrap_or_else(|_| panic!("{marker:?} within 20 s"));
 }
 
 /// The query naming the main session.

@@ -1,10 +1,11 @@
 //! Embeddings through a scripted server on a real socket: a paraphrase is found only with
 //! them, unchanged chunks are never embedded twice, and a failing server leaves keyword search
-//! answering.
+//! answering. The calls go over the model providers' transport, so an error status reads as a
+//! model call's and a header HTTP cannot carry is refused naming the memory setting.
 
-use openclaw_memory::{MemorySettings, Mode};
+use openclaw_memory::{AgentMemory, MemorySettings, Mode};
 
-use super::{EmbeddingServer, Fixture, found, settings_from};
+use super::{EmbeddingServer, Fixture, REFUSED_MODEL, found, settings_from};
 
 const PARAPHRASE: &str = "What caffeinated beverage does she have early?";
 
@@ -93,5 +94,48 @@ async fn a_failing_server_leaves_keyword_search_answering_and_says_so() {
             );
         }
         other => panic!("expected a keyword fallback, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_refusing_server_is_read_as_a_model_call_is() {
+    let f = fixture();
+    let server = EmbeddingServer::start().await;
+    let memory = f.memory(server.settings_for(REFUSED_MODEL));
+    let outcome = f.search(&memory, "espresso").await;
+    assert_eq!(found(&outcome), ["MEMORY.md#L1-L2"]);
+    match &outcome.mode {
+        Mode::KeywordFallback { reason } => {
+            assert!(
+                reason.starts_with("embeddings from openai-compatible:")
+                    && reason
+                        .ends_with("provider refused the request (403): no access to this model"),
+                "{reason}"
+            );
+            assert!(!reason.contains("sk-test-embeddings"), "{reason}");
+        }
+        other => panic!("expected a keyword fallback, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_header_http_cannot_carry_is_refused_naming_the_setting() {
+    let f = Fixture::new();
+    let server = EmbeddingServer::start().await;
+    for (name, value) in [("bad header", "fine"), ("x-team", "line\nbreak")] {
+        let mut settings = server.settings();
+        let spec = settings.embeddings.as_mut().unwrap();
+        spec.headers.insert(name.to_owned(), value.to_owned());
+        let Err(error) = AgentMemory::new(settings, f.index.clone()) else {
+            panic!("the header {name:?} is refused");
+        };
+        let error = error.to_string();
+        assert!(
+            error.contains(&format!(
+                "memorySearch.remote.headers.{name} is not a valid HTTP header"
+            )),
+            "{error}"
+        );
+        assert!(!error.contains(value), "{error}");
     }
 }

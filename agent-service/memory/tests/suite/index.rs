@@ -1,7 +1,7 @@
 //! The index on disk: edits seen by the next search, chunking changes rebuild, a corrupt file
 //! is moved aside and rebuilt while the search still answers.
 
-use openclaw_memory::{Chunking, MemorySettings};
+use openclaw_memory::{AgentMemory, Chunking, MemorySettings};
 
 use super::{Fixture, exists, found};
 
@@ -66,16 +66,7 @@ async fn a_corrupt_index_is_moved_aside_and_rebuilt_while_the_search_answers() {
     )
     .unwrap();
     let memory = f.memory(MemorySettings::default());
-    let outcome = f.search(&memory, "tea").await;
-    assert_eq!(found(&outcome), ["MEMORY.md#L1-L1"]);
-    assert!(
-        outcome
-            .notes
-            .iter()
-            .any(|n| n.contains("memory index was damaged and has been rebuilt")),
-        "{:?}",
-        outcome.notes
-    );
+    assert_tea_found_noting(&f, &memory, "memory index was damaged and has been rebuilt").await;
     let dir = f.index.parent().unwrap();
     let kept = std::fs::read_dir(dir)
         .unwrap()
@@ -88,6 +79,17 @@ async fn a_corrupt_index_is_moved_aside_and_rebuilt_while_the_search_answers() {
     assert!(kept, "the damaged file is kept for inspection");
     // The next search uses the rebuilt index quietly.
     assert!(f.search(&memory, "tea").await.notes.is_empty());
+}
+
+/// A search for "tea" finds MEMORY.md's one line and says, in a note, `needle`.
+async fn assert_tea_found_noting(f: &Fixture, memory: &AgentMemory, needle: &str) {
+    let outcome = f.search(memory, "tea").await;
+    assert_eq!(found(&outcome), ["MEMORY.md#L1-L1"]);
+    assert!(
+        outcome.notes.iter().any(|n| n.contains(needle)),
+        "{needle:?} not in {:?}",
+        outcome.notes
+    );
 }
 
 #[tokio::test]
@@ -117,16 +119,7 @@ async fn an_index_that_cannot_be_created_falls_back_to_memory() {
     std::fs::create_dir_all(blocker.parent().unwrap()).unwrap();
     std::fs::write(blocker, "not a directory").unwrap();
     let memory = f.memory(MemorySettings::default());
-    let outcome = f.search(&memory, "tea").await;
-    assert_eq!(found(&outcome), ["MEMORY.md#L1-L1"]);
-    assert!(
-        outcome
-            .notes
-            .iter()
-            .any(|n| n.contains("used a temporary index")),
-        "{:?}",
-        outcome.notes
-    );
+    assert_tea_found_noting(&f, &memory, "used a temporary index").await;
 }
 
 #[tokio::test]

@@ -109,6 +109,9 @@ pub struct Seen {
     pub models: Vec<String>,
 }
 
+/// The model the scripted server refuses with 403 and an OpenAI error body.
+pub const REFUSED_MODEL: &str = "refused-1";
+
 /// A scripted OpenAI-compatible embeddings server on `127.0.0.1:0`.
 pub struct EmbeddingServer {
     pub base_url: String,
@@ -133,6 +136,10 @@ async fn embeddings(
         let error = json!({ "error": { "message": "model and input are required" } });
         return (StatusCode::BAD_REQUEST, json, error.to_string());
     };
+    if model == REFUSED_MODEL {
+        let error = json!({ "error": { "message": "no access to this model", "type": "invalid_request_error" } });
+        return (StatusCode::FORBIDDEN, json, error.to_string());
+    }
     let texts: Vec<String> = input
         .iter()
         .map(|t| t.as_str().unwrap_or_default().to_owned())
@@ -177,9 +184,14 @@ impl EmbeddingServer {
 
     /// Memory settings that embed through this server.
     pub fn settings(&self) -> MemorySettings {
+        self.settings_for("concepts-1")
+    }
+
+    /// Memory settings that embed through this server with `model`.
+    pub fn settings_for(&self, model: &str) -> MemorySettings {
         settings_from(&format!(
             r#"{{ agents: {{ defaults: {{ memorySearch: {{
-                provider: "openai-compatible", model: "concepts-1",
+                provider: "openai-compatible", model: "{model}",
                 remote: {{ baseUrl: "{}", apiKey: "sk-test-embeddings" }},
             }} }} }} }}"#,
             self.base_url

@@ -43,6 +43,33 @@ fn raw_provider(
 const QUICK: &str = "{ firstByteSeconds: 0.3, idleSeconds: 0.3 }";
 const SLOW: &str = "{ firstByteSeconds: 600, idleSeconds: 600 }";
 
+/// The server saw one request, and its connection is closed once the call gave up.
+async fn assert_one_request_let_go(server: &mut RawServer, what: &str) {
+    assert_eq!(server.next_seen().await, Seen::Request(1), "{what}");
+    assert_eq!(
+        timeout(GUARD, server.next_seen()).await.unwrap(),
+        Seen::Closed(1),
+        "{what}: the connection is closed once the call gave up"
+    );
+}
+
+/// A call of `provider` retried under the default policy ended by `deadline`; `late` says
+/// what it means when the call outlives [`GUARD`].
+async fn call_with_deadline(
+    provider: &dyn ModelProvider,
+    deadline: Duration,
+    late: &str,
+) -> Result<AssistantMessage, ProviderError> {
+    let policy = RetryPolicy {
+        deadline,
+        ..RetryPolicy::default()
+    };
+    let (result, _) = timeout(GUARD, run_with_retry(provider, request(), &policy))
+        .await
+        .expect(late);
+    result
+}
+
 fn connection_message(result: Result<AssistantMessage, ProviderError>) -> String {
     match result {
         Err(ProviderError::Connection { message, .. }) => message,
@@ -68,12 +95,7 @@ async fn a_server_that_never_sends_a_byte_fails_at_the_first_byte_timeout_and_is
                 && message.contains("models.providers.raw.timeouts.firstByteSeconds"),
             "{api}: {message}"
         );
-        assert_eq!(server.next_seen().await, Seen::Request(1));
-        assert_eq!(
-            timeout(GUARD, server.next_seen()).await.unwrap(),
-            Seen::Closed(1),
-            "{api}: the connection is closed once the call gave up"
-        );
+        assert_one_request_let_go(&mut server, api).await;
     }
 }
 
@@ -92,11 +114,7 @@ async fn a_stream_that_goes_silent_after_its_first_chunk_fails_at_the_idle_timeo
             && message.contains("models.providers.raw.timeouts.idleSeconds"),
         "{message}"
     );
-    assert_eq!(server.next_seen().await, Seen::Request(1));
-    assert_eq!(
-        timeout(GUARD, server.next_seen()).await.unwrap(),
-        Seen::Closed(1)
-    );
+    assert_one_request_let_go(&mut server, "idle").await;
 }
 
 #[tokio::test]
@@ -104,20 +122,15 @@ async fn the_call_deadline_is_hard_across_attempts_and_retries() {
     // Timeouts far longer than the deadline: only the deadline can end the call.
     let mut server = RawServer::start(vec![Act::Hold(Vec::new())]).await;
     let provider = raw_provider("openai-responses", &server, SLOW, None);
-    let policy = RetryPolicy {
-        deadline: Duration::from_millis(500),
-        ..RetryPolicy::default()
-    };
-    let (result, _) = timeout(GUARD, run_with_retry(provider.as_ref(), request(), &policy))
-        .await
-        .expect("the call ran past its deadline");
+    let result = call_with_deadline(
+        provider.as_ref(),
+        Duration::from_millis(500),
+        "the call ran past its deadline",
+    )
+    .await;
     let message = connection_message(result);
     assert!(message.contains("deadline of 0.5 s"), "{message}");
-    assert_eq!(server.next_seen().await, Seen::Request(1));
-    assert_eq!(
-        timeout(GUARD, server.next_seen()).await.unwrap(),
-        Seen::Closed(1)
-    );
+    assert_one_request_let_go(&mut server, "deadline").await;
 
     // Attempts that each time out are retried only while the deadline leaves room.
     let mut server = RawServer::start(vec![Act::Hold(Vec::new())]).await;
@@ -161,20 +174,15 @@ async fn a_stream_that_never_goes_quiet_and_never_ends_stops_at_the_deadline() {
         let mut server = RawServer::start(vec![act]).await;
         // The idle timeout is longer than the gaps, so only the deadline can end the call.
         let provider = raw_provider("openai-responses", &server, QUICK, None);
-        let policy = RetryPolicy {
-            deadline: Duration::from_millis(800),
-            ..RetryPolicy::default()
-        };
-        let (result, _) = timeout(GUARD, run_with_retry(provider.as_ref(), request(), &policy))
-            .await
-            .expect("the stream outlived the deadline");
+        let result = call_with_deadline(
+            provider.as_ref(),
+            Duration::from_millis(800),
+            "the stream outlived the deadline",
+        )
+        .await;
         let message = connection_message(result);
         assert!(message.contains("deadline of 0.8 s"), "{message}");
-        assert_eq!(server.next_seen().await, Seen::Request(1));
-        assert_eq!(
-            timeout(GUARD, server.next_seen()).await.unwrap(),
-            Seen::Closed(1)
-        );
+        assert_one_request_let_go(&mut server, "a stream that never ends").await;
     }
 }
 

@@ -130,34 +130,34 @@ async fn tool_call_split_across_chunks_is_assembled_once(format: WireFormat) {
     assert_eq!(message.stop_reason, StopReason::ToolUse);
 }
 
-async fn usage_maps_cache_reads(format: WireFormat) {
-    let (fake, provider) = fake(format).await;
-    let usage = FakeUsage {
+/// A reply's usage with tokens read from and written to the prompt cache.
+const CACHED: FakeUsage = FakeUsage {
+    input: 100,
+    output: 20,
+    cache_read: 900,
+    cache_write: 50,
+};
+
+/// [`CACHED`] as read back, with `cache_write` of its writes kept (the total counts them).
+fn cached_read_back(cache_write: u64) -> Usage {
+    Usage {
         input: 100,
         output: 20,
         cache_read: 900,
-        cache_write: 50,
-    };
-    fake.push(FakeReply::text("ok").usage(usage));
+        cache_write,
+        total_tokens: 1020 + cache_write,
+        cost: None,
+    }
+}
+
+async fn usage_maps_cache_reads(format: WireFormat) {
+    let (fake, provider) = fake(format).await;
+    fake.push(FakeReply::text("ok").usage(CACHED));
     let (result, events) = run(provider.as_ref(), request()).await;
     // OpenAI formats have no cache-write count; Anthropic's total is the sum of its parts.
     let expected = match format {
-        WireFormat::AnthropicMessages => Usage {
-            input: 100,
-            output: 20,
-            cache_read: 900,
-            cache_write: 50,
-            total_tokens: 1070,
-            cost: None,
-        },
-        _ => Usage {
-            input: 100,
-            output: 20,
-            cache_read: 900,
-            cache_write: 0,
-            total_tokens: 1020,
-            cost: None,
-        },
+        WireFormat::AnthropicMessages => cached_read_back(50),
+        _ => cached_read_back(0),
     };
     assert_eq!(result.unwrap().usage, Some(expected.clone()));
     assert_eq!(
@@ -425,22 +425,9 @@ async fn instant_mode_answers_the_tool_round(format: WireFormat) {
 /// as writes, not counted as plain input. Anthropic reports its own.
 async fn gateway_cache_writes_are_kept(format: WireFormat) {
     let (fake, provider) = fake(format).await;
-    let usage = FakeUsage {
-        input: 100,
-        output: 20,
-        cache_read: 900,
-        cache_write: 50,
-    };
-    let expected = Usage {
-        input: 100,
-        output: 20,
-        cache_read: 900,
-        cache_write: 50,
-        total_tokens: 1070,
-        cost: None,
-    };
+    let expected = cached_read_back(50);
     for field in [CacheWriteField::Details, CacheWriteField::AnthropicNames] {
-        fake.push(FakeReply::text("ok").usage(usage).cache_write_as(field));
+        fake.push(FakeReply::text("ok").usage(CACHED).cache_write_as(field));
         let (result, _) = run(provider.as_ref(), request()).await;
         assert_eq!(result.unwrap().usage, Some(expected.clone()), "{field:?}");
     }
@@ -479,10 +466,9 @@ async fn an_error_sent_as_an_event_stream_reads_as_its_message(format: WireForma
 async fn an_unstreamed_answer_is_read_like_a_stream(format: WireFormat) {
     let (fake, provider) = fake(format).await;
     let usage = FakeUsage {
-        input: 100,
-        output: 20,
         cache_read: 0,
         cache_write: 0,
+        ..CACHED
     };
     fake.push(
         FakeReply::tool_call("call_1", "read", json!({"path": "AGENTS.md"}))

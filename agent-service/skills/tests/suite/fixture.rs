@@ -100,6 +100,19 @@ impl World {
         self.config = Some(config.value().clone());
     }
 
+    /// Configures `skills.load.<key>` (`extraDirs`, `allowSymlinkTargets`) as `dirs`, for
+    /// agent `main`.
+    pub fn load_dirs(&mut self, key: &str, dirs: &[&Path]) {
+        let quoted: Vec<String> = dirs.iter().map(|d| format!("'{}'", d.display())).collect();
+        self.config(
+            &format!(
+                "{{ skills: {{ load: {{ {key}: [{}] }} }} }}",
+                quoted.join(", ")
+            ),
+            "main",
+        );
+    }
+
     pub fn try_discover(&self) -> Result<Discovery, openclaw_skills::Error> {
         let dirs = self.dirs();
         discover(&DiscoverInput {

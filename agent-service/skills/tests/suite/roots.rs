@@ -18,13 +18,7 @@ fn root(kind: RootKind, dir: PathBuf) -> Root {
 fn higher_priority_root_wins_and_every_collision_is_reported() {
     let mut w = World::new();
     let extra = w.outside.join("extra");
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}'] }} }} }}",
-            extra.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&extra]);
     let ordered = [
         (RootKind::Workspace, w.workspace.join("skills")),
         (
@@ -71,13 +65,7 @@ fn higher_priority_root_wins_and_every_collision_is_reported() {
 fn each_root_is_searched_and_tagged_with_its_kind() {
     let mut w = World::new();
     let extra = w.outside.join("extra");
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}'] }} }} }}",
-            extra.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&extra]);
     skill(&w.workspace.join("skills/a"), "a", "d");
     skill(&w.workspace.join(".agents/skills/b"), "b", "d");
     skill(&w.home.join(".agents/skills/c"), "c", "d");
@@ -109,14 +97,7 @@ fn earlier_extra_dir_wins_over_a_later_one() {
     let (first, second) = (w.outside.join("one"), w.outside.join("two"));
     skill(&first.join("x"), "x", "first");
     skill(&second.join("x"), "x", "second");
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}', '{}'] }} }} }}",
-            first.display(),
-            second.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&first, &second]);
     let d = w.discover();
     assert_eq!(d.skills[0].description, "first");
     assert_eq!(d.collisions.len(), 1);
@@ -164,13 +145,7 @@ fn a_root_that_is_itself_a_skill_is_one_skill() {
     skill(&single, "solo", "one skill");
     // A directory inside it is the skill's own material, not another skill.
     skill(&single.join("examples/inner"), "inner", "d");
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}'] }} }} }}",
-            single.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&single]);
     let d = w.discover();
     assert_eq!(names(&d), ["solo"]);
     assert_eq!(d.skills[0].location, single.join("SKILL.md"));
@@ -216,13 +191,7 @@ fn plugin_skills_rank_below_extra_dirs() {
     let (extra, plugin) = (w.outside.join("extra"), w.outside.join("plugin"));
     skill(&extra.join("x"), "x", "extra");
     skill(&plugin.join("x"), "x", "plugin");
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}'] }} }} }}",
-            extra.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&extra]);
     w.plugin_roots = vec![PluginSkillRoot {
         plugin: "p".into(),
         dir: plugin,

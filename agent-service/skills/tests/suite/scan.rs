@@ -79,13 +79,7 @@ fn configured_extra_roots_nest_two_levels() {
     let extra = w.outside.join("extra");
     skill(&extra.join("group/two"), "two", "d");
     skill(&extra.join("group/deeper/three"), "three", "d");
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}'] }} }} }}",
-            extra.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&extra]);
     let d = w.discover();
     assert_eq!(names(&d), ["two"]);
     assert_eq!(
@@ -115,13 +109,7 @@ fn a_root_that_is_a_file_is_reported() {
     let mut w = World::new();
     let file = w.outside.join("not-a-dir");
     fs::write(&file, "x").unwrap();
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ extraDirs: ['{}'] }} }} }}",
-            file.display()
-        ),
-        "main",
-    );
+    w.load_dirs("extraDirs", &[&file]);
     let d = w.discover();
     assert_eq!(d.skipped.len(), 1);
     assert_eq!(d.skipped[0].path, file);

@@ -3,19 +3,25 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
+use std::path::Path;
 
 use openclaw_skills::SkipReason;
 
 use super::fixture::{World, names, reasons, skill};
 
+/// A skill named `linked` at `target`, reached through the link `<dir>/linked`.
+fn link_skill(target: &Path, dir: &Path) {
+    skill(target, "linked", "d");
+    fs::create_dir_all(dir).unwrap();
+    symlink(target, dir.join("linked")).unwrap();
+}
+
 #[test]
 fn a_skill_linked_from_outside_its_root_is_skipped_and_reported() {
     let w = World::new();
     let target = w.outside.join("shared/linked");
-    skill(&target, "linked", "d");
     let skills = w.workspace.join("skills");
-    fs::create_dir_all(&skills).unwrap();
-    symlink(&target, skills.join("linked")).unwrap();
+    link_skill(&target, &skills);
     let d = w.discover();
     assert!(d.skills.is_empty());
     assert_eq!(d.skipped.len(), 1);
@@ -38,17 +44,9 @@ fn a_skill_linked_from_outside_its_root_is_skipped_and_reported() {
 fn allowed_symlink_targets_admit_the_link_and_keep_the_linked_location() {
     let mut w = World::new();
     let target = w.outside.join("shared/linked");
-    skill(&target, "linked", "d");
     let skills = w.workspace.join("skills");
-    fs::create_dir_all(&skills).unwrap();
-    symlink(&target, skills.join("linked")).unwrap();
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ allowSymlinkTargets: ['{}'] }} }} }}",
-            w.outside.join("shared").display()
-        ),
-        "main",
-    );
+    link_skill(&target, &skills);
+    w.load_dirs("allowSymlinkTargets", &[&w.outside.join("shared")]);
     let d = w.discover();
     assert_eq!(names(&d), ["linked"]);
     assert_eq!(d.skills[0].location, skills.join("linked/SKILL.md"));
@@ -59,10 +57,8 @@ fn allowed_symlink_targets_admit_the_link_and_keep_the_linked_location() {
 fn allowed_targets_accept_home_relative_paths_and_refuse_relative_ones() {
     let mut w = World::new();
     let target = w.home.join("library/linked");
-    skill(&target, "linked", "d");
     let managed = w.state.join("skills");
-    fs::create_dir_all(&managed).unwrap();
-    symlink(&target, managed.join("linked")).unwrap();
+    link_skill(&target, &managed);
     w.config(
         "{ skills: { load: { allowSymlinkTargets: ['~/library', 'lib'] } } }",
         "main",
@@ -84,17 +80,9 @@ fn allowed_targets_accept_home_relative_paths_and_refuse_relative_ones() {
 fn a_prefix_match_is_by_path_component() {
     let mut w = World::new();
     let target = w.outside.join("shared-evil/linked");
-    skill(&target, "linked", "d");
     let skills = w.workspace.join("skills");
-    fs::create_dir_all(&skills).unwrap();
-    symlink(&target, skills.join("linked")).unwrap();
-    w.config(
-        &format!(
-            "{{ skills: {{ load: {{ allowSymlinkTargets: ['{}'] }} }} }}",
-            w.outside.join("shared").display()
-        ),
-        "main",
-    );
+    link_skill(&target, &skills);
+    w.load_dirs("allowSymlinkTargets", &[&w.outside.join("shared")]);
     let d = w.discover();
     assert!(d.skills.is_empty());
     assert!(matches!(

@@ -477,6 +477,20 @@ impl Replica {
     }
 }
 
+/// A Run in the session of `key` once it streams: the stream and what it sent so far.
+async fn streaming(
+    client: &mut calls::Client,
+    key: &str,
+) -> (tonic::Streaming<pb::RunEvent>, Vec<pb::RunEvent>) {
+    let mut stream = client
+        .run(calls::run_request(key, "stream").expect("request"))
+        .await
+        .expect("Run")
+        .into_inner();
+    let seen = first_delta(&mut stream).await;
+    (stream, seen)
+}
+
 /// Waits (at most 30 s) for a run's first text delta: it is streaming.
 async fn first_delta(stream: &mut tonic::Streaming<pb::RunEvent>) -> Vec<pb::RunEvent> {
     let mut seen = Vec::new();
@@ -736,21 +750,9 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
         .expect("ListCronJobs through the router")
         .into_inner();
     assert_eq!(listed.jobs.iter().map(|j| &j.id).collect::<Vec<_>>(), [job]);
-    let ran = client
-        .run_cron_job(
-            calls::keyed(
-                main,
-                pb::RunCronJobRequest {
-                    agent_id: "planner".into(),
-                    id: job.clone(),
-                    queue_only: false,
-                },
-            )
-            .expect("request"),
-        )
+    let ran = run_planner_job(&mut client, main, job, false)
         .await
-        .expect("RunCronJob through the router")
-        .into_inner();
+        .expect("RunCronJob through the router");
     let cron_session = format!("agent:planner:cron:{job}");
     assert_eq!(
         (ran.status(), ran.session_key.as_str()),
@@ -790,23 +792,13 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
         .expect_err("RemoveCronJob keyed by another session");
     support::assert_status(&refused, Code::InvalidArgument, "\"agent:planner:main\"");
     // A job may deliver only to sessions that live with it.
-    let refused = client
-        .add_cron_job(
-            calls::keyed(
-                main,
-                pb::AddCronJobRequest {
-                    agent_id: "planner".into(),
-                    spec: Some(pb::CronJobSpec {
-                        schedule: "every 1h".into(),
-                        prompt: "Report.".into(),
-                        deliver: true,
-                        deliver_to: elsewhere.clone(),
-                        ..Default::default()
-                    }),
-                },
-            )
-            .expect("request"),
-        )
+    let report = pb::CronJobSpec {
+        prompt: "Report.".into(),
+        deliver: true,
+        deliver_to: elsewhere.clone(),
+        ..hourly()
+    };
+    let refused = add_planner_job(&mut client, main, report)
         .await
         .expect_err("delivery to a session of another replica");
     support::assert_status(&refused, Code::InvalidArgument, "another replica");
@@ -816,40 +808,17 @@ async fn cron_jobs_live_on_the_replica_of_their_agents_main_session() {
     );
 
     // A main-session job run with queue_only: answered once queued, run in the main session.
-    let reminder = client
-        .add_cron_job(
-            calls::keyed(
-                main,
-                pb::AddCronJobRequest {
-                    agent_id: "planner".into(),
-                    spec: Some(pb::CronJobSpec {
-                        schedule: "every 1h".into(),
-                        prompt: "Water the plants, please.".into(),
-                        target: pb::CronTarget::Main as i32,
-                        ..Default::default()
-                    }),
-                },
-            )
-            .expect("request"),
-        )
+    let water = pb::CronJobSpec {
+        prompt: "Water the plants, please.".into(),
+        target: pb::CronTarget::Main as i32,
+        ..hourly()
+    };
+    let reminder = add_planner_job(&mut client, main, water)
         .await
-        .expect("a main-session job")
-        .into_inner();
-    let queued = client
-        .run_cron_job(
-            calls::keyed(
-                main,
-                pb::RunCronJobRequest {
-                    agent_id: "planner".into(),
-                    id: reminder.id.clone(),
-                    queue_only: true,
-                },
-            )
-            .expect("request"),
-        )
+        .expect("a main-session job");
+    let queued = run_planner_job(&mut client, main, &reminder.id, true)
         .await
-        .expect("RunCronJob queue_only")
-        .into_inner();
+        .expect("RunCronJob queue_only");
     assert_eq!(
         (queued.status(), queued.session_key.as_str()),
         (pb::CronRunStatus::Unspecified, main),
@@ -880,13 +849,7 @@ async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
 
     // Reload while a Run streams: a new worker takes new calls, the old one
     // finishes the stream, then leaves (by hard-stop-after at the latest).
-    let key = "agent:slow:reload";
-    let mut stream = client
-        .run(calls::run_request(key, "stream").expect("request"))
-        .await
-        .expect("Run")
-        .into_inner();
-    let seen = first_delta(&mut stream).await;
+    let (stream, seen) = streaming(&mut client, "agent:slow:reload").await;
     let (before, _) = cluster.workers().await.expect("workers");
     assert_eq!(before.len(), 1, "{before:?}");
     cluster.signal_router(Signal::SIGUSR2);
@@ -916,13 +879,7 @@ async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
 
     // Graceful stop while a Run streams: the listeners close at once, the
     // stream finishes, then the router exits.
-    let key = "agent:slow:stop";
-    let mut stream = client
-        .run(calls::run_request(key, "stream").expect("request"))
-        .await
-        .expect("Run")
-        .into_inner();
-    let seen = first_delta(&mut stream).await;
+    let (stream, seen) = streaming(&mut client, "agent:slow:stop").await;
     cluster.signal_router(Signal::SIGUSR1);
     let mut backoff = Duration::from_millis(10);
     while tokio::net::TcpStream::connect(("127.0.0.1", cluster.agent_port))
@@ -943,6 +900,46 @@ async fn a_router_reload_or_stop_lets_streams_in_flight_finish() {
 }
 
 /// Until agent-service at `url` reports its AgentService SERVING (20 s at most).
+/// A job every hour; the rest of the spec is the default.
+fn hourly() -> pb::CronJobSpec {
+    pb::CronJobSpec {
+        schedule: "every 1h".into(),
+        ..Default::default()
+    }
+}
+
+/// AddCronJob of `spec` for agent `planner`, keyed by `key`.
+async fn add_planner_job(
+    client: &mut calls::Client,
+    key: &str,
+    spec: pb::CronJobSpec,
+) -> Result<pb::CronJob, tonic::Status> {
+    let message = pb::AddCronJobRequest {
+        agent_id: "planner".into(),
+        spec: Some(spec),
+    };
+    let request = calls::keyed(key, message).expect("request");
+    let answer = client.add_cron_job(request).await;
+    answer.map(tonic::Response::into_inner)
+}
+
+/// RunCronJob of agent `planner`'s job `id`, keyed by `key`.
+async fn run_planner_job(
+    client: &mut calls::Client,
+    key: &str,
+    id: &str,
+    queue_only: bool,
+) -> Result<pb::RunCronJobResponse, tonic::Status> {
+    let message = pb::RunCronJobRequest {
+        agent_id: "planner".into(),
+        id: id.to_owned(),
+        queue_only,
+    };
+    let request = calls::keyed(key, message).expect("request");
+    let answer = client.run_cron_job(request).await;
+    answer.map(tonic::Response::into_inner)
+}
+
 async fn wait_ready(url: &str) {
     let mut backoff = Duration::from_millis(20);
     for _ in 0..60 {

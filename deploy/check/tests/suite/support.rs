@@ -166,15 +166,7 @@ impl Running {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).map_err(|e| e.to_string())?);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
             .map_err(|e| format!("SIGTERM: {e}"))?;
-        tokio::time::timeout(self.plan.stop_grace, self.child.wait())
-            .await
-            .map_err(|_| {
-                format!(
-                    "{} still running after {:?}",
-                    self.plan.service, self.plan.stop_grace
-                )
-            })?
-            .map_err(|e| e.to_string())
+        self.wait().await
     }
 }
 

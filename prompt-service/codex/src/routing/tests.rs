@@ -1,7 +1,7 @@
 //! The routing table, row by row: each file's route, each trigger, the
 //! lightweight cron exception, and the memory note against its fallback.
 
-use prompt_render::{ContextFile, FileStatus, RenderInput, SessionKind};
+use prompt_render::{ContextFile, FileStatus, RenderInput, SessionKind, WORKSPACE_FILES};
 
 use super::Route;
 use crate::{
@@ -19,17 +19,10 @@ fn file(path: &str) -> ContextFile {
     }
 }
 
-const ALL: &[&str] = &[
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
-    "MEMORY.md",
-    "notes/extra.md",
-];
+/// Every workspace file with a place of its own, then one without.
+fn all() -> Vec<&'static str> {
+    [WORKSPACE_FILES, &["notes/extra.md"]].concat()
+}
 
 fn input(trigger: Trigger, files: &[&str]) -> CodexTurnInput {
     let mut base = RenderInput::new(WS);
@@ -81,7 +74,7 @@ fn route_and_status(turn: &CodexTurn, path: &str) -> (Route, FileStatus) {
 /// P-32: every file of a user turn with memory tools on the active workspace.
 #[test]
 fn each_file_goes_where_the_table_says() {
-    let mut i = input(Trigger::User, ALL);
+    let mut i = input(Trigger::User, &all());
     i.memory_tools_available = true;
     i.memory_workspace_is_active = true;
     let turn = run(&i);
@@ -348,7 +341,7 @@ fn heartbeat_pointer_only_on_heartbeat_turns() {
 /// Each trigger applies its session's file filter.
 #[test]
 fn triggers_apply_their_file_filters() {
-    let cron = run(&input(Trigger::Cron, ALL));
+    let cron = run(&input(Trigger::Cron, &all()));
     for (path, status) in [
         ("SOUL.md", FileStatus::Injected),
         ("TOOLS.md", FileStatus::Injected),
@@ -359,7 +352,7 @@ fn triggers_apply_their_file_filters() {
     ] {
         assert_eq!(route_and_status(&cron, path).1, status, "cron {path}");
     }
-    let mut sub = input(Trigger::User, ALL);
+    let mut sub = input(Trigger::User, &all());
     sub.base.session_kind = SessionKind::Subagent;
     let sub = run(&sub);
     let used: Vec<&str> = sub
@@ -369,7 +362,7 @@ fn triggers_apply_their_file_filters() {
         .map(|f| f.path.as_str())
         .collect();
     assert_eq!(used, ["AGENTS.md", "TOOLS.md"]);
-    let heartbeat = run(&input(Trigger::Heartbeat, ALL));
+    let heartbeat = run(&input(Trigger::Heartbeat, &all()));
     assert!(
         heartbeat
             .files
@@ -386,7 +379,7 @@ fn triggers_apply_their_file_filters() {
 fn lightweight_cron_is_byte_for_byte() {
     let odd =
         "  Run the report\r\n\twith <!-- openclaw:prompt-cache-boundary --> and ✓ trailing  \n";
-    let mut i = input(Trigger::Cron, ALL);
+    let mut i = input(Trigger::Cron, &all());
     i.lightweight_cron = true;
     i.input_text = odd.to_owned();
     i.memory_tools_available = true;
@@ -427,7 +420,7 @@ fn lightweight_cron_is_byte_for_byte() {
 /// Request order never reaches the params (lesson L1).
 #[test]
 fn request_order_does_not_matter() {
-    let forward = input(Trigger::User, ALL);
+    let forward = input(Trigger::User, &all());
     let mut backward = forward.clone();
     backward.base.context_files.reverse();
     assert_eq!(run(&forward), run(&backward));

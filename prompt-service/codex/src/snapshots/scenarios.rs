@@ -4,7 +4,7 @@
 
 use prompt_render::{
     BootstrapLimits, ChannelInfo, ChatType, ContextFile, HeartbeatInfo, RenderInput, ReplyDelivery,
-    SessionKind, Skill, SkillVersionSource,
+    SessionKind, Skill, WORKSPACE_FILES, fixtures,
 };
 use serde_json::{Value, json};
 
@@ -68,14 +68,14 @@ fn skills() -> Vec<Skill> {
         ),
     ]
     .iter()
-    .map(|(name, description)| Skill {
-        name: (*name).to_owned(),
-        description: (*description).to_owned(),
-        location: format!("~/.openclaw/skills/{name}/SKILL.md"),
-        version_source: SkillVersionSource::Content(
-            format!("---\nname: {name}\ndescription: {description}\n---\n<{name} SKILL.md body>\n")
-                .into_bytes(),
-        ),
+    .map(|(name, description)| {
+        fixtures::skill(
+            name,
+            description,
+            &format!(
+                "---\nname: {name}\ndescription: {description}\n---\n<{name} SKILL.md body>\n"
+            ),
+        )
     })
     .collect()
 }
@@ -164,6 +164,16 @@ fn openclaw_tools(memory: bool) -> Vec<DynamicTool> {
     tools
 }
 
+/// A main session's workspace files once the first-run ritual is done: every file with a
+/// place of its own but BOOTSTRAP.md.
+fn main_session_files() -> Vec<&'static str> {
+    WORKSPACE_FILES
+        .iter()
+        .copied()
+        .filter(|f| *f != "BOOTSTRAP.md")
+        .collect()
+}
+
 fn base(channel: ChannelInfo, kind: SessionKind, context: &[&str]) -> RenderInput {
     let mut base = RenderInput::new(WORKSPACE);
     base.agent_id = "main".to_owned();
@@ -233,15 +243,7 @@ fn telegram_direct() -> Scenario {
     let base = base(
         telegram(ReplyDelivery::MessageToolOnly),
         SessionKind::Main,
-        &[
-            "AGENTS.md",
-            "SOUL.md",
-            "TOOLS.md",
-            "IDENTITY.md",
-            "USER.md",
-            "HEARTBEAT.md",
-            "MEMORY.md",
-        ],
+        &main_session_files(),
     );
     let mut input = CodexTurnInput::new(base, MODEL);
     input.effort = "medium".to_owned();
@@ -315,15 +317,7 @@ fn heartbeat_turn() -> Scenario {
     let base = base(
         telegram(ReplyDelivery::MessageToolOnly),
         SessionKind::Main,
-        &[
-            "AGENTS.md",
-            "SOUL.md",
-            "TOOLS.md",
-            "IDENTITY.md",
-            "USER.md",
-            "HEARTBEAT.md",
-            "MEMORY.md",
-        ],
+        &main_session_files(),
     );
     let mut input = CodexTurnInput::new(base, MODEL);
     input.trigger = Trigger::Heartbeat;

@@ -22,6 +22,21 @@ fn run(args: &[&str], dir: Option<&Path>) -> Output {
     command.args(args).output().expect("run prompt-snapshots")
 }
 
+/// `sync-codex-model` into `dir`, finding the catalog from `codex_home` and `home` as the
+/// tool would for a user; it must succeed.
+fn sync_found(dir: &Path, codex_home: &Path, home: &Path) -> Output {
+    let output = Command::new(TOOL)
+        .arg("--dir")
+        .arg(dir)
+        .arg("sync-codex-model")
+        .env("CODEX_HOME", codex_home)
+        .env("HOME", home)
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    output
+}
+
 fn text(output: &Output) -> String {
     format!(
         "{}{}",
@@ -147,30 +162,18 @@ fn sync_uses_the_given_catalog_then_codex_home_and_else_changes_nothing() {
     // No catalog anywhere: nothing changes, exit 0, and it says so.
     let empty_home = tempfile::tempdir().expect("tempdir");
     let untouched = tempfile::tempdir().expect("tempdir");
-    let output = Command::new(TOOL)
-        .arg("--dir")
-        .arg(untouched.path())
-        .arg("sync-codex-model")
-        .env("CODEX_HOME", empty_home.path().join("codex"))
-        .env("HOME", empty_home.path())
-        .output()
-        .expect("run");
-    assert!(output.status.success(), "{}", text(&output));
+    let output = sync_found(
+        untouched.path(),
+        &empty_home.path().join("codex"),
+        empty_home.path(),
+    );
     assert!(text(&output).contains("unchanged"), "{}", text(&output));
     assert_eq!(fs::read_dir(untouched.path()).expect("list").count(), 0);
 
     // $CODEX_HOME/models_cache.json comes first and is recorded as such.
     let codex_home = tempfile::tempdir().expect("tempdir");
     fs::copy(&ours, codex_home.path().join("models_cache.json")).expect("copy");
-    let output = Command::new(TOOL)
-        .arg("--dir")
-        .arg(untouched.path())
-        .arg("sync-codex-model")
-        .env("CODEX_HOME", codex_home.path())
-        .env("HOME", empty_home.path())
-        .output()
-        .expect("run");
-    assert!(output.status.success(), "{}", text(&output));
+    sync_found(untouched.path(), codex_home.path(), empty_home.path());
     let note = fs::read_to_string(
         untouched
             .path()
@@ -204,15 +207,7 @@ fn sync_reads_a_codex_checkout_and_a_models_json() {
     fs::create_dir_all(&checkout).expect("mkdir");
     fs::write(checkout.join("models.json"), &ours).expect("write");
     let out = tempfile::tempdir().expect("tempdir");
-    let output = Command::new(TOOL)
-        .arg("--dir")
-        .arg(out.path())
-        .arg("sync-codex-model")
-        .env("CODEX_HOME", home.path().join("no-codex-home"))
-        .env("HOME", home.path())
-        .output()
-        .expect("run");
-    assert!(output.status.success(), "{}", text(&output));
+    let output = sync_found(out.path(), &home.path().join("no-codex-home"), home.path());
     let note = note_of(out.path());
     assert!(
         note.contains("\"~/code/codex/codex-rs/models-manager/models.json\""),
@@ -224,15 +219,7 @@ fn sync_reads_a_codex_checkout_and_a_models_json() {
     // A cache in ~/.codex wins over the checkout.
     fs::create_dir_all(home.path().join(".codex")).expect("mkdir");
     fs::write(home.path().join(".codex/models_cache.json"), &ours).expect("write");
-    let output = Command::new(TOOL)
-        .arg("--dir")
-        .arg(out.path())
-        .arg("sync-codex-model")
-        .env("CODEX_HOME", home.path().join("no-codex-home"))
-        .env("HOME", home.path())
-        .output()
-        .expect("run");
-    assert!(output.status.success(), "{}", text(&output));
+    sync_found(out.path(), &home.path().join("no-codex-home"), home.path());
     assert!(note_of(out.path()).contains("\"~/.codex/models_cache.json\""));
 
     // --catalog with a models.json outside the workspace.

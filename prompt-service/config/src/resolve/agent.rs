@@ -13,9 +13,9 @@ use crate::error::ConfigError;
 use crate::load::Config;
 use crate::raw::{
     AgentEntry, AgentIdentity, CodexApprovalPolicy, CodexSandbox, ContextInjection, DelegationMode,
-    HeartbeatConfig, ModelSelection, ReasoningLevel, RuntimeKind, SandboxBackend, SandboxConfig,
-    SandboxLimits, SandboxMode, SandboxNetwork, SandboxScope, ThinkingLevel, ToolPolicyConfig,
-    ToolProfile, WorkspaceAccess,
+    ModelSelection, ReasoningLevel, RuntimeKind, SandboxBackend, SandboxConfig, SandboxLimits,
+    SandboxMode, SandboxNetwork, SandboxScope, ThinkingLevel, ToolPolicyConfig, ToolProfile,
+    WorkspaceAccess,
 };
 
 /// Everything the runtime needs to know about one agent, defaults applied.
@@ -334,12 +334,9 @@ impl Config {
         let own = entry.and_then(|e| e.heartbeat.as_ref());
         let base = self.agent_defaults().and_then(|d| d.heartbeat.as_ref());
         let layers = [own, base];
-        let pick = |choose: fn(&HeartbeatConfig) -> Option<&String>| {
-            layers.iter().flatten().find_map(|h| choose(h)).cloned()
-        };
         // Validation already refused malformed intervals; the default covers the rest.
-        let every = pick(|h| h.every.as_ref())
-            .and_then(|text| parse_duration(&text).ok())
+        let every = first_set(&layers, |h| h.every.as_ref())
+            .and_then(|text| parse_duration(text).ok())
             .unwrap_or(defaults::HEARTBEAT_EVERY);
         let any_agent_has_one = self.agent_list().iter().any(|a| a.heartbeat.is_some());
         let selected = if any_agent_has_one {
@@ -350,15 +347,12 @@ impl Config {
         HeartbeatSettings {
             enabled: selected && !every.is_zero(),
             every,
-            prompt: pick(|h| h.prompt.as_ref()),
-            include_system_prompt_section: layers
-                .iter()
-                .flatten()
-                .find_map(|h| h.include_system_prompt_section)
+            prompt: first_set(&layers, |h| h.prompt.clone()),
+            include_system_prompt_section: first_set(&layers, |h| h.include_system_prompt_section)
                 .unwrap_or(true),
-            target: pick(|h| h.target.as_ref()),
-            model: pick(|h| h.model.as_ref()),
-            ack_max_chars: layers.iter().flatten().find_map(|h| h.ack_max_chars),
+            target: first_set(&layers, |h| h.target.clone()),
+            model: first_set(&layers, |h| h.model.clone()),
+            ack_max_chars: first_set(&layers, |h| h.ack_max_chars),
         }
     }
 
@@ -432,6 +426,11 @@ fn merged_model(
     (primary, fallbacks)
 }
 
+/// The value of the first of `layers` (the agent's own, then the defaults') that sets it.
+fn first_set<'a, C, T>(layers: &[Option<&'a C>], choose: impl Fn(&'a C) -> Option<T>) -> Option<T> {
+    layers.iter().flatten().find_map(|s| choose(s))
+}
+
 /// Key-by-key merge of the agent's sandbox over the defaults.
 fn merged_sandbox(
     own: Option<&SandboxConfig>,
@@ -439,42 +438,20 @@ fn merged_sandbox(
     dirs: &Dirs,
 ) -> SandboxSettings {
     let layers = [own, base];
-    let first = |choose: fn(&SandboxConfig) -> Option<&String>| {
-        layers.iter().flatten().find_map(|s| choose(s))
-    };
     SandboxSettings {
-        mode: layers
-            .iter()
-            .flatten()
-            .find_map(|s| s.mode)
-            .unwrap_or(SandboxMode::Off),
-        scope: layers
-            .iter()
-            .flatten()
-            .find_map(|s| s.scope)
-            .unwrap_or(SandboxScope::Agent),
-        workspace_access: layers
-            .iter()
-            .flatten()
-            .find_map(|s| s.workspace_access)
+        mode: first_set(&layers, |s| s.mode).unwrap_or(SandboxMode::Off),
+        scope: first_set(&layers, |s| s.scope).unwrap_or(SandboxScope::Agent),
+        workspace_access: first_set(&layers, |s| s.workspace_access)
             .unwrap_or(WorkspaceAccess::None),
-        workspace_root: first(|s| s.workspace_root.as_ref()).map_or_else(
+        workspace_root: first_set(&layers, |s| s.workspace_root.as_ref()).map_or_else(
             || dirs.state_dir.join(defaults::SANDBOXES_DIR),
             |root| dirs.expand(root),
         ),
-        backend: layers
-            .iter()
-            .flatten()
-            .find_map(|s| s.backend)
-            .unwrap_or(SandboxBackend::Bubblewrap),
-        network: layers
-            .iter()
-            .flatten()
-            .find_map(|s| s.network)
-            .unwrap_or(SandboxNetwork::None),
+        backend: first_set(&layers, |s| s.backend).unwrap_or(SandboxBackend::Bubblewrap),
+        network: first_set(&layers, |s| s.network).unwrap_or(SandboxNetwork::None),
         limits: merged_limits(layers.iter().flatten().filter_map(|s| s.limits.as_ref())),
-        uid: layers.iter().flatten().find_map(|s| s.uid),
-        docker: layers.iter().flatten().find_map(|s| s.docker.clone()),
+        uid: first_set(&layers, |s| s.uid),
+        docker: first_set(&layers, |s| s.docker.clone()),
     }
 }
 

@@ -142,76 +142,75 @@ fn command(argv: &[String], timeout_ms: Option<u64>, on_error: Option<HookOnErro
 }
 
 fn bootstrap_hooks(base: &str, entries: &[BootstrapHookEntry]) -> Vec<Hook<BootstrapHook>> {
-    entries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| {
-            let form = match e {
-                BootstrapHookEntry {
-                    replace: Some(name),
-                    with: Some(with),
-                    ..
-                } => BootstrapHook::Replace {
-                    name: name.clone(),
-                    with: with.clone(),
-                },
-                BootstrapHookEntry {
-                    drop: Some(name), ..
-                } => BootstrapHook::Drop { name: name.clone() },
-                BootstrapHookEntry {
-                    add: Some(name),
-                    from: Some(from),
-                    ..
-                } => BootstrapHook::Add {
-                    name: name.clone(),
-                    from: from.clone(),
-                },
-                BootstrapHookEntry {
-                    command: Some(argv),
-                    timeout_ms,
-                    on_error,
-                    ..
-                } => BootstrapHook::Command(command(argv, *timeout_ms, *on_error)),
-                _ => return None,
-            };
-            Some(Hook {
-                key: format!("{base}[{i}]"),
-                form,
-            })
+    keyed_hooks(base, entries, |e| {
+        Some(match e {
+            BootstrapHookEntry {
+                replace: Some(name),
+                with: Some(with),
+                ..
+            } => BootstrapHook::Replace {
+                name: name.clone(),
+                with: with.clone(),
+            },
+            BootstrapHookEntry {
+                drop: Some(name), ..
+            } => BootstrapHook::Drop { name: name.clone() },
+            BootstrapHookEntry {
+                add: Some(name),
+                from: Some(from),
+                ..
+            } => BootstrapHook::Add {
+                name: name.clone(),
+                from: from.clone(),
+            },
+            BootstrapHookEntry {
+                command: Some(argv),
+                timeout_ms,
+                on_error,
+                ..
+            } => BootstrapHook::Command(command(argv, *timeout_ms, *on_error)),
+            _ => return None,
         })
-        .collect()
+    })
 }
 
 fn prompt_hooks(base: &str, entries: &[PromptBuildHookEntry]) -> Vec<Hook<PromptBuildHook>> {
+    keyed_hooks(base, entries, |e| {
+        let placement = e.placement.unwrap_or(HookPlacement::Dynamic);
+        Some(match e {
+            PromptBuildHookEntry {
+                text: Some(text), ..
+            } => PromptBuildHook::Text {
+                text: text.clone(),
+                placement,
+            },
+            PromptBuildHookEntry {
+                from: Some(from), ..
+            } => PromptBuildHook::File {
+                from: from.clone(),
+                placement,
+            },
+            PromptBuildHookEntry {
+                command: Some(argv),
+                timeout_ms,
+                on_error,
+                ..
+            } => PromptBuildHook::Command(command(argv, *timeout_ms, *on_error)),
+            _ => return None,
+        })
+    })
+}
+
+/// The hooks of `entries`, each keyed `<base>[<index>]`; an entry `form_of` finds no form
+/// in (validation has already reported it) is left out.
+fn keyed_hooks<E, F>(base: &str, entries: &[E], form_of: impl Fn(&E) -> Option<F>) -> Vec<Hook<F>> {
     entries
         .iter()
         .enumerate()
         .filter_map(|(i, e)| {
-            let placement = e.placement.unwrap_or(HookPlacement::Dynamic);
-            let form = match e {
-                PromptBuildHookEntry {
-                    text: Some(text), ..
-                } => PromptBuildHook::Text {
-                    text: text.clone(),
-                    placement,
-                },
-                PromptBuildHookEntry {
-                    from: Some(from), ..
-                } => PromptBuildHook::File {
-                    from: from.clone(),
-                    placement,
-                },
-                PromptBuildHookEntry {
-                    command: Some(argv),
-                    timeout_ms,
-                    on_error,
-                    ..
-                } => PromptBuildHook::Command(command(argv, *timeout_ms, *on_error)),
-                _ => return None,
-            };
             Some(Hook {
                 key: format!("{base}[{i}]"),
-                form,
+                form: form_of(e)?,
             })
         })
         .collect()

@@ -4,6 +4,7 @@
 use crate::error::ConfigError;
 use crate::load::Config;
 use crate::model_ref::{ModelCatalog, ModelRef};
+use crate::raw::ProviderConfig;
 
 /// One `alias -> provider/model` line for the prompt's model aliases section.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,8 +30,7 @@ impl Config {
                 catalog = catalog.with_alias(alias.clone(), key.clone());
             }
         }
-        let providers = self.raw.models.as_ref().and_then(|m| m.providers.as_ref());
-        for (id, provider) in providers.into_iter().flatten() {
+        for (id, provider) in self.model_providers() {
             let ids = provider.models.iter().flatten().map(|m| m.id.clone());
             catalog = catalog.with_provider(id, ids);
         }
@@ -41,6 +41,12 @@ impl Config {
             catalog = catalog.with_default_model(primary);
         }
         catalog
+    }
+
+    /// The entries of `models.providers`, in file order (none when unset).
+    pub fn model_providers(&self) -> impl Iterator<Item = (&String, &ProviderConfig)> {
+        let providers = self.raw.models.as_ref().and_then(|m| m.providers.as_ref());
+        providers.into_iter().flatten()
     }
 
     /// Resolves user text (`opus`, `gpt-5.5`, `openrouter/moonshotai/kimi-k2@work`) to a model

@@ -17,7 +17,7 @@ use openclaw_config::{
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 
-use super::support::{EXAMPLE, keep};
+use super::support::{EXAMPLE, SCHEMA_KEYS, keep};
 
 /// The error report is at most this many times the input's length ...
 const REPORT_FACTOR: usize = 16;
@@ -31,59 +31,6 @@ fn cases(default: u32) -> u32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
-
-/// Keys of the real schema (so generated documents get deep into validation), near misses
-/// and awkward ones.
-const KEYS: &[&str] = &[
-    "agents",
-    "defaults",
-    "list",
-    "id",
-    "workspace",
-    "model",
-    "primary",
-    "fallbacks",
-    "tools",
-    "exec",
-    "security",
-    "ask",
-    "askFallback",
-    "safeBins",
-    "bash",
-    "channels",
-    "telegram",
-    "allowFrom",
-    "messages",
-    "queue",
-    "mode",
-    "byChannel",
-    "session",
-    "gateway",
-    "auth",
-    "bind",
-    "heartbeat",
-    "every",
-    "prompt",
-    "sandbox",
-    "runtime",
-    "type",
-    "codex",
-    "command",
-    "skills",
-    "models",
-    "providers",
-    "baseUrl",
-    "api",
-    "apiKey",
-    "env",
-    "userTimezone",
-    "params",
-    "identity",
-    "workspac",
-    "$schema",
-    "é",
-    "x-y",
-];
 
 /// A JSON5 scalar, in the spellings JSON5 allows and some it does not.
 fn scalar() -> impl Strategy<Value = String> {
@@ -152,7 +99,7 @@ fn gap() -> impl Strategy<Value = &'static str> {
 
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![
-        prop::sample::select(KEYS).prop_map(|k| {
+        prop::sample::select(SCHEMA_KEYS).prop_map(|k| {
             if k.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '$' || c == '_')
             {
@@ -161,7 +108,7 @@ fn key() -> impl Strategy<Value = String> {
                 format!("'{k}'")
             }
         }),
-        prop::sample::select(KEYS).prop_map(|k| format!("\"{k}\"")),
+        prop::sample::select(SCHEMA_KEYS).prop_map(|k| format!("\"{k}\"")),
         "[a-zA-Z_$][a-zA-Z0-9_$]{0,8}",
     ]
 }

@@ -7,7 +7,7 @@ use openclaw_config::raw::{HookOnError, HookPlacement};
 use openclaw_config::resolve::{BootstrapHook, HookCommand, PromptBuildHook};
 use openclaw_config::{ErrorKind, NoEnv};
 
-use super::support::{invalid, keep, valid};
+use super::support::{invalid, keep, paths_and_messages, valid};
 
 const CONFIG: &str = r#"{
   hooks: {
@@ -199,13 +199,10 @@ fn prompt_build_hook_config_errors_name_the_key() {
   },
 }"#;
     let errors = invalid(text, &Default::default(), &keep());
-    let got: Vec<(String, String)> = errors
-        .iter()
-        .map(|e| (e.path.clone(), e.message.clone()))
-        .collect();
+    let got = paths_and_messages(&errors);
     let expect = |path: &str, needle: &str| {
         assert!(
-            got.iter().any(|(p, m)| p == path && m.contains(needle)),
+            got.iter().any(|(p, m)| *p == path && m.contains(needle)),
             "no error at {path} containing {needle:?} in {got:#?}"
         );
     };

@@ -4,7 +4,7 @@
 use openclaw_config::raw::{ModelSelection, ProviderApi, SandboxMode, SecretInput};
 use openclaw_config::{ConfigError, ErrorKind, LoadOptions, NoEnv, Position, UnresolvedVars, load};
 
-use super::support::{EXAMPLE, assert_points_at, env, invalid, keep, valid};
+use super::support::{EXAMPLE, assert_points_at, env, invalid, keep, paths_and_messages, valid};
 
 fn at(line: usize, column: usize) -> Option<Position> {
     Some(Position { line, column })
@@ -159,20 +159,13 @@ fn error_lines_read_like_sentences() {
 fn unknown_keys_suggest_the_closest_known_key() {
     let text = "{\n  tools: { profle: 'full', exec: { securty: 'full' } },\n  channels: { telegram: { botToken: 'x' } },\n}";
     let errors = invalid(text, &env(&[]), &keep());
-    let got: Vec<(String, String)> = errors
-        .iter()
-        .map(|e| (e.path.clone(), e.message.clone()))
-        .collect();
     assert_eq!(
-        got,
+        paths_and_messages(&errors),
         vec![
+            ("tools.profle", r#"unknown key; did you mean "profile"?"#),
             (
-                "tools.profle".to_owned(),
-                r#"unknown key; did you mean "profile"?"#.to_owned()
-            ),
-            (
-                "tools.exec.securty".to_owned(),
-                r#"unknown key; did you mean "security"?"#.to_owned()
+                "tools.exec.securty",
+                r#"unknown key; did you mean "security"?"#
             ),
         ]
     );
@@ -212,12 +205,8 @@ fn channel_specific_keys_pass_through() {
 fn wrong_types_name_expected_and_found() {
     let text = r#"{ agents: { defaults: { model: 42, skipBootstrap: "yes", skills: "github", heartbeat: [] } } }"#;
     let errors = invalid(text, &env(&[]), &keep());
-    let got: Vec<(&str, &str)> = errors
-        .iter()
-        .map(|e| (e.path.as_str(), e.message.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        paths_and_messages(&errors),
         vec![
             (
                 "agents.defaults.model",
@@ -260,12 +249,8 @@ fn rule_violations_are_reported_alongside_schema_errors() {
   tools: { profile: "everything" },
 }"#;
     let errors = invalid(text, &env(&[]), &keep());
-    let got: Vec<(&str, &str)> = errors
-        .iter()
-        .map(|e| (e.path.as_str(), e.message.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        paths_and_messages(&errors),
         vec![
             (
                 "agents.defaults.heartbeat.every",
@@ -530,12 +515,8 @@ fn safe_bin_profiles_are_checked_where_they_are_written() {
     safeBinProfiles: { rev: { minPositional: 1 } } } } }] },
 }"#;
     let errors = invalid(text, &env(&[]), &keep());
-    let got: Vec<(&str, &str)> = errors
-        .iter()
-        .map(|e| (e.path.as_str(), e.message.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        paths_and_messages(&errors),
         vec![
             (
                 "tools.exec.safeBinProfiles.jq.minPositional",

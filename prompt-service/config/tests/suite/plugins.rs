@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use openclaw_config::resolve::{Dirs, PluginSkills};
 
-use super::support::{env, invalid, keep, valid};
+use super::support::{env, invalid, keep, paths_and_messages, valid};
 
 fn dirs() -> Dirs {
     Dirs {
@@ -80,12 +80,8 @@ fn relative_folders_are_refused_naming_the_field() {
         &env(&[]),
         &keep(),
     );
-    let got: Vec<(&str, &str)> = errors
-        .iter()
-        .map(|e| (e.path.as_str(), e.message.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        paths_and_messages(&errors),
         [
             (
                 "agents.defaults.docsPath",

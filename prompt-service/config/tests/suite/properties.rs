@@ -8,38 +8,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{Map, Value};
 
-use super::support::keep;
-
-/// Keys the schema knows, mixed with near misses, so generated documents hit both paths.
-const KEYS: &[&str] = &[
-    "agents",
-    "defaults",
-    "list",
-    "id",
-    "workspace",
-    "workspac",
-    "model",
-    "primary",
-    "fallbacks",
-    "models",
-    "alias",
-    "skills",
-    "tools",
-    "profile",
-    "messages",
-    "queue",
-    "mode",
-    "channels",
-    "telegram",
-    "allowFrom",
-    "extra",
-    "heartbeat",
-    "every",
-    "sandbox",
-    "openai/gpt-5",
-    "x y",
-    "é",
-];
+use super::support::{SCHEMA_KEYS, keep};
 
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -53,14 +22,16 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(5, 64, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(|pairs| {
-                Value::Object(
-                    pairs
-                        .into_iter()
-                        .map(|(k, v)| (k.to_owned(), v))
-                        .collect::<Map<_, _>>(),
-                )
-            }),
+            prop::collection::vec((prop::sample::select(SCHEMA_KEYS), inner), 0..6).prop_map(
+                |pairs| {
+                    Value::Object(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| (k.to_owned(), v))
+                            .collect::<Map<_, _>>(),
+                    )
+                }
+            ),
         ]
     })
 }

@@ -15,7 +15,7 @@ use openclaw_config::resolve::{
 };
 use openclaw_config::{ConfigError, LoadOptions, load};
 
-use super::support::{EXAMPLE, env, valid};
+use super::support::{EXAMPLE, env, error_lines, valid};
 
 fn dirs() -> Dirs {
     Dirs {
@@ -433,12 +433,8 @@ fn sandbox_limits_merge_key_by_key_and_bad_ones_are_named() {
         &env(&[]),
         &LoadOptions::default(),
     );
-    let lines: Vec<String> = errors
-        .iter()
-        .map(|e| format!("{}: {}", e.path, e.message))
-        .collect();
     assert_eq!(
-        lines,
+        error_lines(&errors),
         [
             "agents.defaults.sandbox.limits.processes: must be at least 0, found -1",
             "agents.defaults.sandbox.limits.memoryMb: unknown key",
@@ -480,10 +476,9 @@ fn the_sandbox_uid_is_an_agents_own_or_the_defaults_and_never_root() {
             &env(&[]),
             &LoadOptions::default(),
         );
-        let lines: Vec<String> = errors
-            .iter()
-            .map(|e| format!("{}: {}", e.path, e.message))
-            .collect();
-        assert_eq!(lines, [format!("agents.defaults.sandbox.uid: {message}")]);
+        assert_eq!(
+            error_lines(&errors),
+            [format!("agents.defaults.sandbox.uid: {message}")]
+        );
     }
 }

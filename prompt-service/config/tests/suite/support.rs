@@ -9,6 +9,64 @@ use openclaw_config::{
 /// The realistic example kept beside the crate (referenced from the README).
 pub const EXAMPLE: &str = include_str!("../../examples/openclaw.json5");
 
+/// Keys of the real schema, mixed with near misses and awkward ones, so that generated
+/// documents get deep into validation and hit its errors too.
+pub const SCHEMA_KEYS: &[&str] = &[
+    "agents",
+    "defaults",
+    "list",
+    "id",
+    "workspace",
+    "model",
+    "primary",
+    "fallbacks",
+    "tools",
+    "exec",
+    "security",
+    "ask",
+    "askFallback",
+    "safeBins",
+    "bash",
+    "channels",
+    "telegram",
+    "allowFrom",
+    "messages",
+    "queue",
+    "mode",
+    "byChannel",
+    "session",
+    "gateway",
+    "auth",
+    "bind",
+    "heartbeat",
+    "every",
+    "prompt",
+    "sandbox",
+    "runtime",
+    "type",
+    "codex",
+    "command",
+    "skills",
+    "models",
+    "providers",
+    "baseUrl",
+    "api",
+    "apiKey",
+    "env",
+    "userTimezone",
+    "params",
+    "identity",
+    "workspac",
+    "$schema",
+    "é",
+    "x-y",
+    "alias",
+    "profile",
+    "extra",
+    "openai/gpt-5",
+    "x y",
+];
+
 /// Options that keep `${VAR}` references as written.
 pub fn keep() -> LoadOptions {
     LoadOptions {
@@ -35,6 +93,22 @@ pub fn invalid(
         Err(ConfigError::Invalid(errors)) => errors.into_vec(),
         Err(other) => panic!("expected located errors, got {other:?}"),
     }
+}
+
+/// Each error's path and message, in order.
+pub fn paths_and_messages(errors: &[LocatedError]) -> Vec<(&str, &str)> {
+    errors
+        .iter()
+        .map(|e| (e.path.as_str(), e.message.as_str()))
+        .collect()
+}
+
+/// Each error as `path: message`, in order.
+pub fn error_lines(errors: &[LocatedError]) -> Vec<String> {
+    errors
+        .iter()
+        .map(|e| format!("{}: {}", e.path, e.message))
+        .collect()
 }
 
 /// An environment from pairs.

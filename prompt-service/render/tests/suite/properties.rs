@@ -6,20 +6,9 @@ use std::collections::BTreeSet;
 use prompt_render::{
     ChannelInfo, ChatType, ContextFile, HeartbeatInfo, Prepared, PromptSurface, ReactionLevel,
     ReasoningLevel, RenderInput, ReplyDelivery, RuntimeInfo, RuntimeVersion, SessionKind, Skill,
-    SkillVersionSource, ThinkLevel, Tool, TurnKind, render, validate,
+    SkillVersionSource, ThinkLevel, Tool, TurnKind, WORKSPACE_FILES, render, validate,
 };
 use proptest::prelude::*;
-
-const KNOWN_FILES: &[&str] = &[
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
-    "MEMORY.md",
-];
 
 fn text(max: usize) -> impl Strategy<Value = String> {
     proptest::collection::vec(any::<char>(), 0..max).prop_map(|v| v.into_iter().collect())
@@ -85,7 +74,7 @@ fn curated_text() -> impl Strategy<Value = String> {
 }
 
 fn files() -> impl Strategy<Value = Vec<ContextFile>> {
-    let known = proptest::sample::subsequence(KNOWN_FILES, 0..=KNOWN_FILES.len());
+    let known = proptest::sample::subsequence(WORKSPACE_FILES, 0..=WORKSPACE_FILES.len());
     let extra = proptest::collection::btree_set("[a-z]{1,8}", 0..3);
     (known, extra).prop_flat_map(|(known, extra)| {
         let paths: Vec<String> = known

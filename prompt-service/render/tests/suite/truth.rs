@@ -21,6 +21,16 @@ fn file(path: &str, content: String) -> ContextFile {
     fixture::file(path, content)
 }
 
+/// Every one of the `sections` headings of [`agents_md`] stands in the stable prefix.
+fn assert_every_area_heading(r: &Rendered, sections: usize) {
+    for s in 0..sections {
+        assert!(
+            r.stable_prefix.contains(&format!("\n## Area {s}\n")),
+            "area {s}"
+        );
+    }
+}
+
 /// An AGENTS.md of `sections` headings, each with prose and `rules` rule lines.
 fn agents_md(sections: usize, rules: usize, prose_lines: usize) -> String {
     let mut out = vec!["# AGENTS.md".to_owned()];
@@ -144,12 +154,7 @@ fn a_cut_agents_md_keeps_its_rules() {
         .filter(|l| r.stable_prefix.contains(*l))
         .count();
     assert_eq!(kept, 104);
-    for s in 0..8 {
-        assert!(
-            r.stable_prefix.contains(&format!("\n## Area {s}\n")),
-            "area {s}"
-        );
-    }
+    assert_every_area_heading(&r, 8);
     assert!(
         r.stable_prefix
             .contains("[…AGENTS.md shortened to fit: lines ")
@@ -174,12 +179,7 @@ fn a_tight_agents_md_digest_counts_what_it_leaves_out() {
     input.bootstrap_limits.max_chars_per_file = 2_000;
     input.context_files = vec![file("AGENTS.md", agents_md(8, 13, 2))];
     let r = ok(&input);
-    for s in 0..8 {
-        assert!(
-            r.stable_prefix.contains(&format!("\n## Area {s}\n")),
-            "area {s}"
-        );
-    }
+    assert_every_area_heading(&r, 8);
     assert!(
         r.stable_prefix
             .contains("- Rule 0.0: follow the team's way here.")

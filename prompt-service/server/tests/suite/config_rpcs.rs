@@ -1,7 +1,8 @@
 //! ResolvePromptConfig and ResolveProviderContribution over a real socket.
 
 use openclaw_proto::prompt::v1 as pb;
-use tonic::Code;
+use pb::prompt_service_client::PromptServiceClient;
+use tonic::{Code, transport::Channel};
 
 use super::harness::Server;
 
@@ -21,6 +22,23 @@ async fn resolve(
 ) -> Result<pb::ResolvePromptConfigResponse, tonic::Status> {
     let server = Server::start().await;
     let answer = server.client().await.resolve_prompt_config(request).await;
+    answer.map(tonic::Response::into_inner)
+}
+
+/// ResolveProviderContribution for `(provider, model)` with `personality` and `config`.
+async fn contribution(
+    client: &mut PromptServiceClient<Channel>,
+    (provider, model): (&str, &str),
+    personality: pb::Gpt5Personality,
+    config: &str,
+) -> Result<pb::ResolveProviderContributionResponse, tonic::Status> {
+    let request = pb::ResolveProviderContributionRequest {
+        provider_id: provider.into(),
+        model_id: model.into(),
+        config_json5: config.into(),
+        personality: personality as i32,
+    };
+    let answer = client.resolve_provider_contribution(request).await;
     answer.map(tonic::Response::into_inner)
 }
 
@@ -139,24 +157,10 @@ async fn syntax_error_names_line_and_column() {
 async fn gpt5_overlay_contribution() {
     let server = Server::start().await;
     let mut client = server.client().await;
-    let req = |provider: &str, model: &str, personality: pb::Gpt5Personality, config: &str| {
-        pb::ResolveProviderContributionRequest {
-            provider_id: provider.into(),
-            model_id: model.into(),
-            config_json5: config.into(),
-            personality: personality as i32,
-        }
-    };
-    let on = client
-        .resolve_provider_contribution(req(
-            "openai",
-            "gpt-5.5",
-            pb::Gpt5Personality::Unspecified,
-            "",
-        ))
+    let unspecified = pb::Gpt5Personality::Unspecified;
+    let on = contribution(&mut client, ("openai", "gpt-5.5"), unspecified, "")
         .await
-        .expect("on")
-        .into_inner();
+        .expect("on");
     assert!(on.gpt5_overlay);
     assert_eq!(on.personality(), pb::Gpt5Personality::Friendly);
     let c = on.contribution.expect("contribution");
@@ -169,16 +173,9 @@ async fn gpt5_overlay_contribution() {
     );
 
     let off_cfg = "{ agents: { defaults: { promptOverlays: { gpt5: { personality: 'off' } } } } }";
-    let off = client
-        .resolve_provider_contribution(req(
-            "codex",
-            "gpt-5-mini",
-            pb::Gpt5Personality::Unspecified,
-            off_cfg,
-        ))
+    let off = contribution(&mut client, ("codex", "gpt-5-mini"), unspecified, off_cfg)
         .await
-        .expect("off")
-        .into_inner();
+        .expect("off");
     assert_eq!(off.personality(), pb::Gpt5Personality::Off);
     let c = off.contribution.expect("contribution");
     assert!(c.stable_prefix.contains("<completion_contract>"));
@@ -190,46 +187,30 @@ async fn gpt5_overlay_contribution() {
     );
 
     let plugin_off = "{ plugins: { entries: { openai: { config: { personality: 'off' } } } } }";
-    let by_plugin = client
-        .resolve_provider_contribution(req(
-            "openai",
-            "gpt-5",
-            pb::Gpt5Personality::Unspecified,
-            plugin_off,
-        ))
+    let by_plugin = contribution(&mut client, ("openai", "gpt-5"), unspecified, plugin_off)
         .await
-        .expect("plugin")
-        .into_inner();
+        .expect("plugin");
     assert_eq!(by_plugin.personality(), pb::Gpt5Personality::Off);
 
-    let none = client
-        .resolve_provider_contribution(req(
-            "anthropic",
-            "claude-sonnet-4-5",
-            pb::Gpt5Personality::Friendly,
-            "",
-        ))
-        .await
-        .expect("none")
-        .into_inner();
+    let none = contribution(
+        &mut client,
+        ("anthropic", "claude-sonnet-4-5"),
+        pb::Gpt5Personality::Friendly,
+        "",
+    )
+    .await
+    .expect("none");
     assert!(!none.gpt5_overlay);
     assert_eq!(
         none.contribution.map(|c| c.stable_prefix),
         Some(String::new())
     );
 
-    let bad = client
-        .resolve_provider_contribution(req(
-            "openai",
-            "gpt-5",
-            pb::Gpt5Personality::Unspecified,
-            "{ nope: 1 }",
-        ))
+    let bad = contribution(&mut client, ("openai", "gpt-5"), unspecified, "{ nope: 1 }")
         .await
         .expect_err("bad config");
     assert_eq!(bad.code(), Code::InvalidArgument);
-    let missing = client
-        .resolve_provider_contribution(req("openai", "", pb::Gpt5Personality::Unspecified, ""))
+    let missing = contribution(&mut client, ("openai", ""), unspecified, "")
         .await
         .expect_err("no model");
     assert_eq!(missing.message(), "model_id: is required");

@@ -24,6 +24,22 @@ async fn status_of(server: &Server, req: pb::RenderSystemPromptRequest) -> tonic
     }
 }
 
+/// Sends `req`, which must be refused with InvalidArgument; the status message.
+async fn invalid_message(server: &Server, req: pb::RenderSystemPromptRequest) -> String {
+    let status = status_of(server, req).await;
+    assert_eq!(status.code(), Code::InvalidArgument, "{}", status.message());
+    status.message().to_owned()
+}
+
+/// Sends the example changed by `change` to a fresh server; the message of the
+/// InvalidArgument it must be refused with.
+async fn invalid_argument(change: impl FnOnce(&mut pb::RenderSystemPromptRequest)) -> String {
+    let server = Server::start().await;
+    let mut req = example();
+    change(&mut req);
+    invalid_message(&server, req).await
+}
+
 #[tokio::test]
 async fn health_reports_serving_for_the_server_and_the_service() {
     let server = Server::start().await;
@@ -152,23 +168,16 @@ async fn turns_sharing_stable_inputs_render_exactly_as_fresh_requests() {
 
     let mut bad = first.clone();
     bad.reasoning_level = 42;
-    let status = status_of(&server, bad).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(
-        status.message().contains("reasoning_level"),
-        "{}",
-        status.message()
-    );
+    let message = invalid_message(&server, bad).await;
+    assert!(message.contains("reasoning_level"), "{message}");
 
     // A turn kind out of range is named, on a cached prefix as on a cold one.
     let mut bad = first.clone();
     bad.turn_kind = 9;
-    let status = status_of(&server, bad).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
+    let message = invalid_message(&server, bad).await;
     assert!(
-        status.message().contains("turn_kind") && status.message().contains("unknown enum value 9"),
-        "{}",
-        status.message()
+        message.contains("turn_kind") && message.contains("unknown enum value 9"),
+        "{message}"
     );
 
     // Bytes that are not a RenderSystemPromptRequest (a field 1 whose
@@ -244,97 +253,58 @@ async fn gzip_requests_are_accepted() {
 
 #[tokio::test]
 async fn unknown_mode_is_invalid_argument() {
-    let server = Server::start().await;
-    let mut req = example();
-    req.prompt_mode = 42;
-    let status = status_of(&server, req).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(
-        status.message().starts_with("prompt_mode:"),
-        "{}",
-        status.message()
-    );
+    let message = invalid_argument(|req| req.prompt_mode = 42).await;
+    assert!(message.starts_with("prompt_mode:"), "{message}");
 }
 
 #[tokio::test]
 async fn invalid_timezone_is_invalid_argument() {
-    let server = Server::start().await;
-    let mut req = example();
-    req.user_time = Some(pb::UserTime {
-        timezone: "Europe/Atlantis".into(),
-        time_format: 0,
-    });
-    let status = status_of(&server, req).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(
-        status.message().contains("user_time.timezone"),
-        "{}",
-        status.message()
-    );
+    let message = invalid_argument(|req| {
+        req.user_time = Some(pb::UserTime {
+            timezone: "Europe/Atlantis".into(),
+            time_format: 0,
+        });
+    })
+    .await;
+    assert!(message.contains("user_time.timezone"), "{message}");
 }
 
 #[tokio::test]
 async fn relative_workspace_is_invalid_argument() {
-    let server = Server::start().await;
-    let mut req = example();
-    req.workspace_dir = "workspace".into();
-    let status = status_of(&server, req).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(
-        status.message().starts_with("workspace_dir:"),
-        "{}",
-        status.message()
-    );
+    let message = invalid_argument(|req| req.workspace_dir = "workspace".into()).await;
+    assert!(message.starts_with("workspace_dir:"), "{message}");
 }
 
 #[tokio::test]
 async fn missing_workspace_is_invalid_argument() {
-    let server = Server::start().await;
-    let mut req = example();
-    req.workspace_dir.clear();
-    let status = status_of(&server, req).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert_eq!(status.message(), "workspace_dir: is required");
+    let message = invalid_argument(|req| req.workspace_dir.clear()).await;
+    assert_eq!(message, "workspace_dir: is required");
 }
 
 #[tokio::test]
 async fn context_file_outside_the_workspace_is_invalid_argument() {
-    let server = Server::start().await;
-    let mut req = example();
-    req.context_files.push(pb::ContextFile {
-        path: "/etc/shadow".into(),
-        content: "x".into(),
-        missing: false,
-    });
-    let status = status_of(&server, req).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(
-        status.message().starts_with("context_files[5].path:"),
-        "{}",
-        status.message()
-    );
-    assert!(
-        status.message().contains("outside the workspace"),
-        "{}",
-        status.message()
-    );
+    let message = invalid_argument(|req| {
+        req.context_files.push(pb::ContextFile {
+            path: "/etc/shadow".into(),
+            content: "x".into(),
+            missing: false,
+        });
+    })
+    .await;
+    assert!(message.starts_with("context_files[5].path:"), "{message}");
+    assert!(message.contains("outside the workspace"), "{message}");
 }
 
 #[tokio::test]
 async fn duplicate_tool_names_are_invalid_argument() {
-    let server = Server::start().await;
-    let mut req = example();
-    req.tools.push(pb::Tool {
-        name: "Read".into(),
-        ..Default::default()
-    });
-    let status = status_of(&server, req).await;
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(
-        status.message().starts_with("tools[6].name:"),
-        "{}",
-        status.message()
-    );
+    let message = invalid_argument(|req| {
+        req.tools.push(pb::Tool {
+            name: "Read".into(),
+            ..Default::default()
+        });
+    })
+    .await;
+    assert!(message.starts_with("tools[6].name:"), "{message}");
 }
 
 #[tokio::test]

@@ -253,6 +253,17 @@ async fn mtls_refuses_a_wrong_client_certificate() {
     server.stop().await.expect("stop");
 }
 
+/// Calls until one is served, every refusal before it being ResourceExhausted (a slot still
+/// held), for at most `within`.
+async fn until_served(channel: &Channel, within: Duration, what: &str) {
+    let started = Instant::now();
+    while let Err(status) = call(channel.clone(), None).await {
+        assert_eq!(status.code(), Code::ResourceExhausted);
+        assert!(started.elapsed() < within, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
 async fn past_capacity_calls_are_shed_at_once_and_health_still_answers() {
     let server = Server::start_with(ServeConfig {
@@ -303,15 +314,7 @@ async fn past_capacity_calls_are_shed_at_once_and_health_still_answers() {
     for task in held {
         task.abort();
     }
-    let started = Instant::now();
-    while let Err(status) = call(channel.clone(), None).await {
-        assert_eq!(status.code(), Code::ResourceExhausted);
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "slots never freed"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until_served(&channel, Duration::from_secs(10), "slots never freed").await;
     server.stop().await.expect("stop");
 }
 
@@ -378,15 +381,7 @@ async fn an_expired_deadline_ends_the_call_with_deadline_exceeded() {
         matches!(status.code(), Code::DeadlineExceeded | Code::Cancelled),
         "{status:?}"
     );
-    let started = Instant::now();
-    while let Err(status) = call(channel.clone(), None).await {
-        assert_eq!(status.code(), Code::ResourceExhausted);
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "slot never freed"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until_served(&channel, Duration::from_secs(5), "slot never freed").await;
     server.stop().await.expect("stop");
 }
 
