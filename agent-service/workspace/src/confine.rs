@@ -129,7 +129,7 @@ impl Confined {
     /// Errors: [`Error::InvalidPath`] (empty, NUL byte), [`Error::PathDenied`] (outside the
     /// workspace lexically or really, `~user`), [`Error::NotFound`].
     pub fn resolve_read(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
-        self.resolve(path.as_ref(), Access::Read)
+        self.resolve(path.as_ref(), Access::Read, FromRoot::Checked)
     }
 
     /// The real absolute path to write, which need not exist yet (its parents need not
@@ -138,7 +138,7 @@ impl Confined {
     /// Errors: as [`Confined::resolve_read`], plus [`DenyReason::DanglingSymlink`] when a
     /// dangling symbolic link is on the way; never [`Error::NotFound`].
     pub fn resolve_write(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
-        self.resolve(path.as_ref(), Access::Write)
+        self.resolve(path.as_ref(), Access::Write, FromRoot::Checked)
     }
 
     /// Opens a regular file for reading, refusing the open if the file opened is not the one
@@ -149,7 +149,10 @@ impl Confined {
     /// [`DenyReason::ChangedDuringOpen`].
     pub fn open_read(&self, path: impl AsRef<Path>) -> Result<(File, PathBuf)> {
         let requested = path.as_ref();
-        let real = self.resolve_read(requested)?;
+        // The root's own path is not walked again: the file is opened through `dir` (the
+        // root as it was when this was made) and must be the file checked here, so a root
+        // swapped for a link since then is refused below rather than followed.
+        let real = self.resolve(requested, Access::Read, FromRoot::Trusted)?;
         let inside = self.inside(&real, requested)?;
         let checked = fs::symlink_metadata(&real).map_err(io_at(&real))?;
         if !checked.file_type().is_file() {
@@ -268,7 +271,7 @@ impl Confined {
         }
     }
 
-    fn resolve(&self, requested: &Path, access: Access) -> Result<PathBuf> {
+    fn resolve(&self, requested: &Path, access: Access, from_root: FromRoot) -> Result<PathBuf> {
         check_text(requested)?;
         let expanded = self.expand_home(requested)?;
         let absolute = if expanded.is_absolute() {
@@ -285,11 +288,11 @@ impl Confined {
             };
             return Err(denied(requested, reason));
         }
-        // The root is real (canonical when this was made, and opened as `dir`, which every
-        // open goes through): a path spelled under it is walked from it, not from `/`.
         let walk = match absolute.strip_prefix(&self.root) {
-            Ok(rest) => walk_from(self.root.clone(), rest, requested)?,
-            Err(_) => walk(&absolute, requested)?,
+            Ok(rest) if from_root == FromRoot::Trusted => {
+                walk_from(self.root.clone(), rest, requested)?
+            }
+            _ => walk(&absolute, requested)?,
         };
         if !walk.real.starts_with(&self.root) {
             return Err(denied(requested, DenyReason::SymlinkEscape));
@@ -418,6 +421,16 @@ struct Walk {
     exists: bool,
     /// Whether a followed symbolic link's target (or part of it) does not exist.
     dangling: bool,
+}
+
+/// Whether a resolution may start its walk at the root instead of at `/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FromRoot {
+    /// Walk every component from `/`: the real path returned may be used by name, so a root
+    /// replaced by a symbolic link since [`Confined::new`] must be found.
+    Checked,
+    /// Start at the root: the caller opens through the root's handle and checks the file.
+    Trusted,
 }
 
 /// One pending step of a walk.

@@ -6,9 +6,10 @@
 //! (`{"version":1,"run":R,"seq":S,"process":P}`). The first time a process opens the session
 //! it numbers on from the floor and first moves the floor [`BLOCK`] ahead (written and
 //! synced before any number is handed out); while the session is live the floor is moved
-//! again before the numbers come within half a block of it. Releasing an idle session and a
-//! graceful shutdown write the exact numbers, so they go on without a gap; after a crash
-//! they jump by less than a block. Never backwards.
+//! again before the numbers come within half a block of it. A released idle session keeps its
+//! numbers in memory (its floor on disk stays ahead of them); a graceful shutdown writes the
+//! exact numbers of every session, released ones included, so they go on without a gap; after
+//! a crash they jump by less than a block. Never backwards.
 
 use std::{
     io::Write,

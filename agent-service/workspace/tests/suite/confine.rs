@@ -473,3 +473,33 @@ fn every_accepted_path_is_inside_and_agrees_with_the_kernel() {
         })
         .unwrap();
 }
+
+/// The root itself swapped for a link out after the confinement was made (an agent's command
+/// can rename its workspace and link the name elsewhere): names under it are refused, and a
+/// read through the root's handle never returns the outside file.
+#[test]
+fn a_root_replaced_by_a_link_out_is_never_followed() {
+    let f = Fixture::new();
+    let c = f.confined();
+    fs::rename(&f.root, f.base.join("ws-moved")).unwrap();
+    symlink(f.base.join("outside"), &f.root).unwrap();
+    assert_eq!(
+        denied_reason(c.resolve_read("secret.txt")),
+        DenyReason::SymlinkEscape
+    );
+    assert_eq!(
+        denied_reason(c.resolve_write("new.txt")),
+        DenyReason::SymlinkEscape
+    );
+    assert!(
+        c.open_read("secret.txt").is_err(),
+        "nothing outside is opened"
+    );
+    // The same name in the moved workspace is a different file than the one checked.
+    fs::write(f.base.join("ws-moved/secret.txt"), "decoy\n").unwrap();
+    if let Ok((mut file, _)) = c.open_read("secret.txt") {
+        let mut text = String::new();
+        file.read_to_string(&mut text).unwrap();
+        assert_ne!(text, "secret\n", "the outside file was opened");
+    }
+}
