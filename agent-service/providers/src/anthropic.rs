@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::ModelRequest;
+use crate::request::{ModelRequest, object};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 
@@ -126,11 +126,11 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
             .tools
             .iter()
             .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.parameters,
-                })
+                object([
+                    ("name", tool.name.as_str().into()),
+                    ("description", tool.description.as_str().into()),
+                    ("input_schema", tool.parameters.clone()),
+                ])
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

@@ -23,7 +23,7 @@ use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::openai_responses::tool_output;
 use crate::reply::ReplyBuilder;
-use crate::request::{ModelRequest, joined_text};
+use crate::request::{ModelRequest, joined_text, object};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
@@ -80,14 +80,17 @@ pub(crate) fn request_body(request: &ModelRequest, max_tokens_field: &str) -> Va
             .tools
             .iter()
             .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
+                object([
+                    ("type", "function".into()),
+                    (
+                        "function",
+                        object([
+                            ("name", tool.name.as_str().into()),
+                            ("description", tool.description.as_str().into()),
+                            ("parameters", tool.parameters.clone()),
+                        ]),
+                    ),
+                ])
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
@@ -114,7 +117,7 @@ fn chat_message(message: &Message) -> Option<Value> {
                 UserContent::Text(text) => json!(text),
                 UserContent::Blocks(blocks) => user_content(blocks)?,
             };
-            Some(json!({"role": "user", "content": content}))
+            Some(object([("role", "user".into()), ("content", content)]))
         }
         Message::Assistant(assistant) => {
             let mut text = String::new();
@@ -149,11 +152,11 @@ fn chat_message(message: &Message) -> Option<Value> {
             }
             Some(Value::Object(out))
         }
-        Message::ToolResult(result) => Some(json!({
-            "role": "tool",
-            "tool_call_id": result.tool_call_id,
-            "content": tool_output(result),
-        })),
+        Message::ToolResult(result) => Some(object([
+            ("role", "tool".into()),
+            ("tool_call_id", result.tool_call_id.as_str().into()),
+            ("content", tool_output(result).into()),
+        ])),
         Message::Other(_) => None,
     }
 }

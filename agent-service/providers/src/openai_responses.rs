@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::{ModelRequest, joined_text};
+use crate::request::{ModelRequest, joined_text, object};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
@@ -61,14 +61,14 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
             .tools
             .iter()
             .map(|tool| {
-                json!({
-                    "type": "function",
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
+                object([
+                    ("type", "function".into()),
+                    ("name", tool.name.as_str().into()),
+                    ("description", tool.description.as_str().into()),
+                    ("parameters", tool.parameters.clone()),
                     // The Responses API defaults to strict schemas, which refuse ordinary ones.
-                    "strict": false,
-                })
+                    ("strict", false.into()),
+                ])
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

@@ -148,3 +148,15 @@ pub fn reasoning_effort(level: Option<ThinkingLevel>) -> Option<String> {
     };
     Some(effort.to_owned())
 }
+
+/// A JSON object of `fields`, in order, the values moved in. `json!` serialises a `Value`
+/// it is given into a new one (every string copied, every key hashed again); request bodies
+/// built per model call over a whole history use this instead.
+pub(crate) fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
+}
