@@ -8,12 +8,12 @@ use std::{
     time::Duration,
 };
 
-use agent_testkit::{FakeServer, FakeServerHandle, RecordedRequest, WireFormat};
+use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, RecordedRequest, WireFormat};
 use async_trait::async_trait;
 use codex_peer::CodexInstall;
 use openclaw_codex_harness::{
-    ApprovalRules, CodexParams, CodexRunner, HarnessEvent, HarnessSettings, TurnInput, TurnOutcome,
-    dynamic_tool_specs,
+    ApprovalRules, CodexParams, CodexRunner, CodexVersion, HarnessError, HarnessEvent,
+    HarnessSettings, TurnInput, TurnOutcome, dynamic_tool_specs,
 };
 use openclaw_tools::{ReadTool, Tool, ToolContext, ToolOutcome, ToolRegistry, Unavailable};
 use openclaw_transcript::Message;
@@ -21,7 +21,10 @@ use openclaw_workspace::Confined;
 use prompt_codex::{ApprovalPolicy, CodexTurnInput, DynamicTool, SandboxMode, render_codex_turn};
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::{
+    sync::{Semaphore, mpsc},
+    task::JoinHandle,
+};
 
 /// The model name the fake serves (unknown to Codex's catalogue, so Codex
 /// uses its fallback model metadata).
@@ -237,6 +240,83 @@ pub async fn run_on(runner: &CodexRunner, input: TurnInput) -> (TurnOutcome, Vec
         .unwrap_or_else(|e| panic!("run_turn failed: {e}"));
     let events = collect.await.expect("collector");
     (outcome, events)
+}
+
+/// A turn under way whose model reply streamed one delta and then stalled.
+pub struct Stalled {
+    /// The turn's thread (from its `ThreadReady`).
+    pub thread_id: String,
+    /// The running turn.
+    pub turn: JoinHandle<Result<TurnOutcome, HarnessError>>,
+    /// Its events still to come.
+    pub rx: mpsc::Receiver<HarnessEvent>,
+    /// Its events up to the first text delta.
+    pub seen: Vec<HarnessEvent>,
+}
+
+/// Starts `input` on `runner`, the model answering `reply` in deltas that stall after the
+/// first, and waits until that delta arrived.
+pub async fn stalled_turn(
+    f: &Fixture,
+    runner: &Arc<CodexRunner>,
+    reply: &str,
+    input: TurnInput,
+) -> Stalled {
+    f.fake.push(FakeReply::text(reply).deltas(4).stall_after(1));
+    let (tx, mut rx) = mpsc::channel(1024);
+    let turn = {
+        let runner = Arc::clone(runner);
+        tokio::spawn(async move { runner.run_turn(input, tx).await })
+    };
+    let mut seen = Vec::new();
+    wait_for(&mut rx, &mut seen, |e| {
+        matches!(e, HarnessEvent::TextDelta(_))
+    })
+    .await;
+    let thread_id = seen
+        .iter()
+        .find_map(|e| match e {
+            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
+            _ => None,
+        })
+        .expect("ThreadReady came first");
+    Stalled {
+        thread_id,
+        turn,
+        rx,
+        seen,
+    }
+}
+
+/// The outcome `turn` ends with, within [`PATIENCE`]; an error fails the test.
+pub async fn outcome_of(turn: JoinHandle<Result<TurnOutcome, HarnessError>>) -> TurnOutcome {
+    tokio::time::timeout(PATIENCE, turn)
+        .await
+        .expect("the turn ends in time")
+        .expect("the turn task")
+        .unwrap_or_else(|e| panic!("run_turn: {e}"))
+}
+
+/// `runner.start()` of a stand-in script for `codex`, retrying the rare ETXTBSY of executing
+/// a script that another test thread's fork still holds open for writing.
+pub async fn start_script(settings: &HarnessSettings) -> Result<CodexVersion, HarnessError> {
+    for _ in 0..20 {
+        let runner = CodexRunner::new(settings.clone());
+        let started = runner.start().await;
+        runner.shutdown().await;
+        match started {
+            // ETXTBSY: another test thread's fork still holds the fresh script open.
+            // Through the lifetime wrapper, the same race ends the child at once instead.
+            Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(other) if other.to_string().contains("Text file busy") => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+    panic!("the script stayed busy");
 }
 
 /// Waits for the first event matching `wanted`, returning the events seen.

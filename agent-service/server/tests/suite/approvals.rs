@@ -9,8 +9,9 @@ use openclaw_proto::agent::v1::{self as pb, run_event::Event};
 use serde_json::json;
 use tonic::Code;
 
-use super::harness::Harness;
-use super::run_events::read_until;
+use super::calls::{call, refusal};
+use super::harness::{APPROVALS_EXPIRE_AT_ONCE, Harness};
+use super::run_events::{events_of, read_until, telegram};
 
 /// A model that runs `command` once, then says "Done.".
 fn script(h: &Harness, command: &str) {
@@ -28,13 +29,7 @@ fn approval_of(event: &pb::RunEvent) -> Option<&pb::Approval> {
 }
 
 fn resolved_of(events: &[pb::RunEvent]) -> Vec<pb::Approval> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::ApprovalResolved(a)) => Some(a.clone()),
-            _ => None,
-        })
-        .collect()
+    events_of!(&events, ApprovalResolved)
 }
 
 fn tool_results(events: &[pb::RunEvent]) -> Vec<(bool, String)> {
@@ -91,14 +86,12 @@ async fn resolve(
 }
 
 async fn pending(h: &Harness) -> Vec<pb::Approval> {
-    h.service
-        .client()
-        .await
-        .list_approvals(pb::ListApprovalsRequest::default())
-        .await
-        .expect("list approvals")
-        .into_inner()
-        .approvals
+    call!(
+        h.service,
+        list_approvals,
+        pb::ListApprovalsRequest::default()
+    )
+    .approvals
 }
 
 /// With no exec policy configured, a command that is not pre-approved asks; the tool call
@@ -162,18 +155,15 @@ async fn a_command_waits_for_approval_and_allow_once_runs_it_once() {
         "{again:?}"
     );
     assert!(pending(&h).await.is_empty());
-    let history = h
-        .service
-        .client()
-        .await
-        .list_approvals(pb::ListApprovalsRequest {
+    let history = call!(
+        h.service,
+        list_approvals,
+        pb::ListApprovalsRequest {
             include_decided: true,
             ..Default::default()
-        })
-        .await
-        .expect("list")
-        .into_inner()
-        .approvals;
+        }
+    )
+    .approvals;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].state(), pb::ApprovalState::AllowedOnce);
     // The next call of the same command asks again: allow-once covered one command.
@@ -218,12 +208,7 @@ async fn a_denied_command_does_not_run_and_the_model_is_told() {
 /// approval ends as expired and the tool result says so.
 #[tokio::test]
 async fn an_unanswered_approval_expires_and_ask_fallback_decides() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        "",
-        "tools: { exec: { approvalTimeoutSec: 1 } },",
-    )
-    .await;
+    let h = Harness::start(WireFormat::ChatCompletions, "", APPROVALS_EXPIRE_AT_ONCE).await;
     script(&h, "touch late.txt");
     let (mut stream, approval) = until_requested(&h, "Make a file.").await;
     let events = read_until(&mut stream, is_end).await;
@@ -269,16 +254,14 @@ async fn an_unanswered_approval_expires_and_ask_fallback_decides() {
 async fn an_unfollowed_run_falls_back_at_once() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     script(&h, "touch quiet.txt");
-    let sent = h
-        .service
-        .client()
-        .await
-        .send(pb::SendRequest {
+    let sent = call!(
+        h.service,
+        send,
+        pb::SendRequest {
             message: "Make a file.".into(),
             ..Default::default()
-        })
-        .await
-        .expect("send");
+        }
+    );
     drop(sent);
     // The run ends without anyone deciding; its transcript holds the refusal.
     let mut refused = None;
@@ -329,18 +312,16 @@ async fn watchers_see_requests_and_bad_decisions_are_refused() {
         unspecified.message().starts_with("decision"),
         "{unspecified:?}"
     );
-    let anonymous = h
-        .service
-        .client()
-        .await
-        .resolve_approval(pb::ResolveApprovalRequest {
+    let anonymous = refusal!(
+        h.service,
+        resolve_approval,
+        pb::ResolveApprovalRequest {
             session: None,
             id: approval.id.clone(),
             decision: pb::ApprovalDecision::AllowOnce as i32,
             decided_by: " ".into(),
-        })
-        .await
-        .expect_err("anonymous");
+        }
+    );
     assert_eq!(anonymous.code(), Code::InvalidArgument);
     assert!(anonymous.message().contains("decided_by"), "{anonymous:?}");
     // Still pending after the refused calls; a real decision ends it.
@@ -428,13 +409,11 @@ async fn approve_in_chat_works_for_owners_only() {
             format!("/approve {} allow-once", approval.id),
         ))
         .await;
-    let reply = events
-        .iter()
-        .find_map(|e| match e {
-            Event::Accepted(d) => Some(d.reason.clone()),
-            _ => None,
-        })
-        .expect("the command's answer");
+    let reply = events_of!(&events, Accepted)
+        .into_iter()
+        .next()
+        .expect("the command's answer")
+        .reason;
     assert!(reply.contains("allowed once"), "{reply}");
     let events = read_until(&mut stream, is_end).await;
     assert!(!tool_results(&events)[0].0, "{events:?}");
@@ -443,17 +422,15 @@ async fn approve_in_chat_works_for_owners_only() {
 }
 
 async fn allowlist(h: &Harness) -> Vec<(String, String)> {
-    h.service
-        .client()
-        .await
-        .list_exec_allowlist(pb::ListExecAllowlistRequest::default())
-        .await
-        .expect("allowlist")
-        .into_inner()
-        .entries
-        .into_iter()
-        .map(|e| (e.pattern, e.source))
-        .collect()
+    call!(
+        h.service,
+        list_exec_allowlist,
+        pb::ListExecAllowlistRequest::default()
+    )
+    .entries
+    .into_iter()
+    .map(|e| (e.pattern, e.source))
+    .collect()
 }
 
 /// allow-always adds the command's executable to the agent's allowlist in the approvals file:
@@ -619,11 +596,8 @@ async fn the_approvals_section_follows_the_policy_in_force() {
             .preview(
                 None,
                 Some(pb::ChannelContext {
-                    channel: "telegram".into(),
-                    chat_type: pb::ChatType::Direct as i32,
-                    sender_id: "42".into(),
                     native_approvals: cards,
-                    ..Default::default()
+                    ..telegram().expect("a chat")
                 }),
             )
             .await

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::harness::{self, Harness, Service};
 use super::model_json::tool_names;
+use super::run_events::events_of;
 
 /// `agents.defaults` extras: a window of `window` tokens, a reserve of `reserve`, and the memory
 /// flush on or off.
@@ -61,23 +62,14 @@ fn final_text(events: &[pb::RunEvent]) -> String {
 }
 
 fn run_error(events: &[pb::RunEvent]) -> pb::RunError {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Error(err)) => Some(err.clone()),
-            _ => None,
-        })
+    events_of!(&events, Error)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("no error event in {events:#?}"))
 }
 
 fn compactions(events: &[pb::RunEvent]) -> Vec<pb::Compaction> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::Compaction(c)) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
+    events_of!(&events, Compaction)
 }
 
 fn phases(events: &[pb::RunEvent]) -> Vec<pb::CompactionPhase> {

@@ -4,7 +4,6 @@
 //! service itself (reset, delete, `setsid -f`, SIGKILL of the service), and hook commands that
 //! leave processes behind.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, WireFormat};
@@ -14,7 +13,9 @@ use serde_json::json;
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
-use super::run_events::session_key;
+use super::harness::launched;
+use super::process::{answering, free_port, run_all, serving};
+use super::run_events::{events_of, session_key};
 
 /// How long any one wait may take.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -59,13 +60,10 @@ impl Service {
             r#"apiKey: "${OPENCLAW_TEST_PROVIDER_KEY}""#,
         );
         std::fs::write(root.path().join("openclaw.json"), config).expect("config");
-        let listen = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .to_string();
+        let listen = format!("127.0.0.1:{}", free_port());
         let bwrap = agent_testkit::packages::ensure_program("bwrap", "bubblewrap")
             .expect("bubblewrap is needed");
-        let mut command = match uid {
+        let command = match uid {
             Some(uid) => {
                 let status = std::process::Command::new("chown")
                     .args(["-R", &format!("{uid}:{uid}")])
@@ -84,61 +82,21 @@ impl Service {
             None => Command::new(env!("CARGO_BIN_EXE_agent-service")),
         };
         let log = std::fs::File::create(root.path().join("agent-service.log")).expect("log");
-        let child = command
-            .env_clear()
-            .env("HOME", root.path())
+        let mut child = serving(&mut launched(command), root.path(), &listen)
             .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
-            .env("RUST_LOG", "info")
             .env("OPENCLAW_TEST_PROVIDER_KEY", PLANTED)
             .env("AGENT_SERVICE_SANDBOX_BWRAP", bwrap)
-            .arg("--listen")
-            .arg(&listen)
-            .arg("--state-dir")
-            .arg(root.path().join("state"))
-            .arg("--config")
-            .arg(root.path().join("openclaw.json"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
             .stderr(log)
-            .kill_on_drop(true)
             .spawn()
             .expect("spawn agent-service");
-        let mut service = Self {
+        let log = root.path().join("agent-service.log");
+        let logs = || std::fs::read_to_string(&log).unwrap_or_default();
+        let client = answering(&listen, &mut child, &logs).await;
+        Self {
             root,
             fake,
             child: Some(child),
-            client: connect_later(),
-        };
-        let began = Instant::now();
-        loop {
-            if let Some(status) = service
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                panic!("agent-service exited with {status}: {}", service.logs());
-            }
-            if let Ok(channel) = Channel::from_shared(format!("http://{listen}"))
-                .expect("endpoint")
-                .connect()
-                .await
-            {
-                let mut client = AgentServiceClient::new(channel);
-                if client
-                    .list_agents(pb::ListAgentsRequest::default())
-                    .await
-                    .is_ok()
-                {
-                    service.client = client;
-                    return service;
-                }
-            }
-            assert!(
-                began.elapsed() < PATIENCE,
-                "never served: {}",
-                service.logs()
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            client,
         }
     }
 
@@ -161,22 +119,16 @@ impl Service {
                 .map(|(i, args)| FakeReply::tool_call(format!("c{i}"), "exec", args.clone()))
                 .chain([FakeReply::text("Done.")]),
         );
-        let mut stream = self
-            .client
-            .run(pb::RunRequest {
-                session: session_key(key),
-                message: "Go.".into(),
-                ..Default::default()
-            })
-            .await
-            .expect("run")
-            .into_inner();
-        let mut outputs = Vec::new();
-        while let Some(event) = stream.message().await.expect("event") {
-            if let Some(pb::run_event::Event::ToolFinished(t)) = event.event {
-                outputs.push(t.output);
-            }
-        }
+        let request = pb::RunRequest {
+            session: session_key(key),
+            message: "Go.".into(),
+            ..Default::default()
+        };
+        let events = run_all(&mut self.client, request).await;
+        let outputs: Vec<String> = events_of!(&events, ToolFinished)
+            .into_iter()
+            .map(|t| t.output)
+            .collect();
         assert_eq!(outputs.len(), commands.len(), "{}", self.logs());
         outputs
     }
@@ -187,11 +139,6 @@ impl Service {
         child.start_kill().expect("SIGKILL");
         child.wait().await.expect("wait");
     }
-}
-
-/// A client for a channel that connects on first use (replaced once the service answers).
-fn connect_later() -> AgentServiceClient<Channel> {
-    AgentServiceClient::new(Channel::from_static("http://127.0.0.1:1").connect_lazy())
 }
 
 /// Whether a `sleep <seconds>` process runs anywhere on the host.

@@ -6,12 +6,15 @@ use std::time::Duration;
 
 use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
-use pb::run_event::Event;
+use pb::{agent_service_client::AgentServiceClient, run_event::Event};
 use serde_json::{Value, json};
+use tonic::transport::Channel;
 
-use super::harness::{Harness, instant_in};
+use super::calls::call;
+use super::harness::{Harness, Service, StartOptions, instant_in};
 use super::model_json::content_text;
-use super::run_events::session_key;
+use super::run_events::{events_of, session_key};
+use super::status::{assert_status, assert_status_starts};
 
 fn key_ref(key: &str) -> Option<pb::SessionRef> {
     session_key(key.to_owned())
@@ -45,35 +48,39 @@ async fn messages(h: &Harness, key: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Runs one user message whose model turn calls `cron` with `arguments`, then answers
-/// `answer`; returns the tool's result text.
-async fn schedule_through_the_model(h: &Harness, arguments: Value) -> String {
-    h.fake
-        .push(FakeReply::tool_call("call_cron", "cron", arguments));
-    h.fake.push(FakeReply::text("Scheduled."));
-    let mut stream = h
+/// One turn in `session` (None: the main session) whose model calls `cron` with `arguments`,
+/// then says "Done."; the cron tool's result. The turn must end with its final reply.
+pub(super) async fn cron_call(
+    h: &Harness,
+    session: Option<pb::SessionRef>,
+    arguments: Value,
+) -> pb::ToolFinished {
+    h.fake.push_all([
+        FakeReply::tool_call("call_cron", "cron", arguments),
+        FakeReply::text("Done."),
+    ]);
+    let events = h
         .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            message: "Schedule it, please.".into(),
+        .run_to_end(pb::RunRequest {
+            session,
+            message: "Schedule it.".into(),
             ..Default::default()
         })
-        .await
-        .expect("run")
-        .into_inner();
-    let mut result = None;
-    let mut finished = false;
-    while let Some(event) = stream.message().await.expect("event") {
-        match event.event {
-            Some(Event::ToolFinished(t)) if t.name == "cron" => result = Some(t),
-            Some(Event::Final(_)) => finished = true,
-            Some(Event::Error(e)) => panic!("run failed: {e:?}"),
-            _ => {}
-        }
-    }
-    assert!(finished);
-    let result = result.expect("the cron tool ran");
+        .await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Final(_)))
+            && !events.iter().any(|e| matches!(e, Event::Error(_))),
+        "run failed: {events:?}"
+    );
+    events_of!(&events, ToolFinished)
+        .into_iter()
+        .find(|t| t.name == "cron")
+        .expect("the cron tool ran")
+}
+
+/// [`cron_call`] in the main session, which must succeed; the tool's result text.
+async fn schedule_through_the_model(h: &Harness, arguments: Value) -> String {
+    let result = cron_call(h, None, arguments).await;
     assert!(!result.is_error, "{result:?}");
     result.output
 }
@@ -279,19 +286,7 @@ async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart(
 #[tokio::test]
 async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let session = h
-        .service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest {
-            session_key: "agent:main:cron:j2".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("create")
-        .into_inner()
-        .session
-        .expect("session");
+    let session = h.service.create_session("agent:main:cron:j2").await;
     let (dir, fake, _prompt) = h.stop().await;
     let prompt = "Rotate the logs.";
     let journal = dir.path().join(format!(
@@ -368,12 +363,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
     assert_eq!(job.agent_id, "main");
     assert_eq!(job.session_key, format!("agent:main:cron:{}", job.id));
     assert!(job.next_run_at_ms > super::harness::now_ms(), "{job:?}");
-    let listed = client
-        .list_cron_jobs(pb::ListCronJobsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .jobs;
+    let listed = list_jobs(&mut client).await;
     assert_eq!(listed, std::slice::from_ref(&job));
     assert!(jobs_file(&h).to_string().contains(&job.id));
 
@@ -429,8 +419,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         })
         .await
         .expect_err("unknown id");
-    assert_eq!(err.code(), tonic::Code::NotFound);
-    assert!(err.message().contains("\"nope\""), "{}", err.message());
+    assert_status(&err, tonic::Code::NotFound, &["\"nope\""]);
     let err = client
         .list_cron_jobs(pb::ListCronJobsRequest {
             agent_id: "ghost".into(),
@@ -477,12 +466,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         }))
         .await
         .expect_err("a lightweight job moved to main");
-    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
-    assert!(
-        err.message().starts_with("job.lightweight"),
-        "{}",
-        err.message()
-    );
+    assert_status_starts(&err, tonic::Code::InvalidArgument, "job.lightweight");
     let removed = client
         .remove_cron_job(pb::RemoveCronJobRequest {
             agent_id: String::new(),
@@ -504,23 +488,53 @@ const WORKSPACE_MARKS: [(&str, &str); 5] = [
     ("USER.md", "USER-MARK-e94"),
 ];
 
+/// Adds a job of the default agent as `spec` says, over the API.
+pub(super) async fn add_job(
+    client: &mut AgentServiceClient<Channel>,
+    spec: pb::CronJobSpec,
+) -> pb::CronJob {
+    let request = pb::AddCronJobRequest {
+        agent_id: String::new(),
+        spec: Some(spec),
+    };
+    client
+        .add_cron_job(request)
+        .await
+        .expect("add")
+        .into_inner()
+}
+
+/// The default agent's jobs, over the API.
+pub(super) async fn list_jobs(client: &mut AgentServiceClient<Channel>) -> Vec<pb::CronJob> {
+    let request = pb::ListCronJobsRequest::default();
+    client
+        .list_cron_jobs(request)
+        .await
+        .expect("list")
+        .into_inner()
+        .jobs
+}
+
+/// Adds an isolated job of `prompt` over the API, due every hour.
+pub(super) async fn add_hourly_job(
+    client: &mut AgentServiceClient<Channel>,
+    prompt: &str,
+    lightweight: bool,
+) -> pb::CronJob {
+    let spec = pb::CronJobSpec {
+        schedule: "every 1h".into(),
+        prompt: prompt.into(),
+        lightweight,
+        ..Default::default()
+    };
+    add_job(client, spec).await
+}
+
 /// Adds an isolated job over the API (due in an hour) and runs it at once with RunCronJob;
 /// returns the model request the run sent.
 async fn run_job_now(h: &Harness, prompt: &str, lightweight: bool, answer: &str) -> Value {
     let mut client = h.service.client().await;
-    let job = client
-        .add_cron_job(pb::AddCronJobRequest {
-            agent_id: String::new(),
-            spec: Some(pb::CronJobSpec {
-                schedule: "every 1h".into(),
-                prompt: prompt.into(),
-                lightweight,
-                ..Default::default()
-            }),
-        })
-        .await
-        .expect("add")
-        .into_inner();
+    let job = add_hourly_job(&mut client, prompt, lightweight).await;
     assert_eq!(job.spec.as_ref().map(|s| s.lightweight), Some(lightweight));
     let before = h.fake.requests().len();
     h.fake.push(FakeReply::text(answer));
@@ -600,15 +614,11 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
     let run = async {
         let mut stream = h
             .service
-            .client()
-            .await
-            .run(pb::RunRequest {
+            .open_run(pb::RunRequest {
                 message: "Run the plants job now.".into(),
                 ..Default::default()
             })
-            .await
-            .expect("run")
-            .into_inner();
+            .await;
         let mut tool = None;
         while let Some(event) = stream.message().await.expect("event") {
             match event.event {
@@ -710,14 +720,14 @@ async fn a_due_job_runs_once_on_the_replica_that_owns_its_session() {
         let dir = tempfile::tempdir().expect("dir");
         std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
         std::fs::write(dir.path().join("state/cron/jobs.json"), &jobs).expect("jobs file");
-        let serve = agent_server::ServeConfig {
-            replica: *replica,
-            ..agent_server::ServeConfig::default()
+        let options = StartOptions {
+            serve_config: agent_server::ServeConfig {
+                replica: *replica,
+                ..agent_server::ServeConfig::default()
+            },
+            ..StartOptions::default()
         };
-        services.push(
-            super::harness::Service::start_serving(dir, Some(&config), prompt.client(), serve)
-                .await,
-        );
+        services.push(Service::start_with(dir, Some(&config), prompt.client(), options).await);
     }
     let job_of = |service: &super::harness::Service, agent: &str| -> Option<Value> {
         let text =
@@ -746,19 +756,17 @@ async fn a_due_job_runs_once_on_the_replica_that_owns_its_session() {
             "not run: {job}"
         );
         for (agent, _) in &agents {
-            let sessions: Vec<String> = service
-                .client()
-                .await
-                .list_sessions(pb::ListSessionsRequest {
+            let sessions: Vec<String> = call!(
+                service,
+                list_sessions,
+                pb::ListSessionsRequest {
                     agent_id: agent.clone(),
-                })
-                .await
-                .expect("list")
-                .into_inner()
-                .sessions
-                .into_iter()
-                .map(|s| s.session_key)
-                .collect();
+                }
+            )
+            .sessions
+            .into_iter()
+            .map(|s| s.session_key)
+            .collect();
             let expected: Vec<String> = if agent == &agents[ordinal].0 {
                 vec![format!("agent:{agent}:cron:daily-{agent}")]
             } else {

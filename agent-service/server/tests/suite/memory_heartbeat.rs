@@ -14,9 +14,10 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::calls::call;
 use super::harness::Harness;
 use super::model_json::tool_names;
-use super::run_events::{final_of, read_until, session_key, telegram_in};
+use super::run_events::{events_of, final_of, read_until, session_key, telegram_in};
 
 const CHECKLIST: &str = "# Heartbeat checklist\n- Check the inbox for urgent mail.\n";
 
@@ -179,13 +180,7 @@ async fn memory_search_and_get_answer_from_the_workspace() {
         FakeReply::text("You like green tea (MEMORY.md#L1-L2)."),
     ]);
     let events = run(&h, "", "What do I like to drink?", pb::ChatType::Direct).await;
-    let results: Vec<pb::ToolFinished> = events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<pb::ToolFinished> = events_of!(&events, ToolFinished);
     assert_eq!(results.len(), 2, "{events:?}");
     assert!(!results[0].is_error, "{:?}", results[0]);
     // The whole short MEMORY.md is one chunk of the memory index.
@@ -252,12 +247,9 @@ async fn heartbeat_acknowledgements_are_recorded_not_delivered() {
     assert_eq!(published, outcome);
 
     let events = read_until(&mut watcher, is_final_of(2)).await;
-    let started = events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Started(s)) => Some(s.clone()),
-            _ => None,
-        })
+    let started = events_of!(&events, Started)
+        .into_iter()
+        .next()
         .expect("started");
     assert_eq!(started.run_id, "heartbeat-2");
     assert!(started.message_seqs.is_empty());
@@ -464,21 +456,18 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
     })
     .await;
 
-    let disposition = h
-        .service
-        .client()
-        .await
-        .send(pb::SendRequest {
+    let disposition = call!(
+        h.service,
+        send,
+        pb::SendRequest {
             message: "What's new?".into(),
             channel: telegram_in(pb::ChatType::Direct),
             queue_mode: pb::QueueMode::Steer as i32,
             ..Default::default()
-        })
-        .await
-        .expect("send")
-        .into_inner()
-        .disposition
-        .expect("disposition");
+        }
+    )
+    .disposition
+    .expect("disposition");
     assert_eq!(disposition.outcome(), Outcome::Followup, "{disposition:?}");
     assert_eq!(disposition.run, 3);
 

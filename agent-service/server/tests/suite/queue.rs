@@ -10,8 +10,9 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 use tonic::Code;
 
-use super::harness::Harness;
-use super::run_events::{self, find_error, find_final, telegram};
+use super::calls::{call, refusal};
+use super::harness::{Harness, block_streaming};
+use super::run_events::{self, assert_interrupts, events_of, find_error, find_final, telegram};
 
 fn send_request(message: &str, mode: pb::QueueMode) -> pb::SendRequest {
     pb::SendRequest {
@@ -23,13 +24,7 @@ fn send_request(message: &str, mode: pb::QueueMode) -> pb::SendRequest {
 }
 
 async fn send(h: &Harness, message: &str, mode: pb::QueueMode) -> pb::Disposition {
-    h.service
-        .client()
-        .await
-        .send(send_request(message, mode))
-        .await
-        .expect("send")
-        .into_inner()
+    call!(h.service, send, send_request(message, mode))
         .disposition
         .expect("disposition")
 }
@@ -123,12 +118,9 @@ async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
         find_final(&events).map(|f| f.text).as_deref(),
         Some("Read them, and noted the milk.")
     );
-    let finished = events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
+    let finished = events_of!(&events, ToolFinished)
+        .into_iter()
+        .next()
         .expect("the tool call ran");
     assert!(!finished.is_error, "{finished:?}");
 
@@ -233,12 +225,8 @@ async fn a_followup_runs_after_the_active_run() {
 /// Collect: messages within the quiet window become one run.
 #[tokio::test]
 async fn collected_messages_become_one_turn_after_the_quiet_window() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        "",
-        "messages: { queue: { debounceMs: 300 } },",
-    )
-    .await;
+    let quiet_window = "messages: { queue: { debounceMs: 300 } },";
+    let h = Harness::start(WireFormat::ChatCompletions, "", quiet_window).await;
     h.fake.push(FakeReply::text("Three things noted."));
     let mut dispositions = Vec::new();
     for text in ["one: eggs", "two: flour", "three: sugar"] {
@@ -308,21 +296,11 @@ async fn an_interrupt_aborts_the_run_and_runs_the_newest_message() {
     read_until(&mut first, |e| matches!(e, Event::ToolStarted(_))).await;
 
     let mut second = open_run(&h, run_request("Stop that.", pb::QueueMode::Interrupt)).await;
-    let accepted = read_until(&mut second, |e| matches!(e, Event::Accepted(_))).await;
-    match &accepted[0].event {
-        Some(Event::Accepted(d)) => {
-            assert_eq!(d.outcome(), Outcome::Interrupted, "{d:?}");
-            assert_eq!((d.run, d.interrupted_run), (2, 1));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_interrupts(&mut second, 2, 1).await;
     let one = read_all(&mut first).await;
-    let finished = one
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
+    let finished = events_of!(&one, ToolFinished)
+        .into_iter()
+        .next()
         .expect("the in-flight call got a result");
     assert!(
         finished.is_error && finished.output.to_lowercase().contains("interrupted"),
@@ -366,14 +344,7 @@ async fn queue_mode_precedence_and_the_queue_command() {
     assert_eq!(mode(&by_channel), pb::QueueMode::Collect);
     let mut request = send_request("no channel", pb::QueueMode::Unspecified);
     request.channel = None;
-    let default_mode = h
-        .service
-        .client()
-        .await
-        .send(request)
-        .await
-        .expect("send")
-        .into_inner();
+    let default_mode = call!(h.service, send, request);
     assert_eq!(
         default_mode.disposition.map(|d| d.queue_mode()),
         Some(pb::QueueMode::Followup)
@@ -392,13 +363,11 @@ async fn queue_mode_precedence_and_the_queue_command() {
     let again = send(&h, "after", pb::QueueMode::Unspecified).await;
     assert_eq!(mode(&again), pb::QueueMode::Collect);
 
-    let bad = h
-        .service
-        .client()
-        .await
-        .send(send_request("/queue sideways", pb::QueueMode::Unspecified))
-        .await
-        .expect_err("refused");
+    let bad = refusal!(
+        h.service,
+        send,
+        send_request("/queue sideways", pb::QueueMode::Unspecified)
+    );
     assert_eq!(bad.code(), Code::InvalidArgument);
     wait_idle(&h).await;
     // Commands are not messages for the model.
@@ -504,7 +473,7 @@ fn content(text: &str) -> String {
 async fn block_streaming_sends_readable_blocks_and_no_repeat() {
     let h = Harness::start(
         WireFormat::AnthropicMessages,
-        r#", blockStreamingDefault: "on", blockStreamingChunk: { minChars: 200, maxChars: 400 }"#,
+        &block_streaming(200, 400),
         "",
     )
     .await;
@@ -641,13 +610,7 @@ async fn send_from_a_sender_outside_the_allowlist_is_refused() {
     if let Some(c) = request.channel.as_mut() {
         c.sender_id = "7".into();
     }
-    let status = h
-        .service
-        .client()
-        .await
-        .send(request)
-        .await
-        .expect_err("refused");
+    let status = refusal!(h.service, send, request);
     assert_eq!(status.code(), Code::PermissionDenied);
     let sessions = h.service.list_sessions().await;
     assert!(sessions.is_empty(), "{sessions:?}");
@@ -837,13 +800,7 @@ fn recovered_user_texts(entries: &[pb::TranscriptEntry]) -> Vec<String> {
 }
 
 async fn service_status(service: &super::harness::Service) -> pb::ServiceStatus {
-    service
-        .client()
-        .await
-        .get_service_status(pb::GetServiceStatusRequest {})
-        .await
-        .expect("status")
-        .into_inner()
+    call!(service, get_service_status, pb::GetServiceStatusRequest {})
 }
 
 /// A service whose main session has answered one message ("Before."), and that session.
@@ -920,12 +877,8 @@ async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_
     // The session is not wedged: the next message runs and is answered.
     fake.push(FakeReply::text("Still here."));
     let mut stream = service
-        .client()
-        .await
-        .run(run_request("Next.", pb::QueueMode::Unspecified))
-        .await
-        .expect("run after recovery")
-        .into_inner();
+        .open_run(run_request("Next.", pb::QueueMode::Unspecified))
+        .await;
     let mut finished = None;
     while let Some(event) = stream.message().await.expect("event") {
         if let Some(Event::Final(f)) = event.event {
@@ -954,13 +907,11 @@ async fn journaled_messages_are_recovered_over_a_corrupt_index() {
     std::fs::write(sessions.join("sessions.json"), b"\x8f\x00\xffnot json").expect("corrupt");
 
     let service = super::harness::Service::start_in(dir, None).await;
-    let now_session = service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session after the rebuild")
-        .into_inner();
+    let now_session = call!(
+        service,
+        get_session,
+        pb::GetSessionRequest { session: None }
+    );
     assert_eq!(now_session.session_id, session.session_id);
     assert_eq!(
         recovered_user_texts(&service.transcript_entries().await),

@@ -12,6 +12,7 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 
 use super::harness::Harness;
+use super::run_events::events_of;
 
 const EXEC: &str = r#"tools: { exec: { security: "full", ask: "off" } },"#;
 const EXEC_QUIET: &str =
@@ -88,13 +89,11 @@ async fn a_background_commands_end_starts_a_run_with_its_status_and_output() {
     let first = run(&h, "Start the build.").await;
     // Opened once the session exists, well before the command ends.
     let mut watch = h.service.watch().await;
-    let first_run = first
-        .iter()
-        .find_map(|e| match e {
-            Event::Started(s) => Some(s.run_id.clone()),
-            _ => None,
-        })
-        .expect("started");
+    let first_run = events_of!(&first, Started)
+        .into_iter()
+        .next()
+        .expect("started")
+        .run_id;
     assert_eq!(first_run, "run-1");
     assert!(
         system_prompt(&h.fake.requests()[0]).contains(PROMISE),
