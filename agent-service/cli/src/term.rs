@@ -83,6 +83,14 @@ impl<'a> Term<'a> {
         self.out.flush()
     }
 
+    /// Writes `rows` to stdout as a [`table`], one line each.
+    pub fn table(&mut self, rows: &[Vec<String>]) -> std::io::Result<()> {
+        for line in table(rows) {
+            self.line(&line)?;
+        }
+        Ok(())
+    }
+
     /// Writes raw bytes to stdout unchanged (the exact prompt text).
     pub fn raw(&mut self, text: &str) -> std::io::Result<()> {
         self.out.write_all(text.as_bytes())?;
@@ -196,6 +204,11 @@ fn is_hiding_format(c: char) -> bool {
             | '\u{061c}'
             | '\u{00ad}'
     )
+}
+
+/// A row of `names` (a [`table`]'s header).
+pub fn columns<const N: usize>(names: [&str; N]) -> Vec<String> {
+    names.map(str::to_owned).to_vec()
 }
 
 /// Left-aligned columns, two spaces apart (the last column is not padded).

@@ -3,7 +3,7 @@
 //! command is not allowlisted, so its tool call waits for a person.
 
 use clap::Parser;
-use openclaw_cli::{Cli, CliError, chat, client::Target};
+use openclaw_cli::{Cli, CliError};
 use openclaw_proto::agent::v1::{self as pb, run_event::Event};
 
 use super::harness::{DemoStack, assert_in_order, capture};
@@ -287,12 +287,11 @@ async fn the_allowlist_round_trips() {
 #[tokio::test]
 async fn interactive_chat_allows_once_inline() {
     let demo = DemoStack::start_with_script(SCRIPT).await;
-    let (result, rec) = demo
-        .chat(b"Please run the command.\no\n/quit\n", "ada")
+    let all = demo
+        .chat_ok(b"Please run the command.\no\n/quit\n", "ada")
         .await;
-    result.expect("chat");
     assert_in_order(
-        &rec.combined(),
+        &all,
         &[
             "· approval ",
             &format!(" needed to run: {COMMAND}\n"),
@@ -305,17 +304,13 @@ async fn interactive_chat_allows_once_inline() {
             "approved-run",
         ],
     );
-    let history = demo
-        .client()
-        .await
-        .list_approvals(pb::ListApprovalsRequest {
-            include_decided: true,
-            ..Default::default()
-        })
-        .await
-        .expect("list")
-        .into_inner()
-        .approvals;
+    let request = pb::ListApprovalsRequest {
+        include_decided: true,
+        ..Default::default()
+    };
+    let mut client = demo.client().await;
+    let history = client.list_approvals(request).await.expect("list");
+    let history = history.into_inner().approvals;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].state(), pb::ApprovalState::AllowedOnce);
     assert_eq!(history[0].decided_by, "ada");
@@ -326,11 +321,9 @@ async fn interactive_chat_allows_once_inline() {
 #[tokio::test]
 async fn interactive_chat_asks_again_then_denies() {
     let demo = DemoStack::start_with_script(SCRIPT).await;
-    let (result, rec) = demo
-        .chat(b"Please run the command.\nmaybe\nD\n/help\n", "ada")
+    let all = demo
+        .chat_ok(b"Please run the command.\nmaybe\nD\n/help\n", "ada")
         .await;
-    result.expect("chat");
-    let all = rec.combined();
     assert_in_order(
         &all,
         &[
@@ -349,12 +342,8 @@ async fn interactive_chat_asks_again_then_denies() {
 #[tokio::test]
 async fn one_shot_chat_without_a_terminal_says_how_to_decide() {
     let demo = DemoStack::start_with_script(SCRIPT).await;
-    let mut client = demo.client().await;
     // A first turn creates the session, so it can be watched.
-    let (hello, _) = capture(async |term| {
-        chat::run_turn(&mut client, &Target::default(), "hi", false, term).await
-    })
-    .await;
+    let (hello, _) = demo.turn("hi", false).await;
     assert_eq!(hello.expect("first turn").text, "Hello.");
     let mut watcher = demo.client().await;
     let mut watch = watcher
@@ -371,16 +360,7 @@ async fn one_shot_chat_without_a_terminal_says_how_to_decide() {
             }
         }
     };
-    let turn = capture(async |term| {
-        chat::run_turn(
-            &mut client,
-            &Target::default(),
-            "Please run the command.",
-            false,
-            term,
-        )
-        .await
-    });
+    let turn = demo.turn("Please run the command.", false);
     let ((outcome, rec), ()) = tokio::join!(turn, decider);
     let outcome = outcome.expect("turn");
     assert!(outcome.text.contains("approved-run"), "{}", outcome.text);
