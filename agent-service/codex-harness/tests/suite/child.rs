@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use openclaw_codex_harness::{CodexRunner, HarnessSettings};
 
-use super::fixture::{Fixture, Turn, slot, start_script};
+use super::fixture::{Fixture, Turn, start_script};
 
 /// A stand-in for `codex` that writes its environment to `env.txt`, prints a coloured log
 /// line and a fake backtrace on stderr, and exits 134 (an abort) before answering anything.
@@ -49,7 +49,6 @@ async fn a_dying_child_is_reported_without_colour_codes_and_without_the_services
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_codex_home_is_created_private_and_the_turn_runs() {
-    let _slot = slot().await;
     let mut f = Fixture::start().await;
     let home = f.workspace.path().join("not/yet/codex-home");
     f.settings.codex_home = Some(home.clone());

@@ -22,7 +22,7 @@ use prompt_codex::{ApprovalPolicy, CodexTurnInput, DynamicTool, SandboxMode, ren
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
 use tokio::{
-    sync::{Semaphore, mpsc},
+    sync::{Semaphore, SemaphorePermit, mpsc},
     task::JoinHandle,
 };
 
@@ -49,7 +49,7 @@ pub fn codex() -> &'static CodexInstall {
 
 /// At most two app-servers at a time: each takes ~100 MB and a core while
 /// starting, and the CI machine has two.
-pub async fn slot() -> tokio::sync::SemaphorePermit<'static> {
+async fn slot() -> SemaphorePermit<'static> {
     static SLOTS: Semaphore = Semaphore::const_new(2);
     SLOTS.acquire().await.unwrap_or_else(|e| panic!("{e}"))
 }
@@ -91,6 +91,8 @@ pub struct Fixture {
     _codex_home: TempDir,
     pub lookup: Arc<LookupTool>,
     pub tools: Arc<ToolRegistry>,
+    /// One of the app-server slots, taken first and given back last.
+    _slot: SemaphorePermit<'static>,
 }
 
 /// How a turn is mapped.
@@ -126,7 +128,9 @@ impl Turn {
 }
 
 impl Fixture {
+    /// Waits for an app-server [`slot`], then starts the fake model server and a runner.
     pub async fn start() -> Self {
+        let slot = slot().await;
         let (base_url, fake) = FakeServer::start(WireFormat::OpenAiResponses)
             .await
             .expect("fake model server");
@@ -157,6 +161,7 @@ impl Fixture {
             _codex_home: codex_home,
             lookup,
             tools: Arc::new(registry),
+            _slot: slot,
         }
     }
 

@@ -11,7 +11,7 @@ use openclaw_transcript::{
 };
 
 use super::fixture::{
-    Fixture, Stalled, Turn, messages, outcome_of, run_on, slot, stalled_turn, tool_names,
+    Fixture, Stalled, Turn, messages, outcome_of, run_on, stalled_turn, tool_names,
 };
 
 fn user_and_assistant_texts(f: &Fixture, request: usize) -> Vec<(String, String)> {
@@ -24,7 +24,6 @@ fn user_and_assistant_texts(f: &Fixture, request: usize) -> Vec<(String, String)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_service_resumes_the_stored_thread_with_its_history() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     f.fake.push(FakeReply::text("Noted: PLUM."));
     let (first, _) = f.run(&Turn::new("Remember the word PLUM.")).await;
@@ -67,7 +66,6 @@ async fn a_restarted_service_resumes_the_stored_thread_with_its_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unresumable_thread_is_replaced_and_our_transcript_projected() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let gone = "01a22c1a-0000-7000-8000-000000000000";
     let mut turn = Turn::new("Which word?").on(gone);
@@ -113,7 +111,6 @@ async fn an_unresumable_thread_is_replaced_and_our_transcript_projected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_killed_mid_turn_interrupts_the_turn_and_restarts() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let input = f.input(&Turn::new("Tell me about fruit."));
     let Stalled {
@@ -151,7 +148,6 @@ async fn a_child_killed_mid_turn_interrupts_the_turn_and_restarts() {
 /// ends `Unresponsive`; the next turn starts a new app-server and resumes the thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_app_server_is_found_killed_and_replaced() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let mut settings = f.settings.clone();
     settings.liveness_interval = std::time::Duration::from_millis(500);

@@ -6,7 +6,7 @@ use openclaw_codex_harness::{HarnessError, HarnessEvent, TurnOutcome, TurnStatus
 use openclaw_transcript::{ContentBlock, Message, StopReason, UserContent};
 use tokio::{sync::mpsc, task::JoinHandle};
 
-use super::fixture::{Fixture, Turn, messages, outcome_of, slot, stalled_turn};
+use super::fixture::{Fixture, Turn, messages, outcome_of, stalled_turn};
 
 /// A turn about fruit whose model reply streamed one delta and then stalled.
 async fn stalled(
@@ -36,7 +36,6 @@ async fn finish(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steer_messages_go_out_as_one_turn_steer() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let (thread_id, turn, rx, mut seen) = stalled(&f).await;
     f.fake.push(FakeReply::text("Pears and apples, then."));
@@ -115,7 +114,6 @@ async fn steer_messages_go_out_as_one_turn_steer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupt_ends_the_turn_and_closes_the_open_reply() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let (thread_id, turn, rx, mut seen) = stalled(&f).await;
     assert!(f.runner.is_running(&thread_id));
@@ -148,7 +146,6 @@ async fn interrupt_ends_the_turn_and_closes_the_open_reply() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_run_interrupts_the_turn() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let input = f.input(&Turn::new("Go."));
     let cancel = input.tool_ctx.cancel.clone();

@@ -21,6 +21,20 @@ fn script(h: &Harness, command: &str) {
     ]);
 }
 
+/// Runs `message`, the model touching `file` in the workspace: no approval is asked, and the
+/// file is made.
+async fn touches_unasked(h: &Harness, file: &str, message: &str) {
+    script(h, &format!("touch {file}"));
+    let events = h.service.run_message(message).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested(_))),
+        "{events:?}"
+    );
+    assert!(h.service.path(&format!("state/workspace/{file}")).exists());
+}
+
 fn approval_of(event: &pb::RunEvent) -> Option<&pb::Approval> {
     match &event.event {
         Some(Event::ApprovalRequested(a)) => Some(a),
@@ -462,15 +476,7 @@ async fn allow_always_persists_across_a_restart_and_skips_the_next_ask() {
     assert!(file.contains(&touch), "{file}");
 
     // The same program again: no approval asked.
-    script(&h, "touch second.txt");
-    let events = h.service.run_message("Another.").await;
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, Event::ApprovalRequested(_))),
-        "{events:?}"
-    );
-    assert!(h.service.path("state/workspace/second.txt").exists());
+    touches_unasked(&h, "second.txt", "Another.").await;
 
     // After a restart too.
     let (dir, fake, prompt) = h.stop().await;
@@ -480,15 +486,7 @@ async fn allow_always_persists_across_a_restart_and_skips_the_next_ask() {
         fake,
         _prompt: prompt,
     };
-    script(&h, "touch third.txt");
-    let events = h.service.run_message("And another.").await;
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, Event::ApprovalRequested(_))),
-        "{events:?}"
-    );
-    assert!(h.service.path("state/workspace/third.txt").exists());
+    touches_unasked(&h, "third.txt", "And another.").await;
 
     // Removed, it asks again; removing it twice is NOT_FOUND.
     let mut client = h.service.client().await;

@@ -87,6 +87,18 @@ fn entries_of<'a>(entries: &'a [Value], kind: &str) -> Vec<&'a Value> {
     entries.iter().filter(|e| e["type"] == kind).collect()
 }
 
+/// The one compaction entry of `entries`, and the entry it keeps first.
+fn the_compaction(entries: &[Value]) -> (&Value, &Value) {
+    let compaction = entries_of(entries, "compaction");
+    assert_eq!(compaction.len(), 1);
+    let kept_id = compaction[0]["firstKeptEntryId"].as_str().unwrap();
+    let kept = entries
+        .iter()
+        .find(|e| e["id"] == kept_id)
+        .expect("kept entry");
+    (compaction[0], kept)
+}
+
 /// The request's messages as one string (for "contains" checks).
 fn messages_text(body: &Value) -> String {
     body["messages"].to_string()
@@ -203,23 +215,17 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
 
     // The transcript keeps everything, with the compaction entry pointing at the kept turn.
     let entries = transcript(&h.service).await;
-    let compaction = entries_of(&entries, "compaction");
-    assert_eq!(compaction.len(), 1);
-    let kept_id = compaction[0]["firstKeptEntryId"].as_str().unwrap();
-    let kept = entries
-        .iter()
-        .find(|e| e["id"] == kept_id)
-        .expect("kept entry");
+    let (compaction, kept) = the_compaction(&entries);
     assert_eq!(kept["message"]["role"], "user");
     assert!(
         kept["message"]["content"]
             .to_string()
             .contains("BRAVO-NEW-TURN")
     );
-    assert!(compaction[0]["tokensBefore"].as_u64().unwrap() >= 30_000);
-    assert_eq!(compaction[0]["details"]["summarizedMessages"], 4);
+    assert!(compaction["tokensBefore"].as_u64().unwrap() >= 30_000);
+    assert_eq!(compaction["details"]["summarizedMessages"], 4);
     assert!(
-        compaction[0]["summary"]
+        compaction["summary"]
             .as_str()
             .unwrap()
             .starts_with("SUMMARY-TEXT")
@@ -340,13 +346,7 @@ async fn a_run_with_many_tool_calls_flushes_memory_then_compacts_between_pairs()
     assert!(!text.contains("FILE-1-MARK"));
 
     let entries = transcript(&h.service).await;
-    let compaction = entries_of(&entries, "compaction");
-    assert_eq!(compaction.len(), 1);
-    let kept_id = compaction[0]["firstKeptEntryId"].as_str().unwrap();
-    let kept = entries
-        .iter()
-        .find(|e| e["id"] == kept_id)
-        .expect("kept entry");
+    let (_, kept) = the_compaction(&entries);
     assert_eq!(kept["message"]["role"], "assistant");
     assert_eq!(kept["message"]["content"][0]["id"], "c5");
     let flushes: Vec<&Value> = entries_of(&entries, "custom")

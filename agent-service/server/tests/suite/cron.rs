@@ -108,6 +108,18 @@ async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T
     }
 }
 
+/// The main session's messages once the plants reminder is answered there (`what` names
+/// the wait).
+async fn main_once_watered(h: &Harness, what: &str) -> Vec<(String, String)> {
+    wait_for(what, async || {
+        let got = messages(h, "main").await;
+        got.iter()
+            .any(|(_, t)| t == "Time to water the plants.")
+            .then_some(got)
+    })
+    .await
+}
+
 fn jobs_file(h: &Harness) -> Value {
     let text = std::fs::read_to_string(h.service.path("state/cron/jobs.json")).unwrap_or_default();
     serde_json::from_str(&text).unwrap_or(Value::Null)
@@ -183,13 +195,7 @@ async fn a_main_session_job_is_answered_in_the_main_session() {
     .await;
     let id = job_id_of(&output);
     h.fake.push(FakeReply::text("Time to water the plants."));
-    let got = wait_for("the main-session run", async || {
-        let got = messages(&h, "main").await;
-        got.iter()
-            .any(|(_, t)| t == "Time to water the plants.")
-            .then_some(got)
-    })
-    .await;
+    let got = main_once_watered(&h, "the main-session run").await;
     let cron_message = got
         .iter()
         .find(|(role, t)| role == "user" && t.contains("Remind me to water the plants."))
@@ -639,13 +645,7 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
     assert!(tool.output.contains("agent:main:main"), "{tool:?}");
     assert_eq!(text, "It is queued.");
     // ...and the job's run follows in the main session.
-    let got = wait_for("the job's run in the main session", async || {
-        let got = messages(&h, "main").await;
-        got.iter()
-            .any(|(_, t)| t == "Time to water the plants.")
-            .then_some(got)
-    })
-    .await;
+    let got = main_once_watered(&h, "the job's run in the main session").await;
     let due = got
         .iter()
         .position(|(role, t)| role == "user" && t.contains("[Cron Job Due]"))

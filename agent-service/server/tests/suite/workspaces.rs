@@ -21,6 +21,15 @@ fn files_in(dir: &std::path::Path) -> Vec<String> {
 
 /// setup creates the config and a brand-new workspace gets the
 /// templates plus BOOTSTRAP.md; a deleted BOOTSTRAP.md is never recreated.
+/// `Setup` with a full reset of the default agent's workspace.
+async fn full_reset(service: &Service) -> pb::SetupResponse {
+    let request = pb::SetupRequest {
+        full_reset: true,
+        ..Default::default()
+    };
+    call!(service, setup, request)
+}
+
 #[tokio::test]
 async fn setup_creates_config_and_seeds_a_brand_new_workspace() {
     let service = Service::start(None).await;
@@ -85,15 +94,7 @@ async fn a_vanished_workspace_is_refused_until_a_full_reset() {
         "{msg}"
     );
 
-    let reset = call!(
-        service,
-        setup,
-        pb::SetupRequest {
-            full_reset: true,
-            ..Default::default()
-        }
-    );
-    assert!(reset.workspaces[0].bootstrap_seeded);
+    assert!(full_reset(&service).await.workspaces[0].bootstrap_seeded);
     call!(service, create_session, pb::CreateSessionRequest::default());
 }
 
@@ -249,15 +250,7 @@ async fn a_full_reset_clears_the_workspace_and_its_marker_together() {
     let markers = service.path("state/workspace-attestations");
     let before: Vec<_> = std::fs::read_dir(&markers).expect("markers").collect();
     assert_eq!(before.len(), 1);
-    let reset = call!(
-        service,
-        setup,
-        pb::SetupRequest {
-            full_reset: true,
-            ..Default::default()
-        }
-    );
-    assert!(reset.workspaces[0].bootstrap_seeded);
+    assert!(full_reset(&service).await.workspaces[0].bootstrap_seeded);
     assert!(ws.join("BOOTSTRAP.md").is_file());
     assert!(!ws.join("notes.txt").exists(), "the workspace was cleared");
     let aside = service.path("state/workspace.reset-1");
