@@ -57,15 +57,7 @@ async fn until_requested_by(
     demo: &DemoStack,
     message: &str,
 ) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
-    let mut client = demo.client().await;
-    let mut stream = client
-        .run(pb::RunRequest {
-            message: message.into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = demo.open_run(message).await;
     let mut seen = Vec::new();
     while let Some(event) = stream.message().await.expect("stream") {
         if let Some(Event::ApprovalRequested(approval)) = event.event {

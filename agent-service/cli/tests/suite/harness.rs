@@ -16,6 +16,7 @@ use openclaw_cli::{
     stack::{Listeners, Stack, StackOptions},
     up::{self, Host},
 };
+use openclaw_proto::agent::v1 as pb;
 use tokio::net::TcpListener;
 
 /// The demo stack, as `openclaw up --demo` starts it, in a temp dir.
@@ -57,6 +58,20 @@ impl DemoStack {
         client::connect(&self.stack.agent_url())
             .await
             .expect("connect")
+    }
+
+    /// Opens a Run of `message` in the default agent's main session.
+    pub async fn open_run(&self, message: &str) -> tonic::Streaming<pb::RunEvent> {
+        let request = pb::RunRequest {
+            message: message.into(),
+            ..Default::default()
+        };
+        self.client()
+            .await
+            .run(request)
+            .await
+            .expect("run")
+            .into_inner()
     }
 
     /// `openclaw chat -m message` (with `-v` when `verbose`) in the default agent's main

@@ -19,7 +19,7 @@ use openclaw_tools::{ReadTool, Tool, ToolContext, ToolOutcome, ToolRegistry, Una
 use openclaw_transcript::Message;
 use openclaw_workspace::Confined;
 use prompt_codex::{ApprovalPolicy, CodexTurnInput, DynamicTool, SandboxMode, render_codex_turn};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::{
     sync::{Semaphore, SemaphorePermit, mpsc},
@@ -139,16 +139,7 @@ impl Fixture {
         assert!(!codex_home.path().join("AGENTS.md").exists());
         let mut settings = HarnessSettings::new(codex().binary());
         settings.codex_home = Some(codex_home.path().to_owned());
-        let provider: Map<String, Value> = serde_json::from_value(json!({
-            "name": "fake",
-            "base_url": base_url,
-            "wire_api": "responses",
-            "request_max_retries": 0,
-            "stream_max_retries": 0,
-            "stream_idle_timeout_ms": 60_000,
-        }))
-        .expect("provider table");
-        settings.model_provider = Some(provider);
+        settings.model_provider = Some(agent_testkit::codex_provider(&base_url));
         let lookup = Arc::new(LookupTool::default());
         let mut registry = ToolRegistry::new();
         registry.insert(Arc::new(ReadTool));

@@ -242,14 +242,7 @@ fn codex_config(
     tools_extra: &str,
     codex_extra: &str,
 ) -> String {
-    let provider = json!({
-        "name": "fake",
-        "base_url": base_url,
-        "wire_api": "responses",
-        "request_max_retries": 0,
-        "stream_max_retries": 0,
-        "stream_idle_timeout_ms": 60_000,
-    });
+    let provider = Value::Object(agent_testkit::codex_provider(base_url));
     format!(
         r#"{{
   agents: {{

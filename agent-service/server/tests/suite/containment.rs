@@ -4,9 +4,12 @@
 //! service itself (reset, delete, `setsid -f`, SIGKILL of the service), and hook commands that
 //! leave processes behind.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, WireFormat};
+use agent_testkit::{
+    FakeReply, FakeServer, FakeServerHandle, WireFormat,
+    procs::{eventually, sleeping},
+};
 use openclaw_proto::agent::v1 as pb;
 use pb::agent_service_client::AgentServiceClient;
 use serde_json::json;
@@ -141,25 +144,6 @@ impl Service {
     }
 }
 
-/// Whether a `sleep <seconds>` process runs anywhere on the host.
-fn sleeping(seconds: &str) -> bool {
-    let wanted = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc").expect("/proc").any(|entry| {
-        entry
-            .ok()
-            .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .is_some_and(|cmdline| cmdline == wanted.as_bytes())
-    })
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn background(command: &str) -> serde_json::Value {
     json!({ "command": command, "background": true })
 }
@@ -234,7 +218,10 @@ async fn reset_and_delete_kill_a_sessions_background_commands() {
                 &[background(&format!("setsid -f sleep {a}; sleep {b}"))],
             )
             .await;
-        eventually("the commands to start", || sleeping(a) && sleeping(b)).await;
+        eventually("the commands to start", PATIENCE, || {
+            sleeping(a) && sleeping(b)
+        })
+        .await;
         service
             .client
             .reset_session(pb::ResetSessionRequest {
@@ -242,12 +229,15 @@ async fn reset_and_delete_kill_a_sessions_background_commands() {
             })
             .await
             .expect("reset");
-        eventually("the reset to kill them", || !sleeping(a) && !sleeping(b)).await;
+        eventually("the reset to kill them", PATIENCE, || {
+            !sleeping(a) && !sleeping(b)
+        })
+        .await;
     }
     service
         .exec(HOST, &[background("setsid -f sleep 3105; sleep 3106")])
         .await;
-    eventually("the commands to start", || {
+    eventually("the commands to start", PATIENCE, || {
         sleeping("3105") && sleeping("3106")
     })
     .await;
@@ -258,7 +248,7 @@ async fn reset_and_delete_kill_a_sessions_background_commands() {
         })
         .await
         .expect("delete");
-    eventually("the delete to kill them", || {
+    eventually("the delete to kill them", PATIENCE, || {
         !sleeping("3105") && !sleeping("3106")
     })
     .await;
@@ -298,9 +288,12 @@ async fn nothing_a_session_started_outlives_a_sigkill_of_the_service() {
             .await;
     });
     let all = ["3111", "3112", "3113", "3114", "3115", "3116", "3117"];
-    eventually("every command to start", || all.iter().all(|s| sleeping(s))).await;
+    eventually("every command to start", PATIENCE, || {
+        all.iter().all(|s| sleeping(s))
+    })
+    .await;
     service.kill().await;
-    eventually("every command to die with the service", || {
+    eventually("every command to die with the service", PATIENCE, || {
         !all.iter().any(|s| sleeping(s))
     })
     .await;
@@ -332,7 +325,7 @@ async fn nothing_a_hook_command_started_outlives_it() {
     )
     .await;
     h.service.preview(session_key(HOST), None).await;
-    eventually("the hook's leftovers to die with it", || {
+    eventually("the hook's leftovers to die with it", PATIENCE, || {
         !sleeping("3301") && !sleeping("3302")
     })
     .await;
