@@ -183,8 +183,8 @@ impl Cli {
         let own = OwnCredentials {
             tokens: self.server.security.tokens.clone(),
             tokens_file: self.server.security.tokens_file.clone(),
-            prompt_token: self.prompt_service_token.clone(),
-            prompt_token_file: self.prompt_service_token_file.clone(),
+            prompt_token: self.prompt_client.prompt_service_token.clone(),
+            prompt_token_file: self.prompt_client.prompt_service_token_file.clone(),
             router_token_file: self.router_token_file.clone(),
         };
         Ok(Launch {
@@ -194,7 +194,9 @@ impl Cli {
             metrics_listen,
             prompt_service: self.prompt_service.clone().zip(prompt_security),
             prompt_retry: prompt_client::RetryPolicy {
-                give_up_after: Duration::from_millis(self.prompt_service_retry_budget_ms),
+                give_up_after: Duration::from_millis(
+                    self.prompt_client.prompt_service_retry_budget_ms,
+                ),
                 ..prompt_client::RetryPolicy::default()
             },
             cron_router,
@@ -250,12 +252,12 @@ impl Cli {
 
     fn prompt_client_flags(&self) -> ClientFlags {
         ClientFlags {
-            token: self.prompt_service_token.clone(),
-            token_file: self.prompt_service_token_file.clone(),
-            ca: self.prompt_service_ca.clone(),
-            cert: self.prompt_service_client_cert.clone(),
-            key: self.prompt_service_client_key.clone(),
-            server_name: self.prompt_service_server_name.clone(),
+            token: self.prompt_client.prompt_service_token.clone(),
+            token_file: self.prompt_client.prompt_service_token_file.clone(),
+            ca: self.prompt_client.prompt_service_ca.clone(),
+            cert: self.prompt_client.prompt_service_client_cert.clone(),
+            key: self.prompt_client.prompt_service_client_key.clone(),
+            server_name: self.prompt_client.prompt_service_server_name.clone(),
         }
     }
 
