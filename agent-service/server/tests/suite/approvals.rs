@@ -9,7 +9,7 @@ use openclaw_proto::agent::v1::{self as pb, run_event::Event};
 use serde_json::json;
 use tonic::Code;
 
-use super::calls::{call, refusal};
+use super::calls::{call, refusal, stream_refusal};
 use super::harness::{APPROVALS_EXPIRE_AT_ONCE, Harness};
 use super::run_events::{events_of, read_until, telegram};
 
@@ -375,44 +375,17 @@ async fn approve_in_chat_works_for_owners_only() {
         ..Default::default()
     };
     // A sender who is not an owner is refused, and the approval stays pending.
-    let refused = h
-        .service
-        .client()
-        .await
-        .run(chat(
-            "99",
-            "discord",
-            format!("/approve {} allow-once", approval.id),
-        ))
-        .await;
-    let refused = match refused {
-        Err(status) => status,
-        Ok(response) => {
-            let mut events = response.into_inner();
-            match events.message().await {
-                Err(status) => status,
-                other => panic!("a non-owner's /approve was not refused: {other:?}"),
-            }
-        }
-    };
+    let approve = format!("/approve {} allow-once", approval.id);
+    let refused = stream_refusal!(h.service, run, chat("99", "discord", approve));
     assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
     assert!(refused.message().contains("ownerAllowFrom"), "{refused:?}");
     assert_eq!(pending(&h).await.len(), 1);
     // A malformed /approve is INVALID_ARGUMENT naming the message.
-    let malformed = h
-        .service
-        .client()
-        .await
-        .run(chat("42", "telegram", "/approve".to_owned()))
-        .await;
-    let malformed = match malformed {
-        Err(status) => status,
-        Ok(response) => response
-            .into_inner()
-            .message()
-            .await
-            .expect_err("a malformed /approve"),
-    };
+    let malformed = stream_refusal!(
+        h.service,
+        run,
+        chat("42", "telegram", "/approve".to_owned())
+    );
     assert_eq!(malformed.code(), Code::InvalidArgument, "{malformed:?}");
     // The owner decides; the command runs.
     let events = h

@@ -32,6 +32,24 @@ macro_rules! refusal {
 }
 pub(crate) use refusal;
 
+/// The status a streaming `$method($request)` on `$service` is refused with: at once, or as
+/// the stream's first message.
+macro_rules! stream_refusal {
+    ($service:expr, $method:ident, $request:expr) => {
+        match $service.client().await.$method($request).await {
+            Err(status) => status,
+            Ok(response) => match response.into_inner().message().await {
+                Err(status) => status,
+                Ok(first) => panic!(
+                    "{} was answered, not refused: {first:?}",
+                    stringify!($method)
+                ),
+            },
+        }
+    };
+}
+pub(crate) use stream_refusal;
+
 /// The health service's name for the agent service.
 pub const AGENT_SERVICE: &str = "openclaw.agent.v1.AgentService";
 

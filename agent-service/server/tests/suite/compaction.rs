@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::harness::{self, Harness, Service};
 use super::model_json::tool_names;
 use super::run_events::events_of;
+use super::status::assert_holds;
 
 /// `agents.defaults` extras: a window of `window` tokens, a reserve of `reserve`, and the memory
 /// flush on or off.
@@ -26,6 +27,17 @@ fn budget(window: u64, reserve: u64, flush: bool) -> String {
         r#", contextWindow: {window}, compaction: {{ reserveTokens: {reserve}, reserveTokensFloor: 0,
              memoryFlush: {{ enabled: {flush} }} }}"#
     )
+}
+
+/// A harness on Anthropic Messages with a context window of 40 000 tokens, 10 000 of them
+/// reserved, and the memory flush on.
+async fn tight_with_flush() -> Harness {
+    Harness::start(
+        WireFormat::AnthropicMessages,
+        &budget(40_000, 10_000, true),
+        "",
+    )
+    .await
 }
 
 /// Text of about `chars` characters that starts with `mark`, in lines.
@@ -251,12 +263,7 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
 /// compacts mid-turn, cutting between tool call/result pairs, without a second flush.
 #[tokio::test]
 async fn a_run_with_many_tool_calls_flushes_memory_then_compacts_between_pairs() {
-    let h = Harness::start(
-        WireFormat::AnthropicMessages,
-        &budget(40_000, 10_000, true),
-        "",
-    )
-    .await;
+    let h = tight_with_flush().await;
     for n in 1..=6 {
         std::fs::write(
             h.service.path(&format!("state/workspace/f{n}.txt")),
@@ -447,18 +454,15 @@ async fn a_prompt_too_big_for_the_window_is_a_clear_error_naming_sections() {
     let events = run(&h, "hello").await;
     let error = run_error(&events);
     assert_eq!(error.code, "RESOURCE_EXHAUSTED", "{error:?}");
-    assert!(
-        error.message.contains("context window of 3000 tokens"),
-        "{}",
-        error.message
+    assert_holds(
+        &error.message,
+        &[
+            "context window of 3000 tokens",
+            "system prompt section",
+            "tool schemas",
+            "nothing older",
+        ],
     );
-    assert!(
-        error.message.contains("system prompt section"),
-        "{}",
-        error.message
-    );
-    assert!(error.message.contains("tool schemas"), "{}", error.message);
-    assert!(error.message.contains("nothing older"), "{}", error.message);
     assert_eq!(
         phases(&events),
         [pb::CompactionPhase::Started, pb::CompactionPhase::Skipped]
@@ -474,12 +478,7 @@ async fn a_prompt_too_big_for_the_window_is_a_clear_error_naming_sections() {
 /// usable: the next message compacts it away (shortened for the summariser) and is answered.
 #[tokio::test]
 async fn an_oversized_message_fails_clearly_and_the_session_recovers() {
-    let h = Harness::start(
-        WireFormat::AnthropicMessages,
-        &budget(40_000, 10_000, true),
-        "",
-    )
-    .await;
+    let h = tight_with_flush().await;
     let events = run(&h, &filler("HUGE-PASTE", 200_000)).await;
     let error = run_error(&events);
     assert_eq!(error.code, "RESOURCE_EXHAUSTED");

@@ -206,12 +206,11 @@ async fn a_process_of_the_services_user_cannot_read_its_environment() {
 #[tokio::test]
 async fn reset_and_delete_kill_a_sessions_background_commands() {
     let mut service = Service::start(None).await;
-    for key in [HOST, SANDBOXED] {
-        let (a, b) = if key == HOST {
-            ("3101", "3102")
-        } else {
-            ("3103", "3104")
-        };
+    for (key, a, b, delete) in [
+        (HOST, "3101", "3102", false),
+        (SANDBOXED, "3103", "3104", false),
+        (HOST, "3105", "3106", true),
+    ] {
         service
             .exec(
                 key,
@@ -222,36 +221,24 @@ async fn reset_and_delete_kill_a_sessions_background_commands() {
             sleeping(a) && sleeping(b)
         })
         .await;
-        service
-            .client
-            .reset_session(pb::ResetSessionRequest {
-                session: session_key(key),
-            })
-            .await
-            .expect("reset");
-        eventually("the reset to kill them", PATIENCE, || {
+        let session = session_key(key);
+        if delete {
+            let request = pb::DeleteSessionRequest { session };
+            service
+                .client
+                .delete_session(request)
+                .await
+                .expect("delete");
+        } else {
+            let request = pb::ResetSessionRequest { session };
+            service.client.reset_session(request).await.expect("reset");
+        }
+        let what = if delete { "the delete" } else { "the reset" };
+        eventually(&format!("{what} to kill them"), PATIENCE, || {
             !sleeping(a) && !sleeping(b)
         })
         .await;
     }
-    service
-        .exec(HOST, &[background("setsid -f sleep 3105; sleep 3106")])
-        .await;
-    eventually("the commands to start", PATIENCE, || {
-        sleeping("3105") && sleeping("3106")
-    })
-    .await;
-    service
-        .client
-        .delete_session(pb::DeleteSessionRequest {
-            session: session_key(HOST),
-        })
-        .await
-        .expect("delete");
-    eventually("the delete to kill them", PATIENCE, || {
-        !sleeping("3105") && !sleeping("3106")
-    })
-    .await;
 }
 
 #[tokio::test]

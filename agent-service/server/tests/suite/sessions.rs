@@ -11,7 +11,7 @@ use openclaw_transcript::{EntryBody, Message, UserContent, UserMessage};
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 
-use super::calls::{assert_health, call, refusal};
+use super::calls::{assert_health, call, refusal, stream_refusal};
 use super::harness::{Service, StartOptions};
 use super::status::{assert_status, assert_status_starts};
 
@@ -717,17 +717,11 @@ async fn a_transcript_of_a_newer_format_is_refused_by_name() {
         _prompt: prompt,
     };
     let mut client = h.service.client().await;
-    let read = match client
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-    {
-        Err(status) => status,
-        Ok(stream) => stream
-            .into_inner()
-            .message()
-            .await
-            .expect_err("the transcript was read"),
-    };
+    let read = stream_refusal!(
+        h.service,
+        get_transcript,
+        pb::GetTranscriptRequest { session: None }
+    );
     assert_eq!(read.code(), Code::FailedPrecondition, "{read:?}");
     assert!(read.message().contains("format version 99"), "{read:?}");
     assert!(
