@@ -5,21 +5,16 @@ use std::os::unix::fs::PermissionsExt;
 
 use openclaw_codex_harness::{CodexRunner, HarnessSettings};
 
-use super::fixture::{Fixture, Turn, start_script};
+use super::fixture::{Fixture, Turn, stand_in, start_script};
 
 /// A stand-in for `codex` that writes its environment to `env.txt`, prints a coloured log
 /// line and a fake backtrace on stderr, and exits 134 (an abort) before answering anything.
 fn crashing_codex(dir: &std::path::Path) -> HarnessSettings {
-    let path = dir.join("codex");
     let script = format!(
         "#!/bin/sh\nenv > {}/env.txt\nprintf '\\033[2m2026-12-01T10:00:00Z\\033[0m \\033[31mERROR\\033[0m codex_core: boom\\n' >&2\nprintf 'stack backtrace:\\n   0: \\033[1mcodex::main\\033[0m\\n' >&2\nexit 134\n",
         dir.display()
     );
-    std::fs::write(&path, script).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut settings = HarnessSettings::new(&path);
-    settings.codex_home = Some(dir.join("home"));
-    settings
+    stand_in(dir, &script, dir.join("home"))
 }
 
 #[tokio::test]

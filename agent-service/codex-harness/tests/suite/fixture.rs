@@ -4,6 +4,8 @@
 //! inline `model_providers` entry.
 
 use std::{
+    os::unix::fs::PermissionsExt,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
@@ -291,6 +293,17 @@ pub async fn outcome_of(turn: JoinHandle<Result<TurnOutcome, HarnessError>>) -> 
         .expect("the turn ends in time")
         .expect("the turn task")
         .unwrap_or_else(|e| panic!("run_turn: {e}"))
+}
+
+/// A stand-in for `codex`: `script` as the executable `dir/codex`; settings that run it with
+/// CODEX_HOME `home`.
+pub fn stand_in(dir: &Path, script: &str, home: PathBuf) -> HarnessSettings {
+    let path = dir.join("codex");
+    std::fs::write(&path, script).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut settings = HarnessSettings::new(&path);
+    settings.codex_home = Some(home);
+    settings
 }
 
 /// `runner.start()` of a stand-in script for `codex`, retrying the rare ETXTBSY of executing

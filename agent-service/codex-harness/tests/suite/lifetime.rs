@@ -1,16 +1,16 @@
 //! Nothing the app-server starts outlives it: the commands Codex runs, detached or not, end
 //! with the app-server's pid namespace when it goes.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use agent_testkit::procs::{eventually, sleeping};
 use openclaw_codex_harness::{CodexRunner, HarnessError, HarnessSettings};
 
+use super::fixture::stand_in;
+
 /// A stand-in for `codex app-server` that starts a detached and a background `sleep` (as the
 /// commands of a turn would be) and then answers `initialize`.
 fn codex_starting_commands(dir: &std::path::Path) -> HarnessSettings {
-    let path = dir.join("codex");
     let script = r#"#!/bin/sh
 setsid -f sleep 3201
 sleep 3202 &
@@ -23,11 +23,7 @@ while IFS= read -r line; do
   esac
 done
 "#;
-    std::fs::write(&path, script).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut settings = HarnessSettings::new(&path);
-    settings.codex_home = Some(dir.join("home"));
-    settings
+    stand_in(dir, script, dir.join("home"))
 }
 
 #[tokio::test]

@@ -1,18 +1,17 @@
 //! The version check and the handshake's tolerance, against a scripted
 //! stand-in for `codex app-server` (no real binary needed).
 
-use std::{os::unix::fs::PermissionsExt, path::Path};
+use std::path::Path;
 
 use openclaw_codex_harness::{CodexRunner, HarnessError, HarnessSettings};
 use tempfile::TempDir;
 
-use super::fixture::start_script;
+use super::fixture::{stand_in, start_script};
 
 /// A shell script that answers `initialize` with `user_agent` after an
 /// unknown notification (with `emittedAtMs`), puts unknown fields in the
 /// result, and prints `codex-cli <cli_version>` for `--version`.
 fn fake_codex(dir: &TempDir, user_agent: &str, cli_version: &str) -> HarnessSettings {
-    let path = dir.path().join("codex");
     let script = format!(
         r#"#!/bin/sh
 if [ "$1" = "--version" ]; then echo "codex-cli {cli_version}"; exit 0; fi
@@ -27,11 +26,7 @@ while IFS= read -r line; do
 done
 "#
     );
-    std::fs::write(&path, script).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut settings = HarnessSettings::new(&path);
-    settings.codex_home = Some(dir.path().to_owned());
-    settings
+    stand_in(dir.path(), &script, dir.path().to_owned())
 }
 
 /// The error a stand-in answering as `user_agent`, and `codex-cli <cli_version>`, is refused
