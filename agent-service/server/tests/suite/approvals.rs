@@ -453,12 +453,7 @@ async fn allow_always_persists_across_a_restart_and_skips_the_next_ask() {
 
     // After a restart too.
     let (dir, fake, prompt) = h.stop().await;
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    };
+    let h = Harness::resume(dir, fake, prompt).await;
     touches_unasked(&h, "third.txt", "And another.").await;
 
     // Removed, it asks again; removing it twice is NOT_FOUND.
@@ -532,12 +527,7 @@ async fn a_restart_with_a_pending_approval_does_not_run_the_command() {
     script(&h, "touch never.txt");
     let (_stream, approval) = until_requested(&h, "Make a file.").await;
     let (dir, fake, prompt) = h.stop().await;
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    };
+    let h = Harness::resume(dir, fake, prompt).await;
     let gone = resolve(&h, &approval.id, pb::ApprovalDecision::AllowOnce)
         .await
         .expect_err("unknown after a restart");

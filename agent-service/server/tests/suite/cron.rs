@@ -108,6 +108,18 @@ async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T
     }
 }
 
+/// Has the model schedule the main-session job "plants" (`schedule`, reminding to water the
+/// plants) through the `cron` tool; the job's id.
+async fn plants_job(h: &Harness, schedule: &str) -> String {
+    let output = schedule_through_the_model(
+        h,
+        json!({ "action": "add", "name": "plants", "schedule": schedule,
+                "prompt": "Remind me to water the plants.", "target": "main" }),
+    )
+    .await;
+    job_id_of(&output)
+}
+
 /// The main session's messages once the plants reminder is answered there (`what` names
 /// the wait).
 async fn main_once_watered(h: &Harness, what: &str) -> Vec<(String, String)> {
@@ -187,13 +199,7 @@ async fn a_job_the_model_schedules_runs_in_its_own_session_when_due() {
 #[tokio::test]
 async fn a_main_session_job_is_answered_in_the_main_session() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let output = schedule_through_the_model(
-        &h,
-        json!({ "action": "add", "name": "plants", "schedule": "every 2s",
-                "prompt": "Remind me to water the plants.", "target": "main" }),
-    )
-    .await;
-    let id = job_id_of(&output);
+    let id = plants_job(&h, "every 2s").await;
     h.fake.push(FakeReply::text("Time to water the plants."));
     let got = main_once_watered(&h, "the main-session run").await;
     let cron_message = got
@@ -264,12 +270,7 @@ async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart(
     )
     .expect("jobs file");
     fake.push(FakeReply::text("Report written."));
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt,
-    };
+    let h = Harness::resume(dir, fake, _prompt).await;
     let job = wait_for("the run to be recorded", async || {
         job_in(&jobs_file(&h), "j1").filter(|j| j["state"]["runs"] == 1)
     })
@@ -308,12 +309,7 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         claimed_jobs_file("j2", prompt, 5_000),
     )
     .expect("jobs file");
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt,
-    };
+    let h = Harness::resume(dir, fake, _prompt).await;
     let job = wait_for("the claim to be resolved", async || {
         job_in(&jobs_file(&h), "j2").filter(|j| j["state"].get("running").is_none())
     })
@@ -603,13 +599,7 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
     // A main-session job run from the main session would wait behind the very turn that
     // asked for it: the tool queues it instead and the turn ends.
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let output = schedule_through_the_model(
-        &h,
-        json!({ "action": "add", "name": "plants", "schedule": "every 1h",
-                "prompt": "Remind me to water the plants.", "target": "main" }),
-    )
-    .await;
-    let id = job_id_of(&output);
+    let id = plants_job(&h, "every 1h").await;
     h.fake.push(FakeReply::tool_call(
         "call_run",
         "cron",

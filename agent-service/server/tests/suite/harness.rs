@@ -429,6 +429,20 @@ impl Harness {
         }
     }
 
+    /// agent-service started again over the state `dir` a [`Harness::stop`] handed back (its
+    /// config file is there; prompts rendered in process), with the same fake model server.
+    pub async fn resume(
+        dir: tempfile::TempDir,
+        fake: agent_testkit::FakeServerHandle,
+        prompt: PromptService,
+    ) -> Self {
+        Self {
+            service: Service::start_in(dir, None).await,
+            fake,
+            _prompt: prompt,
+        }
+    }
+
     /// Stops agent-service and hands back its state directory, the fake model server and
     /// prompt-service, both still serving, for a restart on the same state.
     pub async fn stop(
