@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::harness::{self, Harness, Service};
 use super::model_json::tool_names;
-use super::run_events::events_of;
+use super::run_events::{events_of, final_of};
 use super::status::assert_holds;
 
 /// `agents.defaults` extras: a window of `window` tokens, a reserve of `reserve`, and the memory
@@ -64,13 +64,14 @@ async fn run_on(service: &Service, message: &str) -> Vec<pb::RunEvent> {
 }
 
 fn final_text(events: &[pb::RunEvent]) -> String {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Final(f)) => Some(f.text.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no final event in {events:#?}"))
+    final_of(events).text
+}
+
+/// Asserts the turn of `events` answered `text`, its compaction events in the `expected`
+/// phases.
+fn assert_answered(events: &[pb::RunEvent], text: &str, expected: &[pb::CompactionPhase]) {
+    assert_eq!(final_text(events), text);
+    assert_eq!(phases(events), expected, "{events:#?}");
 }
 
 fn run_error(events: &[pb::RunEvent]) -> pb::RunError {
@@ -170,10 +171,10 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
     assert!(compactions(&first).is_empty(), "{first:#?}");
     // Turn 2 adds ~8k tokens: past the threshold before its first call.
     let second = run(&h, &filler("BRAVO-NEW-TURN", 32_000)).await;
-    assert_eq!(final_text(&second), "Second answer.");
-    assert_eq!(
-        phases(&second),
-        [pb::CompactionPhase::Started, pb::CompactionPhase::Finished]
+    assert_answered(
+        &second,
+        "Second answer.",
+        &[pb::CompactionPhase::Started, pb::CompactionPhase::Finished],
     );
     let done = &compactions(&second)[1];
     assert_eq!(done.trigger, "threshold");
@@ -300,15 +301,15 @@ async fn a_run_with_many_tool_calls_flushes_memory_then_compacts_between_pairs()
         FakeReply::text("All six files are read."),
     ]);
     let events = run(&h, "Read f1.txt to f6.txt, one at a time.").await;
-    assert_eq!(final_text(&events), "All six files are read.");
-    assert_eq!(
-        phases(&events),
-        [
+    // One flush ahead of the threshold, no second flush in the same cycle.
+    assert_answered(
+        &events,
+        "All six files are read.",
+        &[
             pb::CompactionPhase::MemoryFlushed,
             pb::CompactionPhase::Started,
-            pb::CompactionPhase::Finished
+            pb::CompactionPhase::Finished,
         ],
-        "one flush ahead of the threshold, no second flush in the same cycle"
     );
     let flush = &compactions(&events)[0];
     assert!(flush.detail.contains("memory/flush-notes.md"), "{flush:?}");
@@ -401,14 +402,14 @@ async fn a_context_overflow_from_the_provider_compacts_and_retries_once() {
     let hello = format!("hello there. {}", filler("SOME-CONTEXT", 400));
     assert_eq!(final_text(&run(&h, &hello).await), "First answer.");
     let events = run(&h, "what did I say?").await;
-    assert_eq!(final_text(&events), "Second answer.");
-    assert_eq!(
-        phases(&events),
-        [
+    assert_answered(
+        &events,
+        "Second answer.",
+        &[
             pb::CompactionPhase::Started,
             pb::CompactionPhase::MemoryFlushed,
-            pb::CompactionPhase::Finished
-        ]
+            pb::CompactionPhase::Finished,
+        ],
     );
     assert!(compactions(&events).iter().all(|c| c.trigger == "overflow"));
     let model_calls = events
