@@ -180,7 +180,7 @@ pub struct DemoArgs {
 
 /// Where agent-service is and how to reach it: the address, credentials and TLS
 /// (as `deploy/` sets them up), and how long to wait.
-#[derive(Clone, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
     /// agent-service address (as printed by `openclaw up`), or the router in front of its
     /// replicas. A bare HOST:PORT is http://, or https:// when --tls-ca is given.
@@ -198,27 +198,28 @@ pub struct ServerArgs {
     pub connection: ConnectionArgs,
 }
 
-impl std::fmt::Debug for ServerArgs {
+/// A flag's secret value (a bearer token): used as given, shown by `Debug` as
+/// `<redacted>`.
+#[derive(Clone)]
+pub struct Secret(pub String);
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Ok(Self(value.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let c = &self.connection;
-        f.debug_struct("ServerArgs")
-            .field("server", &self.server)
-            .field("token", &c.token.as_ref().map(|_| "<redacted>"))
-            .field("token_file", &c.token_file)
-            .field("tls_ca", &c.tls_ca)
-            .field("tls_cert", &c.tls_cert)
-            .field("tls_key", &c.tls_key)
-            .field("tls_server_name", &c.tls_server_name)
-            .field("connect_timeout", &c.connect_timeout)
-            .field("call_timeout", &c.call_timeout)
-            .field("idle_timeout", &c.idle_timeout)
-            .finish()
+        f.write_str("<redacted>")
     }
 }
 
 /// How to reach agent-service once its address is known: credentials, TLS and how long to
 /// wait, under the "Connection" heading of `--help`.
-#[derive(Clone, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Connection")]
 pub struct ConnectionArgs {
     /// Bearer token sent as `authorization: Bearer <token>` (prefer --token-file or the
@@ -230,7 +231,7 @@ pub struct ConnectionArgs {
         hide_env_values = true,
         global = true
     )]
-    pub token: Option<String>,
+    pub token: Option<Secret>,
     /// File whose first token is sent (agent-service's own --tokens-file will do).
     #[arg(long, value_name = "PATH", env = "OPENCLAW_TOKEN_FILE", global = true)]
     pub token_file: Option<PathBuf>,
@@ -579,6 +580,23 @@ mod tests {
                 server: ServerArgs { ref server, .. },
             }) if key == "main" && server == "h:1"
         ));
+        Ok(())
+    }
+
+    /// The class: a secret flag value reaching a log line or an error through `Debug`. The
+    /// token is shown redacted wherever the parsed command line is formatted.
+    #[test]
+    fn the_token_never_shows_in_debug_output() -> Result<(), clap::Error> {
+        let token = "cli-debug-token-0123456789";
+        for args in [
+            vec!["openclaw", "status", "--token", token],
+            vec!["openclaw", "chat", "-m", "hi", "--token", token],
+            vec!["openclaw", "sessions", "show", "main", "--token", token],
+        ] {
+            let shown = format!("{:?}", Cli::try_parse_from(args)?);
+            assert!(!shown.contains(token), "{shown}");
+            assert!(shown.contains("token: Some(<redacted>)"), "{shown}");
+        }
         Ok(())
     }
 

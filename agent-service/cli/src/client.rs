@@ -76,7 +76,7 @@ impl Connect {
                 );
                 None
             }
-            (Some(token), None) => BearerToken::new(token)
+            (Some(token), None) => BearerToken::new(&token.0)
                 .map_err(|e| problems.push(format!("--token (OPENCLAW_TOKEN): {e}")))
                 .ok(),
             (None, Some(path)) => BearerToken::from_file(path)
