@@ -44,6 +44,17 @@ async fn open_run(h: &Harness, request: pb::RunRequest) -> EventStream {
     h.service.open_run(request).await
 }
 
+/// `reply` streamed in `deltas` parts 120 ms apart: slow enough for a message to arrive while
+/// it streams.
+fn streamed_slowly(reply: FakeReply, deltas: usize) -> FakeReply {
+    reply.deltas(deltas).frame_delay(Duration::from_millis(120))
+}
+
+/// Opens a Run of `message` from the Telegram chat, queued as `mode` says.
+async fn open(h: &Harness, message: &str, mode: pb::QueueMode) -> EventStream {
+    open_run(h, run_request(message, mode)).await
+}
+
 /// Reads until `stop` matches an event (that one included) or the stream ends.
 async fn read_until(stream: &mut EventStream, stop: impl Fn(&Event) -> bool) -> Vec<pb::RunEvent> {
     run_events::read_until(stream, |e| e.event.as_ref().is_some_and(&stop)).await
@@ -96,17 +107,14 @@ async fn wait_idle(h: &Harness) {
 async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
     let h = Harness::start(WireFormat::AnthropicMessages, "", "").await;
     h.fake.push_all([
-        FakeReply::tool_call("call-1", "read", json!({ "path": "AGENTS.md" }))
-            .with_text("Looking at the instructions.")
-            .deltas(5)
-            .frame_delay(Duration::from_millis(120)),
+        streamed_slowly(
+            FakeReply::tool_call("call-1", "read", json!({ "path": "AGENTS.md" }))
+                .with_text("Looking at the instructions."),
+            5,
+        ),
         FakeReply::text("Read them, and noted the milk."),
     ]);
-    let mut first = open_run(
-        &h,
-        run_request("Read your instructions.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "Read your instructions.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::ModelCall(_))).await;
 
     let steered = send(&h, "Also: remember the milk.", pb::QueueMode::Steer).await;
@@ -146,12 +154,13 @@ async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
 async fn a_late_steer_gets_another_model_turn() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push_all([
-        FakeReply::text("Working on the summary, one moment please.")
-            .deltas(6)
-            .frame_delay(Duration::from_millis(120)),
+        streamed_slowly(
+            FakeReply::text("Working on the summary, one moment please."),
+            6,
+        ),
         FakeReply::text("Added the addendum too."),
     ]);
-    let mut first = open_run(&h, run_request("Summarize.", pb::QueueMode::Unspecified)).await;
+    let mut first = open(&h, "Summarize.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
     let steered = send(&h, "Addendum: include dates.", pb::QueueMode::Steer).await;
     assert_eq!(steered.outcome(), Outcome::Steered, "{steered:?}");
@@ -174,16 +183,10 @@ async fn a_late_steer_gets_another_model_turn() {
 async fn a_followup_runs_after_the_active_run() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push_all([
-        FakeReply::text("First answer, slowly.")
-            .deltas(4)
-            .frame_delay(Duration::from_millis(120)),
+        streamed_slowly(FakeReply::text("First answer, slowly."), 4),
         FakeReply::text("Second answer."),
     ]);
-    let mut first = open_run(
-        &h,
-        run_request("First question.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "First question.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
     let mut watch = h.service.watch().await;
 
@@ -288,14 +291,10 @@ async fn an_interrupt_aborts_the_run_and_runs_the_newest_message() {
         FakeReply::text("Stopped. What next?"),
     ]);
     let began = std::time::Instant::now();
-    let mut first = open_run(
-        &h,
-        run_request("Wait half a minute.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "Wait half a minute.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::ToolStarted(_))).await;
 
-    let mut second = open_run(&h, run_request("Stop that.", pb::QueueMode::Interrupt)).await;
+    let mut second = open(&h, "Stop that.", pb::QueueMode::Interrupt).await;
     assert_interrupts(&mut second, 2, 1).await;
     let one = read_all(&mut first).await;
     let finished = events_of!(&one, ToolFinished)
@@ -479,11 +478,7 @@ async fn block_streaming_sends_readable_blocks_and_no_repeat() {
     .await;
     let text = long_reply();
     h.fake.push(FakeReply::text(text.clone()).deltas(60));
-    let mut stream = open_run(
-        &h,
-        run_request("Explain the plan.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut stream = open(&h, "Explain the plan.", pb::QueueMode::Unspecified).await;
     let events = read_all(&mut stream).await;
     let blocks: Vec<String> = events
         .iter()
@@ -566,8 +561,7 @@ async fn block_boundaries_follow_the_break_setting() {
             .deltas(3),
         FakeReply::text("Done."),
     ]);
-    let events =
-        read_all(&mut open_run(&h, run_request("Go.", pb::QueueMode::Unspecified)).await).await;
+    let events = read_all(&mut open(&h, "Go.", pb::QueueMode::Unspecified).await).await;
     let kinds: Vec<&str> = events
         .iter()
         .filter_map(|e| match &e.event {
@@ -585,8 +579,7 @@ async fn block_boundaries_follow_the_break_setting() {
     )
     .await;
     h.fake.push(FakeReply::text(long_reply()).deltas(30));
-    let events =
-        read_all(&mut open_run(&h, run_request("Go.", pb::QueueMode::Unspecified)).await).await;
+    let events = read_all(&mut open(&h, "Go.", pb::QueueMode::Unspecified).await).await;
     let last_delta = events
         .iter()
         .rposition(|e| matches!(e.event, Some(Event::TextDelta(_))))
@@ -628,9 +621,9 @@ async fn shutdown_saves_queued_messages() {
             .deltas(4)
             .frame_delay(Duration::from_millis(150)),
     );
-    let mut first = open_run(&h, run_request("First.", pb::QueueMode::Unspecified)).await;
+    let mut first = open(&h, "First.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
-    let mut waiting = open_run(&h, run_request("Queued A.", pb::QueueMode::Followup)).await;
+    let mut waiting = open(&h, "Queued A.", pb::QueueMode::Followup).await;
     let queued = send(&h, "Queued B.", pb::QueueMode::Followup).await;
     assert_eq!(queued.outcome(), Outcome::Followup);
 
@@ -647,19 +640,7 @@ async fn shutdown_saves_queued_messages() {
 
     // Reopen the state: both queued messages are in the transcript.
     let service = super::harness::Service::start_in(dir, None).await;
-    let users: Vec<String> = service
-        .transcript_entries()
-        .await
-        .into_iter()
-        .filter(|e| e.role == "user")
-        .map(|e| {
-            let entry: Value = serde_json::from_str(&e.json).expect("json");
-            entry["message"]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
+    let users = recovered_user_texts(&service.transcript_entries().await);
     assert_eq!(users, ["First.", "Queued A.", "Queued B."]);
 }
 
@@ -677,11 +658,7 @@ async fn a_run_cut_by_a_stop_says_so_and_keeps_what_it_said() {
         .deltas(30)
         .frame_delay(Duration::from_millis(1000)),
     );
-    let mut first = open_run(
-        &h,
-        run_request("Tell a long story.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "Tell a long story.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
     let (events, (dir, _fake, _prompt)) = tokio::join!(read_all(&mut first), h.stop());
     if let Some(error) = find_error(&events) {
@@ -721,14 +698,9 @@ async fn a_run_cut_by_a_stop_says_so_and_keeps_what_it_said() {
 async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push(FakeReply::text("First answer."));
-    let events = read_all(
-        &mut open_run(
-            &h,
-            run_request("Written before the crash.", pb::QueueMode::Unspecified),
-        )
-        .await,
-    )
-    .await;
+    let events =
+        read_all(&mut open(&h, "Written before the crash.", pb::QueueMode::Unspecified).await)
+            .await;
     assert!(find_final(&events).is_some());
     let session = h.service.session().await;
     let (dir, fake, _prompt) = h.stop().await;
@@ -756,19 +728,7 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     std::fs::write(&journal, text).expect("journal");
 
     let service = super::harness::Service::start_in(dir, None).await;
-    let users: Vec<String> = service
-        .transcript_entries()
-        .await
-        .into_iter()
-        .filter(|e| e.role == "user")
-        .map(|e| {
-            let entry: Value = serde_json::from_str(&e.json).expect("json");
-            entry["message"]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
+    let users = recovered_user_texts(&service.transcript_entries().await);
     assert_eq!(
         users,
         [
@@ -807,8 +767,7 @@ async fn service_status(service: &super::harness::Service) -> pb::ServiceStatus 
 async fn answered_once() -> (Harness, pb::Session) {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push(FakeReply::text("First answer."));
-    let events =
-        read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
+    let events = read_all(&mut open(&h, "Before.", pb::QueueMode::Unspecified).await).await;
     assert!(find_final(&events).is_some());
     let session = h.service.session().await;
     (h, session)
