@@ -47,6 +47,14 @@ async fn openclaw(demo: &DemoStack, args: &[&str]) -> (Result<(), CliError>, Str
     (result, rec.stdout(), rec.stderr())
 }
 
+/// The scripted stack after ada typed `input` into an interactive chat, and what the chat
+/// wrote.
+async fn ada_chats(input: &[u8]) -> (DemoStack, String) {
+    let demo = DemoStack::start_with_script(SCRIPT).await;
+    let all = demo.chat_ok(input, "ada").await;
+    (demo, all)
+}
+
 /// Opens a Run asking for the command and reads until the approval request.
 async fn until_requested(demo: &DemoStack) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
     until_requested_by(demo, "Please run the command.").await
@@ -278,10 +286,7 @@ async fn the_allowlist_round_trips() {
 /// the expiry, and the next input line decides it: "o" runs the command.
 #[tokio::test]
 async fn interactive_chat_allows_once_inline() {
-    let demo = DemoStack::start_with_script(SCRIPT).await;
-    let all = demo
-        .chat_ok(b"Please run the command.\no\n/quit\n", "ada")
-        .await;
+    let (demo, all) = ada_chats(b"Please run the command.\no\n/quit\n").await;
     assert_in_order(
         &all,
         &[
@@ -312,10 +317,7 @@ async fn interactive_chat_allows_once_inline() {
 /// conversation goes on with the next message.
 #[tokio::test]
 async fn interactive_chat_asks_again_then_denies() {
-    let demo = DemoStack::start_with_script(SCRIPT).await;
-    let all = demo
-        .chat_ok(b"Please run the command.\nmaybe\nD\n/help\n", "ada")
-        .await;
+    let (_demo, all) = ada_chats(b"Please run the command.\nmaybe\nD\n/help\n").await;
     assert_in_order(
         &all,
         &[
