@@ -8,7 +8,7 @@ use crate::{
     chat::approval_state_word,
     client::{Client, Target},
     error::CliError,
-    term::{Term, table, visible},
+    term::{Term, columns, visible},
 };
 
 /// Who decides when `--by` is not given: the local user name (`$USER`),
@@ -56,22 +56,16 @@ pub async fn run(
                 term.line(none)?;
                 return Ok(());
             }
-            let mut rows = vec![
-                [
-                    "ID",
-                    "SESSION",
-                    "STATE",
-                    "COMMAND",
-                    "REASON",
-                    "EXPIRES / DECIDED BY",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            ];
+            let mut rows = vec![columns([
+                "ID",
+                "SESSION",
+                "STATE",
+                "COMMAND",
+                "REASON",
+                "EXPIRES / DECIDED BY",
+            ])];
             rows.extend(approvals.iter().map(row));
-            for line in table(&rows) {
-                term.line(&line)?;
-            }
+            term.table(&rows)?;
         }
         ApprovalsAction::Approve {
             id,
@@ -184,11 +178,7 @@ fn print_allowlist(
         ))?;
         return Ok(());
     }
-    let mut rows = vec![
-        ["PATTERN", "SOURCE", "ADDED BY", "ADDED AT"]
-            .map(str::to_owned)
-            .to_vec(),
-    ];
+    let mut rows = vec![columns(["PATTERN", "SOURCE", "ADDED BY", "ADDED AT"])];
     rows.extend(list.entries.iter().map(|entry| {
         vec![
             visible(&entry.pattern),
@@ -197,9 +187,7 @@ fn print_allowlist(
             when(entry.added_at.as_ref()),
         ]
     }));
-    for line in table(&rows) {
-        term.line(&line)?;
-    }
+    term.table(&rows)?;
     Ok(())
 }
 

@@ -180,7 +180,7 @@ pub struct DemoArgs {
 
 /// Where agent-service is and how to reach it: the address, credentials and TLS
 /// (as `deploy/` sets them up), and how long to wait.
-#[derive(Clone, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
     /// agent-service address (as printed by `openclaw up`), or the router in front of its
     /// replicas. A bare HOST:PORT is http://, or https:// when --tls-ca is given.
@@ -193,6 +193,35 @@ pub struct ServerArgs {
         global = true
     )]
     pub server: String,
+    /// Credentials, TLS and how long to wait.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// A flag's secret value (a bearer token): used as given, shown by `Debug` as
+/// `<redacted>`.
+#[derive(Clone)]
+pub struct Secret(pub String);
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Ok(Self(value.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// How to reach agent-service once its address is known: credentials, TLS and how long to
+/// wait, under the "Connection" heading of `--help`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Connection")]
+pub struct ConnectionArgs {
     /// Bearer token sent as `authorization: Bearer <token>` (prefer --token-file or the
     /// variable: a command line is visible to every local user).
     #[arg(
@@ -200,53 +229,27 @@ pub struct ServerArgs {
         value_name = "TOKEN",
         env = "OPENCLAW_TOKEN",
         hide_env_values = true,
-        global = true,
-        help_heading = "Connection"
+        global = true
     )]
-    pub token: Option<String>,
+    pub token: Option<Secret>,
     /// File whose first token is sent (agent-service's own --tokens-file will do).
-    #[arg(
-        long,
-        value_name = "PATH",
-        env = "OPENCLAW_TOKEN_FILE",
-        global = true,
-        help_heading = "Connection"
-    )]
+    #[arg(long, value_name = "PATH", env = "OPENCLAW_TOKEN_FILE", global = true)]
     pub token_file: Option<PathBuf>,
     /// CA (PEM) that signed agent-service's certificate: speak TLS (https://).
-    #[arg(
-        long,
-        value_name = "PEM",
-        env = "OPENCLAW_TLS_CA",
-        global = true,
-        help_heading = "Connection"
-    )]
+    #[arg(long, value_name = "PEM", env = "OPENCLAW_TLS_CA", global = true)]
     pub tls_ca: Option<PathBuf>,
     /// Client certificate (PEM) for a server that requires one (mTLS; with --tls-key).
-    #[arg(
-        long,
-        value_name = "PEM",
-        env = "OPENCLAW_TLS_CERT",
-        global = true,
-        help_heading = "Connection"
-    )]
+    #[arg(long, value_name = "PEM", env = "OPENCLAW_TLS_CERT", global = true)]
     pub tls_cert: Option<PathBuf>,
     /// Private key (PEM) of --tls-cert.
-    #[arg(
-        long,
-        value_name = "PEM",
-        env = "OPENCLAW_TLS_KEY",
-        global = true,
-        help_heading = "Connection"
-    )]
+    #[arg(long, value_name = "PEM", env = "OPENCLAW_TLS_KEY", global = true)]
     pub tls_key: Option<PathBuf>,
     /// Name expected in the server's certificate [default: the host of --server].
     #[arg(
         long,
         value_name = "NAME",
         env = "OPENCLAW_TLS_SERVER_NAME",
-        global = true,
-        help_heading = "Connection"
+        global = true
     )]
     pub tls_server_name: Option<String>,
     /// Seconds to wait for the connection (TCP and TLS) before giving up (exit 69).
@@ -256,8 +259,7 @@ pub struct ServerArgs {
         env = "OPENCLAW_CONNECT_TIMEOUT",
         default_value_t = crate::client::DEFAULT_CONNECT_TIMEOUT.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..),
-        global = true,
-        help_heading = "Connection"
+        global = true
     )]
     pub connect_timeout: u64,
     /// Seconds a call may take to answer (exit 75 past it). A streamed answer (chat,
@@ -268,8 +270,7 @@ pub struct ServerArgs {
         env = "OPENCLAW_CALL_TIMEOUT",
         default_value_t = crate::client::DEFAULT_CALL_TIMEOUT.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..),
-        global = true,
-        help_heading = "Connection"
+        global = true
     )]
     pub call_timeout: u64,
     /// Seconds a streamed answer (a chat turn, `cron run`) may stay silent before the
@@ -280,27 +281,9 @@ pub struct ServerArgs {
         env = "OPENCLAW_IDLE_TIMEOUT",
         default_value_t = crate::client::DEFAULT_IDLE_TIMEOUT.as_secs(),
         value_parser = clap::value_parser!(u64).range(1..),
-        global = true,
-        help_heading = "Connection"
+        global = true
     )]
     pub idle_timeout: u64,
-}
-
-impl std::fmt::Debug for ServerArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerArgs")
-            .field("server", &self.server)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
-            .field("token_file", &self.token_file)
-            .field("tls_ca", &self.tls_ca)
-            .field("tls_cert", &self.tls_cert)
-            .field("tls_key", &self.tls_key)
-            .field("tls_server_name", &self.tls_server_name)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("call_timeout", &self.call_timeout)
-            .field("idle_timeout", &self.idle_timeout)
-            .finish()
-    }
 }
 
 /// Flags of `openclaw chat`.
@@ -597,6 +580,23 @@ mod tests {
                 server: ServerArgs { ref server, .. },
             }) if key == "main" && server == "h:1"
         ));
+        Ok(())
+    }
+
+    /// The class: a secret flag value reaching a log line or an error through `Debug`. The
+    /// token is shown redacted wherever the parsed command line is formatted.
+    #[test]
+    fn the_token_never_shows_in_debug_output() -> Result<(), clap::Error> {
+        let token = "cli-debug-token-0123456789";
+        for args in [
+            vec!["openclaw", "status", "--token", token],
+            vec!["openclaw", "chat", "-m", "hi", "--token", token],
+            vec!["openclaw", "sessions", "show", "main", "--token", token],
+        ] {
+            let shown = format!("{:?}", Cli::try_parse_from(args)?);
+            assert!(!shown.contains(token), "{shown}");
+            assert!(shown.contains("token: Some(<redacted>)"), "{shown}");
+        }
         Ok(())
     }
 

@@ -67,7 +67,7 @@ impl Connect {
     /// reported at once (one line each, exit 64).
     pub fn from_args(args: &ServerArgs) -> Result<Self, CliError> {
         let mut problems = Vec::new();
-        let token = match (&args.token, &args.token_file) {
+        let token = match (&args.connection.token, &args.connection.token_file) {
             (Some(_), Some(_)) => {
                 problems.push(
                     "--token (OPENCLAW_TOKEN) and --token-file (OPENCLAW_TOKEN_FILE): give one \
@@ -76,7 +76,7 @@ impl Connect {
                 );
                 None
             }
-            (Some(token), None) => BearerToken::new(token)
+            (Some(token), None) => BearerToken::new(&token.0)
                 .map_err(|e| problems.push(format!("--token (OPENCLAW_TOKEN): {e}")))
                 .ok(),
             (None, Some(path)) => BearerToken::from_file(path)
@@ -89,16 +89,16 @@ impl Connect {
                 .ok(),
             (None, None) => None,
         };
-        let url = server_url(&args.server, args.tls_ca.is_some());
+        let url = server_url(&args.server, args.connection.tls_ca.is_some());
         let https = url
             .get(..8)
             .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
-        let tls = match (&args.tls_ca, https) {
+        let tls = match (&args.connection.tls_ca, https) {
             (Some(ca), true) => ClientTls::from_files(
                 ca,
-                args.tls_cert.as_deref(),
-                args.tls_key.as_deref(),
-                args.tls_server_name.clone(),
+                args.connection.tls_cert.as_deref(),
+                args.connection.tls_key.as_deref(),
+                args.connection.tls_server_name.clone(),
             )
             .map_err(|e| {
                 problems.push(format!(
@@ -115,10 +115,13 @@ impl Connect {
             }
             (_, false) => {
                 let given = [
-                    ("--tls-ca", args.tls_ca.is_some()),
-                    ("--tls-cert", args.tls_cert.is_some()),
-                    ("--tls-key", args.tls_key.is_some()),
-                    ("--tls-server-name", args.tls_server_name.is_some()),
+                    ("--tls-ca", args.connection.tls_ca.is_some()),
+                    ("--tls-cert", args.connection.tls_cert.is_some()),
+                    ("--tls-key", args.connection.tls_key.is_some()),
+                    (
+                        "--tls-server-name",
+                        args.connection.tls_server_name.is_some(),
+                    ),
                 ];
                 let given: Vec<&str> = given
                     .iter()
@@ -141,9 +144,9 @@ impl Connect {
             url,
             token,
             tls,
-            connect_timeout: Duration::from_secs(args.connect_timeout),
-            call_timeout: Duration::from_secs(args.call_timeout),
-            idle_timeout: Duration::from_secs(args.idle_timeout),
+            connect_timeout: Duration::from_secs(args.connection.connect_timeout),
+            call_timeout: Duration::from_secs(args.connection.call_timeout),
+            idle_timeout: Duration::from_secs(args.connection.idle_timeout),
         })
     }
 

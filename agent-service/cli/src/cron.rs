@@ -6,7 +6,7 @@ use crate::{
     args::CronAction,
     client::Client,
     error::CliError,
-    term::{Term, table},
+    term::{Term, columns},
 };
 
 /// Runs one `openclaw cron` action for `agent` ("" for the default).
@@ -27,17 +27,11 @@ pub async fn run(
                 term.line("no cron jobs; add one with `openclaw cron add SCHEDULE PROMPT`")?;
                 return Ok(());
             }
-            let mut rows = vec![
-                [
-                    "ID", "NAME", "SCHEDULE", "NEXT RUN", "LAST", "RUNS", "RUNS IN",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            ];
+            let mut rows = vec![columns([
+                "ID", "NAME", "SCHEDULE", "NEXT RUN", "LAST", "RUNS", "RUNS IN",
+            ])];
             rows.extend(jobs.iter().map(row));
-            for line in table(&rows) {
-                term.line(&line)?;
-            }
+            term.table(&rows)?;
         }
         CronAction::Add {
             schedule,

@@ -7,7 +7,7 @@ use prompt_server::PreviewFormat;
 use crate::{
     client::{Client, Target},
     error::CliError,
-    term::{Term, table},
+    term::{Term, columns},
 };
 
 /// `openclaw setup`: creates `openclaw.json` when missing and seeds the
@@ -68,9 +68,7 @@ pub async fn agents(client: &mut Client, term: &mut Term<'_>) -> Result<(), CliE
             a.workspace,
         ]);
     }
-    for line in table(&rows) {
-        term.line(&line)?;
-    }
+    term.table(&rows)?;
     Ok(())
 }
 
@@ -98,9 +96,7 @@ pub async fn skills(client: &mut Client, agent: &str, term: &mut Term<'_>) -> Re
                 description,
             ]);
         }
-        for line in table(&rows) {
-            term.line(&line)?;
-        }
+        term.table(&rows)?;
     }
     for c in &skills.collisions {
         term.line(&format!(
@@ -170,8 +166,4 @@ pub async fn context(
     let report = client.context_report(request).await?.into_inner();
     term.line(report.text.trim_end())?;
     Ok(())
-}
-
-fn columns<const N: usize>(names: [&str; N]) -> Vec<String> {
-    names.iter().map(|s| (*s).to_owned()).collect()
 }

@@ -7,7 +7,7 @@ use openclaw_transcript::{ContentBlock, Entry, EntryBody, Message, UserContent};
 use crate::{
     client::{Client, Target},
     error::CliError,
-    term::{Term, table},
+    term::{Term, columns},
 };
 
 /// Tool arguments and results are cut to this many characters in `show`.
@@ -26,17 +26,13 @@ pub async fn list(client: &mut Client, agent: &str, term: &mut Term<'_>) -> Resu
         term.line("no sessions yet; start one with `openclaw chat`")?;
         return Ok(());
     }
-    let mut rows = vec![
-        [
-            "KEY",
-            "SESSION ID",
-            "UPDATED",
-            "TOKENS IN/OUT",
-            "MODEL OVERRIDE",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-    ];
+    let mut rows = vec![columns([
+        "KEY",
+        "SESSION ID",
+        "UPDATED",
+        "TOKENS IN/OUT",
+        "MODEL OVERRIDE",
+    ])];
     for s in sessions {
         let usage = s.usage.unwrap_or_default();
         rows.push(vec![
@@ -47,9 +43,7 @@ pub async fn list(client: &mut Client, agent: &str, term: &mut Term<'_>) -> Resu
             s.model_override,
         ]);
     }
-    for line in table(&rows) {
-        term.line(&line)?;
-    }
+    term.table(&rows)?;
     Ok(())
 }
 

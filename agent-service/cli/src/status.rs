@@ -7,7 +7,7 @@ use crate::{
     args::ServerArgs,
     client::{self, Client},
     error::CliError,
-    term::{Term, table},
+    term::{Term, columns},
 };
 
 /// Prints the status of the agent-service at `server` (and of the prompt-service behind it).
@@ -97,11 +97,7 @@ async fn agents(client: &mut Client, term: &mut Term<'_>) -> Result<(), CliError
             return Ok(());
         }
     };
-    let mut rows = vec![
-        ["", "AGENT", "MODEL", "RUNTIME", "SESSIONS"]
-            .map(str::to_owned)
-            .to_vec(),
-    ];
+    let mut rows = vec![columns(["", "AGENT", "MODEL", "RUNTIME", "SESSIONS"])];
     for a in agents {
         let sessions = client
             .list_sessions(pb::ListSessionsRequest {
@@ -119,8 +115,6 @@ async fn agents(client: &mut Client, term: &mut Term<'_>) -> Result<(), CliError
             sessions.to_string(),
         ]);
     }
-    for line in table(&rows) {
-        term.line(&line)?;
-    }
+    term.table(&rows)?;
     Ok(())
 }

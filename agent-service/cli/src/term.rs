@@ -83,6 +83,14 @@ impl<'a> Term<'a> {
         self.out.flush()
     }
 
+    /// Writes `rows` to stdout as a [`table`], one line each.
+    pub fn table(&mut self, rows: &[Vec<String>]) -> std::io::Result<()> {
+        for line in table(rows) {
+            self.line(&line)?;
+        }
+        Ok(())
+    }
+
     /// Writes raw bytes to stdout unchanged (the exact prompt text).
     pub fn raw(&mut self, text: &str) -> std::io::Result<()> {
         self.out.write_all(text.as_bytes())?;
@@ -108,48 +116,38 @@ impl<'a> Term<'a> {
     /// The interactive prompt on stderr. The user's Enter ends its line, so
     /// it does not count as a half-written line.
     pub fn prompt(&mut self, text: &str) -> std::io::Result<()> {
-        self.end_out_line()?;
-        self.end_err_line()?;
         let (on, off) = self.dim();
-        write!(self.err, "{on}{text}{off}")?;
-        self.err.flush()
+        self.write_err(format_args!("{on}{text}{off}"))
     }
 
     /// One dimmed line on stderr (tool calls, usage, hints).
     pub fn note(&mut self, text: &str) -> std::io::Result<()> {
-        self.end_out_line()?;
-        self.end_err_line()?;
         let (on, off) = self.dim();
-        writeln!(self.err, "{on}{text}{off}")?;
-        self.err.flush()
+        self.write_err(format_args!("{on}{text}{off}\n"))
     }
 
     /// One plain line on stderr (errors, the ready banner).
     pub fn message(&mut self, text: &str) -> std::io::Result<()> {
+        self.write_err(format_args!("{text}\n"))
+    }
+
+    /// Writes `text` to stderr at the start of a line: any half-written line on either
+    /// stream is ended first.
+    fn write_err(&mut self, text: std::fmt::Arguments<'_>) -> std::io::Result<()> {
         self.end_out_line()?;
         self.end_err_line()?;
-        writeln!(self.err, "{text}")?;
+        self.err.write_fmt(text)?;
         self.err.flush()
     }
 
     /// Ends a half-written stdout line (after a streamed answer).
     pub fn end_out_line(&mut self) -> std::io::Result<()> {
-        if self.out_mid_line {
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
-            self.out_mid_line = false;
-        }
-        Ok(())
+        end_line(self.out, &mut self.out_mid_line)
     }
 
     /// Ends a half-written stderr line (after streamed thinking).
     pub fn end_err_line(&mut self) -> std::io::Result<()> {
-        if self.err_mid_line {
-            self.err.write_all(b"\n")?;
-            self.err.flush()?;
-            self.err_mid_line = false;
-        }
-        Ok(())
+        end_line(self.err, &mut self.err_mid_line)
     }
 
     fn dim(&self) -> (&'static str, &'static str) {
@@ -196,6 +194,21 @@ fn is_hiding_format(c: char) -> bool {
             | '\u{061c}'
             | '\u{00ad}'
     )
+}
+
+/// Ends `stream`'s line when `mid_line` says one is half-written.
+fn end_line(stream: &mut (dyn Write + Send), mid_line: &mut bool) -> std::io::Result<()> {
+    if *mid_line {
+        stream.write_all(b"\n")?;
+        stream.flush()?;
+        *mid_line = false;
+    }
+    Ok(())
+}
+
+/// A row of `names` (a [`table`]'s header).
+pub fn columns<const N: usize>(names: [&str; N]) -> Vec<String> {
+    names.map(str::to_owned).to_vec()
 }
 
 /// Left-aligned columns, two spaces apart (the last column is not padded).

@@ -19,7 +19,7 @@ use crate::{
     demo::{self, DEMO_STATE_DIR},
     error::CliError,
     stack::{Listeners, Stack, StackOptions},
-    term::{Term, table},
+    term::Term,
 };
 
 /// How long both services get to report SERVING.
@@ -216,9 +216,7 @@ pub async fn demo(
     ]
     .map(|(command, what)| vec![format!("  openclaw {command}{server}"), what.to_owned()]);
     term.line("\nThe demo keeps serving. From another terminal:")?;
-    for line in table(&hints) {
-        term.line(&line)?;
-    }
+    term.table(&hints)?;
     if let Some(addr) = metrics {
         term.line(&format!("Metrics: http://{addr}/metrics"))?;
     }

@@ -13,7 +13,8 @@
 //! fake can refuse roles that do not alternate, as many local models' chat templates do.
 //! [`FakeServerHandle::set_instant`] answers every request at once from pre-rendered bodies,
 //! for benchmarks. [`packages::ensure_program`] installs a system program a test needs
-//! (bubblewrap, a router) from Debian's packages.
+//! (bubblewrap, a router) from Debian's packages; [`procs`] tells whether a command a test
+//! started still runs.
 //!
 //! What it is not for: production, or judging model behaviour; it never looks at prompts
 //! beyond "is the last message a tool result" in instant mode.
@@ -35,6 +36,7 @@ mod anthropic;
 mod chat;
 mod frames;
 pub mod packages;
+pub mod procs;
 mod reply;
 mod responses;
 mod server;
@@ -86,4 +88,19 @@ impl WireFormat {
             Self::AnthropicMessages => "",
         }
     }
+}
+
+/// The Codex `model_providers` entry that points Codex at a fake Responses server at
+/// `base_url`: no retries, so a test sees each failure once, and a minute before a silent
+/// stream counts as stalled.
+pub fn codex_provider(base_url: &str) -> serde_json::Map<String, serde_json::Value> {
+    let provider = serde_json::json!({
+        "name": "fake",
+        "base_url": base_url,
+        "wire_api": "responses",
+        "request_max_retries": 0,
+        "stream_max_retries": 0,
+        "stream_idle_timeout_ms": 60_000,
+    });
+    provider.as_object().cloned().unwrap_or_default()
 }

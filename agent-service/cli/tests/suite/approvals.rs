@@ -3,7 +3,7 @@
 //! command is not allowlisted, so its tool call waits for a person.
 
 use clap::Parser;
-use openclaw_cli::{Cli, CliError, chat, client::Target};
+use openclaw_cli::{Cli, CliError};
 use openclaw_proto::agent::v1::{self as pb, run_event::Event};
 
 use super::harness::{DemoStack, assert_in_order, capture};
@@ -47,6 +47,14 @@ async fn openclaw(demo: &DemoStack, args: &[&str]) -> (Result<(), CliError>, Str
     (result, rec.stdout(), rec.stderr())
 }
 
+/// The scripted stack after ada typed `input` into an interactive chat, and what the chat
+/// wrote.
+async fn ada_chats(input: &[u8]) -> (DemoStack, String) {
+    let demo = DemoStack::start_with_script(SCRIPT).await;
+    let all = demo.chat_ok(input, "ada").await;
+    (demo, all)
+}
+
 /// Opens a Run asking for the command and reads until the approval request.
 async fn until_requested(demo: &DemoStack) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
     until_requested_by(demo, "Please run the command.").await
@@ -57,15 +65,7 @@ async fn until_requested_by(
     demo: &DemoStack,
     message: &str,
 ) -> (tonic::Streaming<pb::RunEvent>, pb::Approval) {
-    let mut client = demo.client().await;
-    let mut stream = client
-        .run(pb::RunRequest {
-            message: message.into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
+    let mut stream = demo.open_run(message).await;
     let mut seen = Vec::new();
     while let Some(event) = stream.message().await.expect("stream") {
         if let Some(Event::ApprovalRequested(approval)) = event.event {
@@ -286,13 +286,9 @@ async fn the_allowlist_round_trips() {
 /// the expiry, and the next input line decides it: "o" runs the command.
 #[tokio::test]
 async fn interactive_chat_allows_once_inline() {
-    let demo = DemoStack::start_with_script(SCRIPT).await;
-    let (result, rec) = demo
-        .chat(b"Please run the command.\no\n/quit\n", "ada")
-        .await;
-    result.expect("chat");
+    let (demo, all) = ada_chats(b"Please run the command.\no\n/quit\n").await;
     assert_in_order(
-        &rec.combined(),
+        &all,
         &[
             "· approval ",
             &format!(" needed to run: {COMMAND}\n"),
@@ -305,17 +301,13 @@ async fn interactive_chat_allows_once_inline() {
             "approved-run",
         ],
     );
-    let history = demo
-        .client()
-        .await
-        .list_approvals(pb::ListApprovalsRequest {
-            include_decided: true,
-            ..Default::default()
-        })
-        .await
-        .expect("list")
-        .into_inner()
-        .approvals;
+    let request = pb::ListApprovalsRequest {
+        include_decided: true,
+        ..Default::default()
+    };
+    let mut client = demo.client().await;
+    let history = client.list_approvals(request).await.expect("list");
+    let history = history.into_inner().approvals;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].state(), pb::ApprovalState::AllowedOnce);
     assert_eq!(history[0].decided_by, "ada");
@@ -325,12 +317,7 @@ async fn interactive_chat_allows_once_inline() {
 /// conversation goes on with the next message.
 #[tokio::test]
 async fn interactive_chat_asks_again_then_denies() {
-    let demo = DemoStack::start_with_script(SCRIPT).await;
-    let (result, rec) = demo
-        .chat(b"Please run the command.\nmaybe\nD\n/help\n", "ada")
-        .await;
-    result.expect("chat");
-    let all = rec.combined();
+    let (_demo, all) = ada_chats(b"Please run the command.\nmaybe\nD\n/help\n").await;
     assert_in_order(
         &all,
         &[
@@ -349,12 +336,8 @@ async fn interactive_chat_asks_again_then_denies() {
 #[tokio::test]
 async fn one_shot_chat_without_a_terminal_says_how_to_decide() {
     let demo = DemoStack::start_with_script(SCRIPT).await;
-    let mut client = demo.client().await;
     // A first turn creates the session, so it can be watched.
-    let (hello, _) = capture(async |term| {
-        chat::run_turn(&mut client, &Target::default(), "hi", false, term).await
-    })
-    .await;
+    let (hello, _) = demo.turn("hi", false).await;
     assert_eq!(hello.expect("first turn").text, "Hello.");
     let mut watcher = demo.client().await;
     let mut watch = watcher
@@ -371,16 +354,7 @@ async fn one_shot_chat_without_a_terminal_says_how_to_decide() {
             }
         }
     };
-    let turn = capture(async |term| {
-        chat::run_turn(
-            &mut client,
-            &Target::default(),
-            "Please run the command.",
-            false,
-            term,
-        )
-        .await
-    });
+    let turn = demo.turn("Please run the command.", false);
     let ((outcome, rec), ()) = tokio::join!(turn, decider);
     let outcome = outcome.expect("turn");
     assert!(outcome.text.contains("approved-run"), "{}", outcome.text);

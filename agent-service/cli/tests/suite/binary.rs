@@ -60,15 +60,8 @@ async fn the_binary_reports_status() {
             .await
             .expect("run openclaw")
     };
-    let mut client = demo.client().await;
-    client
-        .run(openclaw_proto::agent::v1::RunRequest {
-            message: DEMO_MESSAGE.into(),
-            ..Default::default()
-        })
+    demo.open_run(DEMO_MESSAGE)
         .await
-        .expect("run")
-        .into_inner()
         .message()
         .await
         .expect("first event");

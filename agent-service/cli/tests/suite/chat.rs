@@ -11,11 +11,7 @@ use super::harness::{DemoStack, assert_in_order, capture};
 #[tokio::test]
 async fn demo_turn_prints_text_tool_call_and_usage_in_order() {
     let demo = DemoStack::start().await;
-    let mut client = demo.client().await;
-    let (outcome, rec) = capture(async |term| {
-        chat::run_turn(&mut client, &Target::default(), DEMO_MESSAGE, false, term).await
-    })
-    .await;
+    let (outcome, rec) = demo.turn(DEMO_MESSAGE, false).await;
     let outcome = outcome.expect("turn");
     assert_eq!(outcome.session_key, "agent:main:main");
     assert_eq!(outcome.tools, ["read"]);
@@ -51,11 +47,7 @@ async fn demo_turn_prints_text_tool_call_and_usage_in_order() {
 #[tokio::test]
 async fn verbose_shows_each_model_call() {
     let demo = DemoStack::start().await;
-    let mut client = demo.client().await;
-    let (outcome, rec) = capture(async |term| {
-        chat::run_turn(&mut client, &Target::default(), "hi", true, term).await
-    })
-    .await;
+    let (outcome, rec) = demo.turn("hi", true).await;
     outcome.expect("turn");
     assert_in_order(
         &rec.stderr(),
@@ -132,14 +124,12 @@ async fn no_server_exits_69() {
 #[tokio::test]
 async fn interactive_reads_messages_and_commands() {
     let demo = DemoStack::start().await;
-    let (result, rec) = demo
-        .chat(
+    let all = demo
+        .chat_ok(
             b"/help\n\nhello\n/context\n/queue followup\n/new\n/quit\nnever sent\n",
             "tester",
         )
         .await;
-    result.expect("conversation");
-    let all = rec.combined();
     assert_in_order(
         &all,
         &[

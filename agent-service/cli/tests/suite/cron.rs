@@ -1,8 +1,14 @@
 //! `openclaw cron` against the demo stack: add, list, disable, run now, remove.
 
-use openclaw_cli::cron;
+use openclaw_cli::{CliError, client::Client, cron};
 
-use super::harness::{DemoStack, capture};
+use super::harness::{DemoStack, Recorder, capture};
+
+/// `openclaw cron <args>` for the default agent on `client`: what it returned and wrote.
+async fn cron_cli(client: &mut Client, args: &[&str]) -> (Result<(), CliError>, Recorder) {
+    let action = action(args);
+    capture(async |term| cron::run(client, "", action, term).await).await
+}
 
 fn action(args: &[&str]) -> openclaw_cli::CronAction {
     use clap::Parser;
@@ -19,15 +25,10 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
     let demo = DemoStack::start().await;
     let mut client = demo.client().await;
 
-    let (result, rec) = capture(async |term| {
-        cron::run(
-            &mut client,
-            "",
-            action(&["add", "every 1h", "Summarise the day.", "--name", "digest"]),
-            term,
-        )
-        .await
-    })
+    let (result, rec) = cron_cli(
+        &mut client,
+        &["add", "every 1h", "Summarise the day.", "--name", "digest"],
+    )
     .await;
     result.expect("add");
     let added = rec.stdout();
@@ -38,8 +39,7 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
         .to_owned();
     assert!(added.contains("(digest): next run 20"), "{added}");
 
-    let (result, rec) =
-        capture(async |term| cron::run(&mut client, "", action(&["list"]), term).await).await;
+    let (result, rec) = cron_cli(&mut client, &["list"]).await;
     result.expect("list");
     let listing = rec.stdout();
     let lines: Vec<&str> = listing.lines().collect();
@@ -51,22 +51,18 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
         "{listing}"
     );
 
-    let (result, rec) =
-        capture(async |term| cron::run(&mut client, "", action(&["disable", &id]), term).await)
-            .await;
+    let (result, rec) = cron_cli(&mut client, &["disable", &id]).await;
     result.expect("disable");
     assert_eq!(rec.stdout(), format!("cron job {id} disabled\n"));
 
     // A disabled job still runs on demand, in its own session.
-    let (result, rec) =
-        capture(async |term| cron::run(&mut client, "", action(&["run", &id]), term).await).await;
+    let (result, rec) = cron_cli(&mut client, &["run", &id]).await;
     result.expect("run");
     assert_eq!(
         rec.stdout(),
         format!("ran in agent:main:cron:{id}: finished\n")
     );
-    let (result, rec) =
-        capture(async |term| cron::run(&mut client, "", action(&["list"]), term).await).await;
+    let (result, rec) = cron_cli(&mut client, &["list"]).await;
     result.expect("list");
     let listing = rec.stdout();
     assert!(listing.contains("disabled"), "{listing}");
@@ -82,44 +78,28 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
         "{listing}"
     );
 
-    let (result, rec) =
-        capture(async |term| cron::run(&mut client, "", action(&["rm", &id]), term).await).await;
+    let (result, rec) = cron_cli(&mut client, &["rm", &id]).await;
     result.expect("rm");
     assert_eq!(rec.stdout(), format!("removed cron job {id}\n"));
-    let (result, _) =
-        capture(async |term| cron::run(&mut client, "", action(&["rm", &id]), term).await).await;
+    let (result, _) = cron_cli(&mut client, &["rm", &id]).await;
     let err = result.expect_err("a second rm");
     assert!(err.to_string().contains(&id), "{err}");
 
     // A schedule that does not parse is refused naming the field.
-    let (result, _) = capture(async |term| {
-        cron::run(
-            &mut client,
-            "",
-            action(&["add", "every 5 fortnights", "x"]),
-            term,
-        )
-        .await
-    })
-    .await;
+    let (result, _) = cron_cli(&mut client, &["add", "every 5 fortnights", "x"]).await;
     let err = result.expect_err("bad schedule");
     assert!(err.to_string().contains("spec.schedule"), "{err}");
 
     // --lightweight is kept on the job; a main-session job cannot have it.
-    let (result, _) = capture(async |term| {
-        cron::run(
-            &mut client,
-            "",
-            action(&[
-                "add",
-                "every 1h",
-                "Count the open tickets.",
-                "--lightweight",
-            ]),
-            term,
-        )
-        .await
-    })
+    let (result, _) = cron_cli(
+        &mut client,
+        &[
+            "add",
+            "every 1h",
+            "Count the open tickets.",
+            "--lightweight",
+        ],
+    )
     .await;
     result.expect("add --lightweight");
     let jobs = client
@@ -137,15 +117,10 @@ async fn cron_jobs_are_added_listed_run_and_removed_from_the_command_line() {
         })
         .expect("the lightweight job");
     assert!(spec.lightweight, "{spec:?}");
-    let (result, _) = capture(async |term| {
-        cron::run(
-            &mut client,
-            "",
-            action(&["add", "every 1h", "x", "--main", "--lightweight"]),
-            term,
-        )
-        .await
-    })
+    let (result, _) = cron_cli(
+        &mut client,
+        &["add", "every 1h", "x", "--main", "--lightweight"],
+    )
     .await;
     let err = result.expect_err("lightweight main");
     assert!(err.to_string().contains("job.lightweight"), "{err}");

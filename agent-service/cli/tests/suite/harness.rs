@@ -8,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use agent_runtime::MapEnv;
+use agent_runtime::{MapEnv, Settings};
 use openclaw_cli::{
     CliError, Style, Term, chat,
     client::{self, Client, Target},
@@ -16,6 +16,7 @@ use openclaw_cli::{
     stack::{Listeners, Stack, StackOptions},
     up::{self, Host},
 };
+use openclaw_proto::agent::v1 as pb;
 use tokio::net::TcpListener;
 
 /// The demo stack, as `openclaw up --demo` starts it, in a temp dir.
@@ -45,17 +46,7 @@ impl DemoStack {
         if let Some(script) = script {
             std::fs::write(&files.script_path, script).expect("write the script");
         }
-        let listeners = Listeners {
-            prompt: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
-            agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
-        };
-        let options = StackOptions {
-            redactor: Default::default(),
-            settings,
-            env: Arc::clone(&host.env),
-            drain_timeout: Duration::from_secs(5),
-        };
-        let mut stack = Stack::start(listeners, options).await.expect("stack");
+        let mut stack = start_stack(settings, &host).await.expect("stack");
         stack
             .wait_ready(Duration::from_secs(20))
             .await
@@ -67,6 +58,34 @@ impl DemoStack {
         client::connect(&self.stack.agent_url())
             .await
             .expect("connect")
+    }
+
+    /// Opens a Run of `message` in the default agent's main session.
+    pub async fn open_run(&self, message: &str) -> tonic::Streaming<pb::RunEvent> {
+        let request = pb::RunRequest {
+            message: message.into(),
+            ..Default::default()
+        };
+        self.client()
+            .await
+            .run(request)
+            .await
+            .expect("run")
+            .into_inner()
+    }
+
+    /// `openclaw chat -m message` (with `-v` when `verbose`) in the default agent's main
+    /// session: what it returned and wrote.
+    pub async fn turn(
+        &self,
+        message: &str,
+        verbose: bool,
+    ) -> (Result<chat::TurnOutcome, CliError>, Recorder) {
+        let mut client = self.client().await;
+        capture(async |term| {
+            chat::run_turn(&mut client, &Target::default(), message, verbose, term).await
+        })
+        .await
     }
 
     /// Interactive `openclaw chat` in the default agent's main session, reading `input` as
@@ -88,9 +107,31 @@ impl DemoStack {
         .await
     }
 
+    /// [`Self::chat`], which must end well: everything it wrote, in write order.
+    pub async fn chat_ok(&self, input: &[u8], decided_by: &str) -> String {
+        let (result, rec) = self.chat(input, decided_by).await;
+        result.expect("chat");
+        rec.combined()
+    }
+
     pub fn state_dir(&self) -> PathBuf {
         self.stack.settings().state_dir.clone()
     }
+}
+
+/// The stack of `settings` for `host`, both services on 127.0.0.1:0.
+pub async fn start_stack(settings: Settings, host: &Host) -> Result<Stack, CliError> {
+    let listeners = Listeners {
+        prompt: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
+        agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
+    };
+    let options = StackOptions {
+        redactor: Default::default(),
+        settings,
+        env: Arc::clone(&host.env),
+        drain_timeout: Duration::from_secs(5),
+    };
+    Stack::start(listeners, options).await
 }
 
 /// A host whose HOME and current directory are `dir`.

@@ -1,18 +1,14 @@
 //! `sessions`, `preview`, `context`, `agents`, `skills`, `setup` against the
 //! demo stack.
 
-use openclaw_cli::{chat, client::Target, demo::DEMO_MESSAGE, inspect, sessions};
+use openclaw_cli::{client::Target, demo::DEMO_MESSAGE, inspect, sessions};
 use openclaw_proto::agent::v1 as pb;
 use prompt_server::PreviewFormat;
 
 use super::harness::{DemoStack, assert_in_order, capture};
 
 async fn demo_turn(demo: &DemoStack) {
-    let mut client = demo.client().await;
-    let (outcome, _) = capture(async |term| {
-        chat::run_turn(&mut client, &Target::default(), DEMO_MESSAGE, false, term).await
-    })
-    .await;
+    let (outcome, _) = demo.turn(DEMO_MESSAGE, false).await;
     outcome.expect("demo turn");
 }
 

@@ -1,18 +1,16 @@
 //! `up`'s internals: settings, readiness, refusal of a bad config, and the
 //! ordered shutdown that flushes sessions.
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{path::Path, sync::Arc};
 
 use agent_runtime::MapEnv;
 use openclaw_cli::{
-    CliError, chat,
-    client::Target,
-    stack::{Listeners, Stack, StackOptions},
+    CliError,
     up::{self, Host},
 };
 use tokio::net::TcpListener;
 
-use super::harness::{DemoStack, capture, host};
+use super::harness::{DemoStack, host, start_stack};
 
 #[test]
 fn demo_state_dir_defaults_to_the_current_directory() {
@@ -57,17 +55,7 @@ async fn an_invalid_config_is_refused_with_every_problem() {
         "{ agents: { defaults: { nope: 1 } }, bogus: true }",
     )
     .expect("write");
-    let listeners = Listeners {
-        prompt: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
-        agent: TcpListener::bind("127.0.0.1:0").await.expect("bind"),
-    };
-    let options = StackOptions {
-        redactor: Default::default(),
-        settings,
-        env: Arc::clone(&host.env),
-        drain_timeout: Duration::from_secs(1),
-    };
-    let error = Stack::start(listeners, options).await.expect_err("refused");
+    let error = start_stack(settings, &host).await.expect_err("refused");
     assert!(matches!(error, CliError::Config(_)), "{error:?}");
     assert_eq!(error.exit_code(), 64);
     let message = error.to_string();
@@ -132,13 +120,8 @@ async fn up_refuses_a_wide_listen_address_naming_only_its_own_flags() {
 #[tokio::test]
 async fn shutdown_is_ordered_and_flushes_sessions() {
     let demo = DemoStack::start().await;
-    let mut client = demo.client().await;
-    let (outcome, _) = capture(async |term| {
-        chat::run_turn(&mut client, &Target::default(), "hello", false, term).await
-    })
-    .await;
+    let (outcome, _) = demo.turn("hello", false).await;
     outcome.expect("turn");
-    drop(client);
     let state = demo.state_dir();
     let agent_url = demo.stack.agent_url();
     let DemoStack {

@@ -10,7 +10,7 @@ use openclaw_transcript::{ContentBlock, Message};
 use prompt_codex::{ApprovalPolicy, SandboxMode};
 use serde_json::{Value, json};
 
-use super::fixture::{Fixture, Turn, input_items, slot, tool_names};
+use super::fixture::{Fixture, Turn, input_items, tool_names};
 
 const MARKER: &str = "approved.txt";
 
@@ -63,7 +63,6 @@ fn exec_result(outcome: &TurnOutcome) -> (&str, bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_is_accepted_when_exec_security_is_full() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let (outcome, events) = shell_turn(&f, ApprovalRules::accept_all()).await;
 
@@ -86,7 +85,6 @@ async fn a_command_is_accepted_when_exec_security_is_full() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unattended_run_without_an_exec_policy_declines() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let (outcome, _) = shell_turn(&f, ApprovalRules::default()).await;
 
@@ -117,7 +115,6 @@ async fn an_unattended_run_without_an_exec_policy_declines() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowlist_never_accepts_codex_login_shell_wrapper() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let policy = openclaw_tools::ExecPolicy::allowlist(["/usr/bin/touch", "/bin/touch"]);
     let rules = ApprovalRules {
@@ -145,7 +142,6 @@ async fn an_allowlist_never_accepts_codex_login_shell_wrapper() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_native_exec_codex_offers_no_shell() {
-    let _slot = slot().await;
     let mut f = Fixture::start().await;
     let mut settings = f.settings.clone();
     settings.native_exec = false;

@@ -3,51 +3,28 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use openclaw_codex_harness::{CodexRunner, HarnessError, HarnessSettings};
+use openclaw_codex_harness::{CodexRunner, HarnessSettings};
 
-use super::fixture::{Fixture, Turn, slot};
+use super::fixture::{Fixture, Turn, stand_in, start_script};
 
 /// A stand-in for `codex` that writes its environment to `env.txt`, prints a coloured log
 /// line and a fake backtrace on stderr, and exits 134 (an abort) before answering anything.
 fn crashing_codex(dir: &std::path::Path) -> HarnessSettings {
-    let path = dir.join("codex");
     let script = format!(
         "#!/bin/sh\nenv > {}/env.txt\nprintf '\\033[2m2026-12-01T10:00:00Z\\033[0m \\033[31mERROR\\033[0m codex_core: boom\\n' >&2\nprintf 'stack backtrace:\\n   0: \\033[1mcodex::main\\033[0m\\n' >&2\nexit 134\n",
         dir.display()
     );
-    std::fs::write(&path, script).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut settings = HarnessSettings::new(&path);
-    settings.codex_home = Some(dir.join("home"));
-    settings
+    stand_in(dir, &script, dir.join("home"))
 }
 
 #[tokio::test]
 async fn a_dying_child_is_reported_without_colour_codes_and_without_the_services_environment() {
     let dir = tempfile::tempdir().expect("dir");
     let settings = crashing_codex(dir.path());
-    let mut error = None;
-    for _ in 0..20 {
-        let runner = CodexRunner::new(settings.clone());
-        let started = runner.start().await;
-        runner.shutdown().await;
-        match started {
-            // ETXTBSY: another test thread's fork still holds the fresh script open.
-            // Through the lifetime wrapper, the same race ends the child at once instead.
-            Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            Err(other) if other.to_string().contains("Text file busy") => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            Err(other) => {
-                error = Some(other);
-                break;
-            }
-            Ok(version) => panic!("the crashing stand-in started: {version}"),
-        }
-    }
-    let message = error.expect("an error").to_string();
+    let error = start_script(&settings)
+        .await
+        .expect_err("the crashing stand-in started");
+    let message = error.to_string();
     assert!(!message.contains('\u{1b}'), "{message:?}");
     assert!(message.contains("ERROR codex_core: boom"), "{message}");
     let env = std::fs::read_to_string(dir.path().join("env.txt")).expect("env.txt");
@@ -67,7 +44,6 @@ async fn a_dying_child_is_reported_without_colour_codes_and_without_the_services
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_codex_home_is_created_private_and_the_turn_runs() {
-    let _slot = slot().await;
     let mut f = Fixture::start().await;
     let home = f.workspace.path().join("not/yet/codex-home");
     f.settings.codex_home = Some(home.clone());

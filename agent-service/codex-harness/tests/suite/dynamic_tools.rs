@@ -6,11 +6,10 @@ use openclaw_codex_harness::{HarnessEvent, TurnStatus};
 use openclaw_transcript::{ContentBlock, Message};
 use serde_json::{Value, json};
 
-use super::fixture::{Fixture, LOOKUP, Turn, input_items, slot, tool_names};
+use super::fixture::{Fixture, LOOKUP, Turn, input_items, tool_names};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_calls_our_tools_and_gets_their_results() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     f.fake.push(
         FakeReply::tool_call("call_lookup", LOOKUP, json!({"key": "plum"}))

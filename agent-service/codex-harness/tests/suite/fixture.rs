@@ -4,24 +4,29 @@
 //! inline `model_providers` entry.
 
 use std::{
+    os::unix::fs::PermissionsExt,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
 
-use agent_testkit::{FakeServer, FakeServerHandle, RecordedRequest, WireFormat};
+use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, RecordedRequest, WireFormat};
 use async_trait::async_trait;
 use codex_peer::CodexInstall;
 use openclaw_codex_harness::{
-    ApprovalRules, CodexParams, CodexRunner, HarnessEvent, HarnessSettings, TurnInput, TurnOutcome,
-    dynamic_tool_specs,
+    ApprovalRules, CodexParams, CodexRunner, CodexVersion, HarnessError, HarnessEvent,
+    HarnessSettings, TurnInput, TurnOutcome, dynamic_tool_specs,
 };
 use openclaw_tools::{ReadTool, Tool, ToolContext, ToolOutcome, ToolRegistry, Unavailable};
 use openclaw_transcript::Message;
 use openclaw_workspace::Confined;
 use prompt_codex::{ApprovalPolicy, CodexTurnInput, DynamicTool, SandboxMode, render_codex_turn};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tempfile::TempDir;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::{
+    sync::{Semaphore, SemaphorePermit, mpsc},
+    task::JoinHandle,
+};
 
 /// The model name the fake serves (unknown to Codex's catalogue, so Codex
 /// uses its fallback model metadata).
@@ -46,7 +51,7 @@ pub fn codex() -> &'static CodexInstall {
 
 /// At most two app-servers at a time: each takes ~100 MB and a core while
 /// starting, and the CI machine has two.
-pub async fn slot() -> tokio::sync::SemaphorePermit<'static> {
+async fn slot() -> SemaphorePermit<'static> {
     static SLOTS: Semaphore = Semaphore::const_new(2);
     SLOTS.acquire().await.unwrap_or_else(|e| panic!("{e}"))
 }
@@ -88,6 +93,8 @@ pub struct Fixture {
     _codex_home: TempDir,
     pub lookup: Arc<LookupTool>,
     pub tools: Arc<ToolRegistry>,
+    /// One of the app-server slots, taken first and given back last.
+    _slot: SemaphorePermit<'static>,
 }
 
 /// How a turn is mapped.
@@ -123,7 +130,9 @@ impl Turn {
 }
 
 impl Fixture {
+    /// Waits for an app-server [`slot`], then starts the fake model server and a runner.
     pub async fn start() -> Self {
+        let slot = slot().await;
         let (base_url, fake) = FakeServer::start(WireFormat::OpenAiResponses)
             .await
             .expect("fake model server");
@@ -132,16 +141,7 @@ impl Fixture {
         assert!(!codex_home.path().join("AGENTS.md").exists());
         let mut settings = HarnessSettings::new(codex().binary());
         settings.codex_home = Some(codex_home.path().to_owned());
-        let provider: Map<String, Value> = serde_json::from_value(json!({
-            "name": "fake",
-            "base_url": base_url,
-            "wire_api": "responses",
-            "request_max_retries": 0,
-            "stream_max_retries": 0,
-            "stream_idle_timeout_ms": 60_000,
-        }))
-        .expect("provider table");
-        settings.model_provider = Some(provider);
+        settings.model_provider = Some(agent_testkit::codex_provider(&base_url));
         let lookup = Arc::new(LookupTool::default());
         let mut registry = ToolRegistry::new();
         registry.insert(Arc::new(ReadTool));
@@ -154,6 +154,7 @@ impl Fixture {
             _codex_home: codex_home,
             lookup,
             tools: Arc::new(registry),
+            _slot: slot,
         }
     }
 
@@ -237,6 +238,94 @@ pub async fn run_on(runner: &CodexRunner, input: TurnInput) -> (TurnOutcome, Vec
         .unwrap_or_else(|e| panic!("run_turn failed: {e}"));
     let events = collect.await.expect("collector");
     (outcome, events)
+}
+
+/// A turn under way whose model reply streamed one delta and then stalled.
+pub struct Stalled {
+    /// The turn's thread (from its `ThreadReady`).
+    pub thread_id: String,
+    /// The running turn.
+    pub turn: JoinHandle<Result<TurnOutcome, HarnessError>>,
+    /// Its events still to come.
+    pub rx: mpsc::Receiver<HarnessEvent>,
+    /// Its events up to the first text delta.
+    pub seen: Vec<HarnessEvent>,
+}
+
+/// Starts `input` on `runner`, the model answering `reply` in deltas that stall after the
+/// first, and waits until that delta arrived.
+pub async fn stalled_turn(
+    f: &Fixture,
+    runner: &Arc<CodexRunner>,
+    reply: &str,
+    input: TurnInput,
+) -> Stalled {
+    f.fake.push(FakeReply::text(reply).deltas(4).stall_after(1));
+    let (tx, mut rx) = mpsc::channel(1024);
+    let turn = {
+        let runner = Arc::clone(runner);
+        tokio::spawn(async move { runner.run_turn(input, tx).await })
+    };
+    let mut seen = Vec::new();
+    wait_for(&mut rx, &mut seen, |e| {
+        matches!(e, HarnessEvent::TextDelta(_))
+    })
+    .await;
+    let thread_id = seen
+        .iter()
+        .find_map(|e| match e {
+            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
+            _ => None,
+        })
+        .expect("ThreadReady came first");
+    Stalled {
+        thread_id,
+        turn,
+        rx,
+        seen,
+    }
+}
+
+/// The outcome `turn` ends with, within [`PATIENCE`]; an error fails the test.
+pub async fn outcome_of(turn: JoinHandle<Result<TurnOutcome, HarnessError>>) -> TurnOutcome {
+    tokio::time::timeout(PATIENCE, turn)
+        .await
+        .expect("the turn ends in time")
+        .expect("the turn task")
+        .unwrap_or_else(|e| panic!("run_turn: {e}"))
+}
+
+/// A stand-in for `codex`: `script` as the executable `dir/codex`; settings that run it with
+/// CODEX_HOME `home`.
+pub fn stand_in(dir: &Path, script: &str, home: PathBuf) -> HarnessSettings {
+    let path = dir.join("codex");
+    std::fs::write(&path, script).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut settings = HarnessSettings::new(&path);
+    settings.codex_home = Some(home);
+    settings
+}
+
+/// `runner.start()` of a stand-in script for `codex`, retrying the rare ETXTBSY of executing
+/// a script that another test thread's fork still holds open for writing.
+pub async fn start_script(settings: &HarnessSettings) -> Result<CodexVersion, HarnessError> {
+    for _ in 0..20 {
+        let runner = CodexRunner::new(settings.clone());
+        let started = runner.start().await;
+        runner.shutdown().await;
+        match started {
+            // ETXTBSY: another test thread's fork still holds the fresh script open.
+            // Through the lifetime wrapper, the same race ends the child at once instead.
+            Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(other) if other.to_string().contains("Text file busy") => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+    panic!("the script stayed busy");
 }
 
 /// Waits for the first event matching `wanted`, returning the events seen.

@@ -1,15 +1,16 @@
 //! Nothing the app-server starts outlives it: the commands Codex runs, detached or not, end
 //! with the app-server's pid namespace when it goes.
 
-use std::os::unix::fs::PermissionsExt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use agent_testkit::procs::{eventually, sleeping};
 use openclaw_codex_harness::{CodexRunner, HarnessError, HarnessSettings};
+
+use super::fixture::stand_in;
 
 /// A stand-in for `codex app-server` that starts a detached and a background `sleep` (as the
 /// commands of a turn would be) and then answers `initialize`.
 fn codex_starting_commands(dir: &std::path::Path) -> HarnessSettings {
-    let path = dir.join("codex");
     let script = r#"#!/bin/sh
 setsid -f sleep 3201
 sleep 3202 &
@@ -22,30 +23,7 @@ while IFS= read -r line; do
   esac
 done
 "#;
-    std::fs::write(&path, script).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut settings = HarnessSettings::new(&path);
-    settings.codex_home = Some(dir.join("home"));
-    settings
-}
-
-/// Whether a `sleep <seconds>` process runs anywhere on the host.
-fn sleeping(seconds: &str) -> bool {
-    let wanted = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc").expect("/proc").any(|entry| {
-        entry
-            .ok()
-            .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .is_some_and(|cmdline| cmdline == wanted.as_bytes())
-    })
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    stand_in(dir, script, dir.join("home"))
 }
 
 #[tokio::test]
@@ -68,14 +46,16 @@ async fn commands_the_app_server_started_end_with_it() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let runner = started.expect("the stand-in started");
-    eventually("the commands to start", || {
+    eventually("the commands to start", Duration::from_secs(15), || {
         sleeping("3201") && sleeping("3202")
     })
     .await;
     // The app-server exits on its own when its stdin closes; no group kill is needed.
     runner.shutdown().await;
-    eventually("the commands to end with the app-server", || {
-        !sleeping("3201") && !sleeping("3202")
-    })
+    eventually(
+        "the commands to end with the app-server",
+        Duration::from_secs(15),
+        || !sleeping("3201") && !sleeping("3202"),
+    )
     .await;
 }

@@ -9,9 +9,10 @@ use openclaw_codex_harness::{HarnessEvent, ThreadBinding, TurnStatus};
 use openclaw_transcript::{
     AssistantMessage, ContentBlock, Message, StopReason, UserContent, UserMessage,
 };
-use tokio::sync::mpsc;
 
-use super::fixture::{Fixture, PATIENCE, Turn, messages, run_on, slot, tool_names, wait_for};
+use super::fixture::{
+    Fixture, Stalled, Turn, messages, outcome_of, run_on, stalled_turn, tool_names,
+};
 
 fn user_and_assistant_texts(f: &Fixture, request: usize) -> Vec<(String, String)> {
     messages(&f.requests()[request])
@@ -23,7 +24,6 @@ fn user_and_assistant_texts(f: &Fixture, request: usize) -> Vec<(String, String)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_service_resumes_the_stored_thread_with_its_history() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     f.fake.push(FakeReply::text("Noted: PLUM."));
     let (first, _) = f.run(&Turn::new("Remember the word PLUM.")).await;
@@ -66,7 +66,6 @@ async fn a_restarted_service_resumes_the_stored_thread_with_its_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unresumable_thread_is_replaced_and_our_transcript_projected() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let gone = "01a22c1a-0000-7000-8000-000000000000";
     let mut turn = Turn::new("Which word?").on(gone);
@@ -112,38 +111,16 @@ async fn an_unresumable_thread_is_replaced_and_our_transcript_projected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_killed_mid_turn_interrupts_the_turn_and_restarts() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
-    f.fake.push(
-        FakeReply::text("Streaming until killed.")
-            .deltas(4)
-            .stall_after(1),
-    );
     let input = f.input(&Turn::new("Tell me about fruit."));
-    let (tx, mut rx) = mpsc::channel(1024);
-    let runner = Arc::clone(&f.runner);
-    let turn = tokio::spawn(async move { runner.run_turn(input, tx).await });
-    let mut seen = Vec::new();
-    wait_for(&mut rx, &mut seen, |e| {
-        matches!(e, HarnessEvent::TextDelta(_))
-    })
-    .await;
-    let thread_id = seen
-        .iter()
-        .find_map(|e| match e {
-            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
-            _ => None,
-        })
-        .expect("thread");
+    let Stalled {
+        thread_id, turn, ..
+    } = stalled_turn(&f, &f.runner, "Streaming until killed.", input).await;
     let pid = f.runner.child_pid().await.expect("a running child");
     nix::sys::signal::kill(Pid::from_raw(i32::try_from(pid).unwrap()), Signal::SIGKILL)
         .expect("SIGKILL");
 
-    let outcome = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("in time")
-        .expect("task")
-        .expect("an outcome, not an error");
+    let outcome = outcome_of(turn).await;
     let TurnStatus::ProcessExited { detail } = &outcome.status else {
         panic!("process exit expected: {:?}", outcome.status);
     };
@@ -171,43 +148,19 @@ async fn a_child_killed_mid_turn_interrupts_the_turn_and_restarts() {
 /// ends `Unresponsive`; the next turn starts a new app-server and resumes the thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_app_server_is_found_killed_and_replaced() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let mut settings = f.settings.clone();
     settings.liveness_interval = std::time::Duration::from_millis(500);
     let runner = Arc::new(openclaw_codex_harness::CodexRunner::new(settings));
-    f.fake.push(
-        FakeReply::text("Streaming until stopped.")
-            .deltas(4)
-            .stall_after(1),
-    );
     let input = f.input(&Turn::new("Tell me about fruit."));
-    let (tx, mut rx) = mpsc::channel(1024);
-    let turn = {
-        let runner = Arc::clone(&runner);
-        tokio::spawn(async move { runner.run_turn(input, tx).await })
-    };
-    let mut seen = Vec::new();
-    wait_for(&mut rx, &mut seen, |e| {
-        matches!(e, HarnessEvent::TextDelta(_))
-    })
-    .await;
-    let thread_id = seen
-        .iter()
-        .find_map(|e| match e {
-            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
-            _ => None,
-        })
-        .expect("thread");
+    let Stalled {
+        thread_id, turn, ..
+    } = stalled_turn(&f, &runner, "Streaming until stopped.", input).await;
     let pid = runner.child_pid().await.expect("a running child");
     let group = Pid::from_raw(i32::try_from(pid).unwrap());
     nix::sys::signal::killpg(group, Signal::SIGSTOP).expect("SIGSTOP");
 
-    let outcome = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("in time")
-        .expect("task")
-        .expect("an outcome, not an error");
+    let outcome = outcome_of(turn).await;
     let TurnStatus::Unresponsive { detail } = &outcome.status else {
         panic!("an unresponsive app-server expected: {:?}", outcome.status);
     };

@@ -1,64 +1,33 @@
 //! Steering a running turn (one `turn/steer` per debounce window) and
 //! interrupting it (`turn/interrupt`, or the run's cancel token).
 
-use std::sync::Arc;
-
 use agent_testkit::FakeReply;
 use openclaw_codex_harness::{HarnessError, HarnessEvent, TurnOutcome, TurnStatus};
 use openclaw_transcript::{ContentBlock, Message, StopReason, UserContent};
 use tokio::{sync::mpsc, task::JoinHandle};
 
-use super::fixture::{Fixture, PATIENCE, Turn, messages, slot, wait_for};
+use super::fixture::{Fixture, Turn, messages, outcome_of, stalled_turn};
 
-/// Starts a turn whose model reply streams one delta and then stalls, and
-/// waits until that delta arrived. Returns the thread id, the running turn
-/// and its event stream.
-async fn stalled_turn(
+/// A turn about fruit whose model reply streamed one delta and then stalled.
+async fn stalled(
     f: &Fixture,
 ) -> (
     String,
-    JoinHandle<TurnOutcome>,
+    JoinHandle<Result<TurnOutcome, HarnessError>>,
     mpsc::Receiver<HarnessEvent>,
     Vec<HarnessEvent>,
 ) {
-    f.fake.push(
-        FakeReply::text("Let me think about fruit for a while.")
-            .deltas(4)
-            .stall_after(1),
-    );
     let input = f.input(&Turn::new("Tell me about fruit."));
-    let (tx, mut rx) = mpsc::channel(1024);
-    let runner = Arc::clone(&f.runner);
-    let turn = tokio::spawn(async move {
-        runner
-            .run_turn(input, tx)
-            .await
-            .unwrap_or_else(|e| panic!("run_turn: {e}"))
-    });
-    let mut seen = Vec::new();
-    wait_for(&mut rx, &mut seen, |e| {
-        matches!(e, HarnessEvent::TextDelta(_))
-    })
-    .await;
-    let thread_id = seen
-        .iter()
-        .find_map(|e| match e {
-            HarnessEvent::ThreadReady { thread_id, .. } => Some(thread_id.clone()),
-            _ => None,
-        })
-        .expect("ThreadReady came first");
-    (thread_id, turn, rx, seen)
+    let s = stalled_turn(f, &f.runner, "Let me think about fruit for a while.", input).await;
+    (s.thread_id, s.turn, s.rx, s.seen)
 }
 
 async fn finish(
-    turn: JoinHandle<TurnOutcome>,
+    turn: JoinHandle<Result<TurnOutcome, HarnessError>>,
     mut rx: mpsc::Receiver<HarnessEvent>,
     seen: &mut Vec<HarnessEvent>,
 ) -> TurnOutcome {
-    let outcome = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("the turn ends in time")
-        .expect("the turn task");
+    let outcome = outcome_of(turn).await;
     while let Some(event) = rx.recv().await {
         seen.push(event);
     }
@@ -67,9 +36,8 @@ async fn finish(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steer_messages_go_out_as_one_turn_steer() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
-    let (thread_id, turn, rx, mut seen) = stalled_turn(&f).await;
+    let (thread_id, turn, rx, mut seen) = stalled(&f).await;
     f.fake.push(FakeReply::text("Pears and apples, then."));
     f.runner
         .steer(&thread_id, "Also mention pears.")
@@ -146,9 +114,8 @@ async fn steer_messages_go_out_as_one_turn_steer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupt_ends_the_turn_and_closes_the_open_reply() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
-    let (thread_id, turn, rx, mut seen) = stalled_turn(&f).await;
+    let (thread_id, turn, rx, mut seen) = stalled(&f).await;
     assert!(f.runner.is_running(&thread_id));
     f.runner
         .interrupt(&thread_id)
@@ -179,28 +146,11 @@ async fn interrupt_ends_the_turn_and_closes_the_open_reply() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_run_interrupts_the_turn() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
-    f.fake.push(
-        FakeReply::text("Streaming slowly.")
-            .deltas(4)
-            .stall_after(1),
-    );
     let input = f.input(&Turn::new("Go."));
     let cancel = input.tool_ctx.cancel.clone();
-    let (tx, mut rx) = mpsc::channel(1024);
-    let runner = Arc::clone(&f.runner);
-    let turn = tokio::spawn(async move { runner.run_turn(input, tx).await });
-    let mut seen = Vec::new();
-    wait_for(&mut rx, &mut seen, |e| {
-        matches!(e, HarnessEvent::TextDelta(_))
-    })
-    .await;
+    let stalled = stalled_turn(&f, &f.runner, "Streaming slowly.", input).await;
     cancel.cancel();
-    let outcome = tokio::time::timeout(PATIENCE, turn)
-        .await
-        .expect("in time")
-        .expect("task")
-        .expect("outcome");
+    let outcome = outcome_of(stalled.turn).await;
     assert_eq!(outcome.status, TurnStatus::Interrupted);
 }

@@ -4,11 +4,10 @@ use agent_testkit::{FakeReply, FakeUsage};
 use openclaw_codex_harness::{HarnessEvent, ThreadBinding, TurnStatus};
 use openclaw_transcript::{ContentBlock, Message, StopReason};
 
-use super::fixture::{AGENT, Fixture, MODEL, Turn, messages, slot};
+use super::fixture::{AGENT, Fixture, MODEL, Turn, messages};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_turn_streams_deltas_and_writes_one_assistant_message() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     let usage = FakeUsage {
         input: 60,
@@ -77,7 +76,6 @@ async fn a_text_turn_streams_deltas_and_writes_one_assistant_message() {
 /// message; unchanged ones are not repeated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instruction_layers_land_where_the_reference_says() {
-    let _slot = slot().await;
     let f = Fixture::start().await;
     f.fake.push(FakeReply::text("First answer."));
     f.fake.push(FakeReply::text("Same answer."));

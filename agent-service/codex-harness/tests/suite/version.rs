@@ -1,16 +1,17 @@
 //! The version check and the handshake's tolerance, against a scripted
 //! stand-in for `codex app-server` (no real binary needed).
 
-use std::{os::unix::fs::PermissionsExt, path::Path};
+use std::path::Path;
 
-use openclaw_codex_harness::{CodexRunner, CodexVersion, HarnessError, HarnessSettings};
+use openclaw_codex_harness::{CodexRunner, HarnessError, HarnessSettings};
 use tempfile::TempDir;
+
+use super::fixture::{stand_in, start_script};
 
 /// A shell script that answers `initialize` with `user_agent` after an
 /// unknown notification (with `emittedAtMs`), puts unknown fields in the
 /// result, and prints `codex-cli <cli_version>` for `--version`.
 fn fake_codex(dir: &TempDir, user_agent: &str, cli_version: &str) -> HarnessSettings {
-    let path = dir.path().join("codex");
     let script = format!(
         r#"#!/bin/sh
 if [ "$1" = "--version" ]; then echo "codex-cli {cli_version}"; exit 0; fi
@@ -25,51 +26,35 @@ while IFS= read -r line; do
 done
 "#
     );
-    std::fs::write(&path, script).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut settings = HarnessSettings::new(&path);
-    settings.codex_home = Some(dir.path().to_owned());
-    settings
+    stand_in(dir.path(), &script, dir.path().to_owned())
 }
 
-/// `runner.start()`, retrying the rare ETXTBSY of executing a script that
-/// another test thread's fork still holds open for writing.
-async fn start(settings: &HarnessSettings) -> Result<CodexVersion, HarnessError> {
-    for _ in 0..20 {
-        let runner = CodexRunner::new(settings.clone());
-        let started = runner.start().await;
-        runner.shutdown().await;
-        match started {
-            // Through the lifetime wrapper, the same race ends the child at once instead.
-            Err(HarnessError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            Err(other) if other.to_string().contains("Text file busy") => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            other => return other,
-        }
-    }
-    panic!("the script stayed busy");
+/// The error a stand-in answering as `user_agent`, and `codex-cli <cli_version>`, is refused
+/// with: an unsupported version, found to be `cli_version`.
+async fn refused(user_agent: &str, cli_version: &str) -> HarnessError {
+    let dir = tempfile::tempdir().expect("dir");
+    let settings = fake_codex(&dir, user_agent, cli_version);
+    let error = start_script(&settings)
+        .await
+        .expect_err("an unsupported version");
+    assert!(
+        matches!(&error, HarnessError::UnsupportedVersion { found, .. } if found == cli_version),
+        "{error:?}"
+    );
+    error
 }
 
 #[tokio::test]
 async fn a_supported_server_passes_despite_unknown_fields_and_notifications() {
     let dir = tempfile::tempdir().expect("dir");
     let settings = fake_codex(&dir, "openclaw/0.171.4 (Debian 12; x86_64) test", "0.171.4");
-    let version = start(&settings).await.expect("supported");
+    let version = start_script(&settings).await.expect("supported");
     assert_eq!(version.to_string(), "0.171.4");
 }
 
 #[tokio::test]
 async fn an_older_server_is_refused_with_the_supported_range() {
-    let dir = tempfile::tempdir().expect("dir");
-    let settings = fake_codex(&dir, "openclaw/0.150.2 (Debian 12; x86_64) test", "0.150.2");
-    let error = start(&settings).await.expect_err("too old");
-    assert!(
-        matches!(&error, HarnessError::UnsupportedVersion { found, .. } if found == "0.150.2"),
-        "{error:?}"
-    );
+    let error = refused("openclaw/0.150.2 (Debian 12; x86_64) test", "0.150.2").await;
     let message = error.to_string();
     assert!(message.contains("0.169.x to 0.171.x"), "{message}");
     assert!(message.contains("is Codex 0.150.2"), "{message}");
@@ -77,13 +62,7 @@ async fn an_older_server_is_refused_with_the_supported_range() {
 
 #[tokio::test]
 async fn without_a_version_in_the_user_agent_codex_version_decides() {
-    let dir = tempfile::tempdir().expect("dir");
-    let settings = fake_codex(&dir, "openclaw (unknown build)", "0.172.0");
-    let error = start(&settings).await.expect_err("too new");
-    assert!(
-        matches!(&error, HarnessError::UnsupportedVersion { found, .. } if found == "0.172.0"),
-        "{error:?}"
-    );
+    refused("openclaw (unknown build)", "0.172.0").await;
 }
 
 #[tokio::test]

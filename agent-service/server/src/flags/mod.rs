@@ -15,7 +15,7 @@ use std::{
 };
 
 use agent_runtime::Env;
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use service_kit::ServerArgs;
 
 pub use resolve::{Bound, Launch, PromptSource};
@@ -147,55 +147,43 @@ pub struct Cli {
     #[command(flatten)]
     pub server: ServerArgs,
 
+    /// How to call prompt-service.
+    #[command(flatten)]
+    pub prompt_client: PromptClientArgs,
+
+    /// What to do [default: serve].
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The flags for calling prompt-service (credentials, TLS, retries), under one heading of
+/// `--help`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Calling prompt-service")]
+pub struct PromptClientArgs {
     /// File whose first token is sent to prompt-service as `authorization: Bearer <token>`
     /// (prompt-service's own --tokens-file will do: keep the newest token first).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_TOKEN_FILE",
-        value_name = "PATH",
-        help_heading = "Calling prompt-service"
-    )]
+    #[arg(long, env = "PROMPT_SERVICE_TOKEN_FILE", value_name = "PATH")]
     pub prompt_service_token_file: Option<PathBuf>,
     /// Bearer token sent to prompt-service (prefer --prompt-service-token-file).
     #[arg(
         long,
         env = "PROMPT_SERVICE_TOKEN",
         hide_env_values = true,
-        value_name = "TOKEN",
-        help_heading = "Calling prompt-service"
+        value_name = "TOKEN"
     )]
     pub prompt_service_token: Option<String>,
     /// CA (PEM) that signed prompt-service's certificate; needed for an https:// --prompt-service.
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_CA",
-        value_name = "PEM",
-        help_heading = "Calling prompt-service"
-    )]
+    #[arg(long, env = "PROMPT_SERVICE_CA", value_name = "PEM")]
     pub prompt_service_ca: Option<PathBuf>,
     /// Client certificate (PEM) presented to prompt-service when it requires one (mTLS).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_CLIENT_CERT",
-        value_name = "PEM",
-        help_heading = "Calling prompt-service"
-    )]
+    #[arg(long, env = "PROMPT_SERVICE_CLIENT_CERT", value_name = "PEM")]
     pub prompt_service_client_cert: Option<PathBuf>,
     /// Private key (PEM) of --prompt-service-client-cert.
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_CLIENT_KEY",
-        value_name = "PEM",
-        help_heading = "Calling prompt-service"
-    )]
+    #[arg(long, env = "PROMPT_SERVICE_CLIENT_KEY", value_name = "PEM")]
     pub prompt_service_client_key: Option<PathBuf>,
     /// Name expected in prompt-service's certificate (default: the host of --prompt-service).
-    #[arg(
-        long,
-        env = "PROMPT_SERVICE_SERVER_NAME",
-        value_name = "NAME",
-        help_heading = "Calling prompt-service"
-    )]
+    #[arg(long, env = "PROMPT_SERVICE_SERVER_NAME", value_name = "NAME")]
     pub prompt_service_server_name: Option<String>,
     /// How long a prompt-service call keeps retrying a service that cannot be reached
     /// (refused connections, shed load) before the call fails UNAVAILABLE, in milliseconds,
@@ -205,14 +193,9 @@ pub struct Cli {
         env = "PROMPT_SERVICE_RETRY_BUDGET_MS",
         value_name = "MS",
         default_value_t = 2000,
-        value_parser = clap::value_parser!(u64).range(1..),
-        help_heading = "Calling prompt-service"
+        value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub prompt_service_retry_budget_ms: u64,
-
-    /// What to do [default: serve].
-    #[command(subcommand)]
-    pub command: Option<Command>,
 }
 
 /// The subcommands.

@@ -183,8 +183,8 @@ impl Cli {
         let own = OwnCredentials {
             tokens: self.server.security.tokens.clone(),
             tokens_file: self.server.security.tokens_file.clone(),
-            prompt_token: self.prompt_service_token.clone(),
-            prompt_token_file: self.prompt_service_token_file.clone(),
+            prompt_token: self.prompt_client.prompt_service_token.clone(),
+            prompt_token_file: self.prompt_client.prompt_service_token_file.clone(),
             router_token_file: self.router_token_file.clone(),
         };
         Ok(Launch {
@@ -194,7 +194,9 @@ impl Cli {
             metrics_listen,
             prompt_service: self.prompt_service.clone().zip(prompt_security),
             prompt_retry: prompt_client::RetryPolicy {
-                give_up_after: Duration::from_millis(self.prompt_service_retry_budget_ms),
+                give_up_after: Duration::from_millis(
+                    self.prompt_client.prompt_service_retry_budget_ms,
+                ),
                 ..prompt_client::RetryPolicy::default()
             },
             cron_router,
@@ -250,12 +252,12 @@ impl Cli {
 
     fn prompt_client_flags(&self) -> ClientFlags {
         ClientFlags {
-            token: self.prompt_service_token.clone(),
-            token_file: self.prompt_service_token_file.clone(),
-            ca: self.prompt_service_ca.clone(),
-            cert: self.prompt_service_client_cert.clone(),
-            key: self.prompt_service_client_key.clone(),
-            server_name: self.prompt_service_server_name.clone(),
+            token: self.prompt_client.prompt_service_token.clone(),
+            token_file: self.prompt_client.prompt_service_token_file.clone(),
+            ca: self.prompt_client.prompt_service_ca.clone(),
+            cert: self.prompt_client.prompt_service_client_cert.clone(),
+            key: self.prompt_client.prompt_service_client_key.clone(),
+            server_name: self.prompt_client.prompt_service_server_name.clone(),
         }
     }
 
@@ -367,6 +369,26 @@ mod tests {
         }
     }
 
+    /// Asserts each line of `found` starts with its prefix in `expect`, holds its detail (the
+    /// value, or what would do) and is one line.
+    fn assert_lines(found: &[String], expect: &[(&str, &str)]) {
+        for ((prefix, detail), line) in expect.iter().zip(found) {
+            assert!(
+                line.starts_with(prefix),
+                "{line} should start with {prefix}"
+            );
+            assert!(line.contains(detail), "{line} should say {detail}");
+            assert!(!line.contains('\n'), "one line each: {line}");
+        }
+    }
+
+    /// Asserts `args` resolve to exactly one problem, which starts with `start`.
+    fn assert_the_problem(args: &[&str], start: &str) {
+        let found = problems(args);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].starts_with(start), "{found:#?}");
+    }
+
     #[test]
     fn every_bad_value_is_reported_at_once_naming_flag_and_value() {
         let found = problems(&[
@@ -389,23 +411,14 @@ mod tests {
             ("prompt-service credentials", "--prompt-service"),
             ("--router-url (AGENT_SERVICE_ROUTER_URL): ", "\"not a url\""),
         ];
-        for ((prefix, value), line) in expect.iter().zip(&found) {
-            assert!(
-                line.starts_with(prefix),
-                "{line} should start with {prefix}"
-            );
-            assert!(line.contains(value), "{line} should name {value}");
-            assert!(!line.contains('\n'), "one line each: {line}");
-        }
+        assert_lines(&found, &expect);
     }
 
     #[test]
     fn a_bad_metrics_address_alone_is_refused_before_anything_starts() {
-        let found = problems(&["--metrics-listen", "nonsense"]);
-        assert_eq!(found.len(), 1, "{found:#?}");
-        assert!(
-            found[0].starts_with("--metrics-listen: invalid listen address \"nonsense\""),
-            "{found:#?}"
+        assert_the_problem(
+            &["--metrics-listen", "nonsense"],
+            "--metrics-listen: invalid listen address \"nonsense\"",
         );
     }
 
@@ -472,24 +485,15 @@ mod tests {
                 .unwrap_or(usize::MAX)
         });
         assert_eq!(found.len(), expect.len(), "{found:#?}");
-        for ((prefix, detail), line) in expect.iter().zip(&found_sorted) {
-            assert!(
-                line.starts_with(prefix),
-                "{line} should start with {prefix}"
-            );
-            assert!(line.contains(detail), "{line} should say {detail}");
-            assert!(!line.contains('\n'), "one line each: {line}");
-        }
+        assert_lines(&found_sorted, &expect);
     }
 
     /// A refused value alone is still refused (the defaults it falls back to resolve).
     #[test]
     fn a_value_refused_alone_fails_the_launch() {
-        let found = problems(&["--max-concurrent-streams", "many"]);
-        assert_eq!(found.len(), 1, "{found:#?}");
-        assert!(
-            found[0].starts_with("--max-concurrent-streams: invalid value \"many\""),
-            "{found:#?}"
+        assert_the_problem(
+            &["--max-concurrent-streams", "many"],
+            "--max-concurrent-streams: invalid value \"many\"",
         );
     }
 

@@ -9,8 +9,9 @@ use openclaw_proto::agent::v1::{self as pb, run_event::Event};
 use serde_json::json;
 use tonic::Code;
 
-use super::harness::Harness;
-use super::run_events::read_until;
+use super::calls::{call, refusal, stream_refusal};
+use super::harness::{APPROVALS_EXPIRE_AT_ONCE, Harness};
+use super::run_events::{events_of, read_until, telegram};
 
 /// A model that runs `command` once, then says "Done.".
 fn script(h: &Harness, command: &str) {
@@ -18,6 +19,20 @@ fn script(h: &Harness, command: &str) {
         FakeReply::tool_call("call-1", "exec", json!({ "command": command })),
         FakeReply::text("Done."),
     ]);
+}
+
+/// Runs `message`, the model touching `file` in the workspace: no approval is asked, and the
+/// file is made.
+async fn touches_unasked(h: &Harness, file: &str, message: &str) {
+    script(h, &format!("touch {file}"));
+    let events = h.service.run_message(message).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested(_))),
+        "{events:?}"
+    );
+    assert!(h.service.path(&format!("state/workspace/{file}")).exists());
 }
 
 fn approval_of(event: &pb::RunEvent) -> Option<&pb::Approval> {
@@ -28,13 +43,7 @@ fn approval_of(event: &pb::RunEvent) -> Option<&pb::Approval> {
 }
 
 fn resolved_of(events: &[pb::RunEvent]) -> Vec<pb::Approval> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::ApprovalResolved(a)) => Some(a.clone()),
-            _ => None,
-        })
-        .collect()
+    events_of!(&events, ApprovalResolved)
 }
 
 fn tool_results(events: &[pb::RunEvent]) -> Vec<(bool, String)> {
@@ -91,14 +100,12 @@ async fn resolve(
 }
 
 async fn pending(h: &Harness) -> Vec<pb::Approval> {
-    h.service
-        .client()
-        .await
-        .list_approvals(pb::ListApprovalsRequest::default())
-        .await
-        .expect("list approvals")
-        .into_inner()
-        .approvals
+    call!(
+        h.service,
+        list_approvals,
+        pb::ListApprovalsRequest::default()
+    )
+    .approvals
 }
 
 /// With no exec policy configured, a command that is not pre-approved asks; the tool call
@@ -162,18 +169,15 @@ async fn a_command_waits_for_approval_and_allow_once_runs_it_once() {
         "{again:?}"
     );
     assert!(pending(&h).await.is_empty());
-    let history = h
-        .service
-        .client()
-        .await
-        .list_approvals(pb::ListApprovalsRequest {
+    let history = call!(
+        h.service,
+        list_approvals,
+        pb::ListApprovalsRequest {
             include_decided: true,
             ..Default::default()
-        })
-        .await
-        .expect("list")
-        .into_inner()
-        .approvals;
+        }
+    )
+    .approvals;
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].state(), pb::ApprovalState::AllowedOnce);
     // The next call of the same command asks again: allow-once covered one command.
@@ -218,12 +222,7 @@ async fn a_denied_command_does_not_run_and_the_model_is_told() {
 /// approval ends as expired and the tool result says so.
 #[tokio::test]
 async fn an_unanswered_approval_expires_and_ask_fallback_decides() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        "",
-        "tools: { exec: { approvalTimeoutSec: 1 } },",
-    )
-    .await;
+    let h = Harness::start(WireFormat::ChatCompletions, "", APPROVALS_EXPIRE_AT_ONCE).await;
     script(&h, "touch late.txt");
     let (mut stream, approval) = until_requested(&h, "Make a file.").await;
     let events = read_until(&mut stream, is_end).await;
@@ -269,16 +268,14 @@ async fn an_unanswered_approval_expires_and_ask_fallback_decides() {
 async fn an_unfollowed_run_falls_back_at_once() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     script(&h, "touch quiet.txt");
-    let sent = h
-        .service
-        .client()
-        .await
-        .send(pb::SendRequest {
+    let sent = call!(
+        h.service,
+        send,
+        pb::SendRequest {
             message: "Make a file.".into(),
             ..Default::default()
-        })
-        .await
-        .expect("send");
+        }
+    );
     drop(sent);
     // The run ends without anyone deciding; its transcript holds the refusal.
     let mut refused = None;
@@ -329,18 +326,16 @@ async fn watchers_see_requests_and_bad_decisions_are_refused() {
         unspecified.message().starts_with("decision"),
         "{unspecified:?}"
     );
-    let anonymous = h
-        .service
-        .client()
-        .await
-        .resolve_approval(pb::ResolveApprovalRequest {
+    let anonymous = refusal!(
+        h.service,
+        resolve_approval,
+        pb::ResolveApprovalRequest {
             session: None,
             id: approval.id.clone(),
             decision: pb::ApprovalDecision::AllowOnce as i32,
             decided_by: " ".into(),
-        })
-        .await
-        .expect_err("anonymous");
+        }
+    );
     assert_eq!(anonymous.code(), Code::InvalidArgument);
     assert!(anonymous.message().contains("decided_by"), "{anonymous:?}");
     // Still pending after the refused calls; a real decision ends it.
@@ -380,44 +375,17 @@ async fn approve_in_chat_works_for_owners_only() {
         ..Default::default()
     };
     // A sender who is not an owner is refused, and the approval stays pending.
-    let refused = h
-        .service
-        .client()
-        .await
-        .run(chat(
-            "99",
-            "discord",
-            format!("/approve {} allow-once", approval.id),
-        ))
-        .await;
-    let refused = match refused {
-        Err(status) => status,
-        Ok(response) => {
-            let mut events = response.into_inner();
-            match events.message().await {
-                Err(status) => status,
-                other => panic!("a non-owner's /approve was not refused: {other:?}"),
-            }
-        }
-    };
+    let approve = format!("/approve {} allow-once", approval.id);
+    let refused = stream_refusal!(h.service, run, chat("99", "discord", approve));
     assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
     assert!(refused.message().contains("ownerAllowFrom"), "{refused:?}");
     assert_eq!(pending(&h).await.len(), 1);
     // A malformed /approve is INVALID_ARGUMENT naming the message.
-    let malformed = h
-        .service
-        .client()
-        .await
-        .run(chat("42", "telegram", "/approve".to_owned()))
-        .await;
-    let malformed = match malformed {
-        Err(status) => status,
-        Ok(response) => response
-            .into_inner()
-            .message()
-            .await
-            .expect_err("a malformed /approve"),
-    };
+    let malformed = stream_refusal!(
+        h.service,
+        run,
+        chat("42", "telegram", "/approve".to_owned())
+    );
     assert_eq!(malformed.code(), Code::InvalidArgument, "{malformed:?}");
     // The owner decides; the command runs.
     let events = h
@@ -428,13 +396,11 @@ async fn approve_in_chat_works_for_owners_only() {
             format!("/approve {} allow-once", approval.id),
         ))
         .await;
-    let reply = events
-        .iter()
-        .find_map(|e| match e {
-            Event::Accepted(d) => Some(d.reason.clone()),
-            _ => None,
-        })
-        .expect("the command's answer");
+    let reply = events_of!(&events, Accepted)
+        .into_iter()
+        .next()
+        .expect("the command's answer")
+        .reason;
     assert!(reply.contains("allowed once"), "{reply}");
     let events = read_until(&mut stream, is_end).await;
     assert!(!tool_results(&events)[0].0, "{events:?}");
@@ -443,17 +409,15 @@ async fn approve_in_chat_works_for_owners_only() {
 }
 
 async fn allowlist(h: &Harness) -> Vec<(String, String)> {
-    h.service
-        .client()
-        .await
-        .list_exec_allowlist(pb::ListExecAllowlistRequest::default())
-        .await
-        .expect("allowlist")
-        .into_inner()
-        .entries
-        .into_iter()
-        .map(|e| (e.pattern, e.source))
-        .collect()
+    call!(
+        h.service,
+        list_exec_allowlist,
+        pb::ListExecAllowlistRequest::default()
+    )
+    .entries
+    .into_iter()
+    .map(|e| (e.pattern, e.source))
+    .collect()
 }
 
 /// allow-always adds the command's executable to the agent's allowlist in the approvals file:
@@ -485,33 +449,12 @@ async fn allow_always_persists_across_a_restart_and_skips_the_next_ask() {
     assert!(file.contains(&touch), "{file}");
 
     // The same program again: no approval asked.
-    script(&h, "touch second.txt");
-    let events = h.service.run_message("Another.").await;
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, Event::ApprovalRequested(_))),
-        "{events:?}"
-    );
-    assert!(h.service.path("state/workspace/second.txt").exists());
+    touches_unasked(&h, "second.txt", "Another.").await;
 
     // After a restart too.
     let (dir, fake, prompt) = h.stop().await;
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    };
-    script(&h, "touch third.txt");
-    let events = h.service.run_message("And another.").await;
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, Event::ApprovalRequested(_))),
-        "{events:?}"
-    );
-    assert!(h.service.path("state/workspace/third.txt").exists());
+    let h = Harness::resume(dir, fake, prompt).await;
+    touches_unasked(&h, "third.txt", "And another.").await;
 
     // Removed, it asks again; removing it twice is NOT_FOUND.
     let mut client = h.service.client().await;
@@ -584,12 +527,7 @@ async fn a_restart_with_a_pending_approval_does_not_run_the_command() {
     script(&h, "touch never.txt");
     let (_stream, approval) = until_requested(&h, "Make a file.").await;
     let (dir, fake, prompt) = h.stop().await;
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt: prompt,
-    };
+    let h = Harness::resume(dir, fake, prompt).await;
     let gone = resolve(&h, &approval.id, pb::ApprovalDecision::AllowOnce)
         .await
         .expect_err("unknown after a restart");
@@ -619,11 +557,8 @@ async fn the_approvals_section_follows_the_policy_in_force() {
             .preview(
                 None,
                 Some(pb::ChannelContext {
-                    channel: "telegram".into(),
-                    chat_type: pb::ChatType::Direct as i32,
-                    sender_id: "42".into(),
                     native_approvals: cards,
-                    ..Default::default()
+                    ..telegram().expect("a chat")
                 }),
             )
             .await

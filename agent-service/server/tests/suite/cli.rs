@@ -56,71 +56,56 @@ fn a_user_error_is_one_line_without_a_backtrace() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
-#[test]
-fn every_bad_flag_is_one_line_and_exit_64() {
+/// The binary started with each `(flag, value)` of `bad` over a temporary state dir, with
+/// `env` (HOME added): it must exit 64; the lines of its stderr.
+fn refused_lines(bad: &[(&str, &str)], env: &[(&str, &str)]) -> Vec<String> {
     let dir = tempfile::tempdir().expect("tempdir");
     let state = dir.path().to_string_lossy().into_owned();
-    let output = run(
-        &[
-            "--listen",
-            "nonsense",
-            "--inspector-listen",
-            "nonsense",
-            "--metrics-listen",
-            "nonsense",
-            "--router-url",
-            "not a url",
-            "--state-dir",
-            &state,
-        ],
-        &[("HOME", &state)],
-    );
+    let mut args: Vec<&str> = bad
+        .iter()
+        .flat_map(|(flag, value)| [*flag, *value])
+        .collect();
+    args.extend(["--state-dir", &state]);
+    let mut env = env.to_vec();
+    env.push(("HOME", &state));
+    let output = run(&args, &env);
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(64), "{err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 4, "{err}");
-    for (line, flag) in lines.iter().zip([
-        "--listen",
-        "--inspector-listen",
-        "--metrics-listen",
-        "--router-url",
-    ]) {
-        assert!(line.starts_with(&format!("error: {flag}")), "{err}");
+    err.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn every_bad_flag_is_one_line_and_exit_64() {
+    let bad = [
+        ("--listen", "nonsense"),
+        ("--inspector-listen", "nonsense"),
+        ("--metrics-listen", "nonsense"),
+        ("--router-url", "not a url"),
+    ];
+    let lines = refused_lines(&bad, &[]);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    for (line, (flag, _)) in lines.iter().zip(bad) {
+        assert!(line.starts_with(&format!("error: {flag}")), "{lines:#?}");
     }
     // Values clap itself refuses (numbers, enums, unknown flags, from the command line or a
     // variable) are listed with the rest, in one go.
-    let output = run(
+    let mut lines = refused_lines(
         &[
-            "--listen",
-            "nonsense",
-            "--inspector-listen",
-            "nonsense",
-            "--router-url",
-            "not a url",
-            "--metrics-listen",
-            "x",
-            "--drain-seconds",
-            "abc",
-            "--drain-secs",
-            "abc",
-            "--log-format",
-            "yaml",
-            "--state-dir",
-            &state,
+            ("--listen", "nonsense"),
+            ("--inspector-listen", "nonsense"),
+            ("--router-url", "not a url"),
+            ("--metrics-listen", "x"),
+            ("--drain-seconds", "abc"),
+            ("--drain-secs", "abc"),
+            ("--log-format", "yaml"),
         ],
-        &[
-            ("HOME", &state),
-            ("AGENT_SERVICE_IDLE_RELEASE_SECS", "soon"),
-        ],
+        &[("AGENT_SERVICE_IDLE_RELEASE_SECS", "soon")],
     );
-    let err = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(64), "{err}");
-    let mut lines: Vec<&str> = err.lines().collect();
     lines.sort_unstable();
     assert_eq!(
         lines.len(),
         8,
-        "one line per bad value, nothing else: {err}"
+        "one line per bad value, nothing else: {lines:#?}"
     );
     for (line, start) in lines.iter().zip([
         "error: --drain-seconds: no such flag (did you mean --drain-secs?)",
@@ -134,7 +119,7 @@ fn every_bad_flag_is_one_line_and_exit_64() {
     ]) {
         assert!(
             line.starts_with(start),
-            "{line:?} should start with {start:?}\n{err}"
+            "{line:?} should start with {start:?}\n{lines:#?}"
         );
     }
 }

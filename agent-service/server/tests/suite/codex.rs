@@ -24,7 +24,10 @@ use tempfile::TempDir;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::harness::{PromptService, Service};
-use super::run_events::{find_error, find_final, read_until_within, telegram};
+use super::process::{client_on, free_port, serving, spawn_until};
+use super::run_events::{
+    assert_interrupts, events_of, find_error, find_final, read_until_within, telegram,
+};
 
 /// The Codex model slug the fake serves (unknown to Codex's catalogue:
 /// Codex uses its fallback metadata, so the request layout is the one in
@@ -239,14 +242,7 @@ fn codex_config(
     tools_extra: &str,
     codex_extra: &str,
 ) -> String {
-    let provider = json!({
-        "name": "fake",
-        "base_url": base_url,
-        "wire_api": "responses",
-        "request_max_retries": 0,
-        "stream_max_retries": 0,
-        "stream_idle_timeout_ms": 60_000,
-    });
+    let provider = Value::Object(agent_testkit::codex_provider(base_url));
     format!(
         r#"{{
   agents: {{
@@ -317,13 +313,7 @@ fn deltas(events: &[pb::RunEvent]) -> String {
 }
 
 fn tool_finished(events: &[pb::RunEvent]) -> Vec<pb::ToolFinished> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
+    events_of!(&events, ToolFinished)
 }
 
 fn roles(entries: &[(String, Value)]) -> Vec<&str> {
@@ -411,10 +401,7 @@ async fn a_text_turn_runs_on_codex_with_our_instructions_where_the_reference_say
         Some(Event::Accepted(d)) => assert_eq!(d.outcome(), Outcome::Started, "{d:?}"),
         other => panic!("first event: {other:?}"),
     }
-    let started = events.iter().find_map(|e| match &e.event {
-        Some(Event::Started(s)) => Some(s.clone()),
-        _ => None,
-    });
+    let started = events_of!(&events, Started).into_iter().next();
     assert_eq!(started.map(|s| s.model), Some(format!("codex/{MODEL}")));
     assert_eq!(deltas(&events), "Hello from Codex.");
     let last = find_final(&events).unwrap_or_else(|| panic!("final: {events:#?}"));
@@ -548,13 +535,7 @@ async fn the_model_calls_our_tools_through_codex() {
         find_final(&events).map(|f| f.text).as_deref(),
         Some("The code is 1234.")
     );
-    let started: Vec<pb::ToolStarted> = events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::ToolStarted(t)) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
+    let started: Vec<pb::ToolStarted> = events_of!(&events, ToolStarted);
     assert_eq!(started.len(), 2, "{started:#?}");
     let read = started
         .iter()
@@ -872,14 +853,7 @@ async fn an_interrupt_aborts_the_codex_turn() {
         .await;
     read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
     let mut second = h.open_run("Stop that.", pb::QueueMode::Interrupt).await;
-    let accepted = read_until(&mut second, |e| matches!(e, Event::Accepted(_))).await;
-    match &accepted[0].event {
-        Some(Event::Accepted(d)) => {
-            assert_eq!(d.outcome(), Outcome::Interrupted, "{d:?}");
-            assert_eq!((d.run, d.interrupted_run), (2, 1));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_interrupts(&mut second, 2, 1).await;
     let one = read_until(&mut first, |_| false).await;
     assert_eq!(
         find_error(&one).map(|e| e.code).as_deref(),
@@ -1128,12 +1102,9 @@ async fn a_heartbeat_runs_as_a_codex_turn_and_an_ack_is_not_delivered() {
         matches!(e, Event::Final(_) | Event::Error(_))
     })
     .await;
-    let started = watched
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Started(s)) => Some(s.clone()),
-            _ => None,
-        })
+    let started = events_of!(&watched, Started)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("a started event: {watched:#?}"));
     assert_eq!(started.run_id, "heartbeat-2");
     assert!(started.message_seqs.is_empty(), "{started:?}");
@@ -1439,19 +1410,7 @@ async fn an_upstream_error_keeps_the_provider_answer_in_the_run_error() {
 /// model request.
 async fn run_cron_now(h: &CodexHarness, prompt: &str, lightweight: bool) -> RecordedRequest {
     let mut client = h.service().client().await;
-    let job = client
-        .add_cron_job(pb::AddCronJobRequest {
-            agent_id: String::new(),
-            spec: Some(pb::CronJobSpec {
-                schedule: "every 1h".into(),
-                prompt: prompt.into(),
-                lightweight,
-                ..Default::default()
-            }),
-        })
-        .await
-        .expect("add")
-        .into_inner();
+    let job = super::cron::add_hourly_job(&mut client, prompt, lightweight).await;
     let before = h.fake.requests().len();
     let ran = tokio::time::timeout(
         PATIENCE,
@@ -2094,41 +2053,18 @@ async fn start_process(
     pb::agent_service_client::AgentServiceClient<tonic::transport::Channel>,
     tokio::process::Child,
 ) {
-    use tokio::io::{AsyncBufReadExt, BufReader};
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let mut child = super::harness::binary()
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--state-dir"])
-        .arg(dir.join("state"))
-        .arg("--config")
-        .arg(dir.join("openclaw.json"))
-        .env("HOME", dir)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .spawn()
-        .expect("start agent-service");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    while !seen.contains("agent-service listening") {
-        match lines.next_line().await.expect("stderr line") {
-            Some(line) => {
-                seen.push_str(&line);
-                seen.push('\n');
-            }
-            None => panic!("agent-service ended before it listened:\n{seen}"),
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .expect("endpoint")
-        .connect()
-        .await
-        .expect("connect");
-    (
-        pb::agent_service_client::AgentServiceClient::new(channel),
-        child,
+    let port = free_port();
+    let child = spawn_until(
+        serving(
+            &mut super::harness::binary(),
+            dir,
+            &format!("127.0.0.1:{port}"),
+        )
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        "agent-service listening",
     )
+    .await;
+    (client_on(port).await, child)
 }
 
 /// Exactly once across a crash: agent-service is SIGKILLed while a Codex turn runs, after

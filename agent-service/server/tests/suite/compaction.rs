@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 
 use super::harness::{self, Harness, Service};
 use super::model_json::tool_names;
+use super::run_events::{events_of, final_of};
+use super::status::assert_holds;
 
 /// `agents.defaults` extras: a window of `window` tokens, a reserve of `reserve`, and the memory
 /// flush on or off.
@@ -25,6 +27,17 @@ fn budget(window: u64, reserve: u64, flush: bool) -> String {
         r#", contextWindow: {window}, compaction: {{ reserveTokens: {reserve}, reserveTokensFloor: 0,
              memoryFlush: {{ enabled: {flush} }} }}"#
     )
+}
+
+/// A harness on Anthropic Messages with a context window of 40 000 tokens, 10 000 of them
+/// reserved, and the memory flush on.
+async fn tight_with_flush() -> Harness {
+    Harness::start(
+        WireFormat::AnthropicMessages,
+        &budget(40_000, 10_000, true),
+        "",
+    )
+    .await
 }
 
 /// Text of about `chars` characters that starts with `mark`, in lines.
@@ -51,33 +64,25 @@ async fn run_on(service: &Service, message: &str) -> Vec<pb::RunEvent> {
 }
 
 fn final_text(events: &[pb::RunEvent]) -> String {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Final(f)) => Some(f.text.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no final event in {events:#?}"))
+    final_of(events).text
+}
+
+/// Asserts the turn of `events` answered `text`, its compaction events in the `expected`
+/// phases.
+fn assert_answered(events: &[pb::RunEvent], text: &str, expected: &[pb::CompactionPhase]) {
+    assert_eq!(final_text(events), text);
+    assert_eq!(phases(events), expected, "{events:#?}");
 }
 
 fn run_error(events: &[pb::RunEvent]) -> pb::RunError {
-    events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Error(err)) => Some(err.clone()),
-            _ => None,
-        })
+    events_of!(&events, Error)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("no error event in {events:#?}"))
 }
 
 fn compactions(events: &[pb::RunEvent]) -> Vec<pb::Compaction> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::Compaction(c)) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
+    events_of!(&events, Compaction)
 }
 
 fn phases(events: &[pb::RunEvent]) -> Vec<pb::CompactionPhase> {
@@ -93,6 +98,18 @@ async fn transcript(service: &Service) -> Vec<Value> {
 
 fn entries_of<'a>(entries: &'a [Value], kind: &str) -> Vec<&'a Value> {
     entries.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The one compaction entry of `entries`, and the entry it keeps first.
+fn the_compaction(entries: &[Value]) -> (&Value, &Value) {
+    let compaction = entries_of(entries, "compaction");
+    assert_eq!(compaction.len(), 1);
+    let kept_id = compaction[0]["firstKeptEntryId"].as_str().unwrap();
+    let kept = entries
+        .iter()
+        .find(|e| e["id"] == kept_id)
+        .expect("kept entry");
+    (compaction[0], kept)
 }
 
 /// The request's messages as one string (for "contains" checks).
@@ -154,10 +171,10 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
     assert!(compactions(&first).is_empty(), "{first:#?}");
     // Turn 2 adds ~8k tokens: past the threshold before its first call.
     let second = run(&h, &filler("BRAVO-NEW-TURN", 32_000)).await;
-    assert_eq!(final_text(&second), "Second answer.");
-    assert_eq!(
-        phases(&second),
-        [pb::CompactionPhase::Started, pb::CompactionPhase::Finished]
+    assert_answered(
+        &second,
+        "Second answer.",
+        &[pb::CompactionPhase::Started, pb::CompactionPhase::Finished],
     );
     let done = &compactions(&second)[1];
     assert_eq!(done.trigger, "threshold");
@@ -211,23 +228,17 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
 
     // The transcript keeps everything, with the compaction entry pointing at the kept turn.
     let entries = transcript(&h.service).await;
-    let compaction = entries_of(&entries, "compaction");
-    assert_eq!(compaction.len(), 1);
-    let kept_id = compaction[0]["firstKeptEntryId"].as_str().unwrap();
-    let kept = entries
-        .iter()
-        .find(|e| e["id"] == kept_id)
-        .expect("kept entry");
+    let (compaction, kept) = the_compaction(&entries);
     assert_eq!(kept["message"]["role"], "user");
     assert!(
         kept["message"]["content"]
             .to_string()
             .contains("BRAVO-NEW-TURN")
     );
-    assert!(compaction[0]["tokensBefore"].as_u64().unwrap() >= 30_000);
-    assert_eq!(compaction[0]["details"]["summarizedMessages"], 4);
+    assert!(compaction["tokensBefore"].as_u64().unwrap() >= 30_000);
+    assert_eq!(compaction["details"]["summarizedMessages"], 4);
     assert!(
-        compaction[0]["summary"]
+        compaction["summary"]
             .as_str()
             .unwrap()
             .starts_with("SUMMARY-TEXT")
@@ -253,12 +264,7 @@ async fn a_long_session_is_compacted_keeping_the_newest_turn_whole() {
 /// compacts mid-turn, cutting between tool call/result pairs, without a second flush.
 #[tokio::test]
 async fn a_run_with_many_tool_calls_flushes_memory_then_compacts_between_pairs() {
-    let h = Harness::start(
-        WireFormat::AnthropicMessages,
-        &budget(40_000, 10_000, true),
-        "",
-    )
-    .await;
+    let h = tight_with_flush().await;
     for n in 1..=6 {
         std::fs::write(
             h.service.path(&format!("state/workspace/f{n}.txt")),
@@ -295,15 +301,15 @@ async fn a_run_with_many_tool_calls_flushes_memory_then_compacts_between_pairs()
         FakeReply::text("All six files are read."),
     ]);
     let events = run(&h, "Read f1.txt to f6.txt, one at a time.").await;
-    assert_eq!(final_text(&events), "All six files are read.");
-    assert_eq!(
-        phases(&events),
-        [
+    // One flush ahead of the threshold, no second flush in the same cycle.
+    assert_answered(
+        &events,
+        "All six files are read.",
+        &[
             pb::CompactionPhase::MemoryFlushed,
             pb::CompactionPhase::Started,
-            pb::CompactionPhase::Finished
+            pb::CompactionPhase::Finished,
         ],
-        "one flush ahead of the threshold, no second flush in the same cycle"
     );
     let flush = &compactions(&events)[0];
     assert!(flush.detail.contains("memory/flush-notes.md"), "{flush:?}");
@@ -348,13 +354,7 @@ async fn a_run_with_many_tool_calls_flushes_memory_then_compacts_between_pairs()
     assert!(!text.contains("FILE-1-MARK"));
 
     let entries = transcript(&h.service).await;
-    let compaction = entries_of(&entries, "compaction");
-    assert_eq!(compaction.len(), 1);
-    let kept_id = compaction[0]["firstKeptEntryId"].as_str().unwrap();
-    let kept = entries
-        .iter()
-        .find(|e| e["id"] == kept_id)
-        .expect("kept entry");
+    let (_, kept) = the_compaction(&entries);
     assert_eq!(kept["message"]["role"], "assistant");
     assert_eq!(kept["message"]["content"][0]["id"], "c5");
     let flushes: Vec<&Value> = entries_of(&entries, "custom")
@@ -402,14 +402,14 @@ async fn a_context_overflow_from_the_provider_compacts_and_retries_once() {
     let hello = format!("hello there. {}", filler("SOME-CONTEXT", 400));
     assert_eq!(final_text(&run(&h, &hello).await), "First answer.");
     let events = run(&h, "what did I say?").await;
-    assert_eq!(final_text(&events), "Second answer.");
-    assert_eq!(
-        phases(&events),
-        [
+    assert_answered(
+        &events,
+        "Second answer.",
+        &[
             pb::CompactionPhase::Started,
             pb::CompactionPhase::MemoryFlushed,
-            pb::CompactionPhase::Finished
-        ]
+            pb::CompactionPhase::Finished,
+        ],
     );
     assert!(compactions(&events).iter().all(|c| c.trigger == "overflow"));
     let model_calls = events
@@ -455,18 +455,15 @@ async fn a_prompt_too_big_for_the_window_is_a_clear_error_naming_sections() {
     let events = run(&h, "hello").await;
     let error = run_error(&events);
     assert_eq!(error.code, "RESOURCE_EXHAUSTED", "{error:?}");
-    assert!(
-        error.message.contains("context window of 3000 tokens"),
-        "{}",
-        error.message
+    assert_holds(
+        &error.message,
+        &[
+            "context window of 3000 tokens",
+            "system prompt section",
+            "tool schemas",
+            "nothing older",
+        ],
     );
-    assert!(
-        error.message.contains("system prompt section"),
-        "{}",
-        error.message
-    );
-    assert!(error.message.contains("tool schemas"), "{}", error.message);
-    assert!(error.message.contains("nothing older"), "{}", error.message);
     assert_eq!(
         phases(&events),
         [pb::CompactionPhase::Started, pb::CompactionPhase::Skipped]
@@ -482,12 +479,7 @@ async fn a_prompt_too_big_for_the_window_is_a_clear_error_naming_sections() {
 /// usable: the next message compacts it away (shortened for the summariser) and is answered.
 #[tokio::test]
 async fn an_oversized_message_fails_clearly_and_the_session_recovers() {
-    let h = Harness::start(
-        WireFormat::AnthropicMessages,
-        &budget(40_000, 10_000, true),
-        "",
-    )
-    .await;
+    let h = tight_with_flush().await;
     let events = run(&h, &filler("HUGE-PASTE", 200_000)).await;
     let error = run_error(&events);
     assert_eq!(error.code, "RESOURCE_EXHAUSTED");

@@ -9,7 +9,7 @@ use std::time::Duration;
 use openclaw_proto::agent::v1 as pb;
 use tokio::io::AsyncReadExt;
 
-use super::harness::Service;
+use super::harness::{Service, StartOptions};
 
 /// More than the bound: what a flood of silent connections looks like, scaled down.
 const SILENT: usize = 12;
@@ -25,16 +25,15 @@ fn limits() -> service_kit::ConnectionLimits {
 async fn silent_connections_are_bounded_and_closed_and_clients_are_still_served() {
     let prompt: Arc<dyn prompt_client::PromptSource> =
         Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
-    let service = Service::start_serving(
-        tempfile::tempdir().expect("tempdir"),
-        None,
-        prompt,
-        agent_server::ServeConfig {
+    let options = StartOptions {
+        serve_config: agent_server::ServeConfig {
             connections: limits(),
             ..agent_server::ServeConfig::default()
         },
-    )
-    .await;
+        ..StartOptions::default()
+    };
+    let service =
+        Service::start_with(tempfile::tempdir().expect("tempdir"), None, prompt, options).await;
     let mut existing = service.client().await;
     existing
         .list_agents(pb::ListAgentsRequest::default())

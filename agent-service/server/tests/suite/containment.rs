@@ -4,17 +4,21 @@
 //! service itself (reset, delete, `setsid -f`, SIGKILL of the service), and hook commands that
 //! leave processes behind.
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, WireFormat};
+use agent_testkit::{
+    FakeReply, FakeServer, FakeServerHandle, WireFormat,
+    procs::{eventually, sleeping},
+};
 use openclaw_proto::agent::v1 as pb;
 use pb::agent_service_client::AgentServiceClient;
 use serde_json::json;
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
-use super::run_events::session_key;
+use super::harness::launched;
+use super::process::{answering, free_port, run_all, serving};
+use super::run_events::{events_of, session_key};
 
 /// How long any one wait may take.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -59,13 +63,10 @@ impl Service {
             r#"apiKey: "${OPENCLAW_TEST_PROVIDER_KEY}""#,
         );
         std::fs::write(root.path().join("openclaw.json"), config).expect("config");
-        let listen = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .to_string();
+        let listen = format!("127.0.0.1:{}", free_port());
         let bwrap = agent_testkit::packages::ensure_program("bwrap", "bubblewrap")
             .expect("bubblewrap is needed");
-        let mut command = match uid {
+        let command = match uid {
             Some(uid) => {
                 let status = std::process::Command::new("chown")
                     .args(["-R", &format!("{uid}:{uid}")])
@@ -84,61 +85,21 @@ impl Service {
             None => Command::new(env!("CARGO_BIN_EXE_agent-service")),
         };
         let log = std::fs::File::create(root.path().join("agent-service.log")).expect("log");
-        let child = command
-            .env_clear()
-            .env("HOME", root.path())
+        let mut child = serving(&mut launched(command), root.path(), &listen)
             .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
-            .env("RUST_LOG", "info")
             .env("OPENCLAW_TEST_PROVIDER_KEY", PLANTED)
             .env("AGENT_SERVICE_SANDBOX_BWRAP", bwrap)
-            .arg("--listen")
-            .arg(&listen)
-            .arg("--state-dir")
-            .arg(root.path().join("state"))
-            .arg("--config")
-            .arg(root.path().join("openclaw.json"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
             .stderr(log)
-            .kill_on_drop(true)
             .spawn()
             .expect("spawn agent-service");
-        let mut service = Self {
+        let log = root.path().join("agent-service.log");
+        let logs = || std::fs::read_to_string(&log).unwrap_or_default();
+        let client = answering(&listen, &mut child, &logs).await;
+        Self {
             root,
             fake,
             child: Some(child),
-            client: connect_later(),
-        };
-        let began = Instant::now();
-        loop {
-            if let Some(status) = service
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                panic!("agent-service exited with {status}: {}", service.logs());
-            }
-            if let Ok(channel) = Channel::from_shared(format!("http://{listen}"))
-                .expect("endpoint")
-                .connect()
-                .await
-            {
-                let mut client = AgentServiceClient::new(channel);
-                if client
-                    .list_agents(pb::ListAgentsRequest::default())
-                    .await
-                    .is_ok()
-                {
-                    service.client = client;
-                    return service;
-                }
-            }
-            assert!(
-                began.elapsed() < PATIENCE,
-                "never served: {}",
-                service.logs()
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            client,
         }
     }
 
@@ -161,22 +122,16 @@ impl Service {
                 .map(|(i, args)| FakeReply::tool_call(format!("c{i}"), "exec", args.clone()))
                 .chain([FakeReply::text("Done.")]),
         );
-        let mut stream = self
-            .client
-            .run(pb::RunRequest {
-                session: session_key(key),
-                message: "Go.".into(),
-                ..Default::default()
-            })
-            .await
-            .expect("run")
-            .into_inner();
-        let mut outputs = Vec::new();
-        while let Some(event) = stream.message().await.expect("event") {
-            if let Some(pb::run_event::Event::ToolFinished(t)) = event.event {
-                outputs.push(t.output);
-            }
-        }
+        let request = pb::RunRequest {
+            session: session_key(key),
+            message: "Go.".into(),
+            ..Default::default()
+        };
+        let events = run_all(&mut self.client, request).await;
+        let outputs: Vec<String> = events_of!(&events, ToolFinished)
+            .into_iter()
+            .map(|t| t.output)
+            .collect();
         assert_eq!(outputs.len(), commands.len(), "{}", self.logs());
         outputs
     }
@@ -186,30 +141,6 @@ impl Service {
         let mut child = self.child.take().expect("running");
         child.start_kill().expect("SIGKILL");
         child.wait().await.expect("wait");
-    }
-}
-
-/// A client for a channel that connects on first use (replaced once the service answers).
-fn connect_later() -> AgentServiceClient<Channel> {
-    AgentServiceClient::new(Channel::from_static("http://127.0.0.1:1").connect_lazy())
-}
-
-/// Whether a `sleep <seconds>` process runs anywhere on the host.
-fn sleeping(seconds: &str) -> bool {
-    let wanted = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc").expect("/proc").any(|entry| {
-        entry
-            .ok()
-            .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .is_some_and(|cmdline| cmdline == wanted.as_bytes())
-    })
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -275,46 +206,39 @@ async fn a_process_of_the_services_user_cannot_read_its_environment() {
 #[tokio::test]
 async fn reset_and_delete_kill_a_sessions_background_commands() {
     let mut service = Service::start(None).await;
-    for key in [HOST, SANDBOXED] {
-        let (a, b) = if key == HOST {
-            ("3101", "3102")
-        } else {
-            ("3103", "3104")
-        };
+    for (key, a, b, delete) in [
+        (HOST, "3101", "3102", false),
+        (SANDBOXED, "3103", "3104", false),
+        (HOST, "3105", "3106", true),
+    ] {
         service
             .exec(
                 key,
                 &[background(&format!("setsid -f sleep {a}; sleep {b}"))],
             )
             .await;
-        eventually("the commands to start", || sleeping(a) && sleeping(b)).await;
-        service
-            .client
-            .reset_session(pb::ResetSessionRequest {
-                session: session_key(key),
-            })
-            .await
-            .expect("reset");
-        eventually("the reset to kill them", || !sleeping(a) && !sleeping(b)).await;
-    }
-    service
-        .exec(HOST, &[background("setsid -f sleep 3105; sleep 3106")])
-        .await;
-    eventually("the commands to start", || {
-        sleeping("3105") && sleeping("3106")
-    })
-    .await;
-    service
-        .client
-        .delete_session(pb::DeleteSessionRequest {
-            session: session_key(HOST),
+        eventually("the commands to start", PATIENCE, || {
+            sleeping(a) && sleeping(b)
         })
-        .await
-        .expect("delete");
-    eventually("the delete to kill them", || {
-        !sleeping("3105") && !sleeping("3106")
-    })
-    .await;
+        .await;
+        let session = session_key(key);
+        if delete {
+            let request = pb::DeleteSessionRequest { session };
+            service
+                .client
+                .delete_session(request)
+                .await
+                .expect("delete");
+        } else {
+            let request = pb::ResetSessionRequest { session };
+            service.client.reset_session(request).await.expect("reset");
+        }
+        let what = if delete { "the delete" } else { "the reset" };
+        eventually(&format!("{what} to kill them"), PATIENCE, || {
+            !sleeping(a) && !sleeping(b)
+        })
+        .await;
+    }
 }
 
 #[tokio::test]
@@ -351,9 +275,12 @@ async fn nothing_a_session_started_outlives_a_sigkill_of_the_service() {
             .await;
     });
     let all = ["3111", "3112", "3113", "3114", "3115", "3116", "3117"];
-    eventually("every command to start", || all.iter().all(|s| sleeping(s))).await;
+    eventually("every command to start", PATIENCE, || {
+        all.iter().all(|s| sleeping(s))
+    })
+    .await;
     service.kill().await;
-    eventually("every command to die with the service", || {
+    eventually("every command to die with the service", PATIENCE, || {
         !all.iter().any(|s| sleeping(s))
     })
     .await;
@@ -385,7 +312,7 @@ async fn nothing_a_hook_command_started_outlives_it() {
     )
     .await;
     h.service.preview(session_key(HOST), None).await;
-    eventually("the hook's leftovers to die with it", || {
+    eventually("the hook's leftovers to die with it", PATIENCE, || {
         !sleeping("3301") && !sleeping("3302")
     })
     .await;

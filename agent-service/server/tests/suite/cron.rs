@@ -6,12 +6,15 @@ use std::time::Duration;
 
 use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
-use pb::run_event::Event;
+use pb::{agent_service_client::AgentServiceClient, run_event::Event};
 use serde_json::{Value, json};
+use tonic::transport::Channel;
 
-use super::harness::{Harness, instant_in};
+use super::calls::call;
+use super::harness::{Harness, Service, StartOptions, instant_in};
 use super::model_json::content_text;
-use super::run_events::session_key;
+use super::run_events::{events_of, session_key};
+use super::status::{assert_status, assert_status_starts};
 
 fn key_ref(key: &str) -> Option<pb::SessionRef> {
     session_key(key.to_owned())
@@ -45,35 +48,39 @@ async fn messages(h: &Harness, key: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Runs one user message whose model turn calls `cron` with `arguments`, then answers
-/// `answer`; returns the tool's result text.
-async fn schedule_through_the_model(h: &Harness, arguments: Value) -> String {
-    h.fake
-        .push(FakeReply::tool_call("call_cron", "cron", arguments));
-    h.fake.push(FakeReply::text("Scheduled."));
-    let mut stream = h
+/// One turn in `session` (None: the main session) whose model calls `cron` with `arguments`,
+/// then says "Done."; the cron tool's result. The turn must end with its final reply.
+pub(super) async fn cron_call(
+    h: &Harness,
+    session: Option<pb::SessionRef>,
+    arguments: Value,
+) -> pb::ToolFinished {
+    h.fake.push_all([
+        FakeReply::tool_call("call_cron", "cron", arguments),
+        FakeReply::text("Done."),
+    ]);
+    let events = h
         .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            message: "Schedule it, please.".into(),
+        .run_to_end(pb::RunRequest {
+            session,
+            message: "Schedule it.".into(),
             ..Default::default()
         })
-        .await
-        .expect("run")
-        .into_inner();
-    let mut result = None;
-    let mut finished = false;
-    while let Some(event) = stream.message().await.expect("event") {
-        match event.event {
-            Some(Event::ToolFinished(t)) if t.name == "cron" => result = Some(t),
-            Some(Event::Final(_)) => finished = true,
-            Some(Event::Error(e)) => panic!("run failed: {e:?}"),
-            _ => {}
-        }
-    }
-    assert!(finished);
-    let result = result.expect("the cron tool ran");
+        .await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Final(_)))
+            && !events.iter().any(|e| matches!(e, Event::Error(_))),
+        "run failed: {events:?}"
+    );
+    events_of!(&events, ToolFinished)
+        .into_iter()
+        .find(|t| t.name == "cron")
+        .expect("the cron tool ran")
+}
+
+/// [`cron_call`] in the main session, which must succeed; the tool's result text.
+async fn schedule_through_the_model(h: &Harness, arguments: Value) -> String {
+    let result = cron_call(h, None, arguments).await;
     assert!(!result.is_error, "{result:?}");
     result.output
 }
@@ -99,6 +106,30 @@ async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Has the model schedule the main-session job "plants" (`schedule`, reminding to water the
+/// plants) through the `cron` tool; the job's id.
+async fn plants_job(h: &Harness, schedule: &str) -> String {
+    let output = schedule_through_the_model(
+        h,
+        json!({ "action": "add", "name": "plants", "schedule": schedule,
+                "prompt": "Remind me to water the plants.", "target": "main" }),
+    )
+    .await;
+    job_id_of(&output)
+}
+
+/// The main session's messages once the plants reminder is answered there (`what` names
+/// the wait).
+async fn main_once_watered(h: &Harness, what: &str) -> Vec<(String, String)> {
+    wait_for(what, async || {
+        let got = messages(h, "main").await;
+        got.iter()
+            .any(|(_, t)| t == "Time to water the plants.")
+            .then_some(got)
+    })
+    .await
 }
 
 fn jobs_file(h: &Harness) -> Value {
@@ -168,21 +199,9 @@ async fn a_job_the_model_schedules_runs_in_its_own_session_when_due() {
 #[tokio::test]
 async fn a_main_session_job_is_answered_in_the_main_session() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let output = schedule_through_the_model(
-        &h,
-        json!({ "action": "add", "name": "plants", "schedule": "every 2s",
-                "prompt": "Remind me to water the plants.", "target": "main" }),
-    )
-    .await;
-    let id = job_id_of(&output);
+    let id = plants_job(&h, "every 2s").await;
     h.fake.push(FakeReply::text("Time to water the plants."));
-    let got = wait_for("the main-session run", async || {
-        let got = messages(&h, "main").await;
-        got.iter()
-            .any(|(_, t)| t == "Time to water the plants.")
-            .then_some(got)
-    })
-    .await;
+    let got = main_once_watered(&h, "the main-session run").await;
     let cron_message = got
         .iter()
         .find(|(role, t)| role == "user" && t.contains("Remind me to water the plants."))
@@ -251,12 +270,7 @@ async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart(
     )
     .expect("jobs file");
     fake.push(FakeReply::text("Report written."));
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt,
-    };
+    let h = Harness::resume(dir, fake, _prompt).await;
     let job = wait_for("the run to be recorded", async || {
         job_in(&jobs_file(&h), "j1").filter(|j| j["state"]["runs"] == 1)
     })
@@ -279,19 +293,7 @@ async fn a_claimed_run_that_never_reached_its_session_runs_once_after_a_restart(
 #[tokio::test]
 async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let session = h
-        .service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest {
-            session_key: "agent:main:cron:j2".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("create")
-        .into_inner()
-        .session
-        .expect("session");
+    let session = h.service.create_session("agent:main:cron:j2").await;
     let (dir, fake, _prompt) = h.stop().await;
     let prompt = "Rotate the logs.";
     let journal = dir.path().join(format!(
@@ -307,12 +309,7 @@ async fn a_claimed_run_whose_message_reached_its_session_is_not_run_twice() {
         claimed_jobs_file("j2", prompt, 5_000),
     )
     .expect("jobs file");
-    let service = super::harness::Service::start_in(dir, None).await;
-    let h = Harness {
-        service,
-        fake,
-        _prompt,
-    };
+    let h = Harness::resume(dir, fake, _prompt).await;
     let job = wait_for("the claim to be resolved", async || {
         job_in(&jobs_file(&h), "j2").filter(|j| j["state"].get("running").is_none())
     })
@@ -368,12 +365,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
     assert_eq!(job.agent_id, "main");
     assert_eq!(job.session_key, format!("agent:main:cron:{}", job.id));
     assert!(job.next_run_at_ms > super::harness::now_ms(), "{job:?}");
-    let listed = client
-        .list_cron_jobs(pb::ListCronJobsRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .jobs;
+    let listed = list_jobs(&mut client).await;
     assert_eq!(listed, std::slice::from_ref(&job));
     assert!(jobs_file(&h).to_string().contains(&job.id));
 
@@ -429,8 +421,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         })
         .await
         .expect_err("unknown id");
-    assert_eq!(err.code(), tonic::Code::NotFound);
-    assert!(err.message().contains("\"nope\""), "{}", err.message());
+    assert_status(&err, tonic::Code::NotFound, &["\"nope\""]);
     let err = client
         .list_cron_jobs(pb::ListCronJobsRequest {
             agent_id: "ghost".into(),
@@ -477,12 +468,7 @@ async fn the_cron_api_saves_validates_and_names_what_is_missing() {
         }))
         .await
         .expect_err("a lightweight job moved to main");
-    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
-    assert!(
-        err.message().starts_with("job.lightweight"),
-        "{}",
-        err.message()
-    );
+    assert_status_starts(&err, tonic::Code::InvalidArgument, "job.lightweight");
     let removed = client
         .remove_cron_job(pb::RemoveCronJobRequest {
             agent_id: String::new(),
@@ -504,23 +490,53 @@ const WORKSPACE_MARKS: [(&str, &str); 5] = [
     ("USER.md", "USER-MARK-e94"),
 ];
 
+/// Adds a job of the default agent as `spec` says, over the API.
+pub(super) async fn add_job(
+    client: &mut AgentServiceClient<Channel>,
+    spec: pb::CronJobSpec,
+) -> pb::CronJob {
+    let request = pb::AddCronJobRequest {
+        agent_id: String::new(),
+        spec: Some(spec),
+    };
+    client
+        .add_cron_job(request)
+        .await
+        .expect("add")
+        .into_inner()
+}
+
+/// The default agent's jobs, over the API.
+pub(super) async fn list_jobs(client: &mut AgentServiceClient<Channel>) -> Vec<pb::CronJob> {
+    let request = pb::ListCronJobsRequest::default();
+    client
+        .list_cron_jobs(request)
+        .await
+        .expect("list")
+        .into_inner()
+        .jobs
+}
+
+/// Adds an isolated job of `prompt` over the API, due every hour.
+pub(super) async fn add_hourly_job(
+    client: &mut AgentServiceClient<Channel>,
+    prompt: &str,
+    lightweight: bool,
+) -> pb::CronJob {
+    let spec = pb::CronJobSpec {
+        schedule: "every 1h".into(),
+        prompt: prompt.into(),
+        lightweight,
+        ..Default::default()
+    };
+    add_job(client, spec).await
+}
+
 /// Adds an isolated job over the API (due in an hour) and runs it at once with RunCronJob;
 /// returns the model request the run sent.
 async fn run_job_now(h: &Harness, prompt: &str, lightweight: bool, answer: &str) -> Value {
     let mut client = h.service.client().await;
-    let job = client
-        .add_cron_job(pb::AddCronJobRequest {
-            agent_id: String::new(),
-            spec: Some(pb::CronJobSpec {
-                schedule: "every 1h".into(),
-                prompt: prompt.into(),
-                lightweight,
-                ..Default::default()
-            }),
-        })
-        .await
-        .expect("add")
-        .into_inner();
+    let job = add_hourly_job(&mut client, prompt, lightweight).await;
     assert_eq!(job.spec.as_ref().map(|s| s.lightweight), Some(lightweight));
     let before = h.fake.requests().len();
     h.fake.push(FakeReply::text(answer));
@@ -583,13 +599,7 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
     // A main-session job run from the main session would wait behind the very turn that
     // asked for it: the tool queues it instead and the turn ends.
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
-    let output = schedule_through_the_model(
-        &h,
-        json!({ "action": "add", "name": "plants", "schedule": "every 1h",
-                "prompt": "Remind me to water the plants.", "target": "main" }),
-    )
-    .await;
-    let id = job_id_of(&output);
+    let id = plants_job(&h, "every 1h").await;
     h.fake.push(FakeReply::tool_call(
         "call_run",
         "cron",
@@ -600,15 +610,11 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
     let run = async {
         let mut stream = h
             .service
-            .client()
-            .await
-            .run(pb::RunRequest {
+            .open_run(pb::RunRequest {
                 message: "Run the plants job now.".into(),
                 ..Default::default()
             })
-            .await
-            .expect("run")
-            .into_inner();
+            .await;
         let mut tool = None;
         while let Some(event) = stream.message().await.expect("event") {
             match event.event {
@@ -629,13 +635,7 @@ async fn running_a_job_of_the_calling_session_queues_it_after_the_turn() {
     assert!(tool.output.contains("agent:main:main"), "{tool:?}");
     assert_eq!(text, "It is queued.");
     // ...and the job's run follows in the main session.
-    let got = wait_for("the job's run in the main session", async || {
-        let got = messages(&h, "main").await;
-        got.iter()
-            .any(|(_, t)| t == "Time to water the plants.")
-            .then_some(got)
-    })
-    .await;
+    let got = main_once_watered(&h, "the job's run in the main session").await;
     let due = got
         .iter()
         .position(|(role, t)| role == "user" && t.contains("[Cron Job Due]"))
@@ -710,14 +710,14 @@ async fn a_due_job_runs_once_on_the_replica_that_owns_its_session() {
         let dir = tempfile::tempdir().expect("dir");
         std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
         std::fs::write(dir.path().join("state/cron/jobs.json"), &jobs).expect("jobs file");
-        let serve = agent_server::ServeConfig {
-            replica: *replica,
-            ..agent_server::ServeConfig::default()
+        let options = StartOptions {
+            serve_config: agent_server::ServeConfig {
+                replica: *replica,
+                ..agent_server::ServeConfig::default()
+            },
+            ..StartOptions::default()
         };
-        services.push(
-            super::harness::Service::start_serving(dir, Some(&config), prompt.client(), serve)
-                .await,
-        );
+        services.push(Service::start_with(dir, Some(&config), prompt.client(), options).await);
     }
     let job_of = |service: &super::harness::Service, agent: &str| -> Option<Value> {
         let text =
@@ -746,19 +746,17 @@ async fn a_due_job_runs_once_on_the_replica_that_owns_its_session() {
             "not run: {job}"
         );
         for (agent, _) in &agents {
-            let sessions: Vec<String> = service
-                .client()
-                .await
-                .list_sessions(pb::ListSessionsRequest {
+            let sessions: Vec<String> = call!(
+                service,
+                list_sessions,
+                pb::ListSessionsRequest {
                     agent_id: agent.clone(),
-                })
-                .await
-                .expect("list")
-                .into_inner()
-                .sessions
-                .into_iter()
-                .map(|s| s.session_key)
-                .collect();
+                }
+            )
+            .sessions
+            .into_iter()
+            .map(|s| s.session_key)
+            .collect();
             let expected: Vec<String> = if agent == &agents[ordinal].0 {
                 vec![format!("agent:{agent}:cron:daily-{agent}")]
             } else {

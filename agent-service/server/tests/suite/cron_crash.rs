@@ -5,7 +5,6 @@
 
 use std::{
     path::PathBuf,
-    process::Stdio,
     time::{Duration, Instant},
 };
 
@@ -13,10 +12,11 @@ use agent_testkit::{FakeReply, FakeServer, FakeServerHandle, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use pb::agent_service_client::AgentServiceClient;
 use serde_json::Value;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tonic::transport::Channel;
 
-use super::harness::instant_in;
+use super::harness::{binary, instant_in};
+use super::process::{answering, free_port, serving};
 use super::run_events::session_key;
 
 /// How long any one wait may take.
@@ -35,13 +35,9 @@ impl Node {
         let root = tempfile::tempdir().expect("root");
         let config = super::harness::config(fake.base_url(), WireFormat::ChatCompletions, "", "");
         std::fs::write(root.path().join("openclaw.json"), config).expect("config");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
         Self {
             root,
-            listen: format!("127.0.0.1:{port}"),
+            listen: format!("127.0.0.1:{}", free_port()),
             child: None,
             starts: 0,
         }
@@ -55,49 +51,13 @@ impl Node {
     async fn start(&mut self) -> AgentServiceClient<Channel> {
         self.starts += 1;
         let log = std::fs::File::create(self.log(self.starts)).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_agent-service"))
-            .env_clear()
-            .env("HOME", self.root.path())
-            .env("RUST_LOG", "info")
-            .arg("--listen")
-            .arg(&self.listen)
-            .arg("--state-dir")
-            .arg(self.path("state"))
-            .arg("--config")
-            .arg(self.path("openclaw.json"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
+        let mut child = serving(&mut binary(), self.root.path(), &self.listen)
             .stderr(log)
-            .kill_on_drop(true)
             .spawn()
             .expect("spawn agent-service");
+        let client = answering(&self.listen, &mut child, &|| self.logs()).await;
         self.child = Some(child);
-        let began = Instant::now();
-        loop {
-            if let Some(status) = self
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                panic!("agent-service exited with {status}: {}", self.logs());
-            }
-            if let Ok(channel) = Channel::from_shared(format!("http://{}", self.listen))
-                .expect("endpoint")
-                .connect()
-                .await
-            {
-                let mut client = AgentServiceClient::new(channel);
-                if client
-                    .list_agents(pb::ListAgentsRequest::default())
-                    .await
-                    .is_ok()
-                {
-                    return client;
-                }
-            }
-            assert!(began.elapsed() < PATIENCE, "never served: {}", self.logs());
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        client
     }
 
     /// SIGKILL: no drain, no flush, nothing saved on the way out.
@@ -140,19 +100,13 @@ async fn add_one_shot(
     prompt: &str,
     due_in_ms: u64,
 ) -> pb::CronJob {
-    client
-        .add_cron_job(pb::AddCronJobRequest {
-            agent_id: String::new(),
-            spec: Some(pb::CronJobSpec {
-                schedule: format!("at {}", instant_in(due_in_ms)),
-                prompt: prompt.into(),
-                delete_after_run: Some(false),
-                ..Default::default()
-            }),
-        })
-        .await
-        .expect("add")
-        .into_inner()
+    let spec = pb::CronJobSpec {
+        schedule: format!("at {}", instant_in(due_in_ms)),
+        prompt: prompt.into(),
+        delete_after_run: Some(false),
+        ..Default::default()
+    };
+    super::cron::add_job(client, spec).await
 }
 
 /// The (role, text) of each message of a session.
@@ -187,12 +141,7 @@ async fn messages(client: &mut AgentServiceClient<Channel>, key: &str) -> Vec<(S
 async fn recorded(client: &mut AgentServiceClient<Channel>, id: &str, node: &Node) -> pb::CronJob {
     let began = Instant::now();
     loop {
-        let jobs = client
-            .list_cron_jobs(pb::ListCronJobsRequest::default())
-            .await
-            .expect("list")
-            .into_inner()
-            .jobs;
+        let jobs = super::cron::list_jobs(client).await;
         let job = jobs
             .into_iter()
             .find(|j| j.id == id)

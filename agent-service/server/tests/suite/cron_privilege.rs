@@ -4,12 +4,12 @@
 //! lesser privilege (an older jobs file's, whose creator is unknown) is refused when it falls
 //! due in the main session. The operator (the API) may still create any job.
 
-use agent_testkit::{FakeReply, WireFormat};
+use agent_testkit::WireFormat;
 use openclaw_proto::agent::v1 as pb;
-use pb::run_event::Event;
 use serde_json::{Value, json};
 
-use super::harness::Harness;
+use super::calls::call;
+use super::harness::{Harness, Service, StartOptions};
 use super::run_events::session_key;
 
 /// Non-main sessions sandboxed (bubblewrap); the main session runs on the host.
@@ -25,32 +25,8 @@ fn bwrap() -> String {
 /// One turn in session `key` whose model calls `cron` with `arguments`: the tool's result
 /// (error flag, text).
 async fn cron_call(h: &Harness, key: &str, arguments: Value) -> (bool, String) {
-    h.fake
-        .push(FakeReply::tool_call("call_cron", "cron", arguments));
-    h.fake.push(FakeReply::text("Done."));
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            session: session_key(key),
-            message: "Schedule it.".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    let mut result = None;
-    while let Some(event) = stream.message().await.expect("event") {
-        match event.event {
-            Some(Event::ToolFinished(t)) if t.name == "cron" => {
-                result = Some((t.is_error, t.output))
-            }
-            Some(Event::Error(e)) => panic!("run failed: {e:?}"),
-            _ => {}
-        }
-    }
-    result.expect("the cron tool ran")
+    let result = super::cron::cron_call(h, session_key(key), arguments).await;
+    (result.is_error, result.output)
 }
 
 fn jobs_file(h: &Harness) -> Value {
@@ -107,11 +83,10 @@ async fn a_sandboxed_session_cannot_schedule_work_into_the_main_session() {
     assert!(output.contains("runs unsandboxed"), "{output}");
     assert_eq!(jobs_file(&h)["jobs"][0]["target"], "isolated");
     // The operator may schedule into the main session.
-    let added = h
-        .service
-        .client()
-        .await
-        .add_cron_job(pb::AddCronJobRequest {
+    let added = call!(
+        h.service,
+        add_cron_job,
+        pb::AddCronJobRequest {
             agent_id: String::new(),
             spec: Some(pb::CronJobSpec {
                 schedule: "every 1h".into(),
@@ -119,10 +94,8 @@ async fn a_sandboxed_session_cannot_schedule_work_into_the_main_session() {
                 target: pb::CronTarget::Main as i32,
                 ..Default::default()
             }),
-        })
-        .await
-        .expect("the operator adds a main-session job")
-        .into_inner();
+        }
+    );
     let stored = jobs_file(&h)["jobs"]
         .as_array()
         .and_then(|jobs| jobs.iter().find(|j| j["id"] == added.id.as_str()).cloned())
@@ -160,26 +133,25 @@ async fn an_older_main_session_job_is_refused_at_run_time() {
     std::fs::create_dir_all(dir.path().join("state/cron")).expect("dir");
     std::fs::write(dir.path().join("state/cron/jobs.json"), v1.to_string()).expect("jobs");
     let config = std::fs::read_to_string(dir.path().join("openclaw.json")).expect("config");
-    let service =
-        super::harness::Service::start_sandboxed(dir, Some(&config), prompt.client(), &bwrap())
-            .await;
+    let options = StartOptions {
+        sandbox_program: bwrap(),
+        ..StartOptions::default()
+    };
+    let service = Service::start_with(dir, Some(&config), prompt.client(), options).await;
     let h = Harness {
         service,
         fake,
         _prompt: prompt,
     };
-    let ran = h
-        .service
-        .client()
-        .await
-        .run_cron_job(pb::RunCronJobRequest {
+    let ran = call!(
+        h.service,
+        run_cron_job,
+        pb::RunCronJobRequest {
             agent_id: String::new(),
             id: "planted".into(),
             queue_only: false,
-        })
-        .await
-        .expect("run now")
-        .into_inner();
+        }
+    );
     assert_eq!(ran.status(), pb::CronRunStatus::Skipped, "{ran:?}");
     assert!(ran.error.contains("runs unsandboxed"), "{ran:?}");
     assert_eq!(h.fake.request_count(), 0, "nothing ran in the main session");

@@ -11,9 +11,11 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
 
-use super::harness::Harness;
+use super::calls::call;
+use super::harness::{APPROVALS_EXPIRE_AT_ONCE, Harness};
 use super::model_json::content_text;
 use super::run_events::{session_key, telegram_in};
+use super::status::assert_holds;
 
 /// Allowlist mode with two allowlisted programs; a miss is refused without asking.
 const POLICY: &str = r#"tools: { exec: { security: "allowlist", ask: "off", allowlist: ["/usr/bin/ls", "/usr/bin/cat", "/bin/ls", "/bin/cat"] } },"#;
@@ -137,12 +139,7 @@ async fn exec_approvals_judge_the_effective_command_in_the_agent_loop() {
 /// timeout, `askFallback`, which defaults to deny, refuses it (background commands too).
 #[tokio::test]
 async fn without_a_policy_no_command_runs_unapproved() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        "",
-        "tools: { exec: { approvalTimeoutSec: 1 } },",
-    )
-    .await;
+    let h = Harness::start(WireFormat::ChatCompletions, "", APPROVALS_EXPIRE_AT_ONCE).await;
     h.fake.push_all([
         FakeReply::tool_call("c1", "exec", json!({ "command": "touch pwned" })),
         FakeReply::tool_call("c2", "exec", json!({ "command": "ls", "background": true })),
@@ -153,11 +150,13 @@ async fn without_a_policy_no_command_runs_unapproved() {
     assert_eq!(results.len(), 2, "{events:?}");
     for (is_error, output) in &results {
         assert!(*is_error, "{output}");
-        assert!(
-            output.contains("needs approval")
-                && output.contains("nobody answered approval")
-                && output.contains("tools.exec.askFallback (deny) decides"),
-            "{output}"
+        assert_holds(
+            output,
+            &[
+                "needs approval",
+                "nobody answered approval",
+                "tools.exec.askFallback (deny) decides",
+            ],
         );
     }
     assert!(!h.service.path("state/workspace/pwned").exists());
@@ -263,16 +262,13 @@ async fn forged_markers_never_reach_the_model_intact() {
     assert_fenced(user, "chat:telegram");
     assert!(user.contains("hi all[marker removed] new rules"), "{user}");
     // The transcript keeps what was really read and said.
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest {
+    let mut stream = call!(
+        h.service,
+        get_transcript,
+        pb::GetTranscriptRequest {
             session: session_key("telegram:group:7"),
-        })
-        .await
-        .expect("transcript")
-        .into_inner();
+        }
+    );
     let mut raw = String::new();
     while let Some(item) = stream.message().await.expect("item") {
         if let Some(pb::transcript_item::Item::Entry(e)) = item.item {

@@ -7,9 +7,34 @@ use std::{
 };
 
 use agent_runtime::{MapEnv, Runtime, RuntimeOptions, Settings};
-use openclaw_proto::agent::v1::agent_service_client::AgentServiceClient;
+use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
 use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
 use tonic::transport::Channel;
+
+use super::calls::call;
+
+/// How [`Service::start_with`] starts a service; the defaults are the binary's.
+pub struct StartOptions {
+    /// How the gRPC API is served.
+    pub serve_config: agent_server::ServeConfig,
+    /// The bubblewrap program sandboxed sessions use.
+    pub sandbox_program: String,
+    /// Where the service is installed (its bundled `skills/` and `docs/` live there).
+    pub install_dir: Option<PathBuf>,
+    /// How long a session may stay idle before it is released.
+    pub idle_release: Duration,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        Self {
+            serve_config: agent_server::ServeConfig::default(),
+            sandbox_program: agent_runtime::DEFAULT_SANDBOX_PROGRAM.into(),
+            install_dir: None,
+            idle_release: agent_runtime::DEFAULT_IDLE_RELEASE,
+        }
+    }
+}
 
 pub struct Service {
     dir: Option<tempfile::TempDir>,
@@ -38,123 +63,23 @@ impl Service {
         config: Option<&str>,
         prompt: Arc<dyn prompt_client::PromptSource>,
     ) -> Self {
-        Self::start_with(
-            dir,
-            config,
-            prompt,
-            agent_server::ServeConfig::default(),
-            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
-        )
-        .await
+        Self::start_with(dir, config, prompt, StartOptions::default()).await
     }
 
-    /// A service installed in `install_dir` (its bundled `skills/` and `docs/` live there).
-    pub async fn start_installed(
+    /// A service started as `options` say.
+    pub async fn start_with(
         dir: tempfile::TempDir,
         config: Option<&str>,
         prompt: Arc<dyn prompt_client::PromptSource>,
-        install_dir: PathBuf,
-    ) -> Self {
-        Self::start_options(
-            dir,
-            config,
-            prompt,
-            agent_server::ServeConfig::default(),
-            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
-            Some(install_dir),
-            Some(agent_runtime::DEFAULT_IDLE_RELEASE),
-        )
-        .await
-    }
-
-    /// A service that releases sessions idle for `idle_release`.
-    pub async fn start_releasing(
-        dir: tempfile::TempDir,
-        config: Option<&str>,
-        prompt: Arc<dyn prompt_client::PromptSource>,
-        idle_release: Duration,
-    ) -> Self {
-        Self::start_options(
-            dir,
-            config,
-            prompt,
-            agent_server::ServeConfig::default(),
-            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
-            None,
-            Some(idle_release),
-        )
-        .await
-    }
-
-    /// The same, served with `serve_config`.
-    pub async fn start_serving(
-        dir: tempfile::TempDir,
-        config: Option<&str>,
-        prompt: Arc<dyn prompt_client::PromptSource>,
-        serve_config: agent_server::ServeConfig,
-    ) -> Self {
-        Self::start_with(
-            dir,
-            config,
-            prompt,
-            serve_config,
-            agent_runtime::DEFAULT_SANDBOX_PROGRAM,
-        )
-        .await
-    }
-
-    /// [`Service::start_full`] with the bubblewrap program sandboxed sessions use.
-    pub async fn start_sandboxed(
-        dir: tempfile::TempDir,
-        config: Option<&str>,
-        prompt: Arc<dyn prompt_client::PromptSource>,
-        sandbox_program: &str,
-    ) -> Self {
-        Self::start_with(
-            dir,
-            config,
-            prompt,
-            agent_server::ServeConfig::default(),
-            sandbox_program,
-        )
-        .await
-    }
-
-    async fn start_with(
-        dir: tempfile::TempDir,
-        config: Option<&str>,
-        prompt: Arc<dyn prompt_client::PromptSource>,
-        serve_config: agent_server::ServeConfig,
-        sandbox_program: &str,
-    ) -> Self {
-        Self::start_options(
-            dir,
-            config,
-            prompt,
-            serve_config,
-            sandbox_program,
-            None,
-            Some(agent_runtime::DEFAULT_IDLE_RELEASE),
-        )
-        .await
-    }
-
-    async fn start_options(
-        dir: tempfile::TempDir,
-        config: Option<&str>,
-        prompt: Arc<dyn prompt_client::PromptSource>,
-        serve_config: agent_server::ServeConfig,
-        sandbox_program: &str,
-        install_dir: Option<PathBuf>,
-        idle_release: Option<Duration>,
+        options: StartOptions,
     ) -> Self {
         let runtime = Runtime::start(RuntimeOptions {
-            sandbox_program: sandbox_program.into(),
-            install_dir,
-            idle_release,
+            sandbox_program: options.sandbox_program.into(),
+            install_dir: options.install_dir,
+            idle_release: Some(options.idle_release),
             // As `main` does: the runtime starts work of its own only for the sessions this
             // replica owns.
-            owns: serve_config.replica.session_owner(),
+            owns: options.serve_config.replica.session_owner(),
             ..runtime_options(dir.path(), config, prompt)
         })
         .expect("runtime");
@@ -163,7 +88,7 @@ impl Service {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(agent_server::serve(
             listener,
-            serve_config,
+            options.serve_config,
             Arc::clone(&runtime),
             async {
                 let _ = stopped.await;
@@ -198,84 +123,59 @@ impl Service {
     /// Opens a Run of `request`.
     pub async fn open_run(
         &self,
-        request: impl tonic::IntoRequest<openclaw_proto::agent::v1::RunRequest>,
-    ) -> tonic::Streaming<openclaw_proto::agent::v1::RunEvent> {
-        self.client()
-            .await
-            .run(request)
-            .await
-            .expect("run")
-            .into_inner()
+        request: impl tonic::IntoRequest<pb::RunRequest>,
+    ) -> tonic::Streaming<pb::RunEvent> {
+        call!(self, run, request)
     }
 
     /// `Setup` with the defaults: the default agent's workspace and config.
-    pub async fn setup(&self) -> openclaw_proto::agent::v1::SetupResponse {
-        self.client()
-            .await
-            .setup(openclaw_proto::agent::v1::SetupRequest::default())
-            .await
-            .expect("setup")
-            .into_inner()
+    pub async fn setup(&self) -> pb::SetupResponse {
+        call!(self, setup, pb::SetupRequest::default())
     }
 
     /// The default agent's main session.
-    pub async fn session(&self) -> openclaw_proto::agent::v1::Session {
-        self.client()
-            .await
-            .get_session(openclaw_proto::agent::v1::GetSessionRequest { session: None })
-            .await
-            .expect("session")
-            .into_inner()
+    pub async fn session(&self) -> pb::Session {
+        call!(self, get_session, pb::GetSessionRequest { session: None })
     }
 
     /// `PreviewPrompt` for `session` (None: the default agent's main session) as a client on
     /// `channel` would see it.
     pub async fn preview(
         &self,
-        session: Option<openclaw_proto::agent::v1::SessionRef>,
-        channel: Option<openclaw_proto::agent::v1::ChannelContext>,
-    ) -> openclaw_proto::agent::v1::PreviewPromptResponse {
-        self.client()
-            .await
-            .preview_prompt(openclaw_proto::agent::v1::PreviewPromptRequest { session, channel })
-            .await
-            .expect("preview")
-            .into_inner()
+        session: Option<pb::SessionRef>,
+        channel: Option<pb::ChannelContext>,
+    ) -> pb::PreviewPromptResponse {
+        call!(
+            self,
+            preview_prompt,
+            pb::PreviewPromptRequest { session, channel }
+        )
+    }
+
+    /// Creates the default agent's session `key` (or finds it); the session.
+    pub async fn create_session(&self, key: &str) -> pb::Session {
+        let request = pb::CreateSessionRequest {
+            session_key: key.into(),
+            ..Default::default()
+        };
+        call!(self, create_session, request)
+            .session
+            .expect("session")
     }
 
     /// Every session of every agent.
-    pub async fn list_sessions(&self) -> Vec<openclaw_proto::agent::v1::Session> {
-        self.client()
-            .await
-            .list_sessions(openclaw_proto::agent::v1::ListSessionsRequest::default())
-            .await
-            .expect("list")
-            .into_inner()
-            .sessions
+    pub async fn list_sessions(&self) -> Vec<pb::Session> {
+        call!(self, list_sessions, pb::ListSessionsRequest::default()).sessions
     }
 
     /// Runs `request` to its end (each event within 60 s); every event of its stream.
-    pub async fn run_events(
-        &self,
-        request: openclaw_proto::agent::v1::RunRequest,
-    ) -> Vec<openclaw_proto::agent::v1::RunEvent> {
+    pub async fn run_events(&self, request: pb::RunRequest) -> Vec<pb::RunEvent> {
         let mut stream = self.open_run(request).await;
-        let mut events = Vec::new();
-        loop {
-            let next = tokio::time::timeout(Duration::from_secs(60), stream.message())
-                .await
-                .expect("an event within 60 s")
-                .expect("stream");
-            let Some(event) = next else { return events };
-            events.push(event);
-        }
+        super::run_events::read_until_within(&mut stream, Duration::from_secs(60), |_| false).await
     }
 
     /// Runs `request` to its end; the events without their stream positions.
-    pub async fn run_to_end(
-        &self,
-        request: openclaw_proto::agent::v1::RunRequest,
-    ) -> Vec<openclaw_proto::agent::v1::run_event::Event> {
+    pub async fn run_to_end(&self, request: pb::RunRequest) -> Vec<pb::run_event::Event> {
         self.run_events(request)
             .await
             .into_iter()
@@ -284,11 +184,8 @@ impl Service {
     }
 
     /// Runs `message` in the default agent's main session to its end; its events.
-    pub async fn run_message(
-        &self,
-        message: &str,
-    ) -> Vec<openclaw_proto::agent::v1::run_event::Event> {
-        self.run_to_end(openclaw_proto::agent::v1::RunRequest {
+    pub async fn run_message(&self, message: &str) -> Vec<pb::run_event::Event> {
+        self.run_to_end(pb::RunRequest {
             message: message.into(),
             ..Default::default()
         })
@@ -296,13 +193,12 @@ impl Service {
     }
 
     /// WatchSession on the default agent's main session (which must exist).
-    pub async fn watch(&self) -> tonic::Streaming<openclaw_proto::agent::v1::RunEvent> {
-        self.client()
-            .await
-            .watch_session(openclaw_proto::agent::v1::WatchSessionRequest { session: None })
-            .await
-            .expect("watch")
-            .into_inner()
+    pub async fn watch(&self) -> tonic::Streaming<pb::RunEvent> {
+        call!(
+            self,
+            watch_session,
+            pb::WatchSessionRequest { session: None }
+        )
     }
 
     /// SIGTERM equivalent: stop accepting, drain, flush sessions.
@@ -318,15 +214,12 @@ impl Service {
 
     /// Every line of the default agent's main session as sent by GetTranscript (the header
     /// first, with an empty id).
-    pub async fn transcript_entries(&self) -> Vec<openclaw_proto::agent::v1::TranscriptEntry> {
-        use openclaw_proto::agent::v1 as pb;
-        let mut stream = self
-            .client()
-            .await
-            .get_transcript(pb::GetTranscriptRequest { session: None })
-            .await
-            .expect("transcript")
-            .into_inner();
+    pub async fn transcript_entries(&self) -> Vec<pb::TranscriptEntry> {
+        let mut stream = call!(
+            self,
+            get_transcript,
+            pb::GetTranscriptRequest { session: None }
+        );
         let mut out: Vec<pb::TranscriptEntry> = Vec::new();
         let mut continuing = false;
         while let Some(item) = stream.message().await.expect("item") {
@@ -433,7 +326,13 @@ pub fn instant_in(ms: u64) -> String {
 /// The agent-service binary with an empty environment but `RUST_LOG=info`, its stderr piped
 /// and killed when dropped.
 pub fn binary() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-service"));
+    launched(tokio::process::Command::new(env!(
+        "CARGO_BIN_EXE_agent-service"
+    )))
+}
+
+/// `command` (the binary, or a program that execs it) as [`binary`] starts it.
+pub fn launched(mut command: tokio::process::Command) -> tokio::process::Command {
     command
         .env_clear()
         .env("RUST_LOG", "info")
@@ -500,16 +399,45 @@ impl Harness {
         top_extra: &str,
         sandbox_program: &str,
     ) -> Self {
+        Self::start_in(format, |base_url, _| {
+            let options = StartOptions {
+                sandbox_program: sandbox_program.into(),
+                ..StartOptions::default()
+            };
+            (config(base_url, format, defaults_extra, top_extra), options)
+        })
+        .await
+    }
+
+    /// The three services, agent-service over a new state dir; `prepare` is given the fake
+    /// model server's URL and the dir, may fill the dir, and says the config and how to start.
+    pub async fn start_in(
+        format: agent_testkit::WireFormat,
+        prepare: impl FnOnce(&str, &Path) -> (String, StartOptions),
+    ) -> Self {
         let (base_url, fake) = agent_testkit::FakeServer::start(format)
             .await
             .expect("fake server");
         let prompt = PromptService::start().await;
         let dir = tempfile::tempdir().expect("dir");
-        let config = config(&base_url, format, defaults_extra, top_extra);
-        let service =
-            Service::start_sandboxed(dir, Some(&config), prompt.client(), sandbox_program).await;
+        let (config, options) = prepare(&base_url, dir.path());
+        let service = Service::start_with(dir, Some(&config), prompt.client(), options).await;
         Self {
             service,
+            fake,
+            _prompt: prompt,
+        }
+    }
+
+    /// agent-service started again over the state `dir` a [`Harness::stop`] handed back (its
+    /// config file is there; prompts rendered in process), with the same fake model server.
+    pub async fn resume(
+        dir: tempfile::TempDir,
+        fake: agent_testkit::FakeServerHandle,
+        prompt: PromptService,
+    ) -> Self {
+        Self {
+            service: Service::start_in(dir, None).await,
             fake,
             _prompt: prompt,
         }
@@ -531,6 +459,17 @@ impl Harness {
         } = self;
         (service.stop().await, fake, _prompt)
     }
+}
+
+/// `top_extra` of [`Harness::start`]: an approval nobody answers expires after a second.
+pub const APPROVALS_EXPIRE_AT_ONCE: &str = "tools: { exec: { approvalTimeoutSec: 1 } },";
+
+/// `defaults_extra` of [`Harness::start`]: block streaming on, in blocks of `min` to `max`
+/// characters.
+pub fn block_streaming(min: usize, max: usize) -> String {
+    format!(
+        r#", blockStreamingDefault: "on", blockStreamingChunk: {{ minChars: {min}, maxChars: {max} }}"#
+    )
 }
 
 /// A config for the fake model server at `base_url`; see [`Harness::start`].

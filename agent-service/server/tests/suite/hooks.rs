@@ -12,6 +12,7 @@ use openclaw_proto::prompt::v1 as ppb;
 
 use super::harness::Harness;
 use super::run_events::session_key;
+use super::status::assert_status;
 
 /// A service whose config holds `hooks`, where `HOOKS/` names a directory outside the state
 /// directory (hook programs must live outside every workspace), returned with it.
@@ -175,11 +176,10 @@ async fn bootstrap_hook_command_timeout_fails_or_skips_as_configured() {
     write(&dir, "SOUL.md", "Unchanged soul.\n");
     script(hooks.path(), "slow.sh", "sleep 20");
     let status = preview(&h, "main").await.expect_err("timed out");
-    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
-    assert!(
-        status.message().contains("did not finish within 300 ms"),
-        "{}",
-        status.message()
+    assert_status(
+        &status,
+        tonic::Code::FailedPrecondition,
+        &["did not finish within 300 ms"],
     );
 
     let (h, hooks) = start(
@@ -332,16 +332,10 @@ async fn bootstrap_hook_config_errors_are_failed_precondition_naming_the_key() {
     let (h, _hooks) =
         start(r#"{ bootstrap: [{ replace: "SOUL.md", with: "../../etc/passwd" }] }"#).await;
     let status = preview(&h, "main").await.expect_err("invalid config");
-    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
-    assert!(
-        status.message().contains("hooks.bootstrap[0].with (line"),
-        "{}",
-        status.message()
-    );
-    assert!(
-        status.message().contains("leaves the workspace"),
-        "{}",
-        status.message()
+    assert_status(
+        &status,
+        tonic::Code::FailedPrecondition,
+        &["hooks.bootstrap[0].with (line", "leaves the workspace"],
     );
 }
 

@@ -4,10 +4,11 @@
 
 use openclaw_proto::agent::v1 as pb;
 use pb::agent_service_client::AgentServiceClient;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tonic::transport::Channel;
 
 use super::harness::binary;
+use super::process::{bearer, client_on, free_port, serving, spawn_until};
+use super::status::assert_status;
 
 const TOKEN: &str = "host-network-token-0123456789";
 const HOST_NETWORK: &str =
@@ -18,45 +19,13 @@ async fn start(
     dir: &std::path::Path,
     env: &[(&str, &str)],
 ) -> (AgentServiceClient<Channel>, tokio::process::Child) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let mut child = binary()
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--state-dir"])
-        .arg(dir.join("state"))
-        .arg("--config")
-        .arg(dir.join("openclaw.json"))
-        .env("HOME", dir)
-        .envs(env.iter().copied())
-        .spawn()
-        .expect("start agent-service");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    while !seen.contains("agent-service listening") {
-        match lines.next_line().await.expect("stderr line") {
-            Some(line) => {
-                seen.push_str(&line);
-                seen.push('\n');
-            }
-            None => panic!("agent-service ended before it listened:\n{seen}"),
-        }
-    }
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .expect("endpoint")
-        .connect()
-        .await
-        .expect("connect");
-    (AgentServiceClient::new(channel), child)
-}
-
-fn with_token<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {TOKEN}").parse().expect("header"),
-    );
-    request
+    let port = free_port();
+    let child = spawn_until(
+        serving(&mut binary(), dir, &format!("127.0.0.1:{port}")).envs(env.iter().copied()),
+        "agent-service listening",
+    )
+    .await;
+    (client_on(port).await, child)
 }
 
 #[tokio::test]
@@ -68,24 +37,19 @@ async fn host_network_is_refused_while_the_api_takes_no_token() {
         .list_agents(pb::ListAgentsRequest::default())
         .await
         .expect_err("the config is refused");
-    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
-    assert!(
-        status
-            .message()
-            .contains("sandbox.network \"host\" (agents.defaults.sandbox.network"),
-        "{}",
-        status.message()
-    );
-    assert!(
-        status.message().contains("answers without a token"),
-        "{}",
-        status.message()
+    assert_status(
+        &status,
+        tonic::Code::FailedPrecondition,
+        &[
+            "sandbox.network \"host\" (agents.defaults.sandbox.network",
+            "answers without a token",
+        ],
     );
     child.kill().await.expect("kill");
 
     let (mut client, mut child) = start(dir.path(), &[("AGENT_SERVICE_TOKENS", TOKEN)]).await;
     client
-        .list_agents(with_token(pb::ListAgentsRequest::default()))
+        .list_agents(bearer(pb::ListAgentsRequest::default(), TOKEN))
         .await
         .expect("with tokens the config is accepted");
     child.kill().await.expect("kill");
@@ -97,12 +61,7 @@ async fn an_address_in_use_is_named_with_its_flag() {
     let dir = tempfile::tempdir().expect("dir");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = taken.local_addr().expect("addr");
-    let output = binary()
-        .args(["--listen", &addr.to_string(), "--state-dir"])
-        .arg(dir.path().join("state"))
-        .arg("--config")
-        .arg(dir.path().join("openclaw.json"))
-        .env("HOME", dir.path())
+    let output = serving(&mut binary(), dir.path(), &addr.to_string())
         .output()
         .await
         .expect("run agent-service");

@@ -1,24 +1,28 @@
 //! The binary's `--inspector-listen`: the web inspector beside the gRPC API, behind the same
 //! bearer tokens, and never on an address other hosts reach without them.
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::path::Path;
 
 use super::harness::binary;
+use super::process::{free_port, refused, spawn_until};
 
 const TOKEN: &str = "inspector-token-0123456789";
+
+/// The binary's stderr when `--inspector-listen inspector` is refused at start.
+async fn refused_with(state_dir: &Path, inspector: &str) -> String {
+    refused(
+        binary()
+            .args(["--listen", "127.0.0.1:0", "--inspector-listen", inspector])
+            .arg("--state-dir")
+            .arg(state_dir),
+    )
+    .await
+}
 
 #[tokio::test]
 async fn the_binary_refuses_an_open_inspector_on_other_hosts() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = binary()
-        .args(["--listen", "127.0.0.1:0", "--inspector-listen", "0.0.0.0:0"])
-        .arg("--state-dir")
-        .arg(dir.path())
-        .output()
-        .await
-        .expect("run agent-service");
-    assert_eq!(output.status.code(), Some(64));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_with(dir.path(), "0.0.0.0:0").await;
     assert!(
         stderr.contains(
             "error: refusing to serve the inspector on 0.0.0.0:0 without bearer tokens: anyone \
@@ -26,15 +30,7 @@ async fn the_binary_refuses_an_open_inspector_on_other_hosts() {
         ),
         "{stderr}"
     );
-    let output = binary()
-        .args(["--listen", "127.0.0.1:0", "--inspector-listen", "nowhere"])
-        .arg("--state-dir")
-        .arg(dir.path())
-        .output()
-        .await
-        .expect("run agent-service");
-    assert_eq!(output.status.code(), Some(64));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_with(dir.path(), "nowhere").await;
     assert!(stderr.contains("error: --inspector-listen: "), "{stderr}");
     assert!(
         std::fs::read_dir(dir.path()).expect("dir").next().is_none(),
@@ -45,30 +41,18 @@ async fn the_binary_refuses_an_open_inspector_on_other_hosts() {
 #[tokio::test]
 async fn the_binary_serves_the_inspector_behind_the_api_tokens() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        probe.local_addr().expect("addr").port()
-    };
-    let mut child = binary()
-        .args(["--listen", "127.0.0.1:0", "--inspector-listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("--state-dir")
-        .arg(dir.path())
-        .env("HOME", dir.path())
-        .env("AGENT_SERVICE_TOKENS", TOKEN)
-        .spawn()
-        .expect("start agent-service");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    while !seen.contains("inspector listening") {
-        match lines.next_line().await.expect("stderr line") {
-            Some(line) => {
-                seen.push_str(&line);
-                seen.push('\n');
-            }
-            None => panic!("agent-service ended before its inspector listened:\n{seen}"),
-        }
-    }
+    let port = free_port();
+    let mut child = spawn_until(
+        binary()
+            .args(["--listen", "127.0.0.1:0", "--inspector-listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--state-dir")
+            .arg(dir.path())
+            .env("HOME", dir.path())
+            .env("AGENT_SERVICE_TOKENS", TOKEN),
+        "inspector listening",
+    )
+    .await;
     let url = format!("http://127.0.0.1:{port}/api/agents");
     let client = reqwest::Client::new();
     let refused = client.get(&url).send().await.expect("GET");

@@ -5,6 +5,7 @@
 use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 
+use super::calls::{call, refusal};
 use super::harness::{Harness, Service};
 use super::run_events::{session_key, telegram};
 
@@ -33,15 +34,13 @@ async fn run_events(service: &Service, request: pb::RunRequest) -> Vec<pb::RunEv
 /// The session's transcript lines, parts joined, read with a default-limit
 /// client; also the largest item received.
 async fn transcript_lines(service: &Service, key: &str) -> (Vec<pb::TranscriptEntry>, usize) {
-    let mut stream = service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest {
+    let mut stream = call!(
+        service,
+        get_transcript,
+        pb::GetTranscriptRequest {
             session: on(key, String::new()).session,
-        })
-        .await
-        .expect("transcript")
-        .into_inner();
+        }
+    );
     let mut lines: Vec<pb::TranscriptEntry> = Vec::new();
     let mut largest = 0;
     let mut continuing = false;
@@ -177,16 +176,15 @@ async fn a_message_too_large_once_escaped_is_refused_before_it_is_acknowledged()
     let harness = Harness::start(WireFormat::ChatCompletions, "", "").await;
     let service = &harness.service;
     let poison = "\u{1}".repeat(3_800_000);
-    let err = service
-        .client()
-        .await
-        .send(pb::SendRequest {
+    let err = refusal!(
+        service,
+        send,
+        pb::SendRequest {
             session: on("telegram:poison", String::new()).session,
             message: poison,
             ..Default::default()
-        })
-        .await
-        .expect_err("refused");
+        }
+    );
     assert_eq!(err.code(), tonic::Code::ResourceExhausted, "{err:?}");
     assert!(
         err.message().contains("transcript line") && err.message().contains("22800000"),

@@ -14,9 +14,10 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::calls::call;
 use super::harness::Harness;
 use super::model_json::tool_names;
-use super::run_events::{final_of, read_until, session_key, telegram_in};
+use super::run_events::{events_of, final_of, read_until, session_key, telegram_in};
 
 const CHECKLIST: &str = "# Heartbeat checklist\n- Check the inbox for urgent mail.\n";
 
@@ -101,6 +102,28 @@ async fn next_outcome(
     }
 }
 
+/// Whether the messages `request` sent to the model hold `text`.
+fn messages_hold(request: &agent_testkit::RecordedRequest, text: &str) -> bool {
+    request.body["messages"].to_string().contains(text)
+}
+
+/// A harness whose default agent has a heartbeat `every` (a duration such as "1h").
+async fn heartbeat_every(format: WireFormat, every: &str) -> Harness {
+    let defaults = format!(r#", heartbeat: {{ every: "{every}" }}"#);
+    Harness::start(format, &defaults, "").await
+}
+
+/// A first user turn in the main session, answered "Warm-up.".
+async fn warm_up(h: &Harness) {
+    h.fake.push(FakeReply::text("Warm-up."));
+    run(h, "", "Hi.", pb::ChatType::Direct).await;
+}
+
+/// Writes `text` to the workspace file `name`.
+fn write_workspace(h: &Harness, name: &str, text: &str) {
+    std::fs::write(workspace_file(h, name), text).expect("workspace file");
+}
+
 fn workspace_file(h: &Harness, name: &str) -> std::path::PathBuf {
     h.service.path(&format!("state/workspace/{name}"))
 }
@@ -110,11 +133,7 @@ fn workspace_file(h: &Harness, name: &str) -> std::path::PathBuf {
 #[tokio::test]
 async fn memory_reaches_only_the_private_main_session() {
     let h = Harness::start(WireFormat::AnthropicMessages, "", "").await;
-    std::fs::write(
-        workspace_file(&h, "MEMORY.md"),
-        "The user likes green tea.\n",
-    )
-    .unwrap();
+    write_workspace(&h, "MEMORY.md", "The user likes green tea.\n");
     h.fake.push_all([
         FakeReply::text("Hi."),
         FakeReply::text("Hi group."),
@@ -162,30 +181,24 @@ async fn memory_reaches_only_the_private_main_session() {
 #[tokio::test]
 async fn memory_search_and_get_answer_from_the_workspace() {
     let h = Harness::start(WireFormat::AnthropicMessages, "", "").await;
-    std::fs::write(
-        workspace_file(&h, "MEMORY.md"),
+    write_workspace(
+        &h,
+        "MEMORY.md",
         "# Preferences\nThe user likes green tea.\n\n# Work\nShips on Fridays.\n",
-    )
-    .unwrap();
+    );
     std::fs::create_dir_all(workspace_file(&h, "memory")).unwrap();
-    std::fs::write(
-        workspace_file(&h, "memory/2026-03-01.md"),
+    write_workspace(
+        &h,
+        "memory/2026-03-01.md",
         "Ordered matcha green tea from Uji.\n",
-    )
-    .unwrap();
+    );
     h.fake.push_all([
         FakeReply::tool_call("c1", "memory_search", json!({ "query": "green tea" })),
         FakeReply::tool_call("c2", "memory_get", json!({ "path": "MEMORY.md#L1-L2" })),
         FakeReply::text("You like green tea (MEMORY.md#L1-L2)."),
     ]);
     let events = run(&h, "", "What do I like to drink?", pb::ChatType::Direct).await;
-    let results: Vec<pb::ToolFinished> = events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<pb::ToolFinished> = events_of!(&events, ToolFinished);
     assert_eq!(results.len(), 2, "{events:?}");
     assert!(!results[0].is_error, "{:?}", results[0]);
     // The whole short MEMORY.md is one chunk of the memory index.
@@ -213,11 +226,7 @@ async fn memory_search_and_get_answer_from_the_workspace() {
         "You like green tea (MEMORY.md#L1-L2)."
     );
     let requests = h.fake.requests();
-    assert!(
-        requests[1].body["messages"]
-            .to_string()
-            .contains("MEMORY.md#L1-L5")
-    );
+    assert!(messages_hold(&requests[1], "MEMORY.md#L1-L5"));
 }
 
 /// A heartbeat answered with HEARTBEAT_OK: recorded in the transcript, not delivered (no text
@@ -225,19 +234,14 @@ async fn memory_search_and_get_answer_from_the_workspace() {
 /// heartbeat turns send the same stable prompt prefix as the user's turn, and HEARTBEAT.md.
 #[tokio::test]
 async fn heartbeat_acknowledgements_are_recorded_not_delivered() {
-    let h = Harness::start(
-        WireFormat::AnthropicMessages,
-        r#", heartbeat: { every: "1h" }"#,
-        "",
-    )
-    .await;
+    let h = heartbeat_every(WireFormat::AnthropicMessages, "1h").await;
     h.fake.push(FakeReply::text("Hello!"));
     let user = run(&h, "", "Hi.", pb::ChatType::Direct).await;
     let user_prefix = model_calls(&user, 1)[0].stable_prefix_sha256.clone();
 
     let mut watcher = watch(&h).await;
     let mut outcomes = h.service.runtime.runs().heartbeat_events();
-    std::fs::write(workspace_file(&h, "HEARTBEAT.md"), CHECKLIST).unwrap();
+    write_workspace(&h, "HEARTBEAT.md", CHECKLIST);
     h.fake.push(FakeReply::text("HEARTBEAT_OK").deltas(3));
     let outcome = h.service.runtime.runs().heartbeat_now("").await;
     assert_eq!(
@@ -252,12 +256,9 @@ async fn heartbeat_acknowledgements_are_recorded_not_delivered() {
     assert_eq!(published, outcome);
 
     let events = read_until(&mut watcher, is_final_of(2)).await;
-    let started = events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::Started(s)) => Some(s.clone()),
-            _ => None,
-        })
+    let started = events_of!(&events, Started)
+        .into_iter()
+        .next()
         .expect("started");
     assert_eq!(started.run_id, "heartbeat-2");
     assert!(started.message_seqs.is_empty());
@@ -338,23 +339,14 @@ async fn heartbeat_acknowledgements_are_recorded_not_delivered() {
 /// An empty, template-only or missing HEARTBEAT.md skips the turn: no model call, no session.
 #[tokio::test]
 async fn an_empty_or_missing_heartbeat_file_skips_the_turn() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        r#", heartbeat: { every: "100ms" }"#,
-        "",
-    )
-    .await;
+    let h = heartbeat_every(WireFormat::ChatCompletions, "100ms").await;
     let mut outcomes = h.service.runtime.runs().heartbeat_events();
     // The seeded template has nothing to do.
     for _ in 0..2 {
         let (outcome, _) = next_outcome(&mut outcomes, |_| true).await;
         assert_eq!(outcome, HeartbeatOutcome::Skipped(SkipReason::EmptyFile));
     }
-    std::fs::write(
-        workspace_file(&h, "HEARTBEAT.md"),
-        "# Checklist\n\n<!-- nothing yet -->\n",
-    )
-    .unwrap();
+    write_workspace(&h, "HEARTBEAT.md", "# Checklist\n\n<!-- nothing yet -->\n");
     next_outcome(&mut outcomes, |o| {
         *o == HeartbeatOutcome::Skipped(SkipReason::EmptyFile)
     })
@@ -375,14 +367,8 @@ async fn an_empty_or_missing_heartbeat_file_skips_the_turn() {
 /// Heartbeats due meanwhile are skipped, not piled up.
 #[tokio::test]
 async fn a_heartbeat_due_during_a_user_run_waits_its_turn() {
-    let h = Harness::start(
-        WireFormat::AnthropicMessages,
-        r#", heartbeat: { every: "200ms" }"#,
-        "",
-    )
-    .await;
-    h.fake.push(FakeReply::text("Warm-up."));
-    run(&h, "", "Hi.", pb::ChatType::Direct).await;
+    let h = heartbeat_every(WireFormat::AnthropicMessages, "200ms").await;
+    warm_up(&h).await;
 
     let mut watcher = watch(&h).await;
     h.fake
@@ -394,10 +380,10 @@ async fn a_heartbeat_due_during_a_user_run_waits_its_turn() {
     // Spare acknowledgements for heartbeats that fall due before the file is emptied again.
     h.fake
         .push_all((0..4).map(|_| FakeReply::text("HEARTBEAT_OK")));
-    std::fs::write(workspace_file(&h, "HEARTBEAT.md"), CHECKLIST).unwrap();
+    write_workspace(&h, "HEARTBEAT.md", CHECKLIST);
     let (ran, before) =
         next_outcome(&mut outcomes, |o| matches!(o, HeartbeatOutcome::Ran { .. })).await;
-    std::fs::write(workspace_file(&h, "HEARTBEAT.md"), "").unwrap();
+    write_workspace(&h, "HEARTBEAT.md", "");
     assert_eq!(
         ran,
         HeartbeatOutcome::Ran {
@@ -427,31 +413,17 @@ async fn a_heartbeat_due_during_a_user_run_waits_its_turn() {
         model_calls(&events, 2)[0].stable_prefix_sha256
     );
     let requests = h.fake.requests();
-    assert!(
-        requests[1].body["messages"]
-            .to_string()
-            .contains("Write the report.")
-    );
-    assert!(
-        requests[2].body["messages"]
-            .to_string()
-            .contains(DEFAULT_HEARTBEAT_PROMPT)
-    );
+    assert!(messages_hold(&requests[1], "Write the report."));
+    assert!(messages_hold(&requests[2], DEFAULT_HEARTBEAT_PROMPT));
 }
 
 /// A message that arrives while a heartbeat runs is not steered into it (its reply could be
 /// held back): it waits for its own run, even in steer mode.
 #[tokio::test]
 async fn a_message_during_a_heartbeat_gets_its_own_run() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        r#", heartbeat: { every: "1h" }"#,
-        "",
-    )
-    .await;
-    h.fake.push(FakeReply::text("Warm-up."));
-    run(&h, "", "Hi.", pb::ChatType::Direct).await;
-    std::fs::write(workspace_file(&h, "HEARTBEAT.md"), CHECKLIST).unwrap();
+    let h = heartbeat_every(WireFormat::ChatCompletions, "1h").await;
+    warm_up(&h).await;
+    write_workspace(&h, "HEARTBEAT.md", CHECKLIST);
     h.fake.push_all([
         FakeReply::text("HEARTBEAT_OK").delay(Duration::from_millis(800)),
         FakeReply::text("Nothing new since this morning."),
@@ -464,21 +436,18 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
     })
     .await;
 
-    let disposition = h
-        .service
-        .client()
-        .await
-        .send(pb::SendRequest {
+    let disposition = call!(
+        h.service,
+        send,
+        pb::SendRequest {
             message: "What's new?".into(),
             channel: telegram_in(pb::ChatType::Direct),
             queue_mode: pb::QueueMode::Steer as i32,
             ..Default::default()
-        })
-        .await
-        .expect("send")
-        .into_inner()
-        .disposition
-        .expect("disposition");
+        }
+    )
+    .disposition
+    .expect("disposition");
     assert_eq!(disposition.outcome(), Outcome::Followup, "{disposition:?}");
     assert_eq!(disposition.run, 3);
 
@@ -494,16 +463,8 @@ async fn a_message_during_a_heartbeat_gets_its_own_run() {
     let answered: Vec<pb::RunEvent> = events.into_iter().filter(|e| e.run == 3).collect();
     assert_eq!(final_of(&answered).text, "Nothing new since this morning.");
     let requests = h.fake.requests();
-    assert!(
-        !requests[1].body["messages"]
-            .to_string()
-            .contains("What's new?")
-    );
-    assert!(
-        requests[2].body["messages"]
-            .to_string()
-            .contains("What's new?")
-    );
+    assert!(!messages_hold(&requests[1], "What's new?"));
+    assert!(messages_hold(&requests[2], "What's new?"));
 }
 
 /// P-33, R-18 (for the default agent): with `includeSystemPromptSection: false` normal turns carry neither HEARTBEAT.md nor
@@ -517,7 +478,7 @@ async fn heartbeat_prompt_section_follows_the_config() {
         "",
     )
     .await;
-    std::fs::write(workspace_file(&h, "HEARTBEAT.md"), "- Water the plants.\n").unwrap();
+    write_workspace(&h, "HEARTBEAT.md", "- Water the plants.\n");
     h.fake
         .push_all([FakeReply::text("Hi."), FakeReply::text("HEARTBEAT_OK")]);
     run(&h, "", "Hi.", pb::ChatType::Direct).await;
@@ -536,12 +497,7 @@ async fn heartbeat_prompt_section_follows_the_config() {
     assert!(!system_text(beat).contains("## Heartbeats"));
     assert_eq!(stable_block(normal), stable_block(beat));
 
-    let off = Harness::start(
-        WireFormat::AnthropicMessages,
-        r#", heartbeat: { every: "0m" }"#,
-        "",
-    )
-    .await;
+    let off = heartbeat_every(WireFormat::AnthropicMessages, "0m").await;
     std::fs::write(
         workspace_file(&off, "HEARTBEAT.md"),
         "- Water the plants.\n",
@@ -561,12 +517,7 @@ async fn heartbeat_prompt_section_follows_the_config() {
 /// The scheduler stops when shutdown begins.
 #[tokio::test]
 async fn the_scheduler_stops_at_shutdown() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        r#", heartbeat: { every: "100ms" }"#,
-        "",
-    )
-    .await;
+    let h = heartbeat_every(WireFormat::ChatCompletions, "100ms").await;
     let mut outcomes = h.service.runtime.runs().heartbeat_events();
     next_outcome(&mut outcomes, |_| true).await;
     h.service.runtime.begin_shutdown();

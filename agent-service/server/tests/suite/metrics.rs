@@ -5,7 +5,6 @@
 //! and its counts are lower bounds (other tests record too).
 
 use agent_testkit::{FakeReply, WireFormat};
-use openclaw_proto::agent::v1 as pb;
 use service_kit::test_metrics::{scrape, value};
 
 use super::harness::Harness;
@@ -19,18 +18,7 @@ async fn agent_and_prompt_metrics_are_scraped_from_one_endpoint() {
     .await;
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push(FakeReply::text("Counted."));
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            message: "Count this.".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    while stream.message().await.expect("stream").is_some() {}
+    h.service.run_message("Count this.").await;
 
     let text = scrape(metrics).await;
     let call = r#"provider="fake",model="test-model""#;

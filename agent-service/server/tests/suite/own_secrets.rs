@@ -5,23 +5,17 @@
 
 use agent_testkit::{FakeReply, FakeServer, WireFormat};
 use openclaw_proto::agent::v1 as pb;
-use pb::agent_service_client::AgentServiceClient;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tonic::transport::Channel;
 
 use super::harness::{binary, config};
+use super::process::{bearer, client_on, free_port, run_all, serving, spawn_until};
+use super::run_events::{events_of, final_of};
 
 const TOKEN: &str = "svc-token-0123456789abcdefghijklmn";
 const EXEC_FULL: &str = r#"tools: { exec: { security: "full", ask: "off" } },"#;
 
 fn authorized<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {TOKEN}").parse().expect("header"),
-    );
-    request
+    bearer(message, TOKEN)
 }
 
 #[tokio::test]
@@ -30,9 +24,8 @@ async fn the_binary_keeps_its_own_token_from_commands_and_redacts_it_in_pieces()
         .await
         .expect("fake model");
     let dir = tempfile::tempdir().expect("tempdir");
-    let config_path = dir.path().join("openclaw.json");
     std::fs::write(
-        &config_path,
+        dir.path().join("openclaw.json"),
         config(&base_url, WireFormat::ChatCompletions, "", EXEC_FULL),
     )
     .expect("config");
@@ -40,37 +33,15 @@ async fn the_binary_keeps_its_own_token_from_commands_and_redacts_it_in_pieces()
     let ws = dir.path().join("state/workspace");
     std::fs::create_dir_all(&ws).expect("workspace");
     std::fs::write(ws.join("found.txt"), format!("{TOKEN}\n")).expect("file");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let mut child = binary()
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--state-dir"])
-        .arg(dir.path().join("state"))
-        .arg("--config")
-        .arg(&config_path)
-        .env("HOME", dir.path())
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("AGENT_SERVICE_TOKENS", TOKEN)
-        .spawn()
-        .expect("start agent-service");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    while !seen.contains("agent-service listening") {
-        match lines.next_line().await.expect("stderr line") {
-            Some(line) => {
-                seen.push_str(&line);
-                seen.push('\n');
-            }
-            None => panic!("agent-service ended before it listened:\n{seen}"),
-        }
-    }
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .expect("endpoint")
-        .connect()
-        .await
-        .expect("connect");
-    let mut client = AgentServiceClient::new(channel);
+    let port = free_port();
+    let mut child = spawn_until(
+        serving(&mut binary(), dir.path(), &format!("127.0.0.1:{port}"))
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("AGENT_SERVICE_TOKENS", TOKEN),
+        "agent-service listening",
+    )
+    .await;
+    let mut client = client_on(port).await;
     fake.push_all([
         FakeReply::tool_call(
             "c1",
@@ -82,25 +53,17 @@ async fn the_binary_keeps_its_own_token_from_commands_and_redacts_it_in_pieces()
             format!("{a} {b}")
         })),
     ]);
-    let mut stream = client
-        .run(authorized(pb::RunRequest {
-            message: "Show me your environment.".into(),
-            ..Default::default()
-        }))
-        .await
-        .expect("run")
-        .into_inner();
-    let mut outputs = Vec::new();
-    let mut deltas = String::new();
-    let mut reply = String::new();
-    while let Some(event) = stream.message().await.expect("event") {
-        match event.event {
-            Some(pb::run_event::Event::ToolFinished(t)) => outputs.push(t.output),
-            Some(pb::run_event::Event::TextDelta(d)) => deltas.push_str(&d),
-            Some(pb::run_event::Event::Final(f)) => reply = f.text,
-            _ => {}
-        }
-    }
+    let request = authorized(pb::RunRequest {
+        message: "Show me your environment.".into(),
+        ..Default::default()
+    });
+    let events = run_all(&mut client, request).await;
+    let outputs: Vec<String> = events_of!(&events, ToolFinished)
+        .into_iter()
+        .map(|t| t.output)
+        .collect();
+    let deltas = events_of!(&events, TextDelta).concat();
+    let reply = final_of(&events).text;
     let pieces: Vec<String> = TOKEN
         .as_bytes()
         .chunks(7)

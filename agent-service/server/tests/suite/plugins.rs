@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
-use agent_testkit::{FakeReply, FakeServer, WireFormat};
+use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 
-use super::harness::{PromptService, Service};
+use super::calls::call;
+use super::harness::{Harness, Service, StartOptions};
 
 /// The skills the repository ships beside the binaries.
 fn bundled_source() -> &'static Path {
@@ -38,34 +39,22 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-struct Installed {
-    service: Service,
-    fake: agent_testkit::FakeServerHandle,
-    _prompt: PromptService,
-    root: std::path::PathBuf,
-}
-
 /// An installation (`<root>/install` with the repository's bundled skills and a `docs/`
 /// folder), two plugins' skills folders and a config naming them; `agents` is the
 /// `agents.list` entry text of `main`.
-async fn installed(main_agent: &str, plugins: &str) -> Installed {
-    let (base_url, fake) = FakeServer::start(WireFormat::AnthropicMessages)
-        .await
-        .expect("fake server");
-    let prompt = PromptService::start().await;
-    let dir = tempfile::tempdir().expect("dir");
-    let root = dir.path().to_path_buf();
-    let install = root.join("install");
-    copy_dir(bundled_source(), &install.join("skills"));
-    std::fs::create_dir_all(install.join("docs/gateway")).expect("mkdir");
-    skill(
-        &root.join("weather"),
-        "forecast",
-        "Read the weather forecast",
-    );
-    skill(&root.join("calendar"), "agenda", "Read the day's agenda");
-    let config = format!(
-        r#"{{
+async fn installed(main_agent: &str, plugins: &str) -> Harness {
+    Harness::start_in(WireFormat::AnthropicMessages, |base_url, root| {
+        let install = root.join("install");
+        copy_dir(bundled_source(), &install.join("skills"));
+        std::fs::create_dir_all(install.join("docs/gateway")).expect("mkdir");
+        skill(
+            &root.join("weather"),
+            "forecast",
+            "Read the weather forecast",
+        );
+        skill(&root.join("calendar"), "agenda", "Read the day's agenda");
+        let config = format!(
+            r#"{{
   agents: {{
     defaults: {{ model: "fake/test-model" }},
     list: [{main_agent}],
@@ -78,16 +67,16 @@ async fn installed(main_agent: &str, plugins: &str) -> Installed {
     }},
   }},
 }}"#,
-        weather = root.join("weather").display(),
-        calendar = root.join("calendar").display(),
-    );
-    let service = Service::start_installed(dir, Some(&config), prompt.client(), install).await;
-    Installed {
-        service,
-        fake,
-        _prompt: prompt,
-        root,
-    }
+            weather = root.join("weather").display(),
+            calendar = root.join("calendar").display(),
+        );
+        let options = StartOptions {
+            install_dir: Some(install),
+            ..StartOptions::default()
+        };
+        (config, options)
+    })
+    .await
 }
 
 async fn preview(service: &Service) -> openclaw_proto::prompt::v1::RenderSystemPromptResponse {
@@ -115,18 +104,7 @@ async fn plugin_and_bundled_skills_reach_the_run_while_enabled() {
     );
 
     h.fake.push(FakeReply::text("ok"));
-    let mut stream = h
-        .service
-        .client()
-        .await
-        .run(pb::RunRequest {
-            message: "hello".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("run")
-        .into_inner();
-    while stream.message().await.expect("stream").is_some() {}
+    h.service.run_message("hello").await;
     let system = h.fake.requests()[0].body["system"][0]["text"]
         .as_str()
         .unwrap_or_default()
@@ -136,15 +114,8 @@ async fn plugin_and_bundled_skills_reach_the_run_while_enabled() {
         "the run sends what was previewed"
     );
 
-    let skills = h
-        .service
-        .client()
-        .await
-        .list_skills(pb::ListSkillsRequest::default())
-        .await
-        .expect("list skills")
-        .into_inner();
-    let calendar = h.root.join("calendar").display().to_string();
+    let skills = call!(h.service, list_skills, pb::ListSkillsRequest::default());
+    let calendar = h.service.path("calendar").display().to_string();
     assert!(
         skills
             .skipped
@@ -177,7 +148,7 @@ async fn the_allowlist_and_the_plugin_switch_filter_them() {
 async fn local_docs_are_fed_to_the_documentation_section() {
     let h = installed(r#"{ id: "main" }"#, "").await;
     let text = preview(&h.service).await.stable_prefix;
-    let docs = h.root.join("install/docs");
+    let docs = h.service.path("install/docs");
     assert!(
         text.contains(&format!("OpenClaw documentation: {}", docs.display())),
         "{text}"

@@ -10,7 +10,8 @@ use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
 
-use super::harness::{PromptService, Service, config};
+use super::calls::{AGENT_SERVICE, call, health_of};
+use super::harness::{PromptService, Service, StartOptions, config};
 use super::run_events::telegram;
 
 /// A loopback address nobody listens on (bound, then released).
@@ -83,22 +84,11 @@ async fn a_run_against_a_dead_prompt_service_ends_with_an_error_event_long_befor
     assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
 }
 
-async fn status_of(channel: &tonic::transport::Channel, service: &str) -> ServingStatus {
-    HealthClient::new(channel.clone())
-        .check(HealthCheckRequest {
-            service: service.into(),
-        })
-        .await
-        .expect("health")
-        .into_inner()
-        .status()
-}
-
 /// Waits until AgentService reports `want`, through the health Watch.
 async fn agent_becomes(channel: &tonic::transport::Channel, want: ServingStatus) {
     let mut watch = HealthClient::new(channel.clone())
         .watch(HealthCheckRequest {
-            service: "openclaw.agent.v1.AgentService".into(),
+            service: AGENT_SERVICE.into(),
         })
         .await
         .expect("watch")
@@ -116,13 +106,11 @@ async fn agent_becomes(channel: &tonic::transport::Channel, want: ServingStatus)
 }
 
 async fn service_status(service: &Service) -> openclaw_proto::agent::v1::ServiceStatus {
-    service
-        .client()
-        .await
-        .get_service_status(openclaw_proto::agent::v1::GetServiceStatusRequest {})
-        .await
-        .expect("status")
-        .into_inner()
+    call!(
+        service,
+        get_service_status,
+        openclaw_proto::agent::v1::GetServiceStatusRequest {}
+    )
 }
 
 /// Readiness (the AgentService health status, and GetServiceStatus's `ready`) follows
@@ -131,16 +119,19 @@ async fn service_status(service: &Service) -> openclaw_proto::agent::v1::Service
 async fn readiness_follows_prompt_service_and_liveness_stays_up() {
     let addr = free_addr();
     let source = grpc_source(addr);
-    let serve_config = agent_server::ServeConfig {
-        prompt_reachability: Some(source.reachability()),
-        ..agent_server::ServeConfig::default()
+    let options = StartOptions {
+        serve_config: agent_server::ServeConfig {
+            prompt_reachability: Some(source.reachability()),
+            ..agent_server::ServeConfig::default()
+        },
+        ..StartOptions::default()
     };
     let dir = tempfile::tempdir().expect("dir");
-    let service = Service::start_serving(dir, None, Arc::new(source), serve_config).await;
+    let service = Service::start_with(dir, None, Arc::new(source), options).await;
     let channel = service.channel().await;
     // Down from the start.
     agent_becomes(&channel, ServingStatus::NotServing).await;
-    assert_eq!(status_of(&channel, "").await, ServingStatus::Serving);
+    assert_eq!(health_of(&channel, "").await, ServingStatus::Serving);
     let status = service_status(&service).await;
     assert!(
         !status.ready && !status.prompt_service_reachable,
@@ -162,7 +153,7 @@ async fn readiness_follows_prompt_service_and_liveness_stays_up() {
 
     drop(prompt);
     agent_becomes(&channel, ServingStatus::NotServing).await;
-    assert_eq!(status_of(&channel, "").await, ServingStatus::Serving);
+    assert_eq!(health_of(&channel, "").await, ServingStatus::Serving);
 
     // Back again, and shutdown still ends it.
     let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");

@@ -10,8 +10,9 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 use tonic::Code;
 
-use super::harness::Harness;
-use super::run_events::{self, find_error, find_final, telegram};
+use super::calls::{call, refusal};
+use super::harness::{Harness, block_streaming};
+use super::run_events::{self, assert_interrupts, events_of, find_error, find_final, telegram};
 
 fn send_request(message: &str, mode: pb::QueueMode) -> pb::SendRequest {
     pb::SendRequest {
@@ -23,13 +24,7 @@ fn send_request(message: &str, mode: pb::QueueMode) -> pb::SendRequest {
 }
 
 async fn send(h: &Harness, message: &str, mode: pb::QueueMode) -> pb::Disposition {
-    h.service
-        .client()
-        .await
-        .send(send_request(message, mode))
-        .await
-        .expect("send")
-        .into_inner()
+    call!(h.service, send, send_request(message, mode))
         .disposition
         .expect("disposition")
 }
@@ -47,6 +42,17 @@ type EventStream = tonic::Streaming<pb::RunEvent>;
 
 async fn open_run(h: &Harness, request: pb::RunRequest) -> EventStream {
     h.service.open_run(request).await
+}
+
+/// `reply` streamed in `deltas` parts 120 ms apart: slow enough for a message to arrive while
+/// it streams.
+fn streamed_slowly(reply: FakeReply, deltas: usize) -> FakeReply {
+    reply.deltas(deltas).frame_delay(Duration::from_millis(120))
+}
+
+/// Opens a Run of `message` from the Telegram chat, queued as `mode` says.
+async fn open(h: &Harness, message: &str, mode: pb::QueueMode) -> EventStream {
+    open_run(h, run_request(message, mode)).await
 }
 
 /// Reads until `stop` matches an event (that one included) or the stream ends.
@@ -101,17 +107,14 @@ async fn wait_idle(h: &Harness) {
 async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
     let h = Harness::start(WireFormat::AnthropicMessages, "", "").await;
     h.fake.push_all([
-        FakeReply::tool_call("call-1", "read", json!({ "path": "AGENTS.md" }))
-            .with_text("Looking at the instructions.")
-            .deltas(5)
-            .frame_delay(Duration::from_millis(120)),
+        streamed_slowly(
+            FakeReply::tool_call("call-1", "read", json!({ "path": "AGENTS.md" }))
+                .with_text("Looking at the instructions."),
+            5,
+        ),
         FakeReply::text("Read them, and noted the milk."),
     ]);
-    let mut first = open_run(
-        &h,
-        run_request("Read your instructions.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "Read your instructions.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::ModelCall(_))).await;
 
     let steered = send(&h, "Also: remember the milk.", pb::QueueMode::Steer).await;
@@ -123,12 +126,9 @@ async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
         find_final(&events).map(|f| f.text).as_deref(),
         Some("Read them, and noted the milk.")
     );
-    let finished = events
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
+    let finished = events_of!(&events, ToolFinished)
+        .into_iter()
+        .next()
         .expect("the tool call ran");
     assert!(!finished.is_error, "{finished:?}");
 
@@ -154,12 +154,13 @@ async fn a_steer_joins_after_the_tool_batch_before_the_next_call() {
 async fn a_late_steer_gets_another_model_turn() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push_all([
-        FakeReply::text("Working on the summary, one moment please.")
-            .deltas(6)
-            .frame_delay(Duration::from_millis(120)),
+        streamed_slowly(
+            FakeReply::text("Working on the summary, one moment please."),
+            6,
+        ),
         FakeReply::text("Added the addendum too."),
     ]);
-    let mut first = open_run(&h, run_request("Summarize.", pb::QueueMode::Unspecified)).await;
+    let mut first = open(&h, "Summarize.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
     let steered = send(&h, "Addendum: include dates.", pb::QueueMode::Steer).await;
     assert_eq!(steered.outcome(), Outcome::Steered, "{steered:?}");
@@ -182,16 +183,10 @@ async fn a_late_steer_gets_another_model_turn() {
 async fn a_followup_runs_after_the_active_run() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push_all([
-        FakeReply::text("First answer, slowly.")
-            .deltas(4)
-            .frame_delay(Duration::from_millis(120)),
+        streamed_slowly(FakeReply::text("First answer, slowly."), 4),
         FakeReply::text("Second answer."),
     ]);
-    let mut first = open_run(
-        &h,
-        run_request("First question.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "First question.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
     let mut watch = h.service.watch().await;
 
@@ -233,12 +228,8 @@ async fn a_followup_runs_after_the_active_run() {
 /// Collect: messages within the quiet window become one run.
 #[tokio::test]
 async fn collected_messages_become_one_turn_after_the_quiet_window() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        "",
-        "messages: { queue: { debounceMs: 300 } },",
-    )
-    .await;
+    let quiet_window = "messages: { queue: { debounceMs: 300 } },";
+    let h = Harness::start(WireFormat::ChatCompletions, "", quiet_window).await;
     h.fake.push(FakeReply::text("Three things noted."));
     let mut dispositions = Vec::new();
     for text in ["one: eggs", "two: flour", "three: sugar"] {
@@ -300,29 +291,15 @@ async fn an_interrupt_aborts_the_run_and_runs_the_newest_message() {
         FakeReply::text("Stopped. What next?"),
     ]);
     let began = std::time::Instant::now();
-    let mut first = open_run(
-        &h,
-        run_request("Wait half a minute.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "Wait half a minute.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::ToolStarted(_))).await;
 
-    let mut second = open_run(&h, run_request("Stop that.", pb::QueueMode::Interrupt)).await;
-    let accepted = read_until(&mut second, |e| matches!(e, Event::Accepted(_))).await;
-    match &accepted[0].event {
-        Some(Event::Accepted(d)) => {
-            assert_eq!(d.outcome(), Outcome::Interrupted, "{d:?}");
-            assert_eq!((d.run, d.interrupted_run), (2, 1));
-        }
-        other => panic!("{other:?}"),
-    }
+    let mut second = open(&h, "Stop that.", pb::QueueMode::Interrupt).await;
+    assert_interrupts(&mut second, 2, 1).await;
     let one = read_all(&mut first).await;
-    let finished = one
-        .iter()
-        .find_map(|e| match &e.event {
-            Some(Event::ToolFinished(t)) => Some(t.clone()),
-            _ => None,
-        })
+    let finished = events_of!(&one, ToolFinished)
+        .into_iter()
+        .next()
         .expect("the in-flight call got a result");
     assert!(
         finished.is_error && finished.output.to_lowercase().contains("interrupted"),
@@ -366,14 +343,7 @@ async fn queue_mode_precedence_and_the_queue_command() {
     assert_eq!(mode(&by_channel), pb::QueueMode::Collect);
     let mut request = send_request("no channel", pb::QueueMode::Unspecified);
     request.channel = None;
-    let default_mode = h
-        .service
-        .client()
-        .await
-        .send(request)
-        .await
-        .expect("send")
-        .into_inner();
+    let default_mode = call!(h.service, send, request);
     assert_eq!(
         default_mode.disposition.map(|d| d.queue_mode()),
         Some(pb::QueueMode::Followup)
@@ -392,13 +362,11 @@ async fn queue_mode_precedence_and_the_queue_command() {
     let again = send(&h, "after", pb::QueueMode::Unspecified).await;
     assert_eq!(mode(&again), pb::QueueMode::Collect);
 
-    let bad = h
-        .service
-        .client()
-        .await
-        .send(send_request("/queue sideways", pb::QueueMode::Unspecified))
-        .await
-        .expect_err("refused");
+    let bad = refusal!(
+        h.service,
+        send,
+        send_request("/queue sideways", pb::QueueMode::Unspecified)
+    );
     assert_eq!(bad.code(), Code::InvalidArgument);
     wait_idle(&h).await;
     // Commands are not messages for the model.
@@ -504,17 +472,13 @@ fn content(text: &str) -> String {
 async fn block_streaming_sends_readable_blocks_and_no_repeat() {
     let h = Harness::start(
         WireFormat::AnthropicMessages,
-        r#", blockStreamingDefault: "on", blockStreamingChunk: { minChars: 200, maxChars: 400 }"#,
+        &block_streaming(200, 400),
         "",
     )
     .await;
     let text = long_reply();
     h.fake.push(FakeReply::text(text.clone()).deltas(60));
-    let mut stream = open_run(
-        &h,
-        run_request("Explain the plan.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut stream = open(&h, "Explain the plan.", pb::QueueMode::Unspecified).await;
     let events = read_all(&mut stream).await;
     let blocks: Vec<String> = events
         .iter()
@@ -597,8 +561,7 @@ async fn block_boundaries_follow_the_break_setting() {
             .deltas(3),
         FakeReply::text("Done."),
     ]);
-    let events =
-        read_all(&mut open_run(&h, run_request("Go.", pb::QueueMode::Unspecified)).await).await;
+    let events = read_all(&mut open(&h, "Go.", pb::QueueMode::Unspecified).await).await;
     let kinds: Vec<&str> = events
         .iter()
         .filter_map(|e| match &e.event {
@@ -616,8 +579,7 @@ async fn block_boundaries_follow_the_break_setting() {
     )
     .await;
     h.fake.push(FakeReply::text(long_reply()).deltas(30));
-    let events =
-        read_all(&mut open_run(&h, run_request("Go.", pb::QueueMode::Unspecified)).await).await;
+    let events = read_all(&mut open(&h, "Go.", pb::QueueMode::Unspecified).await).await;
     let last_delta = events
         .iter()
         .rposition(|e| matches!(e.event, Some(Event::TextDelta(_))))
@@ -641,13 +603,7 @@ async fn send_from_a_sender_outside_the_allowlist_is_refused() {
     if let Some(c) = request.channel.as_mut() {
         c.sender_id = "7".into();
     }
-    let status = h
-        .service
-        .client()
-        .await
-        .send(request)
-        .await
-        .expect_err("refused");
+    let status = refusal!(h.service, send, request);
     assert_eq!(status.code(), Code::PermissionDenied);
     let sessions = h.service.list_sessions().await;
     assert!(sessions.is_empty(), "{sessions:?}");
@@ -665,9 +621,9 @@ async fn shutdown_saves_queued_messages() {
             .deltas(4)
             .frame_delay(Duration::from_millis(150)),
     );
-    let mut first = open_run(&h, run_request("First.", pb::QueueMode::Unspecified)).await;
+    let mut first = open(&h, "First.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::Started(_))).await;
-    let mut waiting = open_run(&h, run_request("Queued A.", pb::QueueMode::Followup)).await;
+    let mut waiting = open(&h, "Queued A.", pb::QueueMode::Followup).await;
     let queued = send(&h, "Queued B.", pb::QueueMode::Followup).await;
     assert_eq!(queued.outcome(), Outcome::Followup);
 
@@ -684,19 +640,7 @@ async fn shutdown_saves_queued_messages() {
 
     // Reopen the state: both queued messages are in the transcript.
     let service = super::harness::Service::start_in(dir, None).await;
-    let users: Vec<String> = service
-        .transcript_entries()
-        .await
-        .into_iter()
-        .filter(|e| e.role == "user")
-        .map(|e| {
-            let entry: Value = serde_json::from_str(&e.json).expect("json");
-            entry["message"]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
+    let users = recovered_user_texts(&service.transcript_entries().await);
     assert_eq!(users, ["First.", "Queued A.", "Queued B."]);
 }
 
@@ -714,11 +658,7 @@ async fn a_run_cut_by_a_stop_says_so_and_keeps_what_it_said() {
         .deltas(30)
         .frame_delay(Duration::from_millis(1000)),
     );
-    let mut first = open_run(
-        &h,
-        run_request("Tell a long story.", pb::QueueMode::Unspecified),
-    )
-    .await;
+    let mut first = open(&h, "Tell a long story.", pb::QueueMode::Unspecified).await;
     read_until(&mut first, |e| matches!(e, Event::TextDelta(_))).await;
     let (events, (dir, _fake, _prompt)) = tokio::join!(read_all(&mut first), h.stop());
     if let Some(error) = find_error(&events) {
@@ -758,14 +698,9 @@ async fn a_run_cut_by_a_stop_says_so_and_keeps_what_it_said() {
 async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push(FakeReply::text("First answer."));
-    let events = read_all(
-        &mut open_run(
-            &h,
-            run_request("Written before the crash.", pb::QueueMode::Unspecified),
-        )
-        .await,
-    )
-    .await;
+    let events =
+        read_all(&mut open(&h, "Written before the crash.", pb::QueueMode::Unspecified).await)
+            .await;
     assert!(find_final(&events).is_some());
     let session = h.service.session().await;
     let (dir, fake, _prompt) = h.stop().await;
@@ -793,19 +728,7 @@ async fn acknowledged_messages_survive_a_crash_through_the_journal() {
     std::fs::write(&journal, text).expect("journal");
 
     let service = super::harness::Service::start_in(dir, None).await;
-    let users: Vec<String> = service
-        .transcript_entries()
-        .await
-        .into_iter()
-        .filter(|e| e.role == "user")
-        .map(|e| {
-            let entry: Value = serde_json::from_str(&e.json).expect("json");
-            entry["message"]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
+    let users = recovered_user_texts(&service.transcript_entries().await);
     assert_eq!(
         users,
         [
@@ -837,21 +760,14 @@ fn recovered_user_texts(entries: &[pb::TranscriptEntry]) -> Vec<String> {
 }
 
 async fn service_status(service: &super::harness::Service) -> pb::ServiceStatus {
-    service
-        .client()
-        .await
-        .get_service_status(pb::GetServiceStatusRequest {})
-        .await
-        .expect("status")
-        .into_inner()
+    call!(service, get_service_status, pb::GetServiceStatusRequest {})
 }
 
 /// A service whose main session has answered one message ("Before."), and that session.
 async fn answered_once() -> (Harness, pb::Session) {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     h.fake.push(FakeReply::text("First answer."));
-    let events =
-        read_all(&mut open_run(&h, run_request("Before.", pb::QueueMode::Unspecified)).await).await;
+    let events = read_all(&mut open(&h, "Before.", pb::QueueMode::Unspecified).await).await;
     assert!(find_final(&events).is_some());
     let session = h.service.session().await;
     (h, session)
@@ -920,12 +836,8 @@ async fn a_journaled_message_no_transcript_line_can_hold_is_quarantined_and_the_
     // The session is not wedged: the next message runs and is answered.
     fake.push(FakeReply::text("Still here."));
     let mut stream = service
-        .client()
-        .await
-        .run(run_request("Next.", pb::QueueMode::Unspecified))
-        .await
-        .expect("run after recovery")
-        .into_inner();
+        .open_run(run_request("Next.", pb::QueueMode::Unspecified))
+        .await;
     let mut finished = None;
     while let Some(event) = stream.message().await.expect("event") {
         if let Some(Event::Final(f)) = event.event {
@@ -954,13 +866,11 @@ async fn journaled_messages_are_recovered_over_a_corrupt_index() {
     std::fs::write(sessions.join("sessions.json"), b"\x8f\x00\xffnot json").expect("corrupt");
 
     let service = super::harness::Service::start_in(dir, None).await;
-    let now_session = service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session after the rebuild")
-        .into_inner();
+    let now_session = call!(
+        service,
+        get_session,
+        pb::GetSessionRequest { session: None }
+    );
     assert_eq!(now_session.session_id, session.session_id);
     assert_eq!(
         recovered_user_texts(&service.transcript_entries().await),

@@ -8,8 +8,9 @@ use pb::disposition::Outcome;
 use pb::run_event::Event;
 use tonic::Code;
 
-use super::harness::Harness;
-use super::run_events::{final_of, telegram};
+use super::calls::{call, refusal};
+use super::harness::{Harness, block_streaming};
+use super::run_events::{events_of, final_of, telegram};
 
 fn request(message: &str, channel: Option<pb::ChannelContext>) -> pb::RunRequest {
     pb::RunRequest {
@@ -24,13 +25,7 @@ async fn run(h: &Harness, request: pb::RunRequest) -> Vec<pb::RunEvent> {
 }
 
 fn blocks_of(events: &[pb::RunEvent]) -> Vec<pb::Block> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::Block(b)) => Some(b.clone()),
-            _ => None,
-        })
-        .collect()
+    events_of!(&events, Block)
 }
 
 /// The default agent's workspace, set up, with `chart.png` in it.
@@ -110,12 +105,7 @@ async fn directives_leave_the_text_and_arrive_as_fields() {
 /// on a block exactly once, and the final event repeats neither text nor directives.
 #[tokio::test]
 async fn streamed_blocks_never_carry_a_directive() {
-    let h = Harness::start(
-        WireFormat::ChatCompletions,
-        r#", blockStreamingDefault: "on", blockStreamingChunk: { minChars: 10, maxChars: 60 }"#,
-        "",
-    )
-    .await;
+    let h = Harness::start(WireFormat::ChatCompletions, &block_streaming(10, 60), "").await;
     let workspace = workspace_with_chart(&h).await;
     let raw = "[[reply_to_current]] The first paragraph says hello.\n\nMEDIA: chart.png\n\
                The second paragraph follows it.\nMEDIA: https://example.com/a.pdf";
@@ -164,11 +154,8 @@ async fn streamed_blocks_never_carry_a_directive() {
 /// an empty reply, and the final event says so. A reply that only starts like it is delivered.
 #[tokio::test]
 async fn the_silent_token_delivers_nothing() {
-    for defaults in [
-        "",
-        r#", blockStreamingDefault: "on", blockStreamingChunk: { minChars: 1, maxChars: 40 }"#,
-    ] {
-        let h = Harness::start(WireFormat::ChatCompletions, defaults, "").await;
+    for defaults in [String::new(), block_streaming(1, 40)] {
+        let h = Harness::start(WireFormat::ChatCompletions, &defaults, "").await;
         h.fake.push(FakeReply::text("  NO_REPLY\n").deltas(8));
         let events = run(&h, request("just chatting", telegram())).await;
         assert!(blocks_of(&events).is_empty(), "{defaults}: {events:#?}");
@@ -246,13 +233,7 @@ async fn reasoning_command_sets_the_sessions_visibility() {
     let body = h.fake.requests()[1].body.to_string();
     assert!(body.contains("Reasoning: off"), "{body}");
 
-    let bad = h
-        .service
-        .client()
-        .await
-        .run(request("/reasoning loud", telegram()))
-        .await
-        .expect_err("refused");
+    let bad = refusal!(h.service, run, request("/reasoning loud", telegram()));
     assert_eq!(bad.code(), Code::InvalidArgument);
     assert!(
         bad.message().contains("message") && bad.message().contains("loud"),
@@ -272,17 +253,14 @@ async fn context_commands_answer_with_the_report() {
     ] {
         let answer = command_reply(&run(&h, request(message, None)).await);
         assert_eq!(answer.outcome(), Outcome::Command, "{message}");
-        let report = h
-            .service
-            .client()
-            .await
-            .context_report(pb::ContextReportRequest {
+        let report = call!(
+            h.service,
+            context_report,
+            pb::ContextReportRequest {
                 session: None,
                 detail,
-            })
-            .await
-            .expect("context report")
-            .into_inner();
+            }
+        );
         assert_eq!(answer.reason, report.text, "{message}");
         assert!(
             answer.reason.contains("Workspace files:"),
@@ -295,13 +273,7 @@ async fn context_commands_answer_with_the_report() {
             "{message}"
         );
     }
-    let bad = h
-        .service
-        .client()
-        .await
-        .run(request("/context everything", None))
-        .await
-        .expect_err("refused");
+    let bad = refusal!(h.service, run, request("/context everything", None));
     assert_eq!(bad.code(), Code::InvalidArgument);
     assert!(bad.message().contains("list or detail"), "{bad:?}");
     assert_eq!(h.fake.request_count(), 0);
@@ -331,13 +303,7 @@ async fn the_status_command_answers_without_a_model_call() {
     assert!(text.contains("Workspace files:"), "{text}");
     assert!(text.contains("MEMORY.md"), "{text}");
     assert_eq!(h.fake.request_count(), 0, "the model was called");
-    let bad = h
-        .service
-        .client()
-        .await
-        .run(request("/status now", None))
-        .await
-        .expect_err("refused");
+    let bad = refusal!(h.service, run, request("/status now", None));
     assert_eq!(bad.code(), Code::InvalidArgument);
     assert!(
         bad.message().contains("/status takes no argument"),
@@ -388,11 +354,9 @@ async fn a_memory_file_cut_on_three_turns_is_reported_to_the_operator() {
 }
 
 async fn session_of(h: &Harness) -> pb::Session {
-    h.service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest { session: None })
-        .await
-        .expect("session")
-        .into_inner()
+    call!(
+        h.service,
+        get_session,
+        pb::GetSessionRequest { session: None }
+    )
 }

@@ -61,12 +61,32 @@ pub async fn read_until_within(
     }
 }
 
+/// Reads `stream` up to its Accepted event, which must say the message interrupted run
+/// `interrupted` and starts run `run`.
+pub async fn assert_interrupts(
+    stream: &mut tonic::Streaming<pb::RunEvent>,
+    run: u64,
+    interrupted: u64,
+) {
+    let accepted = read_until(stream, |e| matches!(e.event, Some(Event::Accepted(_)))).await;
+    let disposition = events_of!(&accepted, Accepted)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no Accepted event in {accepted:#?}"));
+    assert_eq!(
+        disposition.outcome(),
+        pb::disposition::Outcome::Interrupted,
+        "{disposition:?}"
+    );
+    assert_eq!(
+        (disposition.run, disposition.interrupted_run),
+        (run, interrupted)
+    );
+}
+
 /// The final event of `events`, if there is one.
 pub fn find_final(events: &[pb::RunEvent]) -> Option<pb::RunFinal> {
-    events.iter().find_map(|e| match &e.event {
-        Some(Event::Final(f)) => Some(f.clone()),
-        _ => None,
-    })
+    events_of!(&events, Final).into_iter().next()
 }
 
 /// The final event of `events`; panics, showing them, when there is none.
@@ -76,8 +96,43 @@ pub fn final_of(events: &[pb::RunEvent]) -> pb::RunFinal {
 
 /// The error event of `events`, if there is one.
 pub fn find_error(events: &[pb::RunEvent]) -> Option<pb::RunError> {
-    events.iter().find_map(|e| match &e.event {
-        Some(Event::Error(f)) => Some(f.clone()),
-        _ => None,
-    })
+    events_of!(&events, Error).into_iter().next()
 }
+
+/// What [`events_of!`] reads an event out of: a streamed `RunEvent` or a bare event.
+pub trait HasEvent {
+    /// The event it carries.
+    fn event(&self) -> Option<&Event>;
+}
+
+impl HasEvent for pb::RunEvent {
+    fn event(&self) -> Option<&Event> {
+        self.event.as_ref()
+    }
+}
+
+impl HasEvent for Event {
+    fn event(&self) -> Option<&Event> {
+        Some(self)
+    }
+}
+
+/// What `pick` takes out of each of `events`, in order.
+pub fn picked<E: HasEvent, T>(events: &[E], pick: impl Fn(&Event) -> Option<T>) -> Vec<T> {
+    events
+        .iter()
+        .filter_map(|e| e.event().and_then(&pick))
+        .collect()
+}
+
+/// The payloads of the `Event::$variant` events of `$events` (RunEvents or bare events),
+/// cloned, in order.
+macro_rules! events_of {
+    ($events:expr, $variant:ident) => {
+        $crate::suite::run_events::picked($events, |e| match e {
+            ::openclaw_proto::agent::v1::run_event::Event::$variant(x) => Some(x.clone()),
+            _ => None,
+        })
+    };
+}
+pub(crate) use events_of;

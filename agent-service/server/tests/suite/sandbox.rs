@@ -6,8 +6,10 @@ use agent_testkit::{FakeReply, WireFormat};
 use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
 
+use super::calls::refusal;
 use super::harness::Harness;
 use super::run_events::session_key;
+use super::status::assert_status;
 
 /// Non-main sessions sandboxed one per session, the agent workspace read-only, no network;
 /// exec approvals out of the way (`full`) so only the sandbox stands between the model and
@@ -197,29 +199,21 @@ async fn an_unusable_engine_refuses_sandboxed_runs_and_never_runs_them_on_the_ho
     let status = run(&h, request("Make a file.", "telegram:group:9"))
         .await
         .expect_err("a sandboxed run without a sandbox is refused");
-    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
-    assert!(
-        status.message().contains("runs sandboxed"),
-        "{}",
-        status.message()
-    );
-    assert!(
-        status.message().contains("/nonexistent/bwrap"),
-        "{}",
-        status.message()
+    assert_status(
+        &status,
+        tonic::Code::FailedPrecondition,
+        &["runs sandboxed", "/nonexistent/bwrap"],
     );
     assert!(h.fake.requests().is_empty(), "no model call was made");
     // The preview refuses the same way.
-    let preview = h
-        .service
-        .client()
-        .await
-        .preview_prompt(pb::PreviewPromptRequest {
+    let preview = refusal!(
+        h.service,
+        preview_prompt,
+        pb::PreviewPromptRequest {
             session: session_key("telegram:group:9"),
             ..Default::default()
-        })
-        .await
-        .expect_err("preview refused");
+        }
+    );
     assert_eq!(preview.code(), tonic::Code::FailedPrecondition);
     // The main session is not sandboxed and still runs (the queued replies answer it).
     let events = run(&h, request("Hi.", "main")).await.expect("main runs");

@@ -9,9 +9,10 @@ use openclaw_proto::agent::v1 as pb;
 use serde_json::json;
 use tracing_subscriber::prelude::*;
 
+use super::calls::refusal;
 use super::captured_logs::Captured;
 use super::harness::Harness;
-use super::run_events::session_key;
+use super::run_events::{events_of, session_key};
 
 const KEY: &str = "test-key";
 const EXEC_FULL: &str = r#"tools: { exec: { security: "full", ask: "off" } },"#;
@@ -48,12 +49,9 @@ async fn a_provider_error_echoing_the_key_is_redacted_in_the_run_error_logs_and_
         message: format!("Incorrect API key provided: {KEY}. Check your key."),
     }));
     let events = run(&h, "Hello").await;
-    let error = events
-        .iter()
-        .find_map(|e| match e {
-            pb::run_event::Event::Error(error) => Some(error.clone()),
-            _ => None,
-        })
+    let error = events_of!(&events, Error)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("an error event: {events:?}"));
     assert!(!error.message.contains(KEY), "{}", error.message);
     assert!(
@@ -172,15 +170,13 @@ async fn status_messages_are_redacted_too() {
     let h = Harness::start(WireFormat::ChatCompletions, "", "").await;
     // Any error text that quotes a secret (here the caller's own session key) is redacted by
     // the outermost layer, in headers and in a stream's trailers alike.
-    let status = h
-        .service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest {
+    let status = refusal!(
+        h.service,
+        get_session,
+        pb::GetSessionRequest {
             session: session_key(format!("nope-{KEY}")),
-        })
-        .await
-        .expect_err("no such session");
+        }
+    );
     assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
     assert!(!status.message().contains(KEY), "{}", status.message());
     assert!(

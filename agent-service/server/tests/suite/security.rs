@@ -12,16 +12,16 @@ use agent_testkit::{FakeReply, FakeServer, WireFormat};
 use openclaw_proto::agent::v1::{self as pb, agent_service_client::AgentServiceClient};
 use prompt_client::{GrpcPromptSource, PromptError, PromptSource, RetryPolicy};
 use service_kit::{
-    BearerToken, ClientSecurity, ClientTls, OverloadConfig, ServerSecurity, TokenSet,
+    ClientSecurity, ClientTls, OverloadConfig, ServerSecurity, TokenSet,
     test_pki::{TestCa, write},
 };
 use tokio::{net::TcpListener, sync::oneshot};
 use tonic::{Code, Request, transport::Channel};
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::health_check_response::ServingStatus;
 
+use super::calls::{assert_health, health_of};
 use super::harness::{binary, runtime_options};
+use super::process::{bearer, free_port, refused};
 use super::run_events::telegram;
 
 const TOKEN_A: &str = "agent-token-a-0123456789";
@@ -106,11 +106,10 @@ async fn connect(url: &str, tls: Option<&ClientTls>) -> Channel {
 }
 
 fn with_token<T>(message: T, token: Option<&str>) -> Request<T> {
-    let mut request = Request::new(message);
-    if let Some(token) = token {
-        BearerToken::new(token).expect("token").apply(&mut request);
+    match token {
+        Some(token) => bearer(message, token),
+        None => Request::new(message),
     }
-    request
 }
 
 async fn list_agents(channel: Channel, token: Option<&str>) -> Result<(), tonic::Status> {
@@ -118,15 +117,6 @@ async fn list_agents(channel: Channel, token: Option<&str>) -> Result<(), tonic:
         .list_agents(with_token(pb::ListAgentsRequest {}, token))
         .await
         .map(drop)
-}
-
-async fn health(channel: Channel) -> ServingStatus {
-    HealthClient::new(channel)
-        .check(HealthCheckRequest::default())
-        .await
-        .expect("health check")
-        .into_inner()
-        .status()
 }
 
 fn run_request(message: &str, token: Option<&str>) -> Request<pb::RunRequest> {
@@ -208,15 +198,7 @@ async fn calls_need_one_of_the_tokens_and_health_stays_open() {
         Ok("Hello back.")
     );
     // Health needs no token, for the server and for the AgentService.
-    assert_eq!(health(channel.clone()).await, ServingStatus::Serving);
-    let service = HealthClient::new(channel)
-        .check(HealthCheckRequest {
-            service: "openclaw.agent.v1.AgentService".into(),
-        })
-        .await
-        .expect("service health")
-        .into_inner();
-    assert_eq!(service.status(), ServingStatus::Serving);
+    assert_health(&channel, ServingStatus::Serving, ServingStatus::Serving).await;
 }
 
 /// Both services over TLS with client certificates, and a token for each
@@ -398,7 +380,7 @@ async fn past_capacity_streams_are_shed_at_once_and_health_still_answers() {
     list_agents(channel.clone(), None)
         .await
         .expect("unary call");
-    assert_eq!(health(channel.clone()).await, ServingStatus::Serving);
+    assert_eq!(health_of(&channel, "").await, ServingStatus::Serving);
     // Closing the stream frees its slot.
     drop(watch);
     let started = Instant::now();
@@ -459,14 +441,12 @@ async fn an_expired_deadline_ends_a_stream_with_deadline_exceeded() {
 #[tokio::test]
 async fn the_binary_refuses_to_serve_other_hosts_without_a_token() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = binary()
-        .args(["--listen", "0.0.0.0:0", "--state-dir"])
-        .arg(dir.path())
-        .output()
-        .await
-        .expect("run agent-service");
-    assert_eq!(output.status.code(), Some(64));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused(
+        binary()
+            .args(["--listen", "0.0.0.0:0", "--state-dir"])
+            .arg(dir.path()),
+    )
+    .await;
     assert!(
         stderr.contains(
             "error: refusing to listen on 0.0.0.0:0 without authentication: anyone who can \
@@ -481,15 +461,13 @@ async fn the_binary_refuses_to_serve_other_hosts_without_a_token() {
         "the state dir was touched"
     );
     // Credentials for prompt-service without a prompt-service to use them on.
-    let output = binary()
-        .args(["--listen", "127.0.0.1:0", "--state-dir"])
-        .arg(dir.path())
-        .env("PROMPT_SERVICE_TOKEN", PROMPT_TOKEN)
-        .output()
-        .await
-        .expect("run agent-service");
-    assert_eq!(output.status.code(), Some(64));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused(
+        binary()
+            .args(["--listen", "127.0.0.1:0", "--state-dir"])
+            .arg(dir.path())
+            .env("PROMPT_SERVICE_TOKEN", PROMPT_TOKEN),
+    )
+    .await;
     assert!(
         stderr.contains("but --prompt-service (PROMPT_SERVICE_URL) is not"),
         "{stderr}"
@@ -520,11 +498,7 @@ async fn healthcheck_probes_a_tls_server_that_requires_tokens() {
             write(dir.path(), "ca.pem", &ca.cert),
         ),
     ];
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let listen = format!("127.0.0.1:{port}");
+    let listen = format!("127.0.0.1:{}", free_port());
     let mut server = binary()
         .args(["--listen", &listen, "--state-dir"])
         .arg(dir.path().join("state"))

@@ -9,11 +9,11 @@ use agent_runtime::{
 use openclaw_proto::agent::v1 as pb;
 use openclaw_transcript::{EntryBody, Message, UserContent, UserMessage};
 use tonic::Code;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::health_check_response::ServingStatus;
 
-use super::harness::Service;
+use super::calls::{assert_health, call, refusal, stream_refusal};
+use super::harness::{Service, StartOptions};
+use super::status::{assert_status, assert_status_starts};
 
 const TWO_AGENTS: &str = r#"{
   // JSON5: comments and trailing commas are fine.
@@ -50,13 +50,7 @@ fn user(text: &str) -> EntryBody {
 
 /// Creates the default agent's main session over the API.
 async fn create_main(service: &Service) -> pb::Session {
-    service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("create")
-        .into_inner()
+    call!(service, create_session, pb::CreateSessionRequest::default())
         .session
         .expect("session")
 }
@@ -92,13 +86,11 @@ async fn transcript(
     service: &Service,
     session: Option<pb::SessionRef>,
 ) -> (Vec<pb::TranscriptEntry>, pb::LoadReport) {
-    let mut stream = service
-        .client()
-        .await
-        .get_transcript(pb::GetTranscriptRequest { session })
-        .await
-        .expect("transcript")
-        .into_inner();
+    let mut stream = call!(
+        service,
+        get_transcript,
+        pb::GetTranscriptRequest { session }
+    );
     let mut entries = Vec::new();
     let mut report = None;
     while let Some(item) = stream.message().await.expect("stream") {
@@ -114,14 +106,7 @@ async fn transcript(
 #[tokio::test]
 async fn lists_agents_with_the_default_marked() {
     let service = Service::start(Some(TWO_AGENTS)).await;
-    let agents = service
-        .client()
-        .await
-        .list_agents(pb::ListAgentsRequest {})
-        .await
-        .expect("list")
-        .into_inner()
-        .agents;
+    let agents = call!(service, list_agents, pb::ListAgentsRequest {}).agents;
     let summary: Vec<(String, bool, String)> = agents
         .iter()
         .map(|a| (a.id.clone(), a.is_default, a.workspace.clone()))
@@ -346,20 +331,14 @@ async fn damaged_transcripts_still_load_with_a_report() {
 #[tokio::test]
 async fn unknown_agent_is_not_found() {
     let service = Service::start(Some(TWO_AGENTS)).await;
-    let status = service
-        .client()
-        .await
-        .list_sessions(pb::ListSessionsRequest {
+    let status = refusal!(
+        service,
+        list_sessions,
+        pb::ListSessionsRequest {
             agent_id: "ghost".into(),
-        })
-        .await
-        .expect_err("unknown");
-    assert_eq!(status.code(), Code::NotFound);
-    assert!(
-        status.message().contains("\"ghost\""),
-        "{}",
-        status.message()
+        }
     );
+    assert_status(&status, Code::NotFound, &["\"ghost\""]);
 }
 
 #[tokio::test]
@@ -373,12 +352,7 @@ async fn bad_session_keys_and_refs_are_invalid_argument() {
         })
         .await
         .expect_err("foreign");
-    assert_eq!(foreign.code(), Code::InvalidArgument);
-    assert!(
-        foreign.message().starts_with("session_key:"),
-        "{}",
-        foreign.message()
-    );
+    assert_status_starts(&foreign, Code::InvalidArgument, "session_key:");
     let traversal = client
         .create_session(pb::CreateSessionRequest {
             session_key: "../../etc/passwd".into(),
@@ -401,12 +375,7 @@ async fn bad_session_keys_and_refs_are_invalid_argument() {
         })
         .await
         .expect_err("bad id");
-    assert_eq!(bad_id.code(), Code::InvalidArgument);
-    assert!(
-        bad_id.message().starts_with("session_id:"),
-        "{}",
-        bad_id.message()
-    );
+    assert_status_starts(&bad_id, Code::InvalidArgument, "session_id:");
     let bad_enum = client
         .create_session(pb::CreateSessionRequest {
             chat_type: 77,
@@ -424,14 +393,13 @@ async fn bad_session_keys_and_refs_are_invalid_argument() {
 #[tokio::test]
 async fn unknown_session_is_not_found() {
     let service = Service::start(None).await;
-    let status = service
-        .client()
-        .await
-        .get_session(pb::GetSessionRequest {
+    let status = refusal!(
+        service,
+        get_session,
+        pb::GetSessionRequest {
             session: key_ref("", "slack:channel:nope"),
-        })
-        .await
-        .expect_err("missing");
+        }
+    );
     assert_eq!(status.code(), Code::NotFound);
 }
 
@@ -442,37 +410,18 @@ async fn unknown_session_is_not_found() {
 async fn invalid_config_is_failed_precondition_listing_every_error() {
     let bad = "{\n  agents: { defaults: { bootstrapMaxChars: 'many' } },\n  tools: { profle: 'full' },\n}\n";
     let service = Service::start(Some(bad)).await;
-    let status = service
-        .client()
-        .await
-        .list_agents(pb::ListAgentsRequest {})
-        .await
-        .expect_err("invalid config");
-    assert_eq!(status.code(), Code::FailedPrecondition);
-    let msg = status.message();
-    assert!(msg.contains("2 problems"), "{msg}");
-    assert!(
-        msg.contains("agents.defaults.bootstrapMaxChars (line 2"),
-        "{msg}"
+    let status = refusal!(service, list_agents, pb::ListAgentsRequest {});
+    assert_status(
+        &status,
+        Code::FailedPrecondition,
+        &[
+            "2 problems",
+            "agents.defaults.bootstrapMaxChars (line 2",
+            "tools.profle (line 3",
+        ],
     );
-    assert!(msg.contains("tools.profle (line 3"), "{msg}");
-    let mut health = HealthClient::new(service.channel().await);
-    let overall = health
-        .check(HealthCheckRequest {
-            service: String::new(),
-        })
-        .await
-        .expect("overall")
-        .into_inner();
-    assert_eq!(overall.status(), ServingStatus::Serving);
-    let agent = health
-        .check(HealthCheckRequest {
-            service: "openclaw.agent.v1.AgentService".into(),
-        })
-        .await
-        .expect("agent")
-        .into_inner();
-    assert_eq!(agent.status(), ServingStatus::NotServing);
+    let channel = service.channel().await;
+    assert_health(&channel, ServingStatus::Serving, ServingStatus::NotServing).await;
 }
 
 /// Lesson L8: a second process cannot write a session the first one holds.
@@ -541,16 +490,16 @@ async fn shutdown_flushes_sessions() {
 #[tokio::test]
 async fn a_stop_ends_idle_watches_at_once_with_unavailable() {
     let drain = std::time::Duration::from_secs(60);
-    let service = Service::start_serving(
-        tempfile::tempdir().expect("tempdir"),
-        None,
-        std::sync::Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source")),
-        agent_server::ServeConfig {
+    let options = StartOptions {
+        serve_config: agent_server::ServeConfig {
             drain_timeout: drain,
             ..agent_server::ServeConfig::default()
         },
-    )
-    .await;
+        ..StartOptions::default()
+    };
+    let prompt = std::sync::Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt"));
+    let service =
+        Service::start_with(tempfile::tempdir().expect("tempdir"), None, prompt, options).await;
     create_main(&service).await;
     let mut watch = service.watch().await;
     let started = std::time::Instant::now();
@@ -620,17 +569,7 @@ async fn a_routing_header_naming_another_session_is_refused() {
             .insert("x-openclaw-session-key", header.parse().unwrap());
         request
     };
-    let created = client
-        .create_session(pb::CreateSessionRequest {
-            agent_id: String::new(),
-            session_key: "demo".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("create")
-        .into_inner()
-        .session
-        .expect("session");
+    let created = service.create_session("demo").await;
 
     // Matching: the full key, for a body by short key and for a body by id.
     client
@@ -697,18 +636,7 @@ async fn a_corrupt_session_index_is_rebuilt_at_start_up() {
     let service = Service::start(None).await;
     let mut ids = Vec::new();
     for key in ["demo", "other"] {
-        let session = service
-            .client()
-            .await
-            .create_session(pb::CreateSessionRequest {
-                session_key: key.into(),
-                ..Default::default()
-            })
-            .await
-            .expect("create")
-            .into_inner()
-            .session
-            .expect("session");
+        let session = service.create_session(key).await;
         ids.push((session.session_key, session.session_id));
     }
     let mut dir = service.stop().await;
@@ -789,17 +717,11 @@ async fn a_transcript_of_a_newer_format_is_refused_by_name() {
         _prompt: prompt,
     };
     let mut client = h.service.client().await;
-    let read = match client
-        .get_transcript(pb::GetTranscriptRequest { session: None })
-        .await
-    {
-        Err(status) => status,
-        Ok(stream) => stream
-            .into_inner()
-            .message()
-            .await
-            .expect_err("the transcript was read"),
-    };
+    let read = stream_refusal!(
+        h.service,
+        get_transcript,
+        pb::GetTranscriptRequest { session: None }
+    );
     assert_eq!(read.code(), Code::FailedPrecondition, "{read:?}");
     assert!(read.message().contains("format version 99"), "{read:?}");
     assert!(

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::harness::{PromptService, Service};
 use super::model_json::tool_names;
 use super::run_events::{final_of, read_until};
+use super::status::assert_holds;
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 
@@ -399,11 +400,13 @@ async fn limits_are_refused_with_a_clear_tool_error() {
     assert!(!results[0].1, "{:?}", results[0]);
     let (_, busy_error, busy) = &results[1];
     assert!(*busy_error, "{busy}");
-    assert!(
-        busy.contains("sessions_spawn refused")
-            && busy.contains("already running")
-            && busy.contains("subagents.maxConcurrent = 1"),
-        "{busy}"
+    assert_holds(
+        busy,
+        &[
+            "sessions_spawn refused",
+            "already running",
+            "subagents.maxConcurrent = 1",
+        ],
     );
 
     // The child's refused spawn reaches it as an error tool result.

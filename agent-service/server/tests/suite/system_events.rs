@@ -12,12 +12,22 @@ use pb::run_event::Event;
 use serde_json::{Value, json};
 
 use super::harness::Harness;
+use super::run_events::events_of;
 
 const EXEC: &str = r#"tools: { exec: { security: "full", ask: "off" } },"#;
 const EXEC_QUIET: &str =
     r#"tools: { exec: { security: "full", ask: "off", notifyOnExit: false } },"#;
 /// The Tooling line that promises the wake-up.
 const PROMISE: &str = "an [Exec Finished] message brings you its exit status";
+
+/// The model's call `c1` of exec running `command` in the background.
+fn background(command: &str) -> FakeReply {
+    FakeReply::tool_call(
+        "c1",
+        "exec",
+        json!({ "command": command, "background": true }),
+    )
+}
 
 async fn run(h: &Harness, message: &str) -> Vec<Event> {
     let events = h.service.run_message(message).await;
@@ -77,24 +87,18 @@ fn user_texts(request: &agent_testkit::RecordedRequest) -> Vec<String> {
 async fn a_background_commands_end_starts_a_run_with_its_status_and_output() {
     let h = Harness::start(WireFormat::ChatCompletions, "", EXEC).await;
     h.fake.push_all([
-        FakeReply::tool_call(
-            "c1",
-            "exec",
-            json!({ "command": "sleep 2; echo compiled 12 files; exit 2", "background": true }),
-        ),
+        background("sleep 2; echo compiled 12 files; exit 2"),
         FakeReply::text("The build runs in the background."),
         FakeReply::text("The build failed with exit code 2."),
     ]);
     let first = run(&h, "Start the build.").await;
     // Opened once the session exists, well before the command ends.
     let mut watch = h.service.watch().await;
-    let first_run = first
-        .iter()
-        .find_map(|e| match e {
-            Event::Started(s) => Some(s.run_id.clone()),
-            _ => None,
-        })
-        .expect("started");
+    let first_run = events_of!(&first, Started)
+        .into_iter()
+        .next()
+        .expect("started")
+        .run_id;
     assert_eq!(first_run, "run-1");
     assert!(
         system_prompt(&h.fake.requests()[0]).contains(PROMISE),
@@ -163,11 +167,7 @@ async fn a_command_that_ends_during_a_run_is_steered_into_it() {
     run(&h, "Hi.").await;
     let mut watch = h.service.watch().await;
     h.fake.push_all([
-        FakeReply::tool_call(
-            "c1",
-            "exec",
-            json!({ "command": "echo quick", "background": true }),
-        ),
+        background("echo quick"),
         // The foreground command keeps the run in its tool batch while the other ends.
         FakeReply::tool_call("c2", "exec", json!({ "command": "sleep 2; echo slow" })),
         FakeReply::text("Both are done."),
@@ -213,11 +213,7 @@ async fn a_command_that_ends_during_a_run_is_steered_into_it() {
 async fn with_notify_on_exit_off_there_is_no_wakeup_and_no_promise() {
     let h = Harness::start(WireFormat::ChatCompletions, "", EXEC_QUIET).await;
     h.fake.push_all([
-        FakeReply::tool_call(
-            "c1",
-            "exec",
-            json!({ "command": "echo done > done.txt", "background": true }),
-        ),
+        background("echo done > done.txt"),
         FakeReply::text("Started."),
         FakeReply::text("Anything else?"),
     ]);

@@ -4,6 +4,7 @@
 use openclaw_proto::agent::v1 as pb;
 use tonic::Code;
 
+use super::calls::{call, refusal};
 use super::harness::Service;
 
 fn files_in(dir: &std::path::Path) -> Vec<String> {
@@ -20,6 +21,15 @@ fn files_in(dir: &std::path::Path) -> Vec<String> {
 
 /// setup creates the config and a brand-new workspace gets the
 /// templates plus BOOTSTRAP.md; a deleted BOOTSTRAP.md is never recreated.
+/// `Setup` with a full reset of the default agent's workspace.
+async fn full_reset(service: &Service) -> pb::SetupResponse {
+    let request = pb::SetupRequest {
+        full_reset: true,
+        ..Default::default()
+    };
+    call!(service, setup, request)
+}
+
 #[tokio::test]
 async fn setup_creates_config_and_seeds_a_brand_new_workspace() {
     let service = Service::start(None).await;
@@ -76,12 +86,7 @@ async fn a_vanished_workspace_is_refused_until_a_full_reset() {
     std::fs::remove_dir_all(&ws).expect("wipe");
     let service = Service::start_in(dir, None).await;
     assert!(!ws.join("BOOTSTRAP.md").exists(), "never silently reseeded");
-    let status = service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect_err("refused");
+    let status = refusal!(service, create_session, pb::CreateSessionRequest::default());
     assert_eq!(status.code(), Code::FailedPrecondition);
     let msg = status.message().to_lowercase();
     assert!(
@@ -89,23 +94,8 @@ async fn a_vanished_workspace_is_refused_until_a_full_reset() {
         "{msg}"
     );
 
-    let reset = service
-        .client()
-        .await
-        .setup(pb::SetupRequest {
-            full_reset: true,
-            ..Default::default()
-        })
-        .await
-        .expect("full reset")
-        .into_inner();
-    assert!(reset.workspaces[0].bootstrap_seeded);
-    service
-        .client()
-        .await
-        .create_session(pb::CreateSessionRequest::default())
-        .await
-        .expect("usable again");
+    assert!(full_reset(&service).await.workspaces[0].bootstrap_seeded);
+    call!(service, create_session, pb::CreateSessionRequest::default());
 }
 
 /// with sandboxing on, non-main sessions get their own workspace.
@@ -125,16 +115,7 @@ async fn sandboxed_non_main_sessions_get_a_per_session_workspace() {
         main.workspace,
         service.path("state/workspace").display().to_string()
     );
-    let group = client
-        .create_session(pb::CreateSessionRequest {
-            session_key: "discord:group:7".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("group")
-        .into_inner()
-        .session
-        .expect("s");
+    let group = service.create_session("discord:group:7").await;
     let sandbox = std::path::PathBuf::from(&group.workspace);
     assert!(
         sandbox.starts_with(service.path("sandboxes")),
@@ -199,13 +180,7 @@ async fn list_skills_reports_priority_collisions_and_skips() {
     )
     .unwrap();
 
-    let skills = service
-        .client()
-        .await
-        .list_skills(pb::ListSkillsRequest::default())
-        .await
-        .expect("skills")
-        .into_inner();
+    let skills = call!(service, list_skills, pb::ListSkillsRequest::default());
     let names: Vec<(&str, &str)> = skills
         .skills
         .iter()
@@ -233,15 +208,13 @@ async fn list_skills_reports_priority_collisions_and_skips() {
         skills.skipped
     );
 
-    let narrow = service
-        .client()
-        .await
-        .list_skills(pb::ListSkillsRequest {
+    let narrow = call!(
+        service,
+        list_skills,
+        pb::ListSkillsRequest {
             agent_id: "narrow".into(),
-        })
-        .await
-        .expect("narrow")
-        .into_inner();
+        }
+    );
     let names: Vec<&str> = narrow.skills.iter().map(|s| s.name.as_str()).collect();
     // The narrow agent's workspace has no skills of its own; the managed
     // root offers notes and weather, and its allowlist keeps only notes.
@@ -256,14 +229,13 @@ async fn list_skills_reports_priority_collisions_and_skips() {
 #[tokio::test]
 async fn list_skills_for_an_unknown_agent_is_not_found() {
     let service = Service::start(None).await;
-    let status = service
-        .client()
-        .await
-        .list_skills(pb::ListSkillsRequest {
+    let status = refusal!(
+        service,
+        list_skills,
+        pb::ListSkillsRequest {
             agent_id: "ghost".into(),
-        })
-        .await
-        .expect_err("unknown");
+        }
+    );
     assert_eq!(status.code(), Code::NotFound);
 }
 
@@ -278,17 +250,7 @@ async fn a_full_reset_clears_the_workspace_and_its_marker_together() {
     let markers = service.path("state/workspace-attestations");
     let before: Vec<_> = std::fs::read_dir(&markers).expect("markers").collect();
     assert_eq!(before.len(), 1);
-    let reset = service
-        .client()
-        .await
-        .setup(pb::SetupRequest {
-            full_reset: true,
-            ..Default::default()
-        })
-        .await
-        .expect("full reset")
-        .into_inner();
-    assert!(reset.workspaces[0].bootstrap_seeded);
+    assert!(full_reset(&service).await.workspaces[0].bootstrap_seeded);
     assert!(ws.join("BOOTSTRAP.md").is_file());
     assert!(!ws.join("notes.txt").exists(), "the workspace was cleared");
     let aside = service.path("state/workspace.reset-1");
