@@ -10,18 +10,32 @@ use crate::{
     term::{Term, columns},
 };
 
+/// Sessions asked for per `ListSessions` call in `list`.
+const LIST_PAGE: u32 = 1_000;
+
 /// Tool arguments and results are cut to this many characters in `show`.
 const SUMMARY_CHARS: usize = 120;
 
 /// `openclaw sessions list`: an agent's sessions, most recently updated first.
 pub async fn list(client: &mut Client, agent: &str, term: &mut Term<'_>) -> Result<(), CliError> {
-    let sessions = client
-        .list_sessions(pb::ListSessionsRequest {
-            agent_id: agent.to_owned(),
-        })
-        .await?
-        .into_inner()
-        .sessions;
+    // Page by page, so an agent with many sessions never needs one huge response.
+    let mut sessions = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_sessions(pb::ListSessionsRequest {
+                agent_id: agent.to_owned(),
+                page_size: LIST_PAGE,
+                page_token,
+            })
+            .await?
+            .into_inner();
+        sessions.extend(page.sessions);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
     if sessions.is_empty() {
         term.line("no sessions yet; start one with `openclaw chat`")?;
         return Ok(());

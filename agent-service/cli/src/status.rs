@@ -102,6 +102,7 @@ async fn agents(client: &mut Client, term: &mut Term<'_>) -> Result<(), CliError
         let sessions = client
             .list_sessions(pb::ListSessionsRequest {
                 agent_id: a.id.clone(),
+                ..Default::default()
             })
             .await?
             .into_inner()

@@ -16,8 +16,8 @@
 //!    freed pages back over a few seconds), and reports the resident memory per idle
 //!    session over the settled baseline and the descriptors left open on session files.
 //!
-//! 3. The index at that size: `ListSessions` of every session (the median of five calls, as
-//!    the client sees it), and index updates: `CreateSession` of new keys one at a time (each
+//! 3. The index at that size: `ListSessions` of every session and of one page of 1,000 and
+//!    the page after it (medians of five calls, as the client sees them), and index updates: `CreateSession` of new keys one at a time (each
 //!    a durable index update and a new transcript) and `ResetSession` of existing ones (an
 //!    index update and an archive rename), medians of twenty.
 //!
@@ -278,7 +278,10 @@ async fn run_step(
     })
 }
 
-/// Lists every session (five times) and times index updates, with `total` sessions in the
+/// Sessions per page in the paged `ListSessions` figures.
+const LIST_PAGE: u32 = 1_000;
+
+/// Lists every session (five times), a page of them, and times index updates, with `total` sessions in the
 /// index; prints the medians.
 async fn index_figures(client: &AgentServiceClient<Channel>, total: usize) -> anyhow::Result<()> {
     let mut lists = Vec::new();
@@ -297,6 +300,35 @@ async fn index_figures(client: &AgentServiceClient<Channel>, total: usize) -> an
         listed >= total,
         "ListSessions returned {listed} sessions, {total} exist"
     );
+    // A page as the CLI asks for it (the most recent 1,000), and the next page after it.
+    let (mut firsts, mut seconds) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let began = Instant::now();
+        let first = client
+            .clone()
+            .list_sessions(pb::ListSessionsRequest {
+                page_size: LIST_PAGE,
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| anyhow::anyhow!("ListSessions: {s}"))?
+            .into_inner();
+        firsts.push(began.elapsed());
+        anyhow::ensure!(
+            first.sessions.len() == LIST_PAGE as usize && !first.next_page_token.is_empty()
+        );
+        let began = Instant::now();
+        client
+            .clone()
+            .list_sessions(pb::ListSessionsRequest {
+                page_size: LIST_PAGE,
+                page_token: first.next_page_token,
+                ..Default::default()
+            })
+            .await
+            .map_err(|s| anyhow::anyhow!("ListSessions: {s}"))?;
+        seconds.push(began.elapsed());
+    }
     let (mut creates, mut resets) = (Vec::new(), Vec::new());
     for i in 0..20 {
         let began = Instant::now();
@@ -322,14 +354,23 @@ async fn index_figures(client: &AgentServiceClient<Channel>, total: usize) -> an
             .map_err(|s| anyhow::anyhow!("ResetSession: {s}"))?;
         resets.push(began.elapsed());
     }
-    for times in [&mut lists, &mut creates, &mut resets] {
+    for times in [
+        &mut lists,
+        &mut firsts,
+        &mut seconds,
+        &mut creates,
+        &mut resets,
+    ] {
         times.sort();
     }
     println!(
         "  index of {listed} sessions: ListSessions of all of them p50 {:.1} ms (max {:.1} ms); \
+         a page of {LIST_PAGE} p50 {:.1} ms, the next page p50 {:.1} ms; \
          index updates: CreateSession p50 {:.2} ms, ResetSession p50 {:.2} ms",
         ms(percentile(&lists, 0.5)),
         ms(percentile(&lists, 1.0)),
+        ms(percentile(&firsts, 0.5)),
+        ms(percentile(&seconds, 0.5)),
         ms(percentile(&creates, 0.5)),
         ms(percentile(&resets, 0.5)),
     );

@@ -260,6 +260,24 @@ impl AgentServiceImpl {
     }
 }
 
+/// The position a `ListSessions` page token names: the `(updated_at, key)` of the previous
+/// page's last session (`<updatedAt>:<key>`); empty is the first page.
+fn page_cursor(token: &str) -> Result<Option<(i64, String)>, Status> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    token
+        .split_once(':')
+        .and_then(|(at, key)| Some((at.parse::<i64>().ok()?, key.to_owned())))
+        .filter(|(_, key)| !key.is_empty())
+        .map(Some)
+        .ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "page_token {token:?} is not a next_page_token ListSessions returned"
+            ))
+        })
+}
+
 type TranscriptStream = Pin<Box<dyn Stream<Item = Result<pb::TranscriptItem, Status>> + Send>>;
 type RunEventStream = Pin<Box<dyn Stream<Item = Result<pb::RunEvent, Status>> + Send>>;
 
@@ -345,15 +363,29 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
-        let req = request.into_inner();
-        let sessions = self
+        let pb::ListSessionsRequest {
+            agent_id,
+            page_size,
+            page_token,
+        } = request.into_inner();
+        let after = page_cursor(&page_token)?;
+        let (sessions, more) = self
             .runtime
             .sessions()
-            .list(&req.agent_id)
+            .list_page(
+                &agent_id,
+                after.as_ref().map(|(at, key)| (*at, key.as_str())),
+                usize::try_from(page_size).unwrap_or(usize::MAX),
+            )
             .await
             .map_err(status_of)?;
+        let next_page_token = match sessions.last() {
+            Some(last) if more => format!("{}:{}", last.entry.updated_at, last.key.as_str()),
+            _ => String::new(),
+        };
         Ok(Response::new(pb::ListSessionsResponse {
             sessions: sessions.into_iter().map(|s| self.session(s)).collect(),
+            next_page_token,
         }))
     }
 

@@ -79,6 +79,33 @@ impl<'r> SessionsHandle<'r> {
         self.manager().list(&agent).await
     }
 
+    /// One page of agent `agent_id`'s sessions in list order (most recently updated first,
+    /// then by key): at most `limit` of them (0: all) after `after`, the `(updated_at, key)`
+    /// of the previous page's last session. Returns the page and whether more follow.
+    pub async fn list_page(
+        &self,
+        agent_id: &str,
+        after: Option<(i64, &str)>,
+        limit: usize,
+    ) -> Result<(Vec<SessionInfo>, bool), RuntimeError> {
+        let mut all = self.list(agent_id).await?;
+        let start = after.map_or(0, |(at, key)| {
+            all.partition_point(|s| {
+                (std::cmp::Reverse(s.entry.updated_at), s.key.as_str())
+                    <= (std::cmp::Reverse(at), key)
+            })
+        });
+        let end = if limit == 0 {
+            all.len()
+        } else {
+            start.saturating_add(limit).min(all.len())
+        };
+        let more = end < all.len();
+        all.truncate(end);
+        all.drain(..start);
+        Ok((all, more))
+    }
+
     /// One session.
     pub async fn get(
         &self,

@@ -751,6 +751,7 @@ async fn a_due_job_runs_once_on_the_replica_that_owns_its_session() {
                 list_sessions,
                 pb::ListSessionsRequest {
                     agent_id: agent.clone(),
+                    ..Default::default()
                 }
             )
             .sessions

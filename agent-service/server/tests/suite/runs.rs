@@ -1010,6 +1010,7 @@ async fn only_session(service: &Service) -> (String, String) {
         list_sessions,
         pb::ListSessionsRequest {
             agent_id: "main".into(),
+            ..Default::default()
         }
     )
     .sessions;

@@ -178,6 +178,7 @@ async fn session_lifecycle_create_get_list_reset_delete() {
     let listed = client
         .list_sessions(pb::ListSessionsRequest {
             agent_id: "main".into(),
+            ..Default::default()
         })
         .await
         .expect("list")
@@ -336,6 +337,7 @@ async fn unknown_agent_is_not_found() {
         list_sessions,
         pb::ListSessionsRequest {
             agent_id: "ghost".into(),
+            ..Default::default()
         }
     );
     assert_status(&status, Code::NotFound, &["\"ghost\""]);
@@ -656,6 +658,7 @@ async fn a_corrupt_session_index_is_rebuilt_at_start_up() {
         let listed = client
             .list_sessions(pb::ListSessionsRequest {
                 agent_id: String::new(),
+                ..Default::default()
             })
             .await
             .unwrap_or_else(|e| panic!("{what}: list failed: {e:?}"))
@@ -761,4 +764,64 @@ async fn a_transcript_of_a_newer_format_is_refused_by_name() {
         before,
         "the file changed"
     );
+}
+
+/// ListSessions pages: pages of `page_size` in list order, each token taking up where the
+/// previous page ended, the last page without a token, together exactly the whole list; a
+/// token ListSessions did not make is refused naming it.
+#[tokio::test]
+async fn sessions_are_listed_page_by_page() {
+    let service = Service::start(None).await;
+    for i in 0..7 {
+        call!(
+            service,
+            create_session,
+            pb::CreateSessionRequest {
+                session_key: format!("paged-{i}"),
+                ..Default::default()
+            }
+        );
+    }
+    let all = call!(service, list_sessions, pb::ListSessionsRequest::default());
+    assert_eq!(all.sessions.len(), 7);
+    assert!(all.next_page_token.is_empty(), "page_size 0 is everything");
+    let mut paged = Vec::new();
+    let mut sizes = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = call!(
+            service,
+            list_sessions,
+            pb::ListSessionsRequest {
+                page_size: 3,
+                page_token,
+                ..Default::default()
+            }
+        );
+        sizes.push(page.sessions.len());
+        paged.extend(page.sessions);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    assert_eq!(sizes, [3, 3, 1]);
+    let keys = |sessions: &[pb::Session]| {
+        sessions
+            .iter()
+            .map(|s| s.session_key.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&paged), keys(&all.sessions));
+    let bad = refusal!(
+        service,
+        list_sessions,
+        pb::ListSessionsRequest {
+            page_size: 3,
+            page_token: "not-a-token".into(),
+            ..Default::default()
+        }
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("page_token"), "{bad:?}");
 }

@@ -523,6 +523,7 @@ impl Routed {
         let listed = replica
             .list_sessions(pb::ListSessionsRequest {
                 agent_id: "main".into(),
+                ..Default::default()
             })
             .await
             .map_err(|s| {

@@ -373,7 +373,10 @@ impl Cluster {
         let listed = self
             .replica_client(ordinal)
             .await
-            .list_sessions(pb::ListSessionsRequest { agent_id })
+            .list_sessions(pb::ListSessionsRequest {
+                agent_id,
+                ..Default::default()
+            })
             .await
             .unwrap_or_else(|s| panic!("ListSessions on replica {ordinal}: {s}"))
             .into_inner();
