@@ -334,14 +334,38 @@ pub(super) async fn run(
             .unwrap_or_default();
         eprintln!("{logs}");
     }
-    let down = routed
-        .compose(&["down", "--volumes", "--timeout", "60"])
-        .await;
+    let at = Instant::now();
+    // The replicas first: `down` would stop the router first (it depends on them), and a
+    // stopping router lets the streams in flight finish, among them each replica's health
+    // watch of prompt-service, which ends only with the replica.
+    let replicas: Vec<String> = (0..routed.layout.replicas)
+        .map(|i| routed.layout.agent_service(i))
+        .collect();
+    let mut stop = vec!["stop", "--timeout", "60"];
+    stop.extend(replicas.iter().map(String::as_str));
+    let stopped = routed.compose(&stop).await;
+    let down = match stopped {
+        Ok(_) => {
+            routed
+                .compose(&["down", "--volumes", "--timeout", "60"])
+                .await
+        }
+        Err(e) => {
+            // Still take everything down, then report the failed stop.
+            let _ = routed
+                .compose(&["down", "--volumes", "--timeout", "60"])
+                .await;
+            Err(e)
+        }
+    };
     match (result, down) {
         (Err(e), _) => Err(e),
         (Ok(()), Err(e)) => Err(step("routed down")(e)),
         (Ok(()), Ok(_)) => {
-            say("routed down: exit 0");
+            say(&format!(
+                "routed down: the replicas, then the rest, exit 0 in {:.1} s",
+                at.elapsed().as_secs_f64()
+            ));
             Ok(())
         }
     }
