@@ -43,6 +43,11 @@ enum Command {
         /// Where the published ports are reached from here.
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
+        /// The largest accepted service image, in MB. The default holds for
+        /// the `dist` profile; binaries of the `release` profile (no fat LTO)
+        /// make agent-service's image about 10 MB larger.
+        #[arg(long, value_name = "MB", default_value_t = deploy_check::engine::IMAGE_LIMIT_BYTES / 1_000_000)]
+        image_limit: u64,
     },
 }
 
@@ -78,6 +83,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             build_args,
             build_network,
             host,
+            image_limit,
         } => {
             let repo = std::env::current_dir()?;
             if !repo.join("deploy/compose.yaml").is_file() {
@@ -89,6 +95,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 build_args,
                 build_network,
                 host,
+                image_limit_bytes: image_limit.saturating_mul(1_000_000),
             };
             if let Err(error) = deploy_check::engine::run(&options).await {
                 eprintln!("deploy-check engine: {error}");

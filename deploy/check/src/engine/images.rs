@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use super::{EngineError, IMAGE_LIMIT_BYTES, Options, docker, image, megabytes, say, step};
+use super::{EngineError, Options, docker, image, megabytes, say, step};
 
-/// Size, debug sections and binary of one service's image.
-pub(super) async fn check_service_image(service: &str) -> Result<(), EngineError> {
+/// Size (at most `limit` bytes), debug sections and binary of one service's image.
+pub(super) async fn check_service_image(service: &str, limit: u64) -> Result<(), EngineError> {
     let binary = &format!("/usr/local/bin/{service}");
     let name = image(service);
     let size: u64 = docker(&["image", "inspect", "--format", "{{.Size}}", &name])
@@ -36,17 +36,17 @@ pub(super) async fn check_service_image(service: &str) -> Result<(), EngineError
             "{name}: {binary} has debug sections {sections:?}"
         )));
     }
-    if size > IMAGE_LIMIT_BYTES {
+    if size > limit {
         return Err(step("image")(format!(
             "{name} is {}, over the {} limit",
             megabytes(size),
-            megabytes(IMAGE_LIMIT_BYTES)
+            megabytes(limit)
         )));
     }
     say(&format!(
         "image {name}: {} (limit {}), {binary} has no debug sections",
         megabytes(size),
-        megabytes(IMAGE_LIMIT_BYTES)
+        megabytes(limit)
     ));
     Ok(())
 }
@@ -63,9 +63,10 @@ pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
         "/bin/sh",
         &image("agent-service"),
         "-c",
+        // By path: busybox's `sh` runs its own applet for a bare `setpriv` or `unshare`.
         "setsid sh -c 'echo shell ok' && bwrap --version \
-         && setpriv --pdeathsig KILL -- prlimit --version \
-         && unshare --help | grep -c -e --kill-child -e --map-current-user",
+         && /bin/setpriv --pdeathsig KILL -- prlimit --version \
+         && /bin/unshare --help | grep -c -e --kill-child -e --map-current-user",
     ])
     .await
     .map_err(step("agent-service shell"))?;
@@ -82,7 +83,7 @@ pub(super) async fn check_agent_shell() -> Result<(), EngineError> {
     let prlimit = lines.next().unwrap_or_default().trim().to_owned();
     if !prlimit.contains("util-linux") {
         return Err(step("agent-service shell")(format!(
-            "setpriv --pdeathsig KILL -- prlimit --version printed {prlimit:?}"
+            "/bin/setpriv --pdeathsig KILL -- prlimit --version printed {prlimit:?}"
         )));
     }
     if lines.next().map(str::trim) != Some("2") {

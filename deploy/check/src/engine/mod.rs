@@ -4,7 +4,7 @@
 //! so, when no engine answers. In order: the engine's versions against what
 //! the compose file and the Dockerfile need; the host's release binaries
 //! with their debug info split off ([`crate::dist`]); `compose build` of both
-//! images from them; each image's size (at most [`IMAGE_LIMIT_BYTES`]), no
+//! images from them; each image's size (at most [`Options::image_limit_bytes`]), no
 //! debug section in its binary, a shell in agent-service's for the exec
 //! tool; `up --wait` until both are healthy; reflection of both services;
 //! a call without a token refused; `Setup` with the read-only mounted
@@ -32,7 +32,8 @@ use std::{
 
 use project::Project;
 
-/// Largest accepted image, in bytes (what `docker images` shows as 40 MB).
+/// Largest accepted image by default, in bytes (what `docker images` shows as 40 MB): what
+/// the `dist` profile's binaries fit in ([`Options::image_limit_bytes`]).
 pub const IMAGE_LIMIT_BYTES: u64 = 40_000_000;
 
 /// Compose project of the check.
@@ -77,6 +78,9 @@ pub struct Options {
     pub build_network: Option<String>,
     /// Where published ports are reached from here.
     pub host: String,
+    /// Largest accepted service image, in bytes ([`IMAGE_LIMIT_BYTES`] for the `dist`
+    /// profile's binaries).
+    pub image_limit_bytes: u64,
 }
 
 /// Why the check failed.
@@ -132,19 +136,20 @@ pub async fn run(options: &Options) -> Result<(), EngineError> {
     let work = tempfile::tempdir().map_err(|e| step("temp dir")(e.to_string()))?;
     let project = Project::prepare(options, work.path())?;
     let result = exercise(&project, options).await;
+    if result.is_err() {
+        // Before `down`, which removes the containers and their logs.
+        let logs = project
+            .compose(&["logs", "--no-color", "--tail", "40"])
+            .await
+            .unwrap_or_default();
+        eprintln!("{logs}");
+    }
     // Whatever happened, leave nothing running.
     let down = project
         .compose(&["down", "--volumes", "--timeout", "60"])
         .await;
     match (result, down) {
-        (Err(e), _) => {
-            let logs = project
-                .compose(&["logs", "--no-color", "--tail", "40"])
-                .await
-                .unwrap_or_default();
-            eprintln!("{logs}");
-            Err(e)
-        }
+        (Err(e), _) => Err(e),
         (Ok(()), Err(e)) => Err(step("down")(e)),
         (Ok(()), Ok(_)) => {
             say("down: exit 0");
@@ -286,8 +291,8 @@ async fn exercise(project: &Project, options: &Options) -> Result<(), EngineErro
         "build: both images in {:.1} s",
         at.elapsed().as_secs_f64()
     ));
-    images::check_service_image("prompt-service").await?;
-    images::check_service_image("agent-service").await?;
+    images::check_service_image("prompt-service", options.image_limit_bytes).await?;
+    images::check_service_image("agent-service", options.image_limit_bytes).await?;
     images::check_agent_shell().await?;
     images::check_router_image(options).await?;
 

@@ -33,6 +33,10 @@ const PROMPT_BACKEND: &str = "prompt_service";
 /// How long a session's calls may keep failing after its replica is back, while the router
 /// resolves its name again (`hold valid` in the resolvers, 10 s).
 const BACK_WITHIN: Duration = Duration::from_secs(60);
+/// The router's readiness, as its startup probe asks it (`GET /ready` on the health port),
+/// with what the router image has: bash.
+const ROUTER_READY: &str = "exec 3<>/dev/tcp/127.0.0.1/8404 \
+    && printf 'GET /ready HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '";
 
 /// The layout the shipped files describe.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +172,7 @@ pub fn project_file(deploy: &Path, layout: &Layout, secrets: &Secrets) -> Result
         services.insert(name, Value::Object(prompt));
     }
     let mut volumes = serde_json::Map::new();
+    let mut started_agents = serde_json::Map::new();
     for i in 0..layout.replicas {
         let name = layout.agent_service(i);
         let host = layout
@@ -208,11 +213,15 @@ pub fn project_file(deploy: &Path, layout: &Layout, secrets: &Secrets) -> Result
         volumes.insert(volume, json!({}));
         agent.insert("ports".into(), json!(["127.0.0.1::50052"]));
         agent.insert("networks".into(), aliases(&[host]));
-        let mut depends = healthy_prompts.clone();
-        depends.insert(router.clone(), json!({ "condition": "service_started" }));
-        agent.insert("depends_on".into(), Value::Object(depends));
+        agent.insert("depends_on".into(), Value::Object(healthy_prompts.clone()));
+        started_agents.insert(name.clone(), json!({ "condition": "service_started" }));
         services.insert(name, Value::Object(agent));
     }
+    // The router starts after the replicas. In the cluster each replica's name is its own
+    // Service, which resolves whether or not the pod runs; here a name resolves only once its
+    // container runs, and HAProxy's start-up lookup (`init-addr last,libc,none`) of a name
+    // the engine's DNS does not know waits for the upstream resolvers to time out. Its health
+    // check is the Deployment's startup probe: `/ready` on the health port.
     services.insert(
         router.clone(),
         json!({
@@ -225,6 +234,15 @@ pub fn project_file(deploy: &Path, layout: &Layout, secrets: &Secrets) -> Result
                 "target": "/usr/local/etc/haproxy",
                 "read_only": true,
             }],
+            "depends_on": started_agents,
+            "healthcheck": {
+                "test": ["CMD", "bash", "-c", ROUTER_READY],
+                "interval": "10s",
+                "timeout": "5s",
+                "retries": 3,
+                "start_period": "30s",
+                "start_interval": "1s",
+            },
         }),
     );
     Ok(json!({
@@ -308,21 +326,46 @@ pub(super) async fn run(
         token: token.to_owned(),
     };
     let result = routed.exercise(options).await;
-    let down = routed
-        .compose(&["down", "--volumes", "--timeout", "60"])
-        .await;
-    match (result, down) {
-        (Err(e), _) => {
-            let logs = routed
-                .compose(&["logs", "--no-color", "--tail", "40"])
+    if result.is_err() {
+        // Before `down`, which removes the containers and their logs.
+        let logs = routed
+            .compose(&["logs", "--no-color", "--tail", "40"])
+            .await
+            .unwrap_or_default();
+        eprintln!("{logs}");
+    }
+    let at = Instant::now();
+    // The replicas first: `down` would stop the router first (it depends on them), and a
+    // stopping router lets the streams in flight finish, among them each replica's health
+    // watch of prompt-service, which ends only with the replica.
+    let replicas: Vec<String> = (0..routed.layout.replicas)
+        .map(|i| routed.layout.agent_service(i))
+        .collect();
+    let mut stop = vec!["stop", "--timeout", "60"];
+    stop.extend(replicas.iter().map(String::as_str));
+    let stopped = routed.compose(&stop).await;
+    let down = match stopped {
+        Ok(_) => {
+            routed
+                .compose(&["down", "--volumes", "--timeout", "60"])
                 .await
-                .unwrap_or_default();
-            eprintln!("{logs}");
+        }
+        Err(e) => {
+            // Still take everything down, then report the failed stop.
+            let _ = routed
+                .compose(&["down", "--volumes", "--timeout", "60"])
+                .await;
             Err(e)
         }
+    };
+    match (result, down) {
+        (Err(e), _) => Err(e),
         (Ok(()), Err(e)) => Err(step("routed down")(e)),
         (Ok(()), Ok(_)) => {
-            say("routed down: exit 0");
+            say(&format!(
+                "routed down: the replicas, then the rest, exit 0 in {:.1} s",
+                at.elapsed().as_secs_f64()
+            ));
             Ok(())
         }
     }
@@ -469,14 +512,18 @@ impl Routed {
         self.compose(&["stop", away])
             .await
             .map_err(step("routed stop"))?;
+        let error_file =
+            error_file_message(&options.repo.join("deploy")).map_err(step("routed project"))?;
+        let at = Instant::now();
         let refused = calls::run(&mut router, &keys[1], "while away").await;
-        let refused = router_refusal(refused)?;
+        let refused = router_refusal(&refused, &error_file).map_err(step("routed replica away"))?;
+        let refused_in = at.elapsed().as_secs_f64();
         self.holds_not(&mut direct[0], &keys[1], &names[0]).await?;
         calls::run(&mut router, &keys[0], "meanwhile")
             .await
             .map_err(step("routed Run while a replica is away"))?;
         say(&format!(
-            "replica away: with {away} stopped, {} answers UNAVAILABLE through the router ({refused:?}); {} holds no second session of it; {} still runs",
+            "replica away: with {away} stopped, {} answers UNAVAILABLE through the router in {refused_in:.1} s ({refused}); {} holds no second session of it; {} still runs",
             keys[1], names[0], keys[0]
         ));
 
@@ -621,18 +668,63 @@ fn expect_code<T>(
     }
 }
 
-/// A Run through the router to a replica that is away: refused UNAVAILABLE by the router itself
-/// (its error file, a gRPC status, never INTERNAL). Its message.
-fn router_refusal(answer: Result<calls::RunOutcome, String>) -> Result<String, EngineError> {
+/// How the router refused a call whose replica is away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its own answer, the error file for 503 (`grpc-status: 14`): the replica's address refused
+    /// the connection, as a Kubernetes Service without endpoints does.
+    ErrorFile,
+    /// HTTP/2 `RST_STREAM(REFUSED_STREAM)`, which gRPC clients report as UNAVAILABLE: HAProxy
+    /// answers so, instead of with its error file, when every connect to the replica timed out
+    /// (a stopped container's address does not answer). The call reached no replica.
+    RefusedStream,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::ErrorFile => "the router's own 503 answer, grpc-503.http",
+            Self::RefusedStream => {
+                "HTTP/2 REFUSED_STREAM: the router's connects to the stopped container's address timed out, \
+                 and HAProxy refuses such a stream rather than send its error file"
+            }
+        })
+    }
+}
+
+/// The `grpc-message` of the router's error file for 503 (deploy/k8s/router/grpc-503.http).
+pub fn error_file_message(deploy: &Path) -> Result<String, String> {
+    let path = deploy.join("k8s/router/grpc-503.http");
+    let text = crate::read(&path).map_err(|e| e.to_string())?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("grpc-message:"))
+        .map(|message| message.trim().to_owned())
+        .ok_or_else(|| format!("{} has no grpc-message line", path.display()))
+}
+
+/// A Run through the router to a replica that is away: refused UNAVAILABLE by the router itself,
+/// with its error file (`error_file` is its message) or a refused HTTP/2 stream; anything else
+/// (an answer, INTERNAL, UNAVAILABLE from elsewhere) is an error.
+pub fn router_refusal(
+    answer: &Result<calls::RunOutcome, String>,
+    error_file: &str,
+) -> Result<Refusal, String> {
     match answer {
-        Err(error) if error.contains("Unavailable") => Ok(error),
-        Err(error) => Err(step("routed replica away")(format!(
-            "expected UNAVAILABLE from the router, got {error}"
-        ))),
-        Ok(outcome) => Err(step("routed replica away")(format!(
+        // calls::run's error: "Run KEY: CODE MESSAGE".
+        Err(error) if error.contains(": Unavailable ") && error.contains(error_file) => {
+            Ok(Refusal::ErrorFile)
+        }
+        // tonic reports only REFUSED_STREAM among the HTTP/2 resets as UNAVAILABLE.
+        Err(error) if error.contains(": Unavailable h2 protocol error: ") => {
+            Ok(Refusal::RefusedStream)
+        }
+        Err(error) => Err(format!(
+            "expected UNAVAILABLE from the router (its error file or a refused stream), got {error}"
+        )),
+        Ok(outcome) => Err(format!(
             "the Run was answered in session {} while its replica was stopped",
             outcome.session_id
-        ))),
+        )),
     }
 }
 
@@ -706,5 +798,53 @@ mod tests {
         let router = &services["openclaw-router"];
         assert_eq!(router["volumes"][0]["target"], "/usr/local/etc/haproxy");
         assert_eq!(file["secrets"]["agent-tokens"]["file"], "/t/agent");
+        // The replicas come up before the router, which waits for its startup probe.
+        let router_depends: Vec<&String> = router["depends_on"]
+            .as_object()
+            .expect("depends_on")
+            .keys()
+            .collect();
+        assert_eq!(router_depends, ["agent-service-0", "agent-service-1"]);
+        assert!(
+            services["agent-service-0"]["depends_on"]
+                .get("openclaw-router")
+                .is_none()
+        );
+        assert!(
+            router["healthcheck"]["test"][3]
+                .as_str()
+                .expect("test")
+                .contains("/dev/tcp/127.0.0.1/8404")
+        );
+    }
+
+    /// A call to a stopped replica counts as refused by the router only when it is UNAVAILABLE
+    /// with the router's error file or a refused HTTP/2 stream (tonic's only UNAVAILABLE reset).
+    #[test]
+    fn only_the_routers_refusals_count() {
+        let message = error_file_message(&deploy()).expect("grpc-503.http");
+        assert!(message.contains("HTTP 503"), "{message}");
+        let err = |text: &str| Err(format!("Run agent:main:k: {text}"));
+        assert_eq!(
+            router_refusal(&err(&format!("Unavailable {message}")), &message),
+            Ok(Refusal::ErrorFile)
+        );
+        assert_eq!(
+            router_refusal(&err("Unavailable h2 protocol error: http2 error"), &message),
+            Ok(Refusal::RefusedStream)
+        );
+        for other in [
+            "Internal h2 protocol error: http2 error",
+            "Unknown transport error",
+            "Unavailable the session lives on replica 1 of 2: it is away",
+            &format!("Internal {message}"),
+        ] {
+            assert!(router_refusal(&err(other), &message).is_err(), "{other}");
+        }
+        let answered = Ok(calls::RunOutcome {
+            session_id: "s".into(),
+            final_text: "t".into(),
+        });
+        assert!(router_refusal(&answered, &message).is_err());
     }
 }
