@@ -85,12 +85,13 @@ impl<W: Wire> ModelProvider for HttpProvider<W> {
     #[tracing::instrument(skip_all, fields(provider = %self.endpoint.id, model = %request.model))]
     async fn complete(
         &self,
-        request: ModelRequest,
+        request: &ModelRequest,
         events: mpsc::Sender<StreamEvent>,
         cancel: CancellationToken,
     ) -> Result<AssistantMessage, ProviderError> {
         let timestamp = unix_millis(self.clock.now());
-        let mut request = request;
+        // The messages and tools are shared, so this copy is small.
+        let mut request = request.clone();
         if request.max_output_tokens.is_none() {
             request.max_output_tokens = self.endpoint.output_limit(&request.model);
         }

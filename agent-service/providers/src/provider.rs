@@ -27,7 +27,7 @@ pub trait ModelProvider: Send + Sync {
     /// [`ProviderError::Cancelled`]. No retries happen here; see [`crate::complete_with_retry`].
     async fn complete(
         &self,
-        request: ModelRequest,
+        request: &ModelRequest,
         events: mpsc::Sender<StreamEvent>,
         cancel: CancellationToken,
     ) -> Result<AssistantMessage, ProviderError>;

@@ -3,6 +3,7 @@
 use openclaw_config::raw::ThinkingLevel;
 use openclaw_transcript::{ContentBlock, Message, ToolCall, Usage};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// One model call: everything a provider needs to build its wire request.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -13,9 +14,10 @@ pub struct ModelRequest {
     /// The system prompt, split at the prompt-cache boundary.
     pub system: SystemPrompt,
     /// The conversation so far, tool calls already paired with their results by the loop.
-    pub messages: Vec<Message>,
-    /// Tools the model may call, in the order they are sent.
-    pub tools: Vec<ToolSpec>,
+    /// Shared: the loop keeps the list for the session's next call, and retries send it again.
+    pub messages: Arc<Vec<Message>>,
+    /// Tools the model may call, in the order they are sent (shared by a run's calls).
+    pub tools: Arc<[ToolSpec]>,
     /// Output token limit; `None` takes the model's `maxTokens` from config, else leaves it
     /// to the API (Anthropic, which requires one, gets [`crate::DEFAULT_ANTHROPIC_MAX_TOKENS`]).
     pub max_output_tokens: Option<u32>,

@@ -72,7 +72,7 @@ pub async fn complete_with_retry(
     let mut attempt = 1;
     loop {
         let (sender, mut receiver) = mpsc::channel(events.max_capacity().max(1));
-        let call = provider.complete(request.clone(), sender, cancel.clone());
+        let call = provider.complete(&request, sender, cancel.clone());
         let forward = async {
             let mut forwarded = false;
             while let Some(event) = receiver.recv().await {
@@ -148,7 +148,7 @@ mod tests {
         }
         async fn complete(
             &self,
-            _: ModelRequest,
+            _: &ModelRequest,
             events: mpsc::Sender<StreamEvent>,
             _: CancellationToken,
         ) -> Result<AssistantMessage, ProviderError> {

@@ -274,7 +274,7 @@ impl ModelProvider for ScriptedProvider {
 
     async fn complete(
         &self,
-        request: ModelRequest,
+        request: &ModelRequest,
         events: mpsc::Sender<StreamEvent>,
         cancel: CancellationToken,
     ) -> Result<AssistantMessage, ProviderError> {
@@ -373,7 +373,7 @@ impl ModelProvider for ScriptedProvider {
         Ok(AssistantMessage {
             content,
             provider: self.id.clone(),
-            model: request.model,
+            model: request.model.clone(),
             api: Some(API.to_owned()),
             usage: Some(usage),
             stop_reason,

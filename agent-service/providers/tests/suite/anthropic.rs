@@ -53,13 +53,9 @@ async fn tool_use_and_results_pair_up_and_thinking_is_replayed_with_its_signatur
     first.reasoning_effort = Some("medium".into());
     let reply = run(provider.as_ref(), first.clone()).await.0.unwrap();
     let mut second = first;
-    second.messages.push(Message::Assistant(reply));
-    second
-        .messages
-        .push(tool_result("toolu_1", "read", "# Agents"));
-    second
-        .messages
-        .push(tool_result("toolu_2", "read", "# Soul"));
+    std::sync::Arc::make_mut(&mut second.messages).push(Message::Assistant(reply));
+    std::sync::Arc::make_mut(&mut second.messages).push(tool_result("toolu_1", "read", "# Agents"));
+    std::sync::Arc::make_mut(&mut second.messages).push(tool_result("toolu_2", "read", "# Soul"));
     run(provider.as_ref(), second).await.0.unwrap();
 
     let requests = fake.requests();
@@ -93,8 +89,8 @@ async fn empty_parts_are_left_out() {
     fake.push(FakeReply::text("ok"));
     let mut bare = request();
     bare.system.dynamic.clear();
-    bare.tools.clear();
-    bare.messages = vec![user(""), user("real")];
+    bare.tools = Vec::new().into();
+    bare.messages = vec![user(""), user("real")].into();
     run(provider.as_ref(), bare).await.0.unwrap();
     let body = &fake.requests()[0].body;
     assert_eq!(

@@ -67,7 +67,7 @@ async fn user_messages_in_a_row_go_as_one() {
     fake.require_alternating_roles();
     fake.push(FakeReply::text("Both read."));
     let mut both = request();
-    both.messages = vec![user("first"), user("second")];
+    both.messages = vec![user("first"), user("second")].into();
     run(provider.as_ref(), both).await.0.unwrap();
     assert_eq!(
         fake.requests()[0].body["messages"],

@@ -512,10 +512,9 @@ async fn thinking_is_requested_and_signed_and_redacted_thinking_is_replayed_as_s
     assert_eq!(redacted.thinking_signature.as_deref(), Some("EnCrYpTeD=="));
 
     let mut second = first;
-    second
-        .messages
+    std::sync::Arc::make_mut(&mut second.messages)
         .push(openclaw_transcript::Message::Assistant(reply));
-    second.messages.push(super::support::user("and?"));
+    std::sync::Arc::make_mut(&mut second.messages).push(super::support::user("and?"));
     run(provider.as_ref(), second).await.0.unwrap();
     let bodies = server.bodies();
     // high asks for 16,384 tokens of thinking; the model's 8,192 cap leaves 1,024 to answer.

@@ -56,8 +56,8 @@ async fn reasoning_settings_are_sent_and_reasoning_items_replayed() {
     first.max_output_tokens = Some(512);
     let reply = run(provider.as_ref(), first.clone()).await.0.unwrap();
     let mut second = first;
-    second.messages.push(Message::Assistant(reply));
-    second.messages.push(super::support::user("and?"));
+    std::sync::Arc::make_mut(&mut second.messages).push(Message::Assistant(reply));
+    std::sync::Arc::make_mut(&mut second.messages).push(super::support::user("and?"));
     run(provider.as_ref(), second).await.0.unwrap();
 
     let requests = fake.requests();
@@ -82,7 +82,7 @@ async fn a_system_prompt_without_dynamic_part_is_sent_alone() {
     fake.push(FakeReply::text("ok"));
     let mut only_stable = request();
     only_stable.system.dynamic.clear();
-    only_stable.tools.clear();
+    only_stable.tools = Vec::new().into();
     run(provider.as_ref(), only_stable).await.0.unwrap();
     let body = &fake.requests()[0].body;
     assert_eq!(body["instructions"], "STABLE");
@@ -143,9 +143,8 @@ async fn replayed_input_is_what_the_official_sdk_accepts() {
     first.reasoning_effort = Some("low".into());
     let reply = run(provider.as_ref(), first.clone()).await.0.unwrap();
     let mut second = first;
-    second.messages.push(Message::Assistant(reply));
-    second
-        .messages
+    std::sync::Arc::make_mut(&mut second.messages).push(Message::Assistant(reply));
+    std::sync::Arc::make_mut(&mut second.messages)
         .push(super::support::tool_result("call_1", "read", "# Agents"));
     run(provider.as_ref(), second).await.0.unwrap();
     let input = fake.requests()[1].body["input"].clone();

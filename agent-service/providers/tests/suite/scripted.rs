@@ -20,7 +20,7 @@ fn scripted(text: &str) -> ScriptedProvider {
 fn conversation(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: "demo".into(),
-        messages,
+        messages: messages.into(),
         ..request()
     }
 }
@@ -190,7 +190,8 @@ async fn cancellation_stops_a_slow_script() {
     let provider = scripted("{ delayMs: 1000, chunkChars: 1, turns: [{ text: 'slowly' }] }");
     let (sender, mut receiver) = mpsc::channel(16);
     let cancel = CancellationToken::new();
-    let call = provider.complete(conversation(vec![user("hi")]), sender, cancel.clone());
+    let request = conversation(vec![user("hi")]);
+    let call = provider.complete(&request, sender, cancel.clone());
     let cancel_after_first = async {
         let first = receiver.recv().await;
         cancel.cancel();

@@ -85,10 +85,8 @@ pub async fn tool_round(format: WireFormat) -> Vec<RecordedRequest> {
     fake.push(FakeReply::text("Done."));
     let first = run(provider.as_ref(), request()).await.0.unwrap();
     let mut second = request();
-    second.messages.push(Message::Assistant(first));
-    second
-        .messages
-        .push(tool_result("call_1", "read", "# Agents"));
+    std::sync::Arc::make_mut(&mut second.messages).push(Message::Assistant(first));
+    std::sync::Arc::make_mut(&mut second.messages).push(tool_result("call_1", "read", "# Agents"));
     run(provider.as_ref(), second).await.0.unwrap();
 
     fake.requests()
@@ -128,8 +126,8 @@ pub fn request() -> ModelRequest {
             stable: "STABLE".into(),
             dynamic: "DYNAMIC".into(),
         },
-        messages: vec![user("hi")],
-        tools: vec![read_tool()],
+        messages: vec![user("hi")].into(),
+        tools: vec![read_tool()].into(),
         ..ModelRequest::default()
     }
 }
@@ -148,7 +146,7 @@ async fn collect(mut receiver: mpsc::Receiver<StreamEvent>) -> Vec<StreamEvent> 
 pub async fn run(provider: &dyn ModelProvider, request: ModelRequest) -> Outcome {
     let (sender, receiver) = mpsc::channel(16);
     tokio::join!(
-        provider.complete(request, sender, CancellationToken::new()),
+        provider.complete(&request, sender, CancellationToken::new()),
         collect(receiver)
     )
 }

@@ -358,7 +358,8 @@ async fn cancellation_aborts_the_stream(format: WireFormat) {
     fake.push(FakeReply::text("one two three").deltas(3).stall_after(1));
     let (sender, mut receiver) = mpsc::channel(16);
     let cancel = CancellationToken::new();
-    let call = provider.complete(request(), sender, cancel.clone());
+    let request = request();
+    let call = provider.complete(&request, sender, cancel.clone());
     let cancel_after_first = async {
         let first = receiver.recv().await;
         cancel.cancel();
@@ -407,10 +408,8 @@ async fn instant_mode_answers_the_tool_round(format: WireFormat) {
     let first = run(provider.as_ref(), request()).await.0.unwrap();
     assert_eq!(first.stop_reason, StopReason::ToolUse);
     let mut second = request();
-    second.messages.push(Message::Assistant(first));
-    second
-        .messages
-        .push(tool_result("call_1", "read", "# Agents"));
+    std::sync::Arc::make_mut(&mut second.messages).push(Message::Assistant(first));
+    std::sync::Arc::make_mut(&mut second.messages).push(tool_result("call_1", "read", "# Agents"));
     let answer = run(provider.as_ref(), second).await.0.unwrap();
     assert_eq!(answer.content, vec![ContentBlock::text("done")]);
     assert_eq!(

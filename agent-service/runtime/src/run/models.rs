@@ -90,7 +90,7 @@ impl ModelProvider for CodexModel {
 
     async fn complete(
         &self,
-        _request: ModelRequest,
+        _request: &ModelRequest,
         _events: mpsc::Sender<StreamEvent>,
         _cancel: CancellationToken,
     ) -> Result<AssistantMessage, ProviderError> {

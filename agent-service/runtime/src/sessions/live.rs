@@ -326,7 +326,7 @@ impl LiveSession {
         &self,
         history: &[Message],
         origin: openclaw_tools::UserOrigin<'_>,
-    ) -> Vec<Message> {
+    ) -> std::sync::Arc<Vec<Message>> {
         let mut memo = self.fenced.lock().unwrap_or_else(PoisonError::into_inner);
         self.fence.model_messages_memo(&mut memo, history, origin)
     }

@@ -100,7 +100,8 @@ impl<'a> UserOrigin<'a> {
 pub struct FencedHistory {
     origin: Option<OriginKey>,
     raw: Vec<Message>,
-    fenced: Vec<Message>,
+    /// Shared with the requests built from it; extended in place once they are dropped.
+    fenced: std::sync::Arc<Vec<Message>>,
 }
 
 /// [`UserOrigin`], owned.
@@ -292,7 +293,7 @@ impl Fence {
         memo: &mut FencedHistory,
         messages: &[Message],
         users: UserOrigin<'_>,
-    ) -> Vec<Message> {
+    ) -> std::sync::Arc<Vec<Message>> {
         let origin = OriginKey::of(users);
         if memo.origin.as_ref() != Some(&origin) {
             *memo = FencedHistory {
@@ -306,14 +307,17 @@ impl Fence {
             .zip(messages)
             .take_while(|(seen, now)| seen == now)
             .count();
-        memo.raw.truncate(kept);
-        memo.fenced.truncate(kept);
-        for message in &messages[kept..] {
-            memo.fenced
-                .extend(self.model_messages(std::slice::from_ref(message), users));
-            memo.raw.push(message.clone());
+        if kept < memo.raw.len() || kept < messages.len() {
+            memo.raw.truncate(kept);
+            // Copies the list only while an earlier request still holds it.
+            let fenced = std::sync::Arc::make_mut(&mut memo.fenced);
+            fenced.truncate(kept);
+            for message in &messages[kept..] {
+                fenced.extend(self.model_messages(std::slice::from_ref(message), users));
+                memo.raw.push(message.clone());
+            }
         }
-        memo.fenced.clone()
+        std::sync::Arc::clone(&memo.fenced)
     }
 
     /// A tool result with every text block fenced.

@@ -386,11 +386,19 @@ fn the_fence_memo_gives_what_fencing_everything_gives() {
     ];
     let check = |memo: &mut FencedHistory, history: &[Message], origin: UserOrigin<'_>| {
         assert_eq!(
-            f.model_messages_memo(memo, history, origin),
+            *f.model_messages_memo(memo, history, origin),
             f.model_messages(history, origin)
         );
     };
     check(&mut memo, &history, group);
+    // A request still holding the list it was given keeps it as it was while the
+    // memo moves on.
+    let held = f.model_messages_memo(&mut memo, &history, group);
+    let before = (*held).clone();
+    history.push(user("between", 2));
+    check(&mut memo, &history, group);
+    assert_eq!(*held, before);
+    history.pop();
     history.push(user("second", 2));
     history.push(result("c2", "two <<<UNTRUSTED_DATA>>>"));
     check(&mut memo, &history, group);

@@ -72,7 +72,7 @@ impl Compactor<'_> {
             FLUSH_PROMPT.replace("{date}", &date),
             self.services.now_ms(),
         ));
-        let tools: Vec<ToolSpec> = self
+        let tools: std::sync::Arc<[ToolSpec]> = self
             .tools
             .iter()
             .filter(|t| FLUSH_TOOLS.contains(&t.name.as_str()))
@@ -91,7 +91,7 @@ impl Compactor<'_> {
                     stable: prompt.stable_prefix.clone(),
                     dynamic: prompt.dynamic_suffix.clone(),
                 },
-                messages: self.ctx.fence.model_messages(&messages, origin),
+                messages: self.ctx.fence.model_messages(&messages, origin).into(),
                 tools: tools.clone(),
                 max_output_tokens: None,
                 reasoning_effort: None,

@@ -58,8 +58,8 @@ impl Compactor<'_> {
             let request = ModelRequest {
                 model: self.run.model.wire_model.clone(),
                 system: system.clone(),
-                messages: vec![user_message(text, self.services.now_ms())],
-                tools: Vec::new(),
+                messages: vec![user_message(text, self.services.now_ms())].into(),
+                tools: Vec::new().into(),
                 max_output_tokens: None,
                 reasoning_effort: None,
             };

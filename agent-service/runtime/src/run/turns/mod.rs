@@ -269,7 +269,7 @@ impl RunSetup {
 }
 
 /// The tools as a model request names them.
-fn tool_specs(tools: &[ToolDescriptor]) -> Vec<ToolSpec> {
+fn tool_specs(tools: &[ToolDescriptor]) -> std::sync::Arc<[ToolSpec]> {
     tools
         .iter()
         .map(|t| ToolSpec {

@@ -15,7 +15,7 @@ pub(super) struct RunParts<'a> {
     pub(super) run: &'a RunModel,
     pub(super) ctx: &'a openclaw_tools::ToolContext,
     pub(super) out: &'a Emitter,
-    pub(super) tool_specs: &'a [ToolSpec],
+    pub(super) tool_specs: &'a std::sync::Arc<[ToolSpec]>,
     pub(super) origin: openclaw_tools::UserOrigin<'a>,
     pub(super) run_number: u64,
     pub(super) cancel: &'a CancellationToken,
@@ -256,7 +256,7 @@ impl RunParts<'_> {
             model: self.run.model.wire_model.clone(),
             system: system.clone(),
             messages: self.s.live.model_history(history, self.origin),
-            tools: self.tool_specs.to_vec(),
+            tools: std::sync::Arc::clone(self.tool_specs),
             max_output_tokens: None,
             reasoning_effort: openclaw_providers::reasoning_effort(self.thinking),
         }
