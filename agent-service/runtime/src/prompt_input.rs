@@ -480,16 +480,23 @@ fn origin_key(config: &str) -> Option<String> {
 
 /// The root of the git checkout this service runs from, when it runs from one (P-47): the
 /// nearest ancestor of the executable that holds `.git` and this service's sources.
+/// Looked up once: the executable does not move while it runs.
 fn source_root() -> Option<std::path::PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .find(|d| d.join(".git").exists() && d.join("agent-service").join("runtime").is_dir())
-        .map(Path::to_path_buf)
+    static ROOT: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        exe.ancestors()
+            .find(|d| d.join(".git").exists() && d.join("agent-service").join("runtime").is_dir())
+            .map(Path::to_path_buf)
+    })
+    .clone()
 }
 
+/// The host name now (one system call; it can change while the service runs).
 fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|name| name.into_string().ok())
         .unwrap_or_default()
 }
 

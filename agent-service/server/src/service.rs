@@ -506,7 +506,12 @@ impl AgentService for AgentServiceImpl {
             .await?;
         let first = convert::accepted_event(&submitted.acceptance);
         let mut next = first.seq + 1;
-        let events = ReceiverStream::new(submitted.follow()).flat_map(move |e| {
+        let follower = submitted.follow();
+        let followed = futures_util::stream::unfold(follower, |mut follower| async move {
+            let event = follower.recv().await?;
+            Some((event, follower))
+        });
+        let events = followed.flat_map(move |e| {
             let events = parts::run_events(next, e.run, convert::event_to_pb(e.event));
             next += events.len() as u64;
             stream::iter(events.into_iter().map(Ok))

@@ -30,7 +30,7 @@ mod tests;
 mod turns;
 
 use openclaw_transcript::SessionKey;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 pub(crate) use beats::{heartbeat_now, start_heartbeats};
 pub(crate) use crons::start_cron;
@@ -63,8 +63,6 @@ use crate::{
 /// Model calls a run makes unless told otherwise.
 pub const DEFAULT_MAX_STEPS: u32 = 24;
 pub use crate::services::DEFAULT_RUN_TIMEOUT;
-/// Events a follower buffers before it waits for its client.
-const EVENT_BUFFER: usize = 256;
 /// Tool output shown in a stream event (the model gets all of it).
 const EVENT_OUTPUT_CHARS: usize = 4096;
 
@@ -104,7 +102,7 @@ impl Submitted {
     /// messages (this one's is [`Self::acceptance`], sent first). Empty for
     /// a rejected message or a command. A reader that falls behind gets
     /// [`RunEvent::Lagged`] and continues.
-    pub fn follow(self) -> mpsc::Receiver<SessionEvent> {
+    pub fn follow(self) -> RunFollower {
         // A handoff moves steered messages that the run never took; the run's own messages
         // stay with it until its final or error event.
         let steered = matches!(self.acceptance.disposition, Disposition::Steered { .. });
@@ -125,21 +123,42 @@ pub(crate) fn follow_run(
     run: Option<u64>,
     seq: u64,
     steered: bool,
-) -> mpsc::Receiver<SessionEvent> {
-    let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-    let Some(mut run) = run else {
-        return rx;
-    };
-    let mut events = events;
-    tokio::spawn(async move {
+) -> RunFollower {
+    RunFollower {
+        events,
+        run,
+        seq,
+        steered,
+    }
+}
+
+/// A reader of one run's events, read straight off the session's broadcast (no task or
+/// channel in between, so an event costs its reader one wake-up). Ends after the run's
+/// terminal event, or at once when there is no run.
+pub struct RunFollower {
+    events: SessionEvents,
+    /// The run followed now; `None` once it ended.
+    run: Option<u64>,
+    seq: u64,
+    steered: bool,
+}
+
+impl RunFollower {
+    /// The next event of the run; `None` once it ended. A reader that falls behind gets
+    /// [`RunEvent::Lagged`] and continues.
+    pub async fn recv(&mut self) -> Option<SessionEvent> {
+        let run = self.run?;
         loop {
-            let event = match events.recv().await {
+            let event = match self.events.recv().await {
                 Ok(event) => std::sync::Arc::unwrap_or_clone(event),
                 Err(broadcast::error::RecvError::Lagged(missed)) => SessionEvent {
                     run,
                     event: RunEvent::Lagged(missed),
                 },
-                Err(broadcast::error::RecvError::Closed) => return,
+                Err(broadcast::error::RecvError::Closed) => {
+                    self.run = None;
+                    return None;
+                }
             };
             if event.run != run
                 || matches!(
@@ -150,21 +169,19 @@ pub(crate) fn follow_run(
                 continue;
             }
             let mut done = event.event.is_terminal();
-            let mut next = run;
             match &event.event {
-                RunEvent::Handoff { next_run, .. } if steered => next = *next_run,
-                RunEvent::MessageRejected { seq: rejected, .. } if *rejected == seq => {
+                RunEvent::Handoff { next_run, .. } if self.steered => self.run = Some(*next_run),
+                RunEvent::MessageRejected { seq: rejected, .. } if *rejected == self.seq => {
                     done = true;
                 }
                 _ => {}
             }
-            if tx.send(event).await.is_err() || done {
-                return;
+            if done {
+                self.run = None;
             }
-            run = next;
+            return Some(event);
         }
-    });
-    rx
+    }
 }
 
 /// Publishes the events of one run to the session's subscribers.

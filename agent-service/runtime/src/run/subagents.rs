@@ -7,7 +7,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use openclaw_tools::{ChildInfo, SpawnRequest, SubagentControl};
 use openclaw_transcript::{Message, SessionId, SessionKey};
-use tokio::sync::mpsc;
 
 use super::{
     RunEvent, RunSpec, submit,
@@ -18,7 +17,7 @@ use crate::{
     origin::Origin,
     services::Services,
     sessions::{
-        SessionEvent, SessionTarget,
+        SessionTarget,
         queue::{Disposition, QueueMode},
     },
     subagents::{
@@ -199,7 +198,7 @@ impl Control {
 }
 
 /// Follows a child's run to its end, records the outcome and pushes it to the parent.
-async fn watch(services: Arc<Services>, key: SessionKey, mut events: mpsc::Receiver<SessionEvent>) {
+async fn watch(services: Arc<Services>, key: SessionKey, mut events: super::RunFollower) {
     let mut outcome = Err("the subagent's run ended without a result".to_owned());
     while let Some(event) = events.recv().await {
         match event.event {

@@ -88,22 +88,9 @@ impl<'r> SessionsHandle<'r> {
         after: Option<(i64, &str)>,
         limit: usize,
     ) -> Result<(Vec<SessionInfo>, bool), RuntimeError> {
-        let mut all = self.list(agent_id).await?;
-        let start = after.map_or(0, |(at, key)| {
-            all.partition_point(|s| {
-                (std::cmp::Reverse(s.entry.updated_at), s.key.as_str())
-                    <= (std::cmp::Reverse(at), key)
-            })
-        });
-        let end = if limit == 0 {
-            all.len()
-        } else {
-            start.saturating_add(limit).min(all.len())
-        };
-        let more = end < all.len();
-        all.truncate(end);
-        all.drain(..start);
-        Ok((all, more))
+        let agent = self.services.agent_view(agent_id)?;
+        let after = after.map(|(at, key)| (at, key.to_owned()));
+        self.manager().list_page(&agent, after, limit).await
     }
 
     /// One session.

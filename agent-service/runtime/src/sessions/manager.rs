@@ -289,6 +289,55 @@ impl SessionManager {
             .collect())
     }
 
+    /// One page of `agent`'s sessions in list order (most recently updated first, then by
+    /// key): at most `limit` (0: all) of those after `after`, the `(updated_at, key)` of the
+    /// previous page's last session; and whether more follow. Only the page's sessions are
+    /// copied and sorted: the rest of the index is scanned once and selected from in place.
+    pub async fn list_page(
+        &self,
+        agent: &AgentView,
+        after: Option<(i64, String)>,
+        limit: usize,
+    ) -> Result<(Vec<SessionInfo>, bool), RuntimeError> {
+        self.settle_touches(agent).await;
+        let store = self.store(agent)?;
+        let agent_id = agent.id.clone();
+        blocking(move || {
+            let index = store.snapshot()?;
+            fn order<'a>(
+                (key, entry): &(&'a SessionKey, &Arc<SessionEntry>),
+            ) -> (std::cmp::Reverse<i64>, &'a str) {
+                (std::cmp::Reverse(entry.updated_at), key.as_str())
+            }
+            let mut rows: Vec<(&SessionKey, &Arc<SessionEntry>)> = match &after {
+                Some((at, last)) => {
+                    let cursor = (std::cmp::Reverse(*at), last.as_str());
+                    index
+                        .iter_shared()
+                        .filter(|row| order(row) > cursor)
+                        .collect()
+                }
+                None => index.iter_shared().collect(),
+            };
+            let more = limit != 0 && rows.len() > limit;
+            if more {
+                rows.select_nth_unstable_by(limit, |a, b| order(a).cmp(&order(b)));
+                rows.truncate(limit);
+            }
+            rows.sort_unstable_by(|a, b| order(a).cmp(&order(b)));
+            let page = rows
+                .into_iter()
+                .map(|(key, entry)| SessionInfo {
+                    agent_id: agent_id.clone(),
+                    key: key.clone(),
+                    entry: Arc::clone(entry),
+                })
+                .collect();
+            Ok((page, more))
+        })
+        .await
+    }
+
     /// One session, by key or id.
     pub async fn get(
         &self,

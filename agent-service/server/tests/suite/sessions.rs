@@ -813,6 +813,19 @@ async fn sessions_are_listed_page_by_page() {
             .collect::<Vec<_>>()
     };
     assert_eq!(keys(&paged), keys(&all.sessions));
+    // List order: most recently updated first, then by key (ties are likely here: the
+    // sessions were created within the same milliseconds).
+    let order = |s: &pb::Session| {
+        let at = s.updated_at.as_ref().map(|t| (t.seconds, t.nanos));
+        (std::cmp::Reverse(at), s.session_key.clone())
+    };
+    assert!(
+        all.sessions
+            .windows(2)
+            .all(|w| order(&w[0]) <= order(&w[1])),
+        "{:?}",
+        keys(&all.sessions)
+    );
     let bad = refusal!(
         service,
         list_sessions,

@@ -171,9 +171,7 @@ fn services_in(
     .expect("services")
 }
 
-async fn collect(
-    mut events: tokio::sync::mpsc::Receiver<crate::sessions::SessionEvent>,
-) -> Vec<RunEvent> {
+async fn collect(mut events: super::RunFollower) -> Vec<RunEvent> {
     let mut out = Vec::new();
     let all = async {
         while let Some(event) = events.recv().await {
