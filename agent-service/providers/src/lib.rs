@@ -56,6 +56,8 @@ mod provider;
 mod registry;
 mod reply;
 mod request;
+#[cfg(test)]
+mod request_bytes;
 mod retry;
 mod scripted;
 mod sse;
