@@ -17,12 +17,15 @@
 
 use http::{HeaderName, HeaderValue};
 use openclaw_transcript::{ContentBlock, Message, StopReason, ToolResultMessage, UserContent};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Value, json};
 
+use crate::body::to_bytes;
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::{ModelRequest, object};
+use crate::request::{ModelRequest, ToolSchema};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 
@@ -50,7 +53,7 @@ impl Wire for AnthropicWire {
     type Decoder = AnthropicDecoder;
 
     /// The endpoint's base URL is without `/v1`; one ending in `/v1` is accepted too.
-    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Post {
+    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Result<Post, ProviderError> {
         let path = if endpoint.base_url().ends_with("/v1") {
             "/messages"
         } else {
@@ -60,12 +63,12 @@ impl Wire for AnthropicWire {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         )];
-        Post {
+        Ok(Post {
             path,
             auth: Auth::XApiKey,
             headers,
-            body: request_body(request),
-        }
+            body: request_body(request)?,
+        })
     }
 }
 
@@ -101,52 +104,179 @@ fn token_limits(request: &ModelRequest) -> (u32, Option<u32>) {
 }
 
 /// The JSON body for `request`.
-pub(crate) fn request_body(request: &ModelRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    let (max_tokens, budget) = token_limits(request);
-    body.insert("max_tokens".into(), json!(max_tokens));
-    let mut system = Vec::new();
+pub(crate) fn request_body(request: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
+    let mut system = Vec::with_capacity(2);
     if !request.system.stable.is_empty() {
-        system.push(json!({
-            "type": "text",
-            "text": request.system.stable,
-            "cache_control": {"type": "ephemeral"},
-        }));
+        system.push(Block::Text {
+            text: &request.system.stable,
+            cache_control: Some(EPHEMERAL),
+        });
     }
     if !request.system.dynamic.is_empty() {
-        system.push(json!({"type": "text", "text": request.system.dynamic}));
+        system.push(Block::Text {
+            text: &request.system.dynamic,
+            cache_control: None,
+        });
     }
-    if !system.is_empty() {
-        body.insert("system".into(), Value::Array(system));
-    }
-    body.insert("messages".into(), Value::Array(messages(&request.messages)));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                object([
-                    ("name", tool.name.as_str().into()),
-                    ("description", tool.description.as_str().into()),
-                    ("input_schema", tool.parameters.clone()),
-                ])
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(budget) = budget {
-        body.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": budget}),
-        );
-    }
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
+    to_bytes(&Body {
+        request,
+        system,
+        messages: messages(&request.messages),
+    })
 }
 
-fn messages(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
+/// The request body: its fields in the order the API documents them.
+struct Body<'a> {
+    request: &'a ModelRequest,
+    system: Vec<Block<'a>>,
+    messages: Vec<MessageOut<'a>>,
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.request;
+        let (max_tokens, budget) = token_limits(request);
+        let mut body = serializer.serialize_map(None)?;
+        body.serialize_entry("model", &request.model)?;
+        body.serialize_entry("max_tokens", &max_tokens)?;
+        if !self.system.is_empty() {
+            body.serialize_entry("system", &self.system)?;
+        }
+        body.serialize_entry("messages", &self.messages)?;
+        if !request.tools.is_empty() {
+            body.serialize_entry(
+                "tools",
+                &request
+                    .tools
+                    .iter()
+                    .map(|tool| ToolOut {
+                        name: &tool.name,
+                        description: &tool.description,
+                        input_schema: &tool.parameters,
+                    })
+                    .collect::<Vec<_>>(),
+            )?;
+        }
+        if let Some(budget) = budget {
+            body.serialize_entry(
+                "thinking",
+                &Thinking {
+                    kind: "enabled",
+                    budget_tokens: budget,
+                },
+            )?;
+        }
+        body.serialize_entry("stream", &true)?;
+        body.end()
+    }
+}
+
+#[derive(Serialize)]
+struct ToolOut<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a ToolSchema,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+/// `cache_control: {type: "ephemeral"}`, a prompt-cache breakpoint.
+#[derive(Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+/// One message: a role and its content blocks.
+#[derive(Serialize)]
+struct MessageOut<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+/// A content block, tagged by its `type`. Only the blocks a user message holds can carry the
+/// conversation's cache breakpoint.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: ToolId<'a>,
+        name: &'a str,
+        input: Input<'a>,
+    },
+    ToolResult {
+        tool_use_id: ToolId<'a>,
+        content: Vec<Block<'a>>,
+        #[serde(skip_serializing_if = "is_false")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl Block<'_> {
+    /// Puts the conversation's cache breakpoint on this block, if it is one that takes it.
+    fn mark_cached(&mut self) {
+        match self {
+            Self::Text { cache_control, .. }
+            | Self::Image { cache_control, .. }
+            | Self::ToolResult { cache_control, .. } => *cache_control = Some(EPHEMERAL),
+            Self::Thinking { .. } | Self::RedactedThinking { .. } | Self::ToolUse { .. } => {}
+        }
+    }
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+/// A tool call's `input`: its arguments when they are a JSON object, else `{}` (arguments
+/// that did not parse travel as text, which the API refuses here).
+struct Input<'a>(Option<&'a Value>);
+
+impl Serialize for Input<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(arguments) => arguments.serialize(serializer),
+            None => serializer.serialize_map(Some(0))?.end(),
+        }
+    }
+}
+
+fn messages(messages: &[Message]) -> Vec<MessageOut<'_>> {
+    let mut out: Vec<MessageOut<'_>> = Vec::new();
     for message in messages {
         match message {
             Message::User(user) => {
@@ -170,46 +300,54 @@ fn messages(messages: &[Message]) -> Vec<Value> {
         }
     }
     // Cache the conversation so far: a breakpoint on the last block of the last user turn.
-    if let Some(("user", blocks)) = out.last_mut().map(|(role, blocks)| (*role, blocks))
-        && let Some(Value::Object(last)) = blocks.last_mut()
+    if let Some(last) = out.last_mut().filter(|last| last.role == "user")
+        && let Some(block) = last.content.last_mut()
     {
-        last.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        block.mark_cached();
     }
-    out.into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
+    out
 }
 
 /// Appends blocks as a message of `role`, merging into the previous message of the same role
 /// (tool results after tool results, a user message after results); empty messages are
 /// skipped because the API refuses them.
-fn push<'a>(out: &mut Vec<(&'a str, Vec<Value>)>, role: &'a str, blocks: Vec<Value>) {
+fn push<'a>(out: &mut Vec<MessageOut<'a>>, role: &'static str, blocks: Vec<Block<'a>>) {
     if blocks.is_empty() {
         return;
     }
     match out.last_mut() {
-        Some((last, existing)) if *last == role => existing.extend(blocks),
-        _ => out.push((role, blocks)),
+        Some(last) if last.role == role => last.content.extend(blocks),
+        _ => out.push(MessageOut {
+            role,
+            content: blocks,
+        }),
     }
 }
 
 /// The API refuses empty text blocks.
-fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+fn text_block(text: &str) -> Option<Block<'_>> {
+    (!text.is_empty()).then_some(Block::Text {
+        text,
+        cache_control: None,
+    })
 }
 
-fn user_block(block: &ContentBlock) -> Option<Value> {
+fn user_block(block: &ContentBlock) -> Option<Block<'_>> {
     match block {
         ContentBlock::Text(text) => text_block(&text.text),
-        ContentBlock::Image(image) => Some(json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
-        })),
+        ContentBlock::Image(image) => Some(Block::Image {
+            source: ImageSource {
+                kind: "base64",
+                media_type: &image.mime_type,
+                data: &image.data,
+            },
+            cache_control: None,
+        }),
         _ => None,
     }
 }
 
-fn assistant_block(block: &ContentBlock, same_api: bool) -> Option<Value> {
+fn assistant_block(block: &ContentBlock, same_api: bool) -> Option<Block<'_>> {
     match block {
         ContentBlock::Text(text) => text_block(&text.text),
         ContentBlock::Thinking(thinking) if same_api => {
@@ -218,47 +356,55 @@ fn assistant_block(block: &ContentBlock, same_api: bool) -> Option<Value> {
                 .as_deref()
                 .filter(|s| !s.is_empty())?;
             Some(if thinking.redacted {
-                json!({"type": "redacted_thinking", "data": signature})
+                Block::RedactedThinking { data: signature }
             } else {
-                json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})
+                Block::Thinking {
+                    thinking: &thinking.thinking,
+                    signature,
+                }
             })
         }
-        ContentBlock::ToolCall(call) => {
-            let input = if call.arguments.is_object() {
-                call.arguments.clone()
-            } else {
-                json!({})
-            };
-            let id = tool_id(&call.id);
-            Some(json!({"type": "tool_use", "id": id, "name": call.name, "input": input}))
-        }
+        ContentBlock::ToolCall(call) => Some(Block::ToolUse {
+            id: ToolId(&call.id),
+            name: &call.name,
+            input: Input(Some(&call.arguments).filter(|arguments| arguments.is_object())),
+        }),
         _ => None,
     }
 }
 
-fn tool_result(result: &ToolResultMessage) -> Value {
-    let content: Vec<Value> = result.content.iter().filter_map(user_block).collect();
-    let mut block = Map::new();
-    block.insert("type".into(), json!("tool_result"));
-    block.insert("tool_use_id".into(), json!(tool_id(&result.tool_call_id)));
-    block.insert("content".into(), Value::Array(content));
-    if result.is_error {
-        block.insert("is_error".into(), json!(true));
+fn tool_result(result: &ToolResultMessage) -> Block<'_> {
+    Block::ToolResult {
+        tool_use_id: ToolId(&result.tool_call_id),
+        content: result.content.iter().filter_map(user_block).collect(),
+        is_error: result.is_error,
+        cache_control: None,
     }
-    Value::Object(block)
+}
+
+/// A tool id as the API accepts it (see [`tool_id`]); an id that is already valid is written
+/// as it is.
+struct ToolId<'a>(&'a str);
+
+impl Serialize for ToolId<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.chars().all(valid_id_char) {
+            serializer.serialize_str(self.0)
+        } else {
+            serializer.serialize_str(&tool_id(self.0))
+        }
+    }
+}
+
+fn valid_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 /// Anthropic accepts tool ids matching `[a-zA-Z0-9_-]+`; ids made by other APIs may hold other
 /// characters. The same mapping applies to a call and its result, so pairs stay paired.
 fn tool_id(id: &str) -> String {
     id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if valid_id_char(c) { c } else { '_' })
         .collect()
 }
 

@@ -16,14 +16,19 @@
 //! chunk. Cache counts come from whichever usage fields the server uses (see
 //! `usage::openai_usage`).
 
-use openclaw_transcript::{ContentBlock, Message, StopReason, UserContent};
-use serde_json::{Map, Value, json};
+use std::fmt::{self, Display};
 
+use openclaw_transcript::{ContentBlock, Message, StopReason};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Value, json};
+
+use crate::body::{ArgumentText, DataUrl, SystemText, TextBlocks, to_bytes};
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::openai_responses::tool_output;
 use crate::reply::ReplyBuilder;
-use crate::request::{ModelRequest, joined_text, object};
+use crate::request::{ModelRequest, ToolSchema, ToolSpec};
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
@@ -42,13 +47,13 @@ impl Wire for ChatWire {
     const NAME: &'static str = "ChatCompletions";
     type Decoder = ChatDecoder;
 
-    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Post {
-        Post {
+    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Result<Post, ProviderError> {
+        Ok(Post {
             path: "/chat/completions",
             auth: Auth::Bearer,
             headers: Vec::new(),
-            body: request_body(request, max_tokens_field(endpoint.base_url())),
-        }
+            body: request_body(request, max_tokens_field(endpoint.base_url()))?,
+        })
     }
 }
 
@@ -63,100 +68,223 @@ fn max_tokens_field(base_url: &str) -> &'static str {
 }
 
 /// The JSON body for `request`.
-pub(crate) fn request_body(request: &ModelRequest, max_tokens_field: &str) -> Value {
+pub(crate) fn request_body(
+    request: &ModelRequest,
+    max_tokens_field: &'static str,
+) -> Result<Vec<u8>, ProviderError> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    let system = request.system.joined();
+    let system = SystemText(&request.system);
     if !system.is_empty() {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(ChatMessage::System { content: system });
     }
     for message in request.messages.iter().filter_map(chat_message) {
         push_merging_users(&mut messages, message);
     }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                object([
-                    ("type", "function".into()),
-                    (
-                        "function",
-                        object([
-                            ("name", tool.name.as_str().into()),
-                            ("description", tool.description.as_str().into()),
-                            ("parameters", tool.parameters.clone()),
-                        ]),
-                    ),
-                ])
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(max) = request.max_output_tokens {
-        body.insert(max_tokens_field.into(), json!(max));
-    }
-    if let Some(effort) = request
-        .reasoning_effort
-        .as_deref()
-        .filter(|effort| !matches!(*effort, "" | "off" | "none"))
-    {
-        body.insert("reasoning_effort".into(), json!(effort));
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    Value::Object(body)
+    to_bytes(&Body {
+        request,
+        messages,
+        max_tokens_field,
+    })
 }
 
-fn chat_message(message: &Message) -> Option<Value> {
+/// The request body: its fields in the order the API documents them.
+struct Body<'a> {
+    request: &'a ModelRequest,
+    messages: Vec<ChatMessage<'a>>,
+    max_tokens_field: &'static str,
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.request;
+        let mut body = serializer.serialize_map(None)?;
+        body.serialize_entry("model", &request.model)?;
+        body.serialize_entry("messages", &self.messages)?;
+        if !request.tools.is_empty() {
+            body.serialize_entry("tools", &Tools(&request.tools))?;
+        }
+        if let Some(max) = request.max_output_tokens {
+            body.serialize_entry(self.max_tokens_field, &max)?;
+        }
+        if let Some(effort) = request
+            .reasoning_effort
+            .as_deref()
+            .filter(|effort| !matches!(*effort, "" | "off" | "none"))
+        {
+            body.serialize_entry("reasoning_effort", effort)?;
+        }
+        body.serialize_entry("stream", &true)?;
+        body.serialize_entry(
+            "stream_options",
+            &StreamOptions {
+                include_usage: true,
+            },
+        )?;
+        body.end()
+    }
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// `tools`: `{type: "function", function: {name, description, parameters}}` each.
+struct Tools<'a>(&'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|tool| FunctionTool {
+            kind: "function",
+            function: Function {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+            },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct FunctionTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a ToolSchema,
+}
+
+/// One entry of `messages`, tagged by its `role`.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: SystemText<'a>,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Assistant {
+        /// `null` when the reply was only tool calls.
+        content: Option<TextBlocks<'a>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<CallOut<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: TextBlocks<'a>,
+    },
+}
+
+/// A user message's content: one string, or a part list when it holds images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(Text<'a>),
+    Parts(Vec<Part<'a>>),
+}
+
+impl<'a> UserContent<'a> {
+    fn into_parts(self) -> Vec<Part<'a>> {
+        match self {
+            Self::Text(text) => vec![Part::Text { text }],
+            Self::Parts(parts) => parts,
+        }
+    }
+}
+
+/// Text of a user message: its own, its text blocks joined, or two messages' merged.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Text<'a> {
+    Borrowed(&'a str),
+    Blocks(TextBlocks<'a>),
+    Merged(String),
+}
+
+impl Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Borrowed(text) => f.write_str(text),
+            Self::Blocks(blocks) => blocks.fmt(f),
+            Self::Merged(text) => f.write_str(text),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: Text<'a> },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    url: DataUrl<'a>,
+}
+
+/// A tool call of an assistant message.
+#[derive(Serialize)]
+struct CallOut<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: ArgumentText<'a>,
+}
+
+fn chat_message(message: &Message) -> Option<ChatMessage<'_>> {
     match message {
         Message::User(user) => {
             let content = match &user.content {
-                UserContent::Text(text) => json!(text),
-                UserContent::Blocks(blocks) => user_content(blocks)?,
+                openclaw_transcript::UserContent::Text(text) => {
+                    UserContent::Text(Text::Borrowed(text))
+                }
+                openclaw_transcript::UserContent::Blocks(blocks) => user_content(blocks)?,
             };
-            Some(object([("role", "user".into()), ("content", content)]))
+            Some(ChatMessage::User { content })
         }
         Message::Assistant(assistant) => {
-            let mut text = String::new();
-            let mut calls = Vec::new();
-            for block in &assistant.content {
-                match block {
-                    ContentBlock::Text(part) => text.push_str(&part.text),
-                    ContentBlock::ToolCall(call) => calls.push(json!({
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": crate::request::argument_text(call)},
-                    })),
-                    // Reasoning cannot be replayed through Chat Completions.
-                    _ => {}
-                }
-            }
+            let text = TextBlocks::concatenated(&assistant.content);
+            // Reasoning cannot be replayed through Chat Completions.
+            let calls: Vec<CallOut<'_>> = assistant
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::ToolCall(call) => Some(CallOut {
+                        id: &call.id,
+                        kind: "function",
+                        function: CallFunction {
+                            name: &call.name,
+                            arguments: ArgumentText(call),
+                        },
+                    }),
+                    _ => None,
+                })
+                .collect();
             if text.is_empty() && calls.is_empty() {
                 return None;
             }
-            let mut out = Map::new();
-            out.insert("role".into(), json!("assistant"));
-            out.insert(
-                "content".into(),
-                if text.is_empty() {
-                    Value::Null
-                } else {
-                    json!(text)
-                },
-            );
-            if !calls.is_empty() {
-                out.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Some(Value::Object(out))
+            Some(ChatMessage::Assistant {
+                content: (!text.is_empty()).then_some(text),
+                tool_calls: calls,
+            })
         }
-        Message::ToolResult(result) => Some(object([
-            ("role", "tool".into()),
-            ("tool_call_id", result.tool_call_id.as_str().into()),
-            ("content", tool_output(result).into()),
-        ])),
+        Message::ToolResult(result) => Some(ChatMessage::Tool {
+            tool_call_id: &result.tool_call_id,
+            content: tool_output(result),
+        }),
         Message::Other(_) => None,
     }
 }
@@ -166,53 +294,50 @@ fn chat_message(message: &Message) -> Option<Value> {
 /// in the transcript) and another follows; the chat templates of many local models refuse them
 /// ("roles must alternate"). Text joins with a blank line; content with images becomes one part
 /// list.
-fn push_merging_users(messages: &mut Vec<Value>, message: Value) {
-    let is_user = |m: &Value| m.get("role").and_then(Value::as_str) == Some("user");
-    let Some(last) = messages
-        .last_mut()
-        .filter(|last| is_user(last) && is_user(&message))
-    else {
-        messages.push(message);
-        return;
-    };
-    let as_parts = |content: &Value| match content {
-        Value::String(text) => vec![json!({"type": "text", "text": text})],
-        Value::Array(parts) => parts.clone(),
-        _ => Vec::new(),
-    };
-    let merged = match (&last["content"], &message["content"]) {
-        (Value::String(before), Value::String(after)) => json!(format!("{before}\n\n{after}")),
-        (before, after) => {
-            let mut parts = as_parts(before);
-            parts.extend(as_parts(after));
-            Value::Array(parts)
+fn push_merging_users<'a>(messages: &mut Vec<ChatMessage<'a>>, message: ChatMessage<'a>) {
+    match (messages.last_mut(), message) {
+        (Some(ChatMessage::User { content: before }), ChatMessage::User { content: after }) => {
+            let earlier = std::mem::replace(before, UserContent::Parts(Vec::new()));
+            *before = match (earlier, after) {
+                (UserContent::Text(earlier), UserContent::Text(after)) => {
+                    UserContent::Text(Text::Merged(format!("{earlier}\n\n{after}")))
+                }
+                (earlier, after) => {
+                    let mut parts = earlier.into_parts();
+                    parts.extend(after.into_parts());
+                    UserContent::Parts(parts)
+                }
+            };
         }
-    };
-    last["content"] = merged;
+        (_, message) => messages.push(message),
+    }
 }
 
 /// Text-only blocks become one string (every server accepts that); images need the part list.
-fn user_content(blocks: &[ContentBlock]) -> Option<Value> {
+fn user_content(blocks: &[ContentBlock]) -> Option<UserContent<'_>> {
     let has_image = blocks
         .iter()
         .any(|block| matches!(block, ContentBlock::Image(_)));
     if !has_image {
         // No text block at all is no content; an empty one is an empty string.
         let has_text = blocks.iter().any(|b| matches!(b, ContentBlock::Text(_)));
-        return has_text.then(|| json!(joined_text(blocks)));
+        return has_text.then(|| UserContent::Text(Text::Blocks(TextBlocks::lines(blocks))));
     }
-    let parts: Vec<Value> = blocks
+    let parts: Vec<Part<'_>> = blocks
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(json!({"type": "text", "text": text.text})),
-            ContentBlock::Image(image) => Some(json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)},
-            })),
+            ContentBlock::Text(text) => Some(Part::Text {
+                text: Text::Borrowed(&text.text),
+            }),
+            ContentBlock::Image(image) => Some(Part::ImageUrl {
+                image_url: ImageUrl {
+                    url: DataUrl(image),
+                },
+            }),
             _ => None,
         })
         .collect();
-    Some(Value::Array(parts))
+    Some(UserContent::Parts(parts))
 }
 
 #[derive(Debug, Default)]

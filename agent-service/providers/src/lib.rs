@@ -46,6 +46,7 @@
 //! other models, or persisting anything. It never logs an API key.
 
 mod anthropic;
+mod body;
 mod chat_completions;
 mod credentials;
 mod error;
@@ -76,8 +77,8 @@ pub use openai_responses::{OpenAiResponses, ResponsesWire};
 pub use provider::ModelProvider;
 pub use registry::{ProviderRegistry, RegistryContext, ResolvedModel, WireIdRule};
 pub use request::{
-    InvalidArguments, ModelRequest, StreamEvent, SystemPrompt, ToolSpec, reasoning_effort,
-    tool_arguments,
+    InvalidArguments, ModelRequest, StreamEvent, SystemPrompt, ToolSchema, ToolSpec,
+    reasoning_effort, tool_arguments,
 };
 pub use retry::{RetryPolicy, complete_with_retry};
 pub use scripted::{DEMO_SCRIPT, ScriptedProvider};

@@ -25,7 +25,8 @@ use crate::transport::{Endpoint, HttpClient};
 
 /// Text with every character class JSON escapes or keeps: quotes, backslashes, control
 /// characters, line and paragraph separators, non-ASCII and astral characters, and markup.
-const AWKWARD: &str = "q\"uote\\ back\nline\ttab\r\u{1}\u{1f} \u{7f} é € 😀 \u{2028}\u{2029} </script> &<>'";
+const AWKWARD: &str =
+    "q\"uote\\ back\nline\ttab\r\u{1}\u{1f} \u{7f} é € 😀 \u{2028}\u{2029} </script> &<>'";
 
 fn user(text: &str) -> Message {
     Message::User(UserMessage {
@@ -138,13 +139,21 @@ fn history() -> Vec<Message> {
                 call("call_1|fc.2", "read", json!({"path": "a.txt", "from": 2})),
             ],
         ),
-        result("call_1|fc.2", vec![ContentBlock::text("line 1"), ContentBlock::text("line 2")], false),
+        result(
+            "call_1|fc.2",
+            vec![ContentBlock::text("line 1"), ContentBlock::text("line 2")],
+            false,
+        ),
         assistant(
             Some("openai-responses"),
             vec![
                 thinking("plan", Some(&reasoning), false),
                 thinking("not json", Some("{oops"), false),
-                thinking("not reasoning", Some(r#"{"type":"message","encrypted_content":"x"}"#), false),
+                thinking(
+                    "not reasoning",
+                    Some(r#"{"type":"message","encrypted_content":"x"}"#),
+                    false,
+                ),
                 call("fc_2", "read", Value::String("{\"path\": \"b".to_owned())),
                 call("fc_3", "zeta", json!("not an object")),
                 call("fc_4", "zeta", json!([1, 2])),
@@ -153,7 +162,11 @@ fn history() -> Vec<Message> {
         result("fc_2", vec![ContentBlock::text("bad arguments")], true),
         result(
             "fc_3",
-            vec![ContentBlock::text("shot:"), image("AAAA"), ContentBlock::text("")],
+            vec![
+                ContentBlock::text("shot:"),
+                image("AAAA"),
+                ContentBlock::text(""),
+            ],
             false,
         ),
         result("fc_4", vec![], false),
@@ -161,7 +174,11 @@ fn history() -> Vec<Message> {
         user("first"),
         user("second"),
         user_blocks(vec![ContentBlock::text("look"), image("BBBB")]),
-        user_blocks(vec![ContentBlock::text("a"), ContentBlock::text(""), ContentBlock::text("b")]),
+        user_blocks(vec![
+            ContentBlock::text("a"),
+            ContentBlock::text(""),
+            ContentBlock::text("b"),
+        ]),
         // Nothing to send: no blocks, no text block, an empty assistant, an unknown role.
         user_blocks(vec![]),
         user_blocks(vec![ContentBlock::Other(Map::new())]),
@@ -247,7 +264,7 @@ fn bodies<W: Wire>(base_url: &str) -> String {
     let endpoint = Endpoint::new("p", base_url, client);
     let mut out = String::new();
     for (name, request) in corpus() {
-        let body = serde_json::to_string(&W::post(&endpoint, &request).body).unwrap();
+        let body = String::from_utf8(W::post(&endpoint, &request).unwrap().body).unwrap();
         writeln!(out, "{name}:\n{body}").unwrap();
     }
     out

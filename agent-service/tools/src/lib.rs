@@ -82,13 +82,14 @@ pub use exec_policy::{ExecPolicy, Judgement, Verdict};
 pub use fs_tools::{EditTool, ReadTool, WriteTool};
 pub use gateway::GatewayTool;
 pub use memory::{MemoryGetTool, MemorySearchTool};
+pub use openclaw_providers::{ToolSchema, ToolSpec};
 pub use plan::{Plan, PlanStep, StepStatus, UpdatePlanTool};
 pub use policy::{CORE_TOOLS, allowed_tools, apply_patch_available};
 pub use process::{
     EXIT_TAIL_CHARS, ExitSink, ProcessExit, ProcessInfo, ProcessRegistry, ProcessStatus,
     ProcessTool,
 };
-pub use registry::ToolRegistry;
+pub use registry::{SpecCache, ToolRegistry, spec_of};
 pub use session_status::SessionStatusTool;
 pub use subagents::{
     ChildInfo, NoSubagents, SessionsSpawnTool, SpawnRequest, SubagentControl, SubagentsTool,

@@ -31,7 +31,7 @@ use super::{
 use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
-    prompt_input::{ToolDescriptor, TurnPrompt},
+    prompt_input::TurnPrompt,
     services::Services,
     sessions::Session,
     sessions::queue::Inbound,
@@ -65,7 +65,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         mut history,
         continuation,
         skills,
-        tools: tool_descriptors,
+        tools: tool_specs,
         contribution,
         ctx,
         mut sink,
@@ -91,7 +91,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         cwd: &s.cwd,
         sandbox: ctx.sandbox.as_deref(),
         channel: &first.channel,
-        tools: &tool_descriptors,
+        tools: &tool_specs,
         skills: skills.as_ref(),
         continuation,
         model: &run.name,
@@ -102,7 +102,6 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         surface: prompt_render::PromptSurface::EmbeddedRun,
         lightweight: first.options.lightweight,
     };
-    let tool_specs = tool_specs(&tool_descriptors);
     // Lesson L15 b: tool results and chat participants' messages reach the model
     // fenced with nonce markers; the transcript keeps the raw text.
     // The same rule a Codex turn's input follows (`prepare::user_turn_text`).
@@ -235,7 +234,7 @@ struct RunSetup {
     /// An earlier turn of the session already had the workspace files.
     continuation: bool,
     skills: Option<openclaw_skills::Discovery>,
-    tools: Vec<ToolDescriptor>,
+    tools: Vec<ToolSpec>,
     contribution: Option<openclaw_proto::prompt::v1::ProviderContribution>,
     ctx: openclaw_tools::ToolContext,
     /// Block streaming, when the channel has it on.
@@ -266,18 +265,6 @@ impl RunSetup {
             check,
         })
     }
-}
-
-/// The tools as a model request names them.
-fn tool_specs(tools: &[ToolDescriptor]) -> Vec<ToolSpec> {
-    tools
-        .iter()
-        .map(|t| ToolSpec {
-            name: t.name.clone(),
-            description: t.description.clone(),
-            parameters: t.parameters.clone(),
-        })
-        .collect()
 }
 
 /// Writes the model's reply into the transcript and the history, closes its block stream and
