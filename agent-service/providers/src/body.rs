@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Display};
 
-use openclaw_transcript::{ContentBlock, ImageContent, ToolCall};
+use openclaw_transcript::{ContentBlock, ImageContent, ToolCall, ToolResultMessage};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
@@ -138,4 +138,10 @@ impl Serialize for DataUrl<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
+}
+
+/// The text of a tool result for the OpenAI formats; images cannot travel in their tool results
+/// (`role: "tool"`, `function_call_output`) and are left out.
+pub(crate) fn tool_output(result: &ToolResultMessage) -> TextBlocks<'_> {
+    TextBlocks::lines(&result.content)
 }
