@@ -6,7 +6,8 @@
 //!   the OpenAI Responses API ([`OpenAiResponses`]), OpenAI-compatible Chat Completions as served
 //!   by OpenAI, Ollama, vLLM, llama.cpp and OpenRouter ([`ChatCompletions`]), and the Anthropic
 //!   Messages API with the stable system prompt in its own cached block (P-24,
-//!   [`AnthropicMessages`]);
+//!   [`AnthropicMessages`]), each request body serialised straight from the request it
+//!   borrows, in fixed bytes (tool schemas travel pre-encoded, [`ToolSchema`]);
 //! - turning each stream into [`StreamEvent`]s as they arrive and into one complete
 //!   [`openclaw_transcript::AssistantMessage`]; a tool call is announced only once its arguments
 //!   are complete, so a partial call never leaks (L10); arguments that are not JSON, or that

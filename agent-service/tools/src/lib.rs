@@ -26,7 +26,8 @@
 //! - `sessions_spawn` and `subagents` ([`subagents`]): thin tools over [`SubagentControl`],
 //!   which the runtime implements (child sessions, limits, pushing results back);
 //! - tool policy ([`allowed_tools`]): profiles, groups, wildcards, per-provider policy,
-//!   allow/alsoAllow/deny; and the per-run [`ToolRegistry`].
+//!   allow/alsoAllow/deny; and the per-run [`ToolRegistry`], each tool's definition in it
+//!   encoded once per config load ([`SpecCache`]).
 //!
 //! What it is not for: the agent loop, sessions, transcripts or prompts (the runtime owns
 //! them and reaches in through [`SessionControl`], [`SubagentControl`], [`ConfigControl`]

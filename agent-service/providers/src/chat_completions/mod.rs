@@ -25,10 +25,11 @@ use crate::reply::ReplyBuilder;
 use crate::request::ModelRequest;
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
-use crate::usage::openai_usage;
 
+mod chunk;
 mod request_body;
 
+use chunk::Chunk;
 use request_body::request_body;
 
 const API: &str = "openai-completions";
@@ -81,6 +82,9 @@ impl WireDecoder for ChatDecoder {
         if data == "[DONE]" {
             return Ok(true);
         }
+        if let Some(chunk) = Chunk::typed(data) {
+            return self.on_chunk(chunk);
+        }
         let chunk: Value = serde_json::from_str(data).map_err(|error| {
             ProviderError::malformed(format!("a chat completion chunk is not JSON: {error}"))
         })?;
@@ -88,70 +92,7 @@ impl WireDecoder for ChatDecoder {
             let (code, message) = error::error_fields(&json!({ "error": failure }).to_string());
             return Err(error::from_stream(code.as_deref(), message));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.reply.set_usage(openai_usage(
-                usage,
-                "prompt_tokens",
-                "prompt_tokens_details",
-            ));
-        }
-        let Some(choice) = chunk.pointer("/choices/0") else {
-            return Ok(false);
-        };
-        let delta = choice.get("delta").unwrap_or(&Value::Null);
-        let reasoning = delta
-            .get("reasoning_content")
-            .or_else(|| delta.get("reasoning"))
-            .and_then(Value::as_str);
-        if let Some(reasoning) = reasoning {
-            self.reply.thinking(None, reasoning);
-        }
-        if let Some(content) = delta.get("content").and_then(Value::as_str) {
-            self.reply.text(None, content);
-        }
-        for (position, call) in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let index = call
-                .get("index")
-                .and_then(Value::as_u64)
-                .unwrap_or(position as u64);
-            if !self.reply.has_tool(index) {
-                self.reply.finish_complete_tools_before(index);
-            }
-            let function = call.get("function").unwrap_or(&Value::Null);
-            let arguments = match function.get("arguments") {
-                Some(Value::String(text)) => Some(text.clone()),
-                Some(Value::Null) | None => None,
-                Some(object) => Some(object.to_string()),
-            };
-            self.reply.tool(
-                index,
-                call.get("id").and_then(Value::as_str),
-                function.get("name").and_then(Value::as_str),
-                arguments.as_deref(),
-            );
-        }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finished = true;
-            self.reply.finish_open_tools()?;
-            let stop = match reason {
-                "length" | "max_tokens" => StopReason::Length,
-                "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
-                "content_filter" => {
-                    self.reply
-                        .set_error_message("the response was stopped by a content filter");
-                    StopReason::Error
-                }
-                _ => StopReason::Stop,
-            };
-            self.reply.set_stop(stop);
-        }
-        Ok(false)
+        self.on_chunk(Chunk::lenient(&chunk))
     }
 
     fn unstreamed(&self, body: Value) -> Vec<SseEvent> {
@@ -191,6 +132,52 @@ impl WireDecoder for ChatDecoder {
         Err(ProviderError::connection(
             "the stream ended before a finish_reason".to_owned(),
         ))
+    }
+}
+
+impl ChatDecoder {
+    /// Applies one chunk: its usage, then its first choice's reasoning, text and tool call
+    /// fragments, then its finish reason.
+    fn on_chunk(&mut self, chunk: Chunk<'_>) -> Result<bool, ProviderError> {
+        if let Some(usage) = chunk.usage {
+            self.reply.set_usage(usage);
+        }
+        let Some(choice) = chunk.choice else {
+            return Ok(false);
+        };
+        if let Some(reasoning) = choice.reasoning {
+            self.reply.thinking(None, &reasoning);
+        }
+        if let Some(content) = choice.content {
+            self.reply.text(None, &content);
+        }
+        for call in choice.calls {
+            if !self.reply.has_tool(call.index) {
+                self.reply.finish_complete_tools_before(call.index);
+            }
+            self.reply.tool(
+                call.index,
+                call.id.as_deref(),
+                call.name.as_deref(),
+                call.arguments.as_deref(),
+            );
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.finished = true;
+            self.reply.finish_open_tools()?;
+            let stop = match &*reason {
+                "length" | "max_tokens" => StopReason::Length,
+                "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
+                "content_filter" => {
+                    self.reply
+                        .set_error_message("the response was stopped by a content filter");
+                    StopReason::Error
+                }
+                _ => StopReason::Stop,
+            };
+            self.reply.set_stop(stop);
+        }
+        Ok(false)
     }
 }
 
