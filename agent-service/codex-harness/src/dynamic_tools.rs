@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use openclaw_tools::{ToolContext, ToolOutcome, ToolRegistry};
+use openclaw_tools::{ToolContext, ToolOutcome, ToolRegistry, ToolSchema};
 use openclaw_transcript::{ContentBlock, ToolResultMessage};
 use serde_json::{Value, json};
 
@@ -19,8 +19,8 @@ pub struct DynamicToolSpec {
     pub name: String,
     /// What the tool does, for the model.
     pub description: String,
-    /// JSON Schema of the arguments.
-    pub input_schema: Value,
+    /// JSON Schema of the arguments, encoded once per tool definition.
+    pub input_schema: ToolSchema,
 }
 
 impl DynamicToolSpec {
@@ -43,10 +43,10 @@ pub fn dynamic_tool_specs(tools: &ToolRegistry) -> Vec<DynamicToolSpec> {
     tools
         .specs()
         .into_iter()
-        .map(|(name, description, input_schema)| DynamicToolSpec {
-            name: name.to_owned(),
-            description,
-            input_schema,
+        .map(|spec| DynamicToolSpec {
+            name: spec.name,
+            description: spec.description.to_string(),
+            input_schema: spec.parameters,
         })
         .collect()
 }

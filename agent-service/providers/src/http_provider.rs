@@ -7,7 +7,6 @@ use std::{marker::PhantomData, sync::Arc};
 use async_trait::async_trait;
 use http::{HeaderName, HeaderValue};
 use openclaw_transcript::{AssistantMessage, Clock, unix_millis};
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -24,8 +23,8 @@ pub(crate) trait Wire: Send + Sync + 'static {
     const NAME: &'static str;
     /// Reads the stream of one reply.
     type Decoder: WireDecoder + Default + Send;
-    /// What `request` sends to `endpoint`.
-    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Post;
+    /// What `request` sends to `endpoint`, its body already encoded.
+    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Result<Post, ProviderError>;
 }
 
 /// One request of a wire format.
@@ -36,8 +35,9 @@ pub(crate) struct Post {
     pub(crate) auth: Auth,
     /// Headers the API itself requires (the endpoint's configured ones are added after).
     pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
-    /// The JSON body.
-    pub(crate) body: Value,
+    /// The JSON body, encoded: built straight from the request it borrows, never through a
+    /// `serde_json::Value` tree.
+    pub(crate) body: Vec<u8>,
 }
 
 /// A provider speaking the wire format `W` to one endpoint.
@@ -98,14 +98,14 @@ impl<W: Wire> ModelProvider for HttpProvider<W> {
         if !self.endpoint.reasons(&request.model) {
             request.reasoning_effort = None;
         }
-        let post = W::post(&self.endpoint, &request);
+        let post = W::post(&self.endpoint, &request)?;
         tracing::debug!("model request");
         let stream = transport::post_sse(
             &self.endpoint,
             post.path,
             post.auth,
             &post.headers,
-            &post.body,
+            post.body,
             &cancel,
         )
         .await?;

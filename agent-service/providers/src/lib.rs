@@ -6,7 +6,8 @@
 //!   the OpenAI Responses API ([`OpenAiResponses`]), OpenAI-compatible Chat Completions as served
 //!   by OpenAI, Ollama, vLLM, llama.cpp and OpenRouter ([`ChatCompletions`]), and the Anthropic
 //!   Messages API with the stable system prompt in its own cached block (P-24,
-//!   [`AnthropicMessages`]);
+//!   [`AnthropicMessages`]), each request body serialised straight from the request it
+//!   borrows, in fixed bytes (tool schemas travel pre-encoded, [`ToolSchema`]);
 //! - turning each stream into [`StreamEvent`]s as they arrive and into one complete
 //!   [`openclaw_transcript::AssistantMessage`]; a tool call is announced only once its arguments
 //!   are complete, so a partial call never leaks (L10); arguments that are not JSON, or that
@@ -46,6 +47,7 @@
 //! other models, or persisting anything. It never logs an API key.
 
 mod anthropic;
+mod body;
 mod chat_completions;
 mod credentials;
 mod error;
@@ -56,6 +58,8 @@ mod provider;
 mod registry;
 mod reply;
 mod request;
+#[cfg(test)]
+mod request_bytes;
 mod retry;
 mod scripted;
 mod sse;
@@ -74,8 +78,8 @@ pub use openai_responses::{OpenAiResponses, ResponsesWire};
 pub use provider::ModelProvider;
 pub use registry::{ProviderRegistry, RegistryContext, ResolvedModel, WireIdRule};
 pub use request::{
-    InvalidArguments, ModelRequest, StreamEvent, SystemPrompt, ToolSpec, reasoning_effort,
-    tool_arguments,
+    InvalidArguments, ModelRequest, StreamEvent, SystemPrompt, ToolSchema, ToolSpec,
+    reasoning_effort, tool_arguments,
 };
 pub use retry::{RetryPolicy, complete_with_retry};
 pub use scripted::{DEMO_SCRIPT, ScriptedProvider};

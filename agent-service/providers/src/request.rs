@@ -1,9 +1,13 @@
 //! What the agent loop hands a provider, and what a provider streams back while it answers.
 
+use std::fmt;
+use std::sync::Arc;
+
 use openclaw_config::raw::ThinkingLevel;
 use openclaw_transcript::{ContentBlock, Message, ToolCall, Usage};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
-use std::sync::Arc;
+use serde_json::value::RawValue;
 
 /// One model call: everything a provider needs to build its wire request.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,16 +54,74 @@ impl SystemPrompt {
     }
 }
 
-/// A tool the model may call.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A tool the model may call. Cloning one is cheap: its long texts, the description and the
+/// schema, are shared, so a run hands the same definitions to every model call.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSpec {
     /// The tool's name, as the model calls it.
     pub name: String,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
+    /// What the tool does, for the model (shared).
+    pub description: Arc<str>,
+    /// JSON Schema of the arguments object, encoded once.
+    pub parameters: ToolSchema,
 }
+
+/// The JSON Schema of a tool's arguments, encoded as JSON text once and shared: every request
+/// body writes the text as it is, and the prompt's tool list shows the same text.
+///
+/// The text is the compact encoding of the schema value ([`Value`]'s `to_string`), keys in the
+/// schema's own order.
+#[derive(Clone)]
+pub struct ToolSchema(Arc<RawValue>);
+
+impl ToolSchema {
+    /// The schema as compact JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl From<&Value> for ToolSchema {
+    fn from(schema: &Value) -> Self {
+        // Encoding a `Value` cannot fail (its keys are strings, its numbers finite); `null`
+        // stands in rather than a panic should that ever change.
+        let raw =
+            serde_json::value::to_raw_value(schema).unwrap_or_else(|_| RawValue::NULL.to_owned());
+        Self(Arc::from(raw))
+    }
+}
+
+impl From<Value> for ToolSchema {
+    fn from(schema: Value) -> Self {
+        Self::from(&schema)
+    }
+}
+
+impl Serialize for ToolSchema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (*self.0).serialize(serializer)
+    }
+}
+
+impl fmt::Display for ToolSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl fmt::Debug for ToolSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ToolSchema").field(&self.get()).finish()
+    }
+}
+
+impl PartialEq for ToolSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for ToolSchema {}
 
 /// Something the model produced, sent to the caller as soon as it arrives.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,15 +178,6 @@ pub fn tool_arguments(call: &ToolCall) -> Result<&Value, InvalidArguments> {
     }
 }
 
-/// The argument text of a call replayed to an API that takes text: the JSON, or the raw text
-/// of arguments that did not parse, so the model sees what it wrote.
-pub(crate) fn argument_text(call: &ToolCall) -> String {
-    match &call.arguments {
-        Value::String(raw) => raw.clone(),
-        parsed => parsed.to_string(),
-    }
-}
-
 /// The text blocks of `blocks` joined by newlines; images and other blocks are left out.
 pub(crate) fn joined_text(blocks: &[ContentBlock]) -> String {
     let texts: Vec<&str> = blocks
@@ -149,16 +202,4 @@ pub fn reasoning_effort(level: Option<ThinkingLevel>) -> Option<String> {
         ThinkingLevel::Xhigh => "xhigh",
     };
     Some(effort.to_owned())
-}
-
-/// A JSON object of `fields`, in order, the values moved in. `json!` serialises a `Value`
-/// it is given into a new one (every string copied, every key hashed again); request bodies
-/// built per model call over a whole history use this instead.
-pub(crate) fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
-    Value::Object(
-        fields
-            .into_iter()
-            .map(|(key, value)| (key.to_owned(), value))
-            .collect(),
-    )
 }

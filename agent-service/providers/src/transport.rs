@@ -185,7 +185,7 @@ impl Endpoint {
             auth,
             accept: "application/json",
             api_headers: &[],
-            body,
+            body: crate::body::to_bytes(body)?,
         };
         let (response, idle) = send(self, call, &CancellationToken::new()).await?;
         let status = response.status();
@@ -257,7 +257,7 @@ pub(crate) async fn post_sse(
     path: &str,
     auth: Auth,
     api_headers: &[(HeaderName, HeaderValue)],
-    body: &serde_json::Value,
+    body: Vec<u8>,
     cancel: &CancellationToken,
 ) -> Result<Answer, ProviderError> {
     let (response, idle) = send(
@@ -330,13 +330,13 @@ pub(crate) async fn post_sse(
 }
 
 /// One POST: where it goes, how the key travels, what it accepts, the API's own headers and
-/// the JSON body.
+/// the encoded JSON body.
 struct Call<'a> {
     path: &'a str,
     auth: Auth,
     accept: &'static str,
     api_headers: &'a [(HeaderName, HeaderValue)],
-    body: &'a serde_json::Value,
+    body: Vec<u8>,
 }
 
 /// Sends `call` to `{base_url}{path}` with the key, the API's headers and then the endpoint's
@@ -347,8 +347,6 @@ async fn send(
     call: Call<'_>,
     cancel: &CancellationToken,
 ) -> Result<(reqwest::Response, Idle), ProviderError> {
-    let body = serde_json::to_vec(call.body)
-        .map_err(|error| ProviderError::malformed(format!("request body: {error}")))?;
     let mut request = endpoint
         .client
         .inner
@@ -390,7 +388,7 @@ async fn send(
     let response = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-        sent = tokio::time::timeout(first_byte, request.body(body).send()) => match sent {
+        sent = tokio::time::timeout(first_byte, request.body(call.body).send()) => match sent {
             Ok(sent) => sent.map_err(connection)?,
             Err(_) => return Err(ProviderError::connection(format!(
                     "no response within {} of sending the request{}",

@@ -36,6 +36,9 @@ pub struct Loaded {
     /// Each agent's exec policy as the config sets it (`tools.exec` layers), by agent id,
     /// judged once per load rather than once per run.
     exec_policies: BTreeMap<String, openclaw_tools::ExecPolicy>,
+    /// Each tool's definition as the model is shown it, encoded once per load rather than
+    /// once per run.
+    tool_specs: openclaw_tools::SpecCache,
 }
 
 impl Loaded {
@@ -53,6 +56,11 @@ impl Loaded {
             .get(id)
             .cloned()
             .unwrap_or_else(|| openclaw_tools::ExecPolicy::from_config(&self.config, id))
+    }
+
+    /// The definitions of the tools this config offers, shared by every run under it.
+    pub fn tool_specs(&self) -> &openclaw_tools::SpecCache {
+        &self.tool_specs
     }
 
     /// The agent with this id (case-insensitive), or the default for "".
@@ -158,6 +166,7 @@ pub fn load(
         from_file,
         memory,
         exec_policies,
+        tool_specs: openclaw_tools::SpecCache::new(),
     }))
 }
 

@@ -15,23 +15,13 @@ use openclaw_config::{
     resolve::AgentView,
 };
 use openclaw_proto::prompt::v1 as pb;
+use openclaw_providers::ToolSpec;
 use openclaw_skills::Discovery;
 use prompt_render as render;
 
 use crate::sessions::SessionKind;
 
 pub use crate::sessions::queue::TurnChannel;
-
-/// A tool as the model will see it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDescriptor {
-    /// Name.
-    pub name: String,
-    /// Description (its first line is the Tooling summary).
-    pub description: String,
-    /// JSON Schema of the parameters.
-    pub parameters: serde_json::Value,
-}
 
 /// The facts of one turn's prompt that the caller (a run or a preview) decides.
 #[derive(Debug)]
@@ -51,8 +41,9 @@ pub struct TurnPrompt<'a> {
     pub sandbox: Option<&'a openclaw_sandbox::Isolation>,
     /// The channel.
     pub channel: &'a TurnChannel,
-    /// Tools after policy.
-    pub tools: &'a [ToolDescriptor],
+    /// Tools after policy, as the model request carries them (a description's first line is
+    /// the Tooling summary).
+    pub tools: &'a [ToolSpec],
     /// Skills.
     pub skills: Option<&'a Discovery>,
     /// An earlier turn already had the workspace files.
@@ -124,7 +115,8 @@ pub fn render_input(f: &TurnPrompt<'_>, src: &TurnSources<'_>) -> render::Render
         .map(|t| render::Tool {
             name: t.name.clone(),
             summary: t.description.lines().next().unwrap_or("").to_owned(),
-            json_schema: t.parameters.to_string(),
+            // The text the model request carries, encoded once per config load.
+            json_schema: t.parameters.get().to_owned(),
         })
         .collect();
     if let Some(discovery) = f.skills {

@@ -26,7 +26,8 @@
 //! - `sessions_spawn` and `subagents` ([`subagents`]): thin tools over [`SubagentControl`],
 //!   which the runtime implements (child sessions, limits, pushing results back);
 //! - tool policy ([`allowed_tools`]): profiles, groups, wildcards, per-provider policy,
-//!   allow/alsoAllow/deny; and the per-run [`ToolRegistry`].
+//!   allow/alsoAllow/deny; and the per-run [`ToolRegistry`], each tool's definition in it
+//!   encoded once per config load ([`SpecCache`]).
 //!
 //! What it is not for: the agent loop, sessions, transcripts or prompts (the runtime owns
 //! them and reaches in through [`SessionControl`], [`SubagentControl`], [`ConfigControl`]
@@ -82,13 +83,14 @@ pub use exec_policy::{ExecPolicy, Judgement, Verdict};
 pub use fs_tools::{EditTool, ReadTool, WriteTool};
 pub use gateway::GatewayTool;
 pub use memory::{MemoryGetTool, MemorySearchTool};
+pub use openclaw_providers::{ToolSchema, ToolSpec};
 pub use plan::{Plan, PlanStep, StepStatus, UpdatePlanTool};
 pub use policy::{CORE_TOOLS, allowed_tools, apply_patch_available};
 pub use process::{
     EXIT_TAIL_CHARS, ExitSink, ProcessExit, ProcessInfo, ProcessRegistry, ProcessStatus,
     ProcessTool,
 };
-pub use registry::ToolRegistry;
+pub use registry::{SpecCache, ToolRegistry, spec_of};
 pub use session_status::SessionStatusTool;
 pub use subagents::{
     ChildInfo, NoSubagents, SessionsSpawnTool, SpawnRequest, SubagentControl, SubagentsTool,

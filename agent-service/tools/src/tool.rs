@@ -10,6 +10,10 @@ use crate::context::ToolContext;
 /// A tool never panics and never fails the session: every problem becomes a
 /// [`ToolOutcome::Error`] (told to the model, the turn continues) or, when the run must stop,
 /// a [`ToolOutcome::EndTurn`].
+///
+/// Under one config a tool's name stands for one definition: [`Tool::description`] and
+/// [`Tool::parameters`] depend on nothing but the tool and the config, because the runtime
+/// encodes them once per config load ([`crate::SpecCache`]) and shows every run that text.
 #[async_trait]
 pub trait Tool: Send + Sync {
     /// The name the model calls the tool by (lowercase, stable).

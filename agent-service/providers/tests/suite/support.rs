@@ -114,7 +114,7 @@ pub fn read_tool() -> ToolSpec {
     ToolSpec {
         name: "read".into(),
         description: "Read a file.".into(),
-        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}).into(),
     }
 }
 

@@ -31,11 +31,7 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
     .unwrap();
     let tools: Vec<_> = memory_tools(kind, Some(std::sync::Arc::new(index)))
         .iter()
-        .map(|t| super::ToolDescriptor {
-            name: t.name().to_owned(),
-            description: t.description(),
-            parameters: t.parameters(),
-        })
+        .map(|t| openclaw_tools::spec_of(t.as_ref()))
         .collect();
     let channel = TurnChannel::default();
     let sources = TurnSources {

@@ -55,7 +55,6 @@ use crate::{
     compaction::{self, Budget, Estimate},
     context::{AGENTS_REFRESH_DETAIL, MEMORY_FLUSH_ENTRY},
     error::RuntimeError,
-    prompt_input::ToolDescriptor,
     prompt_input::TurnPrompt,
     services::Services,
     sessions::Session,
@@ -89,7 +88,7 @@ pub(crate) struct Compactor<'a> {
     ctx: &'a ToolContext,
     out: &'a Emitter,
     turn: &'a TurnPrompt<'a>,
-    tools: &'a [ToolDescriptor],
+    tools: &'a [ToolSpec],
     cancel: &'a CancellationToken,
     deadline: Instant,
     budget: Budget,
@@ -113,7 +112,7 @@ impl<'a> Compactor<'a> {
         let tools = turn.tools;
         let tool_chars = tools
             .iter()
-            .map(|t| t.name.len() + t.description.chars().count() + t.parameters.to_string().len())
+            .map(|t| t.name.len() + t.description.chars().count() + t.parameters.get().len())
             .sum();
         Ok(Self {
             services: &rc.services,

@@ -9,7 +9,7 @@
 
 use std::{sync::Arc, time::Instant};
 
-use openclaw_providers::ResolvedModel;
+use openclaw_providers::{ResolvedModel, ToolSpec};
 use openclaw_tools::{Tool, ToolContext, ToolRegistry};
 use openclaw_transcript::{EntryBody, Message, Usage, UserContent, UserMessage};
 
@@ -22,7 +22,6 @@ use crate::{
     config_state::Loaded,
     error::RuntimeError,
     events::ReplyDirectives,
-    prompt_input::ToolDescriptor,
     services::Services,
     sessions::{
         Session, SessionKind,
@@ -68,17 +67,10 @@ pub(crate) struct RunModel {
     pub tools: Arc<ToolRegistry>,
 }
 
-/// The tools of a registry as the model sees them.
-pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolDescriptor> {
-    tools
-        .specs()
-        .into_iter()
-        .map(|(name, description, parameters)| ToolDescriptor {
-            name: name.to_owned(),
-            description,
-            parameters,
-        })
-        .collect()
+/// The tools of a registry as the model sees them: the definitions the registry was built
+/// with (encoded once per config load, see [`Loaded::tool_specs`]), shared, not copied.
+pub(crate) fn descriptors(tools: &ToolRegistry) -> Vec<ToolSpec> {
+    tools.specs()
 }
 
 /// The model and tools of a run that starts now: the run's override,
@@ -126,6 +118,7 @@ pub(crate) fn tools_for(
             .chain(crate::subagents::tools())
             .chain([Arc::new(openclaw_tools::CronTool) as Arc<dyn Tool>])
             .collect(),
+        loaded.tool_specs(),
     )
 }
 

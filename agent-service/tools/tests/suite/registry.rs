@@ -2,11 +2,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use openclaw_config::raw::ToolProfile;
 use openclaw_config::resolve::{ApplyPatchSettings, ToolPolicy};
-use openclaw_tools::{CORE_TOOLS, Tool, ToolContext, ToolOutcome, ToolRegistry};
+use openclaw_tools::{
+    CORE_TOOLS, CronTool, MemoryGetTool, MemorySearchTool, SessionsSpawnTool, SpecCache,
+    SubagentsTool, Tool, ToolContext, ToolOutcome, ToolRegistry, spec_of,
+};
 use serde_json::{Value, json};
 
 use super::{Fixture, error_text, ok_text};
@@ -61,6 +65,7 @@ fn for_run_builds_the_allowed_tools_in_order() {
         true,
         &settings(),
         vec![Arc::new(Panicky)],
+        &SpecCache::new(),
     );
     assert_eq!(
         registry.names(),
@@ -86,7 +91,9 @@ fn every_core_schema_is_a_closed_object_whose_required_fields_exist() {
     let everything: Vec<String> = CORE_TOOLS.iter().map(|s| (*s).to_owned()).collect();
     let registry = ToolRegistry::builtin(&everything, &settings());
     assert_eq!(registry.names(), CORE_TOOLS);
-    for (name, description, schema) in registry.specs() {
+    for spec in registry.specs() {
+        let (name, description) = (&spec.name, &spec.description);
+        let schema: Value = serde_json::from_str(spec.parameters.get()).unwrap();
         assert!(description.len() > 40, "{name}");
         assert_eq!(schema["type"], "object", "{name}");
         assert_eq!(schema["additionalProperties"], false, "{name}");
@@ -103,6 +110,116 @@ fn every_core_schema_is_a_closed_object_whose_required_fields_exist() {
             );
         }
     }
+}
+
+/// The schema text every request and the prompt's tool list carry is exactly the schema's
+/// compact JSON, for every tool of this crate, whether encoded directly or through the
+/// per-config cache.
+#[test]
+fn every_schema_text_is_the_schemas_compact_json() {
+    let everything: Vec<String> = CORE_TOOLS.iter().map(|s| (*s).to_owned()).collect();
+    let registry = ToolRegistry::builtin(&everything, &settings());
+    let mut tools: Vec<Arc<dyn Tool>> = registry
+        .names()
+        .into_iter()
+        .filter_map(|name| registry.get(name))
+        .collect();
+    assert_eq!(tools.len(), CORE_TOOLS.len());
+    let dir = tempfile::tempdir().unwrap();
+    let memory = openclaw_memory::AgentMemory::new(
+        openclaw_memory::MemorySettings::default(),
+        dir.path().join("memory.sqlite"),
+    )
+    .unwrap();
+    tools.extend([
+        Arc::new(MemorySearchTool::new(Arc::new(memory))) as Arc<dyn Tool>,
+        Arc::new(MemoryGetTool),
+        Arc::new(SessionsSpawnTool),
+        Arc::new(SubagentsTool),
+        Arc::new(CronTool),
+    ]);
+    let cache = SpecCache::new();
+    for tool in tools {
+        let expected = tool.parameters().to_string();
+        let spec = spec_of(tool.as_ref());
+        assert_eq!(spec.parameters.get(), expected, "{}", tool.name());
+        assert_eq!(spec.parameters.to_string(), expected, "{}", tool.name());
+        assert_eq!(
+            serde_json::to_string(&spec.parameters).unwrap(),
+            expected,
+            "{}",
+            tool.name()
+        );
+        assert_eq!(cache.spec(tool.as_ref()), spec, "{}", tool.name());
+        assert_eq!(spec.name, tool.name());
+        assert_eq!(&*spec.description, tool.description());
+    }
+}
+
+/// A tool that counts how often its definition is asked for.
+struct Counted(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Tool for Counted {
+    fn name(&self) -> &'static str {
+        "memory_get"
+    }
+
+    fn description(&self) -> String {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        "counted".into()
+    }
+
+    fn parameters(&self) -> Value {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        json!({ "type": "object", "properties": {}, "additionalProperties": false })
+    }
+
+    async fn call(&self, _ctx: &ToolContext, _arguments: Value) -> ToolOutcome {
+        ToolOutcome::ok("")
+    }
+}
+
+#[test]
+fn runs_under_one_config_encode_each_definition_once() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let cache = SpecCache::new();
+    let run = || {
+        ToolRegistry::for_run(
+            &coding(),
+            "openai",
+            "gpt-5.4",
+            true,
+            &settings(),
+            vec![Arc::new(Counted(Arc::clone(&asked)))],
+            &cache,
+        )
+    };
+    let first = run().specs();
+    let second = run().specs();
+    assert_eq!(first, second);
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "description and parameters read once, by the first run"
+    );
+    let counted = first.iter().find(|s| s.name == "memory_get").unwrap();
+    assert_eq!(&*counted.description, "counted");
+    assert_eq!(
+        counted.parameters.get(),
+        r#"{"type":"object","properties":{},"additionalProperties":false}"#
+    );
+    // A new config's cache encodes afresh.
+    ToolRegistry::for_run(
+        &coding(),
+        "openai",
+        "gpt-5.4",
+        true,
+        &settings(),
+        vec![Arc::new(Counted(Arc::clone(&asked)))],
+        &SpecCache::new(),
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 4);
 }
 
 #[tokio::test]

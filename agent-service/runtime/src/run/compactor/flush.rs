@@ -76,11 +76,7 @@ impl Compactor<'_> {
             .tools
             .iter()
             .filter(|t| FLUSH_TOOLS.contains(&t.name.as_str()))
-            .map(|t| ToolSpec {
-                name: t.name.clone(),
-                description: t.description.clone(),
-                parameters: t.parameters.clone(),
-            })
+            .cloned()
             .collect();
         let origin = UserOrigin::for_chat(&self.turn.channel.channel, &self.turn.channel.chat_type);
         let mut written: Vec<String> = Vec::new();

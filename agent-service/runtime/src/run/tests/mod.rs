@@ -22,6 +22,7 @@ use crate::{
 
 mod rejected;
 mod think;
+mod tool_specs;
 mod wire;
 
 /// How long a test waits for a run to end.

@@ -31,7 +31,7 @@ use super::{
 use crate::{
     context::{self, tool_call_ids},
     error::RuntimeError,
-    prompt_input::{ToolDescriptor, TurnPrompt},
+    prompt_input::TurnPrompt,
     services::Services,
     sessions::Session,
     sessions::queue::Inbound,
@@ -65,7 +65,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         mut history,
         continuation,
         skills,
-        tools: tool_descriptors,
+        tools: tool_specs,
         contribution,
         ctx,
         mut sink,
@@ -91,7 +91,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         cwd: &s.cwd,
         sandbox: ctx.sandbox.as_deref(),
         channel: &first.channel,
-        tools: &tool_descriptors,
+        tools: &tool_specs,
         skills: skills.as_ref(),
         continuation,
         model: &run.name,
@@ -102,7 +102,6 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         surface: prompt_render::PromptSurface::EmbeddedRun,
         lightweight: first.options.lightweight,
     };
-    let tool_specs = tool_specs(&tool_descriptors);
     // Lesson L15 b: tool results and chat participants' messages reach the model
     // fenced with nonce markers; the transcript keeps the raw text.
     // The same rule a Codex turn's input follows (`prepare::user_turn_text`).
@@ -235,7 +234,7 @@ struct RunSetup {
     /// An earlier turn of the session already had the workspace files.
     continuation: bool,
     skills: Option<openclaw_skills::Discovery>,
-    tools: Vec<ToolDescriptor>,
+    tools: std::sync::Arc<[ToolSpec]>,
     contribution: Option<openclaw_proto::prompt::v1::ProviderContribution>,
     ctx: openclaw_tools::ToolContext,
     /// Block streaming, when the channel has it on.
@@ -259,25 +258,13 @@ impl RunSetup {
             history,
             continuation,
             skills: services.list_skills(&s.agent.id).await.ok(),
-            tools: descriptors(&rc.model.tools),
+            tools: descriptors(&rc.model.tools).into(),
             contribution: contribution(services, &rc.model.model, rc.deadline).await,
             ctx: rc.tools.clone(),
             sink: BlockSink::new(settings, check.clone(), rc.out.clone()),
             check,
         })
     }
-}
-
-/// The tools as a model request names them.
-fn tool_specs(tools: &[ToolDescriptor]) -> std::sync::Arc<[ToolSpec]> {
-    tools
-        .iter()
-        .map(|t| ToolSpec {
-            name: t.name.clone(),
-            description: t.description.clone(),
-            parameters: t.parameters.clone(),
-        })
-        .collect()
 }
 
 /// Writes the model's reply into the transcript and the history, closes its block stream and

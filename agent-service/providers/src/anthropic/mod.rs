@@ -16,15 +16,19 @@
 //! `message_stop` (terminal), `ping`, `error`.
 
 use http::{HeaderName, HeaderValue};
-use openclaw_transcript::{ContentBlock, Message, StopReason, ToolResultMessage, UserContent};
-use serde_json::{Map, Value, json};
+use openclaw_transcript::StopReason;
+use serde_json::{Value, json};
 
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::{ModelRequest, object};
+use crate::request::ModelRequest;
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
+
+mod request_body;
+
+use request_body::request_body;
 
 const API: &str = "anthropic-messages";
 
@@ -50,7 +54,7 @@ impl Wire for AnthropicWire {
     type Decoder = AnthropicDecoder;
 
     /// The endpoint's base URL is without `/v1`; one ending in `/v1` is accepted too.
-    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Post {
+    fn post(endpoint: &Endpoint, request: &ModelRequest) -> Result<Post, ProviderError> {
         let path = if endpoint.base_url().ends_with("/v1") {
             "/messages"
         } else {
@@ -60,12 +64,12 @@ impl Wire for AnthropicWire {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         )];
-        Post {
+        Ok(Post {
             path,
             auth: Auth::XApiKey,
             headers,
-            body: request_body(request),
-        }
+            body: request_body(request)?,
+        })
     }
 }
 
@@ -100,166 +104,16 @@ fn token_limits(request: &ModelRequest) -> (u32, Option<u32>) {
     )
 }
 
-/// The JSON body for `request`.
-pub(crate) fn request_body(request: &ModelRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    let (max_tokens, budget) = token_limits(request);
-    body.insert("max_tokens".into(), json!(max_tokens));
-    let mut system = Vec::new();
-    if !request.system.stable.is_empty() {
-        system.push(json!({
-            "type": "text",
-            "text": request.system.stable,
-            "cache_control": {"type": "ephemeral"},
-        }));
-    }
-    if !request.system.dynamic.is_empty() {
-        system.push(json!({"type": "text", "text": request.system.dynamic}));
-    }
-    if !system.is_empty() {
-        body.insert("system".into(), Value::Array(system));
-    }
-    body.insert("messages".into(), Value::Array(messages(&request.messages)));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                object([
-                    ("name", tool.name.as_str().into()),
-                    ("description", tool.description.as_str().into()),
-                    ("input_schema", tool.parameters.clone()),
-                ])
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(budget) = budget {
-        body.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": budget}),
-        );
-    }
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
-}
-
-fn messages(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in messages {
-        match message {
-            Message::User(user) => {
-                let blocks = match &user.content {
-                    UserContent::Text(text) => text_block(text).into_iter().collect(),
-                    UserContent::Blocks(blocks) => blocks.iter().filter_map(user_block).collect(),
-                };
-                push(&mut out, "user", blocks);
-            }
-            Message::Assistant(assistant) => {
-                let same_api = assistant.api.as_deref() == Some(API);
-                let blocks = assistant
-                    .content
-                    .iter()
-                    .filter_map(|block| assistant_block(block, same_api))
-                    .collect();
-                push(&mut out, "assistant", blocks);
-            }
-            Message::ToolResult(result) => push(&mut out, "user", vec![tool_result(result)]),
-            Message::Other(_) => {}
-        }
-    }
-    // Cache the conversation so far: a breakpoint on the last block of the last user turn.
-    if let Some(("user", blocks)) = out.last_mut().map(|(role, blocks)| (*role, blocks))
-        && let Some(Value::Object(last)) = blocks.last_mut()
-    {
-        last.insert("cache_control".into(), json!({"type": "ephemeral"}));
-    }
-    out.into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
-}
-
-/// Appends blocks as a message of `role`, merging into the previous message of the same role
-/// (tool results after tool results, a user message after results); empty messages are
-/// skipped because the API refuses them.
-fn push<'a>(out: &mut Vec<(&'a str, Vec<Value>)>, role: &'a str, blocks: Vec<Value>) {
-    if blocks.is_empty() {
-        return;
-    }
-    match out.last_mut() {
-        Some((last, existing)) if *last == role => existing.extend(blocks),
-        _ => out.push((role, blocks)),
-    }
-}
-
-/// The API refuses empty text blocks.
-fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
-}
-
-fn user_block(block: &ContentBlock) -> Option<Value> {
-    match block {
-        ContentBlock::Text(text) => text_block(&text.text),
-        ContentBlock::Image(image) => Some(json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
-        })),
-        _ => None,
-    }
-}
-
-fn assistant_block(block: &ContentBlock, same_api: bool) -> Option<Value> {
-    match block {
-        ContentBlock::Text(text) => text_block(&text.text),
-        ContentBlock::Thinking(thinking) if same_api => {
-            let signature = thinking
-                .thinking_signature
-                .as_deref()
-                .filter(|s| !s.is_empty())?;
-            Some(if thinking.redacted {
-                json!({"type": "redacted_thinking", "data": signature})
-            } else {
-                json!({"type": "thinking", "thinking": thinking.thinking, "signature": signature})
-            })
-        }
-        ContentBlock::ToolCall(call) => {
-            let input = if call.arguments.is_object() {
-                call.arguments.clone()
-            } else {
-                json!({})
-            };
-            let id = tool_id(&call.id);
-            Some(json!({"type": "tool_use", "id": id, "name": call.name, "input": input}))
-        }
-        _ => None,
-    }
-}
-
-fn tool_result(result: &ToolResultMessage) -> Value {
-    let content: Vec<Value> = result.content.iter().filter_map(user_block).collect();
-    let mut block = Map::new();
-    block.insert("type".into(), json!("tool_result"));
-    block.insert("tool_use_id".into(), json!(tool_id(&result.tool_call_id)));
-    block.insert("content".into(), Value::Array(content));
-    if result.is_error {
-        block.insert("is_error".into(), json!(true));
-    }
-    Value::Object(block)
-}
-
 /// Anthropic accepts tool ids matching `[a-zA-Z0-9_-]+`; ids made by other APIs may hold other
 /// characters. The same mapping applies to a call and its result, so pairs stay paired.
 fn tool_id(id: &str) -> String {
     id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if valid_id_char(c) { c } else { '_' })
         .collect()
+}
+
+fn valid_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 #[derive(Debug, Default)]

@@ -12,16 +12,20 @@
 //! `response.completed` / `response.incomplete` (terminal, with usage), `response.failed` and
 //! `error`. Unknown event types are ignored, as Codex does.
 
-use openclaw_transcript::{ContentBlock, Message, StopReason, ToolResultMessage, UserContent};
-use serde_json::{Map, Value, json};
+use openclaw_transcript::StopReason;
+use serde_json::{Value, json};
 
 use crate::error::{self, ProviderError};
 use crate::http_provider::{HttpProvider, Post, Wire};
 use crate::reply::{ReplyBuilder, count};
-use crate::request::{ModelRequest, joined_text, object};
+use crate::request::ModelRequest;
 use crate::sse::SseEvent;
 use crate::transport::{Auth, Endpoint, WireDecoder};
 use crate::usage::openai_usage;
+
+mod request_body;
+
+use request_body::request_body;
 
 const API: &str = "openai-responses";
 
@@ -37,129 +41,13 @@ impl Wire for ResponsesWire {
     const NAME: &'static str = "OpenAiResponses";
     type Decoder = ResponsesDecoder;
 
-    fn post(_endpoint: &Endpoint, request: &ModelRequest) -> Post {
-        Post {
+    fn post(_endpoint: &Endpoint, request: &ModelRequest) -> Result<Post, ProviderError> {
+        Ok(Post {
             path: "/responses",
             auth: Auth::Bearer,
             headers: Vec::new(),
-            body: request_body(request),
-        }
-    }
-}
-
-/// The JSON body for `request`.
-pub(crate) fn request_body(request: &ModelRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    let instructions = request.system.joined();
-    if !instructions.is_empty() {
-        body.insert("instructions".into(), json!(instructions));
-    }
-    body.insert("input".into(), Value::Array(input_items(&request.messages)));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                object([
-                    ("type", "function".into()),
-                    ("name", tool.name.as_str().into()),
-                    ("description", tool.description.as_str().into()),
-                    ("parameters", tool.parameters.clone()),
-                    // The Responses API defaults to strict schemas, which refuse ordinary ones.
-                    ("strict", false.into()),
-                ])
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-        body.insert("tool_choice".into(), json!("auto"));
-        body.insert("parallel_tool_calls".into(), json!(true));
-    }
-    if let Some(max) = request.max_output_tokens {
-        body.insert("max_output_tokens".into(), json!(max));
-    }
-    if let Some(effort) = effort(request) {
-        body.insert(
-            "reasoning".into(),
-            json!({"effort": effort, "summary": "auto"}),
-        );
-        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
-    }
-    body.insert("store".into(), json!(false));
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
-}
-
-fn effort(request: &ModelRequest) -> Option<&str> {
-    request
-        .reasoning_effort
-        .as_deref()
-        .filter(|effort| !matches!(*effort, "" | "off" | "none"))
-}
-
-fn input_items(messages: &[Message]) -> Vec<Value> {
-    let mut items = Vec::new();
-    for message in messages {
-        match message {
-            Message::User(user) => {
-                let parts = match &user.content {
-                    UserContent::Text(text) => vec![json!({"type": "input_text", "text": text})],
-                    UserContent::Blocks(blocks) => blocks.iter().filter_map(user_part).collect(),
-                };
-                if !parts.is_empty() {
-                    items.push(json!({"type": "message", "role": "user", "content": parts}));
-                }
-            }
-            Message::Assistant(assistant) => {
-                let same_api = assistant.api.as_deref() == Some(API);
-                for block in &assistant.content {
-                    match block {
-                        // An easy input message: an `output_text` message item would need the
-                        // `id` and `status` of the item the API once sent, which replies
-                        // built from other sources do not have.
-                        ContentBlock::Text(text) if !text.text.is_empty() => items.push(json!({
-                            "type": "message",
-                            "role": "assistant",
-                            "content": text.text,
-                        })),
-                        ContentBlock::Thinking(thinking) if same_api => {
-                            if let Some(item) =
-                                replayable_reasoning(thinking.thinking_signature.as_deref())
-                            {
-                                items.push(item);
-                            }
-                        }
-                        ContentBlock::ToolCall(call) => items.push(json!({
-                            "type": "function_call",
-                            "call_id": call.id,
-                            "name": call.name,
-                            "arguments": crate::request::argument_text(call),
-                        })),
-                        _ => {}
-                    }
-                }
-            }
-            Message::ToolResult(result) => items.push(json!({
-                "type": "function_call_output",
-                "call_id": result.tool_call_id,
-                "output": tool_output(result),
-            })),
-            // Roles this crate does not know are the loop's to convert, never sent raw.
-            Message::Other(_) => {}
-        }
-    }
-    items
-}
-
-fn user_part(block: &ContentBlock) -> Option<Value> {
-    match block {
-        ContentBlock::Text(text) => Some(json!({"type": "input_text", "text": text.text})),
-        ContentBlock::Image(image) => Some(json!({
-            "type": "input_image",
-            "detail": "auto",
-            "image_url": format!("data:{};base64,{}", image.mime_type, image.data),
-        })),
-        _ => None,
+            body: request_body(request)?,
+        })
     }
 }
 
@@ -170,11 +58,6 @@ fn replayable_reasoning(signature: Option<&str>) -> Option<Value> {
     let is_reasoning = item.get("type").and_then(Value::as_str) == Some("reasoning");
     let encrypted = item.get("encrypted_content").is_some_and(|v| v.is_string());
     (is_reasoning && encrypted).then_some(item)
-}
-
-/// The text of a tool result; images cannot travel in `function_call_output` and are left out.
-pub(crate) fn tool_output(result: &ToolResultMessage) -> String {
-    joined_text(&result.content)
 }
 
 #[derive(Debug, Default)]
@@ -388,6 +271,7 @@ fn stream_error(failure: &Value) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use openclaw_transcript::ContentBlock;
 
     fn feed(decoder: &mut ResponsesDecoder, event: Value) -> Result<bool, ProviderError> {
         decoder.on_event(&SseEvent {
