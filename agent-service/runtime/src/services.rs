@@ -574,6 +574,11 @@ impl Services {
         agent: &AgentView,
         key: &SessionKey,
     ) -> Result<PathBuf, RuntimeError> {
+        // Only a sandbox workspace is created (on the blocking pool); the agent's own
+        // workspace is a path, handed back without a thread hand-off.
+        if workspaces::sandbox_scope(agent, key).is_none() {
+            return Ok(agent.workspace.clone());
+        }
         let (agent, key) = (agent.clone(), key.clone());
         blocking(move || workspaces::ensure_session_workspace(&agent, &key)).await
     }

@@ -90,7 +90,7 @@ pub fn ensure(
 
 /// The sandbox scope key of a session, when `agents.defaults.sandbox`
 /// covers it; `None` means the agent workspace is used.
-fn sandbox_scope(agent: &AgentView, session_key: &SessionKey) -> Option<String> {
+pub(crate) fn sandbox_scope(agent: &AgentView, session_key: &SessionKey) -> Option<String> {
     let sandbox = &agent.sandbox;
     let sandboxed = match sandbox.mode {
         SandboxMode::Off => false,

@@ -237,10 +237,14 @@ impl SessionManager {
         let now = unix_millis(self.clock.now());
         // The common case, a session that exists, reads the index and writes
         // nothing. (The index is only ever replaced whole, so a read without
-        // the lock sees one complete version.)
-        let existing = {
-            let (store, k) = (store.clone(), key.clone());
-            blocking(move || Ok(store.get(&k)?)).await?
+        // the lock sees one complete version.) Usually the version this process last read or
+        // wrote is still the file's: then a `stat` answers, with no blocking task.
+        let existing = match store.get_if_cached(&key)? {
+            Some(entry) => entry,
+            None => {
+                let (store, k) = (store.clone(), key.clone());
+                blocking(move || Ok(store.get(&k)?)).await?
+            }
         };
         let (entry, created) = match existing {
             Some(existing) => (existing, false),
