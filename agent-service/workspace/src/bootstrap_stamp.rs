@@ -1,6 +1,6 @@
-//! The validity key of a cached bootstrap load ([`crate::BootstrapCache`]): a [`Snapshot`] of
-//! the workspace root and of every watched name in it, and the rules that decide when a
-//! snapshot may stand for what a fresh load would read.
+//! The validity key of a cached bootstrap load ([`crate::BootstrapCache`], lesson L16): a
+//! [`Snapshot`] of the workspace root and of every watched name in it, and the rules that
+//! decide when a snapshot may stand for what a fresh load would read.
 //!
 //! A snapshot is taken through one directory handle of the root, opened by the workspace path
 //! as given: `fstat` of the handle, then `fstatat(handle, name, AT_SYMLINK_NOFOLLOW)` for each
