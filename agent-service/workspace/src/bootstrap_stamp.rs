@@ -63,7 +63,8 @@ pub const RACY_MARGIN: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Snapshot {
     root: Identity,
-    /// One stamp per name: [`BootstrapName::LOAD_ORDER`], then the extra names, in order.
+    /// One stamp per name: [`BootstrapName::LOAD_ORDER`], then the extra names that are not
+    /// bootstrap names, in order.
     names: Vec<Stamp>,
 }
 
@@ -100,7 +101,12 @@ impl Snapshot {
         let names = BootstrapName::LOAD_ORDER
             .iter()
             .map(|name| name.file_name())
-            .chain(extra_names.iter().copied())
+            .chain(
+                extra_names
+                    .iter()
+                    .copied()
+                    .filter(|name| BootstrapName::from_file_name(name).is_none()),
+            )
             .map(|name| stamp(&dir, name))
             .collect::<Option<Vec<_>>>()?;
         Some(Self { root, names })
