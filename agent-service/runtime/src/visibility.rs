@@ -191,7 +191,7 @@ pub(crate) async fn cached_turn_files(
 }
 
 /// [`cached_turn_files`] with the wall clock read at `now` (blocking).
-fn turn_files_at(
+pub(crate) fn turn_files_at(
     cache: &TurnFileCache,
     cwd: &Path,
     now: std::time::SystemTime,

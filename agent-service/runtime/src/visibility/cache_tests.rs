@@ -1,6 +1,6 @@
 //! The turn-file cache: files and privacy judgement through it equal a fresh load and a fresh
-//! judgement after changes to the files and to what makes a file private, and a bootstrap
-//! hook's output never reaches it.
+//! judgement after changes to the files and to what makes a file private. (That a bootstrap
+//! hook's output never reaches it is tested with the hooks.)
 //!
 //! Files written here are moments old, and the cache keeps a load only when every file is
 //! older than its margin; the tests that need kept loads pass a clock an hour ahead and make
@@ -8,8 +8,6 @@
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::time::{Duration, SystemTime};
-
-use openclaw_config::resolve::{BootstrapHook, Hook};
 
 use super::*;
 
@@ -164,52 +162,6 @@ fn files_and_judgement_through_the_cache_follow_every_change_that_makes_a_file_p
     }
     // The plain states were kept and used; the linked ones were read every time.
     assert!(cache.stats().hits >= 4, "{:?}", cache.stats());
-}
-
-#[tokio::test]
-async fn a_bootstrap_hooks_output_is_judged_every_time_and_never_kept() {
-    let cache = Arc::new(turn_file_cache());
-    let ws = Ws::new();
-    let as_read = turn_files_at(&cache, &ws.path, later()).expect("load");
-    let hooks = [Hook {
-        key: "hooks.bootstrap[0]".to_owned(),
-        form: BootstrapHook::Replace {
-            name: "USER.md".into(),
-            with: "memory/diary.md".into(),
-        },
-    }];
-    let launch = crate::hooks::HookLaunch::default();
-    let facts = crate::hooks::HookFacts::new(
-        "main",
-        "agent:main:group",
-        SessionKind::Group,
-        false,
-        &ws.path,
-        &launch,
-    );
-
-    // As a render with the hook does it: the files from the cache, the hook, a new judgement.
-    let (files, _) = cached_turn_files(&cache, &ws.path).await.expect("load");
-    let hooked = crate::hooks::apply_bootstrap(&hooks, &facts, files)
-        .await
-        .expect("hook");
-    let private = scan_turn_files(&ws.path, &hooked).await.expect("scan");
-    // The hook filled USER.md from memory/: private, whatever its name.
-    assert!(private.is_private("USER.md"));
-
-    // The kept entry is still the files as read, judged as read.
-    let again = turn_files_at(&cache, &ws.path, later()).expect("load");
-    assert_eq!(again, as_read);
-    assert_eq!(
-        again
-            .0
-            .iter()
-            .find(|f| f.name == "USER.md")
-            .map(|f| f.content.as_str()),
-        Some("Ada.\n")
-    );
-    assert!(!again.1.is_private("USER.md"));
-    assert!(cache.stats().hits >= 1, "{:?}", cache.stats());
 }
 
 #[tokio::test]
