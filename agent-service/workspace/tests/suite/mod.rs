@@ -2,6 +2,7 @@
 
 mod attestation;
 mod bootstrap_cache;
+mod bootstrap_cache_changes;
 mod bootstrap_files;
 mod config_file;
 mod confine;
