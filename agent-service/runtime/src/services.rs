@@ -179,6 +179,8 @@ pub(crate) struct Services {
     exec_approvals: Arc<openclaw_tools::ExecApprovals>,
     /// Workspace files cut on several renders in a row (see [`crate::bootstrap_cuts`]).
     cuts: crate::bootstrap_cuts::CutWatch,
+    /// The bootstrap files of each workspace as last read, checked on every render.
+    turn_files: Arc<crate::visibility::TurnFileCache>,
 }
 
 /// The service's own credentials, never handed to a command whatever their value.
@@ -258,6 +260,7 @@ impl Services {
             approvals: Arc::new(crate::approvals::Approvals::new(Some(persist))),
             exec_approvals,
             cuts: crate::bootstrap_cuts::CutWatch::default(),
+            turn_files: Arc::new(crate::visibility::turn_file_cache()),
         });
         runtime.refresh_secrets();
         runtime.check_workspaces();
@@ -290,6 +293,11 @@ impl Services {
     /// Workspace files cut on several renders in a row, per session (P-49).
     pub(crate) fn cuts(&self) -> &crate::bootstrap_cuts::CutWatch {
         &self.cuts
+    }
+
+    /// The bootstrap files of each workspace as last read, checked on every render.
+    pub(crate) fn turn_files(&self) -> &Arc<crate::visibility::TurnFileCache> {
+        &self.turn_files
     }
 
     /// The approvals file of the state dir (allowlist entries per agent).

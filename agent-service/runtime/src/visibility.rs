@@ -12,6 +12,10 @@
 //! filter is the last step before rendering: anything that changes the injected files (the
 //! bootstrap hooks of P-36, [`crate::hooks`]) runs before it, and the identities are judged on
 //! the files as the hooks left them, so nothing can put MEMORY.md back.
+//!
+//! The files as read and their judgement are kept between renders ([`TurnFileCache`]) and
+//! made again whenever a bootstrap file, `memory.md` or the workspace root changes; what a
+//! hook leaves is judged on every render and never kept.
 
 use std::{
     collections::BTreeSet,
@@ -51,6 +55,23 @@ impl From<BootstrapFile> for InjectedFile {
     }
 }
 
+/// The names in the workspace root whose identity makes another file private: a file that is
+/// the same inode as one of them is private whatever its name.
+const MEMORY_FILE_NAMES: [&str; 2] = ["MEMORY.md", "memory.md"];
+
+/// The raw bootstrap load of each workspace with the privacy judgement of the files as read,
+/// kept between renders (see [`openclaw_workspace::BootstrapCache`]). The judgement depends on
+/// the bootstrap files and on the identity of [`MEMORY_FILE_NAMES`], which the cache watches.
+pub(crate) type TurnFileCache = openclaw_workspace::BootstrapCache<PrivateFiles>;
+
+/// An empty [`TurnFileCache`] with the default bounds.
+pub(crate) fn turn_file_cache() -> TurnFileCache {
+    openclaw_workspace::BootstrapCache::new(
+        openclaw_workspace::CacheLimits::default(),
+        &MEMORY_FILE_NAMES,
+    )
+}
+
 /// Which loaded bootstrap files are private by identity (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrivateFiles {
@@ -62,7 +83,7 @@ impl PrivateFiles {
     /// Judges the files of the workspace `root` as the hooks left them (blocking: a few `stat`
     /// calls). A file a hook filled from under `memory/` is private whatever its name.
     pub fn scan(root: &Path, loaded: &[InjectedFile]) -> Self {
-        let memory_ids: BTreeSet<(u64, u64)> = ["MEMORY.md", "memory.md"]
+        let memory_ids: BTreeSet<(u64, u64)> = MEMORY_FILE_NAMES
             .iter()
             .filter_map(|name| std::fs::metadata(root.join(name)).ok())
             .map(|m| (m.dev(), m.ino()))
@@ -149,22 +170,40 @@ pub(crate) async fn load_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, Run
 fn read_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, RuntimeError> {
     let files = openclaw_workspace::load_bootstrap_files(cwd)
         .map_err(crate::workspaces::workspace_error)?;
-    Ok(files.into_iter().map(InjectedFile::from).collect())
+    Ok(injected(&files))
 }
 
-/// [`load_turn_files`] and [`scan_turn_files`] in one blocking task, for a
-/// turn with no bootstrap hook between them.
-pub(crate) async fn load_and_scan_turn_files(
+/// The bootstrap files of `cwd` as read, and which of them are private, in one blocking task:
+/// kept ones when nothing they depend on changed, else read now. A turn with a bootstrap hook
+/// takes the files from here but judges privacy again on what the hook leaves (see the module
+/// docs); the hook's output is never kept.
+pub(crate) async fn cached_turn_files(
+    cache: &Arc<TurnFileCache>,
     cwd: &Path,
 ) -> Result<(Vec<InjectedFile>, PrivateFiles), RuntimeError> {
+    let cache = Arc::clone(cache);
     let cwd: PathBuf = cwd.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let files = read_turn_files(&cwd)?;
-        let private = PrivateFiles::scan(&cwd, &files);
-        Ok((files, private))
-    })
-    .await
-    .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+    // The wall clock, not the services' clock: file times come from it, and the cache keeps a
+    // load only when every file is older than it by a margin.
+    tokio::task::spawn_blocking(move || turn_files_at(&cache, &cwd, std::time::SystemTime::now()))
+        .await
+        .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?
+}
+
+/// [`cached_turn_files`] with the wall clock read at `now` (blocking).
+pub(crate) fn turn_files_at(
+    cache: &TurnFileCache,
+    cwd: &Path,
+    now: std::time::SystemTime,
+) -> Result<(Vec<InjectedFile>, PrivateFiles), RuntimeError> {
+    let loaded = cache
+        .load(cwd, now, |files| PrivateFiles::scan(cwd, &injected(files)))
+        .map_err(crate::workspaces::workspace_error)?;
+    Ok((injected(&loaded.files), loaded.derived.clone()))
+}
+
+fn injected(files: &[BootstrapFile]) -> Vec<InjectedFile> {
+    files.iter().cloned().map(InjectedFile::from).collect()
 }
 
 /// Judges which of the files (after every hook) are private, off the async workers.
@@ -178,3 +217,6 @@ pub(crate) async fn scan_turn_files(
         .await
         .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))
 }
+
+#[cfg(test)]
+mod cache_tests;

@@ -1,5 +1,6 @@
 //! Loading the bootstrap files for a prompt's Project Context (P-31, R-4). Reads are confined to
-//! the workspace and capped; nothing is cached (the runtime owns caching and truncation).
+//! the workspace and capped. A load here always reads the disk; [`crate::BootstrapCache`] keeps
+//! loads between renders (the runtime owns truncation).
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};

@@ -658,3 +658,45 @@ async fn hook_environment_is_minimal() {
     assert_eq!(names, ["HOME", "PATH"], "{env}");
     assert!(env.contains("PATH=/usr/bin:/bin\n"), "{env}");
 }
+
+#[tokio::test]
+async fn a_bootstrap_hooks_output_is_judged_on_every_render_and_never_kept() {
+    let dir = workspace();
+    let ws = dir.path();
+    let cache = std::sync::Arc::new(crate::visibility::turn_file_cache());
+    // A clock an hour ahead: the files just written look settled, so the load is kept.
+    let later = std::time::SystemTime::now() + Duration::from_secs(3600);
+    let as_read = crate::visibility::turn_files_at(&cache, ws, later).expect("load");
+    let hooks = [hook(
+        0,
+        BootstrapHook::Replace {
+            name: "SOUL.md".into(),
+            with: "memory/2026.md".into(),
+        },
+    )];
+
+    // As a render with a bootstrap hook does it: the files from the cache, the hook, and a
+    // judgement of what the hook left.
+    let (files, _) = crate::visibility::cached_turn_files(&cache, ws)
+        .await
+        .expect("load");
+    let hooked = apply_bootstrap(&hooks, &facts(ws, SessionKind::Group), files)
+        .await
+        .expect("hooks");
+    let private = crate::visibility::scan_turn_files(ws, &hooked)
+        .await
+        .expect("scan");
+    // Filled from memory/: private whatever its name, so a group never sees it.
+    assert!(private.is_private("SOUL.md"));
+    assert!(!visible(ws, &hooked, SessionKind::Group).contains(&"SOUL.md".to_owned()));
+
+    // What is kept is still the files as read, judged as read (a kept load is used whatever
+    // the clock says, as long as nothing changed).
+    let again =
+        crate::visibility::turn_files_at(&cache, ws, std::time::SystemTime::now()).expect("load");
+    assert_eq!(again, as_read);
+    let soul = again.0.iter().find(|f| f.name == "SOUL.md").expect("soul");
+    assert_eq!(soul.content, "Be kind.\n");
+    assert!(!again.1.is_private("SOUL.md"));
+    assert_eq!(cache.stats().hits, 2, "{:?}", cache.stats());
+}

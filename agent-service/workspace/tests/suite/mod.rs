@@ -1,6 +1,8 @@
 //! Shared fixtures: a temporary home with a state dir and a workspace path, and a fixed clock.
 
 mod attestation;
+mod bootstrap_cache;
+mod bootstrap_cache_changes;
 mod bootstrap_files;
 mod config_file;
 mod confine;

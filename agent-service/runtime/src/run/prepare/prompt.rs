@@ -1,11 +1,11 @@
 //! A turn's system prompt: the render request built from the turn's facts and the workspace
-//! files read now, sent to the prompt source; the provider contribution; the preview of the
+//! files (read again only when they changed), sent to the prompt source; the provider contribution; the preview of the
 //! next call.
 
 use super::*;
 
-/// Renders one turn's system prompt: the workspace files are read now,
-/// the config knobs applied, and the request sent to the prompt source.
+/// Renders one turn's system prompt: the workspace files are as on disk
+/// now (kept between renders while unchanged), the config knobs applied, and the request sent to the prompt source.
 /// Runs and previews both come through here, so a preview is
 /// byte-identical to what a run sends (P-3).
 pub(crate) async fn render_turn(
@@ -60,11 +60,14 @@ pub(crate) async fn render_request(
         &launch,
     );
     // Privacy is judged on the files as the hooks left them (L5); with
-    // no bootstrap hook that is as read, and one blocking task does both.
+    // no bootstrap hook that is as read, kept with the files between
+    // renders. A hook gets the files as read; what it returns is judged
+    // again and never kept, since it may rewrite them.
+    let cache = services.turn_files();
     let (files, private) = if hooks.bootstrap.is_empty() {
-        crate::visibility::load_and_scan_turn_files(t.cwd).await?
+        crate::visibility::cached_turn_files(cache, t.cwd).await?
     } else {
-        let files = crate::visibility::load_turn_files(t.cwd).await?;
+        let (files, _as_read) = crate::visibility::cached_turn_files(cache, t.cwd).await?;
         let files = crate::hooks::apply_bootstrap(&hooks.bootstrap, &facts, files).await?;
         let private = crate::visibility::scan_turn_files(t.cwd, &files).await?;
         (files, private)
