@@ -181,10 +181,15 @@ pub(crate) async fn cached_turn_files(
     cache: &Arc<TurnFileCache>,
     cwd: &Path,
 ) -> Result<(Vec<InjectedFile>, PrivateFiles), RuntimeError> {
-    let cache = Arc::clone(cache);
-    let cwd: PathBuf = cwd.to_path_buf();
     // The wall clock, not the services' clock: file times come from it, and the cache keeps a
     // load only when every file is older than it by a margin.
+    // A kept load is answered here (a dozen `fstatat` calls, like the index's one `stat`); only
+    // a read goes to the blocking pool.
+    if let Some(kept) = cache.kept(cwd, std::time::SystemTime::now()) {
+        return Ok((injected(&kept.files), kept.derived.clone()));
+    }
+    let cache = Arc::clone(cache);
+    let cwd: PathBuf = cwd.to_path_buf();
     tokio::task::spawn_blocking(move || turn_files_at(&cache, &cwd, std::time::SystemTime::now()))
         .await
         .map_err(|e| RuntimeError::Internal(format!("file task failed: {e}")))?

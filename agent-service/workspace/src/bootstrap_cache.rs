@@ -155,6 +155,17 @@ impl<T> BootstrapCache<T> {
         Ok(loaded)
     }
 
+    /// What is kept for `workspace`, when nothing it depends on changed: [`Self::load`]'s
+    /// answer on a hit, from the same stamps, without ever reading a file. `None` means
+    /// [`Self::load`] has to read. Cheap enough for an async task: the root is opened and a
+    /// dozen names are `fstatat`ed, nothing more.
+    pub fn kept(&self, workspace: &Path, now: SystemTime) -> Option<Arc<Loaded<T>>> {
+        let snapshot = Snapshot::take(workspace, self.extra_names);
+        let kept = self.find(workspace, snapshot.as_ref(), now)?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(kept)
+    }
+
     /// Drops what is kept for `workspace` (a workspace removed with its session).
     pub fn forget(&self, workspace: &Path) {
         let mut inner = self.lock();

@@ -114,6 +114,34 @@ fn a_kept_load_is_returned_while_nothing_changes() {
 }
 
 #[test]
+fn kept_answers_only_what_load_would_answer_without_reading() {
+    let cache = cache();
+    let home = Home::new();
+    home.ensure(SetupOptions::default()).unwrap();
+    assert!(
+        cache.kept(&home.workspace, later()).is_none(),
+        "nothing loaded yet"
+    );
+    let home = {
+        drop(home);
+        kept(&cache)
+    };
+    let hit = cache.kept(&home.workspace, later()).expect("a kept load");
+    assert_eq!(hit.files, load_bootstrap_files(&home.workspace).unwrap());
+    home.write("USER.md", "Grace\n");
+    assert!(
+        cache.kept(&home.workspace, later()).is_none(),
+        "an edited file is never answered from what was kept"
+    );
+    assert_eq!(
+        file(&agrees(&cache, &home, later()), BootstrapName::User)
+            .unwrap()
+            .content,
+        "Grace\n"
+    );
+}
+
+#[test]
 fn an_edit_of_the_same_size_in_the_same_second_is_read_again() {
     // The racy case, with the real clock: the edit keeps size and mtime, and on a filesystem
     // with coarse timestamps it would keep ctime too. Only the file's age protects it.

@@ -1,11 +1,12 @@
 //! A turn's system prompt: the render request built from the turn's facts and the workspace
-//! files (read again only when they changed), sent to the prompt source; the provider contribution; the preview of the
-//! next call.
+//! files (read again only when they changed), sent to the prompt source; the provider
+//! contribution; the preview of the next call.
 
 use super::*;
 
 /// Renders one turn's system prompt: the workspace files are as on disk
-/// now (kept between renders while unchanged), the config knobs applied, and the request sent to the prompt source.
+/// now (kept between renders while unchanged), the config knobs applied,
+/// and the request sent to the prompt source.
 /// Runs and previews both come through here, so a preview is
 /// byte-identical to what a run sends (P-3).
 pub(crate) async fn render_turn(
