@@ -173,10 +173,10 @@ fn read_turn_files(cwd: &Path) -> Result<Vec<InjectedFile>, RuntimeError> {
     Ok(injected(&files))
 }
 
-/// The bootstrap files of `cwd` as read, and which of them are private, in one blocking task:
-/// kept ones when nothing they depend on changed, else read now. A turn with a bootstrap hook
-/// takes the files from here but judges privacy again on what the hook leaves (see the module
-/// docs); the hook's output is never kept.
+/// The bootstrap files of `cwd` as read, and which of them are private: kept ones when nothing
+/// they depend on changed (checked on this task), else read now on the blocking pool. A turn
+/// with a bootstrap hook takes the files from here but judges privacy again on what the hook
+/// leaves (see the module docs); the hook's output is never kept.
 pub(crate) async fn cached_turn_files(
     cache: &Arc<TurnFileCache>,
     cwd: &Path,
