@@ -252,6 +252,34 @@ impl AgentServiceImpl {
             .workspace_path(&info.agent_id, &info.key)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
+        self.session_with(info, workspace)
+    }
+
+    /// Sessions of one agent (a list page), the agent looked up once for all of them.
+    fn sessions(&self, infos: Vec<agent_runtime::sessions::SessionInfo>) -> Vec<pb::Session> {
+        let paths = infos.first().and_then(|first| {
+            self.runtime
+                .sessions()
+                .workspace_paths(&first.agent_id)
+                .ok()
+        });
+        infos
+            .into_iter()
+            .map(|info| {
+                let workspace = match &paths {
+                    Some(path_of) => path_of(&info.key).display().to_string(),
+                    None => String::new(),
+                };
+                self.session_with(info, workspace)
+            })
+            .collect()
+    }
+
+    fn session_with(
+        &self,
+        info: agent_runtime::sessions::SessionInfo,
+        workspace: String,
+    ) -> pb::Session {
         let cuts = self
             .runtime
             .sessions()
@@ -384,7 +412,7 @@ impl AgentService for AgentServiceImpl {
             _ => String::new(),
         };
         Ok(Response::new(pb::ListSessionsResponse {
-            sessions: sessions.into_iter().map(|s| self.session(s)).collect(),
+            sessions: self.sessions(sessions),
             next_page_token,
         }))
     }

@@ -165,6 +165,16 @@ impl<'r> SessionsHandle<'r> {
         self.services.session_workspace(agent, key).await
     }
 
+    /// The working directories of agent `agent_id`'s sessions, computed only: the agent is
+    /// looked up once for any number of sessions (a page of a list).
+    pub fn workspace_paths(
+        &self,
+        agent_id: &str,
+    ) -> Result<impl Fn(&SessionKey) -> PathBuf + use<>, RuntimeError> {
+        let agent = self.services.agent_view(agent_id)?;
+        Ok(move |key: &SessionKey| workspaces::session_workspace_path(&agent, key))
+    }
+
     /// The working directory of a session, computed only.
     pub fn workspace_path(
         &self,

@@ -826,6 +826,23 @@ async fn sessions_are_listed_page_by_page() {
         "{:?}",
         keys(&all.sessions)
     );
+    // A listed session names its working directory as GetSession does.
+    for listed in &paged {
+        let one = call!(
+            service,
+            get_session,
+            pb::GetSessionRequest {
+                session: Some(pb::SessionRef {
+                    agent_id: String::new(),
+                    target: Some(pb::session_ref::Target::SessionKey(
+                        listed.session_key.clone(),
+                    )),
+                }),
+            }
+        );
+        assert!(!listed.workspace.is_empty(), "{listed:?}");
+        assert_eq!(listed.workspace, one.workspace);
+    }
     let bad = refusal!(
         service,
         list_sessions,
