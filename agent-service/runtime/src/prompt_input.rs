@@ -493,6 +493,38 @@ fn host_name() -> String {
 }
 
 #[cfg(test)]
+impl<'a> TurnPrompt<'a> {
+    /// A test's turn: the main session of `agent` in `cwd`, an embedded run of a fake model,
+    /// nothing else set; tests change the fields they are about.
+    pub(crate) fn for_test(
+        agent: &'a AgentView,
+        cwd: &'a Path,
+        channel: &'a TurnChannel,
+        tools: &'a [ToolSpec],
+    ) -> Self {
+        Self {
+            agent,
+            kind: SessionKind::Main,
+            heartbeat_turn: false,
+            wake_up: false,
+            cwd,
+            sandbox: None,
+            channel,
+            tools,
+            skills: None,
+            continuation: false,
+            model: "fake/test-model",
+            default_model: "fake/test-model",
+            contribution: None,
+            session_key: "agent:main:main",
+            reasoning: None,
+            surface: prompt_render::PromptSurface::EmbeddedRun,
+            lightweight: false,
+        }
+    }
+}
+
+#[cfg(test)]
 mod heartbeat_tests;
 #[cfg(test)]
 mod visibility_tests;

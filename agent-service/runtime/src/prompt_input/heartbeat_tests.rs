@@ -61,23 +61,10 @@ fn input_with(
         docs: None,
     };
     let turn = TurnPrompt {
-        agent: &agent,
         kind,
         heartbeat_turn,
         wake_up,
-        cwd: ws,
-        sandbox: None,
-        channel: &channel,
-        tools: &[],
-        skills: None,
-        continuation: false,
-        model: "fake/test-model",
-        default_model: "fake/test-model",
-        contribution: None,
-        session_key: "agent:main:main",
-        reasoning: None,
-        surface: prompt_render::PromptSurface::EmbeddedRun,
-        lightweight: false,
+        ..TurnPrompt::for_test(&agent, ws, &channel, &[])
     };
     render_input(&turn, &sources)
 }

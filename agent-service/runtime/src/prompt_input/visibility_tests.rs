@@ -41,23 +41,9 @@ fn render(ws: &Path, kind: SessionKind, heartbeat_turn: bool) -> (Vec<String>, V
         docs: None,
     };
     let turn = TurnPrompt {
-        agent: &agent,
         kind,
         heartbeat_turn,
-        wake_up: false,
-        cwd: ws,
-        sandbox: None,
-        channel: &channel,
-        tools: &tools,
-        skills: None,
-        continuation: false,
-        model: "fake/test-model",
-        default_model: "fake/test-model",
-        contribution: None,
-        session_key: "agent:main:main",
-        reasoning: None,
-        surface: prompt_render::PromptSurface::EmbeddedRun,
-        lightweight: false,
+        ..TurnPrompt::for_test(&agent, ws, &channel, &tools)
     };
     let input = render_input(&turn, &sources);
     (

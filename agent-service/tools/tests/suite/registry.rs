@@ -184,7 +184,7 @@ impl Tool for Counted {
 fn runs_under_one_config_encode_each_definition_once() {
     let asked = Arc::new(AtomicUsize::new(0));
     let cache = SpecCache::new();
-    let run = || {
+    let run = |cache: &SpecCache| {
         ToolRegistry::for_run(
             &coding(),
             "openai",
@@ -192,11 +192,11 @@ fn runs_under_one_config_encode_each_definition_once() {
             true,
             &settings(),
             vec![Arc::new(Counted(Arc::clone(&asked)))],
-            &cache,
+            cache,
         )
     };
-    let first = run().specs();
-    let second = run().specs();
+    let first = run(&cache).specs();
+    let second = run(&cache).specs();
     assert_eq!(first, second);
     assert_eq!(
         asked.load(Ordering::SeqCst),
@@ -210,15 +210,7 @@ fn runs_under_one_config_encode_each_definition_once() {
         r#"{"type":"object","properties":{},"additionalProperties":false}"#
     );
     // A new config's cache encodes afresh.
-    ToolRegistry::for_run(
-        &coding(),
-        "openai",
-        "gpt-5.4",
-        true,
-        &settings(),
-        vec![Arc::new(Counted(Arc::clone(&asked)))],
-        &SpecCache::new(),
-    );
+    run(&SpecCache::new());
     assert_eq!(asked.load(Ordering::SeqCst), 4);
 }
 

@@ -58,25 +58,7 @@ async fn every_tool_schema_is_encoded_once_per_config_and_rendered_as_its_json()
     let cwd = l.dir.path();
     let channel = TurnChannel::default();
     let private = PrivateFiles::scan(cwd, &[]);
-    let turn = TurnPrompt {
-        agent: &agent,
-        kind: SessionKind::Main,
-        heartbeat_turn: false,
-        wake_up: false,
-        cwd,
-        sandbox: None,
-        channel: &channel,
-        tools: &specs,
-        skills: None,
-        continuation: false,
-        model: "fake/test-model",
-        default_model: "fake/test-model",
-        contribution: None,
-        session_key: "agent:main:main",
-        reasoning: None,
-        surface: prompt_render::PromptSurface::EmbeddedRun,
-        lightweight: false,
-    };
+    let turn = TurnPrompt::for_test(&agent, cwd, &channel, &specs);
     let sources = TurnSources {
         config: &loaded.config,
         files: &[],
