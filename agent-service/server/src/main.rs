@@ -149,6 +149,7 @@ async fn run() -> anyhow::Result<ExitCode> {
     });
     let config = agent_server::ServeConfig {
         max_request_bytes: launch.server.max_request_bytes,
+        compress_responses: launch.server.compress_responses,
         drain_timeout: launch.server.drain_timeout(),
         security: launch.security,
         overload: launch.server.overload.config(),

@@ -19,6 +19,9 @@ use crate::{
 pub struct ServeConfig {
     /// Largest accepted request message, in bytes.
     pub max_request_bytes: usize,
+    /// Gzip responses for clients that accept gzip (`--compress-responses`); off, responses
+    /// go uncompressed. Gzipped requests are accepted either way.
+    pub compress_responses: bool,
     /// How long in-flight calls may run after a shutdown signal.
     pub drain_timeout: Duration,
     /// Caller authentication (bearer tokens, client certificates) and TLS.
@@ -41,6 +44,7 @@ impl Default for ServeConfig {
     fn default() -> Self {
         Self {
             max_request_bytes: service_kit::DEFAULT_MAX_REQUEST_BYTES,
+            compress_responses: false,
             drain_timeout: Duration::from_secs(10),
             security: service_kit::ServerSecurity::default(),
             overload: service_kit::OverloadConfig::default(),
@@ -140,8 +144,12 @@ pub async fn serve(
     };
     let service = AgentServiceServer::new(AgentServiceImpl::serving(Arc::clone(&runtime), served))
         .max_decoding_message_size(config.max_request_bytes)
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip);
+        .accept_compressed(CompressionEncoding::Gzip);
+    let service = if config.compress_responses {
+        service.send_compressed(CompressionEncoding::Gzip)
+    } else {
+        service
+    };
     // Outermost first (as in prompt-service; service_kit's crate docs,
     // "Layer order", give the reasons): the request span wraps every
     // refusal; metrics sit outside every refusal so each is counted with its

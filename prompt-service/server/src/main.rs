@@ -103,6 +103,7 @@ async fn serve(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
     let config = ServeConfig {
         max_request_bytes: cli.server.max_request_bytes,
+        compress_responses: cli.server.compress_responses,
         drain_timeout: cli.server.drain_timeout(),
         bench_echo: cli.bench_echo,
         request_timeout: Duration::from_secs(cli.request_timeout_secs),

@@ -288,19 +288,30 @@ pub(crate) struct PromptRoutes {
     generated: PromptServiceServer<PromptServiceImpl>,
     service: PromptServiceImpl,
     max_request_bytes: usize,
+    compress_responses: bool,
 }
 
 impl PromptRoutes {
     /// Routes for `service`; requests above `max_request_bytes` are refused
-    /// as the generated server refuses them.
-    pub(crate) fn new(service: PromptServiceImpl, max_request_bytes: usize) -> Self {
+    /// as the generated server refuses them; responses are gzipped for
+    /// clients that accept it only when `compress_responses` is set.
+    pub(crate) fn new(
+        service: PromptServiceImpl,
+        max_request_bytes: usize,
+        compress_responses: bool,
+    ) -> Self {
+        let generated = PromptServiceServer::new(service.clone())
+            .max_decoding_message_size(max_request_bytes)
+            .accept_compressed(CompressionEncoding::Gzip);
         Self {
-            generated: PromptServiceServer::new(service.clone())
-                .max_decoding_message_size(max_request_bytes)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .send_compressed(CompressionEncoding::Gzip),
+            generated: if compress_responses {
+                generated.send_compressed(CompressionEncoding::Gzip)
+            } else {
+                generated
+            },
             service,
             max_request_bytes,
+            compress_responses,
         }
     }
 }
@@ -323,10 +334,14 @@ impl tower::Service<http::Request<Body>> for PromptRoutes {
             return self.generated.call(req);
         }
         // The same settings as the generated server's.
-        let mut grpc = Grpc::new(RenderCodec)
+        let grpc = Grpc::new(RenderCodec)
             .max_decoding_message_size(self.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip)
-            .send_compressed(CompressionEncoding::Gzip);
+            .accept_compressed(CompressionEncoding::Gzip);
+        let mut grpc = if self.compress_responses {
+            grpc.send_compressed(CompressionEncoding::Gzip)
+        } else {
+            grpc
+        };
         let method = RenderMethod(self.service.clone());
         Box::pin(async move { Ok(grpc.unary(method, req).await) })
     }

@@ -18,6 +18,9 @@ use crate::{reply::PromptRoutes, service::PromptServiceImpl};
 pub struct ServeConfig {
     /// Largest accepted request message, in bytes.
     pub max_request_bytes: usize,
+    /// Gzip responses for clients that accept gzip (`--compress-responses`); off, responses
+    /// go uncompressed. Gzipped requests are accepted either way.
+    pub compress_responses: bool,
     /// How long in-flight requests may run after a shutdown signal.
     pub drain_timeout: Duration,
     /// Upper bound on any request, on top of the client's own deadline
@@ -37,6 +40,7 @@ impl Default for ServeConfig {
     fn default() -> Self {
         Self {
             max_request_bytes: service_kit::DEFAULT_MAX_REQUEST_BYTES,
+            compress_responses: false,
             drain_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             bench_echo: false,
@@ -90,7 +94,7 @@ pub async fn serve(
         .await;
 
     let service = PromptServiceImpl::new()?;
-    let prompt = PromptRoutes::new(service, config.max_request_bytes);
+    let prompt = PromptRoutes::new(service, config.max_request_bytes, config.compress_responses);
     let echo = config.bench_echo.then(|| {
         echo_server::EchoServer::new(EchoService)
             .max_decoding_message_size(config.max_request_bytes)

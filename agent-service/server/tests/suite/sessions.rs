@@ -486,6 +486,49 @@ async fn shutdown_flushes_sessions() {
     drop(dir);
 }
 
+/// Responses go uncompressed unless the server is told to gzip them, even to a client that
+/// accepts gzip: a unary call (ListSessions) and a stream (WatchSession) alike.
+#[tokio::test]
+async fn responses_are_gzipped_only_when_the_server_is_told_to() {
+    for compress_responses in [false, true] {
+        let options = StartOptions {
+            serve_config: agent_server::ServeConfig {
+                compress_responses,
+                ..agent_server::ServeConfig::default()
+            },
+            ..StartOptions::default()
+        };
+        let prompt =
+            std::sync::Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt"));
+        let service =
+            Service::start_with(tempfile::tempdir().expect("tempdir"), None, prompt, options).await;
+        create_main(&service).await;
+        let mut client = service
+            .client()
+            .await
+            .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+        let listed = client
+            .list_sessions(pb::ListSessionsRequest::default())
+            .await
+            .expect("list");
+        let watch = client
+            .watch_session(pb::WatchSessionRequest { session: None })
+            .await
+            .expect("watch");
+        let expected = compress_responses.then_some("gzip");
+        for (method, metadata) in [("list", listed.metadata()), ("watch", watch.metadata())] {
+            assert_eq!(
+                metadata.get("grpc-encoding").and_then(|v| v.to_str().ok()),
+                expected,
+                "{method}, compress_responses: {compress_responses}"
+            );
+        }
+        assert_eq!(listed.into_inner().sessions.len(), 1);
+        drop(watch);
+        service.stop().await;
+    }
+}
+
 /// An idle WatchSession does not hold a stop for the whole drain window: it ends as soon as
 /// the stop begins, with UNAVAILABLE saying the service is shutting down, and the stop
 /// completes long before the drain window would have.

@@ -251,6 +251,47 @@ async fn gzip_requests_are_accepted() {
     assert!(reply.into_inner().chars > 1000);
 }
 
+/// Responses go uncompressed unless the server is told to gzip them, even to a
+/// client that accepts gzip; told to, both the render route and the generated
+/// routes gzip.
+#[tokio::test]
+async fn responses_are_gzipped_only_when_the_server_is_told_to() {
+    for compress_responses in [false, true] {
+        let server = Server::start_with(ServeConfig {
+            compress_responses,
+            ..ServeConfig::default()
+        })
+        .await;
+        let mut client = server
+            .client()
+            .await
+            .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+        let render = client
+            .render_system_prompt(example())
+            .await
+            .expect("render");
+        let resolve = client
+            .resolve_prompt_config(pb::ResolvePromptConfigRequest {
+                config_json5: "{}".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("resolve");
+        let expected = compress_responses.then_some("gzip");
+        for (method, metadata) in [
+            ("render", render.metadata()),
+            ("resolve", resolve.metadata()),
+        ] {
+            assert_eq!(
+                metadata.get("grpc-encoding").and_then(|v| v.to_str().ok()),
+                expected,
+                "{method}, compress_responses: {compress_responses}"
+            );
+        }
+        assert!(render.into_inner().chars > 1000);
+    }
+}
+
 #[tokio::test]
 async fn unknown_mode_is_invalid_argument() {
     let message = invalid_argument(|req| req.prompt_mode = 42).await;
