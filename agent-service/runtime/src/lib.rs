@@ -43,7 +43,7 @@ pub use openclaw_config as config;
 pub use openclaw_skills as skills;
 pub use runtime::{
     AgentsHandle, ApprovalsHandle, ExecAllowlist, RunsHandle, Runtime, SessionsHandle,
-    TranscriptItem, TranscriptStream,
+    TranscriptItem, TranscriptStream, WorkspacePaths,
 };
 pub use services::{
     CronForward, DEFAULT_IDLE_RELEASE, DEFAULT_SANDBOX_PROGRAM, RuntimeOptions, SessionOwner,

@@ -14,7 +14,7 @@ use openclaw_config::resolve::AgentView;
 
 pub use agents::{AgentsHandle, RunsHandle};
 pub use approvals::{ApprovalsHandle, ExecAllowlist};
-pub use sessions::{SessionsHandle, TranscriptItem, TranscriptStream};
+pub use sessions::{SessionsHandle, TranscriptItem, TranscriptStream, WorkspacePaths};
 
 use crate::{
     config_state::ConfigState,

@@ -55,7 +55,7 @@ pub fn chat_type_name(chat_type: i32) -> Result<Option<String>, RuntimeError> {
     })
 }
 
-fn chat_type_of(stored: Option<&str>) -> pb::ChatType {
+pub(crate) fn chat_type_of(stored: Option<&str>) -> pb::ChatType {
     match stored {
         Some("direct") => pb::ChatType::Direct,
         Some("group") => pb::ChatType::Group,
@@ -104,16 +104,18 @@ pub fn session_to_pb(
         }),
         workspace,
         compactions: entry.compaction_count,
-        repeated_cuts: cuts
-            .iter()
-            .map(|cut| pb::RepeatedCut {
-                path: cut.path.clone(),
-                raw_chars: cut.raw_chars,
-                injected_chars: cut.injected_chars,
-                turns: cut.renders,
-                advice: cut.advice(),
-            })
-            .collect(),
+        repeated_cuts: cuts.iter().map(cut_to_pb).collect(),
+    }
+}
+
+/// A bootstrap file cut on every turn, with its advice.
+pub fn cut_to_pb(cut: &agent_runtime::bootstrap_cuts::RepeatedCut) -> pb::RepeatedCut {
+    pb::RepeatedCut {
+        path: cut.path.clone(),
+        raw_chars: cut.raw_chars,
+        injected_chars: cut.injected_chars,
+        turns: cut.renders,
+        advice: cut.advice(),
     }
 }
 

@@ -19,6 +19,7 @@ mod redact;
 
 mod serve;
 mod service;
+mod sessions_reply;
 
 pub use cron_forward::{CronRouter, RoutedCron};
 pub use error::status_of;

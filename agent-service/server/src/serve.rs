@@ -6,7 +6,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 use agent_runtime::Runtime;
 use openclaw_proto::agent::v1::agent_service_server::AgentServiceServer;
 use tokio::net::TcpListener;
-use tonic::{codec::CompressionEncoding, transport::Server};
+use tonic::transport::Server;
 use tower::ServiceBuilder;
 
 use crate::{
@@ -142,14 +142,11 @@ pub async fn serve(
         stopping: Some(stopping_rx),
         replica: config.replica,
     };
-    let service = AgentServiceServer::new(AgentServiceImpl::serving(Arc::clone(&runtime), served))
-        .max_decoding_message_size(config.max_request_bytes)
-        .accept_compressed(CompressionEncoding::Gzip);
-    let service = if config.compress_responses {
-        service.send_compressed(CompressionEncoding::Gzip)
-    } else {
-        service
-    };
+    let service = crate::sessions_reply::AgentRoutes::new(
+        AgentServiceImpl::serving(Arc::clone(&runtime), served),
+        config.max_request_bytes,
+        config.compress_responses,
+    );
     // Outermost first (as in prompt-service; service_kit's crate docs,
     // "Layer order", give the reasons): the request span wraps every
     // refusal; metrics sit outside every refusal so each is counted with its

@@ -257,22 +257,78 @@ impl AgentServiceImpl {
 
     /// Sessions of one agent (a list page), the agent looked up once for all of them.
     fn sessions(&self, infos: Vec<agent_runtime::sessions::SessionInfo>) -> Vec<pb::Session> {
-        let paths = infos.first().and_then(|first| {
-            self.runtime
-                .sessions()
-                .workspace_paths(&first.agent_id)
-                .ok()
-        });
+        let paths = self.workspace_paths(&infos);
         infos
             .into_iter()
             .map(|info| {
                 let workspace = match &paths {
-                    Some(path_of) => path_of(&info.key).display().to_string(),
+                    Some(paths) => paths.of(&info.key).display().to_string(),
                     None => String::new(),
                 };
                 self.session_with(info, workspace)
             })
             .collect()
+    }
+
+    /// The working directories of the agent of `infos` (one agent's sessions).
+    fn workspace_paths(
+        &self,
+        infos: &[agent_runtime::sessions::SessionInfo],
+    ) -> Option<agent_runtime::WorkspacePaths> {
+        let first = infos.first()?;
+        self.runtime
+            .sessions()
+            .workspace_paths(&first.agent_id)
+            .ok()
+    }
+
+    /// One page of ListSessions: the sessions and the token of the page after it.
+    pub(crate) async fn list_page(
+        &self,
+        request: pb::ListSessionsRequest,
+    ) -> Result<ListedPage, Status> {
+        let pb::ListSessionsRequest {
+            agent_id,
+            page_size,
+            page_token,
+        } = request;
+        let after = page_cursor(&page_token)?;
+        let (sessions, more) = self
+            .runtime
+            .sessions()
+            .list_page(
+                &agent_id,
+                after.as_ref().map(|(at, key)| (*at, key.as_str())),
+                usize::try_from(page_size).unwrap_or(usize::MAX),
+            )
+            .await
+            .map_err(status_of)?;
+        let next_page_token = match sessions.last() {
+            Some(last) if more => format!("{}:{}", last.entry.updated_at, last.key.as_str()),
+            _ => String::new(),
+        };
+        Ok(ListedPage {
+            sessions,
+            next_page_token,
+        })
+    }
+
+    /// A page as the ListSessions route sends it (`sessions_reply`).
+    pub(crate) fn sessions_reply(&self, page: ListedPage) -> crate::sessions_reply::SessionsReply {
+        let paths = self.workspace_paths(&page.sessions);
+        let sessions = self.runtime.sessions();
+        crate::sessions_reply::SessionsReply::new(
+            page.sessions,
+            paths.as_ref(),
+            |info| {
+                sessions
+                    .repeated_cuts(&info.agent_id, info.key.as_str())
+                    .iter()
+                    .map(convert::cut_to_pb)
+                    .collect()
+            },
+            page.next_page_token,
+        )
     }
 
     fn session_with(
@@ -286,6 +342,15 @@ impl AgentServiceImpl {
             .repeated_cuts(&info.agent_id, info.key.as_str());
         convert::session_to_pb(info, workspace, &cuts)
     }
+}
+
+/// One page of `ListSessions`.
+#[derive(Debug)]
+pub(crate) struct ListedPage {
+    /// The page's sessions, in list order.
+    sessions: Vec<agent_runtime::sessions::SessionInfo>,
+    /// Empty on the last page.
+    next_page_token: String,
 }
 
 /// The position a `ListSessions` page token names: the `(updated_at, key)` of the previous
@@ -391,29 +456,12 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
-        let pb::ListSessionsRequest {
-            agent_id,
-            page_size,
-            page_token,
-        } = request.into_inner();
-        let after = page_cursor(&page_token)?;
-        let (sessions, more) = self
-            .runtime
-            .sessions()
-            .list_page(
-                &agent_id,
-                after.as_ref().map(|(at, key)| (*at, key.as_str())),
-                usize::try_from(page_size).unwrap_or(usize::MAX),
-            )
-            .await
-            .map_err(status_of)?;
-        let next_page_token = match sessions.last() {
-            Some(last) if more => format!("{}:{}", last.entry.updated_at, last.key.as_str()),
-            _ => String::new(),
-        };
+        // Served by `sessions_reply::AgentRoutes`, which encodes the same page without
+        // building these messages; this is the reference its test compares with.
+        let page = self.list_page(request.into_inner()).await?;
         Ok(Response::new(pb::ListSessionsResponse {
-            sessions: self.sessions(sessions),
-            next_page_token,
+            sessions: self.sessions(page.sessions),
+            next_page_token: page.next_page_token,
         }))
     }
 

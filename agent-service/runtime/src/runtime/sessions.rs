@@ -2,7 +2,11 @@
 //! target: what the API's session operations need, each resolving the agent once and then
 //! working on the [`SessionManager`].
 
-use std::{path::PathBuf, sync::Arc};
+use std::{
+    borrow::Cow,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use openclaw_config::resolve::AgentView;
 use openclaw_transcript::{
@@ -167,12 +171,10 @@ impl<'r> SessionsHandle<'r> {
 
     /// The working directories of agent `agent_id`'s sessions, computed only: the agent is
     /// looked up once for any number of sessions (a page of a list).
-    pub fn workspace_paths(
-        &self,
-        agent_id: &str,
-    ) -> Result<impl Fn(&SessionKey) -> PathBuf + use<>, RuntimeError> {
-        let agent = self.services.agent_view(agent_id)?;
-        Ok(move |key: &SessionKey| workspaces::session_workspace_path(&agent, key))
+    pub fn workspace_paths(&self, agent_id: &str) -> Result<WorkspacePaths, RuntimeError> {
+        Ok(WorkspacePaths {
+            agent: self.services.agent_view(agent_id)?,
+        })
     }
 
     /// The working directory of a session, computed only.
@@ -217,4 +219,22 @@ fn stream_transcript(
         }
     }
     let _ = tx.blocking_send(Ok(TranscriptItem::Report(reader.finish())));
+}
+
+/// The working directories of one agent's sessions, computed only ([`SessionsHandle::workspace_paths`]).
+#[derive(Debug, Clone)]
+pub struct WorkspacePaths {
+    agent: AgentView,
+}
+
+impl WorkspacePaths {
+    /// The working directory of session `key`: borrowed when it is the agent's own workspace
+    /// (every session the sandbox does not cover), so listing those copies no path.
+    pub fn of(&self, key: &SessionKey) -> Cow<'_, Path> {
+        if workspaces::sandboxed(&self.agent, key) {
+            Cow::Owned(workspaces::session_workspace_path(&self.agent, key))
+        } else {
+            Cow::Borrowed(&self.agent.workspace)
+        }
+    }
 }
