@@ -127,21 +127,45 @@ impl CutWatch {
             return Vec::new();
         };
         all.get(&(agent_id.to_owned(), session_key.to_owned()))
-            .into_iter()
-            .flatten()
-            .filter(|(_, s)| s.renders >= REPEATS)
-            .map(|(path, s)| RepeatedCut {
-                path: path.clone(),
-                raw_chars: s.raw,
-                injected_chars: s.injected,
-                renders: s.renders,
-            })
+            .map(|files| repeated_of(files))
+            .unwrap_or_default()
+    }
+
+    /// [`Self::repeated`] of every session of `agent_id` that has any, by session key (one
+    /// look at the streaks for a whole list).
+    pub(crate) fn repeated_by_session(
+        &self,
+        agent_id: &str,
+    ) -> std::collections::HashMap<String, Vec<RepeatedCut>> {
+        let Ok(all) = self.streaks.lock() else {
+            return Default::default();
+        };
+        all.range((agent_id.to_owned(), String::new())..)
+            .take_while(|((agent, _), _)| agent == agent_id)
+            .map(|((_, key), files)| (key.clone(), repeated_of(files)))
+            .filter(|(_, cuts)| !cuts.is_empty())
             .collect()
     }
 }
 
+/// The files of one session's streaks cut on [`REPEATS`] or more renders in a row.
+fn repeated_of<'a>(files: impl IntoIterator<Item = (&'a String, &'a Streak)>) -> Vec<RepeatedCut> {
+    files
+        .into_iter()
+        .filter(|(_, s)| s.renders >= REPEATS)
+        .map(|(path, s)| RepeatedCut {
+            path: path.clone(),
+            raw_chars: s.raw,
+            injected_chars: s.injected,
+            renders: s.renders,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn report(files: &[(&str, pb::FileStatus, u32, u32)]) -> pb::ContextReport {
@@ -196,6 +220,35 @@ mod tests {
         let whole = report(&[("MEMORY.md", WHOLE, 900, 900)]);
         assert!(watch.record("main", "s", Some(&whole)).is_empty());
         assert!(watch.repeated("main", "s").is_empty());
+    }
+
+    /// The whole-agent view answers what the per-session one answers, for that agent's
+    /// sessions only ("main" and "main2" share a prefix), and leaves out sessions with none.
+    #[test]
+    fn the_cuts_of_an_agent_are_those_of_each_of_its_sessions() {
+        let watch = CutWatch::default();
+        let memory = report(&[("MEMORY.md", CUT, 30_000, 20_000)]);
+        let both = report(&[
+            ("MEMORY.md", CUT, 30_000, 20_000),
+            ("AGENTS.md", CUT, 50_000, 20_000),
+        ]);
+        for _ in 0..3 {
+            watch.record("main", "a", Some(&memory));
+            watch.record("main", "b", Some(&both));
+            watch.record("main2", "a", Some(&both));
+            watch.record("ma", "c", Some(&both));
+        }
+        watch.record("main", "once", Some(&memory));
+        let by_session = watch.repeated_by_session("main");
+        assert_eq!(
+            by_session.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+            BTreeSet::from(["a", "b"])
+        );
+        for (key, cuts) in &by_session {
+            assert_eq!(cuts, &watch.repeated("main", key), "{key}");
+        }
+        assert_eq!(by_session["b"].len(), 2);
+        assert!(watch.repeated_by_session("nobody").is_empty());
     }
 
     #[test]

@@ -316,16 +316,19 @@ impl AgentServiceImpl {
     /// A page as the ListSessions route sends it (`sessions_reply`).
     pub(crate) fn sessions_reply(&self, page: ListedPage) -> crate::sessions_reply::SessionsReply {
         let paths = self.workspace_paths(&page.sessions);
-        let sessions = self.runtime.sessions();
+        let cuts = page.sessions.first().map(|first| {
+            self.runtime
+                .sessions()
+                .repeated_cuts_by_session(&first.agent_id)
+        });
         crate::sessions_reply::SessionsReply::new(
             page.sessions,
             paths.as_ref(),
             |info| {
-                sessions
-                    .repeated_cuts(&info.agent_id, info.key.as_str())
-                    .iter()
-                    .map(convert::cut_to_pb)
-                    .collect()
+                cuts.as_ref()
+                    .and_then(|cuts| cuts.get(info.key.as_str()))
+                    .map(|cuts| cuts.iter().map(convert::cut_to_pb).collect())
+                    .unwrap_or_default()
             },
             page.next_page_token,
         )

@@ -40,6 +40,8 @@ const LIST_PATH: &str = "/openclaw.agent.v1.AgentService/ListSessions";
 #[derive(Debug)]
 struct Row {
     info: SessionInfo,
+    /// The session id, hyphenated (ASCII).
+    session_id: [u8; uuid::fmt::Hyphenated::LENGTH],
     /// The session's working directory when it is not the agent's own (a sandbox's).
     workspace: Option<String>,
     cuts: Vec<pb::RepeatedCut>,
@@ -79,6 +81,7 @@ impl SessionsReply {
                 };
                 let mut row = Row {
                     cuts: cuts_of(&info),
+                    session_id: hyphenated(&info),
                     info,
                     workspace,
                     len: 0,
@@ -114,27 +117,29 @@ impl SessionsReply {
     }
 }
 
+/// The session id of `info` as the API spells it (lowercase, hyphenated).
+fn hyphenated(info: &SessionInfo) -> [u8; uuid::fmt::Hyphenated::LENGTH] {
+    let mut id = [0; uuid::fmt::Hyphenated::LENGTH];
+    info.entry
+        .session_id
+        .uuid()
+        .hyphenated()
+        .encode_lower(&mut id);
+    id
+}
+
 /// The fields of one `Session` message, borrowed from its row.
 struct Fields<'a> {
     row: &'a Row,
-    session_id: [u8; uuid::fmt::Hyphenated::LENGTH],
     workspace: &'a str,
     chat_type: u64,
 }
 
 impl<'a> Fields<'a> {
     fn new(row: &'a Row, agent_workspace: &'a str) -> Self {
-        let mut session_id = [0; uuid::fmt::Hyphenated::LENGTH];
-        row.info
-            .entry
-            .session_id
-            .uuid()
-            .hyphenated()
-            .encode_lower(&mut session_id);
         let chat_type = convert::chat_type_of(row.info.entry.chat_type.as_deref()) as i32;
         Self {
             row,
-            session_id,
             workspace: row.workspace.as_deref().unwrap_or(agent_workspace),
             chat_type: u64::try_from(chat_type).unwrap_or_default(),
         }
@@ -146,7 +151,10 @@ impl<'a> Fields<'a> {
             (1, self.row.info.agent_id.as_str()),
             (2, self.row.info.key.as_str()),
             // A hyphenated UUID is ASCII.
-            (3, std::str::from_utf8(&self.session_id).unwrap_or_default()),
+            (
+                3,
+                std::str::from_utf8(&self.row.session_id).unwrap_or_default(),
+            ),
             (6, entry.channel.as_deref().unwrap_or("")),
             (8, entry.display_name.as_deref().unwrap_or("")),
             (9, entry.model_override.as_deref().unwrap_or("")),
@@ -493,6 +501,7 @@ mod tests {
                 .into_iter()
                 .map(|(info, workspace, cuts)| {
                     let mut row = Row {
+                        session_id: hyphenated(&info),
                         info,
                         workspace,
                         cuts: cuts.iter().map(convert::cut_to_pb).collect(),

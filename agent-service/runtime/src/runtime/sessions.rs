@@ -64,6 +64,14 @@ impl<'r> SessionsHandle<'r> {
         self.services.cuts().repeated(agent_id, session_key)
     }
 
+    /// [`Self::repeated_cuts`] of every session of `agent_id` that has any, by session key.
+    pub fn repeated_cuts_by_session(
+        &self,
+        agent_id: &str,
+    ) -> std::collections::HashMap<String, Vec<crate::bootstrap_cuts::RepeatedCut>> {
+        self.services.cuts().repeated_by_session(agent_id)
+    }
+
     /// Creates (or returns) the session for a key; the flag says whether it was created.
     pub async fn create(
         &self,

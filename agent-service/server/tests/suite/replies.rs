@@ -334,7 +334,20 @@ async fn a_memory_file_cut_on_three_turns_is_reported_to_the_operator() {
             }
         }
         let reply = command_reply(&run(&h, request("/status", None)).await).reason;
-        let cuts = session_of(&h).await.repeated_cuts;
+        let session = session_of(&h).await;
+        let cuts = session.repeated_cuts;
+        // ListSessions (encoded apart from GetSession) reports the same cuts.
+        let listed = call!(
+            h.service,
+            list_sessions,
+            pb::ListSessionsRequest::default()
+        )
+        .sessions;
+        let listed = listed
+            .iter()
+            .find(|s| s.session_key == session.session_key)
+            .expect("the session is listed");
+        assert_eq!(listed.repeated_cuts, cuts);
         if cut {
             assert_eq!(cuts.len(), 1, "{cuts:?}");
             let c = &cuts[0];
