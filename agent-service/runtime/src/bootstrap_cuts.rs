@@ -127,7 +127,7 @@ impl CutWatch {
             return Vec::new();
         };
         all.get(&(agent_id.to_owned(), session_key.to_owned()))
-            .map(|files| repeated_of(files))
+            .map(repeated_of)
             .unwrap_or_default()
     }
 
@@ -241,7 +241,10 @@ mod tests {
         watch.record("main", "once", Some(&memory));
         let by_session = watch.repeated_by_session("main");
         assert_eq!(
-            by_session.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+            by_session
+                .keys()
+                .map(String::as_str)
+                .collect::<BTreeSet<_>>(),
             BTreeSet::from(["a", "b"])
         );
         for (key, cuts) in &by_session {

@@ -330,7 +330,7 @@ impl AgentServiceImpl {
                     .map(|cuts| cuts.iter().map(convert::cut_to_pb).collect())
                     .unwrap_or_default()
             },
-            page.next_page_token,
+            &page.next_page_token,
         )
     }
 

@@ -22,7 +22,7 @@ use agent_runtime::{WorkspacePaths, sessions::SessionInfo};
 use openclaw_proto::agent::v1::{self as pb, agent_service_server::AgentServiceServer};
 use prost::{
     bytes::BufMut,
-    encoding::{WireType, encode_key, encode_varint, encoded_len_varint, key_len},
+    encoding::{WireType, encoded_len_varint, key_len},
 };
 use tonic::{
     Request, Response, Status,
@@ -36,26 +36,11 @@ use crate::{convert, service::AgentServiceImpl};
 /// The ListSessions path, the one route [`AgentRoutes`] serves itself.
 const LIST_PATH: &str = "/openclaw.agent.v1.AgentService/ListSessions";
 
-/// One listed session with what its entry in the reply needs besides the index row.
-#[derive(Debug)]
-struct Row {
-    info: SessionInfo,
-    /// The session id, hyphenated (ASCII).
-    session_id: [u8; uuid::fmt::Hyphenated::LENGTH],
-    /// The session's working directory when it is not the agent's own (a sandbox's).
-    workspace: Option<String>,
-    cuts: Vec<pb::RepeatedCut>,
-    /// Length of the encoded `Session` message.
-    len: usize,
-}
-
-/// A page of sessions on its way to the wire as a `ListSessionsResponse`.
+/// A page of sessions encoded as a `ListSessionsResponse`.
 #[derive(Debug)]
 pub(crate) struct SessionsReply {
-    rows: Vec<Row>,
-    /// The agent's own workspace: the `workspace` of every row without one.
-    agent_workspace: String,
-    next_page_token: String,
+    /// The message.
+    body: Vec<u8>,
 }
 
 impl SessionsReply {
@@ -65,188 +50,113 @@ impl SessionsReply {
         infos: Vec<SessionInfo>,
         paths: Option<&WorkspacePaths>,
         cuts_of: impl Fn(&SessionInfo) -> Vec<pb::RepeatedCut>,
-        next_page_token: String,
+        next_page_token: &str,
     ) -> Self {
+        // About 125 bytes a session with a short workspace path; a longer one regrows.
+        let mut body = Vec::with_capacity(infos.len() * 160 + next_page_token.len() + 8);
+        let mut session = Vec::with_capacity(512);
+        // The agent's own workspace, spelled once for every session it does not sandbox.
         let mut agent_workspace: Option<String> = None;
-        let rows = infos
-            .into_iter()
-            .map(|info| {
-                let workspace = match paths.map(|p| p.of(&info.key)) {
-                    None => Some(String::new()),
-                    Some(Cow::Owned(path)) => Some(path.display().to_string()),
-                    Some(Cow::Borrowed(path)) => {
-                        agent_workspace.get_or_insert_with(|| path.display().to_string());
-                        None
-                    }
-                };
-                let mut row = Row {
-                    cuts: cuts_of(&info),
-                    session_id: hyphenated(&info),
-                    info,
-                    workspace,
-                    len: 0,
-                };
-                row.len = Fields::new(&row, agent_workspace.as_deref().unwrap_or("")).len();
-                row
-            })
-            .collect();
-        Self {
-            rows,
-            agent_workspace: agent_workspace.unwrap_or_default(),
-            next_page_token,
+        for info in &infos {
+            let sandbox;
+            let workspace = match paths.map(|p| p.of(&info.key)) {
+                None => "",
+                Some(Cow::Owned(path)) => {
+                    sandbox = path.display().to_string();
+                    &sandbox
+                }
+                Some(Cow::Borrowed(path)) => {
+                    agent_workspace.get_or_insert_with(|| path.display().to_string())
+                }
+            };
+            session.clear();
+            write_session(info, workspace, &cuts_of(info), &mut session);
+            put_bytes(1, &session, &mut body);
         }
+        put_bytes(2, next_page_token.as_bytes(), &mut body);
+        Self { body }
     }
 
     /// Length of the encoded message.
     pub(crate) fn encoded_len(&self) -> usize {
-        self.rows
-            .iter()
-            .map(|row| key_len(1) + encoded_len_varint(row.len as u64) + row.len)
-            .sum::<usize>()
-            + str_len(2, &self.next_page_token)
+        self.body.len()
     }
 
-    /// Writes the message; `buf` should have room for [`Self::encoded_len`].
-    pub(crate) fn encode_raw(&self, buf: &mut impl BufMut) {
-        for row in &self.rows {
-            encode_key(1, WireType::LengthDelimited, buf);
-            encode_varint(row.len as u64, buf);
-            Fields::new(row, &self.agent_workspace).put(buf);
-        }
-        put_str(2, &self.next_page_token, buf);
+    /// The encoded message.
+    #[cfg(test)]
+    fn bytes(&self) -> &[u8] {
+        &self.body
     }
 }
 
-/// The session id of `info` as the API spells it (lowercase, hyphenated).
-fn hyphenated(info: &SessionInfo) -> [u8; uuid::fmt::Hyphenated::LENGTH] {
-    let mut id = [0; uuid::fmt::Hyphenated::LENGTH];
-    info.entry
+/// Writes one `Session` message's fields in field order, as prost does.
+fn write_session(info: &SessionInfo, workspace: &str, cuts: &[pb::RepeatedCut], out: &mut Vec<u8>) {
+    let entry = &info.entry;
+    let mut session_id = [0; uuid::fmt::Hyphenated::LENGTH];
+    entry
         .session_id
         .uuid()
         .hyphenated()
-        .encode_lower(&mut id);
-    id
-}
-
-/// The fields of one `Session` message, borrowed from its row.
-struct Fields<'a> {
-    row: &'a Row,
-    workspace: &'a str,
-    chat_type: u64,
-}
-
-impl<'a> Fields<'a> {
-    fn new(row: &'a Row, agent_workspace: &'a str) -> Self {
-        let chat_type = convert::chat_type_of(row.info.entry.chat_type.as_deref()) as i32;
-        Self {
-            row,
-            workspace: row.workspace.as_deref().unwrap_or(agent_workspace),
-            chat_type: u64::try_from(chat_type).unwrap_or_default(),
-        }
+        .encode_lower(&mut session_id);
+    put_bytes(1, info.agent_id.as_bytes(), out);
+    put_bytes(2, info.key.as_str().as_bytes(), out);
+    put_bytes(3, &session_id, out);
+    put_timestamp(4, entry.created_at, out);
+    put_timestamp(5, entry.updated_at, out);
+    put_bytes(6, entry.channel.as_deref().unwrap_or("").as_bytes(), out);
+    // An enum is an int32: a varint of its two's-complement value (never negative here).
+    let chat_type = convert::chat_type_of(entry.chat_type.as_deref()) as i32;
+    put_uint(7, i64::from(chat_type) as u64, out);
+    put_bytes(
+        8,
+        entry.display_name.as_deref().unwrap_or("").as_bytes(),
+        out,
+    );
+    put_bytes(
+        9,
+        entry.model_override.as_deref().unwrap_or("").as_bytes(),
+        out,
+    );
+    let usage = [
+        (1, entry.input_tokens),
+        (2, entry.output_tokens),
+        (3, entry.total_tokens),
+        (4, entry.cache_read),
+        (5, entry.cache_write),
+    ];
+    put_key(10, WireType::LengthDelimited, out);
+    put_varint(
+        usage.iter().map(|(t, v)| uint_len(*t, *v)).sum::<usize>() as u64,
+        out,
+    );
+    for (tag, value) in usage {
+        put_uint(tag, value, out);
     }
-
-    fn strings(&self) -> [(u32, &str); 7] {
-        let entry = &self.row.info.entry;
-        [
-            (1, self.row.info.agent_id.as_str()),
-            (2, self.row.info.key.as_str()),
-            // A hyphenated UUID is ASCII.
-            (
-                3,
-                std::str::from_utf8(&self.row.session_id).unwrap_or_default(),
-            ),
-            (6, entry.channel.as_deref().unwrap_or("")),
-            (8, entry.display_name.as_deref().unwrap_or("")),
-            (9, entry.model_override.as_deref().unwrap_or("")),
-            (11, self.workspace),
-        ]
-    }
-
-    fn usage(&self) -> [(u32, u64); 5] {
-        let entry = &self.row.info.entry;
-        [
-            (1, entry.input_tokens),
-            (2, entry.output_tokens),
-            (3, entry.total_tokens),
-            (4, entry.cache_read),
-            (5, entry.cache_write),
-        ]
-    }
-
-    /// Length of the `Session` message.
-    fn len(&self) -> usize {
-        let entry = &self.row.info.entry;
-        let usage = self.usage().iter().map(|(t, v)| uint_len(*t, *v)).sum();
-        self.strings()
-            .iter()
-            .map(|(t, s)| str_len(*t, s))
-            .sum::<usize>()
-            + nested_len(4, timestamp_len(entry.created_at))
-            + nested_len(5, timestamp_len(entry.updated_at))
-            + uint_len(7, self.chat_type)
-            + nested_len(10, usage)
-            + uint_len(12, entry.compaction_count)
-            + self
-                .row
-                .cuts
-                .iter()
-                .map(|cut| prost::encoding::message::encoded_len(13, cut))
-                .sum::<usize>()
-    }
-
-    /// Writes the `Session` message's fields in field order, as prost does.
-    fn put(&self, buf: &mut impl BufMut) {
-        let entry = &self.row.info.entry;
-        let [
-            agent_id,
-            key,
-            session_id,
-            channel,
-            display_name,
-            model_override,
-            workspace,
-        ] = self.strings();
-        for (tag, s) in [agent_id, key, session_id] {
-            put_str(tag, s, buf);
-        }
-        put_timestamp(4, entry.created_at, buf);
-        put_timestamp(5, entry.updated_at, buf);
-        put_str(channel.0, channel.1, buf);
-        put_uint(7, self.chat_type, buf);
-        for (tag, s) in [display_name, model_override] {
-            put_str(tag, s, buf);
-        }
-        let usage = self.usage();
-        encode_key(10, WireType::LengthDelimited, buf);
-        encode_varint(
-            usage.iter().map(|(t, v)| uint_len(*t, *v)).sum::<usize>() as u64,
-            buf,
-        );
-        for (tag, value) in usage {
-            put_uint(tag, value, buf);
-        }
-        put_str(workspace.0, workspace.1, buf);
-        put_uint(12, entry.compaction_count, buf);
-        for cut in &self.row.cuts {
-            prost::encoding::message::encode(13, cut, buf);
-        }
+    put_bytes(11, workspace.as_bytes(), out);
+    put_uint(12, entry.compaction_count, out);
+    for cut in cuts {
+        prost::encoding::message::encode(13, cut, out);
     }
 }
 
-/// A string field (proto3: left out when empty).
-fn str_len(tag: u32, s: &str) -> usize {
-    if s.is_empty() {
-        0
-    } else {
-        key_len(tag) + encoded_len_varint(s.len() as u64) + s.len()
+fn put_varint(mut value: u64, out: &mut Vec<u8>) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
     }
+    out.push(value as u8);
 }
 
-fn put_str(tag: u32, s: &str, buf: &mut impl BufMut) {
-    if !s.is_empty() {
-        encode_key(tag, WireType::LengthDelimited, buf);
-        encode_varint(s.len() as u64, buf);
-        buf.put_slice(s.as_bytes());
+fn put_key(tag: u32, wire_type: WireType, out: &mut Vec<u8>) {
+    put_varint(u64::from(tag << 3 | wire_type as u32), out);
+}
+
+/// A string or bytes field (proto3: left out when empty).
+fn put_bytes(tag: u32, value: &[u8], out: &mut Vec<u8>) {
+    if !value.is_empty() {
+        put_key(tag, WireType::LengthDelimited, out);
+        put_varint(value.len() as u64, out);
+        out.extend_from_slice(value);
     }
 }
 
@@ -259,38 +169,26 @@ fn uint_len(tag: u32, value: u64) -> usize {
     }
 }
 
-fn put_uint(tag: u32, value: u64, buf: &mut impl BufMut) {
+fn put_uint(tag: u32, value: u64, out: &mut Vec<u8>) {
     if value != 0 {
-        encode_key(tag, WireType::Varint, buf);
-        encode_varint(value, buf);
+        put_key(tag, WireType::Varint, out);
+        put_varint(value, out);
     }
 }
 
-/// A message field that is always present, whose body is `len` bytes.
-fn nested_len(tag: u32, len: usize) -> usize {
-    key_len(tag) + encoded_len_varint(len as u64) + len
-}
-
-/// `google.protobuf.Timestamp` fields of a time in ms since the epoch, as
-/// [`convert::timestamp_ms`] makes them: seconds (int64) and nanos (int32,
-/// never negative here), each a varint of its two's-complement value.
-fn timestamp_fields(ms: i64) -> [(u32, u64); 2] {
+/// A `google.protobuf.Timestamp` field (always present) of a time in ms since the epoch,
+/// as [`convert::timestamp_ms`] makes it: seconds (int64) and nanos (int32, never
+/// negative here), each a varint of its two's-complement value.
+fn put_timestamp(tag: u32, ms: i64, out: &mut Vec<u8>) {
     let t = convert::timestamp_ms(ms);
-    [(1, t.seconds as u64), (2, i64::from(t.nanos) as u64)]
-}
-
-fn timestamp_len(ms: i64) -> usize {
-    timestamp_fields(ms)
-        .iter()
-        .map(|(t, v)| uint_len(*t, *v))
-        .sum()
-}
-
-fn put_timestamp(tag: u32, ms: i64, buf: &mut impl BufMut) {
-    encode_key(tag, WireType::LengthDelimited, buf);
-    encode_varint(timestamp_len(ms) as u64, buf);
-    for (field, value) in timestamp_fields(ms) {
-        put_uint(field, value, buf);
+    let fields = [(1, t.seconds as u64), (2, i64::from(t.nanos) as u64)];
+    put_key(tag, WireType::LengthDelimited, out);
+    put_varint(
+        fields.iter().map(|(f, v)| uint_len(*f, *v)).sum::<usize>() as u64,
+        out,
+    );
+    for (field, value) in fields {
+        put_uint(field, value, out);
     }
 }
 
@@ -323,7 +221,7 @@ impl Encoder for ReplyEncoder {
     fn encode(&mut self, item: SessionsReply, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
         // One reservation at the exact size: no regrowth copies.
         buf.reserve(item.encoded_len());
-        item.encode_raw(buf);
+        buf.put_slice(&item.body);
         Ok(())
     }
 }
@@ -479,47 +377,50 @@ mod tests {
         agent_workspace: &str,
         token: &str,
     ) {
+        let workspace_of = |workspace: &Option<String>| {
+            workspace
+                .clone()
+                .unwrap_or_else(|| agent_workspace.to_owned())
+        };
         let expected = pb::ListSessionsResponse {
             sessions: rows
                 .iter()
                 .map(|(info, workspace, cuts)| {
-                    convert::session_to_pb(
-                        info.clone(),
-                        workspace
-                            .clone()
-                            .unwrap_or_else(|| agent_workspace.to_owned()),
-                        cuts,
-                    )
+                    convert::session_to_pb(info.clone(), workspace_of(workspace), cuts)
                 })
                 .collect(),
             next_page_token: token.to_owned(),
         };
-        let reply = SessionsReply {
-            agent_workspace: agent_workspace.to_owned(),
-            next_page_token: token.to_owned(),
-            rows: rows
-                .into_iter()
-                .map(|(info, workspace, cuts)| {
-                    let mut row = Row {
-                        session_id: hyphenated(&info),
-                        info,
-                        workspace,
-                        cuts: cuts.iter().map(convert::cut_to_pb).collect(),
-                        len: 0,
-                    };
-                    row.len = Fields::new(&row, agent_workspace).len();
-                    row
-                })
-                .collect(),
-        };
-        let mut wire = Vec::new();
-        reply.encode_raw(&mut wire);
-        assert_eq!(reply.encoded_len(), wire.len());
-        assert_eq!(wire, expected.encode_to_vec());
+        // The same rows written one by one, as `new` writes them.
+        let mut body = Vec::new();
+        let mut session = Vec::new();
+        for (info, workspace, cuts) in &rows {
+            session.clear();
+            let cuts: Vec<_> = cuts.iter().map(convert::cut_to_pb).collect();
+            write_session(info, &workspace_of(workspace), &cuts, &mut session);
+            put_bytes(1, &session, &mut body);
+        }
+        put_bytes(2, token.as_bytes(), &mut body);
+        assert_eq!(body, expected.encode_to_vec());
         assert_eq!(
-            pb::ListSessionsResponse::decode(wire.as_slice()).expect("decodes"),
+            pb::ListSessionsResponse::decode(body.as_slice()).expect("decodes"),
             expected
         );
+        // `new` writes the same, for rows in the agent's own workspace.
+        if rows.iter().all(|(_, workspace, _)| workspace.is_none()) {
+            let infos: Vec<SessionInfo> = rows.iter().map(|(info, _, _)| info.clone()).collect();
+            let cuts = |info: &SessionInfo| {
+                rows.iter()
+                    .find(|(row, _, _)| row.key == info.key)
+                    .map(|(_, _, cuts)| cuts.iter().map(convert::cut_to_pb).collect())
+                    .unwrap_or_default()
+            };
+            let reply = SessionsReply::new(infos, None, cuts, token);
+            if agent_workspace.is_empty() {
+                assert_eq!(reply.bytes(), body.as_slice());
+                assert_eq!(reply.encoded_len(), body.len());
+            }
+        }
     }
 
     #[test]
@@ -531,6 +432,12 @@ mod tests {
         );
         // No agent workspace, no token, no sessions.
         assert_encodes_as_prost(rows(), "", "");
+        // Every session without a path: what `new` writes when the agent is gone.
+        let pathless = rows()
+            .into_iter()
+            .map(|(info, _, cuts)| (info, None, cuts))
+            .collect();
+        assert_encodes_as_prost(pathless, "", "token");
         assert_encodes_as_prost(Vec::new(), "/w", "");
         // A session message longer than 127 bytes needs a two-byte length.
         let long = rows()

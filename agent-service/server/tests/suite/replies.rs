@@ -337,12 +337,7 @@ async fn a_memory_file_cut_on_three_turns_is_reported_to_the_operator() {
         let session = session_of(&h).await;
         let cuts = session.repeated_cuts;
         // ListSessions (encoded apart from GetSession) reports the same cuts.
-        let listed = call!(
-            h.service,
-            list_sessions,
-            pb::ListSessionsRequest::default()
-        )
-        .sessions;
+        let listed = call!(h.service, list_sessions, pb::ListSessionsRequest::default()).sessions;
         let listed = listed
             .iter()
             .find(|s| s.session_key == session.session_key)
