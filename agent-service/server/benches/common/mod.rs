@@ -91,14 +91,22 @@ pub async fn start_agent_service(
 }
 
 /// A client on its own connection to `endpoint`.
+/// A client of agent-service at `endpoint`. With `AGENT_BENCH_ACCEPT_GZIP=1` it tells the
+/// server it accepts gzipped responses, as grpcio (Python) and grpc-js (Node) clients do by
+/// default; the server gzips only when started with `--compress-responses`.
 pub async fn connect(endpoint: &str) -> anyhow::Result<AgentServiceClient<Channel>> {
     let channel = Channel::from_shared(endpoint.to_owned())?
         .connect_timeout(Duration::from_secs(5))
         .connect()
         .await?;
-    Ok(AgentServiceClient::new(channel)
+    let client = AgentServiceClient::new(channel)
         .max_decoding_message_size(64 << 20)
-        .max_encoding_message_size(64 << 20))
+        .max_encoding_message_size(64 << 20);
+    Ok(if env_usize("AGENT_BENCH_ACCEPT_GZIP", 0) == 1 {
+        client.accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+    } else {
+        client
+    })
 }
 
 /// One `Run`, to its final event; an error event or status is an error.
