@@ -144,8 +144,10 @@ pub async fn serve(
     };
     let service = crate::sessions_reply::AgentRoutes::new(
         AgentServiceImpl::serving(Arc::clone(&runtime), served),
-        config.max_request_bytes,
-        config.compress_responses,
+        service_kit::MessageSettings {
+            max_request_bytes: config.max_request_bytes,
+            compress_responses: config.compress_responses,
+        },
     );
     // Outermost first (as in prompt-service; service_kit's crate docs,
     // "Layer order", give the reasons): the request span wraps every

@@ -28,7 +28,7 @@ use tonic::{
     Request, Response, Status,
     body::Body,
     codec::{Codec, CompressionEncoding, EncodeBuf, Encoder},
-    server::{Grpc, NamedService, UnaryService},
+    server::{NamedService, UnaryService},
 };
 
 use crate::{convert, service::AgentServiceImpl};
@@ -232,30 +232,23 @@ impl Encoder for ReplyEncoder {
 pub(crate) struct AgentRoutes {
     generated: AgentServiceServer<AgentServiceImpl>,
     service: AgentServiceImpl,
-    max_request_bytes: usize,
-    compress_responses: bool,
+    messages: service_kit::MessageSettings,
 }
 
 impl AgentRoutes {
-    /// Routes for `service`; requests above `max_request_bytes` are refused, responses
-    /// are gzipped for clients that accept it only when `compress_responses` is set.
-    pub(crate) fn new(
-        service: AgentServiceImpl,
-        max_request_bytes: usize,
-        compress_responses: bool,
-    ) -> Self {
+    /// Routes for `service`, every one reading and writing messages as `messages` says.
+    pub(crate) fn new(service: AgentServiceImpl, messages: service_kit::MessageSettings) -> Self {
         let generated = AgentServiceServer::new(service.clone())
-            .max_decoding_message_size(max_request_bytes)
+            .max_decoding_message_size(messages.max_request_bytes)
             .accept_compressed(CompressionEncoding::Gzip);
         Self {
-            generated: if compress_responses {
+            generated: if messages.compress_responses {
                 generated.send_compressed(CompressionEncoding::Gzip)
             } else {
                 generated
             },
             service,
-            max_request_bytes,
-            compress_responses,
+            messages,
         }
     }
 }
@@ -279,14 +272,8 @@ impl tower::Service<http::Request<Body>> for AgentRoutes {
         if req.uri().path() != LIST_PATH {
             return self.generated.call(req);
         }
-        let grpc = Grpc::new(SessionsCodec)
-            .max_decoding_message_size(self.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip);
-        let mut grpc = if self.compress_responses {
-            grpc.send_compressed(CompressionEncoding::Gzip)
-        } else {
-            grpc
-        };
+        // The same settings as the generated server's.
+        let mut grpc = self.messages.grpc(SessionsCodec);
         let method = ListMethod(self.service.clone());
         Box::pin(async move { Ok(grpc.unary(method, req).await) })
     }

@@ -35,7 +35,7 @@ use tonic::{
     body::Body,
     codec::{Codec, CompressionEncoding, DecodeBuf, Decoder, EncodeBuf, Encoder},
     codegen::BoxFuture,
-    server::{Grpc, NamedService, UnaryService},
+    server::{NamedService, UnaryService},
 };
 
 use crate::{
@@ -287,31 +287,23 @@ impl Encoder for ReplyEncoder {
 pub(crate) struct PromptRoutes {
     generated: PromptServiceServer<PromptServiceImpl>,
     service: PromptServiceImpl,
-    max_request_bytes: usize,
-    compress_responses: bool,
+    messages: service_kit::MessageSettings,
 }
 
 impl PromptRoutes {
-    /// Routes for `service`; requests above `max_request_bytes` are refused
-    /// as the generated server refuses them; responses are gzipped for
-    /// clients that accept it only when `compress_responses` is set.
-    pub(crate) fn new(
-        service: PromptServiceImpl,
-        max_request_bytes: usize,
-        compress_responses: bool,
-    ) -> Self {
+    /// Routes for `service`, every one reading and writing messages as `messages` says.
+    pub(crate) fn new(service: PromptServiceImpl, messages: service_kit::MessageSettings) -> Self {
         let generated = PromptServiceServer::new(service.clone())
-            .max_decoding_message_size(max_request_bytes)
+            .max_decoding_message_size(messages.max_request_bytes)
             .accept_compressed(CompressionEncoding::Gzip);
         Self {
-            generated: if compress_responses {
+            generated: if messages.compress_responses {
                 generated.send_compressed(CompressionEncoding::Gzip)
             } else {
                 generated
             },
             service,
-            max_request_bytes,
-            compress_responses,
+            messages,
         }
     }
 }
@@ -334,14 +326,7 @@ impl tower::Service<http::Request<Body>> for PromptRoutes {
             return self.generated.call(req);
         }
         // The same settings as the generated server's.
-        let grpc = Grpc::new(RenderCodec)
-            .max_decoding_message_size(self.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip);
-        let mut grpc = if self.compress_responses {
-            grpc.send_compressed(CompressionEncoding::Gzip)
-        } else {
-            grpc
-        };
+        let mut grpc = self.messages.grpc(RenderCodec);
         let method = RenderMethod(self.service.clone());
         Box::pin(async move { Ok(grpc.unary(method, req).await) })
     }

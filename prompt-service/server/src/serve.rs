@@ -94,7 +94,13 @@ pub async fn serve(
         .await;
 
     let service = PromptServiceImpl::new()?;
-    let prompt = PromptRoutes::new(service, config.max_request_bytes, config.compress_responses);
+    let prompt = PromptRoutes::new(
+        service,
+        service_kit::MessageSettings {
+            max_request_bytes: config.max_request_bytes,
+            compress_responses: config.compress_responses,
+        },
+    );
     let echo = config.bench_echo.then(|| {
         echo_server::EchoServer::new(EchoService)
             .max_decoding_message_size(config.max_request_bytes)

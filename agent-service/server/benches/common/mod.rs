@@ -202,3 +202,26 @@ pub fn free_address() -> anyhow::Result<String> {
     let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(probe.local_addr()?.to_string())
 }
+
+/// User plus system CPU time of a process so far, in milliseconds (from /proc).
+pub fn cpu_ms(pid: Option<u32>) -> f64 {
+    let Some(stat) = pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+    else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) closed by ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name;
+    // clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    (ticks(11) + ticks(12)) * 10.0
+}
