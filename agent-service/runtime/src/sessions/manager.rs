@@ -308,30 +308,39 @@ impl SessionManager {
         let agent_id = agent.id.clone();
         blocking(move || {
             let index = store.snapshot()?;
-            fn order<'a>(
-                (key, entry): &(&'a SessionKey, &Arc<SessionEntry>),
-            ) -> (std::cmp::Reverse<i64>, &'a str) {
-                (std::cmp::Reverse(entry.updated_at), key.as_str())
+            // Each row carries its sort key, read from its entry once: comparisons then stay
+            // in this vector instead of following every entry's pointer (the entries of a
+            // long-running service are spread over the heap).
+            type Order<'a> = (std::cmp::Reverse<i64>, &'a str);
+            fn row<'a>(
+                (key, entry): (&'a SessionKey, &'a Arc<SessionEntry>),
+            ) -> (Order<'a>, &'a SessionKey, &'a Arc<SessionEntry>) {
+                (
+                    (std::cmp::Reverse(entry.updated_at), key.as_str()),
+                    key,
+                    entry,
+                )
             }
-            let mut rows: Vec<(&SessionKey, &Arc<SessionEntry>)> = match &after {
+            let mut rows: Vec<_> = match &after {
                 Some((at, last)) => {
                     let cursor = (std::cmp::Reverse(*at), last.as_str());
                     index
                         .iter_shared()
-                        .filter(|row| order(row) > cursor)
+                        .map(row)
+                        .filter(|(order, _, _)| *order > cursor)
                         .collect()
                 }
-                None => index.iter_shared().collect(),
+                None => index.iter_shared().map(row).collect(),
             };
             let more = limit != 0 && rows.len() > limit;
             if more {
-                rows.select_nth_unstable_by(limit, |a, b| order(a).cmp(&order(b)));
+                rows.select_nth_unstable_by(limit, |a, b| a.0.cmp(&b.0));
                 rows.truncate(limit);
             }
-            rows.sort_unstable_by(|a, b| order(a).cmp(&order(b)));
+            rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             let page = rows
                 .into_iter()
-                .map(|(key, entry)| SessionInfo {
+                .map(|(_, key, entry)| SessionInfo {
                     agent_id: agent_id.clone(),
                     key: key.clone(),
                     entry: Arc::clone(entry),
