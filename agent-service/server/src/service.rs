@@ -459,8 +459,9 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
-        // Served by `sessions_reply::AgentRoutes`, which encodes the same page without
-        // building these messages; this is the reference its test compares with.
+        // The server routes ListSessions to `sessions_reply::AgentRoutes`, which writes the
+        // same page without building these messages (its test holds the bytes equal to
+        // prost's encoding of them); this answers when the generated server is mounted alone.
         let page = self.list_page(request.into_inner()).await?;
         Ok(Response::new(pb::ListSessionsResponse {
             sessions: self.sessions(page.sessions),

@@ -809,6 +809,52 @@ async fn a_transcript_of_a_newer_format_is_refused_by_name() {
     );
 }
 
+/// With a sandbox for every session but the main one, ListSessions names each session's
+/// working directory as GetSession does: the agent's own for the main session, its own
+/// sandbox's for the others.
+#[tokio::test]
+async fn listed_sessions_name_their_sandboxes_as_get_session_does() {
+    let service = Service::start(Some(
+        r#"{ agents: { defaults: { sandbox: { mode: "non-main", scope: "session" } } } }"#,
+    ))
+    .await;
+    for key in ["main", "telegram:group:1", "telegram:group:2"] {
+        call!(
+            service,
+            create_session,
+            pb::CreateSessionRequest {
+                session_key: key.into(),
+                ..Default::default()
+            }
+        );
+    }
+    let listed = call!(service, list_sessions, pb::ListSessionsRequest::default()).sessions;
+    assert_eq!(listed.len(), 3);
+    let mut workspaces = std::collections::BTreeSet::new();
+    for session in &listed {
+        let one = call!(
+            service,
+            get_session,
+            pb::GetSessionRequest {
+                session: Some(pb::SessionRef {
+                    agent_id: String::new(),
+                    target: Some(pb::session_ref::Target::SessionKey(
+                        session.session_key.clone(),
+                    )),
+                }),
+            }
+        );
+        assert!(!session.workspace.is_empty(), "{session:?}");
+        assert_eq!(session.workspace, one.workspace, "{}", session.session_key);
+        workspaces.insert(session.workspace.clone());
+    }
+    assert_eq!(
+        workspaces.len(),
+        3,
+        "each session has its own: {workspaces:?}"
+    );
+}
+
 /// ListSessions pages: pages of `page_size` in list order, each token taking up where the
 /// previous page ended, the last page without a token, together exactly the whole list; a
 /// token ListSessions did not make is refused naming it.
