@@ -5,11 +5,12 @@
 //! session, 12 MB for 100,000). Building a `pb::Session` per row first means
 //! four or five string copies a row, and prost then measures every nested
 //! message two or three times while the encode buffer regrows as the reply
-//! arrives. Here each session is written from the row it was listed from
-//! (borrowed strings, the agent's workspace path shared by every session it
-//! does not sandbox) into a buffer reserved once at the exact size. The wire
-//! bytes are identical to prost's encoding of the response the generated
-//! method builds (tested), so clients see no difference.
+//! arrives. Here each session is written once, from the row it was listed
+//! from (borrowed strings, the agent's workspace path spelled once for every
+//! session it does not sandbox), with plain byte pushes into one body sized
+//! for the page, which is copied into tonic's buffer reserved at its exact
+//! size. The wire bytes are identical to prost's encoding of the response the
+//! generated method builds (tested), so clients see no difference.
 
 use std::{
     borrow::Cow,
