@@ -27,11 +27,11 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     raise_open_file_limit();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(BLOCKING_THREADS)
-        .build()
-    {
+    if let Err(problem) = service_kit::check_runtime_env() {
+        eprintln!("error: {problem}");
+        return ExitCode::from(64);
+    }
+    let runtime = match service_kit::runtime(Some(BLOCKING_THREADS)) {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");

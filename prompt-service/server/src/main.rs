@@ -64,16 +64,26 @@ enum Command {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     if let Err(problem) = service_kit::deny_same_user_inspection() {
         eprintln!("error: {problem}");
         return ExitCode::FAILURE;
     }
+    if let Err(problem) = service_kit::check_runtime_env() {
+        eprintln!("error: {problem}");
+        return ExitCode::from(64);
+    }
+    let runtime = match service_kit::runtime(None) {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     // One `error:` line, never a Debug dump with a backtrace (whatever
     // RUST_BACKTRACE says): these are the user's errors (a port in use, a
     // bad certificate), not the program's.
-    run().await.unwrap_or_else(|error| {
+    runtime.block_on(run()).unwrap_or_else(|error| {
         eprintln!("error: {error:#}");
         ExitCode::FAILURE
     })

@@ -74,6 +74,24 @@ fn refused_lines(bad: &[(&str, &str)], env: &[(&str, &str)]) -> Vec<String> {
     err.lines().map(str::to_owned).collect()
 }
 
+/// A worker-thread count the async runtime cannot use is one line naming the variable and
+/// exit 64, before anything starts (tokio itself would panic on it); a good one starts.
+#[test]
+fn a_bad_worker_thread_count_is_one_line_and_exit_64() {
+    for value in ["0", "two", "-1", ""] {
+        let lines = refused_lines(&[], &[("TOKIO_WORKER_THREADS", value)]);
+        assert_eq!(lines.len(), 1, "{value:?}: {lines:#?}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "error: TOKIO_WORKER_THREADS: invalid value {value:?}"
+            )),
+            "{lines:#?}"
+        );
+    }
+    let output = run(&["--version"], &[("TOKIO_WORKER_THREADS", "1")]);
+    assert!(output.status.success(), "{output:?}");
+}
+
 #[test]
 fn every_bad_flag_is_one_line_and_exit_64() {
     let bad = [

@@ -26,6 +26,34 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// A worker-thread count the async runtime cannot use is one line naming the variable and
+/// exit 64 (tokio itself would panic on it); a good one starts.
+#[test]
+fn a_bad_worker_thread_count_is_one_line_and_exit_64() {
+    for value in ["0", "many"] {
+        let output = binary()
+            .env("TOKIO_WORKER_THREADS", value)
+            .arg("--version")
+            .output()
+            .expect("runs");
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(64), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "error: TOKIO_WORKER_THREADS: invalid value {value:?}: a number of worker \
+                 threads, 1 or more"
+            )
+        );
+    }
+    let output = binary()
+        .env("TOKIO_WORKER_THREADS", "1")
+        .arg("--version")
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+}
+
 #[test]
 fn help_speaks_to_users_and_version_names_the_binary() {
     let help = run(&["--help"]);
