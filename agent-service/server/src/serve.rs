@@ -142,7 +142,7 @@ pub async fn serve(
         stopping: Some(stopping_rx),
         replica: config.replica,
     };
-    let service = crate::sessions_reply::AgentRoutes::new(
+    let service = crate::sessions_reply::agent_routes(
         AgentServiceImpl::serving(Arc::clone(&runtime), served),
         service_kit::MessageSettings {
             max_request_bytes: config.max_request_bytes,

@@ -459,7 +459,7 @@ impl AgentService for AgentServiceImpl {
         &self,
         request: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
-        // The server routes ListSessions to `sessions_reply::AgentRoutes`, which writes the
+        // The server routes ListSessions to `sessions_reply::agent_routes`, which writes the
         // same page without building these messages (its test holds the bytes equal to
         // prost's encoding of them); this answers when the generated server is mounted alone.
         let page = self.list_page(request.into_inner()).await?;

@@ -12,12 +12,7 @@
 //! size. The wire bytes are identical to prost's encoding of the response the
 //! generated method builds (tested), so clients see no difference.
 
-use std::{
-    borrow::Cow,
-    future::Future,
-    pin::Pin,
-    task::{Context, Poll},
-};
+use std::{borrow::Cow, future::Future, pin::Pin};
 
 use agent_runtime::{WorkspacePaths, sessions::SessionInfo};
 use openclaw_proto::agent::v1::{self as pb, agent_service_server::AgentServiceServer};
@@ -27,14 +22,13 @@ use prost::{
 };
 use tonic::{
     Request, Response, Status,
-    body::Body,
     codec::{Codec, CompressionEncoding, EncodeBuf, Encoder},
-    server::{NamedService, UnaryService},
+    server::UnaryService,
 };
 
 use crate::{convert, service::AgentServiceImpl};
 
-/// The ListSessions path, the one route [`AgentRoutes`] serves itself.
+/// The ListSessions path, the one route [`agent_routes`] serves itself.
 const LIST_PATH: &str = "/openclaw.agent.v1.AgentService/ListSessions";
 
 /// A page of sessions encoded as a `ListSessionsResponse`.
@@ -195,7 +189,7 @@ fn put_timestamp(tag: u32, ms: i64, out: &mut Vec<u8>) {
 
 /// Decodes `ListSessionsRequest`s with prost and encodes [`SessionsReply`]s.
 #[derive(Debug, Clone, Copy, Default)]
-struct SessionsCodec;
+pub(crate) struct SessionsCodec;
 
 impl Codec for SessionsCodec {
     type Encode = SessionsReply;
@@ -213,7 +207,7 @@ impl Codec for SessionsCodec {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct ReplyEncoder;
+pub(crate) struct ReplyEncoder;
 
 impl Encoder for ReplyEncoder {
     type Item = SessionsReply;
@@ -227,60 +221,34 @@ impl Encoder for ReplyEncoder {
     }
 }
 
-/// The AgentService routes: ListSessions through [`SessionsCodec`], every
-/// other method through the generated server (with the same settings).
-#[derive(Debug, Clone)]
-pub(crate) struct AgentRoutes {
-    generated: AgentServiceServer<AgentServiceImpl>,
+/// The AgentService routes: ListSessions through [`SessionsCodec`], every other method
+/// through the generated server, every one reading and writing messages as `messages` says.
+pub(crate) fn agent_routes(
     service: AgentServiceImpl,
     messages: service_kit::MessageSettings,
-}
-
-impl AgentRoutes {
-    /// Routes for `service`, every one reading and writing messages as `messages` says.
-    pub(crate) fn new(service: AgentServiceImpl, messages: service_kit::MessageSettings) -> Self {
-        let generated = AgentServiceServer::new(service.clone())
-            .max_decoding_message_size(messages.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip);
-        Self {
-            generated: if messages.compress_responses {
-                generated.send_compressed(CompressionEncoding::Gzip)
-            } else {
-                generated
-            },
-            service,
-            messages,
-        }
-    }
-}
-
-impl NamedService for AgentRoutes {
-    const NAME: &'static str = <AgentServiceServer<AgentServiceImpl> as NamedService>::NAME;
+) -> service_kit::OwnRoute<AgentServiceServer<AgentServiceImpl>, SessionsCodec, ListMethod> {
+    let generated = AgentServiceServer::new(service.clone())
+        .max_decoding_message_size(messages.max_request_bytes)
+        .accept_compressed(CompressionEncoding::Gzip);
+    let generated = if messages.compress_responses {
+        generated.send_compressed(CompressionEncoding::Gzip)
+    } else {
+        generated
+    };
+    service_kit::OwnRoute::new(
+        generated,
+        LIST_PATH,
+        SessionsCodec,
+        ListMethod(service),
+        messages,
+    )
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-impl tower::Service<http::Request<Body>> for AgentRoutes {
-    type Response = http::Response<Body>;
-    type Error = std::convert::Infallible;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
-        if req.uri().path() != LIST_PATH {
-            return self.generated.call(req);
-        }
-        // The same settings as the generated server's.
-        let mut grpc = self.messages.grpc(SessionsCodec);
-        let method = ListMethod(self.service.clone());
-        Box::pin(async move { Ok(grpc.unary(method, req).await) })
-    }
-}
-
-struct ListMethod(AgentServiceImpl);
+/// ListSessions, answered with a [`SessionsReply`].
+#[derive(Debug, Clone)]
+pub(crate) struct ListMethod(AgentServiceImpl);
 
 impl UnaryService<pb::ListSessionsRequest> for ListMethod {
     type Response = SessionsReply;

@@ -81,7 +81,7 @@ pub use logging::{
     init_tracing_to, init_tracing_with, record_session_id, request_span, trace_layer,
 };
 pub use malformed::{MalformedRequest, MalformedRequestLayer};
-pub use messages::MessageSettings;
+pub use messages::{MessageSettings, OwnRoute};
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};

@@ -17,10 +17,8 @@
 //! [`crate::wire`]).
 
 use std::{
-    convert::Infallible,
     future::{Ready, ready},
     sync::Arc,
-    task::{Context, Poll},
 };
 
 use openclaw_proto::prompt::v1::{self as pb, prompt_service_server::PromptServiceServer};
@@ -32,10 +30,8 @@ use prost::{
 };
 use tonic::{
     Request, Response, Status,
-    body::Body,
     codec::{Codec, CompressionEncoding, DecodeBuf, Decoder, EncodeBuf, Encoder},
-    codegen::BoxFuture,
-    server::{NamedService, UnaryService},
+    server::UnaryService,
 };
 
 use crate::{
@@ -45,7 +41,7 @@ use crate::{
     service::PromptServiceImpl,
 };
 
-/// The RenderSystemPrompt path, the one route [`PromptRoutes`] serves itself.
+/// The RenderSystemPrompt path, the one route [`prompt_routes`] serves itself.
 const RENDER_PATH: &str = "/openclaw.prompt.v1.PromptService/RenderSystemPrompt";
 
 /// The encoded reply fields that depend only on a stable block: the stable
@@ -235,7 +231,7 @@ impl RenderReply {
 
 /// Takes requests as bytes (see [`crate::wire`]) and encodes [`RenderReply`]s.
 #[derive(Debug, Clone, Copy, Default)]
-struct RenderCodec;
+pub(crate) struct RenderCodec;
 
 impl Codec for RenderCodec {
     type Encode = RenderReply;
@@ -255,7 +251,7 @@ impl Codec for RenderCodec {
 /// The request message's bytes, undecoded (taken from tonic's buffer
 /// without a copy).
 #[derive(Debug, Clone, Copy)]
-struct BytesDecoder;
+pub(crate) struct BytesDecoder;
 
 impl Decoder for BytesDecoder {
     type Item = Bytes;
@@ -267,7 +263,7 @@ impl Decoder for BytesDecoder {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct ReplyEncoder;
+pub(crate) struct ReplyEncoder;
 
 impl Encoder for ReplyEncoder {
     type Item = RenderReply;
@@ -281,58 +277,32 @@ impl Encoder for ReplyEncoder {
     }
 }
 
-/// The PromptService routes: RenderSystemPrompt through [`RenderCodec`],
-/// every other method through the generated server.
-#[derive(Debug, Clone)]
-pub(crate) struct PromptRoutes {
-    generated: PromptServiceServer<PromptServiceImpl>,
+/// The PromptService routes: RenderSystemPrompt through [`RenderCodec`], every other method
+/// through the generated server, every one reading and writing messages as `messages` says.
+pub(crate) fn prompt_routes(
     service: PromptServiceImpl,
     messages: service_kit::MessageSettings,
+) -> service_kit::OwnRoute<PromptServiceServer<PromptServiceImpl>, RenderCodec, RenderMethod> {
+    let generated = PromptServiceServer::new(service.clone())
+        .max_decoding_message_size(messages.max_request_bytes)
+        .accept_compressed(CompressionEncoding::Gzip);
+    let generated = if messages.compress_responses {
+        generated.send_compressed(CompressionEncoding::Gzip)
+    } else {
+        generated
+    };
+    service_kit::OwnRoute::new(
+        generated,
+        RENDER_PATH,
+        RenderCodec,
+        RenderMethod(service),
+        messages,
+    )
 }
 
-impl PromptRoutes {
-    /// Routes for `service`, every one reading and writing messages as `messages` says.
-    pub(crate) fn new(service: PromptServiceImpl, messages: service_kit::MessageSettings) -> Self {
-        let generated = PromptServiceServer::new(service.clone())
-            .max_decoding_message_size(messages.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip);
-        Self {
-            generated: if messages.compress_responses {
-                generated.send_compressed(CompressionEncoding::Gzip)
-            } else {
-                generated
-            },
-            service,
-            messages,
-        }
-    }
-}
-
-impl NamedService for PromptRoutes {
-    const NAME: &'static str = <PromptServiceServer<PromptServiceImpl> as NamedService>::NAME;
-}
-
-impl tower::Service<http::Request<Body>> for PromptRoutes {
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
-        if req.uri().path() != RENDER_PATH {
-            return self.generated.call(req);
-        }
-        // The same settings as the generated server's.
-        let mut grpc = self.messages.grpc(RenderCodec);
-        let method = RenderMethod(self.service.clone());
-        Box::pin(async move { Ok(grpc.unary(method, req).await) })
-    }
-}
-
-struct RenderMethod(PromptServiceImpl);
+/// RenderSystemPrompt, answered with a [`RenderReply`].
+#[derive(Debug, Clone)]
+pub(crate) struct RenderMethod(PromptServiceImpl);
 
 impl UnaryService<Bytes> for RenderMethod {
     type Response = RenderReply;

@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 use tonic::{Request, Response, Status, server::NamedService, transport::Server};
 use tower::ServiceBuilder;
 
-use crate::{reply::PromptRoutes, service::PromptServiceImpl};
+use crate::{reply::prompt_routes, service::PromptServiceImpl};
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -94,7 +94,7 @@ pub async fn serve(
         .await;
 
     let service = PromptServiceImpl::new()?;
-    let prompt = PromptRoutes::new(
+    let prompt = prompt_routes(
         service,
         service_kit::MessageSettings {
             max_request_bytes: config.max_request_bytes,

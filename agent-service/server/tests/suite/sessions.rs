@@ -809,6 +809,24 @@ async fn a_transcript_of_a_newer_format_is_refused_by_name() {
     );
 }
 
+/// A listed session of the default agent names a working directory, the one GetSession names.
+async fn assert_names_its_workspace_as_get_session_does(service: &Service, listed: &pb::Session) {
+    let one = call!(
+        service,
+        get_session,
+        pb::GetSessionRequest {
+            session: Some(pb::SessionRef {
+                agent_id: String::new(),
+                target: Some(pb::session_ref::Target::SessionKey(
+                    listed.session_key.clone(),
+                )),
+            }),
+        }
+    );
+    assert!(!listed.workspace.is_empty(), "{listed:?}");
+    assert_eq!(listed.workspace, one.workspace, "{}", listed.session_key);
+}
+
 /// With a sandbox for every session but the main one, ListSessions names each session's
 /// working directory as GetSession does: the agent's own for the main session, its own
 /// sandbox's for the others.
@@ -832,20 +850,7 @@ async fn listed_sessions_name_their_sandboxes_as_get_session_does() {
     assert_eq!(listed.len(), 3);
     let mut workspaces = std::collections::BTreeSet::new();
     for session in &listed {
-        let one = call!(
-            service,
-            get_session,
-            pb::GetSessionRequest {
-                session: Some(pb::SessionRef {
-                    agent_id: String::new(),
-                    target: Some(pb::session_ref::Target::SessionKey(
-                        session.session_key.clone(),
-                    )),
-                }),
-            }
-        );
-        assert!(!session.workspace.is_empty(), "{session:?}");
-        assert_eq!(session.workspace, one.workspace, "{}", session.session_key);
+        assert_names_its_workspace_as_get_session_does(&service, session).await;
         workspaces.insert(session.workspace.clone());
     }
     assert_eq!(
@@ -917,20 +922,7 @@ async fn sessions_are_listed_page_by_page() {
     );
     // A listed session names its working directory as GetSession does.
     for listed in &paged {
-        let one = call!(
-            service,
-            get_session,
-            pb::GetSessionRequest {
-                session: Some(pb::SessionRef {
-                    agent_id: String::new(),
-                    target: Some(pb::session_ref::Target::SessionKey(
-                        listed.session_key.clone(),
-                    )),
-                }),
-            }
-        );
-        assert!(!listed.workspace.is_empty(), "{listed:?}");
-        assert_eq!(listed.workspace, one.workspace);
+        assert_names_its_workspace_as_get_session_does(&service, listed).await;
     }
     let bad = refusal!(
         service,
