@@ -27,6 +27,8 @@ pub async fn list(client: &mut Client, agent: &str, term: &mut Term<'_>) -> Resu
                 agent_id: agent.to_owned(),
                 page_size: LIST_PAGE,
                 page_token,
+                // The table shows ids, usage and overrides: every field.
+                view: pb::SessionView::Full as i32,
             })
             .await?
             .into_inner();

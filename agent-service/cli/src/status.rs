@@ -102,6 +102,8 @@ async fn agents(client: &mut Client, term: &mut Term<'_>) -> Result<(), CliError
         let sessions = client
             .list_sessions(pb::ListSessionsRequest {
                 agent_id: a.id.clone(),
+                // Only counted: the lightest view.
+                view: pb::SessionView::Basic as i32,
                 ..Default::default()
             })
             .await?

@@ -108,6 +108,20 @@ pub fn session_to_pb(
     }
 }
 
+/// A session as a `SESSION_VIEW_BASIC` list carries it: the fields a list shows, every
+/// other one at its zero value.
+pub fn basic_session_to_pb(info: &SessionInfo) -> pb::Session {
+    let entry = &info.entry;
+    pb::Session {
+        session_key: info.key.as_str().to_owned(),
+        updated_at: Some(timestamp_ms(entry.updated_at)),
+        channel: entry.channel.clone().unwrap_or_default(),
+        chat_type: chat_type_of(entry.chat_type.as_deref()) as i32,
+        display_name: entry.display_name.clone().unwrap_or_default(),
+        ..pb::Session::default()
+    }
+}
+
 /// A bootstrap file cut on every turn, with its advice.
 pub fn cut_to_pb(cut: &agent_runtime::bootstrap_cuts::RepeatedCut) -> pb::RepeatedCut {
     pb::RepeatedCut {

@@ -291,8 +291,19 @@ impl AgentServiceImpl {
             agent_id,
             page_size,
             page_token,
+            view,
         } = request;
         let after = page_cursor(&page_token)?;
+        let basic = match pb::SessionView::try_from(view) {
+            Ok(pb::SessionView::Basic) => true,
+            Ok(pb::SessionView::Unspecified | pb::SessionView::Full) => false,
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "view {view} is not a SessionView this server knows \
+                     (SESSION_VIEW_BASIC = 1, SESSION_VIEW_FULL = 2)"
+                )));
+            }
+        };
         let (sessions, more) = self
             .runtime
             .sessions()
@@ -310,11 +321,18 @@ impl AgentServiceImpl {
         Ok(ListedPage {
             sessions,
             next_page_token,
+            basic,
         })
     }
 
     /// A page as the ListSessions route sends it (`sessions_reply`).
     pub(crate) fn sessions_reply(&self, page: ListedPage) -> crate::sessions_reply::SessionsReply {
+        if page.basic {
+            return crate::sessions_reply::SessionsReply::basic(
+                &page.sessions,
+                &page.next_page_token,
+            );
+        }
         let paths = self.workspace_paths(&page.sessions);
         let cuts = page.sessions.first().map(|first| {
             self.runtime
@@ -354,6 +372,8 @@ pub(crate) struct ListedPage {
     sessions: Vec<agent_runtime::sessions::SessionInfo>,
     /// Empty on the last page.
     next_page_token: String,
+    /// `SESSION_VIEW_BASIC`: only the fields a list shows.
+    basic: bool,
 }
 
 /// The position a `ListSessions` page token names: the `(updated_at, key)` of the previous
@@ -463,8 +483,16 @@ impl AgentService for AgentServiceImpl {
         // same page without building these messages (its test holds the bytes equal to
         // prost's encoding of them); this answers when the generated server is mounted alone.
         let page = self.list_page(request.into_inner()).await?;
+        let sessions = if page.basic {
+            page.sessions
+                .iter()
+                .map(convert::basic_session_to_pb)
+                .collect()
+        } else {
+            self.sessions(page.sessions)
+        };
         Ok(Response::new(pb::ListSessionsResponse {
-            sessions: self.sessions(page.sessions),
+            sessions,
             next_page_token: page.next_page_token,
         }))
     }

@@ -72,6 +72,20 @@ impl SessionsReply {
         Self { body }
     }
 
+    /// The `SESSION_VIEW_BASIC` reply for `infos`: each session's key, update time, channel,
+    /// chat type and display name (as [`convert::basic_session_to_pb`] builds them).
+    pub(crate) fn basic(infos: &[SessionInfo], next_page_token: &str) -> Self {
+        let mut body = Vec::with_capacity(infos.len() * 64 + next_page_token.len() + 8);
+        let mut session = Vec::with_capacity(256);
+        for info in infos {
+            session.clear();
+            write_basic_session(info, &mut session);
+            put_bytes(1, &session, &mut body);
+        }
+        put_bytes(2, next_page_token.as_bytes(), &mut body);
+        Self { body }
+    }
+
     /// Length of the encoded message.
     pub(crate) fn encoded_len(&self) -> usize {
         self.body.len()
@@ -132,6 +146,21 @@ fn write_session(info: &SessionInfo, workspace: &str, cuts: &[pb::RepeatedCut], 
     for cut in cuts {
         prost::encoding::message::encode(13, cut, out);
     }
+}
+
+/// Writes the fields of a `SESSION_VIEW_BASIC` session in field order.
+fn write_basic_session(info: &SessionInfo, out: &mut Vec<u8>) {
+    let entry = &info.entry;
+    put_bytes(2, info.key.as_str().as_bytes(), out);
+    put_timestamp(5, entry.updated_at, out);
+    put_bytes(6, entry.channel.as_deref().unwrap_or("").as_bytes(), out);
+    let chat_type = convert::chat_type_of(entry.chat_type.as_deref()) as i32;
+    put_uint(7, i64::from(chat_type) as u64, out);
+    put_bytes(
+        8,
+        entry.display_name.as_deref().unwrap_or("").as_bytes(),
+        out,
+    );
 }
 
 fn put_varint(mut value: u64, out: &mut Vec<u8>) {
@@ -377,6 +406,37 @@ mod tests {
                 assert_eq!(reply.encoded_len(), body.len());
             }
         }
+    }
+
+    #[test]
+    fn the_basic_reply_encodes_exactly_as_prost_encodes_the_basic_response() {
+        for (infos, token) in [
+            (
+                rows().into_iter().map(|(info, _, _)| info).collect(),
+                "1796583027874:agent:main:x",
+            ),
+            (Vec::new(), ""),
+        ] {
+            let expected = pb::ListSessionsResponse {
+                sessions: infos.iter().map(convert::basic_session_to_pb).collect(),
+                next_page_token: token.to_owned(),
+            };
+            let reply = SessionsReply::basic(&infos, token);
+            assert_eq!(reply.bytes(), expected.encode_to_vec().as_slice());
+            assert_eq!(reply.encoded_len(), expected.encoded_len());
+        }
+        // The basic view leaves out what a list does not show.
+        let full = rows().remove(0).0;
+        let basic = convert::basic_session_to_pb(&full);
+        assert_eq!(basic.session_key, "agent:main:main");
+        assert_eq!(basic.channel, "telegram");
+        assert_eq!(basic.chat_type, pb::ChatType::Group as i32);
+        assert!(basic.display_name.starts_with("Ünïcode"));
+        assert!(basic.updated_at.is_some());
+        assert!(basic.session_id.is_empty() && basic.agent_id.is_empty());
+        assert!(basic.usage.is_none() && basic.created_at.is_none());
+        assert!(basic.workspace.is_empty() && basic.model_override.is_empty());
+        assert_eq!(basic.compactions, 0);
     }
 
     #[test]

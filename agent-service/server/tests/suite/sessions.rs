@@ -936,3 +936,82 @@ async fn sessions_are_listed_page_by_page() {
     assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
     assert!(bad.message().contains("page_token"), "{bad:?}");
 }
+
+/// `SESSION_VIEW_BASIC` lists the same sessions in the same order and pages as the full
+/// view, each with its key, update time, channel, chat type and display name only; a view
+/// the server does not know is refused naming the field.
+#[tokio::test]
+async fn the_basic_view_lists_the_same_sessions_with_only_the_listed_fields() {
+    let service = Service::start(None).await;
+    for (i, key) in ["viewed-a", "viewed-b", "viewed-c", "viewed-d"]
+        .into_iter()
+        .enumerate()
+    {
+        call!(
+            service,
+            create_session,
+            pb::CreateSessionRequest {
+                session_key: key.into(),
+                display_name: format!("Room {i}"),
+                channel: "telegram".into(),
+                chat_type: pb::ChatType::Group as i32,
+                ..Default::default()
+            }
+        );
+    }
+    let full = call!(service, list_sessions, pb::ListSessionsRequest::default()).sessions;
+    let mut basic = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = call!(
+            service,
+            list_sessions,
+            pb::ListSessionsRequest {
+                page_size: 3,
+                page_token,
+                view: pb::SessionView::Basic as i32,
+                ..Default::default()
+            }
+        );
+        basic.extend(page.sessions);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    assert_eq!(basic.len(), 4);
+    for (basic, full) in basic.iter().zip(&full) {
+        let expected = pb::Session {
+            session_key: full.session_key.clone(),
+            updated_at: full.updated_at,
+            channel: full.channel.clone(),
+            chat_type: full.chat_type,
+            display_name: full.display_name.clone(),
+            ..Default::default()
+        };
+        assert_eq!(basic, &expected);
+        assert!(!full.session_id.is_empty() && !full.workspace.is_empty());
+        assert_eq!(full.channel, "telegram");
+        assert!(full.display_name.starts_with("Room "));
+    }
+    let explicit_full = call!(
+        service,
+        list_sessions,
+        pb::ListSessionsRequest {
+            view: pb::SessionView::Full as i32,
+            ..Default::default()
+        }
+    )
+    .sessions;
+    assert_eq!(explicit_full, full);
+    let unknown = refusal!(
+        service,
+        list_sessions,
+        pb::ListSessionsRequest {
+            view: 9,
+            ..Default::default()
+        }
+    );
+    assert_eq!(unknown.code(), Code::InvalidArgument, "{unknown:?}");
+    assert!(unknown.message().contains("view 9"), "{unknown:?}");
+}
