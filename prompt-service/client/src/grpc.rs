@@ -1,8 +1,19 @@
 //! The gRPC transport, with bounded retries for an unreachable service, and
 //! the caller's credentials: a bearer token on every call and TLS (with a
 //! client certificate for mTLS) when the URL is `https://`.
+//!
+//! Provider contributions are kept for [`CONTRIBUTION_TTL`]: prompt-service
+//! answers the same request with the same contribution (it reads no clock,
+//! config or disk of its own), and a run asks for one before its first model
+//! call, so a busy agent would otherwise make the same round trip for every
+//! run. A prompt-service replaced by a build with other contributions is
+//! heard from within that time. Renders are never kept.
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use openclaw_proto::prompt::v1::{self as pb, prompt_service_client::PromptServiceClient};
 use service_kit::{BearerToken, ClientSecurity};
@@ -44,9 +55,16 @@ impl Default for RetryPolicy {
     }
 }
 
+/// How long a provider contribution prompt-service returned is used again for the same
+/// request before it is asked anew.
+pub const CONTRIBUTION_TTL: Duration = Duration::from_secs(30);
+
+/// Requests kept at most; a full cache is emptied (there are a few provider/model pairs).
+const CONTRIBUTIONS_KEPT: usize = 256;
+
 /// A prompt-service reached over gRPC. Connects lazily, so agent-service
 /// starts even when prompt-service is not up yet. Debug output never shows
-/// the token.
+/// the token. Clones share the connection and the kept contributions.
 #[derive(Debug, Clone)]
 pub struct GrpcPromptSource {
     endpoint: String,
@@ -54,6 +72,42 @@ pub struct GrpcPromptSource {
     client: PromptServiceClient<Channel>,
     retry: RetryPolicy,
     token: Option<BearerToken>,
+    contributions: Arc<Contributions>,
+}
+
+/// Provider contributions by their encoded request, with when each was received.
+#[derive(Debug)]
+struct Contributions {
+    ttl: Duration,
+    kept: Mutex<HashMap<Vec<u8>, (Instant, pb::ResolveProviderContributionResponse)>>,
+}
+
+impl Contributions {
+    fn get(&self, key: &[u8]) -> Option<pb::ResolveProviderContributionResponse> {
+        let kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (at, response) = kept.get(key)?;
+        (at.elapsed() < self.ttl).then(|| response.clone())
+    }
+
+    fn keep(&self, key: Vec<u8>, at: Instant, response: &pb::ResolveProviderContributionResponse) {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.len() >= CONTRIBUTIONS_KEPT && !kept.contains_key(&key) {
+            kept.retain(|_, (at, _)| at.elapsed() < self.ttl);
+            if kept.len() >= CONTRIBUTIONS_KEPT {
+                kept.clear();
+            }
+        }
+        kept.insert(key, (at, response.clone()));
+    }
 }
 
 impl GrpcPromptSource {
@@ -97,7 +151,22 @@ impl GrpcPromptSource {
             client: PromptServiceClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
             retry,
             token: security.token.clone(),
+            contributions: Arc::new(Contributions {
+                ttl: CONTRIBUTION_TTL,
+                kept: Mutex::default(),
+            }),
         })
+    }
+
+    /// This client with contributions kept for `ttl` instead of [`CONTRIBUTION_TTL`]
+    /// (zero: never kept). Clones made before this keep the old setting.
+    #[must_use]
+    pub fn with_contribution_ttl(mut self, ttl: Duration) -> Self {
+        self.contributions = Arc::new(Contributions {
+            ttl,
+            kept: Mutex::default(),
+        });
+        self
     }
 
     /// One attempt's request: the time left as its deadline, and the token.
@@ -276,11 +345,20 @@ impl PromptSource for GrpcPromptSource {
         request: pb::ResolveProviderContributionRequest,
         deadline: Instant,
     ) -> Result<pb::ResolveProviderContributionResponse, PromptError> {
-        self.with_retry(deadline, |mut client, left| {
-            let req = self.request(request.clone(), left);
-            async move { client.resolve_provider_contribution(req).await }
-        })
-        .await
+        let key = prost::Message::encode_to_vec(&request);
+        if let Some(kept) = self.contributions.get(&key) {
+            return Ok(kept);
+        }
+        // Kept from when it was asked for: a slow answer is not kept longer.
+        let asked = Instant::now();
+        let response = self
+            .with_retry(deadline, |mut client, left| {
+                let req = self.request(request.clone(), left);
+                async move { client.resolve_provider_contribution(req).await }
+            })
+            .await?;
+        self.contributions.keep(key, asked, &response);
+        Ok(response)
     }
 
     async fn render_codex(

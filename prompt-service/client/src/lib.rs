@@ -17,7 +17,7 @@
 mod grpc;
 mod in_process;
 
-pub use grpc::{DEFAULT_GIVE_UP_AFTER, GrpcPromptSource, RetryPolicy};
+pub use grpc::{CONTRIBUTION_TTL, DEFAULT_GIVE_UP_AFTER, GrpcPromptSource, RetryPolicy};
 pub use in_process::InProcessPromptSource;
 pub use prompt_server::request_from_input;
 

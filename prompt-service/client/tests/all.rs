@@ -403,3 +403,87 @@ async fn a_gateways_error_page_is_unavailable_and_retried() {
     assert!(message.contains("503 Service Unavailable"), "{message}");
     assert!(answered.load(Ordering::SeqCst) > 1, "retried");
 }
+
+/// A provider contribution is used again for the same request within its time to live (so
+/// here it is answered while prompt-service is down), never for another request, and not
+/// after the time to live or with it zero.
+#[tokio::test]
+async fn contributions_are_kept_for_their_time_to_live_per_request() {
+    let request = |model: &str| pb::ResolveProviderContributionRequest {
+        provider_id: "openai".into(),
+        model_id: model.into(),
+        ..Default::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let stop = start_server(listener).await;
+    let quick = RetryPolicy {
+        initial_backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(50),
+        give_up_after: Duration::from_millis(300),
+    };
+    let kept = GrpcPromptSource::connect_lazy(&endpoint, quick)
+        .unwrap()
+        .with_contribution_ttl(Duration::from_secs(3));
+    let shared = kept.clone();
+    let never = GrpcPromptSource::connect_lazy(&endpoint, quick)
+        .unwrap()
+        .with_contribution_ttl(Duration::ZERO);
+    let asked = Instant::now();
+    let first = kept
+        .contribution(request("gpt-5.5"), soon(10))
+        .await
+        .unwrap();
+    assert!(first.contribution.is_some(), "{first:?}");
+    never
+        .contribution(request("gpt-5.5"), soon(10))
+        .await
+        .unwrap();
+    drop(stop);
+    // prompt-service is gone: wait until a fresh request finds it so.
+    let gone = Instant::now() + Duration::from_secs(10);
+    while never
+        .contribution(request("gpt-5.5"), soon(10))
+        .await
+        .is_ok()
+    {
+        assert!(
+            Instant::now() < gone,
+            "prompt-service never stopped answering"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The same request, by this client and its clone: the kept answer (well within the
+    // time to live: stopping took about the 300 ms a failed call retries for).
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(
+        kept.contribution(request("gpt-5.5"), soon(10))
+            .await
+            .unwrap(),
+        first
+    );
+    assert_eq!(
+        shared
+            .contribution(request("gpt-5.5"), soon(10))
+            .await
+            .unwrap(),
+        first
+    );
+    // Another request is never answered from what was kept.
+    let other = kept.contribution(request("gpt-5.4"), soon(10)).await;
+    assert!(
+        matches!(other, Err(PromptError::Unavailable(_))),
+        "{other:?}"
+    );
+    // Once the time to live has passed, the service is asked again (and is down).
+    tokio::time::sleep(Duration::from_millis(3_050).saturating_sub(asked.elapsed())).await;
+    let expired = kept.contribution(request("gpt-5.5"), soon(10)).await;
+    assert!(
+        matches!(expired, Err(PromptError::Unavailable(_))),
+        "{expired:?}"
+    );
+}

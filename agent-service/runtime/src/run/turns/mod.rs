@@ -246,7 +246,14 @@ struct RunSetup {
 impl RunSetup {
     async fn read(rc: &RunContext) -> Result<Self, RuntimeError> {
         let (services, s, start) = (&rc.services, &rc.session, &rc.start);
-        let history = s.live.messages().await?;
+        // Three independent waits (the transcript's history, skill discovery on the blocking
+        // pool, the provider contribution from prompt-service), overlapped.
+        let (history, skills, contribution) = tokio::join!(
+            s.live.messages(),
+            services.list_skills(&s.agent.id),
+            contribution(services, &rc.model.model, rc.deadline),
+        );
+        let history = history?;
         let continuation = history
             .iter()
             .rev()
@@ -257,9 +264,9 @@ impl RunSetup {
         Ok(Self {
             history,
             continuation,
-            skills: services.list_skills(&s.agent.id).await.ok(),
+            skills: skills.ok(),
             tools: descriptors(&rc.model.tools).into(),
-            contribution: contribution(services, &rc.model.model, rc.deadline).await,
+            contribution,
             ctx: rc.tools.clone(),
             sink: BlockSink::new(settings, check.clone(), rc.out.clone()),
             check,
