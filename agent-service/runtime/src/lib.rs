@@ -20,6 +20,7 @@ mod events;
 pub mod evidence;
 pub mod heartbeat;
 pub mod hooks;
+mod kept_skills;
 pub mod metrics;
 pub mod origin;
 pub mod prompt_input;

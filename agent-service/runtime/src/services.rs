@@ -181,6 +181,8 @@ pub(crate) struct Services {
     cuts: crate::bootstrap_cuts::CutWatch,
     /// The bootstrap files of each workspace as last read, checked on every render.
     turn_files: Arc<crate::visibility::TurnFileCache>,
+    /// Each agent's last skill discovery, checked on every run.
+    kept_skills: Arc<crate::kept_skills::KeptSkills>,
 }
 
 /// The service's own credentials, never handed to a command whatever their value.
@@ -261,6 +263,7 @@ impl Services {
             exec_approvals,
             cuts: crate::bootstrap_cuts::CutWatch::default(),
             turn_files: Arc::new(crate::visibility::turn_file_cache()),
+            kept_skills: Arc::default(),
         });
         runtime.refresh_secrets();
         runtime.check_workspaces();
@@ -553,15 +556,41 @@ impl Services {
     }
 
     /// The skills of one agent (R-9, P-39): its workspace and personal roots, the bundled
-    /// skills beside the executable and the skills folders of the enabled plugins.
-    pub(crate) async fn list_skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
+    /// skills beside the executable and the skills folders of the enabled plugins. The last
+    /// discovery is answered again while every path it read is unchanged
+    /// ([`crate::kept_skills`]).
+    pub(crate) async fn list_skills(&self, agent_id: &str) -> Result<Arc<Discovery>, RuntimeError> {
         let loaded = self.loaded()?;
         let agent = loaded.agent(agent_id)?.clone();
+        if let Some(kept) = self.kept_skills.get(&agent.id, &loaded) {
+            let holds = if kept.consulted.len() <= crate::kept_skills::CHECKED_INLINE {
+                kept.consulted.still_holds()
+            } else {
+                let kept = Arc::clone(&kept);
+                blocking(move || Ok(kept.consulted.still_holds())).await?
+            };
+            if holds {
+                return Ok(Arc::clone(&kept.discovery));
+            }
+        }
         let dirs = self.dirs();
         let env = Arc::clone(&self.options.env);
         let bundled = self.options.install_dir.as_ref().map(|d| d.join("skills"));
+        let kept_skills = Arc::clone(&self.kept_skills);
         blocking(move || {
-            workspaces::discover_skills(&agent, &loaded.config, &dirs, bundled.as_deref(), env)
+            // The wall clock, as file times are: a discovery is kept only when every file it
+            // read is older than this by a margin.
+            let began = std::time::SystemTime::now();
+            let (discovery, consulted) = workspaces::discover_skills_consulted(
+                &agent,
+                &loaded.config,
+                &dirs,
+                bundled.as_deref(),
+                env,
+            )?;
+            let discovery = Arc::new(discovery);
+            kept_skills.keep(&agent.id, &loaded, Arc::clone(&discovery), consulted, began);
+            Ok(discovery)
         })
         .await
     }

@@ -178,17 +178,20 @@ impl Host for RuntimeHost {
     fn has_bin(&self, name: &str) -> bool {
         self.bins.has_bin(name)
     }
+    fn bin_candidates(&self, name: &str) -> Vec<PathBuf> {
+        self.bins.bin_candidates(name)
+    }
 }
 
-/// Discovers the skills of one agent; `bundled` is the skills folder shipped with the service
-/// (it may be absent on disk).
-pub fn discover_skills(
+/// Discovers the skills of one agent, with the stamps of every path it read; `bundled` is the
+/// skills folder shipped with the service (it may be absent on disk).
+pub(crate) fn discover_skills_consulted(
     agent: &AgentView,
     config: &Config,
     dirs: &Dirs,
     bundled: Option<&Path>,
     env: Arc<dyn Env>,
-) -> Result<Discovery, RuntimeError> {
+) -> Result<(Discovery, openclaw_skills::Consulted), RuntimeError> {
     let path = env.var("PATH").unwrap_or_default();
     let host = RuntimeHost {
         bins: ProcessHost::with_path(std::ffi::OsStr::new(&path)),
@@ -217,7 +220,7 @@ pub fn discover_skills(
         config: Some(config.value()),
         host: &host,
     };
-    openclaw_skills::discover(&input).map_err(|e| RuntimeError::Internal(e.to_string()))
+    openclaw_skills::discover_consulted(&input).map_err(|e| RuntimeError::Internal(e.to_string()))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use openclaw_config::raw::SkillsConfig;
 use openclaw_config::resolve::{Dirs, SkillAllowlist, SkillsLimits};
 use serde_json::Value;
 
+use crate::consulted::Consulted;
 use crate::error::Error;
 use crate::fingerprint::fingerprint;
 use crate::gates::{self, GateInputs};
@@ -62,7 +63,15 @@ impl std::fmt::Debug for DiscoverInput<'_> {
 /// relative input paths are errors; everything that goes wrong below a root is reported in
 /// [`Discovery::skipped`] and [`Discovery::collisions`].
 pub fn discover(input: &DiscoverInput<'_>) -> Result<Discovery, Error> {
+    discover_consulted(input).map(|(discovery, _)| discovery)
+}
+
+/// [`discover`], with every path it read stamped, so the caller may keep the discovery while
+/// [`Consulted::still_holds`] (see [`Consulted`] for what the stamps cover and when a
+/// discovery may be kept at all).
+pub fn discover_consulted(input: &DiscoverInput<'_>) -> Result<(Discovery, Consulted), Error> {
     check_absolute(input)?;
+    let mut consulted = Consulted::default();
     let load = input.skills.load.as_ref();
     let extra_dirs = load.and_then(|l| l.extra_dirs.as_deref()).unwrap_or(&[]);
     let (roots, mut skipped) = roots::plan(&RootInputs {
@@ -76,7 +85,7 @@ pub fn discover(input: &DiscoverInput<'_>) -> Result<Discovery, Error> {
     let targets = load
         .and_then(|l| l.allow_symlink_targets.as_deref())
         .unwrap_or(&[]);
-    let allowed_targets = allowed_targets(targets, input.dirs, &mut skipped);
+    let allowed_targets = allowed_targets(targets, input.dirs, &mut skipped, &mut consulted);
     let limits = ScanLimits {
         max_candidates: input.limits.max_candidates_per_root,
         max_skills: input.limits.max_skills_loaded_per_source,
@@ -84,12 +93,23 @@ pub fn discover(input: &DiscoverInput<'_>) -> Result<Discovery, Error> {
     };
     let mut loaded = Vec::new();
     for root in &roots {
-        scan::scan_root(root, &allowed_targets, limits, &mut loaded, &mut skipped);
+        scan::scan_root(
+            root,
+            &allowed_targets,
+            limits,
+            &mut loaded,
+            &mut skipped,
+            &mut consulted,
+        );
     }
     let (kept, collisions) = merge(loaded);
+    let host = Probed {
+        host: input.host,
+        consulted: std::cell::RefCell::new(consulted),
+    };
     let gate_inputs = GateInputs {
         skills: input.skills,
-        host: input.host,
+        host: &host,
         config: input.config,
     };
     let mut skills = Vec::new();
@@ -115,12 +135,42 @@ pub fn discover(input: &DiscoverInput<'_>) -> Result<Discovery, Error> {
         }
     }
     let fingerprint = fingerprint(&skills, input);
-    Ok(Discovery {
+    let discovery = Discovery {
         skills,
         collisions,
         skipped,
         fingerprint,
-    })
+    };
+    Ok((discovery, host.consulted.into_inner()))
+}
+
+/// The caller's host, stamping the files a program lookup probes before it probes them.
+struct Probed<'a> {
+    host: &'a dyn Host,
+    consulted: std::cell::RefCell<Consulted>,
+}
+
+impl Host for Probed<'_> {
+    fn platform(&self) -> crate::host::Platform {
+        self.host.platform()
+    }
+
+    fn env_is_set(&self, name: &str) -> bool {
+        self.host.env_is_set(name)
+    }
+
+    fn has_bin(&self, name: &str) -> bool {
+        let mut consulted = self.consulted.borrow_mut();
+        for file in self.host.bin_candidates(name) {
+            consulted.record(&file);
+        }
+        drop(consulted);
+        self.host.has_bin(name)
+    }
+
+    fn bin_candidates(&self, name: &str) -> Vec<PathBuf> {
+        self.host.bin_candidates(name)
+    }
 }
 
 fn check_absolute(input: &DiscoverInput<'_>) -> Result<(), Error> {
@@ -147,7 +197,12 @@ fn check_absolute(input: &DiscoverInput<'_>) -> Result<(), Error> {
 
 /// `skills.load.allowSymlinkTargets`, `~` expanded and resolved to real paths (a target that
 /// does not exist yet is kept as written). Relative entries are reported and ignored.
-fn allowed_targets(written: &[String], dirs: &Dirs, skipped: &mut Vec<Skipped>) -> Vec<PathBuf> {
+fn allowed_targets(
+    written: &[String],
+    dirs: &Dirs,
+    skipped: &mut Vec<Skipped>,
+    consulted: &mut Consulted,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for target in written.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
         let path = dirs.expand(target);
@@ -162,6 +217,7 @@ fn allowed_targets(written: &[String], dirs: &Dirs, skipped: &mut Vec<Skipped>) 
             });
             continue;
         }
+        consulted.record(&path);
         out.push(std::fs::canonicalize(&path).unwrap_or(path));
     }
     out

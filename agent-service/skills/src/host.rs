@@ -58,6 +58,11 @@ pub trait Host {
     fn env_is_set(&self, name: &str) -> bool;
     /// Whether an executable of this name is on PATH.
     fn has_bin(&self, name: &str) -> bool;
+    /// The files [`Host::has_bin`] looks at for `name`, so a caller can stamp them and tell
+    /// when its answer may change; empty when the answer does not come from files.
+    fn bin_candidates(&self, _name: &str) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Directories OpenClaw also searches on Unix, because services often start with a minimal
@@ -123,17 +128,26 @@ impl Host for ProcessHost {
     }
 
     fn has_bin(&self, name: &str) -> bool {
+        self.bin_candidates(name)
+            .iter()
+            .any(|file| is_executable(file))
+    }
+
+    fn bin_candidates(&self, name: &str) -> Vec<PathBuf> {
         // A requirement names a program, never a path to probe.
         if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
-            return false;
+            return Vec::new();
         }
-        self.dirs.iter().any(|dir| {
-            self.extensions.iter().any(|ext| {
-                let mut file = OsString::from(name);
-                file.push(ext);
-                is_executable(&dir.join(file))
+        self.dirs
+            .iter()
+            .flat_map(|dir| {
+                self.extensions.iter().map(move |ext| {
+                    let mut file = OsString::from(name);
+                    file.push(ext);
+                    dir.join(file)
+                })
             })
-        })
+            .collect()
     }
 }
 

@@ -48,6 +48,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod consulted;
 mod discover;
 mod error;
 mod fingerprint;
@@ -62,7 +63,8 @@ mod scan;
 mod skill;
 mod yaml;
 
-pub use discover::{DiscoverInput, discover};
+pub use consulted::{Consulted, RACY_MARGIN};
+pub use discover::{DiscoverInput, discover, discover_consulted};
 pub use error::Error;
 pub use frontmatter::Frontmatter;
 pub use gates::{GateFailure, config_path_truthy};

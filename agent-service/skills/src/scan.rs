@@ -13,6 +13,7 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use crate::consulted::Consulted;
 use crate::frontmatter::{self, Frontmatter};
 use crate::report::{SkipReason, Skipped};
 use crate::roots::Root;
@@ -41,14 +42,17 @@ pub(crate) struct Loaded {
 
 const SKILL_FILE: &str = "SKILL.md";
 
-/// Scans one root, appending what it loads and what it skips.
+/// Scans one root, appending what it loads and what it skips, and stamping in `consulted`
+/// every path it reads just before reading it.
 pub(crate) fn scan_root(
     root: &Root,
     allowed_targets: &[PathBuf],
     limits: ScanLimits,
     loaded: &mut Vec<Loaded>,
     skipped: &mut Vec<Skipped>,
+    consulted: &mut Consulted,
 ) {
+    consulted.record(&root.dir);
     let real_root = match real_dir(root) {
         Ok(real) => real,
         Err(None) => return,
@@ -71,6 +75,7 @@ pub(crate) fn scan_root(
         skills: 0,
         loaded,
         skipped,
+        consulted,
     };
     let root_file = root.dir.join(SKILL_FILE);
     match fs::symlink_metadata(&root_file) {
@@ -104,6 +109,7 @@ struct Scan<'a> {
     visited: BTreeSet<PathBuf>,
     loaded: &'a mut Vec<Loaded>,
     skipped: &'a mut Vec<Skipped>,
+    consulted: &'a mut Consulted,
 }
 
 impl Scan<'_> {
@@ -145,6 +151,7 @@ impl Scan<'_> {
     }
 
     fn visit(&mut self, dir: &Path, depth: usize) {
+        self.consulted.record(dir);
         let real = match fs::canonicalize(dir) {
             Ok(real) => real,
             Err(error) => return self.skip(dir, unreadable(&error)),
@@ -176,6 +183,7 @@ impl Scan<'_> {
     /// Subdirectories that may hold skills, sorted by name. Broken symlinks are reported.
     fn child_dirs(&mut self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         let mut out = Vec::new();
+        self.consulted.record(dir);
         for entry in fs::read_dir(dir)? {
             let entry = entry?;
             let name = entry.file_name();
@@ -188,6 +196,7 @@ impl Scan<'_> {
             if file_type.is_dir() {
                 out.push(path);
             } else if file_type.is_symlink() {
+                self.consulted.record(&path);
                 match fs::metadata(&path) {
                     Ok(meta) if meta.is_dir() => out.push(path),
                     Ok(_) => {}
@@ -204,6 +213,7 @@ impl Scan<'_> {
             let limit = self.limits.max_skills;
             return self.skip(file, SkipReason::SkillLimit { limit });
         }
+        self.consulted.record(file);
         let real_file = match fs::canonicalize(file) {
             Ok(real) => real,
             Err(error) => return self.skip(file, unreadable(&error)),

@@ -38,7 +38,7 @@ impl<'r> AgentsHandle<'r> {
     }
 
     /// The skills of one agent (R-9, P-39).
-    pub async fn skills(&self, agent_id: &str) -> Result<Discovery, RuntimeError> {
+    pub async fn skills(&self, agent_id: &str) -> Result<Arc<Discovery>, RuntimeError> {
         self.services.list_skills(agent_id).await
     }
 }

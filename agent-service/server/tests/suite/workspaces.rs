@@ -226,6 +226,46 @@ async fn list_skills_reports_priority_collisions_and_skips() {
     );
 }
 
+/// skills are listed as they are on disk now, also once a discovery is kept (after its
+/// files have aged past the 2 s margin): an edit of the same size and a new skill in a
+/// grouping folder each show in the next listing. (Every kind of change is covered against
+/// the stamps themselves in the skills crate's tests.)
+#[tokio::test]
+async fn listed_skills_follow_the_disk_after_a_kept_discovery() {
+    let service = Service::start(None).await;
+    let ws = service.path("state/workspace");
+    let listed = || async {
+        call!(service, list_skills, pb::ListSkillsRequest::default())
+            .skills
+            .iter()
+            .map(|s| format!("{}: {}", s.name, s.description))
+            .collect::<Vec<_>>()
+    };
+    // Past the margin a discovery is kept: the second listing after it is the kept one.
+    let aged = || async {
+        tokio::time::sleep(std::time::Duration::from_millis(2_300)).await;
+        listed().await
+    };
+    write_skill(&ws.join("skills/group/notes"), "notes", "Take notes");
+    assert_eq!(listed().await, ["notes: Take notes"]);
+    assert_eq!(aged().await, ["notes: Take notes"]);
+    assert_eq!(listed().await, ["notes: Take notes"]);
+    write_skill(&ws.join("skills/group/notes"), "notes", "Keep notes");
+    assert_eq!(
+        listed().await,
+        ["notes: Keep notes"],
+        "an edit of the same size"
+    );
+    assert_eq!(aged().await, ["notes: Keep notes"]);
+    assert_eq!(listed().await, ["notes: Keep notes"]);
+    write_skill(&ws.join("skills/group/todo"), "todo", "Track todos");
+    assert_eq!(
+        listed().await,
+        ["notes: Keep notes", "todo: Track todos"],
+        "a new skill in a grouping folder"
+    );
+}
+
 #[tokio::test]
 async fn list_skills_for_an_unknown_agent_is_not_found() {
     let service = Service::start(None).await;

@@ -8,7 +8,8 @@ use openclaw_config::raw::SkillsConfig;
 use openclaw_config::resolve::{Dirs, SkillAllowlist, SkillsLimits};
 use openclaw_config::{LoadOptions, NoEnv, UnresolvedVars};
 use openclaw_skills::{
-    DiscoverInput, Discovery, Host, Platform, PluginSkillRoot, SkipReason, Skipped, discover,
+    Consulted, DiscoverInput, Discovery, Host, Platform, PluginSkillRoot, SkipReason, Skipped,
+    discover, discover_consulted,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -131,6 +132,24 @@ impl World {
 
     pub fn discover(&self) -> Discovery {
         self.try_discover().unwrap()
+    }
+
+    /// `discover_consulted` with this world's inputs and `host` for the gates.
+    pub fn discover_consulted(&self, host: &dyn Host) -> (Discovery, Consulted) {
+        let dirs = self.dirs();
+        discover_consulted(&DiscoverInput {
+            workspace: &self.workspace,
+            dirs: &dirs,
+            bundled_dir: Some(&self.bundled),
+            plugin_roots: &self.plugin_roots,
+            enabled_plugins: &self.enabled_plugins,
+            skills: &self.skills,
+            allowlist: &self.allowlist,
+            limits: &self.limits,
+            config: self.config.as_ref(),
+            host,
+        })
+        .unwrap()
     }
 }
 

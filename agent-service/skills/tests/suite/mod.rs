@@ -1,4 +1,5 @@
 mod config;
+mod consulted;
 mod fixture;
 mod frontmatter;
 mod gates;

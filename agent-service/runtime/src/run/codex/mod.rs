@@ -199,7 +199,7 @@ struct CodexRun<'a> {
     runner: Arc<CodexRunner>,
     tool_ctx: openclaw_tools::ToolContext,
     approvals: ApprovalRules,
-    skills: Option<openclaw_skills::Discovery>,
+    skills: Option<Arc<openclaw_skills::Discovery>>,
     codex: &'a CodexSettings,
     run: &'a RunModel,
     /// The session's `/reasoning` level when the run was admitted.

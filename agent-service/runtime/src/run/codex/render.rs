@@ -34,7 +34,7 @@ impl CodexRun<'_> {
                 sandbox: None,
                 channel: self.channel,
                 tools: &descriptors,
-                skills: self.skills.as_ref(),
+                skills: self.skills.as_deref(),
                 continuation: replied,
                 model: &self.run.name,
                 default_model: &self.run.default_model,

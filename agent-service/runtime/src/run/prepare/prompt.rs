@@ -165,7 +165,7 @@ pub(crate) async fn preview(
             sandbox: sandbox.as_ref(),
             channel,
             tools: &descriptors,
-            skills: skills.as_ref(),
+            skills: skills.as_deref(),
             continuation,
             model: &model_name,
             default_model: &default_model,

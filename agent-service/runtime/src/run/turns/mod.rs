@@ -92,7 +92,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         sandbox: ctx.sandbox.as_deref(),
         channel: &first.channel,
         tools: &tool_specs,
-        skills: skills.as_ref(),
+        skills: skills.as_deref(),
         continuation,
         model: &run.name,
         default_model: &run.default_model,
@@ -233,7 +233,7 @@ struct RunSetup {
     history: Vec<Message>,
     /// An earlier turn of the session already had the workspace files.
     continuation: bool,
-    skills: Option<openclaw_skills::Discovery>,
+    skills: Option<std::sync::Arc<openclaw_skills::Discovery>>,
     tools: std::sync::Arc<[ToolSpec]>,
     contribution: Option<openclaw_proto::prompt::v1::ProviderContribution>,
     ctx: openclaw_tools::ToolContext,
