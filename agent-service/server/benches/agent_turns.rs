@@ -28,8 +28,8 @@ use std::time::Instant;
 
 use agent_testkit::{FakeReply, FakeServer, WireFormat};
 use common::{
-    config_text, connect, cpu_ms, env_usize, free_address, memory_kib, ms, percentile, run,
-    start_agent_service, start_prompt_service,
+    config_text, connect, context_switches, cpu_ms, env_usize, free_address, memory_kib, ms,
+    percentile, run, start_agent_service, start_prompt_service,
 };
 use openclaw_proto::agent::v1 as pb;
 
@@ -76,6 +76,7 @@ async fn main() -> anyhow::Result<()> {
     // 1. Sequential.
     let fsyncs_before = Fsyncs::scrape(&metrics_url).await?;
     let cpu_before = (cpu_ms(child.id()), cpu_ms(Some(std::process::id())));
+    let switches_before = context_switches(child.id());
     let mut runs = Vec::with_capacity(sequential_runs);
     for i in 0..sequential_runs {
         // A new session every 20 runs keeps the history (and so the request
@@ -87,6 +88,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let fsyncs = Fsyncs::scrape(&metrics_url).await?.since(&fsyncs_before);
     let cpu_service = cpu_ms(child.id()) - cpu_before.0;
+    let switches = context_switches(child.id()).saturating_sub(switches_before);
     let cpu_here = cpu_ms(Some(std::process::id())) - cpu_before.1;
     runs.sort();
     let p50 = percentile(&runs, 0.50);
@@ -115,6 +117,10 @@ async fn main() -> anyhow::Result<()> {
         fsyncs.journal.mean_ms(),
         fsyncs.transcript.count / n,
         fsyncs.transcript.mean_ms(),
+    );
+    println!(
+        "  agent-service context switches per run: {:.1} (thread sleeps and hand-offs)",
+        switches as f64 / n
     );
     // Where the time goes: CPU per model call of agent-service, and of this
     // process (the client, prompt-service and the fake model).

@@ -203,6 +203,27 @@ pub fn free_address() -> anyhow::Result<String> {
     Ok(probe.local_addr()?.to_string())
 }
 
+/// Context switches of a process's live threads so far (voluntary and not, from
+/// /proc/<pid>/task/*/status): each is a thread going to sleep or being put off the CPU, the
+/// hand-offs a turn pays for. Threads that already exited are not counted.
+pub fn context_switches(pid: Option<u32>) -> u64 {
+    let Some(tasks) = pid.and_then(|pid| std::fs::read_dir(format!("/proc/{pid}/task")).ok())
+    else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .flat_map(|status| {
+            status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
 /// User plus system CPU time of a process so far, in milliseconds (from /proc).
 pub fn cpu_ms(pid: Option<u32>) -> f64 {
     let Some(stat) = pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
