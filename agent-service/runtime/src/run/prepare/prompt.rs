@@ -142,8 +142,12 @@ pub(crate) async fn preview(
         None => false,
     };
     let deadline = Instant::now() + services.run_timeout();
-    let skills = services.list_skills(&agent.id).await.ok();
-    let contribution = contribution(services, &model, deadline).await;
+    // As a run's setup does: both waits at once.
+    let (skills, contribution) = tokio::join!(
+        services.list_skills(&agent.id),
+        contribution(services, &model, deadline)
+    );
+    let skills = skills.ok();
     let default_model = agent.model.clone().unwrap_or_default();
     let sandbox = services.session_isolation(&agent, &key, &cwd)?;
     // The session's `/think` level, as its next run will use it.
