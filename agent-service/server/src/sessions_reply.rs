@@ -112,15 +112,7 @@ fn write_session(info: &SessionInfo, workspace: &str, cuts: &[pb::RepeatedCut], 
     put_bytes(3, &session_id, out);
     put_timestamp(4, entry.created_at, out);
     put_timestamp(5, entry.updated_at, out);
-    put_bytes(6, entry.channel.as_deref().unwrap_or("").as_bytes(), out);
-    // An enum is an int32: a varint of its two's-complement value (never negative here).
-    let chat_type = convert::chat_type_of(entry.chat_type.as_deref()) as i32;
-    put_uint(7, i64::from(chat_type) as u64, out);
-    put_bytes(
-        8,
-        entry.display_name.as_deref().unwrap_or("").as_bytes(),
-        out,
-    );
+    put_conversation(entry, out);
     put_bytes(
         9,
         entry.model_override.as_deref().unwrap_or("").as_bytes(),
@@ -153,7 +145,13 @@ fn write_basic_session(info: &SessionInfo, out: &mut Vec<u8>) {
     let entry = &info.entry;
     put_bytes(2, info.key.as_str().as_bytes(), out);
     put_timestamp(5, entry.updated_at, out);
+    put_conversation(entry, out);
+}
+
+/// Fields 6 to 8, which both views carry: channel, chat type and display name.
+fn put_conversation(entry: &openclaw_transcript::SessionEntry, out: &mut Vec<u8>) {
     put_bytes(6, entry.channel.as_deref().unwrap_or("").as_bytes(), out);
+    // An enum is an int32: a varint of its two's-complement value (never negative here).
     let chat_type = convert::chat_type_of(entry.chat_type.as_deref()) as i32;
     put_uint(7, i64::from(chat_type) as u64, out);
     put_bytes(

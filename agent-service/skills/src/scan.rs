@@ -151,7 +151,9 @@ impl Scan<'_> {
     }
 
     fn visit(&mut self, dir: &Path, depth: usize) {
-        self.consulted.record(dir);
+        // Not stamped here: its parent's listing was (an entry added, removed or renamed),
+        // a link among its entries was, and so is what is read below (its SKILL.md, or its
+        // own listing).
         let real = match fs::canonicalize(dir) {
             Ok(real) => real,
             Err(error) => return self.skip(dir, unreadable(&error)),

@@ -83,6 +83,13 @@ struct Contributions {
 }
 
 impl Contributions {
+    fn new(ttl: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            ttl,
+            kept: Mutex::default(),
+        })
+    }
+
     fn get(&self, key: &[u8]) -> Option<pb::ResolveProviderContributionResponse> {
         let kept = self
             .kept
@@ -151,10 +158,7 @@ impl GrpcPromptSource {
             client: PromptServiceClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
             retry,
             token: security.token.clone(),
-            contributions: Arc::new(Contributions {
-                ttl: CONTRIBUTION_TTL,
-                kept: Mutex::default(),
-            }),
+            contributions: Contributions::new(CONTRIBUTION_TTL),
         })
     }
 
@@ -162,10 +166,7 @@ impl GrpcPromptSource {
     /// (zero: never kept). Clones made before this keep the old setting.
     #[must_use]
     pub fn with_contribution_ttl(mut self, ttl: Duration) -> Self {
-        self.contributions = Arc::new(Contributions {
-            ttl,
-            kept: Mutex::default(),
-        });
+        self.contributions = Contributions::new(ttl);
         self
     }
 

@@ -114,30 +114,10 @@ impl World {
         );
     }
 
-    pub fn try_discover(&self) -> Result<Discovery, openclaw_skills::Error> {
+    /// Runs `f` on this world's discovery inputs with `host` for the gates.
+    fn with_input<T>(&self, host: &dyn Host, f: impl FnOnce(&DiscoverInput<'_>) -> T) -> T {
         let dirs = self.dirs();
-        discover(&DiscoverInput {
-            workspace: &self.workspace,
-            dirs: &dirs,
-            bundled_dir: Some(&self.bundled),
-            plugin_roots: &self.plugin_roots,
-            enabled_plugins: &self.enabled_plugins,
-            skills: &self.skills,
-            allowlist: &self.allowlist,
-            limits: &self.limits,
-            config: self.config.as_ref(),
-            host: &self.host,
-        })
-    }
-
-    pub fn discover(&self) -> Discovery {
-        self.try_discover().unwrap()
-    }
-
-    /// `discover_consulted` with this world's inputs and `host` for the gates.
-    pub fn discover_consulted(&self, host: &dyn Host) -> (Discovery, Consulted) {
-        let dirs = self.dirs();
-        discover_consulted(&DiscoverInput {
+        f(&DiscoverInput {
             workspace: &self.workspace,
             dirs: &dirs,
             bundled_dir: Some(&self.bundled),
@@ -149,7 +129,19 @@ impl World {
             config: self.config.as_ref(),
             host,
         })
-        .unwrap()
+    }
+
+    pub fn try_discover(&self) -> Result<Discovery, openclaw_skills::Error> {
+        self.with_input(&self.host, discover)
+    }
+
+    pub fn discover(&self) -> Discovery {
+        self.try_discover().unwrap()
+    }
+
+    /// `discover_consulted` with this world's inputs and `host` for the gates.
+    pub fn discover_consulted(&self, host: &dyn Host) -> (Discovery, Consulted) {
+        self.with_input(host, |input| discover_consulted(input).unwrap())
     }
 }
 
