@@ -113,9 +113,10 @@ pub async fn serve(
     runtime.start_cron();
     // Sessions idle for a while give back their memory and descriptors until used again.
     runtime.start_idle_release();
-    let health = service_kit::health_services(&[
-        <AgentServiceServer<AgentServiceImpl> as tonic::server::NamedService>::NAME,
-    ])?;
+    let health = service_kit::health_services(
+        &[<AgentServiceServer<AgentServiceImpl> as tonic::server::NamedService>::NAME],
+        config.compress_responses,
+    )?;
     // With an invalid config, or while prompt-service cannot be reached, the
     // process stays up (liveness, clear errors) but the agent service
     // reports NOT_SERVING (readiness).

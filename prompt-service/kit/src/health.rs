@@ -20,19 +20,26 @@ pub struct HealthServices {
 }
 
 /// Builds health and reflection over our descriptor set plus the health
-/// service's own. Compression is accepted per service in tonic, so health
-/// accepts gzip like our services do.
+/// service's own. Compression is set per service in tonic, so health
+/// accepts gzip like our services do and gzips its answers only when
+/// `compress_responses` says so (`--compress-responses`), as they do.
 ///
 /// `served` names the services the server adds next to these (for example
 /// `openclaw.agent.v1.AgentService`): reflection lists exactly those, health
 /// and reflection itself, so `grpcurl list` never offers a service that
 /// would answer UNIMPLEMENTED. Every descriptor stays resolvable (a served
 /// service's messages may come from another package's file).
-pub fn health_services(served: &[&str]) -> Result<HealthServices, tonic_reflection::server::Error> {
+pub fn health_services(
+    served: &[&str],
+    compress_responses: bool,
+) -> Result<HealthServices, tonic_reflection::server::Error> {
     let (reporter, health) = tonic_health::server::health_reporter();
-    let health = health
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip);
+    let health = health.accept_compressed(CompressionEncoding::Gzip);
+    let health = if compress_responses {
+        health.send_compressed(CompressionEncoding::Gzip)
+    } else {
+        health
+    };
     // Both reflection versions are served, so each lists (and describes) both.
     let listed = || {
         let mut builder = tonic_reflection::server::Builder::configure()

@@ -87,7 +87,7 @@ pub async fn serve(
     if config.bench_echo {
         served.push(echo_server::SERVICE_NAME);
     }
-    let health = service_kit::health_services(&served)?;
+    let health = service_kit::health_services(&served, config.compress_responses)?;
     let reporter = health.reporter.clone();
     reporter
         .set_serving::<PromptServiceServer<PromptServiceImpl>>()

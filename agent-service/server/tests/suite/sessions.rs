@@ -515,8 +515,17 @@ async fn responses_are_gzipped_only_when_the_server_is_told_to() {
             .watch_session(pb::WatchSessionRequest { session: None })
             .await
             .expect("watch");
+        let health = tonic_health::pb::health_client::HealthClient::new(service.channel().await)
+            .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+            .check(tonic_health::pb::HealthCheckRequest::default())
+            .await
+            .expect("health");
         let expected = compress_responses.then_some("gzip");
-        for (method, metadata) in [("list", listed.metadata()), ("watch", watch.metadata())] {
+        for (method, metadata) in [
+            ("list", listed.metadata()),
+            ("watch", watch.metadata()),
+            ("health", health.metadata()),
+        ] {
             assert_eq!(
                 metadata.get("grpc-encoding").and_then(|v| v.to_str().ok()),
                 expected,

@@ -42,7 +42,7 @@ async fn rpc_count_latency_and_status_are_scraped_over_http() {
         Err(service_kit::metrics::MetricsError::AlreadyInstalled)
     ));
 
-    let health = service_kit::health_services(&[]).expect("health");
+    let health = service_kit::health_services(&[], false).expect("health");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
