@@ -27,15 +27,11 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     raise_open_file_limit();
-    if let Err(problem) = service_kit::check_runtime_env() {
-        eprintln!("error: {problem}");
-        return ExitCode::from(64);
-    }
     let runtime = match service_kit::runtime(Some(BLOCKING_THREADS)) {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
+            eprintln!("error: {error}");
+            return error.exit_code();
         }
     };
     // One `error:` line, never a Debug dump with a backtrace (whatever

@@ -22,7 +22,7 @@ use prost::{
 };
 use tonic::{
     Request, Response, Status,
-    codec::{Codec, CompressionEncoding, EncodeBuf, Encoder},
+    codec::{Codec, EncodeBuf, Encoder},
     server::UnaryService,
 };
 
@@ -254,14 +254,8 @@ pub(crate) fn agent_routes(
     service: AgentServiceImpl,
     messages: service_kit::MessageSettings,
 ) -> service_kit::OwnRoute<AgentServiceServer<AgentServiceImpl>, SessionsCodec, ListMethod> {
-    let generated = AgentServiceServer::new(service.clone())
-        .max_decoding_message_size(messages.max_request_bytes)
-        .accept_compressed(CompressionEncoding::Gzip);
-    let generated = if messages.compress_responses {
-        generated.send_compressed(CompressionEncoding::Gzip)
-    } else {
-        generated
-    };
+    let generated =
+        service_kit::with_message_settings!(AgentServiceServer::new(service.clone()), messages);
     service_kit::OwnRoute::new(
         generated,
         LIST_PATH,

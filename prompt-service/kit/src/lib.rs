@@ -85,7 +85,7 @@ pub use messages::{MessageSettings, OwnRoute};
 pub use otlp::flush_traces;
 pub use overload::{OverloadConfig, OverloadLayer};
 pub use rpc_metrics::{RpcMetrics, RpcMetricsLayer};
-pub use runtime::{check_runtime_env, runtime};
+pub use runtime::{RuntimeStartError, runtime};
 pub use security::{ClientFlags, ClientSecurity, SecurityArgs, SecurityFlags, ServerSecurity};
 pub use server_args::{OverloadArgs, ServerArgs, healthcheck, refuse};
 pub use shutdown::{drain, shutdown_signal};

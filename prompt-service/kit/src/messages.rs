@@ -31,6 +31,24 @@ impl MessageSettings {
     }
 }
 
+/// `$server` (a tonic-generated server) reading and writing messages as `$messages` (a
+/// [`MessageSettings`]) says, as [`MessageSettings::grpc`] does for a method served by hand.
+/// A macro because generated servers share these builder methods but no trait.
+#[macro_export]
+macro_rules! with_message_settings {
+    ($server:expr, $messages:expr) => {{
+        let messages: $crate::MessageSettings = $messages;
+        let server = $server
+            .max_decoding_message_size(messages.max_request_bytes)
+            .accept_compressed(::tonic::codec::CompressionEncoding::Gzip);
+        if messages.compress_responses {
+            server.send_compressed(::tonic::codec::CompressionEncoding::Gzip)
+        } else {
+            server
+        }
+    }};
+}
+
 /// A service's generated server with one unary method served by hand: requests to `path` are
 /// decoded and answered by `method` through `codec` (with the same [`MessageSettings`] the
 /// generated server was built with), every other request goes to `generated`. For a reply

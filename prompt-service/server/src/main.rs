@@ -69,15 +69,11 @@ fn main() -> ExitCode {
         eprintln!("error: {problem}");
         return ExitCode::FAILURE;
     }
-    if let Err(problem) = service_kit::check_runtime_env() {
-        eprintln!("error: {problem}");
-        return ExitCode::from(64);
-    }
     let runtime = match service_kit::runtime(None) {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
+            eprintln!("error: {error}");
+            return error.exit_code();
         }
     };
     // One `error:` line, never a Debug dump with a backtrace (whatever

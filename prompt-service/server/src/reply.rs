@@ -30,7 +30,7 @@ use prost::{
 };
 use tonic::{
     Request, Response, Status,
-    codec::{Codec, CompressionEncoding, DecodeBuf, Decoder, EncodeBuf, Encoder},
+    codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder},
     server::UnaryService,
 };
 
@@ -283,14 +283,8 @@ pub(crate) fn prompt_routes(
     service: PromptServiceImpl,
     messages: service_kit::MessageSettings,
 ) -> service_kit::OwnRoute<PromptServiceServer<PromptServiceImpl>, RenderCodec, RenderMethod> {
-    let generated = PromptServiceServer::new(service.clone())
-        .max_decoding_message_size(messages.max_request_bytes)
-        .accept_compressed(CompressionEncoding::Gzip);
-    let generated = if messages.compress_responses {
-        generated.send_compressed(CompressionEncoding::Gzip)
-    } else {
-        generated
-    };
+    let generated =
+        service_kit::with_message_settings!(PromptServiceServer::new(service.clone()), messages);
     service_kit::OwnRoute::new(
         generated,
         RENDER_PATH,

@@ -869,6 +869,35 @@ async fn listed_sessions_name_their_sandboxes_as_get_session_does() {
     );
 }
 
+/// The default agent's sessions listed `page_size` at a time in `view`, each page taking up
+/// where the previous one's token ended, until a page comes without one; and the page sizes.
+async fn list_in_pages(
+    service: &Service,
+    page_size: u32,
+    view: pb::SessionView,
+) -> (Vec<pb::Session>, Vec<usize>) {
+    let (mut sessions, mut sizes) = (Vec::new(), Vec::new());
+    let mut page_token = String::new();
+    loop {
+        let page = call!(
+            service,
+            list_sessions,
+            pb::ListSessionsRequest {
+                page_size,
+                page_token,
+                view: view as i32,
+                ..Default::default()
+            }
+        );
+        sizes.push(page.sessions.len());
+        sessions.extend(page.sessions);
+        if page.next_page_token.is_empty() {
+            return (sessions, sizes);
+        }
+        page_token = page.next_page_token;
+    }
+}
+
 /// ListSessions pages: pages of `page_size` in list order, each token taking up where the
 /// previous page ended, the last page without a token, together exactly the whole list; a
 /// token ListSessions did not make is refused naming it.
@@ -888,26 +917,7 @@ async fn sessions_are_listed_page_by_page() {
     let all = call!(service, list_sessions, pb::ListSessionsRequest::default());
     assert_eq!(all.sessions.len(), 7);
     assert!(all.next_page_token.is_empty(), "page_size 0 is everything");
-    let mut paged = Vec::new();
-    let mut sizes = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let page = call!(
-            service,
-            list_sessions,
-            pb::ListSessionsRequest {
-                page_size: 3,
-                page_token,
-                ..Default::default()
-            }
-        );
-        sizes.push(page.sessions.len());
-        paged.extend(page.sessions);
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        page_token = page.next_page_token;
-    }
+    let (paged, sizes) = list_in_pages(&service, 3, pb::SessionView::Unspecified).await;
     assert_eq!(sizes, [3, 3, 1]);
     let keys = |sessions: &[pb::Session]| {
         sessions
@@ -969,25 +979,7 @@ async fn the_basic_view_lists_the_same_sessions_with_only_the_listed_fields() {
         );
     }
     let full = call!(service, list_sessions, pb::ListSessionsRequest::default()).sessions;
-    let mut basic = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let page = call!(
-            service,
-            list_sessions,
-            pb::ListSessionsRequest {
-                page_size: 3,
-                page_token,
-                view: pb::SessionView::Basic as i32,
-                ..Default::default()
-            }
-        );
-        basic.extend(page.sessions);
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        page_token = page.next_page_token;
-    }
+    let (basic, _) = list_in_pages(&service, 3, pb::SessionView::Basic).await;
     assert_eq!(basic.len(), 4);
     for (basic, full) in basic.iter().zip(&full) {
         let expected = pb::Session {
