@@ -1,10 +1,7 @@
 //! How both servers read request messages and write response messages, for the methods a
 //! service encodes itself (beside its generated server, which takes the same settings).
 
-use tonic::{
-    codec::{Codec, CompressionEncoding},
-    server::Grpc,
-};
+use tonic::{codec::Codec, server::Grpc};
 
 /// Request size limit and response compression, as `--max-request-bytes` and
 /// `--compress-responses` set them.
@@ -20,20 +17,14 @@ impl MessageSettings {
     /// A server-side gRPC method handler over `codec` with these settings: gzipped requests
     /// accepted, responses gzipped only when asked for.
     pub fn grpc<C: Codec>(&self, codec: C) -> Grpc<C> {
-        let grpc = Grpc::new(codec)
-            .max_decoding_message_size(self.max_request_bytes)
-            .accept_compressed(CompressionEncoding::Gzip);
-        if self.compress_responses {
-            grpc.send_compressed(CompressionEncoding::Gzip)
-        } else {
-            grpc
-        }
+        crate::with_message_settings!(Grpc::new(codec), *self)
     }
 }
 
 /// `$server` (a tonic-generated server) reading and writing messages as `$messages` (a
-/// [`MessageSettings`]) says, as [`MessageSettings::grpc`] does for a method served by hand.
-/// A macro because generated servers share these builder methods but no trait.
+/// [`MessageSettings`]) says: gzipped requests accepted, responses gzipped only when asked
+/// for. A macro because generated servers and tonic's `Grpc` share these builder methods but
+/// no trait; [`MessageSettings::grpc`] applies it to a method served by hand.
 #[macro_export]
 macro_rules! with_message_settings {
     ($server:expr, $messages:expr) => {{
