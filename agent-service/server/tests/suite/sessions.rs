@@ -981,6 +981,19 @@ async fn the_basic_view_lists_the_same_sessions_with_only_the_listed_fields() {
     let full = call!(service, list_sessions, pb::ListSessionsRequest::default()).sessions;
     let (basic, _) = list_in_pages(&service, 3, pb::SessionView::Basic).await;
     assert_eq!(basic.len(), 4);
+    // Less than half the bytes, as the proto says, for sessions with a channel and a name.
+    let bytes = |sessions: &[pb::Session]| {
+        sessions
+            .iter()
+            .map(prost::Message::encoded_len)
+            .sum::<usize>()
+    };
+    assert!(
+        bytes(&basic) * 2 < bytes(&full),
+        "{} against {}",
+        bytes(&basic),
+        bytes(&full)
+    );
     for (basic, full) in basic.iter().zip(&full) {
         let expected = pb::Session {
             session_key: full.session_key.clone(),
