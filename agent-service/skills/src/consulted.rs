@@ -2,7 +2,7 @@
 //! reading again whether a new one would find the same ([`Consulted`]).
 //!
 //! Every path discovery looks at is stamped just before it is read, following links as the
-//! read does: each root, each directory it lists or visits, each symbolic link among their
+//! read does: each root, each directory it lists, each symbolic link among their
 //! entries, each SKILL.md it loads, each allowed symlink target, and each file a gate probes
 //! for a program on PATH. A stamp is what `stat` answers for the path: absent, failed (with
 //! the error), or the object's device, inode, mode, owner, group, size, mtime and ctime in
