@@ -53,7 +53,7 @@ pub struct RuntimeOptions {
     /// folder the local documentation. `None` offers neither.
     pub install_dir: Option<PathBuf>,
     /// How long a session stays idle (no run, no watcher, no background command) before its
-    /// transcript actor, descriptors and buffers are released; it is opened again on demand.
+    /// transcript writer, descriptors and buffers are released; it is opened again on demand.
     /// `None` keeps every session open until shutdown.
     pub idle_release: Option<std::time::Duration>,
     /// Set when several replicas share the agents behind a router: an agent's cron jobs live
@@ -639,7 +639,7 @@ impl Services {
         &self.codex
     }
 
-    /// The session manager (appends go through session actors).
+    /// The session manager (appends go through session writers).
     pub(crate) fn sessions(&self) -> &SessionManager {
         &self.sessions
     }

@@ -14,8 +14,8 @@
 //!   ([`SessionStore`]).
 //!
 //! What it is not for: models, prompts, context assembly, tool-call pairing or gRPC. It is
-//! synchronous `std::fs` code with short calls; the runtime's per-session actor owns the
-//! writer and calls it between awaits.
+//! synchronous `std::fs` code with short calls; the runtime keeps each session's writer
+//! behind one lock and calls it between awaits.
 
 mod clock;
 mod durable;

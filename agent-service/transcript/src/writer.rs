@@ -2,7 +2,7 @@
 //!
 //! Exclusivity across processes is an OS lock (`flock`, via `File::try_lock`) on the transcript
 //! itself, held for the writer's lifetime; a second writer gets [`Error::Locked`] instead of
-//! waiting. Within a process the runtime's per-session actor owns the writer, so the lock is
+//! waiting. Within a process one lock per session in the runtime holds the writer, so the lock is
 //! never contended by benign appends and never held across an await (there are none here).
 //!
 //! One wrinkle: a child process being spawned (by any thread) holds a copy of every open file

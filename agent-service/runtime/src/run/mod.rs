@@ -6,7 +6,7 @@
 //! of one session happen one at a time on a driver task: model calls and
 //! tool calls until the model stops or the step limit is hit. Every model
 //! call renders its prompt through the prompt source (prompt-service),
-//! every entry is written through the session's actor, and events are
+//! every entry is written through the session's writer, and events are
 //! published to the session's subscribers as they happen.
 
 mod approver;

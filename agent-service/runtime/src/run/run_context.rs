@@ -184,7 +184,7 @@ impl Finished {
     }
 }
 
-/// Writes a batch of user messages as one append (one actor round trip).
+/// Writes a batch of user messages as one append (one turn of the writer's lock).
 pub(crate) async fn append_user(
     services: &Services,
     session: &Session,

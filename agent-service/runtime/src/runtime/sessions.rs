@@ -50,7 +50,7 @@ impl<'r> SessionsHandle<'r> {
     }
 
     /// The session manager itself: live sessions, idle state, repairs (appends go through
-    /// session actors).
+    /// session writers).
     pub fn manager(&self) -> &'r SessionManager {
         self.services.sessions()
     }

@@ -1,5 +1,5 @@
 //! One session while it lives in this process ([`LiveSession`]): its
-//! transcript actor, message queue, run-event broadcast, message journal,
+//! transcript writer, message queue, run-event broadcast, message journal,
 //! prompt fingerprint and background commands, in one value.
 
 use std::{
@@ -17,9 +17,9 @@ use tokio::sync::broadcast;
 use openclaw_transcript::{Clock, Entry, EntryBody, Message};
 
 use super::{
-    actor::{self, Mailbox, Snapshot, TranscriptSpec},
     journal::Journal,
     queue::{Counters, QueueState},
+    writer::{self, SessionWriter, Snapshot, TranscriptSpec},
 };
 use crate::{error::RuntimeError, events::RunEvent, evidence::PromptFingerprint};
 
@@ -75,7 +75,7 @@ pub struct SessionEvent {
 /// messages accepted but not yet in the transcript.
 ///
 /// What it holds:
-/// - the transcript actor, the only writer of the session's file (started by
+/// - the transcript writer, the only writer of the session's file (started by
 ///   the manager on first write or read, stopped on reset, delete and
 ///   shutdown): [`Self::append`], [`Self::messages`], [`Self::snapshot`];
 /// - the message queue (which run handles what) and its millisecond clock:
@@ -87,9 +87,8 @@ pub struct SessionEvent {
 ///   untrusted-content fence.
 #[derive(Debug)]
 pub struct LiveSession {
-    /// The transcript actor's mailbox: `None` until it is started and after
-    /// it is closed.
-    transcript: Mutex<Option<Mailbox>>,
+    /// The transcript writer: `None` until it is started and after it is closed.
+    transcript: Mutex<Option<SessionWriter>>,
     queue: Mutex<QueueState>,
     fingerprint: Mutex<Option<Arc<PromptFingerprint>>>,
     collect_timer: AtomicBool,
@@ -253,7 +252,7 @@ impl LiveSession {
 }
 
 impl LiveSession {
-    /// Starts the transcript actor unless it runs already.
+    /// Starts the transcript writer unless it is open already.
     pub(crate) fn start_transcript(
         &self,
         spec: impl FnOnce() -> TranscriptSpec,
@@ -266,16 +265,16 @@ impl LiveSession {
         if slot.as_ref().is_some_and(|m| !m.is_closed()) {
             return;
         }
-        *slot = Some(actor::spawn(spec(), clock));
+        *slot = Some(writer::new(spec(), clock));
     }
 
-    /// The running actor's mailbox (the lock is released before any await).
-    fn mailbox(&self) -> Result<Mailbox, RuntimeError> {
+    /// The open transcript writer (this lock is released before any await).
+    fn writer(&self) -> Result<SessionWriter, RuntimeError> {
         self.transcript
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
-            .ok_or_else(actor::stopped)
+            .ok_or_else(writer::stopped)
     }
 
     /// Appends entries to the transcript in order, one whole line each; with
@@ -287,7 +286,7 @@ impl LiveSession {
         bodies: Vec<EntryBody>,
         sync: bool,
     ) -> Result<Vec<Entry>, RuntimeError> {
-        let written = self.mailbox()?.append(bodies, sync).await?;
+        let written = self.writer()?.append(bodies, sync).await?;
         if sync {
             self.journal_synced().await;
         }
@@ -333,37 +332,37 @@ impl LiveSession {
 
     /// The conversation so far (compactions applied).
     pub async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
-        self.mailbox()?.messages().await
+        self.writer()?.messages().await
     }
 
     /// The end of the conversation (see [`crate::context::Conversation::tail`]):
     /// for a turn that needs not the whole history.
     pub async fn tail(&self) -> Result<crate::context::Tail, RuntimeError> {
-        self.mailbox()?.tail().await
+        self.writer()?.tail().await
     }
 
-    /// A handle that reads the conversation later (the transcript actor's
-    /// mailbox), for work that may or may not need it.
-    pub(crate) fn reader(&self) -> Result<super::actor::Mailbox, RuntimeError> {
-        self.mailbox()
+    /// A handle that reads the conversation later (the transcript writer), for work that
+    /// may or may not need it.
+    pub(crate) fn reader(&self) -> Result<super::writer::SessionWriter, RuntimeError> {
+        self.writer()
     }
 
     /// The conversation with entry ids (see [`Snapshot`]).
     pub async fn snapshot(&self) -> Result<Snapshot, RuntimeError> {
-        self.mailbox()?.snapshot().await
+        self.writer()?.snapshot().await
     }
 
-    /// Stops the transcript actor, if running: flushes and releases the
+    /// Closes the transcript writer, if open: flushes and releases the
     /// file lock. Later writes fail until it is started again.
     pub(crate) async fn close_transcript(&self) {
-        let mailbox = self
+        let writer = self
             .transcript
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        if let Some(mailbox) = mailbox {
+        if let Some(writer) = writer {
             // Closing fsyncs the file.
-            mailbox.close().await;
+            writer.close().await;
             self.journal_synced().await;
         }
     }

@@ -15,7 +15,6 @@ use openclaw_transcript::{
 
 use super::blocking;
 use super::{
-    actor::TranscriptSpec,
     creations::Creations,
     key,
     live::{LiveSession, Released},
@@ -24,6 +23,7 @@ use super::{
     repairs::{Repair, RepairKind, Repairs},
     session::Session,
     touches::{Touches, TurnDelta},
+    writer::TranscriptSpec,
 };
 use crate::error::RuntimeError;
 
@@ -404,7 +404,7 @@ impl SessionManager {
         })
     }
 
-    /// The live session with its transcript actor running (started on
+    /// The live session with its transcript writer running (started on
     /// first use), ready for reads and appends.
     pub fn writable(
         &self,
@@ -428,8 +428,8 @@ impl SessionManager {
 
     /// Ends the session in this process (it is being reset or deleted): kills every
     /// background command it still runs, with everything those started, and stops its
-    /// transcript actor, if running, releasing its file lock.
-    async fn close_actor(&self, agent: &AgentView, id: &SessionId) {
+    /// transcript writer, if running, releasing its file lock.
+    async fn close_writer(&self, agent: &AgentView, id: &SessionId) {
         let live = self
             .live
             .lock()
@@ -451,7 +451,7 @@ impl SessionManager {
         cwd: &Path,
     ) -> Result<SessionInfo, RuntimeError> {
         let info = self.get(agent, target).await?;
-        self.close_actor(agent, &info.entry.session_id).await;
+        self.close_writer(agent, &info.entry.session_id).await;
         let store = self.store(agent)?;
         let key = info.key.clone();
         let reset = blocking(move || Ok(store.reset(&key)?)).await?;
@@ -491,7 +491,7 @@ impl SessionManager {
         target: &SessionTarget,
     ) -> Result<Option<PathBuf>, RuntimeError> {
         let info = self.get(agent, target).await?;
-        self.close_actor(agent, &info.entry.session_id).await;
+        self.close_writer(agent, &info.entry.session_id).await;
         let store = self.store(agent)?;
         let key = info.key.clone();
         let deleted = blocking(move || Ok(store.delete(&key)?)).await?;
@@ -500,7 +500,7 @@ impl SessionManager {
         Ok(deleted.and_then(|d| d.archived))
     }
 
-    /// The live session (created on first use; its transcript actor is
+    /// The live session (created on first use; its transcript writer is
     /// started by [`Self::writable`]). Its numbers go on from what this process kept of it,
     /// else from the floor on disk; the floor ahead of them is written before the first
     /// number is handed out (see [`LiveSession::admission`]), not here.
@@ -603,7 +603,7 @@ impl SessionManager {
 
     /// Releases the sessions that have been idle for `idle_for` (no run active, queued or
     /// collecting, no watcher, no background command running, held by nothing but this
-    /// manager): their transcript actor is stopped (flushed, file lock and descriptors
+    /// manager): their transcript writer is stopped (flushed, file lock and descriptors
     /// released) and their buffers freed. Their numbers and last prompt fingerprint are kept,
     /// so a session opened again goes on where it was; its transcript is read again then. Returns how many were released.
     pub async fn release_idle(&self, idle_for: std::time::Duration) -> usize {
@@ -662,7 +662,7 @@ impl SessionManager {
             .len()
     }
 
-    /// Opens a session for its runs: the live session with its transcript actor and its message
+    /// Opens a session for its runs: the live session with its transcript writer and its message
     /// journal, after writing into the transcript whatever a previous process acknowledged
     /// but never wrote (once per process and session, before anything new).
     pub(crate) async fn open(
@@ -761,7 +761,7 @@ impl SessionManager {
         }
     }
 
-    /// Flushes and stops every transcript actor (graceful shutdown).
+    /// Flushes and stops every transcript writer (graceful shutdown).
     pub async fn close_all(&self) {
         let live: Vec<Arc<LiveSession>> = self
             .live

@@ -1,7 +1,6 @@
 //! Sessions: keys and kinds, the live session (one type per session, with its transcript
-//! actor), and the manager that holds them.
+//! writer), and the manager that holds them.
 
-mod actor;
 mod creations;
 pub mod journal;
 pub mod key;
@@ -14,14 +13,15 @@ mod repairs;
 mod session;
 pub(crate) mod stored_size;
 mod touches;
+mod writer;
 
-pub use actor::Snapshot;
 pub use key::SessionKind;
 pub use live::{LiveSession, SessionEvent, SessionEvents};
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};
 pub use repairs::{Repair, RepairKind};
 pub(crate) use session::Session;
 pub use touches::TurnDelta;
+pub use writer::Snapshot;
 
 /// Runs blocking filesystem work off the async workers.
 pub(crate) async fn blocking<T, F>(work: F) -> Result<T, crate::error::RuntimeError>

@@ -21,7 +21,7 @@ pub(crate) struct Session {
     pub kind: SessionKind,
     /// Its working directory.
     pub cwd: PathBuf,
-    /// The live session: transcript actor, queue, events, background commands.
+    /// The live session: transcript writer, queue, events, background commands.
     pub live: Arc<LiveSession>,
     /// Messages accepted but not yet in the transcript (opened by the live session; see
     /// [`LiveSession::journal`]).
