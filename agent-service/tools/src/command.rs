@@ -39,8 +39,12 @@
 //! and `find` after `xargs` (which could be handed `-exec`) are opaque. A shell option that
 //! makes the shell read a file first (`-l`, `--login`, `-i`, `--rcfile`, `--init-file`, `-o`
 //! / `-O` settings, any `+` form) is [`Opaque::ShellStartupFile`]: the file may be one the
-//! agent wrote. `zsh`, `fish`, `csh` and `tcsh` read startup files even for `-c` and are
-//! never unwrapped.
+//! agent wrote. Only shell flags harmless in every one of those shells are understood (not
+//! bash's `-k`, which moves `NAME=value` arguments into the environment). `zsh`, `fish`, `csh`
+//! and `tcsh` read startup files even for `-c` and are never unwrapped. A wrapper's option is
+//! understood only when what it does to the program is known: `exec -l` (a login shell) and
+//! `env -C` are not; `env -u NAME`, `env -i`, `command -p` and `xargs
+//! --process-slot-var=NAME` are reported as changes to the program's environment.
 
 use std::cell::RefCell;
 
@@ -48,8 +52,13 @@ use tree_sitter::{Node, Parser};
 
 /// Shells whose `-c` script is judged instead of the shell itself.
 const SHELLS: [&str; 7] = ["sh", "bash", "dash", "ksh", "mksh", "ash", "yash"];
-/// Short options of those shells that load nothing and run nothing by themselves.
-const SHELL_FLAGS: &str = "abcefhkmnprstuvxBCEHPT";
+/// Short options of those shells that load nothing, run nothing and change nothing about how
+/// the script's words are read, in every one of them. Not here: `-k` (bash, ksh: every
+/// `NAME=value` word anywhere on a command line goes into that command's environment, so
+/// `ls LD_PRELOAD=x.so` would set it), `-E` (ksh93 reads `$ENV` or `~/.kshrc` even for a
+/// script), `-T` (mksh opens the next word as its terminal), `-p` (ksh reads
+/// `/etc/suid_profile`).
+const SHELL_FLAGS: &str = "abcefhmnrstuvxBCHP";
 /// Long options of those shells that load nothing.
 const SHELL_LONG: [&str; 4] = ["norc", "noprofile", "posix", "noediting"];
 /// How deep `sh -c "sh -c …"` is unwrapped.
@@ -189,13 +198,16 @@ pub struct Invocation {
     /// Its arguments, quotes removed.
     pub args: Vec<String>,
     /// Names of the environment variables set for it on the line (`NAME=value` prefixes and
-    /// `env NAME=value`), in order.
+    /// `env NAME=value`), or changed by a wrapper (`env -u NAME`, `xargs
+    /// --process-slot-var=NAME`; `PATH` for `env -i` and `command -p`, which look the program
+    /// up elsewhere than on the `PATH` it is judged with), in order.
     pub env: Vec<String>,
     /// The arguments are not all known from the line: the shell expands a glob or braces
     /// among them, or a wrapper (`xargs`, `find -exec`) adds or substitutes words.
     pub args_vary: bool,
-    /// The shells and wrappers unwrapped on the way to it, as written, each once (`env`,
-    /// `/bin/sh`): they run too, so a bare name among them must be the system's.
+    /// The shells, wrappers and `find` unwrapped on the way to it, as written, each once
+    /// (`env`, `/bin/sh`, `find`): they run too, so a bare name of a shell or wrapper among
+    /// them must be the system's (`find` is judged as a program of its own).
     pub through: Vec<String>,
 }
 
@@ -261,7 +273,7 @@ const SYSTEM_DIRS: [&str; 6] = [
 /// A shell or wrapper is only unwrapped when it is the system's: a bare name (looked up on
 /// PATH) or a path in a system directory. `./sh -c ls` or `./env ls` run a file of that name,
 /// which may be anything (the agent can write one): such a program is judged as itself.
-fn system_program(program: &str) -> bool {
+pub(crate) fn system_program(program: &str) -> bool {
     if !program.contains('/') {
         return true;
     }
@@ -270,6 +282,16 @@ fn system_program(program: &str) -> bool {
             .strip_prefix(dir)
             .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
     })
+}
+
+/// Whether `name` (a file name) is a shell this module unwraps.
+pub(crate) fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+}
+
+/// Whether `name` (a file name) is a wrapper this module unwraps (`env`, `xargs` ...).
+pub(crate) fn is_wrapper(name: &str) -> bool {
+    WRAPPERS.iter().any(|w| w.name == name)
 }
 
 /// `/usr/bin/git` → `git`.
@@ -789,8 +811,28 @@ fn invocation(
         through,
     });
     let inherited = out.last().map(|i| i.env.clone()).unwrap_or_default();
+    // What `find` starts it starts itself, from PATH: it is on the way too (a builtin's name
+    // there is a file, not the shell's builtin).
+    let runner: Vec<String> = out
+        .last()
+        .map(|i| {
+            let mut all = i.through.clone();
+            if !all.contains(&i.program) {
+                all.push(i.program.clone());
+            }
+            all
+        })
+        .unwrap_or_default();
     for words in found {
+        let first = out.len();
         invocation(words, inherited.clone(), depth + 1, out)?;
+        for inner in &mut out[first..] {
+            for outer in runner.iter().rev() {
+                if !inner.through.contains(outer) {
+                    inner.through.insert(0, outer.clone());
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -982,12 +1024,17 @@ const WRAPPERS: [Wrapper; 11] = [
         flags: "p",
         ..wrapper("time")
     },
+    // `command -p` looks the program up on a default PATH, not the one it is judged with:
+    // it counts as setting `PATH` (see `Wrapper::short_environment`).
     Wrapper {
         flags: "p",
         ..wrapper("command")
     },
+    // No `-l`: bash's `exec -l` starts the program as a login shell would be (`-` before its
+    // name), and a shell started so reads the profile files. No `-a NAME` for the same
+    // reason.
     Wrapper {
-        flags: "cl",
+        flags: "c",
         ..wrapper("exec")
     },
     Wrapper {
@@ -1039,6 +1086,8 @@ impl Wrapper {
                 break;
             }
             if self.name == "env" && arg == "-" {
+                // Like `-i`: the environment is emptied.
+                env.push("PATH".to_owned());
                 i += 1;
                 continue;
             }
@@ -1047,7 +1096,10 @@ impl Wrapper {
                     let value = long.strip_prefix("replace=").unwrap_or("{}");
                     *replace = Some(value.to_owned());
                 }
-                i += self.long_option(long)?;
+                let taken = self.long_option(long)?;
+                let next = args.get(i + 1).map(|w| w.text.as_str());
+                self.long_environment(long, next, env);
+                i += taken;
                 continue;
             }
             let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
@@ -1058,6 +1110,7 @@ impl Wrapper {
                 continue;
             }
             let taken = self.short_options(cluster)?;
+            self.short_environment(cluster, args.get(i + 1).map(|w| w.text.as_str()), env);
             if self.name == "xargs" {
                 let next = args.get(i + 1).map(|w| w.text.as_str());
                 if let Some(value) = xargs_replace(cluster, next) {
@@ -1077,6 +1130,49 @@ impl Wrapper {
             }
         }
         Ok(i)
+    }
+
+    /// The variables a cluster of short options changes for the program, added to `env`:
+    /// `env -u NAME` unsets one, `env -i` empties the environment and `command -p` searches
+    /// a default path, which both change the `PATH` the program is found on. A variable
+    /// removed is as much a change as one set: `env -u PATH ls` runs whatever `ls` the
+    /// default path finds, not the one judged. `next` is the word after the cluster.
+    fn short_environment(&self, cluster: &str, next: Option<&str>, env: &mut Vec<String>) {
+        for (at, c) in cluster.char_indices() {
+            match (self.name, c) {
+                ("env", 'i') | ("command", 'p') => env.push("PATH".to_owned()),
+                ("env", 'u') => {
+                    let rest = &cluster[at + c.len_utf8()..];
+                    let name = if rest.is_empty() { next } else { Some(rest) };
+                    if let Some(name) = name {
+                        env.push(name.to_owned());
+                    }
+                    return;
+                }
+                // A valued option ends the cluster.
+                _ if self.valued.contains(c) || self.optional.contains(c) => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// [`Self::short_environment`] for a long option: `env --unset=NAME`,
+    /// `env --ignore-environment`, and `xargs --process-slot-var=NAME`, which sets NAME for
+    /// every program it starts (`--process-slot-var=PATH ls` looks `ls` up in `./0`).
+    fn long_environment(&self, long: &str, next: Option<&str>, env: &mut Vec<String>) {
+        let (name, attached) = match long.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (long, None),
+        };
+        match (self.name, name) {
+            ("env", "ignore-environment") => env.push("PATH".to_owned()),
+            ("env", "unset") | ("xargs", "process-slot-var") => {
+                if let Some(value) = attached.or(next) {
+                    env.push(value.to_owned());
+                }
+            }
+            _ => {}
+        }
     }
 
     /// How many words a `--name[=value]` option takes.

@@ -26,17 +26,22 @@
 //! splitting chains, and a line with anything the analyzer does not understand exactly is
 //! never covered. A program is covered when
 //!
-//! - it is one of the harmless shell builtins `cd`, `pwd`, `true`, `false`, `:`, `echo`;
+//! - it is one of the harmless shell builtins `cd`, `pwd`, `true`, `false`, `:`, `echo` (when
+//!   a wrapper such as `xargs`, `env` or `find -exec` starts one, it is the file `PATH` finds,
+//!   which must be in a system directory);
 //! - it is a safe bin ([`crate::safe_bins`]): named bare, resolving into a system directory,
 //!   with arguments its profile accepts from their shape alone; or
 //! - its resolved executable path matches an allowlist entry ([`crate::exec_allowlist`]);
-//!   its arguments are then free.
+//!   its arguments are then free. A file that is a wrapper or `find` is covered only under
+//!   its own name (`./f` linked to `find` would hide `-exec` from the analyzer).
 //!
 //! Never covered, whatever the configuration: shells, interpreters that evaluate inline
-//! code and programs that run other command lines (`sudo`, `eval`, `watch`, `flock` ...),
-//! judged by the name as written and by the resolved file's name; and a program started with
-//! an environment variable other than a few harmless locale and display ones (`PATH=. ls`,
-//! `LD_PRELOAD=...`, `BASH_ENV=...` or `GIT_SSH_COMMAND=... git` change what runs).
+//! code, programs that run other command lines (`sudo`, `eval`, `watch`, `flock` ...) and
+//! shell builtins that set variables or options or change directory (`read`, `set`, `pushd`,
+//! `printf -v`), judged by the name as written and by the resolved file's name; and a
+//! program started with an environment variable other than a few harmless locale and display
+//! ones (`PATH=. ls`, `LD_PRELOAD=...`, `BASH_ENV=...` or `GIT_SSH_COMMAND=... git` change
+//! what runs), set on the line or changed by a wrapper's option (`env -u PATH`, `env -i`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -45,9 +50,11 @@ use std::path::{Path, PathBuf};
 use openclaw_config::Config;
 use openclaw_config::raw::{ExecAsk, ExecConfig, ExecSecurity};
 
-use crate::command::{Invocation, effective_commands};
+use crate::command::{
+    Invocation, base_name, effective_commands, is_shell, is_wrapper, system_program,
+};
 use crate::exec_allowlist::{Allowlist, in_system_dir, process_search_path, resolve};
-use crate::exec_tables::{SAFE_BUILTINS, never_covered, safe_env};
+use crate::exec_tables::{SAFE_BUILTINS, builtin_refusal, never_covered, safe_env};
 use crate::safe_bins::{Profile, SafeBins, judge_args};
 
 /// The exec approval settings of one agent.
@@ -297,6 +304,8 @@ impl ExecPolicy {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_none_or(never_covered)
+                || runner_in_disguise(&invocation.program, &resolved).is_some()
+                || builtin_refusal(&invocation.program, &invocation.args).is_some()
             {
                 return Vec::new();
             }
@@ -368,8 +377,8 @@ impl ExecPolicy {
                 "it sets {name} for {program}, which can change what runs"
             ));
         }
-        if SAFE_BUILTINS.contains(&program) {
-            return Ok(());
+        if let Some(why) = builtin_refusal(program, &invocation.args) {
+            return Err(why);
         }
         if never_covered(program) {
             return Err(format!(
@@ -378,11 +387,18 @@ impl ExecPolicy {
             ));
         }
         let path = self.path();
+        // Every wrapper on the way runs too, and is looked up on PATH unless the shell runs
+        // it itself: checked before anything is covered, builtins included (`env echo`
+        // runs whichever `env` PATH finds first).
         for wrapper in &invocation.through {
-            // Shell builtins and keywords do not come from PATH.
-            if wrapper.contains('/') || matches!(wrapper.as_str(), "exec" | "command" | "time") {
+            // `find` is judged as its own invocation.
+            let name = base_name(wrapper);
+            if wrapper.contains('/') || !(is_wrapper(name) || is_shell(name)) {
                 continue;
             }
+            // `exec`, `command` and `time` are the shell's own when the line runs them, but a
+            // file when a wrapper does (`env time ls`), and dash has no `time` keyword.
+            let builtin = matches!(wrapper.as_str(), "exec" | "command" | "time");
             match resolve(wrapper, &path, cwd) {
                 Some(file) if in_system_dir(&file) => {}
                 Some(file) => {
@@ -392,18 +408,26 @@ impl ExecPolicy {
                         file.display()
                     ));
                 }
+                None if builtin => {}
                 None => return Err(format!("{wrapper} is not found on PATH")),
             }
+        }
+        if SAFE_BUILTINS.contains(&program) {
+            return self.cover_builtin(invocation, &path, cwd);
         }
         let resolved = resolve(program, &path, cwd);
         if let Some(file) = &resolved
             && let Some(name) = file.file_name().and_then(|n| n.to_str())
-            && never_covered(name)
         {
-            return Err(format!(
-                "{program} is {}, which runs other code and is never allowlisted",
-                file.display()
-            ));
+            if never_covered(name) {
+                return Err(format!(
+                    "{program} is {}, which runs other code and is never allowlisted",
+                    file.display()
+                ));
+            }
+            if let Some(why) = runner_in_disguise(program, file) {
+                return Err(why);
+            }
         }
         let safe_bin = if program.contains('/') {
             None
@@ -451,6 +475,48 @@ impl ExecPolicy {
         }))
     }
 
+    /// A harmless builtin (`echo`, `true`, `cd` ...). The shell runs its own code for it,
+    /// but a wrapper that starts programs (`xargs`, `env`, `nice`, `exec`, `find -exec` ...)
+    /// runs the file of that name PATH finds first, which is covered only where a safe bin
+    /// would be (in a system directory) or by an entry for that file. `xargs` alone runs
+    /// `echo` so.
+    fn cover_builtin(
+        &self,
+        invocation: &Invocation,
+        path: &OsString,
+        cwd: Option<&Path>,
+    ) -> Result<(), String> {
+        let program = invocation.program.as_str();
+        let Some(wrapper) = invocation.through.iter().find(|w| {
+            let name = base_name(w);
+            !is_shell(name) && name != "command"
+        }) else {
+            return Ok(());
+        };
+        match resolve(program, path, cwd) {
+            Some(file) if in_system_dir(&file) => Ok(()),
+            // An entry for that very file (what "allow-always" proposes for it).
+            Some(file)
+                if self.allowlist.covers(&file)
+                    && file
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| !never_covered(n))
+                    && runner_in_disguise(program, &file).is_none() =>
+            {
+                Ok(())
+            }
+            Some(file) => Err(format!(
+                "{program} is run by {wrapper} as the file {}, outside the system directories, \
+                 not as the shell's builtin",
+                file.display()
+            )),
+            None => Err(format!(
+                "{program} is run by {wrapper} as a file, and none is found on PATH"
+            )),
+        }
+    }
+
     /// "Ask", with what `askFallback` decides when nobody answers.
     fn ask(&self, covered: bool, reason: String) -> Verdict {
         let fallback = self.ask_fallback;
@@ -467,6 +533,28 @@ impl ExecPolicy {
             reason,
         }
     }
+}
+
+/// Why a program that is a wrapper or `find` under another name must not be covered, if so.
+/// Wrappers are unwrapped and `find -exec` is judged by the name as written; a link to
+/// `/usr/bin/xargs` or `/usr/bin/find` under another name (`./f . -exec rm -rf x ;`), or a
+/// wrapper named by a path outside the system directories, would run its program unjudged
+/// if an entry for the file covered it.
+fn runner_in_disguise(program: &str, resolved: &Path) -> Option<String> {
+    let name = resolved.file_name().and_then(|n| n.to_str())?;
+    let written = base_name(program);
+    let disguised = if is_wrapper(name) {
+        written != name || !system_program(program)
+    } else {
+        name == "find" && written != "find"
+    };
+    disguised.then(|| {
+        format!(
+            "{program} is {}, which starts other programs and is judged only when named as \
+             itself",
+            resolved.display()
+        )
+    })
 }
 
 /// Each invocation with the directory its relative program path resolves against: `cwd` until

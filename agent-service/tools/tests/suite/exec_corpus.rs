@@ -344,6 +344,16 @@ const CORPUS: &[(&str, Decision, &str)] = &[
     ),
     ("echo '$(rm x)' | sh", Refuse, "quoted substitution text"),
     (
+        "printf -v PATH %s /tmp; ls",
+        Refuse,
+        "the printf builtin assigns PATH, whatever file an entry covers",
+    ),
+    (
+        "printf -v x '%s[%s(rm x)]' a '$'; printf -v 'y[x]' 1",
+        Refuse,
+        "a subscript built at run time and evaluated by printf -v",
+    ),
+    (
         "sh -c 'sh -c \"sh -c \\\"sh -c \\\\\\\"sh -c ls\\\\\\\"\\\"\"'",
         Refuse,
         "shells nested too deep",
@@ -449,6 +459,12 @@ const ATTACKS: &[(&str, &str)] = &[
     ("fish -c ls", "fish reads its config"),
     ("csh -c ls", "csh reads .cshrc"),
     ("tcsh -c ls", "tcsh"),
+    ("exec -l bash -c 'ls'", "exec -l starts a login shell"),
+    ("exec -l sh -c 'wc -l'", "exec -l, with a safe bin inside"),
+    (
+        "bash -kc 'ls LD_PRELOAD=./x.so'",
+        "-k moves an argument into the environment",
+    ),
     ("BASH_ENV=pwn.sh bash -c ls", "BASH_ENV"),
     ("ENV=pwn.sh sh -c ls", "ENV"),
     ("env BASH_ENV=pwn.sh bash -c ls", "BASH_ENV through env"),
@@ -483,6 +499,13 @@ const ATTACKS: &[(&str, &str)] = &[
     ("jq -r x", "a safe bin without a profile"),
     ("LD_PRELOAD=./x.so head -n 1", "LD_PRELOAD for a safe bin"),
     ("LD_LIBRARY_PATH=. head -n 1", "LD_LIBRARY_PATH"),
+    ("env -u PATH ls", "a default path finds another ls"),
+    ("env -i ls", "an empty environment has no PATH"),
+    ("command -p ls", "command -p searches a default path"),
+    (
+        "echo | xargs --process-slot-var=PATH ls",
+        "xargs sets PATH to the slot number, ./0",
+    ),
     // Other runners.
     ("flock /tmp/l sh -c ls", "flock"),
     ("flock /tmp/l ls", "flock runs its program"),

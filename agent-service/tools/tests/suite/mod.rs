@@ -9,6 +9,7 @@ mod escapes;
 mod exec;
 mod exec_approvals;
 mod exec_corpus;
+mod exec_runners;
 mod fs_tools;
 mod gateway;
 mod memory;
