@@ -11,6 +11,18 @@ use clap::Parser;
 use openclaw_cli::{Cli, Style, Term, up::Host};
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // `up` and `demo` run the services in this process, and with them the commands agents
+    // run: the same hardening as agent-service's own `main`, before the runtime (or anything
+    // else) owns a descriptor.
+    if cli.command.serves() {
+        let hardened = service_kit::close_inherited_descriptors()
+            .and_then(|()| service_kit::deny_same_user_inspection());
+        if let Err(problem) = hardened {
+            eprintln!("error: {problem}");
+            return ExitCode::FAILURE;
+        }
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -18,15 +30,14 @@ fn main() -> ExitCode {
             return ExitCode::from(70);
         }
     };
-    let code = runtime.block_on(run());
+    let code = runtime.block_on(run(cli));
     // A read of the terminal can still be waiting (an approval question that was
     // answered elsewhere): it cannot be cancelled, and the command is done.
     runtime.shutdown_background();
     code
 }
 
-async fn run() -> ExitCode {
-    let cli = Cli::parse();
+async fn run(cli: Cli) -> ExitCode {
     let redactor = openclaw_secrets::Redactor::new();
     if let Some(observe) = cli.command.observe() {
         // The demo's terminal is a chat: text logs there are warnings and

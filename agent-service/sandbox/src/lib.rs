@@ -42,6 +42,13 @@
 //! sandboxed runs are refused with it, never run unsandboxed. [`Isolation`] is the sandbox of
 //! one session; [`Isolation::command`] wraps a program in it.
 //!
+//! Descriptors: bubblewrap, `setsid`, `setpriv` and `unshare` close none, so every descriptor
+//! of the caller that is not close-on-exec is open in the command, inside the sandbox too, and
+//! a directory descriptor there reaches the host's tree through `/proc/self/fd/N/..` whatever is
+//! mounted. The caller holds none: Rust's standard library and tokio open everything
+//! close-on-exec, and agent-service (like `openclaw up` and `demo`) closes what it inherited
+//! first thing in `main`.
+//!
 //! What it is not for: deciding which sessions are sandboxed or which commands may run (the
 //! runtime and exec approvals decide), file tools (they are confined by
 //! `openclaw-workspace`), memory or CPU shares across sandboxes (no cgroups).

@@ -122,7 +122,8 @@ impl Lifetime {
     /// id is the child's pid kills the command), dying with the thread that spawns it when the
     /// host's `setpriv` can arrange that, and in a pid namespace of its own when the host allows
     /// one. The returned command inherits the
-    /// caller's environment, working directory and standard streams as usual.
+    /// caller's environment, working directory, standard streams and every descriptor that is
+    /// not close-on-exec, as usual (see the crate docs on descriptors).
     pub fn command(&self, program: &OsStr, args: &[&OsStr]) -> Command {
         let parent_death = match self.containment {
             Containment::PidNamespace { .. } => true,

@@ -21,6 +21,11 @@ const BLOCKING_THREADS: usize = 64;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
+    // First of all, while nothing in this process owns a descriptor above stderr.
+    if let Err(problem) = service_kit::close_inherited_descriptors() {
+        eprintln!("error: {problem}");
+        return ExitCode::FAILURE;
+    }
     // Before any secret is read: the commands agents run on the host are this user's too.
     if let Err(problem) = service_kit::deny_same_user_inspection() {
         eprintln!("error: {problem}");

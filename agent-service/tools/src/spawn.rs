@@ -14,7 +14,10 @@
 //! their interleaving.
 //!
 //! Unsandboxed commands inherit the service's environment minus the variables that hold
-//! secrets (`hidden_env`: API keys, `${VAR}` values of the config) and with relative `PATH`
+//! secrets, judged two ways: by value (`hidden_env`: provider keys, `${VAR}` values of the
+//! config, the service's own tokens) and by name ([`credential_name`]: `*_API_KEY`, `*_TOKEN`,
+//! `*_SECRET`, `*_PASSWORD` and the like, so a key of a provider the config does not use, or a
+//! token meant for another program, is not handed to every command), and with relative `PATH`
 //! entries dropped (a `.` in `PATH` would let a workspace file shadow an allowlisted
 //! program). Sandboxed commands get an empty environment (see `openclaw-sandbox`).
 //!
@@ -84,6 +87,12 @@ pub(crate) fn spawn_shell(
             for name in launch.hidden_env {
                 plain.env_remove(name);
             }
+            for (name, _) in std::env::vars_os() {
+                // A name that is not UTF-8 cannot be judged: not passed on either.
+                if name.to_str().is_none_or(credential_name) {
+                    plain.env_remove(&name);
+                }
+            }
             if let Some(path) = std::env::var_os("PATH") {
                 plain.env("PATH", absolute_path_entries(&path));
             }
@@ -149,6 +158,46 @@ pub(crate) fn kill_group(pgid: i32) {
     // EPERM for a group we started ourselves.
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     let _ = kill(Pid::from_raw(pgid), Signal::SIGKILL);
+}
+
+/// Whether a variable's name says it holds a credential: its last word (words split at `_`,
+/// any case) is `TOKEN`, `SECRET`, `PASSWORD`, `APIKEY`, `CREDENTIALS` or a plural of them,
+/// or its last two are `API_KEY`, `ACCESS_KEY`, `SECRET_KEY`, `PRIVATE_KEY` and the like;
+/// a trailing `_FILE` (a variable naming where such a value is kept) is judged without it.
+/// `AWS_ACCESS_KEY_ID`, `SSH_AUTH_SOCK` or `TOKENIZERS_PARALLELISM` are not credentials.
+pub(crate) fn credential_name(name: &str) -> bool {
+    const LAST: [&str; 10] = [
+        "TOKEN",
+        "TOKENS",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWORDS",
+        "PASSWD",
+        "APIKEY",
+        "CREDENTIALS",
+        "PAT",
+    ];
+    const BEFORE_KEY: [&str; 8] = [
+        "API",
+        "ACCESS",
+        "SECRET",
+        "PRIVATE",
+        "SIGNING",
+        "ENCRYPTION",
+        "MASTER",
+        "AUTH",
+    ];
+    let upper = name.to_ascii_uppercase();
+    let mut words: Vec<&str> = upper.split('_').filter(|w| !w.is_empty()).collect();
+    if words.len() > 1 && words.last() == Some(&"FILE") {
+        words.pop();
+    }
+    match words.as_slice() {
+        [.., before, "KEY" | "KEYS"] => BEFORE_KEY.contains(before),
+        [.., last] => LAST.contains(last),
+        [] => false,
+    }
 }
 
 /// `PATH` without empty or relative entries (both mean "the working directory").
@@ -218,6 +267,56 @@ impl ExitKind {
                 Ok(named) => format!("killed by signal {signal} ({})", named.as_str()),
                 Err(_) => format!("killed by signal {signal}"),
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credential_name;
+
+    #[test]
+    fn credential_names_are_recognised_by_their_last_words() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "openai_api_key",
+            "GITHUB_TOKEN",
+            "HF_TOKEN",
+            "AGENT_SERVICE_TOKENS",
+            "AGENT_SERVICE_TOKENS_FILE",
+            "PROMPT_SERVICE_TOKEN_FILE",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "STRIPE_SECRET_KEY",
+            "DB_PASSWORD",
+            "MYSQL_PASSWD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "CLIENT_SECRET",
+            "GH_PAT",
+            "SENTRY_AUTH_TOKEN",
+            "JWT_SIGNING_KEY",
+            "MISTRAL_APIKEY",
+            "TOKEN",
+        ] {
+            assert!(credential_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_REGION",
+            "SSH_AUTH_SOCK",
+            "TOKENIZERS_PARALLELISM",
+            "KEYBOARD",
+            "GPG_TTY",
+            "PASSWORD_STORE_DIR",
+            "KEY",
+            "FILE",
+            "_",
+            "",
+        ] {
+            assert!(!credential_name(name), "{name}");
         }
     }
 }

@@ -70,7 +70,7 @@ pub use auth::{AuthLayer, AuthPolicy, BearerToken, TokenSet};
 pub use connections::{ConnectionLimits, LimitedListener};
 pub use deadline::DeadlineLayer;
 pub use gateway::gateway_unavailable;
-pub use hardening::deny_same_user_inspection;
+pub use hardening::{close_inherited_descriptors, deny_same_user_inspection};
 pub use health::{
     HealthServices, ListedServices, error_chain, health_services, listed_services, probe,
     probe_with,

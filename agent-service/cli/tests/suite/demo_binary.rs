@@ -118,3 +118,59 @@ fn the_demo_serves_metrics_and_writes_json_logs() {
     }
     assert!(err.contains("\"listening\""), "{err}");
 }
+
+/// A descriptor the demo was started with (a careless parent's open file, not
+/// close-on-exec) is closed before the services start: the commands agents run in it would
+/// otherwise inherit it, sandboxed ones included.
+#[test]
+fn the_demo_closes_the_descriptors_it_inherited() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let secret = state.path().join("outside-secret");
+    std::fs::write(&secret, "not for commands\n").expect("secret");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("exec 7<\"$1\"; shift; exec \"$@\"")
+        .arg("sh")
+        .arg(&secret)
+        .arg(env!("CARGO_BIN_EXE_openclaw"))
+        .args(["demo", "--state-dir"])
+        .arg(state.path().join("state"))
+        .args([
+            "--prompt-listen",
+            "127.0.0.1:0",
+            "--agent-listen",
+            "127.0.0.1:0",
+        ])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn openclaw demo");
+    let Some(stdout) = child.stdout.take() else {
+        panic!("stdout is piped");
+    };
+    let mut lines = BufReader::new(stdout).lines();
+    let mut out = String::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a line");
+        out.push_str(&line);
+        out.push('\n');
+        if line == "Stop with Ctrl-C." {
+            break;
+        }
+    }
+    assert!(out.contains("Stop with Ctrl-C."), "{out}");
+    // The demo is `exec`ed by the shell: the child's pid is the demo's.
+    let held: Vec<std::path::PathBuf> = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
+        .expect("the demo's descriptors")
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .collect();
+    assert!(
+        !held.iter().any(|target| target == &secret),
+        "the demo still holds {}: {held:?}",
+        secret.display()
+    );
+    drop(lines);
+    stop(child);
+}

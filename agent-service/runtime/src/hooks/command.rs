@@ -1,6 +1,7 @@
-//! External hook commands: argv run directly (no shell) as the service, in the workspace
-//! directory, once the program passes the rules of [`super::program`], with only the
-//! variables it allows (no token, no provider key). The request goes to
+//! External hook commands: argv run directly (no shell) as the service, in `/` (never in a
+//! workspace: see [`super::program::RUN_DIR`]), once the program passes the rules of
+//! [`super::program`], with only the variables it allows (no token, no provider key). The
+//! request, which names the workspace, goes to
 //! stdin as one JSON object; the answer is one JSON object on stdout, whose other keys are
 //! ignored (so `cat`, or a `sed` over the request, is a valid bootstrap hook). A nonzero exit, a
 //! timeout (the whole command is killed, whatever it started: see `openclaw_sandbox::Lifetime`), output that is not the expected JSON, or
@@ -219,7 +220,7 @@ async fn run(cmd: &HookCommand, facts: &HookFacts<'_>, input: &[u8]) -> Result<V
     command
         .env_clear()
         .envs(facts.launch.env())
-        .current_dir(facts.workspace)
+        .current_dir(super::program::RUN_DIR)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -8,11 +8,13 @@
 //! MEMORY.md into a shared session. Prompt-build additions go below the cache boundary unless
 //! they ask for the stable prefix.
 //!
-//! Hooks are operator config: their commands run as the service, in the workspace directory,
-//! never inside a session's sandbox, so they must run code no session can write
-//! ([`program`]). A failing hook fails the turn with FAILED_PRECONDITION naming its key,
-//! unless it is configured `onError: "skip"`, which keeps what came before it and logs a
-//! warning; a command refused by that rule fails the turn whatever `onError` says.
+//! Hooks are operator config: their commands run as the service, never inside a session's
+//! sandbox, so they must run code no session can write and read nothing a session wrote
+//! unless asked to: a vetted program ([`program`]), a filtered environment, and `/` as the
+//! working directory, never the workspace. A failing hook fails the turn with
+//! FAILED_PRECONDITION naming its key, unless it is configured `onError: "skip"`, which keeps
+//! what came before it and logs a warning; a command refused by that rule fails the turn
+//! whatever `onError` says.
 
 mod command;
 mod program;
@@ -43,7 +45,7 @@ pub struct HookFacts<'a> {
     pub private: bool,
     /// Whether the turn is a heartbeat.
     pub heartbeat: bool,
-    /// The workspace directory (the command's working directory).
+    /// The workspace directory (named in a command's request; never its working directory).
     pub workspace: &'a Path,
     /// What commands are judged against and launched with.
     #[serde(skip)]

@@ -11,8 +11,14 @@
 //! those directories. The rule is applied when the config loads and again before every run,
 //! on the real path, so a file moved or linked into a workspace later is refused then.
 //!
-//! The environment is part of the same class (an interpreter reads `BASH_ENV`, `PYTHONPATH`,
-//! `LD_PRELOAD`): a hook gets only `PATH` (as filtered here), `HOME` and `LANG`.
+//! What a program reads without being told is part of the same class. The environment (an
+//! interpreter reads `BASH_ENV`, `PYTHONPATH`, `LD_PRELOAD`): a hook gets only `PATH` (as
+//! filtered here), `HOME` (when it lies outside those directories) and `LANG`. The working
+//! directory: `python3 -c` imports modules from it before the standard library, `git` reads
+//! `.git/config` there (whose `core.fsmonitor` is a command), `make` and `npm` read their
+//! recipes there, so a hook whose working directory were a workspace would run whatever a
+//! session put there. A hook runs in [`RUN_DIR`], which only root can write; the request it
+//! reads on stdin names the workspace.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -22,6 +28,10 @@ use openclaw_config::resolve::AgentView;
 
 /// `PATH` when the service's environment has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The working directory of every hook command: a directory no session can write (see the
+/// module docs).
+pub(crate) const RUN_DIR: &str = "/";
 
 /// Why a hook command does not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,9 +90,12 @@ impl HookLaunch {
                 .map(|(path, what)| Root { path, what })
                 .collect(),
             path: None,
-            home: var("HOME"),
+            home: None,
             lang: var("LANG"),
         };
+        // A HOME inside a directory sessions can write would hand them `~/.gitconfig`,
+        // `~/.bashrc` and the like.
+        launch.home = var("HOME").filter(|home| launch.inside(Path::new(home)).is_none());
         let path = var("PATH").unwrap_or_else(|| DEFAULT_PATH.to_owned());
         let kept: Vec<PathBuf> = std::env::split_paths(&path)
             .filter(|dir| dir.is_absolute() && launch.inside(dir).is_none())
@@ -123,7 +136,8 @@ impl HookLaunch {
     }
 
     /// The real path of the program `argv` runs, when every rule holds; otherwise why not.
-    /// `cwd` is the directory relative arguments are read from (the workspace).
+    /// A relative argument is judged as a name in `cwd` (the workspace, where the operator may
+    /// have meant it) and in [`RUN_DIR`] (where the program reads it).
     pub fn check(&self, argv: &[String], cwd: &Path) -> Result<PathBuf, Refusal> {
         let missing = match argv.first() {
             Some(program) if program.contains('/') => {
@@ -183,10 +197,12 @@ impl HookLaunch {
             // `--script=hooks/x.sh` names a file as surely as `hooks/x.sh`.
             let named = [Some(arg.as_str()), arg.split_once('=').map(|(_, v)| v)];
             for name in named.into_iter().flatten().filter(|n| !n.is_empty()) {
-                let candidate = cwd.join(name);
-                if candidate.is_file() {
-                    self.judge(&format!("argument {arg:?}"), &candidate)
-                        .map(|_| ())?;
+                for dir in [cwd, Path::new(RUN_DIR)] {
+                    let candidate = dir.join(name);
+                    if candidate.is_file() {
+                        self.judge(&format!("argument {arg:?}"), &candidate)
+                            .map(|_| ())?;
+                    }
                 }
             }
         }

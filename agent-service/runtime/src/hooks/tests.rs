@@ -236,7 +236,10 @@ async fn bootstrap_hook_command_gets_files_and_facts_and_returns_the_new_set() {
     let program = script(
         ws,
         "persona.sh",
-        "tee seen.json | sed 's/Be kind\\./Be bold./'",
+        &format!(
+            "tee '{}' | sed 's/Be kind\\./Be bold./'",
+            ws.join("seen.json").display()
+        ),
     );
     let hooks = [hook(
         0,
@@ -410,7 +413,10 @@ async fn prompt_build_hook_additions_go_where_they_are_placed() {
     let program = script(
         ws,
         "extra.sh",
-        r#"cat > seen.json; echo '{"additions":[{"text":"From the command."},{"text":"Stable from the command.","placement":"stable"},{"text":"  "}]}'"#,
+        &format!(
+            r#"cat > '{}'; echo '{{"additions":[{{"text":"From the command."}},{{"text":"Stable from the command.","placement":"stable"}},{{"text":"  "}}]}}'"#,
+            ws.join("seen.json").display()
+        ),
     );
     let key = |i| format!("hooks.beforePromptBuild[{i}]");
     let hooks = [
@@ -523,7 +529,8 @@ async fn hook_code_a_session_can_write_never_runs() {
     let dir = workspace();
     let ws = dir.path();
     // What the agent would plant: a script that leaves a mark when it runs.
-    let planted = "touch ran.mark; cat";
+    let planted = format!("touch '{}'; cat", ws.join("ran.mark").display());
+    let planted = planted.as_str();
     std::fs::create_dir_all(ws.join("hooks")).expect("mkdir");
     let in_ws = ws.join("hooks/files.sh");
     std::fs::write(&in_ws, format!("#!/bin/sh\n{planted}\n")).expect("write");
@@ -570,7 +577,11 @@ async fn hook_path_lookup_skips_entries_inside_the_workspace() {
     let ws = dir.path();
     std::fs::create_dir_all(ws.join("bin")).expect("mkdir");
     let tool = ws.join("bin/planted-hook-tool");
-    std::fs::write(&tool, "#!/bin/sh\ntouch ran.mark; cat\n").expect("write");
+    let body = format!(
+        "#!/bin/sh\ntouch '{}'; cat\n",
+        ws.join("ran.mark").display()
+    );
+    std::fs::write(&tool, body).expect("write");
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let path = format!("{}:/usr/bin:/bin", ws.join("bin").display());
     let launch = HookLaunch::new(vec![(ws.to_path_buf(), "the workspace".to_owned())], &|n| {
@@ -604,7 +615,11 @@ async fn hook_moved_into_the_workspace_after_load_is_refused_at_run_time() {
     let program = script(ws, "persona.sh", "cat");
     assert!(run_one(ws, &[&program], HookOnError::Fail).await.is_none());
     let planted = ws.join("planted.sh");
-    std::fs::write(&planted, "#!/bin/sh\ntouch ran.mark; cat\n").expect("write");
+    let body = format!(
+        "#!/bin/sh\ntouch '{}'; cat\n",
+        ws.join("ran.mark").display()
+    );
+    std::fs::write(&planted, body).expect("write");
     std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     std::fs::remove_file(&program).expect("rm");
     symlink(&planted, &program).expect("symlink");
@@ -639,7 +654,11 @@ async fn hook_environment_is_minimal() {
         ws,
         &launch,
     );
-    let program = script(ws, "env.sh", "env > env.txt; cat");
+    let program = script(
+        ws,
+        "env.sh",
+        &format!("env > '{}'; cat", ws.join("env.txt").display()),
+    );
     let hooks = [hook(
         0,
         BootstrapHook::Command(command(&[&program], HookOnError::Fail)),
@@ -699,4 +718,90 @@ async fn a_bootstrap_hooks_output_is_judged_on_every_render_and_never_kept() {
     assert_eq!(soul.content, "Be kind.\n");
     assert!(!again.1.is_private("SOUL.md"));
     assert_eq!(cache.stats().hits, 2, "{:?}", cache.stats());
+}
+
+/// A hook runs in `/`, not in the workspace: whatever a session put in its workspace (a module
+/// an interpreter would import from its working directory, a `.git/config`, a Makefile) is not
+/// where the program looks. The request still names the workspace.
+#[tokio::test]
+async fn hook_runs_outside_the_workspace() {
+    let dir = workspace();
+    let ws = dir.path();
+    std::fs::write(ws.join("planted-by-session.txt"), "x").expect("write");
+    let program = script(
+        ws,
+        "where.sh",
+        r#"ws=$(sed 's/.*"workspace":"\([^"]*\)".*/\1/'); printf '{"additions":[{"text":"cwd=%s ws=%s sees=%s"}]}' "$(pwd)" "$ws" "$(ls | tr '\n' ' ')""#,
+    );
+    let hooks = [Hook {
+        key: "hooks.beforePromptBuild[0]".to_owned(),
+        form: PromptBuildHook::Command(command(&[&program], HookOnError::Fail)),
+    }];
+    let additions = prompt_additions(&hooks, &facts(ws, SessionKind::Main))
+        .await
+        .expect("additions");
+    let text = additions.dynamic.join("\n");
+    assert!(text.starts_with("cwd=/ "), "{text}");
+    assert!(text.contains(&format!("ws={}", ws.display())), "{text}");
+    assert!(!text.contains("planted-by-session.txt"), "{text}");
+}
+
+/// The realistic form of the same attack: an operator's inline Python hook imports `json`,
+/// and a session planted `json.py` in its workspace. Python puts the working directory first
+/// on its module path for `-c`, so in the workspace the planted module would run as the
+/// service.
+#[tokio::test]
+async fn an_interpreter_hook_does_not_import_a_module_planted_in_the_workspace() {
+    // The system's interpreter (a hook program must be one no session can write); installed
+    // first when the machine has none.
+    let python = if Path::new("/usr/bin/python3").exists() {
+        std::path::PathBuf::from("/usr/bin/python3")
+    } else {
+        agent_testkit::packages::ensure_program("python3", "python3-minimal")
+            .unwrap_or_else(|e| panic!("python3 is needed: {e}"))
+    };
+    let python = python.display().to_string();
+    let dir = workspace();
+    let ws = dir.path();
+    let mark = ws.join("ran.mark");
+    std::fs::write(
+        ws.join("json.py"),
+        format!(
+            "open({:?}, 'w').write('planted')\n",
+            mark.display().to_string()
+        ),
+    )
+    .expect("plant");
+    let code = "import json, sys; json.load(sys.stdin); print(json.dumps({'additions': [{'text': 'ok'}]}))";
+    let hooks = [Hook {
+        key: "hooks.beforePromptBuild[0]".to_owned(),
+        form: PromptBuildHook::Command(command(&[python.as_str(), "-c", code], HookOnError::Fail)),
+    }];
+    let result = prompt_additions(&hooks, &facts(ws, SessionKind::Main)).await;
+    assert!(!mark.exists(), "the planted module ran as the service");
+    assert_eq!(result.expect("additions").dynamic, ["ok"]);
+}
+
+/// A `HOME` inside a directory sessions can write is not passed on (`~/.gitconfig`,
+/// `~/.bashrc` there would be theirs); one outside is.
+#[test]
+fn hook_home_inside_a_workspace_is_not_passed() {
+    let dir = workspace();
+    let ws = dir.path();
+    let roots = || vec![(ws.to_path_buf(), "the workspace".to_owned())];
+    let inside = ws.join("home").display().to_string();
+    let launch = HookLaunch::new(roots(), &|n| (n == "HOME").then(|| inside.clone()));
+    assert!(
+        launch.env().iter().all(|(name, _)| *name != "HOME"),
+        "{:?}",
+        launch.env()
+    );
+    let launch = HookLaunch::new(roots(), &|n| (n == "HOME").then(|| "/home/svc".to_owned()));
+    assert!(
+        launch
+            .env()
+            .contains(&("HOME", std::ffi::OsString::from("/home/svc"))),
+        "{:?}",
+        launch.env()
+    );
 }

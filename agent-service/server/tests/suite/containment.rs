@@ -47,6 +47,17 @@ impl Service {
     /// Starts the binary, as the user `uid` when given (the test then runs as root), and waits
     /// until it answers RPCs.
     async fn start(uid: Option<u32>) -> Self {
+        Self::start_holding(uid, &[], &[]).await
+    }
+
+    /// [`Service::start`], the binary started with each of `inherited` open for reading on
+    /// descriptors 7, 8, ... and not close-on-exec (as a careless parent leaves them), and
+    /// with `env` added to its environment.
+    async fn start_holding(
+        uid: Option<u32>,
+        inherited: &[&std::path::Path],
+        env: &[(&str, &str)],
+    ) -> Self {
         let (_, fake) = FakeServer::start(WireFormat::ChatCompletions)
             .await
             .expect("fake model server");
@@ -82,6 +93,21 @@ impl Service {
                     .arg(env!("CARGO_BIN_EXE_agent-service"));
                 setpriv
             }
+            None if !inherited.is_empty() => {
+                let opens: String = (0..inherited.len())
+                    .map(|i| format!("{}<\"${}\" ", 7 + i, i + 1))
+                    .collect();
+                let mut sh = Command::new("sh");
+                sh.arg("-c")
+                    .arg(format!(
+                        "exec {opens}; shift {}; exec \"$@\"",
+                        inherited.len()
+                    ))
+                    .arg("sh")
+                    .args(inherited)
+                    .arg(env!("CARGO_BIN_EXE_agent-service"));
+                sh
+            }
             None => Command::new(env!("CARGO_BIN_EXE_agent-service")),
         };
         let log = std::fs::File::create(root.path().join("agent-service.log")).expect("log");
@@ -89,6 +115,7 @@ impl Service {
             .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
             .env("OPENCLAW_TEST_PROVIDER_KEY", PLANTED)
             .env("AGENT_SERVICE_SANDBOX_BWRAP", bwrap)
+            .envs(env.iter().copied())
             .stderr(log)
             .spawn()
             .expect("spawn agent-service");
@@ -172,6 +199,59 @@ async fn no_command_reads_the_services_environment() {
     let host = service.exec(HOST, &[environ_reader(pid)]).await;
     assert!(host[0].contains("read-all"), "{}", host[0]);
     assert!(!host[0].contains(PLANTED), "{}", host[0]);
+}
+
+/// Descriptors the service inherited from whatever started it (a secret file, a directory of
+/// the host) reach no command: a sandboxed one would read the host through a directory
+/// descriptor, whatever the sandbox mounts.
+#[tokio::test]
+async fn no_command_inherits_the_services_descriptors() {
+    let outside = tempfile::tempdir().expect("outside");
+    let secret = outside.path().join("tokens");
+    std::fs::write(&secret, format!("{PLANTED}\n")).expect("secret");
+    std::fs::write(outside.path().join("host-only.txt"), "x").expect("host file");
+    let mut service = Service::start_holding(None, &[&secret, outside.path()], &[]).await;
+    let probe = json!({ "command":
+        "echo fds: $(ls /proc/self/fd | sort -n | tr '\\n' ' '); \
+         cat <&7; cat /proc/self/fd/7; ls /proc/self/fd/8/; echo probed"
+    });
+    for key in [SANDBOXED, HOST] {
+        let out = service.exec(key, std::slice::from_ref(&probe)).await;
+        let out = &out[0];
+        assert!(out.contains("probed"), "{key}: {out}");
+        // The shell's three streams, and the descriptor `ls` lists with.
+        assert!(out.contains("fds: 0 1 2 3\n"), "{key}: {out}");
+        assert!(!out.contains(PLANTED), "{key}: {out}");
+        assert!(!out.contains("host-only.txt"), "{key}: {out}");
+    }
+}
+
+/// Credentials in the service's environment that no config names (the key of a provider the
+/// config does not use, a token meant for another program) reach no host command either;
+/// ordinary variables still do.
+#[tokio::test]
+async fn no_host_command_inherits_a_credential_the_config_does_not_name() {
+    let unused = "sk-ant-unused-7c41d09b";
+    let other = "ghp_other-program-5e2a";
+    let mut service = Service::start_holding(
+        None,
+        &[],
+        &[
+            ("ANTHROPIC_API_KEY", unused),
+            ("GITHUB_TOKEN", other),
+            ("HOST_COMMAND_SEES_ME", "plain-value"),
+        ],
+    )
+    .await;
+    let out = service
+        .exec(HOST, &[json!({ "command": "env; echo listed" })])
+        .await;
+    let out = &out[0];
+    assert!(out.contains("listed"), "{out}");
+    assert!(out.contains("HOST_COMMAND_SEES_ME=plain-value"), "{out}");
+    for leaked in [unused, other, "ANTHROPIC_API_KEY", "GITHUB_TOKEN", PLANTED] {
+        assert!(!out.contains(leaked), "{leaked}: {out}");
+    }
 }
 
 #[tokio::test]

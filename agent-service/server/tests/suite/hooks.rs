@@ -114,7 +114,10 @@ async fn bootstrap_hook_command_changes_what_a_run_sends_and_the_preview_shows()
     script(
         hooks.path(),
         "persona.sh",
-        r#"tee seen.json | sed "s/Be gentle\./Be $1./""#,
+        &format!(
+            r#"tee '{}' | sed "s/Be gentle\./Be $1./""#,
+            dir.join("seen.json").display()
+        ),
     );
     h.fake.push(FakeReply::text("Ahoy."));
     assert!(run_error(&h, "Hello").await.is_none());
@@ -248,7 +251,10 @@ async fn prompt_build_hook_text_goes_below_the_boundary_unless_placed_stable() {
     script(
         hooks.path(),
         "extra.sh",
-        r#"cat > seen.json; printf '{"additions":[{"text":"Command says: the build is green."},{"text":"Command rule: cite file paths.","placement":"stable"}]}'"#,
+        &format!(
+            r#"cat > '{}'; printf '{{"additions":[{{"text":"Command says: the build is green."}},{{"text":"Command rule: cite file paths.","placement":"stable"}}]}}'"#,
+            dir.join("seen.json").display()
+        ),
     );
     let prompt = preview(&h, "main").await.expect("preview");
     for dynamic in [
@@ -345,7 +351,8 @@ async fn bootstrap_hook_config_errors_are_failed_precondition_naming_the_key() {
 async fn hook_program_the_agent_can_write_is_refused_naming_the_key() {
     let (h, _hooks) = start(r#"{ bootstrap: [{ command: ["hooks/files.sh"] }] }"#).await;
     let dir = ws(&h);
-    script(&dir, "hooks/files.sh", "touch ran.mark; cat");
+    let planted = format!("touch '{}'; cat", dir.join("ran.mark").display());
+    script(&dir, "hooks/files.sh", &planted);
     let status = preview(&h, "main").await.expect_err("refused");
     assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     assert!(
