@@ -15,7 +15,7 @@
 //!
 //! Unsandboxed commands inherit the service's environment minus the variables that hold
 //! secrets, judged two ways: by value (`hidden_env`: provider keys, `${VAR}` values of the
-//! config, the service's own tokens) and by name ([`credential_name`]: `*_API_KEY`, `*_TOKEN`,
+//! config, the service's own tokens) and by name ([`credential_name`]: `*_KEY`, `*_TOKEN`,
 //! `*_SECRET`, `*_PASSWORD` and the like, so a key of a provider the config does not use, or a
 //! token meant for another program, is not handed to every command), and with relative `PATH`
 //! entries dropped (a `.` in `PATH` would let a workspace file shadow an allowlisted
@@ -161,12 +161,13 @@ pub(crate) fn kill_group(pgid: i32) {
 }
 
 /// Whether a variable's name says it holds a credential: its last word (words split at `_`,
-/// any case) is `TOKEN`, `SECRET`, `PASSWORD`, `APIKEY`, `CREDENTIALS` or a plural of them,
-/// or its last two are `API_KEY`, `ACCESS_KEY`, `SECRET_KEY`, `PRIVATE_KEY` and the like;
-/// a trailing `_FILE` (a variable naming where such a value is kept) is judged without it.
-/// `AWS_ACCESS_KEY_ID`, `SSH_AUTH_SOCK` or `TOKENIZERS_PARALLELISM` are not credentials.
+/// any case) is `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `APIKEY`,
+/// `CREDENTIAL` or a plural of them, or, after at least one other word, `KEY`, `PASS` or
+/// `PAT` (`OPENAI_KEY`, `STRIPE_SECRET_KEY`, `SMTP_PASS`, `GH_PAT`); a trailing `_FILE` (a
+/// variable naming where such a value is kept) is judged without it. `AWS_ACCESS_KEY_ID`,
+/// `SSH_AUTH_SOCK` or `TOKENIZERS_PARALLELISM` are not credentials.
 pub(crate) fn credential_name(name: &str) -> bool {
-    const LAST: [&str; 10] = [
+    const LAST: [&str; 13] = [
         "TOKEN",
         "TOKENS",
         "SECRET",
@@ -174,27 +175,22 @@ pub(crate) fn credential_name(name: &str) -> bool {
         "PASSWORD",
         "PASSWORDS",
         "PASSWD",
+        "PASSPHRASE",
         "APIKEY",
+        "APIKEYS",
+        "CREDENTIAL",
         "CREDENTIALS",
-        "PAT",
+        "AUTHTOKEN",
     ];
-    const BEFORE_KEY: [&str; 8] = [
-        "API",
-        "ACCESS",
-        "SECRET",
-        "PRIVATE",
-        "SIGNING",
-        "ENCRYPTION",
-        "MASTER",
-        "AUTH",
-    ];
+    /// Too short or too common alone (`KEY`, `PASS`), telling after a prefix.
+    const AFTER_A_WORD: [&str; 4] = ["KEY", "KEYS", "PASS", "PAT"];
     let upper = name.to_ascii_uppercase();
     let mut words: Vec<&str> = upper.split('_').filter(|w| !w.is_empty()).collect();
     if words.len() > 1 && words.last() == Some(&"FILE") {
         words.pop();
     }
     match words.as_slice() {
-        [.., before, "KEY" | "KEYS"] => BEFORE_KEY.contains(before),
+        [_, .., last] if AFTER_A_WORD.contains(last) => true,
         [.., last] => LAST.contains(last),
         [] => false,
     }
@@ -297,6 +293,14 @@ mod tests {
             "JWT_SIGNING_KEY",
             "MISTRAL_APIKEY",
             "TOKEN",
+            "OPENAI_KEY",
+            "DJANGO_SECRET_KEY",
+            "MAPBOX_KEYS",
+            "SMTP_PASS",
+            "GPG_PASSPHRASE",
+            "NGROK_AUTHTOKEN",
+            "DOCKER_CREDENTIAL",
+            "SSH_PRIVATE_KEY_FILE",
         ] {
             assert!(credential_name(name), "{name}");
         }
@@ -312,6 +316,11 @@ mod tests {
             "GPG_TTY",
             "PASSWORD_STORE_DIR",
             "KEY",
+            "PASS",
+            "PAT",
+            "PWD",
+            "OLDPWD",
+            "KEY_FILE",
             "FILE",
             "_",
             "",
