@@ -94,14 +94,23 @@ async fn a_system_prompt_without_dynamic_part_is_sent_alone() {
 /// the SDK's complaint.
 fn sdk_accepts_input(items: &serde_json::Value) -> Result<(), String> {
     use std::process::Command;
+    // The interpreter itself rather than a version manager's `python3` wrapper (pyenv's
+    // re-indexes its wrappers after every pip install, under a lock a killed run can leave
+    // behind).
+    let found = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    assert!(found.status.success(), "python3 cannot name itself");
+    let python = String::from_utf8_lossy(&found.stdout).trim().to_owned();
     let has_sdk = |_: ()| {
-        Command::new("python3")
+        Command::new(&python)
             .args(["-c", "import openai.types.responses"])
             .output()
             .is_ok_and(|out| out.status.success())
     };
     if !has_sdk(()) {
-        let installed = Command::new("python3")
+        let installed = Command::new(&python)
             .args(["-m", "pip", "install", "--quiet", "openai"])
             .output()
             .expect("python3 runs");
@@ -118,7 +127,7 @@ fn sdk_accepts_input(items: &serde_json::Value) -> Result<(), String> {
         from pydantic import TypeAdapter\n\
         from openai.types.responses import ResponseInputParam\n\
         TypeAdapter(ResponseInputParam).validate_python(json.load(open(sys.argv[1])))\n";
-    let out = Command::new("python3")
+    let out = Command::new(&python)
         .args(["-c", script])
         .arg(&file)
         .output()
