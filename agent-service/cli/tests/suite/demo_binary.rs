@@ -160,17 +160,25 @@ fn the_demo_closes_the_descriptors_it_inherited() {
             break;
         }
     }
-    assert!(out.contains("Stop with Ctrl-C."), "{out}");
-    // The demo is `exec`ed by the shell: the child's pid is the demo's.
+    // The demo is `exec`ed by the shell: the child's pid is the demo's. Read before the
+    // checks, and the demo stopped first, so that a failure leaves no demo running.
     let held: Vec<std::path::PathBuf> = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
-        .expect("the demo's descriptors")
-        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
-        .collect();
+        .map(|listing| {
+            listing
+                .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    drop(lines);
+    stop(child);
+    assert!(out.contains("Stop with Ctrl-C."), "{out}");
+    assert!(
+        !held.is_empty(),
+        "the demo's descriptors could not be listed"
+    );
     assert!(
         !held.iter().any(|target| target == &secret),
         "the demo still holds {}: {held:?}",
         secret.display()
     );
-    drop(lines);
-    stop(child);
 }
