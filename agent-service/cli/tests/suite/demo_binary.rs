@@ -10,7 +10,13 @@ use std::{
 /// The demo started with `extra` flags on free ports, read up to its last
 /// line of output; returns the child (still serving) and its stdout so far.
 fn start(state: &std::path::Path, extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_openclaw"))
+    start_by(Command::new(env!("CARGO_BIN_EXE_openclaw")), state, extra)
+}
+
+/// [`start`], with `launcher` the command the demo's arguments are added to (the binary,
+/// or a shell that `exec`s it).
+fn start_by(mut launcher: Command, state: &std::path::Path, extra: &[&str]) -> (Child, String) {
+    let mut child = launcher
         .args(["demo", "--state-dir"])
         .arg(state)
         .args([
@@ -127,39 +133,14 @@ fn the_demo_closes_the_descriptors_it_inherited() {
     let state = tempfile::tempdir().expect("tempdir");
     let secret = state.path().join("outside-secret");
     std::fs::write(&secret, "not for commands\n").expect("secret");
-    let mut child = Command::new("sh")
+    let mut launcher = Command::new("sh");
+    launcher
         .arg("-c")
         .arg("exec 7<\"$1\"; shift; exec \"$@\"")
         .arg("sh")
         .arg(&secret)
-        .arg(env!("CARGO_BIN_EXE_openclaw"))
-        .args(["demo", "--state-dir"])
-        .arg(state.path().join("state"))
-        .args([
-            "--prompt-listen",
-            "127.0.0.1:0",
-            "--agent-listen",
-            "127.0.0.1:0",
-        ])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn openclaw demo");
-    let Some(stdout) = child.stdout.take() else {
-        panic!("stdout is piped");
-    };
-    let mut lines = BufReader::new(stdout).lines();
-    let mut out = String::new();
-    for line in lines.by_ref() {
-        let line = line.expect("a line");
-        out.push_str(&line);
-        out.push('\n');
-        if line == "Stop with Ctrl-C." {
-            break;
-        }
-    }
+        .arg(env!("CARGO_BIN_EXE_openclaw"));
+    let (child, out) = start_by(launcher, &state.path().join("state"), &[]);
     // The demo is `exec`ed by the shell: the child's pid is the demo's. Read before the
     // checks, and the demo stopped first, so that a failure leaves no demo running.
     let held: Vec<std::path::PathBuf> = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
@@ -169,7 +150,6 @@ fn the_demo_closes_the_descriptors_it_inherited() {
                 .collect()
         })
         .unwrap_or_default();
-    drop(lines);
     stop(child);
     assert!(out.contains("Stop with Ctrl-C."), "{out}");
     assert!(
