@@ -125,6 +125,12 @@ pub async fn run(client: &mut Client, key: &str, message: &str) -> Result<RunOut
 
 /// The texts of the user messages in a session's transcript, in order.
 pub async fn user_messages(client: &mut Client, key: &str) -> Result<Vec<String>, String> {
+    texts_of(client, key, "user").await
+}
+
+/// The texts of the messages with `role` (`user`, `assistant`, `toolResult`) in a
+/// session's transcript, in order.
+pub async fn texts_of(client: &mut Client, key: &str, role: &str) -> Result<Vec<String>, String> {
     let mut stream = client
         .get_transcript(keyed(
             key,
@@ -144,7 +150,7 @@ pub async fn user_messages(client: &mut Client, key: &str) -> Result<Vec<String>
         let Some(pb::transcript_item::Item::Entry(entry)) = item.item else {
             continue;
         };
-        if entry.role != "user" {
+        if entry.role != role {
             continue;
         }
         let line: serde_json::Value = serde_json::from_str(&entry.json)

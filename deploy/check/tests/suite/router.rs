@@ -1137,14 +1137,24 @@ async fn a_subagents_session_lives_and_is_reached_on_its_parents_replica() {
         .find(|k| replica.owner_of(k) != agent_home)
         .expect("a parent key");
     let home = usize::try_from(replica.owner_of(&parent)).expect("ordinal");
-    let answer = calls::run(&mut client, &parent, "delegate the forecast")
+    calls::run(&mut client, &parent, "delegate the forecast")
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", cluster.router.log()));
-    let child = answer
-        .final_text
-        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '"' | '`'))
+    // The spawn tool's result names the child. (The run's final text may not: when the
+    // child finishes first, its announcement reaches the parent's run as a steered
+    // message, and the script answers that instead.)
+    let results = calls::texts_of(&mut client, &parent, "toolResult")
+        .await
+        .unwrap_or_else(|e| panic!("the parent's transcript through the router: {e}"));
+    let child = results
+        .iter()
+        .flat_map(|text| {
+            text.split(|c: char| {
+                c.is_whitespace() || matches!(c, '(' | ')' | ',' | '"' | '`' | '{' | '}')
+            })
+        })
         .find(|word| word.contains(":subagent:"))
-        .unwrap_or_else(|| panic!("no child session key in {answer:?}"))
+        .unwrap_or_else(|| panic!("no child session key in the tool results {results:?}"))
         .trim_end_matches('.')
         .to_owned();
     assert!(child.starts_with(&format!("{parent}:subagent:")), "{child}");
