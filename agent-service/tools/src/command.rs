@@ -24,7 +24,8 @@
 //! `sh -c` (and `bash`, `dash`, `ash`, `ksh`, `mksh`, `yash`: shells that read no startup file
 //! when they run a `-c` script) by parsing their literal script again,
 //! `env`, `nice`, `timeout`, `nohup`, `stdbuf`, `time`, `command`, `exec`, `setsid`, `xargs`
-//! and `busybox` by judging the program they start, and `find -exec`/`-ok` by judging the
+//! and `busybox` (whose applet the policy never covers) by judging the program they start,
+//! and `find -exec`/`-ok` by judging the
 //! program found files are handed to (as well as `find` itself). A wrapper, shell or `find`
 //! given a word the shell expands (a glob or braces) is opaque: the expansion could move
 //! which word is the program. Shells and wrappers are unwrapped only when they are the

@@ -393,6 +393,11 @@ impl ExecPolicy {
         for wrapper in &invocation.through {
             // `find` is judged as its own invocation.
             let name = base_name(wrapper);
+            if name == "busybox" {
+                return Err(format!(
+                    "{wrapper} runs its own {program} applet, not the file an entry or safe bin                      would judge"
+                ));
+            }
             if wrapper.contains('/') || !(is_wrapper(name) || is_shell(name)) {
                 continue;
             }
@@ -414,6 +419,9 @@ impl ExecPolicy {
         }
         if SAFE_BUILTINS.contains(&program) {
             return self.cover_builtin(invocation, &path, cwd);
+        }
+        if let Some(why) = find_writes_files(program, &invocation.args) {
+            return Err(why);
         }
         let resolved = resolve(program, &path, cwd);
         if let Some(file) = &resolved
@@ -533,6 +541,22 @@ impl ExecPolicy {
             reason,
         }
     }
+}
+
+/// `find`'s actions that write a file the line names (`-fprint`, `-fprint0`, `-fprintf`,
+/// `-fls`), if `args` hold one. What `find` runs is judged (`-exec`), so an entry for `find`
+/// does not let it start anything else; the same entry must not let it write a file of its
+/// choosing either (a `~/.profile`, a repository's `.git/hooks/pre-commit`), which some
+/// other program runs later.
+fn find_writes_files(program: &str, args: &[String]) -> Option<String> {
+    const WRITES: [&str; 4] = ["-fprint", "-fprint0", "-fprintf", "-fls"];
+    if base_name(program) != "find" {
+        return None;
+    }
+    let action = args.iter().find(|a| WRITES.contains(&a.as_str()))?;
+    Some(format!(
+        "{program} {action} writes to a file the line names, which no entry covers"
+    ))
 }
 
 /// Why a program that is a wrapper or `find` under another name must not be covered, if so.

@@ -272,3 +272,59 @@ fn a_runner_under_another_name_is_not_covered() {
         assert!(bare.always_patterns(line).is_empty(), "{line}");
     }
 }
+
+#[test]
+fn a_busybox_applet_is_not_the_file_its_name_finds() {
+    // busybox runs its own code for an applet whatever file of that name PATH holds, so an
+    // entry or a safe bin for that file says nothing about it. With busybox installed, so
+    // the refusal is not that it is missing.
+    let busybox = agent_testkit::packages::ensure_program("busybox", "busybox")
+        .unwrap_or_else(|e| panic!("busybox is needed: {e}"));
+    let b = Bins::new(&["ls", "wc"]);
+    let p = b.policy(&["ls", "wc"]);
+    allowed_all(&p, &["ls", "wc x"]);
+    refused_all(
+        &p,
+        &[
+            "busybox ls",
+            "busybox wc x",
+            &format!("{} ls", busybox.display()),
+            "env busybox ls",
+            "nice busybox wc",
+        ],
+    );
+    refused_all(
+        &system(),
+        &["busybox wc -l x", "busybox head -n 1 x", "busybox true"],
+    );
+    let reason = p.judge_command("busybox ls").reason;
+    assert!(reason.contains("applet"), "{reason}");
+    assert!(!reason.contains("not found"), "{reason}");
+}
+
+#[test]
+fn an_allowlisted_find_does_not_write_files_the_line_names() {
+    let find = Path::new("/usr/bin/find").canonicalize().unwrap();
+    let p = ExecPolicy::allowlist([find.display().to_string()]).with_search_path("/usr/bin:/bin");
+    allowed_all(
+        &p,
+        &[
+            "find . -name x",
+            "find . -print0",
+            "find . -printf %p",
+            "find . -ls",
+        ],
+    );
+    refused_all(
+        &p,
+        &[
+            "find . -fprint .profile",
+            "find . -fprint0 x",
+            "find . -fprintf .git/hooks/pre-commit 'id\\n'",
+            "find . -name x -fls out",
+            "find . -fprintf /dev/null x",
+        ],
+    );
+    let reason = p.judge_command("find . -fls out").reason;
+    assert!(reason.contains("-fls"), "{reason}");
+}
