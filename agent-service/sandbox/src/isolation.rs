@@ -39,8 +39,9 @@ const NETWORK_ETC_ENTRIES: [&str; 3] = ["/etc/resolv.conf", "/etc/gai.conf", "/e
 /// The size of the private `/tmp` (it lives in memory).
 const TMP_BYTES: u64 = 512 * 1024 * 1024;
 
-/// `PATH` inside the sandbox, and the only variable bubblewrap itself is started with.
-const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// `PATH` inside the sandbox, and the only variable bubblewrap itself is started with. Exec
+/// approvals resolve a sandboxed command's program names on it, not on the service's own.
+pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Kernel interfaces under the sandbox's `/proc` that change the whole host when written
 /// (`/proc/sys/kernel/core_pattern` runs a program as root on the next crash,

@@ -62,5 +62,5 @@ mod lifetime;
 
 pub use engine::{Bubblewrap, Unusable, locate};
 pub use identity::SandboxUser;
-pub use isolation::{Access, Isolation, Limits, Mount, Network, new_session};
+pub use isolation::{Access, Isolation, Limits, Mount, Network, SANDBOX_PATH, new_session};
 pub use lifetime::{Containment, Lifetime};

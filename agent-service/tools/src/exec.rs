@@ -135,8 +135,19 @@ async fn approve(
         cwd,
         call_id: &ctx.call_id,
     };
-    let verdict = ctx.exec_policy.verdict_in(command, cwd);
-    let always = || ctx.exec_policy.always_patterns_in(command, cwd);
+    // A sandboxed command finds its program on the sandbox's PATH, not the service's.
+    let sandboxed;
+    let policy = if ctx.sandbox.is_some() {
+        sandboxed = ctx
+            .exec_policy
+            .clone()
+            .with_search_path(openclaw_sandbox::SANDBOX_PATH);
+        &sandboxed
+    } else {
+        &ctx.exec_policy
+    };
+    let verdict = policy.verdict_in(command, cwd);
+    let always = || policy.always_patterns_in(command, cwd);
     match settle(
         verdict,
         question,

@@ -116,3 +116,44 @@ async fn commands_have_no_controlling_terminal() {
     // outside it), with no terminal.
     assert!(text.contains("tty=? pid=1\n"), "{text}");
 }
+
+#[tokio::test]
+async fn a_sandboxed_command_is_judged_by_the_program_the_sandbox_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    // A directory first on the PATH the service judges by, outside the system directories,
+    // holding its own `whoami`. The sandbox's PATH holds only system directories, so a
+    // sandboxed `whoami` is the system's whatever that directory holds.
+    let bin = tempfile::tempdir().unwrap();
+    let planted = bin.path().join("whoami");
+    std::fs::write(&planted, "#!/bin/sh\necho planted\n").unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let search = format!("{}:/usr/bin:/bin", bin.path().display());
+    let system = std::path::Path::new("/usr/bin/whoami")
+        .canonicalize()
+        .unwrap();
+    let policy = |entry: &std::path::Path| {
+        openclaw_tools::ExecPolicy::allowlist([entry.display().to_string()])
+            .with_search_path(search.as_str())
+    };
+
+    // An entry for the system's file covers what the sandbox runs.
+    let mut f = sandboxed();
+    f.ctx.exec_policy = policy(&system);
+    let outcome = f.call(&ExecTool, json!({ "command": "whoami" })).await;
+    assert!(!ok_text(&outcome).contains("planted"), "{outcome:?}");
+    // An entry for the planted file does not: the sandbox would run another program.
+    f.ctx.exec_policy = policy(&planted);
+    let outcome = f.call(&ExecTool, json!({ "command": "whoami" })).await;
+    let refused = super::error_text(&outcome);
+    assert!(refused.contains("permission denied"), "{refused}");
+    assert!(refused.contains("/usr/bin/whoami"), "{refused}");
+
+    // On the host the same PATH is judged: the planted file is what is covered there.
+    let mut host = Fixture::new();
+    host.ctx.exec_policy = policy(&system);
+    let outcome = host.call(&ExecTool, json!({ "command": "whoami" })).await;
+    assert!(
+        super::error_text(&outcome).contains("permission denied"),
+        "{outcome:?}"
+    );
+}
