@@ -17,7 +17,9 @@
 //! secrets, judged two ways: by value (`hidden_env`: provider keys, `${VAR}` values of the
 //! config, the service's own tokens) and by name ([`credential_name`]: `*_KEY`, `*_TOKEN`,
 //! `*_SECRET`, `*_PASSWORD` and the like, so a key of a provider the config does not use, or a
-//! token meant for another program, is not handed to every command), and with relative `PATH`
+//! token meant for another program, is not handed to every command) and by shape
+//! ([`credential_value`]: a URL or connection string with a password in it, the usual form of
+//! `DATABASE_URL`), and with relative `PATH`
 //! entries dropped (a `.` in `PATH` would let a workspace file shadow an allowlisted
 //! program). Sandboxed commands get an empty environment (see `openclaw-sandbox`).
 //!
@@ -87,9 +89,9 @@ pub(crate) fn spawn_shell(
             for name in launch.hidden_env {
                 plain.env_remove(name);
             }
-            for (name, _) in std::env::vars_os() {
+            for (name, value) in std::env::vars_os() {
                 // A name that is not UTF-8 cannot be judged: not passed on either.
-                if name.to_str().is_none_or(credential_name) {
+                if name.to_str().is_none_or(credential_name) || credential_value(&value) {
                     plain.env_remove(&name);
                 }
             }
@@ -196,6 +198,30 @@ pub(crate) fn credential_name(name: &str) -> bool {
     }
 }
 
+/// Whether a variable's value carries a password whatever its name says: a URL with a
+/// password in its user part (`postgres://app:pw@db/x`, `redis://:pw@cache`,
+/// `https://user:pw@proxy:3128`), or a connection string with a `Password=` or `Pwd=` field
+/// (`Server=db;User Id=app;Password=pw`). A URL without one (`https://proxy:3128`,
+/// `postgres://app@db/x`) is not.
+pub(crate) fn credential_value(value: &OsStr) -> bool {
+    let text = value.to_string_lossy();
+    let url_password = text.split("://").skip(1).any(|rest| {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority
+            .rsplit_once('@')
+            .and_then(|(user_part, _)| user_part.split_once(':'))
+            .is_some_and(|(_, password)| !password.is_empty())
+    });
+    url_password
+        || text.split(';').any(|field| {
+            field.split_once('=').is_some_and(|(key, value)| {
+                let key = key.trim();
+                (key.eq_ignore_ascii_case("password") || key.eq_ignore_ascii_case("pwd"))
+                    && !value.trim().is_empty()
+            })
+        })
+}
+
 /// `PATH` without empty or relative entries (both mean "the working directory").
 fn absolute_path_entries(path: &OsStr) -> OsString {
     let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
@@ -269,7 +295,43 @@ impl ExitKind {
 
 #[cfg(test)]
 mod tests {
-    use super::credential_name;
+    use std::ffi::OsStr;
+
+    use super::{credential_name, credential_value};
+
+    #[test]
+    fn values_holding_a_password_are_recognised() {
+        for value in [
+            "postgres://app:s3cret@db.internal:5432/main",
+            "postgresql://app:s3cret@db/main?sslmode=require",
+            "redis://:s3cret@cache:6379/0",
+            "https://user:s3cret@proxy.example:3128",
+            "mongodb+srv://u:p%40ss@cluster0.example.net/db",
+            "amqp://guest:guest@rabbit//",
+            "a list: http://x, mysql://root:pw@db",
+            "Server=db;User Id=app;Password=s3cret;",
+            "host=db;pwd=s3cret",
+            "Data Source=x; PASSWORD = s3cret",
+        ] {
+            assert!(credential_value(OsStr::new(value)), "{value}");
+        }
+        for value in [
+            "",
+            "/usr/local/bin:/usr/bin:/bin",
+            "https://proxy.example:3128",
+            "postgres://app@db/main",
+            "postgres://db:5432/main",
+            "redis://:@cache",
+            "http://example.com/a:b@c",
+            "http://example.com/?next=user:pw@x",
+            "en_US.UTF-8",
+            "Password=",
+            "user@example.com",
+            "ssh://git@github.com:22/x.git",
+        ] {
+            assert!(!credential_value(OsStr::new(value)), "{value}");
+        }
+    }
 
     #[test]
     fn credential_names_are_recognised_by_their_last_words() {

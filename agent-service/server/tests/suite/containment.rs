@@ -227,19 +227,24 @@ async fn no_command_inherits_the_services_descriptors() {
 }
 
 /// Credentials in the service's environment that no config names (the key of a provider the
-/// config does not use, a token meant for another program) reach no host command either;
+/// config does not use, a token meant for another program, a database URL with its password)
+/// reach no host command either;
 /// ordinary variables still do.
 #[tokio::test]
 async fn no_host_command_inherits_a_credential_the_config_does_not_name() {
     let unused = "sk-ant-unused-7c41d09b";
     let other = "ghp_other-program-5e2a";
+    let database = "postgres://app:pw-3f9d1c@db.internal/main";
     let mut service = Service::start_holding(
         None,
         &[],
         &[
             ("ANTHROPIC_API_KEY", unused),
             ("GITHUB_TOKEN", other),
+            // Named like any setting, holding a password in its value.
+            ("DATABASE_URL", database),
             ("HOST_COMMAND_SEES_ME", "plain-value"),
+            ("PLAIN_URL", "https://proxy.internal:3128"),
         ],
     )
     .await;
@@ -249,7 +254,18 @@ async fn no_host_command_inherits_a_credential_the_config_does_not_name() {
     let out = &out[0];
     assert!(out.contains("listed"), "{out}");
     assert!(out.contains("HOST_COMMAND_SEES_ME=plain-value"), "{out}");
-    for leaked in [unused, other, "ANTHROPIC_API_KEY", "GITHUB_TOKEN", PLANTED] {
+    assert!(
+        out.contains("PLAIN_URL=https://proxy.internal:3128"),
+        "{out}"
+    );
+    for leaked in [
+        unused,
+        other,
+        "ANTHROPIC_API_KEY",
+        "GITHUB_TOKEN",
+        "pw-3f9d1c",
+        PLANTED,
+    ] {
         assert!(!out.contains(leaked), "{leaked}: {out}");
     }
 }
