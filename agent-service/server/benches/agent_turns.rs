@@ -97,7 +97,7 @@ async fn main() -> anyhow::Result<()> {
         "agent-service per-turn overhead, instant fake model, {sequential_runs} sequential runs"
     );
     println!(
-        "  (each run: 1 user message, 2 model calls with a prompt render each, 1 tool call, 4 transcript appends)"
+        "  (each run: 1 user message, 2 model calls each building its render request (sent once: the second is unchanged), 1 tool call, 4 transcript appends)"
     );
     println!(
         "  per run:        p50 {:>8.2} ms   p99 {:>8.2} ms",

@@ -16,13 +16,54 @@ pub(crate) async fn render_turn(
 ) -> Result<pb::RenderSystemPromptResponse, RuntimeError> {
     let request = render_request(services, t).await?;
     let response = render_prompt(services, request, deadline).await?;
-    // P-49: a turn's render (not a preview) counts towards a file's run of cuts.
+    record_cuts(services, t, &response);
+    Ok(response)
+}
+
+/// P-49: a turn's render (not a preview) counts towards a file's run of cuts.
+fn record_cuts(services: &Services, t: &TurnPrompt<'_>, response: &pb::RenderSystemPromptResponse) {
     if t.surface != prompt_render::PromptSurface::Preview {
         services
             .cuts()
             .record(&t.agent.id, t.session_key, response.context.as_ref());
     }
-    Ok(response)
+}
+
+/// The last render of a run: the request sent and the prompt it was answered with.
+#[derive(Default)]
+pub(crate) struct RunRender {
+    kept: Option<(
+        pb::RenderSystemPromptRequest,
+        pb::RenderSystemPromptResponse,
+    )>,
+}
+
+impl RunRender {
+    /// The prompt of a run's next model call. Its facts are gathered again (the workspace
+    /// files as on disk now, the config as loaded now, the hooks' additions) into a render
+    /// request; one equal to the request the run last sent is answered with that request's
+    /// prompt instead of being sent again. The renderer is a pure function of its request
+    /// (P-1), so the answer is the one prompt-service would give; a run's tool loop usually
+    /// changes nothing the prompt says, and this saves a round trip per model call after the
+    /// first (L17).
+    pub(crate) async fn next(
+        &mut self,
+        services: &Services,
+        t: &TurnPrompt<'_>,
+        deadline: Instant,
+    ) -> Result<&pb::RenderSystemPromptResponse, RuntimeError> {
+        let request = render_request(services, t).await?;
+        let kept = match self.kept.take() {
+            Some((sent, response)) if sent == request => self.kept.insert((sent, response)),
+            // What was kept is dropped first: a failed render keeps nothing.
+            _ => {
+                let response = render_prompt(services, request.clone(), deadline).await?;
+                self.kept.insert((request, response))
+            }
+        };
+        record_cuts(services, t, &kept.1);
+        Ok(&kept.1)
+    }
 }
 
 /// Sends one render request to the prompt source.

@@ -2,7 +2,13 @@
 //! scripted model server of the test kit over a local socket, prompts rendered in-process by
 //! the prompt-service renderer, and a real state directory.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use agent_testkit::{FakeError, FakeReply, FakeServer, FakeServerHandle, WireFormat};
 use openclaw_transcript::{Message, SystemClock};
@@ -33,6 +39,52 @@ struct Loop {
     services: Arc<Services>,
     model: FakeServerHandle,
     dir: tempfile::TempDir,
+    /// System-prompt renders asked of the prompt source so far.
+    renders: Arc<AtomicUsize>,
+}
+
+/// The in-process renderer, counting the system-prompt renders asked of it.
+#[derive(Debug)]
+struct CountingPrompt {
+    inner: prompt_client::InProcessPromptSource,
+    renders: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl prompt_client::PromptSource for CountingPrompt {
+    async fn render(
+        &self,
+        request: openclaw_proto::prompt::v1::RenderSystemPromptRequest,
+        deadline: std::time::Instant,
+    ) -> Result<openclaw_proto::prompt::v1::RenderSystemPromptResponse, prompt_client::PromptError>
+    {
+        self.renders.fetch_add(1, Ordering::SeqCst);
+        self.inner.render(request, deadline).await
+    }
+
+    async fn contribution(
+        &self,
+        request: openclaw_proto::prompt::v1::ResolveProviderContributionRequest,
+        deadline: std::time::Instant,
+    ) -> Result<
+        openclaw_proto::prompt::v1::ResolveProviderContributionResponse,
+        prompt_client::PromptError,
+    > {
+        self.inner.contribution(request, deadline).await
+    }
+
+    async fn render_codex(
+        &self,
+        request: openclaw_proto::prompt::v1::RenderCodexTurnRequest,
+        deadline: std::time::Instant,
+    ) -> Result<openclaw_proto::prompt::v1::RenderCodexTurnResponse, prompt_client::PromptError>
+    {
+        self.inner.render_codex(request, deadline).await
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
 }
 
 impl Loop {
@@ -63,22 +115,35 @@ impl Loop {
             format.api()
         );
         std::fs::write(dir.path().join("openclaw.json"), config).expect("config");
+        let renders = Arc::new(AtomicUsize::new(0));
         Self {
-            services: services_in(dir.path(), owns),
+            services: services_in(dir.path(), owns, &renders),
             model,
             dir,
+            renders,
         }
+    }
+
+    /// System-prompt renders asked of the prompt source so far.
+    fn renders(&self) -> usize {
+        self.renders.load(Ordering::SeqCst)
     }
 
     /// Closes every session and starts the services again over the same state directory and
     /// model server, as a restarted agent-service would.
     async fn restarted(self) -> Self {
         self.services.sessions().close_all().await;
-        let Self { model, dir, .. } = self;
-        Self {
-            services: services_in(dir.path(), None),
+        let Self {
             model,
             dir,
+            renders,
+            ..
+        } = self;
+        Self {
+            services: services_in(dir.path(), None, &renders),
+            model,
+            dir,
+            renders,
         }
     }
 
@@ -152,14 +217,17 @@ impl Loop {
 fn services_in(
     dir: &std::path::Path,
     owns: Option<crate::services::SessionOwner>,
+    renders: &Arc<AtomicUsize>,
 ) -> Arc<Services> {
     let settings = Settings {
         state_dir: dir.join("state"),
         config_path: dir.join("openclaw.json"),
         home_dir: dir.to_path_buf(),
     };
-    let prompt: Arc<dyn prompt_client::PromptSource> =
-        Arc::new(prompt_client::InProcessPromptSource::new().expect("prompt source"));
+    let prompt: Arc<dyn prompt_client::PromptSource> = Arc::new(CountingPrompt {
+        inner: prompt_client::InProcessPromptSource::new().expect("prompt source"),
+        renders: Arc::clone(renders),
+    });
     Services::start(RuntimeOptions {
         owns,
         ..RuntimeOptions::new(
@@ -269,6 +337,40 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() {
         .filter(|m| matches!(m, Message::ToolResult(r) if r.tool_call_id == "c1" && !r.is_error))
         .count();
     assert_eq!(results, 1);
+}
+
+/// A run's model calls share one render while nothing its prompt says changes, and a tool
+/// that changes a workspace file the prompt injects gets the next call a fresh render.
+#[tokio::test]
+async fn a_runs_model_calls_share_a_render_until_its_facts_change() {
+    let l = Loop::start("").await;
+    let system = |at: usize| l.model.requests()[at].body["messages"][0]["content"].to_string();
+
+    l.run_reading_notes().await;
+    assert_eq!(l.model.request_count(), 2);
+    assert_eq!(l.renders(), 1, "one render for the run's two model calls");
+    assert_eq!(system(0), system(1));
+    assert!(system(0).contains("AGENTS.md"), "{}", system(0));
+
+    // The tool rewrites AGENTS.md between the calls: the second call's prompt says the new
+    // text, rendered again; the first did not.
+    l.model.push_all([
+        FakeReply::tool_call(
+            "c2",
+            "write",
+            json!({ "path": "AGENTS.md", "content": "RULE-MARK-5521: answer in haiku.\n" }),
+        ),
+        FakeReply::text("Updated."),
+    ]);
+    let events = l.run("Change the rules.").await;
+    assert_eq!(final_of(&events), ("Updated.".to_owned(), 2));
+    assert_eq!(
+        l.renders(),
+        3,
+        "a new run renders, and so does a call after a change"
+    );
+    assert!(!system(2).contains("RULE-MARK-5521"), "{}", system(2));
+    assert!(system(3).contains("RULE-MARK-5521"), "{}", system(3));
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ use super::{
     blocks::{self, BlockSink},
     compactor::Compactor,
     evidence::PromptFingerprint,
-    prepare::{contribution, render_turn},
+    prepare::{RunRender, contribution},
     reply::{DirectiveCheck, assistant_text, cut_short, provider_error, why_cut},
     run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors},
     shorten, summarize_call,
@@ -124,15 +124,16 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
 
     // Model replies in a row whose tool calls all had arguments that were not JSON.
     let mut invalid_batches = 0u32;
+    let mut rendered = RunRender::default();
     for step in 1..=max_steps {
         if start.cancel.is_cancelled() {
             return finish_failed(services, s, &total, interrupted()).await;
         }
         repair(services, s, &mut history).await?;
-        let prompt = render_turn(services, &turn, deadline).await?;
+        let prompt = rendered.next(services, &turn, deadline).await?;
         // Compaction may replace older history with a summary;
         // the pairing check runs again on what it leaves (lesson L10).
-        match compactor.before_call(&prompt, &mut history).await {
+        match compactor.before_call(prompt, &mut history).await {
             Ok(true) => repair(services, s, &mut history).await?,
             Ok(false) => {}
             Err(error) => return finish_failed(services, s, &total, error).await,
@@ -140,7 +141,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         let reply = match call
             .model_call(
                 step,
-                &prompt,
+                prompt,
                 &mut sink,
                 &mut compactor,
                 &mut history,
