@@ -164,8 +164,9 @@ pub(crate) fn kill_group(pgid: i32) {
 
 /// Whether a variable's name says it holds a credential: its last word (words split at `_`,
 /// any case) is `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `APIKEY`,
-/// `CREDENTIAL` or a plural of them, or, after at least one other word, `KEY`, `PASS` or
-/// `PAT` (`OPENAI_KEY`, `STRIPE_SECRET_KEY`, `SMTP_PASS`, `GH_PAT`); a trailing `_FILE` (a
+/// `CREDENTIAL` or a plural of them, or ends with `PASSWORD` or `PASSWD` (`PGPASSWORD`), or,
+/// after at least one other word, `KEY`, `PASS`, `PAT`, `PWD` or `AUTH` (`OPENAI_KEY`,
+/// `STRIPE_SECRET_KEY`, `SMTP_PASS`, `GH_PAT`, `MYSQL_PWD`, `REDISCLI_AUTH`); a trailing `_FILE` (a
 /// variable naming where such a value is kept) is judged without it. `AWS_ACCESS_KEY_ID`,
 /// `SSH_AUTH_SOCK` or `TOKENIZERS_PARALLELISM` are not credentials.
 pub(crate) fn credential_name(name: &str) -> bool {
@@ -184,8 +185,11 @@ pub(crate) fn credential_name(name: &str) -> bool {
         "CREDENTIALS",
         "AUTHTOKEN",
     ];
-    /// Too short or too common alone (`KEY`, `PASS`), telling after a prefix.
-    const AFTER_A_WORD: [&str; 4] = ["KEY", "KEYS", "PASS", "PAT"];
+    /// Too short or too common alone (`KEY`, `PASS`, `PWD` the working directory), telling
+    /// after a prefix.
+    const AFTER_A_WORD: [&str; 6] = ["KEY", "KEYS", "PASS", "PAT", "PWD", "AUTH"];
+    /// Glued to a prefix in well-known names (`PGPASSWORD`).
+    const GLUED: [&str; 2] = ["PASSWORD", "PASSWD"];
     let upper = name.to_ascii_uppercase();
     let mut words: Vec<&str> = upper.split('_').filter(|w| !w.is_empty()).collect();
     if words.len() > 1 && words.last() == Some(&"FILE") {
@@ -193,7 +197,7 @@ pub(crate) fn credential_name(name: &str) -> bool {
     }
     match words.as_slice() {
         [_, .., last] if AFTER_A_WORD.contains(last) => true,
-        [.., last] => LAST.contains(last),
+        [.., last] => LAST.contains(last) || GLUED.iter().any(|glued| last.ends_with(glued)),
         [] => false,
     }
 }
@@ -363,6 +367,11 @@ mod tests {
             "NGROK_AUTHTOKEN",
             "DOCKER_CREDENTIAL",
             "SSH_PRIVATE_KEY_FILE",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "REDISCLI_AUTH",
+            "ORACLE_PWD",
+            "DBPASSWD",
         ] {
             assert!(credential_name(name), "{name}");
         }
@@ -384,6 +393,11 @@ mod tests {
             "OLDPWD",
             "KEY_FILE",
             "FILE",
+            "PGPASSFILE",
+            "SSH_AUTH_SOCK",
+            "AUTH",
+            "PASSWORD_STORE_DIR",
+            "XAUTHORITY",
             "_",
             "",
         ] {
