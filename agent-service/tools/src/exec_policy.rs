@@ -395,7 +395,8 @@ impl ExecPolicy {
             let name = base_name(wrapper);
             if name == "busybox" {
                 return Err(format!(
-                    "{wrapper} runs its own {program} applet, not the file an entry or safe bin                      would judge"
+                    "{wrapper} runs its own {program} applet, not the file an entry or safe bin \
+                     would judge"
                 ));
             }
             if wrapper.contains('/') || !(is_wrapper(name) || is_shell(name)) {
