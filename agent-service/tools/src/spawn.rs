@@ -202,11 +202,13 @@ pub(crate) fn credential_name(name: &str) -> bool {
     }
 }
 
-/// Whether a variable's value carries a password whatever its name says: a URL with a
+/// Whether a variable's value carries a credential whatever its name says: a URL with a
 /// password in its user part (`postgres://app:pw@db/x`, `redis://:pw@cache`,
-/// `https://user:pw@proxy:3128`), or a connection string with a `Password=` or `Pwd=` field
-/// (`Server=db;User Id=app;Password=pw`). A URL without one (`https://proxy:3128`,
-/// `postgres://app@db/x`) is not.
+/// `https://user:pw@proxy:3128`), or a `key=value` field whose key names a secret, in a
+/// connection string (`Server=db;Password=pw`, Azure's `AccountKey=...`), a URL's query
+/// (`jdbc:postgresql://db/x?user=app&password=pw`, `?token=...`) or a libpq keyword list
+/// (`host=db password=pw`). A URL without one (`https://proxy:3128`, `postgres://app@db/x`)
+/// is not.
 pub(crate) fn credential_value(value: &OsStr) -> bool {
     let text = value.to_string_lossy();
     let url_password = text.split("://").skip(1).any(|rest| {
@@ -216,14 +218,58 @@ pub(crate) fn credential_value(value: &OsStr) -> bool {
             .and_then(|(user_part, _)| user_part.split_once(':'))
             .is_some_and(|(_, password)| !password.is_empty())
     });
+    let field = |field: &str| {
+        field
+            .split_once('=')
+            .is_some_and(|(key, value)| secret_key(key.trim()) && !value.trim().is_empty())
+    };
+    // Connection strings may space their `=` (`Password = pw`); libpq lists separate their
+    // fields with spaces alone.
     url_password
-        || text.split(';').any(|field| {
-            field.split_once('=').is_some_and(|(key, value)| {
-                let key = key.trim();
-                (key.eq_ignore_ascii_case("password") || key.eq_ignore_ascii_case("pwd"))
-                    && !value.trim().is_empty()
-            })
-        })
+        || text
+            .split([';', '&', '?'])
+            .any(|part| field(part) || part.split_whitespace().any(field))
+}
+
+/// Whether the key of a `key=value` field names a secret: `password`, `pwd`, `token`,
+/// `secret`, `sig` (a signed URL's signature) ..., one ending in `_key`, `_token`, `_secret`
+/// or `_password`, or a camel-case one ending in `Key`, `Password`, `Secret` or `Token`
+/// (`AccountKey`, `SharedAccessKey`). `monkey` or `ls` are not.
+fn secret_key(key: &str) -> bool {
+    const WHOLE: [&str; 12] = [
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "secret",
+        "token",
+        "apikey",
+        "sig",
+        "accountkey",
+        "sharedaccesskey",
+        "access_token",
+        "client_secret",
+    ];
+    const SUFFIXES: [&str; 4] = ["key", "password", "secret", "token"];
+    let lower = key.to_ascii_lowercase();
+    if WHOLE.contains(&lower.as_str()) {
+        return true;
+    }
+    SUFFIXES.iter().any(|suffix| {
+        let separated = [b'_', b'-'].iter().any(|sep| {
+            lower.len() > suffix.len() + 1
+                && lower.ends_with(suffix)
+                && lower.as_bytes()[lower.len() - suffix.len() - 1] == *sep
+        });
+        // `AccountKey`: the suffix capitalised, after a lower-case letter.
+        let at = key.len().wrapping_sub(suffix.len());
+        let camel = key.len() > suffix.len()
+            && key.is_char_boundary(at)
+            && key[at..].eq_ignore_ascii_case(suffix)
+            && key[at..].starts_with(|c: char| c.is_ascii_uppercase())
+            && key[..at].ends_with(|c: char| c.is_ascii_lowercase());
+        separated || camel
+    })
 }
 
 /// `PATH` without empty or relative entries (both mean "the working directory").
@@ -304,7 +350,7 @@ mod tests {
     use super::{credential_name, credential_value};
 
     #[test]
-    fn values_holding_a_password_are_recognised() {
+    fn values_holding_a_credential_are_recognised() {
         for value in [
             "postgres://app:s3cret@db.internal:5432/main",
             "postgresql://app:s3cret@db/main?sslmode=require",
@@ -316,6 +362,14 @@ mod tests {
             "Server=db;User Id=app;Password=s3cret;",
             "host=db;pwd=s3cret",
             "Data Source=x; PASSWORD = s3cret",
+            "jdbc:postgresql://db:5432/x?user=app&password=s3cret",
+            "host=db port=5432 user=app password=s3cret dbname=x",
+            "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=abc==;",
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=r;SharedAccessKey=abc=",
+            "https://x.blob.core.windows.net/c?sv=2020&sig=abc%3D",
+            "https://hooks.example.com/notify?token=abc",
+            "https://api.example.com/v1?api_key=abc",
+            "client_id=x&client_secret=abc",
         ] {
             assert!(credential_value(OsStr::new(value)), "{value}");
         }
@@ -332,6 +386,12 @@ mod tests {
             "Password=",
             "user@example.com",
             "ssh://git@github.com:22/x.git",
+            "rs=0:di=01;34:ln=01;36:mh=00",
+            "monkey=banana",
+            "token=",
+            "https://example.com/search?q=password",
+            "SharedAccessKeyName=reader",
+            "--max-old-space-size=4096 --key-file",
         ] {
             assert!(!credential_value(OsStr::new(value)), "{value}");
         }
