@@ -6,8 +6,9 @@
 //! call of a run gets a `read` tool call, the call after the tool result gets
 //! the final text. So every run is one user message, two model calls, one
 //! tool call, four transcript appends and two fsyncs (the journal's before the
-//! message is acknowledged, the transcript's when the run ends), and every model call
-//! includes a `RenderSystemPrompt` round trip to prompt-service.
+//! message is acknowledged, the transcript's when the run ends). Every model call builds
+//! its render request; the first of a run sends it to prompt-service (a `RenderSystemPrompt`
+//! round trip) and the second, whose request is unchanged, reuses that answer.
 //!
 //! Two measurements:
 //! 1. Sequential runs in one client: wall time of each run as the client

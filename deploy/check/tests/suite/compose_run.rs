@@ -302,7 +302,9 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
     ];
     let renders = support::value(&prompt_metrics, "grpc_server_handled_total", &render)
         .expect("RenderSystemPrompt counted");
-    assert!(renders >= 2.0, "one render per model call, got {renders}");
+    // The turn's second model call builds the same render request as its first (reading
+    // AGENTS.md changes nothing the prompt says), so the run renders once (L17).
+    assert_eq!(renders, 1.0, "one render for the turn's two model calls");
     assert_eq!(
         support::value(
             &prompt_metrics,
@@ -319,8 +321,23 @@ async fn compose_services_run_natively_serve_a_demo_turn_and_drain_on_sigterm() 
         )
         .is_some_and(|chars| chars > 1000.0)
     );
-    // The run's model calls share their stable inputs: from the second on,
+
+    // A second turn in the session renders again, with the stable inputs of the first:
     // prompt-service recognises them by their bytes.
+    finish(
+        client
+            .run(run_request("agent:main:deploy-check"))
+            .await
+            .expect("Run")
+            .into_inner(),
+    )
+    .await;
+    let prompt_metrics = support::samples(
+        &support::scrape(port_of(prompt, &compose, "PROMPT_SERVICE_METRICS_LISTEN")).await,
+    );
+    let renders = support::value(&prompt_metrics, "grpc_server_handled_total", &render)
+        .expect("RenderSystemPrompt counted");
+    assert!(renders >= 2.0, "a render for each turn, got {renders}");
     let stable = |source| {
         support::value(
             &prompt_metrics,
