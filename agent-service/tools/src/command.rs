@@ -201,7 +201,8 @@ pub struct Invocation {
     /// Names of the environment variables set for it on the line (`NAME=value` prefixes and
     /// `env NAME=value`), or changed by a wrapper (`env -u NAME`, `xargs
     /// --process-slot-var=NAME`; `PATH` for `env -i` and `command -p`, which look the program
-    /// up elsewhere than on the `PATH` it is judged with), in order.
+    /// up elsewhere than on the `PATH` it is judged with), in order. A locale or time-zone
+    /// variable set to a path shows as `NAME to a path` (see `assigned`).
     pub env: Vec<String>,
     /// The arguments are not all known from the line: the shell expands a glob or braces
     /// among them, or a wrapper (`xargs`, `find -exec`) adds or substitutes words.
@@ -517,19 +518,39 @@ fn simple(children: &[Node<'_>], src: &str) -> Result<Simple, Opaque> {
 fn assignment(node: Node<'_>, src: &str) -> Result<String, Opaque> {
     let mut cursor = node.walk();
     let mut name = None;
+    let mut value = String::new();
     for child in node.children(&mut cursor) {
         match child.kind() {
             "variable_name" if name.is_none() => name = Some(text(child, src).to_owned()),
             "=" => {}
             "array" => return Err(Opaque::Construct(construct_name("array"))),
             _ if child.is_named() => {
-                literal(child, src)?;
+                value = literal(child, src)?.text;
             }
             // `+=` and subscripts (`a[$(cmd)]=x`) are not judged.
             _ => return Err(Opaque::Construct(construct_name("variable_assignment"))),
         }
     }
-    name.ok_or(Opaque::Construct(construct_name("variable_assignment")))
+    let name = name.ok_or(Opaque::Construct(construct_name("variable_assignment")))?;
+    Ok(assigned(name, &value))
+}
+
+/// How an assignment is reported in [`Invocation::env`]: its name, or `NAME to a path` when
+/// a locale or time-zone variable is set to a file of the line's choosing. glibc loads a
+/// locale named by an absolute path (`LC_ALL=/tmp/x`) and a time zone by a path relative to
+/// the zone directory (`TZ=../../tmp/x`), and trusts what it finds there; a zone name such as
+/// `Europe/Paris` stays a name.
+fn assigned(name: String, value: &str) -> String {
+    let locale = name == "LANG" || name == "LANGUAGE" || name.starts_with("LC_");
+    let zone = name == "TZ";
+    let zone_path = value.trim_start_matches(':');
+    let a_path = (locale && value.contains('/'))
+        || (zone && (zone_path.starts_with('/') || zone_path.split('/').any(|part| part == "..")));
+    if a_path {
+        format!("{name} to a path")
+    } else {
+        name
+    }
 }
 
 fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
@@ -1125,8 +1146,11 @@ impl Wrapper {
             return Err(Opaque::WrapperOption);
         }
         if self.assignments {
-            while let Some(name) = args.get(i).and_then(|a| assignment_word(&a.text)) {
-                env.push(name.to_owned());
+            while let Some(arg) = args.get(i)
+                && let Some(name) = assignment_word(&arg.text)
+            {
+                let value = &arg.text[name.len() + 1..];
+                env.push(assigned(name.to_owned(), value));
                 i += 1;
             }
         }

@@ -124,9 +124,12 @@ const SAFE_ENV: [&str; 11] = [
     "RUST_BACKTRACE",
 ];
 
-/// Whether a variable set for a program leaves what runs unchanged.
+/// Whether a variable set for a program leaves what runs unchanged. A locale or zone
+/// variable set to a path is reported as `NAME to a path` (see `command::Invocation::env`),
+/// which is no variable name and so never safe.
 pub(crate) fn safe_env(name: &str) -> bool {
-    SAFE_ENV.contains(&name) || name.starts_with("LC_")
+    let identifier = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    identifier && (SAFE_ENV.contains(&name) || name.starts_with("LC_"))
 }
 
 /// Shells, interpreters and command runners, by file name, ignoring a version suffix.

@@ -328,3 +328,37 @@ fn an_allowlisted_find_does_not_write_files_the_line_names() {
     let reason = p.judge_command("find . -fls out").reason;
     assert!(reason.contains("-fls"), "{reason}");
 }
+
+#[test]
+fn a_locale_or_zone_set_to_a_path_is_not_a_harmless_variable() {
+    // glibc loads a locale named by an absolute path and a zone file by a path relative to
+    // the zone directory, and trusts their contents; a name stays harmless.
+    let b = Bins::new(&["ls"]);
+    let p = b.policy(&["ls"]);
+    allowed_all(
+        &p,
+        &[
+            "LANG=C.UTF-8 ls",
+            "LC_ALL=C ls",
+            "TZ=Europe/Paris ls",
+            "TZ=:Europe/Paris ls",
+            "env TZ=UTC LC_TIME=de_DE.UTF-8 ls",
+        ],
+    );
+    refused_all(
+        &p,
+        &[
+            "LC_ALL=/tmp/x ls",
+            "LC_CTYPE=../../tmp/x ls",
+            "LANG=/tmp/l ls",
+            "LANGUAGE=../../tmp ls",
+            "TZ=/tmp/zone ls",
+            "TZ=:/tmp/zone ls",
+            "TZ=../../tmp/zone ls",
+            "env LC_ALL=/tmp/x ls",
+            "sh -c 'LC_MESSAGES=/x ls'",
+        ],
+    );
+    let reason = p.judge_command("TZ=/tmp/zone ls").reason;
+    assert!(reason.contains("TZ to a path"), "{reason}");
+}
