@@ -536,12 +536,13 @@ fn assignment(node: Node<'_>, src: &str) -> Result<String, Opaque> {
 }
 
 /// How an assignment is reported in [`Invocation::env`]: its name, or `NAME to a path` when
-/// a locale or time-zone variable is set to a file of the line's choosing. glibc loads a
+/// a locale, terminal or time-zone variable is set to a file of the line's choosing. glibc loads a
 /// locale named by an absolute path (`LC_ALL=/tmp/x`) and a time zone by a path relative to
 /// the zone directory (`TZ=../../tmp/x`), and trusts what it finds there; a zone name such as
 /// `Europe/Paris` stays a name.
 fn assigned(name: String, value: &str) -> String {
-    let locale = name == "LANG" || name == "LANGUAGE" || name.starts_with("LC_");
+    // `TERM` names a terminal description too, which ncurses looks up by that name.
+    let locale = name == "LANG" || name == "LANGUAGE" || name == "TERM" || name.starts_with("LC_");
     let zone = name == "TZ";
     let zone_path = value.trim_start_matches(':');
     let a_path = (locale && value.contains('/'))

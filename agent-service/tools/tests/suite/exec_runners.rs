@@ -343,6 +343,7 @@ fn a_locale_or_zone_set_to_a_path_is_not_a_harmless_variable() {
             "TZ=Europe/Paris ls",
             "TZ=:Europe/Paris ls",
             "env TZ=UTC LC_TIME=de_DE.UTF-8 ls",
+            "TERM=xterm-256color ls",
         ],
     );
     refused_all(
@@ -357,6 +358,7 @@ fn a_locale_or_zone_set_to_a_path_is_not_a_harmless_variable() {
             "TZ=../../tmp/zone ls",
             "env LC_ALL=/tmp/x ls",
             "sh -c 'LC_MESSAGES=/x ls'",
+            "TERM=../../tmp/t ls",
         ],
     );
     let reason = p.judge_command("TZ=/tmp/zone ls").reason;
