@@ -382,8 +382,9 @@ impl ExecPolicy {
         }
         if never_covered(program) {
             return Err(format!(
-                "{program} runs other code (a shell, an interpreter or a command runner) and is \
-                 never allowlisted"
+                "{program} runs other code or changes what the shell runs next (a shell, an \
+                 interpreter, a command runner, or a builtin that sets variables, options or \
+                 the directory) and is never allowlisted"
             ));
         }
         let path = self.path();
