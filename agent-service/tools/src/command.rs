@@ -25,8 +25,8 @@
 //! when they run a `-c` script) by parsing their literal script again,
 //! `env`, `nice`, `timeout`, `nohup`, `stdbuf`, `time`, `command`, `exec`, `setsid`, `xargs`
 //! and `busybox` (whose applet the policy never covers) by judging the program they start,
-//! and `find -exec`/`-ok` by judging the
-//! program found files are handed to (as well as `find` itself). A wrapper, shell or `find`
+//! and `find -exec`/`-ok` by judging the program found files are handed to (as well as
+//! `find` itself). A wrapper, shell or `find`
 //! given a word the shell expands (a glob or braces) is opaque: the expansion could move
 //! which word is the program. Shells and wrappers are unwrapped only when they are the
 //! system's (a bare name, or a path in `/bin`, `/usr/bin` ...): `./sh -c ls` runs whatever
@@ -201,8 +201,8 @@ pub struct Invocation {
     /// Names of the environment variables set for it on the line (`NAME=value` prefixes and
     /// `env NAME=value`), or changed by a wrapper (`env -u NAME`, `xargs
     /// --process-slot-var=NAME`; `PATH` for `env -i` and `command -p`, which look the program
-    /// up elsewhere than on the `PATH` it is judged with), in order. A locale or time-zone
-    /// variable set to a path shows as `NAME to a path` (see `assigned`).
+    /// up elsewhere than on the `PATH` it is judged with), in order. A locale, terminal or
+    /// time-zone variable set to a path shows as `NAME to a path` (see `assigned`).
     pub env: Vec<String>,
     /// The arguments are not all known from the line: the shell expands a glob or braces
     /// among them, or a wrapper (`xargs`, `find -exec`) adds or substitutes words.

@@ -124,8 +124,8 @@ const SAFE_ENV: [&str; 11] = [
     "RUST_BACKTRACE",
 ];
 
-/// Whether a variable set for a program leaves what runs unchanged. A locale or zone
-/// variable set to a path is reported as `NAME to a path` (see `command::Invocation::env`),
+/// Whether a variable set for a program leaves what runs unchanged. A locale, terminal or
+/// zone variable set to a path is reported as `NAME to a path` (see `command::Invocation::env`),
 /// which is no variable name and so never safe.
 pub(crate) fn safe_env(name: &str) -> bool {
     let identifier = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
