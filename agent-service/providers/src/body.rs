@@ -14,8 +14,19 @@ use crate::request::SystemPrompt;
 
 /// `body` encoded as compact JSON, the bytes a wire format sends.
 pub(crate) fn to_bytes(body: &impl Serialize) -> Result<Vec<u8>, ProviderError> {
-    serde_json::to_vec(body)
-        .map_err(|error| ProviderError::malformed(format!("request body: {error}")))
+    to_bytes_sized(body, 0)
+}
+
+/// [`to_bytes`] into a buffer that starts with room for `capacity` bytes (see
+/// [`crate::request::ModelRequest::body_size_hint`]).
+pub(crate) fn to_bytes_sized(
+    body: &impl Serialize,
+    capacity: usize,
+) -> Result<Vec<u8>, ProviderError> {
+    let mut bytes = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut bytes, body)
+        .map_err(|error| ProviderError::malformed(format!("request body: {error}")))?;
+    Ok(bytes)
 }
 
 /// The whole system prompt for APIs with a single system text, as

@@ -32,6 +32,66 @@ pub struct ModelRequest {
     pub reasoning_effort: Option<String>,
 }
 
+impl ModelRequest {
+    /// About how many bytes a wire format's body for this request takes: the texts, the tool
+    /// schemas, and a margin for the JSON around them and for escapes. The capacity a body
+    /// starts with, so that encoding a long conversation does not copy the growing body
+    /// again and again; a guess that is short costs one more copy, nothing else.
+    pub(crate) fn body_size_hint(&self) -> usize {
+        let messages: usize = self.messages.iter().map(message_size).sum();
+        let tools: usize = self
+            .tools
+            .iter()
+            .map(|tool| tool.name.len() + tool.description.len() + tool.parameters.get().len() + 64)
+            .sum();
+        let plain = self.model.len() + self.system.stable.len() + self.system.dynamic.len();
+        let total = plain + messages + tools + 512;
+        total + total / 8
+    }
+}
+
+/// The bytes of a message's texts and data, plus a little for its JSON frame.
+fn message_size(message: &Message) -> usize {
+    match message {
+        Message::User(user) => {
+            64 + match &user.content {
+                openclaw_transcript::UserContent::Text(text) => text.len(),
+                openclaw_transcript::UserContent::Blocks(blocks) => blocks_size(blocks),
+            }
+        }
+        Message::Assistant(assistant) => 64 + blocks_size(&assistant.content),
+        Message::ToolResult(result) => {
+            64 + result.tool_call_id.len() + result.tool_name.len() + blocks_size(&result.content)
+        }
+        Message::Other(_) => 256,
+    }
+}
+
+fn blocks_size(blocks: &[ContentBlock]) -> usize {
+    blocks
+        .iter()
+        .map(|block| {
+            32 + match block {
+                ContentBlock::Text(text) => text.text.len(),
+                ContentBlock::Thinking(thinking) => {
+                    thinking.thinking.len()
+                        + thinking.thinking_signature.as_ref().map_or(0, String::len)
+                }
+                ContentBlock::ToolCall(call) => {
+                    call.id.len()
+                        + call.name.len()
+                        + match &call.arguments {
+                            Value::String(raw) => raw.len(),
+                            _ => 128,
+                        }
+                }
+                ContentBlock::Image(image) => image.data.len() + image.mime_type.len(),
+                ContentBlock::Other(_) => 256,
+            }
+        })
+        .sum()
+}
+
 /// The system prompt split at the prompt-cache boundary (P-24).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SystemPrompt {

@@ -8,7 +8,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
 use super::{API, token_limits, tool_id, valid_id_char};
-use crate::body::to_bytes;
+use crate::body::to_bytes_sized;
 use crate::error::ProviderError;
 use crate::request::{ModelRequest, ToolSchema};
 
@@ -27,11 +27,14 @@ pub(crate) fn request_body(request: &ModelRequest) -> Result<Vec<u8>, ProviderEr
             cache_control: None,
         });
     }
-    to_bytes(&Body {
-        request,
-        system,
-        messages: messages(&request.messages),
-    })
+    to_bytes_sized(
+        &Body {
+            request,
+            system,
+            messages: messages(&request.messages),
+        },
+        request.body_size_hint(),
+    )
 }
 
 /// The request body, its fields always in this order (a prefix cache compares bytes).

@@ -8,7 +8,7 @@ use openclaw_transcript::{ContentBlock, Message};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use crate::body::{ArgumentText, DataUrl, SystemText, TextBlocks, to_bytes, tool_output};
+use crate::body::{ArgumentText, DataUrl, SystemText, TextBlocks, to_bytes_sized, tool_output};
 use crate::error::ProviderError;
 use crate::request::{ModelRequest, ToolSchema};
 
@@ -25,11 +25,14 @@ pub(crate) fn request_body(
     for message in request.messages.iter().filter_map(chat_message) {
         push_merging_users(&mut messages, message);
     }
-    to_bytes(&Body {
-        request,
-        messages,
-        max_tokens_field,
-    })
+    to_bytes_sized(
+        &Body {
+            request,
+            messages,
+            max_tokens_field,
+        },
+        request.body_size_hint(),
+    )
 }
 
 /// The request body, its fields always in this order (a prefix cache compares bytes).

@@ -8,16 +8,19 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
 use super::{API, replayable_reasoning};
-use crate::body::{ArgumentText, DataUrl, SystemText, TextBlocks, to_bytes, tool_output};
+use crate::body::{ArgumentText, DataUrl, SystemText, TextBlocks, to_bytes_sized, tool_output};
 use crate::error::ProviderError;
 use crate::request::{ModelRequest, ToolSchema};
 
 /// The JSON body for `request`.
 pub(crate) fn request_body(request: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
-    to_bytes(&Body {
-        request,
-        input: input_items(&request.messages),
-    })
+    to_bytes_sized(
+        &Body {
+            request,
+            input: input_items(&request.messages),
+        },
+        request.body_size_hint(),
+    )
 }
 
 /// The request body, its fields always in this order (a prefix cache compares bytes).

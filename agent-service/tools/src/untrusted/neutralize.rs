@@ -15,6 +15,9 @@
 //! brackets, `END`/`/` prefix and attributes up to the closing brackets on the same line.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 /// What a defused marker becomes. It contains no keyword, so neutralising is idempotent.
 pub(crate) const REMOVED: &str = "[marker removed]";
@@ -38,6 +41,14 @@ struct Folded {
 
 /// `text` with every marker imitation replaced by [`REMOVED`]; borrowed when there is none.
 pub fn neutralize(text: &str) -> Cow<'_, str> {
+    if plainly_free(text) {
+        return Cow::Borrowed(text);
+    }
+    defuse(text)
+}
+
+/// [`neutralize`] without the quick look: the skeleton built and searched.
+fn defuse(text: &str) -> Cow<'_, str> {
     let skeleton = skeleton(text);
     let mut replaced = String::new();
     let mut copied = 0; // bytes of `text` already handled
@@ -55,6 +66,23 @@ pub fn neutralize(text: &str) -> Cow<'_, str> {
     }
     replaced.push_str(&text[copied..]);
     Cow::Owned(replaced)
+}
+
+/// Whether `text` cannot hold a marker, told without building its skeleton: ASCII text whose
+/// skeleton is the text itself lowercased, character for character (ASCII has no invisible
+/// characters and no look-alikes to fold), so a marker needs the keyword's head in it,
+/// whatever its case. Most tool output is such text; anything else takes the full check.
+fn plainly_free(text: &str) -> bool {
+    static HEAD: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build([KEYWORD_HEAD])
+            .ok()
+    });
+    match HEAD.as_ref() {
+        Some(head) => text.is_ascii() && !head.is_match(text),
+        None => false,
+    }
 }
 
 /// How many marker keywords `text` holds (used by tests: a fenced text has exactly two).
@@ -295,4 +323,57 @@ fn look_alike(c: char) -> Option<char> {
         'ᴜ' | 'ʊ' => 'u',
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{defuse, neutralize, plainly_free};
+
+    #[test]
+    fn the_quick_look_passes_only_ascii_without_the_keyword() {
+        for free in [
+            "",
+            "ls -la\n",
+            "data content trusted",
+            "untruste d",
+            "<data>",
+        ] {
+            assert!(plainly_free(free), "{free:?}");
+        }
+        for held in [
+            "untrusted",
+            "UNTRUSTED_DATA",
+            "x <UnTrUsTeD data> y",
+            "END untrusted-content",
+            "untrustedness",
+            // Not ASCII: a look-alike or an invisible character can build the keyword.
+            "\u{0443}ntrusted data",
+            "un\u{200b}trusted_data",
+            "caf\u{e9}",
+        ] {
+            assert!(!plainly_free(held), "{held:?}");
+        }
+    }
+
+    proptest! {
+        /// Skipping the skeleton changes nothing: on any text built from keyword pieces in
+        /// mixed case, brackets and separators, the result is the full check's.
+        #[test]
+        fn the_quick_look_agrees_with_the_full_check(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    Just("untrusted"), Just("UNTRUSTED"), Just("UnTrusted"), Just("untruste"),
+                    Just("data"), Just("DATA"), Just("content"), Just("_"), Just("-"),
+                    Just(" "), Just("<"), Just(">"), Just("END"), Just("/"), Just("\n"),
+                    Just("x"), Just("\u{0430}"), Just("\u{200b}"),
+                ],
+                0..12,
+            )
+        ) {
+            let text = pieces.concat();
+            prop_assert_eq!(neutralize(&text), defuse(&text));
+        }
+    }
 }
