@@ -8,6 +8,7 @@
 //! in [`ReplyDirectives::dropped`], never delivered.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use openclaw_blocks::{AttachmentKind, Directive, parse_directives};
 use openclaw_providers::ProviderError;
@@ -24,14 +25,22 @@ use crate::{
 #[derive(Debug, Clone)]
 pub(crate) struct DirectiveCheck {
     /// The session's workspace, or why it cannot be opened (then no path is delivered).
-    workspace: Result<Confined, String>,
+    workspace: Result<Arc<Confined>, String>,
 }
 
 impl DirectiveCheck {
     /// Checks against the workspace at `root`.
     pub(crate) fn new(root: &Path) -> Self {
         Self {
-            workspace: Confined::new(root).map_err(|e| e.to_string()),
+            workspace: Confined::new(root).map(Arc::new).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Checks against a workspace already opened (a run's tool context has one: the same
+    /// root, not resolved again).
+    pub(crate) fn sharing(workspace: Arc<Confined>) -> Self {
+        Self {
+            workspace: Ok(workspace),
         }
     }
 

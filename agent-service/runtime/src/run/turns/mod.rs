@@ -261,7 +261,7 @@ impl RunSetup {
             .skip(start.messages.len())
             .any(|m| matches!(m, Message::Assistant(_)));
         let settings = blocks::settings_for(&rc.loaded.config, &rc.first.channel.channel);
-        let check = DirectiveCheck::new(&s.cwd);
+        let check = DirectiveCheck::sharing(std::sync::Arc::clone(&rc.tools.workspace));
         Ok(Self {
             history,
             continuation,
