@@ -2,11 +2,13 @@
 //! a browser for UI tests), installed by the tests themselves from Debian's packages.
 //!
 //! [`ensure_program`] finds the program on `PATH`; when it is missing it runs
-//! `apt-get install -y --no-install-recommends <package>` once, with an exclusive lock on a
-//! file in the system temp directory so parallel test processes install it once, and runs
-//! `apt-get update` first when the package lists do not know the package yet. A failure is an
-//! error naming the package and the tail of apt's output: tests that need the program fail,
-//! they never skip.
+//! `apt-get install -y --no-install-recommends <package>` once, and runs `apt-get update` first
+//! when the package lists do not know the package yet. One exclusive lock on a file in the
+//! system temp directory serialises every install of every package across parallel test
+//! processes (dpkg takes one installation at a time, and a second apt-get would fail on its
+//! lock rather than wait), and apt itself waits up to five minutes for a dpkg lock held by
+//! anything else on the machine. A failure is an error naming the package and the tail of
+//! apt's output: tests that need the program fail, they never skip.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -18,7 +20,7 @@ pub fn ensure_program(program: &str, package: &str) -> Result<PathBuf, String> {
     if let Some(found) = find_on_path(program) {
         return Ok(found);
     }
-    let lock_path = std::env::temp_dir().join(format!("openclaw-test-apt-{package}.lock"));
+    let lock_path = std::env::temp_dir().join("openclaw-test-apt.lock");
     let lock = File::create(&lock_path)
         .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
     lock.lock()
@@ -40,8 +42,12 @@ fn apt_install(package: &str) -> Result<(), String> {
     run_apt(&["install", "-y", "--no-install-recommends", package])
 }
 
+/// How long apt waits for a dpkg lock another program holds, instead of failing at once.
+const DPKG_LOCK_WAIT: &str = "DPkg::Lock::Timeout=300";
+
 fn run_apt(args: &[&str]) -> Result<(), String> {
     let output = Command::new("apt-get")
+        .args(["-o", DPKG_LOCK_WAIT])
         .args(args)
         .env("DEBIAN_FRONTEND", "noninteractive")
         .output()
