@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use openclaw_config::raw::ThinkingLevel;
-use openclaw_transcript::{ContentBlock, Message, ToolCall, Usage};
+use openclaw_transcript::{ContentBlock, Message, ToolCall, Usage, UserContent};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -55,8 +55,8 @@ fn message_size(message: &Message) -> usize {
     match message {
         Message::User(user) => {
             64 + match &user.content {
-                openclaw_transcript::UserContent::Text(text) => text.len(),
-                openclaw_transcript::UserContent::Blocks(blocks) => blocks_size(blocks),
+                UserContent::Text(text) => text.len(),
+                UserContent::Blocks(blocks) => blocks_size(blocks),
             }
         }
         Message::Assistant(assistant) => 64 + blocks_size(&assistant.content),

@@ -289,3 +289,32 @@ fn chat_completions_bodies_for_openai() {
 fn responses_bodies() {
     insta::assert_snapshot!(bodies::<ResponsesWire>("https://api.openai.com/v1"));
 }
+
+/// The capacity a body starts with covers the body each format writes, for every corpus request
+/// and for a long conversation of them, so encoding it never grows the buffer.
+#[test]
+fn bodies_fit_the_capacity_they_start_with() {
+    let client = HttpClient::new(&HttpSettings::default()).unwrap();
+    let endpoint = Endpoint::new("p", "https://api.openai.com/v1", client);
+    let mut long = corpus()[0].1.clone();
+    long.messages = (0..40).flat_map(|_| history()).collect::<Vec<_>>().into();
+    for (name, request) in corpus().into_iter().chain([("long", long)]) {
+        let hint = request.body_size_hint();
+        for (format, len) in [
+            (
+                "anthropic",
+                AnthropicWire::post(&endpoint, &request).unwrap().body.len(),
+            ),
+            (
+                "chat",
+                ChatWire::post(&endpoint, &request).unwrap().body.len(),
+            ),
+            (
+                "responses",
+                ResponsesWire::post(&endpoint, &request).unwrap().body.len(),
+            ),
+        ] {
+            assert!(len <= hint, "{name} as {format}: {len} bytes, hint {hint}");
+        }
+    }
+}
