@@ -67,7 +67,24 @@ impl Tool for ReadTool {
             }
             let workspace = ctx.workspace.clone();
             let budget = ctx.limits.excerpt_chars;
-            blocking(move || read_lines(&workspace, &args, budget)).await
+            // Opening and a small file's lines are short work (see `crate::in_place`); a
+            // large file is read on the blocking pool.
+            let opened = crate::in_place::short_file_work(move || {
+                let file = open_checked(&workspace, &args.path)?;
+                Ok::<_, ToolError>(if file.small {
+                    Opened::Read(read_lines(file, &args, budget))
+                } else {
+                    Opened::Large(file, args)
+                })
+            })
+            .await
+            .map_err(|e| ToolError::Internal(e.to_string()))?;
+            match opened? {
+                Opened::Read(outcome) => outcome,
+                Opened::Large(file, args) => {
+                    blocking(move || read_lines(file, &args, budget)).await
+                }
+            }
         };
         run.await.into()
     }
@@ -82,13 +99,35 @@ enum Stop {
     LongLine,
 }
 
-fn read_lines(
+/// Files up to this size are read in place when a worker is to spare (`crate::in_place`).
+const READ_IN_PLACE_MAX: u64 = 256 * 1024;
+
+/// A file `read` opened, and whether it is small enough to read in place.
+struct OpenFile {
+    file: std::fs::File,
+    small: bool,
+}
+
+/// Where `read` stands after opening.
+enum Opened {
+    Read(Result<ToolOutcome, ToolError>),
+    Large(OpenFile, ReadArgs),
+}
+
+fn open_checked(
     workspace: &openclaw_workspace::Confined,
-    args: &ReadArgs,
-    budget: usize,
-) -> Result<ToolOutcome, ToolError> {
-    let path = args.path.as_str();
+    path: &str,
+) -> Result<OpenFile, ToolError> {
     let (file, _real) = workspace.open_read(path)?;
+    let small = file
+        .metadata()
+        .is_ok_and(|meta| meta.len() <= READ_IN_PLACE_MAX);
+    Ok(OpenFile { file, small })
+}
+
+fn read_lines(opened: OpenFile, args: &ReadArgs, budget: usize) -> Result<ToolOutcome, ToolError> {
+    let path = args.path.as_str();
+    let file = opened.file;
     let io_error = |e: std::io::Error| ToolError::failed(format!("cannot read {path}: {e}"));
     let start = args.offset.unwrap_or(1);
     let mut reader = BufReader::new(file);

@@ -15,6 +15,8 @@
 //!   ([`exec_allowlist`]) kept in the approvals file ([`exec_approvals`])) judged on the
 //!   effective command ([`command`]: shells and wrappers unwrapped, chains split), shared with
 //!   the Codex harness's command approvals;
+//! - short blocking file work in place when a worker is to spare ([`in_place`]), for the `read`
+//!   tool and the runtime's journal and transcript fsyncs;
 //! - untrusted-content markers ([`untrusted`]): tool results and chat messages fenced with a
 //!   per-message nonce before they reach a model, look-alike markers neutralised;
 //! - the memory tools `memory_search` and `memory_get` ([`memory`]): ranked passages of
@@ -53,6 +55,7 @@ mod exec_tables;
 mod file_io;
 pub mod fs_tools;
 pub mod gateway;
+pub mod in_place;
 pub mod memory;
 mod output;
 pub mod plan;

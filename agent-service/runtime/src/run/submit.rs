@@ -103,7 +103,8 @@ pub(crate) async fn submit(
         origin: Default::default(),
     };
     let journal = std::sync::Arc::clone(&session.journal);
-    tokio::task::spawn_blocking(move || journal.accept(&record))
+    // An append and fdatasync of one short line: in place when a worker is to spare.
+    openclaw_tools::in_place::short_file_work(move || journal.accept(&record))
         .await
         .map_err(|e| RuntimeError::Internal(format!("journal task failed: {e}")))?
         .map_err(|e| {

@@ -1,9 +1,10 @@
 //! The one writer of an open session's transcript. It owns the transcript writer (and with
 //! it the cross-process file lock) and the session's conversation behind a fair lock: every
 //! append, read and the close take it in arrival order and do their work on the caller's task
-//! (the lines go to the kernel there, microseconds into the page cache); an fsync, or the
-//! first opening of the file, moves to a blocking thread with the lock, so a caller that stops
-//! waiting leaves the session whole. Nobody else writes the session's file (lesson L8), and
+//! (the lines go to the kernel there, microseconds into the page cache). The first opening of
+//! the file (which replays it) moves to a blocking thread with the lock, so a caller that stops
+//! waiting leaves the session whole; an fsync does too, unless the runtime has a worker to spare
+//! (`openclaw_tools::in_place`), when it runs to its end on the caller's thread. Nobody else writes the session's file (lesson L8), and
 //! the lock is never held across a model or tool call.
 //!
 //! No task of its own: an append is not two hand-offs to another task and back, which on an
@@ -105,9 +106,7 @@ impl SessionWriter {
         let began = std::time::Instant::now();
         let result = match guard.open.as_mut() {
             Some(o) => match write_all(o, bodies) {
-                Ok(written) if sync && o.unsynced => blocking(guard, &self.shared, sync_now)
-                    .await
-                    .map(|()| written),
+                Ok(written) if sync && o.unsynced => sync_open(guard).await.map(|()| written),
                 other => other,
             },
             None => {
@@ -230,6 +229,17 @@ where
     .map_err(|join| RuntimeError::Internal(format!("transcript task failed: {join}")))?
 }
 
+/// Fsyncs the open session's appends (a short piece of file work: in place when the runtime
+/// has a worker to spare, see `openclaw_tools::in_place`), the lock going with it.
+async fn sync_open(mut guard: Guard) -> Result<(), RuntimeError> {
+    openclaw_tools::in_place::short_file_work(move || match guard.open.as_mut() {
+        Some(open) => sync_now(open),
+        None => Err(stopped()),
+    })
+    .await
+    .map_err(|failed| RuntimeError::Internal(format!("transcript task failed: {failed}")))?
+}
+
 /// Appends `bodies` in order, one line each, and applies them to the conversation.
 fn write_all(o: &mut Open, bodies: Vec<EntryBody>) -> Result<Vec<Entry>, RuntimeError> {
     let mut written = Vec::with_capacity(bodies.len());
@@ -333,7 +343,9 @@ mod tests {
         texts(&again.messages().await.expect("read back"))
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    // On one thread the fsync always goes to the blocking pool (`openclaw_tools::in_place`), the
+    // one way a caller can stop waiting half-way through it.
+    #[tokio::test(flavor = "current_thread")]
     async fn a_caller_that_stops_waiting_for_the_fsync_leaves_the_session_whole() {
         let dir = tempfile::tempdir().expect("tempdir");
         let writer = writer_in(dir.path());

@@ -64,6 +64,37 @@ async fn read_shows_the_start_of_a_line_longer_than_the_budget() {
     assert!(text.contains("continue with offset=2"), "{text}");
 }
 
+/// On a multi-threaded runtime a small file is read in place and a large one on the blocking
+/// pool (`openclaw_tools::in_place`): both give what the file holds, and a refused path is
+/// refused the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_gives_the_same_answers_in_place_and_on_the_pool() {
+    let f = Fixture::new();
+    f.write("small.txt", "one\ntwo\n");
+    let line = format!("{}\n", "y".repeat(99));
+    let large = line.repeat(3_000); // 300,000 bytes: past what is read in place
+    f.write("large.txt", &large);
+
+    let small = f.call(&ReadTool, json!({ "path": "small.txt" })).await;
+    assert_eq!(ok_text(&small), "one\ntwo\n");
+
+    let tail = f
+        .call(&ReadTool, json!({ "path": "large.txt", "offset": 2_999 }))
+        .await;
+    assert_eq!(ok_text(&tail), line.repeat(2));
+    assert_eq!(tail.details().unwrap()["total_lines"], 3_000);
+    assert_eq!(tail.details().unwrap()["first_line"], 2_999);
+
+    let outside = f.call(&ReadTool, json!({ "path": "../etc/passwd" })).await;
+    assert!(
+        error_text(&outside).contains("permission denied"),
+        "{}",
+        error_text(&outside)
+    );
+    let missing = f.call(&ReadTool, json!({ "path": "nope.txt" })).await;
+    assert!(error_text(&missing).contains("nope.txt not found"));
+}
+
 #[tokio::test]
 async fn read_errors_are_told_to_the_model() {
     let f = Fixture::new();
