@@ -7,12 +7,15 @@
 //! runs the work on the calling worker thread, under two conditions that keep the runtime
 //! responsive:
 //!
-//! - the runtime is multi-threaded with at least two workers, and
+//! - the runtime is multi-threaded with at least two workers,
+//! - every other worker is idle (parked, as the runtime's metrics report it), and
 //! - no other worker is doing such work in place right now (one slot for the process).
 //!
-//! So at most one worker is ever blocked this way and another is always free for the async
-//! work; everything else goes to the blocking pool as before, where concurrent fsyncs still
-//! run side by side. The work cannot be abandoned half-way in either case: in place it ends
+//! So at most one worker is ever blocked this way, only while the others had nothing to do,
+//! and they stay free to take whatever arrives meanwhile. A busy service (another worker
+//! running tasks) hands the work to the blocking pool as before, where it overlaps with the
+//! async work and concurrent fsyncs run side by side; blocking a worker there would cost
+//! throughput. The work cannot be abandoned half-way in either case: in place it ends
 //! within the poll that started it, on the pool it runs to its end even when the caller stops
 //! waiting. A panic in the work is returned as an error in both cases.
 //!
@@ -68,23 +71,35 @@ where
 
 /// Whether work done now would run in place (for tests).
 pub fn would_run_in_place() -> bool {
-    runtime_has_spare_worker() && !SLOT.load(Ordering::Acquire)
+    others_idle() && !SLOT.load(Ordering::Acquire)
+}
+
+/// A multi-threaded runtime with two workers or more, of which at most one (the caller's,
+/// when called on a worker) is running tasks: the others are parked. A worker's park/unpark
+/// count is odd while it is parked (tokio publishes it as the worker parks and right after it
+/// wakes).
+fn others_idle() -> bool {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return false;
+    };
+    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+        return false;
+    }
+    let metrics = handle.metrics();
+    let workers = metrics.num_workers();
+    let active = (0..workers)
+        .filter(|&worker| metrics.worker_park_unpark_count(worker) % 2 == 0)
+        .count();
+    workers >= 2 && active <= 1
 }
 
 fn take_slot() -> Option<Held> {
-    if !runtime_has_spare_worker() {
+    if !others_idle() {
         return None;
     }
     SLOT.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
         .ok()
         .map(|_| Held)
-}
-
-fn runtime_has_spare_worker() -> bool {
-    tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-        handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-            && handle.metrics().num_workers() >= 2
-    })
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -98,53 +113,97 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, Instant};
+
     use super::*;
 
     /// The slot is the process's: these tests take turns with it.
     static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+    /// Waits (a few seconds at most) until the runtime's workers have parked, as they do when
+    /// nothing is scheduled.
+    async fn workers_parked() {
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while !would_run_in_place() {
+            assert!(Instant::now() < give_up, "the workers never parked");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    fn this_thread() -> std::thread::ThreadId {
+        std::thread::current().id()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn quiet_work_runs_on_the_calling_thread() {
         let _turn = TURN.lock().await;
-        let caller = std::thread::current().id();
-        let ran_on = short_file_work(|| std::thread::current().id()).await;
-        assert_eq!(ran_on, Ok(caller));
-        assert!(would_run_in_place(), "the slot is free again");
+        workers_parked().await;
+        let ran_on = short_file_work(this_thread).await;
+        assert_eq!(ran_on, Ok(this_thread()));
+        assert!(!SLOT.load(Ordering::Acquire), "the slot is free again");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn work_while_the_slot_is_held_goes_to_the_pool() {
         let _turn = TURN.lock().await;
-        let (held_tx, held_rx) = std::sync::mpsc::channel::<std::thread::ThreadId>();
-        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-        let holder = tokio::spawn(short_file_work(move || {
-            let _ = held_tx.send(std::thread::current().id());
-            let _ = release_rx.recv();
-        }));
-        let holder_thread = tokio::task::spawn_blocking(move || held_rx.recv())
+        workers_parked().await;
+        let handle = tokio::runtime::Handle::current();
+        let caller = this_thread();
+        // In place on this thread, the first work starts a second from another thread while
+        // it holds the slot.
+        let (first, second) = short_file_work(move || {
+            let second = std::thread::spawn(move || {
+                let asking = this_thread();
+                (asking, handle.block_on(short_file_work(this_thread)))
+            })
+            .join();
+            (this_thread(), second)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(first, caller, "the first ran in place");
+        let (asking, second) = second.unwrap_or_else(|_| panic!("the second thread panicked"));
+        let second = second.unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(second, asking, "the second ran on a pool thread");
+        assert_ne!(second, caller);
+        assert!(!SLOT.load(Ordering::Acquire), "the slot is free again");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn work_while_another_worker_is_busy_goes_to_the_pool() {
+        let _turn = TURN.lock().await;
+        workers_parked().await;
+        let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        // A task that keeps its worker busy (it never yields) until told to stop.
+        let busy = tokio::spawn(async move {
+            let _ = started_tx.send(());
+            let _ = stop_rx.recv();
+        });
+        tokio::task::spawn_blocking(move || started_rx.recv())
             .await
             .ok()
-            .and_then(Result::ok);
-        assert!(holder_thread.is_some(), "the first work started");
-        assert!(!would_run_in_place(), "the slot is held");
-
-        // A second piece of work may not block a second worker.
-        let caller = std::thread::current().id();
-        let second = short_file_work(|| std::thread::current().id()).await;
-        assert!(second.is_ok());
-        assert_ne!(second, Ok(caller), "the second ran on a pool thread");
-        assert_ne!(second.ok(), holder_thread);
-
-        let _ = release_tx.send(());
-        assert!(matches!(holder.await, Ok(Ok(()))));
-        assert!(would_run_in_place(), "the slot is free again");
+            .and_then(Result::ok)
+            .unwrap_or_else(|| panic!("the busy task never started"));
+        // Asked from a task on the other worker, as the service always asks.
+        let asked = tokio::spawn(async {
+            let in_place = would_run_in_place();
+            (in_place, this_thread(), short_file_work(this_thread).await)
+        })
+        .await;
+        let _ = stop_tx.send(());
+        let (in_place, caller, ran_on) = asked.unwrap_or_else(|e| panic!("{e}"));
+        assert!(!in_place, "the other worker is busy");
+        assert!(ran_on.is_ok());
+        assert_ne!(ran_on, Ok(caller), "handed to the pool");
+        assert!(busy.await.is_ok());
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_single_threaded_runtime_always_uses_the_pool() {
         assert!(!would_run_in_place());
-        let caller = std::thread::current().id();
-        let ran_on = short_file_work(|| std::thread::current().id()).await;
+        let caller = this_thread();
+        let ran_on = short_file_work(this_thread).await;
         assert!(ran_on.is_ok());
         assert_ne!(ran_on, Ok(caller));
     }
@@ -152,10 +211,11 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_panic_is_an_error_and_frees_the_slot() {
         let _turn = TURN.lock().await;
+        workers_parked().await;
         let failed = short_file_work(|| -> u32 { panic!("disk on fire") }).await;
         let message = failed.err().map(|e| e.0).unwrap_or_default();
         assert!(message.contains("disk on fire"), "{message}");
-        assert!(would_run_in_place());
+        assert!(!SLOT.load(Ordering::Acquire), "the slot is free again");
         assert_eq!(short_file_work(|| 7).await, Ok(7));
     }
 }
