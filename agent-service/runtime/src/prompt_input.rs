@@ -424,16 +424,41 @@ fn git_config(dot_git: &Path) -> Option<String> {
     let dir = if dot_git.is_dir() {
         dot_git.to_path_buf()
     } else {
-        let pointer = std::fs::read_to_string(dot_git).ok()?;
+        let pointer = small_text(dot_git)?;
         let gitdir = dot_git
             .parent()?
             .join(pointer.strip_prefix("gitdir:")?.trim());
-        match std::fs::read_to_string(gitdir.join("commondir")) {
-            Ok(common) => gitdir.join(common.trim()),
-            Err(_) => gitdir,
+        match small_text(&gitdir.join("commondir")) {
+            Some(common) => gitdir.join(common.trim()),
+            None => gitdir,
         }
     };
-    std::fs::read_to_string(dir.join("config")).ok()
+    small_text(&dir.join("config"))
+}
+
+/// Bytes of a git file read at most; a larger one is not a config worth keys.
+const GIT_FILE_MAX_BYTES: u64 = 256 * 1024;
+
+/// The text of a small regular file; `None` for anything else. These files sit in the
+/// workspace, where the agent can put a FIFO or a device under their names: the open is
+/// non-blocking (such a file is opened at once and refused, never waited on; the render runs
+/// on an async worker) and the read stops at [`GIT_FILE_MAX_BYTES`].
+fn small_text(path: &Path) -> Option<String> {
+    use std::{io::Read, os::unix::fs::OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > GIT_FILE_MAX_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(GIT_FILE_MAX_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// `host/owner/repo` of the `[remote "origin"]` url: the scheme, user and
@@ -610,6 +635,43 @@ mod tests {
             "{above:?}"
         );
         assert_eq!(above, project_keys(dir.path().parent().expect("a parent")));
+    }
+
+    /// A FIFO where git keeps its files (anyone who can write the workspace can make one): the
+    /// render neither waits on it nor takes keys from it; an oversized config gives no remote.
+    #[test]
+    fn fifos_and_huge_files_under_git_names_are_skipped_without_waiting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mkfifo = |path: &Path| {
+            nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        };
+        let repo = dir.path().join("app");
+        std::fs::create_dir_all(repo.join(".git")).expect("mkdir");
+        mkfifo(&repo.join(".git/config"));
+        let pointer = dir.path().join("worktree");
+        std::fs::create_dir_all(&pointer).expect("mkdir");
+        mkfifo(&pointer.join(".git"));
+        let huge = dir.path().join("huge");
+        std::fs::create_dir_all(huge.join(".git")).expect("mkdir");
+        let mut config = "[remote \"origin\"]\n\turl = git@github.com:Acme/App.git\n".to_owned();
+        config.push_str(&"#".repeat(300 * 1024));
+        std::fs::write(huge.join(".git/config"), config).expect("write");
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (repo_at, pointer_at, huge_at) = (repo.clone(), pointer.clone(), huge.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send((
+                project_keys(&repo_at),
+                project_keys(&pointer_at),
+                project_keys(&huge_at),
+            ));
+        });
+        let (in_repo, in_pointer, in_huge) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("project keys waited on a FIFO"));
+        assert_eq!(in_repo, [format!("path:{}", repo.display())]);
+        assert_eq!(in_pointer, [format!("path:{}", pointer.display())]);
+        assert_eq!(in_huge, [format!("path:{}", huge.display())]);
     }
 
     /// The tests run from this checkout's build, so the source root is found and is a

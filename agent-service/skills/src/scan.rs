@@ -9,8 +9,9 @@
 //! bytes read; whatever they cut off is reported.
 
 use std::collections::BTreeSet;
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::consulted::Consulted;
@@ -263,9 +264,14 @@ impl Scan<'_> {
 }
 
 /// Reads at most `limit` bytes; a larger file (by its size, or by what it yields while being
-/// read) is refused without reading the rest.
+/// read) is refused without reading the rest. Opened non-blocking, so a FIFO or device under
+/// the name (anyone who can write a skill folder can make one) is opened at once and refused
+/// as not a regular file instead of making discovery wait for a writer.
 fn read_bounded(path: &Path, limit: u64) -> io::Result<Result<Vec<u8>, SkipReason>> {
-    let file = File::open(path)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Ok(Err(SkipReason::NotAFileOrDirectory));

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -103,7 +103,12 @@ pub(crate) fn read_recent(marker: &Path, now: SystemTime) -> Result<Option<Attes
     if age > ATTESTATION_RECENT {
         return Ok(None);
     }
-    let file = match fs::File::open(marker) {
+    // Non-blocking: a FIFO swapped in after the check is opened at once and refused below.
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(marker)
+    {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_at(marker)(e)),

@@ -40,7 +40,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::{Dir, OpenOptions, Permissions, PermissionsExt};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
 
 use crate::error::{DenyReason, Error, Result, io_at};
 
@@ -145,8 +145,10 @@ impl Confined {
     /// that was checked (see the module's TOCTOU note). Returns the file and its real path.
     ///
     /// Errors: as [`Confined::resolve_read`], plus [`Error::NotAFile`] for directories, FIFOs
-    /// and devices (checked before opening, so a FIFO cannot block the caller) and
-    /// [`DenyReason::ChangedDuringOpen`].
+    /// and devices (checked before opening) and [`DenyReason::ChangedDuringOpen`]. The open is
+    /// non-blocking, so a FIFO or device swapped in after the check cannot make the caller wait
+    /// for a writer: it is opened at once and refused as not the file checked. (`O_NONBLOCK`
+    /// changes nothing for the regular file read afterwards.)
     pub fn open_read(&self, path: impl AsRef<Path>) -> Result<(File, PathBuf)> {
         let requested = path.as_ref();
         // The root's own path is not walked again: the file is opened through `dir` (the
@@ -161,7 +163,10 @@ impl Confined {
             });
         }
         let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
+        options
+            .read(true)
+            .follow(FollowSymlinks::No)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
         let file = self
             .dir
             .open_with(inside, &options)

@@ -135,3 +135,31 @@ fn an_unreadable_root_is_reported_not_fatal() {
         d.skipped[0].reason
     );
 }
+
+/// A skill folder whose SKILL.md is a FIFO (an agent can make one in its workspace): discovery
+/// skips it at once instead of waiting forever for a writer.
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_skill_md_is_skipped_without_waiting() {
+    let w = World::new();
+    skill(&w.workspace.join("skills/good"), "good", "a real skill");
+    let dir = w.workspace.join("skills/pipe");
+    fs::create_dir_all(&dir).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("SKILL.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let d = w.discover();
+        let found: Vec<String> = names(&d).into_iter().map(str::to_owned).collect();
+        let _ = tx.send((found, reasons(&d)));
+    });
+    let (found, skipped) = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("discovery waited on the FIFO"));
+    assert_eq!(found, ["good"]);
+    let skipped: Vec<_> = skipped.into_iter().map(|(_, reason)| reason).collect();
+    assert_eq!(skipped, [SkipReason::NotAFileOrDirectory]);
+}

@@ -503,3 +503,53 @@ fn a_root_replaced_by_a_link_out_is_never_followed() {
         assert_ne!(text, "secret\n", "the outside file was opened");
     }
 }
+
+/// A regular file swapped for a FIFO between the type check and the open: the open must not
+/// wait for a writer (it is non-blocking, and the file opened is then not the file checked).
+/// Another thread swaps the name back and forth while this one opens it again and again.
+#[test]
+fn a_fifo_swapped_in_after_the_check_does_not_block_the_open() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, mpsc};
+    use std::time::{Duration, Instant};
+
+    let f = Fixture::new();
+    let c = Confined::new(&f.root).unwrap();
+    let target = f.root.join("swapped");
+    fs::write(&target, "regular\n").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, root, target) = (Arc::clone(&stop), f.root.clone(), target.clone());
+        std::thread::spawn(move || {
+            let (fifo, file) = (root.join(".fifo"), root.join(".file"));
+            while !stop.load(Ordering::Relaxed) {
+                let _ = nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU);
+                let _ = fs::rename(&fifo, &target);
+                let _ = fs::write(&file, "regular\n");
+                let _ = fs::rename(&file, &target);
+            }
+        })
+    };
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let until = Instant::now() + Duration::from_secs(3);
+        let (mut opened, mut refused) = (0_u32, 0_u32);
+        while Instant::now() < until {
+            match c.open_read("swapped") {
+                Ok(_) => opened += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        let _ = done_tx.send((opened, refused));
+    });
+    let outcome = done_rx.recv_timeout(Duration::from_secs(30));
+    stop.store(true, Ordering::Relaxed);
+    let (opened, refused) = outcome.unwrap_or_else(|_| {
+        panic!("open_read blocked: it opened a FIFO that was swapped in after the check")
+    });
+    swapper.join().unwrap();
+    assert!(
+        opened > 0,
+        "the regular file was opened ({refused} refused)"
+    );
+}
