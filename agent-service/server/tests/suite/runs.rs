@@ -461,6 +461,70 @@ async fn a_tool_escaping_the_workspace_is_denied() {
     );
 }
 
+/// FIFOs planted in the workspace (an agent with a shell can make them) under names the
+/// service opens by itself, the repository's git config the prompt's project keys read and a
+/// skill's SKILL.md, and under a name a tool is asked to read: every run still ends, the tool's
+/// refusal is told to the model, and the service keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_planted_in_the_workspace_stall_no_run() {
+    let h = harness(WireFormat::AnthropicMessages, "").await;
+    let ws = h.service.path("state/workspace");
+    std::fs::create_dir_all(ws.join(".git")).expect("mkdir");
+    std::fs::create_dir_all(ws.join("skills/trap")).expect("mkdir");
+    let fifos = [
+        ws.join(".git/config"),
+        ws.join("skills/trap/SKILL.md"),
+        ws.join("pipe.txt"),
+    ];
+    for fifo in &fifos {
+        let made = std::process::Command::new("mkfifo")
+            .arg(fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+    }
+    h.fake.push_all([
+        FakeReply::tool_call("c1", "read", json!({ "path": "pipe.txt" })),
+        FakeReply::text("That is not a file I can read."),
+        FakeReply::text("Still here."),
+    ]);
+    let runs = async {
+        let first = run(&h.service, run_request("read pipe.txt")).await;
+        let second = run(&h.service, run_request("are you there?")).await;
+        (first, second)
+    };
+    let Ok((first, second)) = tokio::time::timeout(std::time::Duration::from_secs(60), runs).await
+    else {
+        // Keep letting whatever waits on a FIFO go (a writer's open releases a reader's), so
+        // the test fails rather than hangs while the runtime shuts down.
+        std::thread::spawn(move || {
+            loop {
+                for fifo in &fifos {
+                    let _ = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(fifo);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        panic!("a run waited on a FIFO in the workspace");
+    };
+    let finished = events_of!(&first, ToolFinished).into_iter().next();
+    let finished = finished.expect("tool finished");
+    assert!(finished.is_error, "{finished:?}");
+    assert!(
+        finished.output.contains("not a regular file"),
+        "{}",
+        finished.output
+    );
+    assert_eq!(
+        final_text(&first).as_deref(),
+        Some("That is not a file I can read.")
+    );
+    assert_eq!(final_text(&second).as_deref(), Some("Still here."));
+}
+
 /// a sender outside the channel's allowlist is refused with
 /// PERMISSION_DENIED and recorded nowhere.
 #[tokio::test]
