@@ -2,7 +2,7 @@
 //! [`Confined`](openclaw_workspace::Confined); a path outside it is "permission denied" and the
 //! file is left untouched.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -16,6 +16,11 @@ use crate::tool::{Tool, ToolOutcome};
 
 /// Bytes `read` scans to count a file's lines after it has collected what it shows.
 const MAX_LINE_COUNT_SCAN: u64 = 64 * 1024 * 1024;
+
+/// Bytes `read` goes through in all (the lines skipped to reach the offset, those it shows and
+/// those it counts after them): a file of one endless line, or a sparse file of gigabytes,
+/// costs a bounded read, and no line costs more memory than what could be shown of it.
+const MAX_SCAN: u64 = 256 * 1024 * 1024;
 
 /// `read`: a text file's lines, bounded by the excerpt budget.
 #[derive(Debug, Clone, Copy, Default)]
@@ -130,7 +135,10 @@ fn read_lines(opened: OpenFile, args: &ReadArgs, budget: usize) -> Result<ToolOu
     let file = opened.file;
     let io_error = |e: std::io::Error| ToolError::failed(format!("cannot read {path}: {e}"));
     let start = args.offset.unwrap_or(1);
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(file.take(MAX_SCAN));
+    // A line longer than this many bytes has more than `budget` characters, so no more of it
+    // could be shown.
+    let keep = budget.saturating_mul(4).saturating_add(4);
     let mut line = Vec::new();
     let (mut seen, mut scanned_after_stop) = (0_u64, 0_u64);
     let (mut shown, mut shown_chars) = (String::new(), 0_usize);
@@ -138,8 +146,7 @@ fn read_lines(opened: OpenFile, args: &ReadArgs, budget: usize) -> Result<ToolOu
     let mut stop = None;
     let mut counted_all = true;
     loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(io_error)?;
+        let n = next_line(&mut reader, &mut line, keep).map_err(io_error)?;
         if n == 0 {
             break;
         }
@@ -182,6 +189,17 @@ fn read_lines(opened: OpenFile, args: &ReadArgs, budget: usize) -> Result<ToolOu
             first = seen;
         }
         last = seen;
+    }
+    if reader.get_ref().limit() == 0 {
+        // Stopped by MAX_SCAN, perhaps before the end.
+        counted_all = false;
+        if first == 0 && seen > 0 {
+            return Err(ToolError::failed(format!(
+                "offset {start} is further into {path} than read goes: it reads at most the \
+                 first {} MiB of a file, and they hold {seen} lines",
+                MAX_SCAN / (1024 * 1024)
+            )));
+        }
     }
     let total = if counted_all {
         seen.to_string()
@@ -233,6 +251,34 @@ fn read_lines(opened: OpenFile, args: &ReadArgs, budget: usize) -> Result<ToolOu
             "truncated": truncated,
         }),
     ))
+}
+
+/// Reads the next line (through its `\n`, or to the end of the input) and keeps at most `keep`
+/// bytes of it in `line`. Returns the line's whole length; 0 at the end.
+fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>, keep: usize) -> std::io::Result<usize> {
+    line.clear();
+    let mut length = 0;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(length);
+        }
+        let (used, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = keep.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..used.min(room)]);
+        reader.consume(used);
+        length += used;
+        if ended {
+            return Ok(length);
+        }
+    }
 }
 
 /// `write`: creates or replaces a file.

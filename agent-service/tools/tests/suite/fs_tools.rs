@@ -95,6 +95,38 @@ async fn read_gives_the_same_answers_in_place_and_on_the_pool() {
     assert!(error_text(&missing).contains("nope.txt not found"));
 }
 
+/// A sparse file of a gibibyte without a newline (one `truncate -s` makes it): read answers
+/// from a bounded scan and never holds the line in memory; a line longer than anything that
+/// can be shown is cut and the lines after it still counted.
+#[tokio::test]
+async fn read_of_an_endless_line_is_bounded() {
+    let mut f = Fixture::new();
+    let sparse = std::fs::File::create(f.path("sparse.bin")).unwrap();
+    sparse.set_len(1 << 30).unwrap();
+    drop(sparse);
+    let whole = f.call(&ReadTool, json!({ "path": "sparse.bin" })).await;
+    assert!(
+        error_text(&whole).contains("looks like a binary file"),
+        "{}",
+        error_text(&whole)
+    );
+    let further = f
+        .call(&ReadTool, json!({ "path": "sparse.bin", "offset": 2 }))
+        .await;
+    assert!(
+        error_text(&further).contains("offset 2 is further into sparse.bin than read goes"),
+        "{}",
+        error_text(&further)
+    );
+
+    f.ctx.limits.excerpt_chars = 10;
+    f.write("long.txt", &format!("{}\nnext\n", "é".repeat(3 << 20)));
+    let long = f.call(&ReadTool, json!({ "path": "long.txt" })).await;
+    let text = ok_text(&long);
+    assert!(text.starts_with("éééééééééé\n[Line 1 alone"), "{text}");
+    assert!(text.contains("The file has 2 lines"), "{text}");
+}
+
 #[tokio::test]
 async fn read_errors_are_told_to_the_model() {
     let f = Fixture::new();
