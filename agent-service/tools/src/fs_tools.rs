@@ -75,8 +75,11 @@ impl Tool for ReadTool {
             // Opening and a small file's lines are short work (see `crate::in_place`); a
             // large file is read on the blocking pool.
             let opened = crate::in_place::short_file_work(move || {
-                let file = open_checked(&workspace, &args.path)?;
-                Ok::<_, ToolError>(if file.small {
+                let (file, _real) = workspace.open_read(&args.path)?;
+                let small = file
+                    .metadata()
+                    .is_ok_and(|meta| meta.len() <= READ_IN_PLACE_MAX);
+                Ok::<_, ToolError>(if small {
                     Opened::Read(read_lines(file, &args, budget))
                 } else {
                     Opened::Large(file, args)
@@ -107,32 +110,18 @@ enum Stop {
 /// Files up to this size are read in place when a worker is to spare (`crate::in_place`).
 const READ_IN_PLACE_MAX: u64 = 256 * 1024;
 
-/// A file `read` opened, and whether it is small enough to read in place.
-struct OpenFile {
-    file: std::fs::File,
-    small: bool,
-}
-
-/// Where `read` stands after opening.
+/// Where `read` stands after opening: done, or a large file to read on the blocking pool.
 enum Opened {
     Read(Result<ToolOutcome, ToolError>),
-    Large(OpenFile, ReadArgs),
+    Large(std::fs::File, ReadArgs),
 }
 
-fn open_checked(
-    workspace: &openclaw_workspace::Confined,
-    path: &str,
-) -> Result<OpenFile, ToolError> {
-    let (file, _real) = workspace.open_read(path)?;
-    let small = file
-        .metadata()
-        .is_ok_and(|meta| meta.len() <= READ_IN_PLACE_MAX);
-    Ok(OpenFile { file, small })
-}
-
-fn read_lines(opened: OpenFile, args: &ReadArgs, budget: usize) -> Result<ToolOutcome, ToolError> {
+fn read_lines(
+    file: std::fs::File,
+    args: &ReadArgs,
+    budget: usize,
+) -> Result<ToolOutcome, ToolError> {
     let path = args.path.as_str();
-    let file = opened.file;
     let io_error = |e: std::io::Error| ToolError::failed(format!("cannot read {path}: {e}"));
     let start = args.offset.unwrap_or(1);
     let mut reader = BufReader::new(file.take(MAX_SCAN));

@@ -69,8 +69,9 @@ where
     }
 }
 
-/// Whether work done now would run in place (for tests).
-pub fn would_run_in_place() -> bool {
+/// Whether work done now would run in place.
+#[cfg(test)]
+fn would_run_in_place() -> bool {
     others_idle() && !SLOT.load(Ordering::Acquire)
 }
 
