@@ -84,39 +84,48 @@ async fn drive(services: Arc<Services>, session: Arc<Session>, start: RunStart) 
     }
 }
 
-/// Runs one run on its own task, so a panic fails that run (as INTERNAL)
-/// instead of leaving the session's queue stuck. The run is admitted (its context built) on
-/// that task, then handed to its agent's runtime.
+/// Runs one run on the driver's task, caught so a panic fails that run (as INTERNAL) instead
+/// of leaving the session's queue stuck. The run is admitted (its context built), then handed
+/// to its agent's runtime. Not a task of its own: a spawned task per run is a hand-off between
+/// workers for nothing, as the driver only waits for it.
 async fn isolated(
     services: &Arc<Services>,
     session: &Arc<Session>,
     start: RunStart,
     out: &Emitter,
 ) -> Result<Finished, RuntimeError> {
+    use futures_util::FutureExt as _;
     let (services, session, out) = (Arc::clone(services), Arc::clone(session), out.clone());
-    let task = tokio::spawn(async move {
-        let _active = crate::metrics::run_active();
-        let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
-        async move {
-            let rc = admit(services, session, start, out).await?;
-            let done = match rc.session.agent.runtime {
-                AgentRuntime::Codex(_) => codex::run_codex_once(&rc).await?,
-                AgentRuntime::Embedded => turns::run_once(&rc).await?,
-            };
-            if rc.start.is_heartbeat() {
-                return settle(&rc, done).await;
-            }
-            Ok(done)
+    let _active = crate::metrics::run_active();
+    let span = tracing::info_span!("run", session_id = %session.session_id, agent = %session.agent.id, run = start.run);
+    let run = async move {
+        let rc = admit(services, session, start, out).await?;
+        let done = match rc.session.agent.runtime {
+            AgentRuntime::Codex(_) => codex::run_codex_once(&rc).await?,
+            AgentRuntime::Embedded => turns::run_once(&rc).await?,
+        };
+        if rc.start.is_heartbeat() {
+            return settle(&rc, done).await;
         }
-        .instrument(span)
-        .await
-    });
-    match task.await {
+        Ok(done)
+    }
+    .instrument(span);
+    match std::panic::AssertUnwindSafe(run).catch_unwind().await {
         Ok(result) => result,
-        Err(error) => Err(RuntimeError::Internal(format!(
-            "the run task failed: {error}"
+        Err(panic) => Err(RuntimeError::Internal(format!(
+            "the run panicked: {}",
+            panic_message(panic.as_ref())
         ))),
     }
+}
+
+/// What a caught panic said, when it said it as text.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
 }
 
 /// Admits `start`, building its [`RunContext`]: writes its messages into the transcript before

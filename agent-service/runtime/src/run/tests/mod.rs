@@ -41,6 +41,8 @@ struct Loop {
     dir: tempfile::TempDir,
     /// System-prompt renders asked of the prompt source so far.
     renders: Arc<AtomicUsize>,
+    /// How many of the next renders panic instead of answering.
+    panics: Arc<AtomicUsize>,
 }
 
 /// The in-process renderer, counting the system-prompt renders asked of it.
@@ -48,6 +50,7 @@ struct Loop {
 struct CountingPrompt {
     inner: prompt_client::InProcessPromptSource,
     renders: Arc<AtomicUsize>,
+    panics: Arc<AtomicUsize>,
 }
 
 #[async_trait::async_trait]
@@ -59,6 +62,11 @@ impl prompt_client::PromptSource for CountingPrompt {
     ) -> Result<openclaw_proto::prompt::v1::RenderSystemPromptResponse, prompt_client::PromptError>
     {
         self.renders.fetch_add(1, Ordering::SeqCst);
+        let panic_now = self
+            .panics
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        assert!(!panic_now, "the renderer was told to panic");
         self.inner.render(request, deadline).await
     }
 
@@ -116,11 +124,13 @@ impl Loop {
         );
         std::fs::write(dir.path().join("openclaw.json"), config).expect("config");
         let renders = Arc::new(AtomicUsize::new(0));
+        let panics = Arc::new(AtomicUsize::new(0));
         Self {
-            services: services_in(dir.path(), owns, &renders),
+            services: services_in(dir.path(), owns, &renders, &panics),
             model,
             dir,
             renders,
+            panics,
         }
     }
 
@@ -137,13 +147,15 @@ impl Loop {
             model,
             dir,
             renders,
+            panics,
             ..
         } = self;
         Self {
-            services: services_in(dir.path(), None, &renders),
+            services: services_in(dir.path(), None, &renders, &panics),
             model,
             dir,
             renders,
+            panics,
         }
     }
 
@@ -218,6 +230,7 @@ fn services_in(
     dir: &std::path::Path,
     owns: Option<crate::services::SessionOwner>,
     renders: &Arc<AtomicUsize>,
+    panics: &Arc<AtomicUsize>,
 ) -> Arc<Services> {
     let settings = Settings {
         state_dir: dir.join("state"),
@@ -227,6 +240,7 @@ fn services_in(
     let prompt: Arc<dyn prompt_client::PromptSource> = Arc::new(CountingPrompt {
         inner: prompt_client::InProcessPromptSource::new().expect("prompt source"),
         renders: Arc::clone(renders),
+        panics: Arc::clone(panics),
     });
     Services::start(RuntimeOptions {
         owns,
@@ -268,6 +282,29 @@ fn assistant_texts(messages: &[Message]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// A panic in a run fails that run alone: it ends with an internal error that says so, and the
+/// session's queue goes on to answer the next message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_panics_fails_alone() {
+    let l = Loop::start("").await;
+    l.panics.store(1, Ordering::SeqCst);
+    let events = l.run("This one meets a broken renderer.").await;
+    match events.last() {
+        Some(RunEvent::Error { code, message }) => {
+            assert_eq!(*code, ErrorCode::Internal.as_str(), "{events:#?}");
+            assert!(
+                message.contains("panicked") && message.contains("told to panic"),
+                "{message}"
+            );
+        }
+        other => panic!("the run did not end with an error: {other:?}\n{events:#?}"),
+    }
+    l.model.push(FakeReply::text("Still here."));
+    let events = l.run("And this one?").await;
+    assert_eq!(final_of(&events), ("Still here.".to_owned(), 1));
+    assert_eq!(l.model.request_count(), 1, "the panicked run never called the model");
 }
 
 #[tokio::test]
