@@ -4,15 +4,21 @@
 //! file) to the blocking pool is two thread hand-offs: a pool thread is woken to do it, and
 //! the waiting task's worker is woken back when it is done. On a quiet service both threads
 //! were asleep, and the wake-ups cost more CPU than the work. [`short_file_work`] therefore
-//! runs the work on the calling worker thread, under two conditions that keep the runtime
+//! runs the work on the calling worker thread, under conditions that keep the runtime
 //! responsive:
 //!
-//! - the runtime is multi-threaded with at least two workers,
-//! - every other worker is idle (parked, as the runtime's metrics report it), and
+//! - the runtime is multi-threaded, and
+//! - with two workers or more, every other worker is idle (parked, as the runtime's metrics
+//!   report it); with one worker (`TOKIO_WORKER_THREADS=1`), no such work done in place in the
+//!   last [`SLOW_PAUSE`] took longer than [`SLOW`], and
 //! - no other worker is doing such work in place right now (one slot for the process).
 //!
-//! So at most one worker is ever blocked this way, only while the others had nothing to do,
-//! and they stay free to take whatever arrives meanwhile. A busy service (another worker
+//! So at most one worker is ever blocked this way. With several, only while the others had
+//! nothing to do, and they stay free to take whatever arrives meanwhile. With one, everything
+//! else waits for the work, so it runs in place only while the disk answers fast: one slow
+//! fsync sends the work to the pool for the next [`SLOW_PAUSE`], and a slow disk costs one
+//! stall of the runtime per pause at most. A current-thread runtime (tests, command-line
+//! tools) always uses the pool. A busy service (another worker
 //! running tasks) hands the work to the blocking pool as before, where it overlaps with the
 //! async work and concurrent fsyncs run side by side; blocking a worker there would cost
 //! throughput. The work cannot be abandoned half-way in either case: in place it ends
@@ -24,11 +30,35 @@
 
 use std::{
     panic::AssertUnwindSafe,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::{
+        OnceLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
 };
 
 /// Held by the one worker doing file work in place.
 static SLOT: AtomicBool = AtomicBool::new(false);
+
+/// Work done in place that took longer than this was slow: the disk is not answering fast.
+pub const SLOW: Duration = Duration::from_millis(1);
+
+/// How long a single-worker runtime sends the work to the pool after slow work in place.
+pub const SLOW_PAUSE: Duration = Duration::from_secs(10);
+
+/// Until when (milliseconds after [`epoch`]) a single-worker runtime uses the pool.
+static SLOW_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+/// The instant [`SLOW_UNTIL`] counts from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Milliseconds from [`epoch`] to `at`.
+fn millis(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(epoch()).as_millis()).unwrap_or(u64::MAX)
+}
 
 /// Frees the slot, also when the work panics.
 struct Held;
@@ -59,7 +89,11 @@ where
 {
     match take_slot() {
         Some(held) => {
+            let began = Instant::now();
             let done = std::panic::catch_unwind(AssertUnwindSafe(work));
+            if began.elapsed() > SLOW {
+                SLOW_UNTIL.store(millis(Instant::now() + SLOW_PAUSE), Ordering::Release);
+            }
             drop(held);
             done.map_err(|panic| WorkFailed(panic_message(panic.as_ref())))
         }
@@ -78,7 +112,7 @@ fn would_run_in_place() -> bool {
 /// A multi-threaded runtime with two workers or more, of which at most one (the caller's,
 /// when called on a worker) is running tasks: the others are parked. A worker's park/unpark
 /// count is odd while it is parked (tokio publishes it as the worker parks and right after it
-/// wakes).
+/// wakes). Or a multi-threaded runtime of one worker, while the disk has been fast.
 fn others_idle() -> bool {
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return false;
@@ -88,6 +122,9 @@ fn others_idle() -> bool {
     }
     let metrics = handle.metrics();
     let workers = metrics.num_workers();
+    if workers == 1 {
+        return SLOW_UNTIL.load(Ordering::Acquire) <= millis(Instant::now());
+    }
     let active = (0..workers)
         .filter(|&worker| metrics.worker_park_unpark_count(worker) % 2 == 0)
         .count();
@@ -198,6 +235,32 @@ mod tests {
         assert!(ran_on.is_ok());
         assert_ne!(ran_on, Ok(caller), "handed to the pool");
         assert!(busy.await.is_ok());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn one_worker_works_in_place_until_the_disk_is_slow() {
+        let _turn = TURN.lock().await;
+        SLOW_UNTIL.store(0, Ordering::Release);
+        let caller = this_thread();
+        assert_eq!(short_file_work(this_thread).await, Ok(caller), "in place");
+        // Slow work still ends in place; what comes next goes to the pool.
+        let slow = short_file_work(|| {
+            std::thread::sleep(SLOW * 3);
+            this_thread()
+        })
+        .await;
+        assert_eq!(slow, Ok(caller));
+        let after = short_file_work(this_thread).await;
+        assert!(after.is_ok());
+        assert_ne!(after, Ok(caller), "on the pool after slow work");
+        assert!(
+            SLOW_UNTIL.load(Ordering::Acquire) > millis(Instant::now() + SLOW_PAUSE / 2),
+            "for about the pause"
+        );
+        // Once the pause is over, in place again.
+        SLOW_UNTIL.store(millis(Instant::now()), Ordering::Release);
+        assert_eq!(short_file_work(this_thread).await, Ok(caller));
+        assert!(!SLOT.load(Ordering::Acquire), "the slot is free again");
     }
 
     #[tokio::test(flavor = "current_thread")]
