@@ -304,7 +304,11 @@ async fn a_run_that_panics_fails_alone() {
     l.model.push(FakeReply::text("Still here."));
     let events = l.run("And this one?").await;
     assert_eq!(final_of(&events), ("Still here.".to_owned(), 1));
-    assert_eq!(l.model.request_count(), 1, "the panicked run never called the model");
+    assert_eq!(
+        l.model.request_count(),
+        1,
+        "the panicked run never called the model"
+    );
 }
 
 #[tokio::test]
