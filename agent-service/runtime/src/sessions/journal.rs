@@ -15,7 +15,9 @@
 //!
 //! Lines are JSON: `{"accepted": {seq, text, at}}` or `{"done": [seq, ...]}`.
 //! A torn last line (the crash happened mid-write, before the fsync that
-//! acknowledges) is ignored. The file is emptied whenever nothing is pending.
+//! acknowledges) is ignored, and ended with a newline before anything is appended
+//! after it, so the next accepted line stays whole. The file is emptied whenever
+//! nothing is pending.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -94,10 +96,20 @@ impl Journal {
         let mut state = self.state();
         let line = serde_json::to_string(&Line::Accepted(message.clone()))?;
         let file = open_append(&mut state.file, &self.path)?;
-        file.write_all(format!("{line}\n").as_bytes())?;
-        let began = std::time::Instant::now();
-        file.sync_data()?;
-        crate::metrics::fsynced("journal", began.elapsed());
+        let written = file
+            .write_all(format!("{line}\n").as_bytes())
+            .and_then(|()| {
+                let began = std::time::Instant::now();
+                file.sync_data()?;
+                crate::metrics::fsynced("journal", began.elapsed());
+                Ok(())
+            });
+        if let Err(error) = written {
+            // A write cut short (a full disk) may have left part of the line: the file is
+            // opened again next time, which ends that line first.
+            state.file = None;
+            return Err(error);
+        }
         state.pending.insert(message.seq);
         Ok(())
     }
@@ -120,7 +132,11 @@ impl Journal {
         }
         let line = serde_json::to_string(&Line::Done(seqs.to_vec()))?;
         let file = open_append(&mut state.file, &self.path)?;
-        file.write_all(format!("{line}\n").as_bytes())?;
+        if let Err(error) = file.write_all(format!("{line}\n").as_bytes()) {
+            // As in `accept`: the next opening ends a line cut short.
+            state.file = None;
+            return Err(error);
+        }
         Ok(())
     }
 
@@ -208,12 +224,35 @@ fn private_append(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
+/// The journal open for appending. Opening it, a last line a crash tore (no newline at the end)
+/// is ended first: a line appended straight after it would join it, and the accepted message
+/// it holds would read as torn too, lost to recovery once acknowledged.
 fn open_append<'a>(slot: &'a mut Option<File>, path: &Path) -> std::io::Result<&'a mut File> {
     if slot.is_none() {
-        *slot = Some(OpenOptions::new().create(true).append(true).open(path)?);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
+        if !ends_a_line(&file)? {
+            file.write_all(b"\n")?;
+        }
+        *slot = Some(file);
     }
     slot.as_mut()
         .ok_or_else(|| std::io::Error::other("journal file not open"))
+}
+
+/// True when `file` is empty or its last byte is a newline.
+fn ends_a_line(file: &File) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt as _;
+    let len = file.metadata()?.len();
+    let Some(last) = len.checked_sub(1) else {
+        return Ok(true);
+    };
+    let mut byte = [0u8];
+    file.read_exact_at(&mut byte, last)?;
+    Ok(byte[0] == b'\n')
 }
 
 /// Which leftovers are not in the transcript yet: `users` are the
@@ -301,6 +340,41 @@ mod tests {
                 .leftovers()
                 .unwrap_or_else(|e| panic!("{e}"))
                 .is_empty()
+        );
+    }
+
+    /// A crash mid-line, then a process that finds nothing to recover (the torn line was never
+    /// acknowledged) and accepts a message: that message must not join the torn line.
+    #[test]
+    fn a_message_accepted_after_a_torn_line_is_recovered() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let transcript = dir.path().join("s.jsonl");
+        let first = Journal::for_transcript(&transcript);
+        first
+            .accept(&msg(1, "a", 10))
+            .unwrap_or_else(|e| panic!("{e}"));
+        first.done(&[1]).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(first.path())
+            .and_then(|mut f| f.write_all(b"{\"accepted\":{\"seq\":2,\"te"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(first);
+        let second = Journal::for_transcript(&transcript);
+        // Nothing to recover, so recovery leaves the file as it is.
+        assert!(
+            second
+                .leftovers()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .is_empty()
+        );
+        second
+            .accept(&msg(7, "after the tear", 20))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let third = Journal::for_transcript(&transcript);
+        assert_eq!(
+            third.leftovers().unwrap_or_else(|e| panic!("{e}")),
+            [msg(7, "after the tear", 20)]
         );
     }
 
