@@ -16,8 +16,14 @@
 //! Lines are JSON: `{"accepted": {seq, text, at}}` or `{"done": [seq, ...]}`.
 //! A torn last line (the crash happened mid-write, before the fsync that
 //! acknowledges) is ignored, and ended with a newline before anything is appended
-//! after it, so the next accepted line stays whole. The file is emptied whenever
-//! nothing is pending.
+//! after it, so the next accepted line stays whole.
+//!
+//! A done mark applies to the acceptances above it, so a file holding the lines of an
+//! earlier process (whose arrival numbers this one hands out again) reads right. The
+//! file is not emptied after every run: emptying frees its block, and a file system
+//! that discards freed blocks (`-o discard`, usual on cloud disks) waits on the disk for
+//! that, once a run. It is emptied when nothing is pending and it has grown past
+//! [`EMPTY_PAST`], and when its session is let go of or closed.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -59,6 +65,9 @@ enum Line {
     Done(Vec<u64>),
 }
 
+/// Past this size the file is emptied the next time nothing is pending (a few hundred runs).
+pub const EMPTY_PAST: u64 = 64 << 10;
+
 /// The journal of one session.
 #[derive(Debug)]
 pub struct Journal {
@@ -69,8 +78,56 @@ pub struct Journal {
 #[derive(Debug, Default)]
 struct State {
     file: Option<File>,
+    /// Bytes in the file, as of its opening and what was appended since.
+    len: u64,
     /// Accepted and not yet done, by seq.
     pending: BTreeSet<u64>,
+}
+
+impl State {
+    /// The file, opened for appending if it is not yet (see [`open_append`]).
+    fn open(&mut self, path: &Path) -> std::io::Result<&mut File> {
+        if self.file.is_none() {
+            let (file, len) = open_append(path)?;
+            self.file = Some(file);
+            self.len = len;
+        }
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("journal file not open"))
+    }
+
+    /// Appends `bytes` (and fsyncs them when `sync`). A write cut short (a full disk) may
+    /// leave part of them: the file is then opened again next time, which ends that line
+    /// first.
+    fn append(&mut self, path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+        let file = self.open(path)?;
+        let written = file.write_all(bytes).and_then(|()| {
+            if sync {
+                let began = std::time::Instant::now();
+                file.sync_data()?;
+                crate::metrics::fsynced("journal", began.elapsed());
+            }
+            Ok(())
+        });
+        match written {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                self.file = None;
+                Err(error)
+            }
+        }
+    }
+
+    /// Empties the file.
+    fn empty(&mut self, path: &Path) -> std::io::Result<()> {
+        self.open(path)?.set_len(0)?;
+        self.len = 0;
+        Ok(())
+    }
 }
 
 impl Journal {
@@ -95,27 +152,14 @@ impl Journal {
     pub fn accept(&self, message: &Accepted) -> std::io::Result<()> {
         let mut state = self.state();
         let line = serde_json::to_string(&Line::Accepted(message.clone()))?;
-        let file = open_append(&mut state.file, &self.path)?;
-        let written = file
-            .write_all(format!("{line}\n").as_bytes())
-            .and_then(|()| {
-                let began = std::time::Instant::now();
-                file.sync_data()?;
-                crate::metrics::fsynced("journal", began.elapsed());
-                Ok(())
-            });
-        if let Err(error) = written {
-            // A write cut short (a full disk) may have left part of the line: the file is
-            // opened again next time, which ends that line first.
-            state.file = None;
-            return Err(error);
-        }
+        state.append(&self.path, format!("{line}\n").as_bytes(), true)?;
         state.pending.insert(message.seq);
         Ok(())
     }
 
-    /// Marks messages as written to the transcript (blocking). When nothing
-    /// is pending any more the file is emptied.
+    /// Marks messages as written to the transcript (blocking, no fsync: a lost mark only makes
+    /// recovery look for the message in the transcript). When nothing is pending any more and
+    /// the file has grown past [`EMPTY_PAST`], the file is emptied instead.
     pub fn done(&self, seqs: &[u64]) -> std::io::Result<()> {
         let mut state = self.state();
         if seqs.iter().all(|s| !state.pending.contains(s)) {
@@ -124,20 +168,22 @@ impl Journal {
         for seq in seqs {
             state.pending.remove(seq);
         }
-        if state.pending.is_empty() {
-            // Nothing left to recover: start the file over.
-            let file = open_append(&mut state.file, &self.path)?;
-            file.set_len(0)?;
-            return Ok(());
+        if state.pending.is_empty() && state.len >= EMPTY_PAST {
+            return state.empty(&self.path);
         }
         let line = serde_json::to_string(&Line::Done(seqs.to_vec()))?;
-        let file = open_append(&mut state.file, &self.path)?;
-        if let Err(error) = file.write_all(format!("{line}\n").as_bytes()) {
-            // As in `accept`: the next opening ends a line cut short.
-            state.file = None;
-            return Err(error);
+        state.append(&self.path, format!("{line}\n").as_bytes(), false)
+    }
+
+    /// Empties the file if this process opened it and nothing is pending (its session is let
+    /// go of or closed): what it holds then is done marks nobody needs, and an empty file is
+    /// one the next start does not read.
+    pub fn empty_if_settled(&self) -> std::io::Result<()> {
+        let mut state = self.state();
+        if state.file.is_none() || !state.pending.is_empty() || state.len == 0 {
+            return Ok(());
         }
-        Ok(())
+        state.empty(&self.path)
     }
 
     /// Messages a previous process accepted but never wrote (blocking).
@@ -150,7 +196,6 @@ impl Journal {
             Err(e) => return Err(e),
         };
         let mut accepted: BTreeMap<u64, Accepted> = BTreeMap::new();
-        let mut done = BTreeSet::new();
         for line in BufReader::new(file).lines() {
             let Ok(line) = line else { break };
             // A torn or foreign line is skipped: only fsynced lines acknowledge.
@@ -158,14 +203,16 @@ impl Journal {
                 Ok(Line::Accepted(a)) => {
                     accepted.insert(a.seq, a);
                 }
-                Ok(Line::Done(seqs)) => done.extend(seqs),
+                // Only what was accepted above it: a later process numbers from 1 again.
+                Ok(Line::Done(seqs)) => {
+                    for seq in seqs {
+                        accepted.remove(&seq);
+                    }
+                }
                 Err(_) => {}
             }
         }
-        Ok(accepted
-            .into_values()
-            .filter(|a| !done.contains(&a.seq))
-            .collect())
+        Ok(accepted.into_values().collect())
     }
 
     /// Where [`Journal::quarantine`] writes.
@@ -199,9 +246,8 @@ impl Journal {
         state.pending.clear();
         match std::fs::metadata(&self.path) {
             Ok(_) => {
-                let file = open_append(&mut state.file, &self.path)?;
-                file.set_len(0)?;
-                file.sync_data()
+                state.empty(&self.path)?;
+                state.open(&self.path)?.sync_data()
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
@@ -224,29 +270,27 @@ fn private_append(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// The journal open for appending. Opening it, a last line a crash tore (no newline at the end)
-/// is ended first: a line appended straight after it would join it, and the accepted message
-/// it holds would read as torn too, lost to recovery once acknowledged.
-fn open_append<'a>(slot: &'a mut Option<File>, path: &Path) -> std::io::Result<&'a mut File> {
-    if slot.is_none() {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(path)?;
-        if !ends_a_line(&file)? {
-            file.write_all(b"\n")?;
-        }
-        *slot = Some(file);
+/// Opens the journal for appending, returning it and its length. A last line a crash tore
+/// (no newline at the end) is ended first: a line appended straight after it would join it,
+/// and the accepted message it holds would read as torn too, lost to recovery once
+/// acknowledged.
+fn open_append(path: &Path) -> std::io::Result<(File, u64)> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)?;
+    let mut len = file.metadata()?.len();
+    if !ends_a_line(&file, len)? {
+        file.write_all(b"\n")?;
+        len += 1;
     }
-    slot.as_mut()
-        .ok_or_else(|| std::io::Error::other("journal file not open"))
+    Ok((file, len))
 }
 
-/// True when `file` is empty or its last byte is a newline.
-fn ends_a_line(file: &File) -> std::io::Result<bool> {
+/// True when `file` (of `len` bytes) is empty or its last byte is a newline.
+fn ends_a_line(file: &File, len: u64) -> std::io::Result<bool> {
     use std::os::unix::fs::FileExt as _;
-    let len = file.metadata()?.len();
     let Some(last) = len.checked_sub(1) else {
         return Ok(true);
     };
@@ -378,18 +422,84 @@ mod tests {
         );
     }
 
+    fn len(path: &Path) -> u64 {
+        std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX)
+    }
+
+    /// Emptying the file after every run would free its block each time (a wait on the disk
+    /// where freed blocks are discarded): done marks are appended until the file has grown
+    /// past the limit, or its session closes.
     #[test]
-    fn the_file_empties_when_nothing_is_pending() {
+    fn settled_lines_stay_until_the_file_grows_or_its_session_closes() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let journal = Journal::for_transcript(&dir.path().join("s.jsonl"));
         journal
             .accept(&msg(1, "a", 1))
             .unwrap_or_else(|e| panic!("{e}"));
         journal.done(&[1]).unwrap_or_else(|e| panic!("{e}"));
-        let len = std::fs::metadata(journal.path())
-            .map(|m| m.len())
-            .unwrap_or(99);
-        assert_eq!(len, 0);
+        assert!(len(journal.path()) > 0);
+        assert!(
+            journal
+                .leftovers()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .is_empty()
+        );
+        journal.empty_if_settled().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(len(journal.path()), 0, "emptied when its session closes");
+
+        // While a message is pending, the file is never emptied, however large.
+        let text = "x".repeat(1000);
+        journal
+            .accept(&msg(2, "waiting", 2))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut seq = 3;
+        while len(journal.path()) < EMPTY_PAST + 2000 {
+            journal
+                .accept(&msg(seq, &text, 3))
+                .unwrap_or_else(|e| panic!("{e}"));
+            journal.done(&[seq]).unwrap_or_else(|e| panic!("{e}"));
+            seq += 1;
+        }
+        journal.empty_if_settled().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            journal.leftovers().unwrap_or_else(|e| panic!("{e}")),
+            [msg(2, "waiting", 2)]
+        );
+        // Once nothing is pending, a file past the limit is emptied.
+        journal.done(&[2]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(len(journal.path()), 0);
+        // And the next acceptance reads back alone.
+        journal
+            .accept(&msg(seq, "next", 4))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let again = Journal::for_transcript(&dir.path().join("s.jsonl"));
+        assert_eq!(
+            again.leftovers().unwrap_or_else(|e| panic!("{e}")),
+            [msg(seq, "next", 4)]
+        );
+    }
+
+    /// A process numbers its messages from 1 again: a done mark an earlier process left
+    /// does not settle a message of this one with the same number.
+    #[test]
+    fn a_later_process_numbering_again_is_not_taken_for_done() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let transcript = dir.path().join("s.jsonl");
+        let earlier = Journal::for_transcript(&transcript);
+        earlier
+            .accept(&msg(5, "earlier", 1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        earlier.done(&[5]).unwrap_or_else(|e| panic!("{e}"));
+        drop(earlier);
+        let later = Journal::for_transcript(&transcript);
+        later
+            .accept(&msg(5, "later", 2))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let reader = Journal::for_transcript(&transcript);
+        assert_eq!(
+            reader.leftovers().unwrap_or_else(|e| panic!("{e}")),
+            [msg(5, "later", 2)]
+        );
     }
 
     #[test]

@@ -364,6 +364,11 @@ impl LiveSession {
             // Closing fsyncs the file.
             writer.close().await;
             self.journal_synced().await;
+            if let Some(journal) = self.opened_journal()
+                && let Err(error) = journal.empty_if_settled()
+            {
+                tracing::warn!(%error, "could not empty the settled message journal");
+            }
         }
     }
 

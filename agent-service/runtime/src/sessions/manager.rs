@@ -194,8 +194,9 @@ impl SessionManager {
         self.repairs.list()
     }
 
-    /// Sessions of `agent` whose message journal is not empty (a previous
-    /// process acknowledged messages it may not have written).
+    /// Sessions of `agent` whose message journal holds messages not marked done (a previous
+    /// process acknowledged messages it may not have written). A journal that cannot be read
+    /// is listed too, so that its recovery reports why.
     pub fn journaled_sessions(&self, agent: &AgentView) -> Result<Vec<SessionId>, RuntimeError> {
         let dir = self.store(agent)?.dir().path().to_path_buf();
         let entries = match std::fs::read_dir(&dir) {
@@ -215,6 +216,9 @@ impl SessionManager {
                 non_empty,
                 path.file_stem().and_then(|s| s.to_str()),
             ) && let Ok(id) = SessionId::parse(stem)
+                && super::journal::Journal::for_transcript(&path)
+                    .leftovers()
+                    .map_or(true, |left| !left.is_empty())
             {
                 found.push(id);
             }

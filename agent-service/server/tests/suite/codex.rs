@@ -829,8 +829,10 @@ async fn a_message_sent_mid_turn_is_steered_into_the_codex_turn() {
         .flatten()
     {
         if file.path().extension().is_some_and(|e| e == "queue") {
-            let pending = std::fs::read_to_string(file.path()).expect("journal");
-            assert!(pending.is_empty(), "nothing pending: {pending}");
+            let pending = agent_runtime::sessions::journal::Journal::for_transcript(&file.path())
+                .leftovers()
+                .expect("journal");
+            assert!(pending.is_empty(), "nothing pending: {pending:?}");
         }
     }
     assert_eq!(entries[3].1["content"][0]["text"], "Apples, and pears too.");
