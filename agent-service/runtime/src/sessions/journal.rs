@@ -230,7 +230,7 @@ impl Journal {
             out.push_str(&serde_json::to_string(&Quarantined { accepted, reason })?);
             out.push('\n');
         }
-        let mut file = private_append(&path)?;
+        let mut file = private_append(&mut OpenOptions::new()).open(&path)?;
         file.write_all(out.as_bytes())?;
         file.sync_all()?;
         // The file may be new: its name must survive a crash too.
@@ -262,25 +262,28 @@ struct Quarantined<'a> {
     reason: &'a str,
 }
 
-fn private_append(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
+/// `options` set to create (0600) and append.
+fn private_append(options: &mut OpenOptions) -> &mut OpenOptions {
     options.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
 }
 
 /// Opens the journal for appending, returning it and its length. A last line a crash tore
 /// (no newline at the end) is ended first: a line appended straight after it would join it,
 /// and the accepted message it holds would read as torn too, lost to recovery once
 /// acknowledged.
+///
+/// The journal holds the texts of messages, so it is the owner's alone (0600) like the
+/// transcript; a journal an older version created readable by others is made private here.
 fn open_append(path: &Path) -> std::io::Result<(File, u64)> {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(path)?;
-    let mut len = file.metadata()?.len();
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut file = private_append(OpenOptions::new().read(true)).open(path)?;
+    let meta = file.metadata()?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    let mut len = meta.len();
     if !ends_a_line(&file, len)? {
         file.write_all(b"\n")?;
         len += 1;
@@ -477,6 +480,33 @@ mod tests {
             again.leftovers().unwrap_or_else(|e| panic!("{e}")),
             [msg(seq, "next", 4)]
         );
+    }
+
+    /// The journal holds message texts: only its owner reads it, also one an older version
+    /// left readable by others.
+    #[test]
+    fn the_journal_is_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mode = |path: &Path| {
+            std::fs::metadata(path)
+                .map(|m| m.permissions().mode() & 0o777)
+                .unwrap_or(0)
+        };
+        let fresh = Journal::for_transcript(&dir.path().join("a.jsonl"));
+        fresh
+            .accept(&msg(1, "secret", 1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mode(fresh.path()), 0o600);
+        let old = dir.path().join("b.queue");
+        std::fs::write(&old, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let reopened = Journal::for_transcript(&old);
+        reopened
+            .accept(&msg(1, "secret", 1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mode(&old), 0o600);
     }
 
     /// A process numbers its messages from 1 again: a done mark an earlier process left
