@@ -158,12 +158,16 @@ fn take_slot() -> Option<Held> {
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    let what = panic
+    format!("file work panicked: {}", panic_text(panic))
+}
+
+/// What a caught panic said, when it said it as text (`panic!` with a literal or a format).
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
         .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_string());
-    format!("file work panicked: {what}")
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
 }
 
 #[cfg(test)]

@@ -114,18 +114,9 @@ async fn isolated(
         Ok(result) => result,
         Err(panic) => Err(RuntimeError::Internal(format!(
             "the run panicked: {}",
-            panic_message(panic.as_ref())
+            openclaw_tools::in_place::panic_text(panic.as_ref())
         ))),
     }
-}
-
-/// What a caught panic said, when it said it as text.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("no message")
 }
 
 /// Admits `start`, building its [`RunContext`]: writes its messages into the transcript before

@@ -397,10 +397,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let transcript = dir.path().join("s.jsonl");
         let first = Journal::for_transcript(&transcript);
-        first
-            .accept(&msg(1, "a", 10))
-            .unwrap_or_else(|e| panic!("{e}"));
-        first.done(&[1]).unwrap_or_else(|e| panic!("{e}"));
+        settle(&first, 1, "a", 10);
         std::fs::OpenOptions::new()
             .append(true)
             .open(first.path())
@@ -425,6 +422,14 @@ mod tests {
         );
     }
 
+    /// `journal` accepts message `seq` and marks it done, as a run that ends does.
+    fn settle(journal: &Journal, seq: u64, text: &str, at: i64) {
+        journal
+            .accept(&msg(seq, text, at))
+            .unwrap_or_else(|e| panic!("{e}"));
+        journal.done(&[seq]).unwrap_or_else(|e| panic!("{e}"));
+    }
+
     fn len(path: &Path) -> u64 {
         std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX)
     }
@@ -436,10 +441,7 @@ mod tests {
     fn settled_lines_stay_until_the_file_grows_or_its_session_closes() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let journal = Journal::for_transcript(&dir.path().join("s.jsonl"));
-        journal
-            .accept(&msg(1, "a", 1))
-            .unwrap_or_else(|e| panic!("{e}"));
-        journal.done(&[1]).unwrap_or_else(|e| panic!("{e}"));
+        settle(&journal, 1, "a", 1);
         assert!(len(journal.path()) > 0);
         assert!(
             journal
@@ -457,10 +459,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let mut seq = 3;
         while len(journal.path()) < EMPTY_PAST + 2000 {
-            journal
-                .accept(&msg(seq, &text, 3))
-                .unwrap_or_else(|e| panic!("{e}"));
-            journal.done(&[seq]).unwrap_or_else(|e| panic!("{e}"));
+            settle(&journal, seq, &text, 3);
             seq += 1;
         }
         journal.empty_if_settled().unwrap_or_else(|e| panic!("{e}"));
@@ -516,10 +515,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let transcript = dir.path().join("s.jsonl");
         let earlier = Journal::for_transcript(&transcript);
-        earlier
-            .accept(&msg(5, "earlier", 1))
-            .unwrap_or_else(|e| panic!("{e}"));
-        earlier.done(&[5]).unwrap_or_else(|e| panic!("{e}"));
+        settle(&earlier, 5, "earlier", 1);
         drop(earlier);
         let later = Journal::for_transcript(&transcript);
         later
