@@ -511,6 +511,10 @@ async fn the_journal_keeps_a_message_until_its_transcript_line_is_fsynced() {
             .expect("journal");
         assert!(left.is_empty(), "{text}");
     }
+    // Its session closing leaves the settled journal empty.
+    l.services.sessions().close_all().await;
+    let closed = journals(&state);
+    assert!(closed.iter().all(|(_, text)| text.is_empty()), "{closed:?}");
 }
 
 #[tokio::test]
