@@ -21,7 +21,7 @@ use axum::{
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_stream::wrappers::{BroadcastStream, WatchStream};
+use tokio_stream::wrappers::WatchStream;
 
 use crate::{auth, events, layers, turns::Observer};
 
@@ -577,12 +577,10 @@ async fn events_of(
             "active_run": active_run(&state, &info),
         }))
         .unwrap_or_default();
-    let stream = BroadcastStream::new(events).map(|item| {
+    let stream = events.into_stream().map(|item| {
         let (name, body) = match item {
             Ok(event) => events::event_json(event.run, &event.event),
-            Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(missed)) => {
-                ("lagged", json!({ "missed": missed }))
-            }
+            Err(missed) => ("lagged", json!({ "missed": missed })),
         };
         Ok(Event::default()
             .event(name)

@@ -16,11 +16,10 @@ use std::{
 use agent_runtime::{
     Runtime,
     run::RunEvent,
-    sessions::{SessionInfo, SessionTarget},
+    sessions::{RecvError, SessionInfo, SessionTarget},
 };
 use openclaw_proto::prompt::v1 as pb;
 use openclaw_transcript::Usage;
-use tokio_stream::{StreamExt, wrappers::BroadcastStream};
 
 use crate::record::RenderLog;
 
@@ -143,10 +142,13 @@ impl Observer {
         };
         let renders = Arc::clone(&self.renders);
         tokio::spawn(async move {
-            let mut events = BroadcastStream::new(events);
-            while let Some(item) = events.next().await {
-                let Ok(event) = item else { continue };
-                record(&turns, &renders, event.run, &event.event);
+            let mut events = events;
+            loop {
+                match events.recv().await {
+                    Ok(event) => record(&turns, &renders, event.run, &event.event),
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => break,
+                }
             }
         });
     }

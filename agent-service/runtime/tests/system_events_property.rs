@@ -225,7 +225,7 @@ async fn one_case(arrivals: Vec<Arrival>) -> Result<(), TestCaseError> {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     prop_assert!(settled, "background exits were not all answered");
-    while let Ok(event) = watch.try_recv() {
+    while let Some(Ok(event)) = watch.try_recv() {
         if let RunEvent::SystemEvent { acceptance, origin } = &event.event {
             let key = match origin {
                 Origin::Cron { job_id } => job_keys.get(job_id).cloned(),

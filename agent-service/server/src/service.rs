@@ -670,15 +670,13 @@ impl AgentService for AgentServiceImpl {
             .await
             .map_err(status_of)?;
         let mut next = 1u64;
-        let stream = tokio_stream::wrappers::BroadcastStream::new(events).flat_map(move |item| {
+        let stream = events.into_stream().flat_map(move |item| {
             let (run, event) = match item {
                 Ok(e) => {
                     let e = std::sync::Arc::unwrap_or_clone(e);
                     (e.run, e.event)
                 }
-                Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(missed)) => {
-                    (0, agent_runtime::run::RunEvent::Lagged(missed))
-                }
+                Err(missed) => (0, agent_runtime::run::RunEvent::Lagged(missed)),
             };
             let events = parts::run_events(next, run, convert::event_to_pb(event));
             next += events.len() as u64;

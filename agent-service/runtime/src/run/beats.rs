@@ -9,10 +9,7 @@ use std::{
 };
 
 use openclaw_workspace::BootstrapName;
-use tokio::{
-    sync::{Notify, broadcast},
-    time::Instant,
-};
+use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -25,7 +22,7 @@ use crate::{
     origin::Origin,
     services::Services,
     sessions::{
-        SessionEvents, key,
+        RecvError, SessionEvents, key,
         queue::{QueueMode, RunOptions},
     },
 };
@@ -135,8 +132,8 @@ async fn wait_for(
                 }
                 _ => {}
             },
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-            Err(broadcast::error::RecvError::Closed) => {
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => {
                 return HeartbeatOutcome::Failed {
                     message: "the session closed before the heartbeat ended".to_owned(),
                 };

@@ -30,7 +30,6 @@ mod tests;
 mod turns;
 
 use openclaw_transcript::SessionKey;
-use tokio::sync::broadcast;
 
 pub(crate) use beats::{heartbeat_now, start_heartbeats};
 pub(crate) use crons::start_cron;
@@ -56,7 +55,8 @@ use crate::{
     error::RuntimeError,
     prompt_input::TurnChannel,
     sessions::{
-        LiveSession, Session, SessionEvent, SessionEvents, SessionKind, key, queue::QueueMode,
+        LiveSession, RecvError, Session, SessionEvent, SessionEvents, SessionKind, key,
+        queue::QueueMode,
     },
 };
 
@@ -132,7 +132,7 @@ pub(crate) fn follow_run(
     }
 }
 
-/// A reader of one run's events, read straight off the session's broadcast (no task or
+/// A reader of one run's events, read straight off its queue of the session's events (no task or
 /// channel in between, so an event costs its reader one wake-up). Ends after the run's
 /// terminal event, or at once when there is no run.
 pub struct RunFollower {
@@ -151,11 +151,11 @@ impl RunFollower {
         loop {
             let event = match self.events.recv().await {
                 Ok(event) => std::sync::Arc::unwrap_or_clone(event),
-                Err(broadcast::error::RecvError::Lagged(missed)) => SessionEvent {
+                Err(RecvError::Lagged(missed)) => SessionEvent {
                     run,
                     event: RunEvent::Lagged(missed),
                 },
-                Err(broadcast::error::RecvError::Closed) => {
+                Err(RecvError::Closed) => {
                     self.run = None;
                     return None;
                 }

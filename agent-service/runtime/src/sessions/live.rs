@@ -1,5 +1,5 @@
 //! One session while it lives in this process ([`LiveSession`]): its
-//! transcript writer, message queue, run-event broadcast, message journal,
+//! transcript writer, message queue, run-event fan-out, message journal,
 //! prompt fingerprint and background commands, in one value.
 
 use std::{
@@ -12,23 +12,16 @@ use std::{
 };
 
 use openclaw_tools::ProcessRegistry;
-use tokio::sync::broadcast;
 
 use openclaw_transcript::{Clock, Entry, EntryBody, Message};
 
 use super::{
+    events::{EventHub, SessionEvents},
     journal::Journal,
     queue::{Counters, QueueState},
     writer::{self, SessionWriter, Snapshot, TranscriptSpec},
 };
 use crate::{error::RuntimeError, events::RunEvent, evidence::PromptFingerprint};
-
-/// Run events buffered for slow subscribers before they see a gap. The
-/// buffer is allocated whole when the session opens, one slot per event, so
-/// events travel behind an `Arc`: a slot is a pointer, not a `RunEvent`
-/// (about 40 bytes instead of about 220; 160 KB per open session instead of
-/// 900 KB).
-const EVENT_CAPACITY: usize = 4096;
 
 /// What outlives a session's release (see [`super::SessionManager::release_idle`]): its
 /// numbers, so they never repeat, and its last prompt fingerprint, so a stable-prefix change
@@ -55,9 +48,6 @@ impl Released {
     }
 }
 
-/// A subscription to a session's run events.
-pub type SessionEvents = broadcast::Receiver<Arc<SessionEvent>>;
-
 /// A run event tagged with its run number.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionEvent {
@@ -80,7 +70,7 @@ pub struct SessionEvent {
 ///   shutdown): [`Self::append`], [`Self::messages`], [`Self::snapshot`];
 /// - the message queue (which run handles what) and its millisecond clock:
 ///   [`Self::queue`], [`Self::now_ms`];
-/// - the broadcast of run events: [`Self::subscribe`], [`Self::publish`];
+/// - the fan-out of run events: [`Self::subscribe`], [`Self::publish`];
 /// - the accepted-message journal and the once-per-process recovery of it;
 /// - the previous prompt fingerprint (cache-break diagnostics), the collect
 ///   timer claim, the background commands started by `exec` and the
@@ -92,7 +82,7 @@ pub struct LiveSession {
     queue: Mutex<QueueState>,
     fingerprint: Mutex<Option<Arc<PromptFingerprint>>>,
     collect_timer: AtomicBool,
-    events: broadcast::Sender<Arc<SessionEvent>>,
+    events: EventHub,
     /// Origin of the queue's millisecond clock (tokio time, so tests can
     /// pause it).
     epoch: tokio::time::Instant,
@@ -148,7 +138,7 @@ impl LiveSession {
             queue: Mutex::new(QueueState::continuing(counters)),
             fingerprint: Mutex::new(fingerprint),
             collect_timer: AtomicBool::new(false),
-            events: broadcast::channel(EVENT_CAPACITY).0,
+            events: EventHub::default(),
             epoch: tokio::time::Instant::now(),
             processes: Arc::new(ProcessRegistry::new().numbered_after(counters.process)),
             fence,
@@ -453,7 +443,7 @@ impl LiveSession {
 
     /// Publishes a run event (no subscribers is fine).
     pub fn publish(&self, run: u64, event: RunEvent) {
-        let _ = self.events.send(Arc::new(SessionEvent { run, event }));
+        self.events.send(SessionEvent { run, event });
     }
 
     /// Stores this call's fingerprint (shared with sessions whose stable

@@ -2,6 +2,7 @@
 //! writer), and the manager that holds them.
 
 mod creations;
+pub mod events;
 pub mod journal;
 pub mod key;
 mod live;
@@ -15,8 +16,9 @@ pub(crate) mod stored_size;
 mod touches;
 mod writer;
 
+pub use events::{RecvError, SessionEvents};
 pub use key::SessionKind;
-pub use live::{LiveSession, SessionEvent, SessionEvents};
+pub use live::{LiveSession, SessionEvent};
 pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};
 pub use repairs::{Repair, RepairKind};
 pub(crate) use session::Session;
