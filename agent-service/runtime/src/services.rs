@@ -183,6 +183,8 @@ pub(crate) struct Services {
     turn_files: Arc<crate::visibility::TurnFileCache>,
     /// Each agent's last skill discovery, checked on every run.
     kept_skills: Arc<crate::kept_skills::KeptSkills>,
+    /// The `docs/` folder beside the executable, looked for once: it ships with the binary.
+    shipped_docs: std::sync::OnceLock<Option<PathBuf>>,
 }
 
 /// The service's own credentials, never handed to a command whatever their value.
@@ -264,6 +266,7 @@ impl Services {
             cuts: crate::bootstrap_cuts::CutWatch::default(),
             turn_files: Arc::new(crate::visibility::turn_file_cache()),
             kept_skills: Arc::default(),
+            shipped_docs: std::sync::OnceLock::new(),
         });
         runtime.refresh_secrets();
         runtime.check_workspaces();
@@ -596,11 +599,16 @@ impl Services {
     }
 
     /// The local documentation the prompt points at: `agents.defaults.docsPath`, else a
-    /// `docs/` folder beside the executable when there is one.
+    /// `docs/` folder beside the executable when there is one (looked for on first use: it is
+    /// part of the installation, not of the state a run may change).
     pub(crate) fn docs_dir(&self, config: &openclaw_config::Config) -> Option<PathBuf> {
         config.docs_path(&self.dirs()).or_else(|| {
-            let shipped = self.options.install_dir.as_ref()?.join("docs");
-            shipped.is_dir().then_some(shipped)
+            self.shipped_docs
+                .get_or_init(|| {
+                    let shipped = self.options.install_dir.as_ref()?.join("docs");
+                    shipped.is_dir().then_some(shipped)
+                })
+                .clone()
         })
     }
 

@@ -16,6 +16,7 @@
 //! lists ([`ALWAYS_DENIED`]): `sort -o` writes a file, `grep -f` reads one.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, LazyLock};
 
 use openclaw_config::raw::SafeBinProfile;
 
@@ -281,17 +282,19 @@ pub fn path_like(word: &str) -> bool {
 }
 
 /// The safe bins of one agent: name → profile, plus the configured names that were ignored
-/// and why.
+/// and why. Never changed once built, so a copy (one per run's exec policy) shares the maps.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SafeBins {
-    bins: BTreeMap<String, Profile>,
-    ignored: BTreeMap<String, String>,
+    bins: Arc<BTreeMap<String, Profile>>,
+    ignored: Arc<BTreeMap<String, String>>,
 }
 
 impl SafeBins {
-    /// The default set with the built-in profiles.
+    /// The default set with the built-in profiles (built once per process).
     pub fn defaults() -> Self {
-        Self::new(DEFAULT_SAFE_BINS, &BTreeMap::new())
+        static DEFAULTS: LazyLock<SafeBins> =
+            LazyLock::new(|| SafeBins::new(DEFAULT_SAFE_BINS, &BTreeMap::new()));
+        DEFAULTS.clone()
     }
 
     /// `names` with their profiles: a configured profile wins over a built-in one; a name
@@ -301,19 +304,20 @@ impl SafeBins {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut out = Self::default();
+        let mut bins = BTreeMap::new();
+        let mut ignored = BTreeMap::new();
         for name in names {
             let name = name.as_ref().trim();
             if name.is_empty() {
                 continue;
             }
             if name.contains('/') {
-                out.ignored.insert(
+                ignored.insert(
                     name.to_owned(),
                     "safe bins are names, not paths (a path needs an allowlist entry)".to_owned(),
                 );
             } else if never_safe(name) || crate::exec_tables::never_covered(name) {
-                out.ignored.insert(
+                ignored.insert(
                     name.to_owned(),
                     "it can run programs, write files or read files, so it is never a safe bin"
                         .to_owned(),
@@ -323,15 +327,18 @@ impl SafeBins {
                 .cloned()
                 .or_else(|| builtin_profile(name))
             {
-                out.bins.insert(name.to_owned(), profile);
+                bins.insert(name.to_owned(), profile);
             } else {
-                out.ignored.insert(
+                ignored.insert(
                     name.to_owned(),
                     format!("it has no profile (add tools.exec.safeBinProfiles.{name})"),
                 );
             }
         }
-        out
+        Self {
+            bins: Arc::new(bins),
+            ignored: Arc::new(ignored),
+        }
     }
 
     /// The profile of a safe bin.
