@@ -184,9 +184,11 @@ fn loads_through_the_cache_equal_fresh_loads_over_any_sequence_of_changes() {
             },
         )
         .unwrap();
-    // Not vacuous: many of those loads came from a kept entry.
+    // Not vacuous: many of those loads came from a kept entry. How many depends on the random
+    // sequences (changes that leave a link or a recent stamp are never kept): 95 to 183 over
+    // sixteen runs, so the floor sits well below that.
     assert!(
-        hits.get() > 100,
+        hits.get() > 40,
         "only {} loads were answered from the cache",
         hits.get()
     );
