@@ -412,22 +412,27 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"))
                 .is_empty()
         );
-        second
-            .accept(&msg(7, "after the tear", 20))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let third = Journal::for_transcript(&transcript);
-        assert_eq!(
-            third.leftovers().unwrap_or_else(|e| panic!("{e}")),
-            [msg(7, "after the tear", 20)]
-        );
+        accept(&second, 7, "after the tear", 20);
+        assert_eq!(leftovers_at(&transcript), [msg(7, "after the tear", 20)]);
     }
 
     /// `journal` accepts message `seq` and marks it done, as a run that ends does.
-    fn settle(journal: &Journal, seq: u64, text: &str, at: i64) {
+    fn accept(journal: &Journal, seq: u64, text: &str, at: i64) {
         journal
             .accept(&msg(seq, text, at))
             .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    fn settle(journal: &Journal, seq: u64, text: &str, at: i64) {
+        accept(journal, seq, text, at);
         journal.done(&[seq]).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// What a journal opened afresh for `transcript` (a later process) finds left over.
+    fn leftovers_at(transcript: &Path) -> Vec<Accepted> {
+        Journal::for_transcript(transcript)
+            .leftovers()
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn len(path: &Path) -> u64 {
@@ -518,14 +523,8 @@ mod tests {
         settle(&earlier, 5, "earlier", 1);
         drop(earlier);
         let later = Journal::for_transcript(&transcript);
-        later
-            .accept(&msg(5, "later", 2))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let reader = Journal::for_transcript(&transcript);
-        assert_eq!(
-            reader.leftovers().unwrap_or_else(|e| panic!("{e}")),
-            [msg(5, "later", 2)]
-        );
+        accept(&later, 5, "later", 2);
+        assert_eq!(leftovers_at(&transcript), [msg(5, "later", 2)]);
     }
 
     #[test]
