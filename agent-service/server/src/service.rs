@@ -282,11 +282,8 @@ impl AgentServiceImpl {
             .ok()
     }
 
-    /// One page of ListSessions: the sessions and the token of the page after it.
-    pub(crate) async fn list_page(
-        &self,
-        request: pb::ListSessionsRequest,
-    ) -> Result<ListedPage, Status> {
+    /// What a ListSessions request asks for, checked.
+    pub(crate) fn list_query(request: pb::ListSessionsRequest) -> Result<ListQuery, Status> {
         let pb::ListSessionsRequest {
             agent_id,
             page_size,
@@ -304,52 +301,81 @@ impl AgentServiceImpl {
                 )));
             }
         };
+        Ok(ListQuery {
+            agent_id,
+            after,
+            limit: usize::try_from(page_size).unwrap_or(usize::MAX),
+            basic,
+        })
+    }
+
+    /// One page of ListSessions: the sessions and the token of the page after it.
+    pub(crate) async fn list_page(&self, query: ListQuery) -> Result<ListedPage, Status> {
         let (sessions, more) = self
             .runtime
             .sessions()
             .list_page(
-                &agent_id,
-                after.as_ref().map(|(at, key)| (*at, key.as_str())),
-                usize::try_from(page_size).unwrap_or(usize::MAX),
+                &query.agent_id,
+                query.after.as_ref().map(|(at, key)| (*at, key.as_str())),
+                query.limit,
             )
             .await
             .map_err(status_of)?;
         let next_page_token = match sessions.last() {
-            Some(last) if more => format!("{}:{}", last.entry.updated_at, last.key.as_str()),
+            Some(last) if more => page_token(last.entry.updated_at, &last.key),
             _ => String::new(),
         };
         Ok(ListedPage {
             sessions,
             next_page_token,
-            basic,
+            basic: query.basic,
         })
     }
 
-    /// A page as the ListSessions route sends it (`sessions_reply`).
-    pub(crate) fn sessions_reply(&self, page: ListedPage) -> crate::sessions_reply::SessionsReply {
-        if page.basic {
-            return crate::sessions_reply::SessionsReply::basic(
-                &page.sessions,
-                &page.next_page_token,
-            );
-        }
-        let paths = self.workspace_paths(&page.sessions);
-        let cuts = page.sessions.first().map(|first| {
-            self.runtime
-                .sessions()
-                .repeated_cuts_by_session(&first.agent_id)
+    /// A page as the ListSessions route sends it (`sessions_reply`): written straight from
+    /// the index rows, on the blocking pool, copying no session.
+    pub(crate) async fn sessions_reply(
+        &self,
+        query: ListQuery,
+    ) -> Result<crate::sessions_reply::SessionsReply, Status> {
+        let sessions = self.runtime.sessions();
+        // The full view's per-agent lookups, made once for the page.
+        let full = (!query.basic).then(|| {
+            let paths = sessions.workspace_paths(&query.agent_id).ok();
+            let cuts = paths
+                .as_ref()
+                .map(|paths| sessions.repeated_cuts_by_session(paths.agent_id()))
+                .unwrap_or_default();
+            (paths, cuts)
         });
-        crate::sessions_reply::SessionsReply::new(
-            page.sessions,
-            paths.as_ref(),
-            |info| {
-                cuts.as_ref()
-                    .and_then(|cuts| cuts.get(info.key.as_str()))
-                    .map(|cuts| cuts.iter().map(convert::cut_to_pb).collect())
-                    .unwrap_or_default()
-            },
-            &page.next_page_token,
-        )
+        sessions
+            .list_page_with(
+                &query.agent_id,
+                query.after.as_ref().map(|(at, key)| (*at, key.as_str())),
+                query.limit,
+                move |agent_id, rows, more| {
+                    let token = match rows.last() {
+                        Some(last) if more => page_token(last.entry.updated_at, last.key),
+                        _ => String::new(),
+                    };
+                    match full {
+                        None => crate::sessions_reply::SessionsReply::basic(rows, &token),
+                        Some((paths, cuts)) => crate::sessions_reply::SessionsReply::new(
+                            agent_id,
+                            rows,
+                            paths.as_ref(),
+                            |key| {
+                                cuts.get(key.as_str())
+                                    .map(|cuts| cuts.iter().map(convert::cut_to_pb).collect())
+                                    .unwrap_or_default()
+                            },
+                            &token,
+                        ),
+                    }
+                },
+            )
+            .await
+            .map_err(status_of)
     }
 
     fn session_with(
@@ -367,6 +393,22 @@ impl AgentServiceImpl {
 
 /// One page of `ListSessions`.
 #[derive(Debug)]
+pub(crate) struct ListQuery {
+    agent_id: String,
+    /// The cursor of the page token: the previous page's last `(updated_at, key)`.
+    after: Option<(i64, String)>,
+    /// Sessions at most (0: all).
+    limit: usize,
+    /// `SESSION_VIEW_BASIC`: only the fields a list shows.
+    basic: bool,
+}
+
+/// The token of the page after a page whose last session is `key`, updated at `updated_at`.
+fn page_token(updated_at: i64, key: &openclaw_transcript::SessionKey) -> String {
+    format!("{updated_at}:{}", key.as_str())
+}
+
+/// One page of ListSessions, its sessions copied out of the index.
 pub(crate) struct ListedPage {
     /// The page's sessions, in list order.
     sessions: Vec<agent_runtime::sessions::SessionInfo>,
@@ -482,7 +524,9 @@ impl AgentService for AgentServiceImpl {
         // The server routes ListSessions to `sessions_reply::agent_routes`, which writes the
         // same page without building these messages (its test holds the bytes equal to
         // prost's encoding of them); this answers when the generated server is mounted alone.
-        let page = self.list_page(request.into_inner()).await?;
+        let page = self
+            .list_page(Self::list_query(request.into_inner())?)
+            .await?;
         let sessions = if page.basic {
             page.sessions
                 .iter()

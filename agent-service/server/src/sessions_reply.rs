@@ -14,7 +14,7 @@
 
 use std::{borrow::Cow, future::Future, pin::Pin};
 
-use agent_runtime::{WorkspacePaths, sessions::SessionInfo};
+use agent_runtime::{WorkspacePaths, sessions::ListedRow};
 use openclaw_proto::agent::v1::{self as pb, agent_service_server::AgentServiceServer};
 use prost::{
     bytes::BufMut,
@@ -39,22 +39,23 @@ pub(crate) struct SessionsReply {
 }
 
 impl SessionsReply {
-    /// The reply for `infos` (one agent's sessions, in list order): `paths` gives each
+    /// The reply for `rows` (sessions of agent `agent_id`, in list order): `paths` gives each
     /// session's working directory, `cuts_of` its repeated bootstrap cuts.
     pub(crate) fn new(
-        infos: Vec<SessionInfo>,
+        agent_id: &str,
+        rows: &[ListedRow<'_>],
         paths: Option<&WorkspacePaths>,
-        cuts_of: impl Fn(&SessionInfo) -> Vec<pb::RepeatedCut>,
+        cuts_of: impl Fn(&openclaw_transcript::SessionKey) -> Vec<pb::RepeatedCut>,
         next_page_token: &str,
     ) -> Self {
         // About 125 bytes a session with a short workspace path; a longer one regrows.
-        let mut body = Vec::with_capacity(infos.len() * 160 + next_page_token.len() + 8);
+        let mut body = Vec::with_capacity(rows.len() * 160 + next_page_token.len() + 8);
         let mut session = Vec::with_capacity(512);
         // The agent's own workspace, spelled once for every session it does not sandbox.
         let mut agent_workspace: Option<String> = None;
-        for info in &infos {
+        for row in rows {
             let sandbox;
-            let workspace = match paths.map(|p| p.of(&info.key)) {
+            let workspace = match paths.map(|p| p.of(row.key)) {
                 None => "",
                 Some(Cow::Owned(path)) => {
                     sandbox = path.display().to_string();
@@ -65,21 +66,21 @@ impl SessionsReply {
                 }
             };
             session.clear();
-            write_session(info, workspace, &cuts_of(info), &mut session);
+            write_session(agent_id, row, workspace, &cuts_of(row.key), &mut session);
             put_bytes(1, &session, &mut body);
         }
         put_bytes(2, next_page_token.as_bytes(), &mut body);
         Self { body }
     }
 
-    /// The `SESSION_VIEW_BASIC` reply for `infos`: each session's key, update time, channel,
+    /// The `SESSION_VIEW_BASIC` reply for `rows`: each session's key, update time, channel,
     /// chat type and display name (as [`convert::basic_session_to_pb`] builds them).
-    pub(crate) fn basic(infos: &[SessionInfo], next_page_token: &str) -> Self {
-        let mut body = Vec::with_capacity(infos.len() * 64 + next_page_token.len() + 8);
+    pub(crate) fn basic(rows: &[ListedRow<'_>], next_page_token: &str) -> Self {
+        let mut body = Vec::with_capacity(rows.len() * 64 + next_page_token.len() + 8);
         let mut session = Vec::with_capacity(256);
-        for info in infos {
+        for row in rows {
             session.clear();
-            write_basic_session(info, &mut session);
+            write_basic_session(row, &mut session);
             put_bytes(1, &session, &mut body);
         }
         put_bytes(2, next_page_token.as_bytes(), &mut body);
@@ -99,16 +100,22 @@ impl SessionsReply {
 }
 
 /// Writes one `Session` message's fields in field order, as prost does.
-fn write_session(info: &SessionInfo, workspace: &str, cuts: &[pb::RepeatedCut], out: &mut Vec<u8>) {
-    let entry = &info.entry;
+fn write_session(
+    agent_id: &str,
+    row: &ListedRow<'_>,
+    workspace: &str,
+    cuts: &[pb::RepeatedCut],
+    out: &mut Vec<u8>,
+) {
+    let entry = row.entry;
     let mut session_id = [0; uuid::fmt::Hyphenated::LENGTH];
     entry
         .session_id
         .uuid()
         .hyphenated()
         .encode_lower(&mut session_id);
-    put_bytes(1, info.agent_id.as_bytes(), out);
-    put_bytes(2, info.key.as_str().as_bytes(), out);
+    put_bytes(1, agent_id.as_bytes(), out);
+    put_bytes(2, row.key.as_str().as_bytes(), out);
     put_bytes(3, &session_id, out);
     put_timestamp(4, entry.created_at, out);
     put_timestamp(5, entry.updated_at, out);
@@ -141,9 +148,9 @@ fn write_session(info: &SessionInfo, workspace: &str, cuts: &[pb::RepeatedCut], 
 }
 
 /// Writes the fields of a `SESSION_VIEW_BASIC` session in field order.
-fn write_basic_session(info: &SessionInfo, out: &mut Vec<u8>) {
-    let entry = &info.entry;
-    put_bytes(2, info.key.as_str().as_bytes(), out);
+fn write_basic_session(row: &ListedRow<'_>, out: &mut Vec<u8>) {
+    let entry = row.entry;
+    put_bytes(2, row.key.as_str().as_bytes(), out);
     put_timestamp(5, entry.updated_at, out);
     put_conversation(entry, out);
 }
@@ -278,8 +285,8 @@ impl UnaryService<pb::ListSessionsRequest> for ListMethod {
     fn call(&mut self, request: Request<pb::ListSessionsRequest>) -> Self::Future {
         let service = self.0.clone();
         Box::pin(async move {
-            let page = service.list_page(request.into_inner()).await?;
-            Ok(Response::new(service.sessions_reply(page)))
+            let query = AgentServiceImpl::list_query(request.into_inner())?;
+            Ok(Response::new(service.sessions_reply(query).await?))
         })
     }
 }
@@ -289,6 +296,7 @@ mod tests {
     use std::sync::Arc;
 
     use agent_runtime::bootstrap_cuts::RepeatedCut;
+    use agent_runtime::sessions::SessionInfo;
     use openclaw_transcript::{SessionEntry, SessionKey};
 
     use prost::Message;
@@ -300,6 +308,14 @@ mod tests {
             agent_id: "main".to_owned(),
             key: SessionKey::new(key).expect("key"),
             entry: Arc::new(entry),
+        }
+    }
+
+    /// `info` as a list hands it to a reply.
+    fn listed(info: &SessionInfo) -> ListedRow<'_> {
+        ListedRow {
+            key: &info.key,
+            entry: &info.entry,
         }
     }
 
@@ -374,7 +390,13 @@ mod tests {
         for (info, workspace, cuts) in &rows {
             session.clear();
             let cuts: Vec<_> = cuts.iter().map(convert::cut_to_pb).collect();
-            write_session(info, &workspace_of(workspace), &cuts, &mut session);
+            write_session(
+                &info.agent_id,
+                &listed(info),
+                &workspace_of(workspace),
+                &cuts,
+                &mut session,
+            );
             put_bytes(1, &session, &mut body);
         }
         put_bytes(2, token.as_bytes(), &mut body);
@@ -385,14 +407,14 @@ mod tests {
         );
         // `new` writes the same, for rows in the agent's own workspace.
         if rows.iter().all(|(_, workspace, _)| workspace.is_none()) {
-            let infos: Vec<SessionInfo> = rows.iter().map(|(info, _, _)| info.clone()).collect();
-            let cuts = |info: &SessionInfo| {
+            let listed: Vec<ListedRow<'_>> = rows.iter().map(|(info, _, _)| listed(info)).collect();
+            let cuts = |key: &SessionKey| {
                 rows.iter()
-                    .find(|(row, _, _)| row.key == info.key)
+                    .find(|(row, _, _)| row.key == *key)
                     .map(|(_, _, cuts)| cuts.iter().map(convert::cut_to_pb).collect())
                     .unwrap_or_default()
             };
-            let reply = SessionsReply::new(infos, None, cuts, token);
+            let reply = SessionsReply::new("main", &listed, None, cuts, token);
             if agent_workspace.is_empty() {
                 assert_eq!(reply.bytes(), body.as_slice());
                 assert_eq!(reply.encoded_len(), body.len());
@@ -413,7 +435,8 @@ mod tests {
                 sessions: infos.iter().map(convert::basic_session_to_pb).collect(),
                 next_page_token: token.to_owned(),
             };
-            let reply = SessionsReply::basic(&infos, token);
+            let rows: Vec<ListedRow<'_>> = infos.iter().map(listed).collect();
+            let reply = SessionsReply::basic(&rows, token);
             assert_eq!(reply.bytes(), expected.encode_to_vec().as_slice());
             assert_eq!(reply.encoded_len(), expected.encoded_len());
         }

@@ -105,6 +105,27 @@ impl<'r> SessionsHandle<'r> {
         self.manager().list_page(&agent, after, limit).await
     }
 
+    /// [`Self::list_page`] handed to `write` as the agent's id and rows borrowed from the
+    /// index, on the blocking pool, for a caller that encodes the page without copying each
+    /// session.
+    pub async fn list_page_with<R, F>(
+        &self,
+        agent_id: &str,
+        after: Option<(i64, &str)>,
+        limit: usize,
+        write: F,
+    ) -> Result<R, RuntimeError>
+    where
+        F: FnOnce(&str, &[crate::sessions::ListedRow<'_>], bool) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let agent = self.services.agent_view(agent_id)?;
+        let after = after.map(|(at, key)| (at, key.to_owned()));
+        self.manager()
+            .list_page_with(&agent, after, limit, write)
+            .await
+    }
+
     /// One session.
     pub async fn get(
         &self,
@@ -244,5 +265,10 @@ impl WorkspacePaths {
         } else {
             Cow::Borrowed(&self.agent.workspace)
         }
+    }
+
+    /// The agent's id, as the config spells it.
+    pub fn agent_id(&self) -> &str {
+        &self.agent.id
     }
 }

@@ -58,6 +58,16 @@ pub struct SessionInfo {
     pub entry: Arc<SessionEntry>,
 }
 
+/// A session of a listed page, borrowed from the index while the page is written
+/// ([`SessionManager::list_page_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ListedRow<'a> {
+    /// Full session key.
+    pub key: &'a SessionKey,
+    /// Its index entry.
+    pub entry: &'a Arc<SessionEntry>,
+}
+
 /// Sessions of all agents.
 pub struct SessionManager {
     state_dir: PathBuf,
@@ -299,14 +309,42 @@ impl SessionManager {
 
     /// One page of `agent`'s sessions in list order (most recently updated first, then by
     /// key): at most `limit` (0: all) of those after `after`, the `(updated_at, key)` of the
-    /// previous page's last session; and whether more follow. Only the page's sessions are
-    /// copied and sorted: the rest of the index is scanned once and selected from in place.
+    /// previous page's last session; and whether more follow.
     pub async fn list_page(
         &self,
         agent: &AgentView,
         after: Option<(i64, String)>,
         limit: usize,
     ) -> Result<(Vec<SessionInfo>, bool), RuntimeError> {
+        self.list_page_with(agent, after, limit, move |agent_id, rows, more| {
+            let page = rows
+                .iter()
+                .map(|row| SessionInfo {
+                    agent_id: agent_id.to_owned(),
+                    key: row.key.clone(),
+                    entry: Arc::clone(row.entry),
+                })
+                .collect();
+            (page, more)
+        })
+        .await
+    }
+
+    /// [`SessionManager::list_page`] handed to `write` as the agent's id, rows borrowed from
+    /// the index and whether more follow, on the blocking pool: a caller that only encodes the page (a
+    /// reply of 100,000 sessions) copies nothing per session. Only the page's sessions are
+    /// sorted: the rest of the index is scanned once and selected from in place.
+    pub async fn list_page_with<R, F>(
+        &self,
+        agent: &AgentView,
+        after: Option<(i64, String)>,
+        limit: usize,
+        write: F,
+    ) -> Result<R, RuntimeError>
+    where
+        F: FnOnce(&str, &[ListedRow<'_>], bool) -> R + Send + 'static,
+        R: Send + 'static,
+    {
         self.settle_touches(agent).await;
         let store = self.store(agent)?;
         let agent_id = agent.id.clone();
@@ -318,11 +356,10 @@ impl SessionManager {
             type Order<'a> = (std::cmp::Reverse<i64>, &'a str);
             fn row<'a>(
                 (key, entry): (&'a SessionKey, &'a Arc<SessionEntry>),
-            ) -> (Order<'a>, &'a SessionKey, &'a Arc<SessionEntry>) {
+            ) -> (Order<'a>, ListedRow<'a>) {
                 (
                     (std::cmp::Reverse(entry.updated_at), key.as_str()),
-                    key,
-                    entry,
+                    ListedRow { key, entry },
                 )
             }
             let mut rows: Vec<_> = match &after {
@@ -331,7 +368,7 @@ impl SessionManager {
                     index
                         .iter_shared()
                         .map(row)
-                        .filter(|(order, _, _)| *order > cursor)
+                        .filter(|(order, _)| *order > cursor)
                         .collect()
                 }
                 None => index.iter_shared().map(row).collect(),
@@ -342,15 +379,8 @@ impl SessionManager {
                 rows.truncate(limit);
             }
             rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            let page = rows
-                .into_iter()
-                .map(|(_, key, entry)| SessionInfo {
-                    agent_id: agent_id.clone(),
-                    key: key.clone(),
-                    entry: Arc::clone(entry),
-                })
-                .collect();
-            Ok((page, more))
+            let page: Vec<ListedRow<'_>> = rows.into_iter().map(|(_, row)| row).collect();
+            Ok(write(&agent_id, &page, more))
         })
         .await
     }

@@ -19,7 +19,7 @@ mod writer;
 pub use events::{RecvError, SessionEvents};
 pub use key::SessionKind;
 pub use live::{LiveSession, SessionEvent};
-pub use manager::{NewSession, SessionInfo, SessionManager, SessionTarget};
+pub use manager::{ListedRow, NewSession, SessionInfo, SessionManager, SessionTarget};
 pub use repairs::{Repair, RepairKind};
 pub(crate) use session::Session;
 pub use touches::TurnDelta;
