@@ -391,7 +391,7 @@ impl AgentServiceImpl {
     }
 }
 
-/// One page of `ListSessions`.
+/// What a `ListSessions` request asks for ([`AgentServiceImpl::list_query`]).
 #[derive(Debug)]
 pub(crate) struct ListQuery {
     agent_id: String,
@@ -408,7 +408,8 @@ fn page_token(updated_at: i64, key: &openclaw_transcript::SessionKey) -> String 
     format!("{updated_at}:{}", key.as_str())
 }
 
-/// One page of ListSessions, its sessions copied out of the index.
+/// One page of `ListSessions`, its sessions copied out of the index.
+#[derive(Debug)]
 pub(crate) struct ListedPage {
     /// The page's sessions, in list order.
     sessions: Vec<agent_runtime::sessions::SessionInfo>,
