@@ -331,9 +331,9 @@ impl SessionManager {
     }
 
     /// [`SessionManager::list_page`] handed to `write` as the agent's id, rows borrowed from
-    /// the index and whether more follow, on the blocking pool: a caller that only encodes the page (a
-    /// reply of 100,000 sessions) copies nothing per session. Only the page's sessions are
-    /// sorted: the rest of the index is scanned once and selected from in place.
+    /// the index and whether more follow, on the blocking pool: a caller that only encodes
+    /// the page (a reply of 100,000 sessions) copies nothing per session. Only the page's
+    /// sessions are sorted: the rest of the index is scanned once and selected from in place.
     pub async fn list_page_with<R, F>(
         &self,
         agent: &AgentView,
