@@ -48,27 +48,53 @@ pub const SLOW: Duration = Duration::from_millis(1);
 /// How long a single-worker runtime sends the work to the pool once in-place work is slow.
 pub const SLOW_PAUSE: Duration = Duration::from_secs(10);
 
-/// Until when (milliseconds after [`epoch`]) a single-worker runtime uses the pool.
-static SLOW_UNTIL: AtomicU64 = AtomicU64::new(0);
+/// The pace of the work done in place lately: a running mean of its durations, and until
+/// when a single-worker runtime uses the pool because that mean went over [`SLOW`].
+struct Pace {
+    /// Until when (milliseconds after [`epoch`]) a single-worker runtime uses the pool.
+    slow_until: AtomicU64,
+    /// The running mean, in microseconds (updated by the slot's holder only).
+    mean_micros: AtomicU64,
+}
 
-/// The running mean of in-place work, in microseconds (updated by the slot's holder only).
-static MEAN_MICROS: AtomicU64 = AtomicU64::new(0);
+/// The process's pace, shared like the slot.
+static PACE: Pace = Pace::new();
 
-/// Adds one in-place duration to the running mean; a mean over [`SLOW`] starts a pause.
-fn record(took: Duration) {
-    let sample = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
-    let old = MEAN_MICROS.load(Ordering::Acquire);
-    // An eighth of the new sample, seven eighths of the old mean.
-    let mean = (old.saturating_mul(7) / 8).saturating_add(sample / 8);
-    if mean > u64::try_from(SLOW.as_micros()).unwrap_or(u64::MAX) {
-        SLOW_UNTIL.store(millis(Instant::now() + SLOW_PAUSE), Ordering::Release);
-        MEAN_MICROS.store(0, Ordering::Release);
-    } else {
-        MEAN_MICROS.store(mean, Ordering::Release);
+impl Pace {
+    const fn new() -> Self {
+        Pace {
+            slow_until: AtomicU64::new(0),
+            mean_micros: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds one in-place duration to the running mean; a mean over [`SLOW`] starts a pause
+    /// of [`SLOW_PAUSE`] from `now`, after which the mean starts afresh.
+    fn record(&self, took: Duration, now: Instant) {
+        let sample = micros(took);
+        let old = self.mean_micros.load(Ordering::Acquire);
+        // An eighth of the new sample, seven eighths of the old mean.
+        let mean = (old.saturating_mul(7) / 8).saturating_add(sample / 8);
+        if mean > micros(SLOW) {
+            self.slow_until
+                .store(millis(now + SLOW_PAUSE), Ordering::Release);
+            self.mean_micros.store(0, Ordering::Release);
+        } else {
+            self.mean_micros.store(mean, Ordering::Release);
+        }
+    }
+
+    /// Whether a pause is on at `now`.
+    fn paused(&self, now: Instant) -> bool {
+        self.slow_until.load(Ordering::Acquire) > millis(now)
     }
 }
 
-/// The instant [`SLOW_UNTIL`] counts from.
+fn micros(took: Duration) -> u64 {
+    u64::try_from(took.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The instant [`Pace`] counts from.
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(Instant::now)
@@ -110,7 +136,7 @@ where
         Some(held) => {
             let began = Instant::now();
             let done = std::panic::catch_unwind(AssertUnwindSafe(work));
-            record(began.elapsed());
+            PACE.record(began.elapsed(), Instant::now());
             drop(held);
             done.map_err(|panic| WorkFailed(panic_message(panic.as_ref())))
         }
@@ -140,7 +166,7 @@ fn others_idle() -> bool {
     let metrics = handle.metrics();
     let workers = metrics.num_workers();
     if workers == 1 {
-        return SLOW_UNTIL.load(Ordering::Acquire) <= millis(Instant::now());
+        return !PACE.paused(Instant::now());
     }
     let active = (0..workers)
         .filter(|&worker| metrics.worker_park_unpark_count(worker) % 2 == 0)
@@ -258,44 +284,62 @@ mod tests {
         assert!(busy.await.is_ok());
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
-    async fn one_worker_works_in_place_until_the_disk_is_slow() {
-        let _turn = TURN.lock().await;
-        SLOW_UNTIL.store(0, Ordering::Release);
-        MEAN_MICROS.store(0, Ordering::Release);
-        let caller = this_thread();
-        assert_eq!(short_file_work(this_thread).await, Ok(caller), "in place");
-        let sleeping = |took: Duration| {
-            move || {
-                std::thread::sleep(took);
-                this_thread()
-            }
-        };
-        // One hiccup of a few milliseconds is tolerated.
-        assert_eq!(short_file_work(sleeping(SLOW * 4)).await, Ok(caller));
+    #[test]
+    fn one_hiccup_is_tolerated_and_a_slow_mean_starts_a_pause() {
+        let pace = Pace::new();
+        let now = Instant::now();
+        pace.record(SLOW * 4, now);
+        assert!(!pace.paused(now), "one hiccup tolerated");
         assert_eq!(
-            short_file_work(this_thread).await,
-            Ok(caller),
-            "still in place"
+            pace.mean_micros.load(Ordering::Acquire),
+            micros(SLOW * 4) / 8
         );
-        // Work that keeps being slow still ends in place, until the mean is over; what comes
-        // next goes to the pool.
+        // Fast work brings the mean down again.
+        for _ in 0..40 {
+            pace.record(Duration::from_micros(20), now);
+        }
+        assert!(pace.mean_micros.load(Ordering::Acquire) < micros(SLOW) / 10);
+        // Slow work that keeps coming: the mean goes over within a few, never on the first.
         let mut slow_ones = 0;
-        while SLOW_UNTIL.load(Ordering::Acquire) <= millis(Instant::now()) {
-            assert_eq!(short_file_work(sleeping(SLOW * 4)).await, Ok(caller));
+        while !pace.paused(now) {
+            pace.record(SLOW * 4, now);
             slow_ones += 1;
             assert!(slow_ones < 10, "the mean never went over");
         }
         assert!(slow_ones >= 2, "{slow_ones}");
+        assert_eq!(
+            pace.mean_micros.load(Ordering::Acquire),
+            0,
+            "the mean starts afresh"
+        );
+        assert!(pace.paused(now + SLOW_PAUSE - Duration::from_millis(5)));
+        assert!(
+            !pace.paused(now + SLOW_PAUSE + Duration::from_millis(5)),
+            "the pause ends"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn one_worker_works_in_place_unless_paused() {
+        let _turn = TURN.lock().await;
+        PACE.slow_until.store(0, Ordering::Release);
+        let caller = this_thread();
+        assert_eq!(short_file_work(this_thread).await, Ok(caller), "in place");
+        // Work done in place counts towards the pace: a sleep of SLOW * 9 alone is over.
+        PACE.mean_micros.store(0, Ordering::Release);
+        let slow = short_file_work(move || {
+            std::thread::sleep(SLOW * 9);
+            this_thread()
+        })
+        .await;
+        assert_eq!(slow, Ok(caller), "slow work still ends in place");
+        assert!(PACE.paused(Instant::now()), "the slow work was counted");
         let after = short_file_work(this_thread).await;
         assert!(after.is_ok());
-        assert_ne!(after, Ok(caller), "on the pool after slow work");
-        assert!(
-            SLOW_UNTIL.load(Ordering::Acquire) > millis(Instant::now() + SLOW_PAUSE / 2),
-            "for about the pause"
-        );
+        assert_ne!(after, Ok(caller), "on the pool while paused");
         // Once the pause is over, in place again.
-        SLOW_UNTIL.store(millis(Instant::now()), Ordering::Release);
+        PACE.slow_until
+            .store(millis(Instant::now()), Ordering::Release);
         assert_eq!(short_file_work(this_thread).await, Ok(caller));
         assert!(!SLOT.load(Ordering::Acquire), "the slot is free again");
     }
