@@ -321,10 +321,12 @@ impl AgentServiceImpl {
             )
             .await
             .map_err(status_of)?;
-        let next_page_token = match sessions.last() {
-            Some(last) if more => page_token(last.entry.updated_at, &last.key),
-            _ => String::new(),
-        };
+        let next_page_token = page_token(
+            sessions
+                .last()
+                .map(|last| (last.entry.updated_at, &last.key)),
+            more,
+        );
         Ok(ListedPage {
             sessions,
             next_page_token,
@@ -354,10 +356,10 @@ impl AgentServiceImpl {
                 query.after.as_ref().map(|(at, key)| (*at, key.as_str())),
                 query.limit,
                 move |agent_id, rows, more| {
-                    let token = match rows.last() {
-                        Some(last) if more => page_token(last.entry.updated_at, last.key),
-                        _ => String::new(),
-                    };
+                    let token = page_token(
+                        rows.last().map(|last| (last.entry.updated_at, last.key)),
+                        more,
+                    );
                     match full {
                         None => crate::sessions_reply::SessionsReply::basic(rows, &token),
                         Some((paths, cuts)) => crate::sessions_reply::SessionsReply::new(
@@ -403,9 +405,13 @@ pub(crate) struct ListQuery {
     basic: bool,
 }
 
-/// The token of the page after a page whose last session is `key`, updated at `updated_at`.
-fn page_token(updated_at: i64, key: &openclaw_transcript::SessionKey) -> String {
-    format!("{updated_at}:{}", key.as_str())
+/// The token of the page after a page whose last session is `last` (its update time and
+/// key), when `more` follow; empty when the page is the last.
+fn page_token(last: Option<(i64, &openclaw_transcript::SessionKey)>, more: bool) -> String {
+    match last {
+        Some((updated_at, key)) if more => format!("{updated_at}:{}", key.as_str()),
+        _ => String::new(),
+    }
 }
 
 /// One page of `ListSessions`, its sessions copied out of the index.

@@ -136,7 +136,8 @@ where
         Some(held) => {
             let began = Instant::now();
             let done = std::panic::catch_unwind(AssertUnwindSafe(work));
-            PACE.record(began.elapsed(), Instant::now());
+            let ended = Instant::now();
+            PACE.record(ended.saturating_duration_since(began), ended);
             drop(held);
             done.map_err(|panic| WorkFailed(panic_message(panic.as_ref())))
         }
