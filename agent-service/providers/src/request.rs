@@ -92,13 +92,14 @@ fn blocks_size(blocks: &[ContentBlock]) -> usize {
         .sum()
 }
 
-/// The system prompt split at the prompt-cache boundary (P-24).
+/// The system prompt split at the prompt-cache boundary (P-24). Cloning one is cheap: the
+/// texts are shared, so every model call of a run carries the run's render without a copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SystemPrompt {
     /// Everything above the boundary: identical across turns, so caches can reuse it.
-    pub stable: String,
+    pub stable: Arc<str>,
     /// Everything below the boundary: per-turn sections.
-    pub dynamic: String,
+    pub dynamic: Arc<str>,
 }
 
 impl SystemPrompt {
@@ -107,8 +108,8 @@ impl SystemPrompt {
     /// hit.
     pub fn joined(&self) -> String {
         match (self.stable.is_empty(), self.dynamic.is_empty()) {
-            (_, true) => self.stable.clone(),
-            (true, false) => self.dynamic.clone(),
+            (_, true) => self.stable.to_string(),
+            (true, false) => self.dynamic.to_string(),
             (false, false) => format!("{}\n\n{}", self.stable, self.dynamic),
         }
     }

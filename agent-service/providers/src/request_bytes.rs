@@ -195,7 +195,7 @@ fn corpus() -> Vec<(&'static str, ModelRequest)> {
     let base = ModelRequest {
         model: "model-1".into(),
         system: SystemPrompt {
-            stable: format!("STABLE {AWKWARD}"),
+            stable: format!("STABLE {AWKWARD}").into(),
             dynamic: "DYNAMIC".into(),
         },
         messages: history().into(),
@@ -213,7 +213,7 @@ fn corpus() -> Vec<(&'static str, ModelRequest)> {
         (
             "stable only, limit, high effort",
             with(&|r| {
-                r.system.dynamic.clear();
+                r.system.dynamic = "".into();
                 r.max_output_tokens = Some(6000);
                 r.reasoning_effort = Some("high".into());
             }),
@@ -221,7 +221,7 @@ fn corpus() -> Vec<(&'static str, ModelRequest)> {
         (
             "dynamic only, no tools, minimal effort",
             with(&|r| {
-                r.system.stable.clear();
+                r.system.stable = "".into();
                 r.tools = Vec::new().into();
                 r.reasoning_effort = Some("minimal".into());
             }),

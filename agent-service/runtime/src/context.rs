@@ -209,6 +209,15 @@ impl PairingRepair {
 /// the caller persists it (the next load is then clean). `now_ms` stamps
 /// filled results.
 pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
+    // Almost every history is already paired: checked in place, it is not taken apart.
+    if paired(messages) {
+        return PairingRepair::default();
+    }
+    repair_in_full(messages, now_ms)
+}
+
+/// [`repair_pairing`] without its shortcut for a history already paired.
+fn repair_in_full(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
     let mut repair = PairingRepair::default();
     let mut slots: Vec<Option<Message>> = std::mem::take(messages).into_iter().map(Some).collect();
     let mut out: Vec<Message> = Vec::with_capacity(slots.len());
@@ -266,6 +275,43 @@ pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair
     }
     *messages = out;
     repair
+}
+
+/// Whether every tool call is answered exactly once by the results right after its assistant
+/// message, and every result answers a call that way: the histories [`repair_pairing`] would
+/// leave as they are.
+fn paired(messages: &[Message]) -> bool {
+    let mut at = 0;
+    while let Some(message) = messages.get(at) {
+        at += 1;
+        let Message::Assistant(assistant) = message else {
+            if matches!(message, Message::ToolResult(_)) {
+                return false;
+            }
+            continue;
+        };
+        let calls: Vec<&str> = assistant
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolCall(call) => Some(call.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut answered: Vec<&str> = Vec::with_capacity(calls.len());
+        while let Some(Message::ToolResult(result)) = messages.get(at) {
+            let id = result.tool_call_id.as_str();
+            if !calls.contains(&id) || answered.contains(&id) {
+                return false;
+            }
+            answered.push(id);
+            at += 1;
+        }
+        if !calls.iter().all(|call| answered.contains(call)) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Takes the first result for `id` at or after `from`, stopping at the next
@@ -387,6 +433,47 @@ mod tests {
         assert_eq!(unanswered.users.len(), 2);
         let only_results = conversation(&[result("x"), user("b")]).tail();
         assert_eq!((only_results.users.len(), only_results.replied), (1, false));
+    }
+
+    /// The in-place check is an exact shortcut: over every history of up to five messages
+    /// made of a user message, calls and results, it says "paired" exactly where the full
+    /// repair would change nothing and report nothing.
+    #[test]
+    fn the_paired_check_agrees_with_the_full_repair() {
+        let pieces = [
+            user("hi"),
+            call(&["a"]),
+            call(&["a", "b"]),
+            call(&["b", "b"]),
+            call(&[]),
+            result("a"),
+            result("b"),
+        ];
+        let mut histories: Vec<Vec<Message>> = vec![Vec::new()];
+        let mut checked = 0;
+        for _ in 0..5 {
+            let mut longer = Vec::new();
+            for history in &histories {
+                for piece in &pieces {
+                    let mut next = history.clone();
+                    next.push(piece.clone());
+                    longer.push(next);
+                }
+            }
+            for history in &longer {
+                let mut repaired = history.clone();
+                let report = repair_in_full(&mut repaired, 0);
+                assert_eq!(
+                    paired(history),
+                    report.is_clean() && &repaired == history,
+                    "{:?}",
+                    shape(history)
+                );
+                checked += 1;
+            }
+            histories = longer;
+        }
+        assert!(checked > 10_000);
     }
 
     #[test]

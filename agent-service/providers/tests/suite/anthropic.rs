@@ -88,7 +88,7 @@ async fn empty_parts_are_left_out() {
     let (fake, provider) = fake(WireFormat::AnthropicMessages).await;
     fake.push(FakeReply::text("ok"));
     let mut bare = request();
-    bare.system.dynamic.clear();
+    bare.system.dynamic = "".into();
     bare.tools = Vec::new().into();
     bare.messages = vec![user(""), user("real")].into();
     run(provider.as_ref(), bare).await.0.unwrap();

@@ -81,7 +81,7 @@ async fn a_system_prompt_without_dynamic_part_is_sent_alone() {
     let (fake, provider) = fake(WireFormat::OpenAiResponses).await;
     fake.push(FakeReply::text("ok"));
     let mut only_stable = request();
-    only_stable.system.dynamic.clear();
+    only_stable.system.dynamic = "".into();
     only_stable.tools = Vec::new().into();
     run(provider.as_ref(), only_stable).await.0.unwrap();
     let body = &fake.requests()[0].body;

@@ -30,7 +30,7 @@ mod prompt;
 pub(crate) use model_view::{model_messages, user_origin, user_turn_text};
 pub use prompt::Preview;
 pub(crate) use prompt::{
-    RunRender, contribution, preview, render_prompt, render_request, render_turn,
+    RunPrompt, RunRender, contribution, preview, render_prompt, render_request, render_turn,
 };
 
 /// An admitted message's session, with its index entry and the config it

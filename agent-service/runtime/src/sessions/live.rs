@@ -446,13 +446,13 @@ impl LiveSession {
         self.events.send(SessionEvent { run, event });
     }
 
-    /// Stores this call's fingerprint (shared with sessions whose stable
-    /// prefix is the same) and returns the previous one.
-    pub fn swap_fingerprint(&self, next: PromptFingerprint) -> Option<Arc<PromptFingerprint>> {
+    /// Stores this call's fingerprint (see [`PromptFingerprint::shared`]: one copy for the
+    /// sessions whose stable prefix is the same) and returns the previous one.
+    pub fn swap_fingerprint(&self, next: Arc<PromptFingerprint>) -> Option<Arc<PromptFingerprint>> {
         self.fingerprint
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .replace(next.shared())
+            .replace(next)
     }
 
     /// Claims the collect timer; false when one is already waiting.

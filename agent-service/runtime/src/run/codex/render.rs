@@ -127,7 +127,7 @@ impl CodexRun<'_> {
                 })
                 .collect(),
         };
-        let previous = self.s.live.swap_fingerprint(fingerprint.clone());
+        let previous = self.s.live.swap_fingerprint(fingerprint.clone().shared());
         let (prefix_changed, changed_sections) = match &previous {
             Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
                 (true, fingerprint.changed_since(prev))

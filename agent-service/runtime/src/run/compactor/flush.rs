@@ -84,8 +84,8 @@ impl Compactor<'_> {
             let request = ModelRequest {
                 model: self.run.model.wire_model.clone(),
                 system: SystemPrompt {
-                    stable: prompt.stable_prefix.clone(),
-                    dynamic: prompt.dynamic_suffix.clone(),
+                    stable: prompt.stable_prefix.as_str().into(),
+                    dynamic: prompt.dynamic_suffix.as_str().into(),
                 },
                 messages: self.ctx.fence.model_messages(&messages, origin).into(),
                 tools: tools.clone(),

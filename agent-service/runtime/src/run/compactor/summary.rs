@@ -17,8 +17,8 @@ impl Compactor<'_> {
         request.heartbeat = None;
         let rendered = render_prompt(self.services, request, self.limit()).await?;
         Ok(SystemPrompt {
-            stable: rendered.stable_prefix,
-            dynamic: rendered.dynamic_suffix,
+            stable: rendered.stable_prefix.into(),
+            dynamic: rendered.dynamic_suffix.into(),
         })
     }
 

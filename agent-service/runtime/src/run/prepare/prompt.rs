@@ -32,10 +32,32 @@ fn record_cuts(services: &Services, t: &TurnPrompt<'_>, response: &pb::RenderSys
 /// The last render of a run: the request sent and the prompt it was answered with.
 #[derive(Default)]
 pub(crate) struct RunRender {
-    kept: Option<(
-        pb::RenderSystemPromptRequest,
-        pb::RenderSystemPromptResponse,
-    )>,
+    kept: Option<(pb::RenderSystemPromptRequest, RunPrompt)>,
+}
+
+/// A render as the model calls of a run use it. What each call takes from it is derived once
+/// per render, not once per call: the system text a model request carries (shared, never
+/// copied) and the stable prefix's fingerprint (shared with the sessions of the same prefix).
+pub(crate) struct RunPrompt {
+    /// What prompt-service answered.
+    pub(crate) response: pb::RenderSystemPromptResponse,
+    /// The prompt split at the cache boundary, as a model request carries it.
+    pub(crate) system: openclaw_providers::SystemPrompt,
+    /// The fingerprint of the stable prefix and its sections.
+    pub(crate) fingerprint: Arc<crate::evidence::PromptFingerprint>,
+}
+
+impl RunPrompt {
+    fn new(response: pb::RenderSystemPromptResponse) -> Self {
+        Self {
+            system: openclaw_providers::SystemPrompt {
+                stable: response.stable_prefix.as_str().into(),
+                dynamic: response.dynamic_suffix.as_str().into(),
+            },
+            fingerprint: crate::evidence::PromptFingerprint::of(&response).shared(),
+            response,
+        }
+    }
 }
 
 impl RunRender {
@@ -51,17 +73,17 @@ impl RunRender {
         services: &Services,
         t: &TurnPrompt<'_>,
         deadline: Instant,
-    ) -> Result<&pb::RenderSystemPromptResponse, RuntimeError> {
+    ) -> Result<&RunPrompt, RuntimeError> {
         let request = render_request(services, t).await?;
         let kept = match self.kept.take() {
-            Some((sent, response)) if sent == request => self.kept.insert((sent, response)),
+            Some((sent, prompt)) if sent == request => self.kept.insert((sent, prompt)),
             // What was kept is dropped first: a failed render keeps nothing.
             _ => {
                 let response = render_prompt(services, request.clone(), deadline).await?;
-                self.kept.insert((request, response))
+                self.kept.insert((request, RunPrompt::new(response)))
             }
         };
-        record_cuts(services, t, &kept.1);
+        record_cuts(services, t, &kept.1.response);
         Ok(&kept.1)
     }
 }

@@ -23,7 +23,7 @@ use super::{
     blocks::{self, BlockSink},
     compactor::Compactor,
     evidence::PromptFingerprint,
-    prepare::{RunRender, contribution},
+    prepare::{RunPrompt, RunRender, contribution},
     reply::{DirectiveCheck, assistant_text, cut_short, provider_error, why_cut},
     run_context::{Finished, RunContext, RunModel, add_usage, append_user, descriptors},
     shorten, summarize_call,
@@ -133,7 +133,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
         let prompt = rendered.next(services, &turn, deadline).await?;
         // Compaction may replace older history with a summary;
         // the pairing check runs again on what it leaves (lesson L10).
-        match compactor.before_call(prompt, &mut history).await {
+        match compactor.before_call(&prompt.response, &mut history).await {
             Ok(true) => repair(services, s, &mut history).await?,
             Ok(false) => {}
             Err(error) => return finish_failed(services, s, &total, error).await,

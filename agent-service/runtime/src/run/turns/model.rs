@@ -28,10 +28,9 @@ pub(super) struct RunParts<'a> {
 /// changed and which stable sections did.
 pub(super) fn prefix_change(
     s: &Session,
-    prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
+    fingerprint: &std::sync::Arc<PromptFingerprint>,
 ) -> (bool, Vec<String>) {
-    let fingerprint = PromptFingerprint::of(prompt);
-    let previous = s.live.swap_fingerprint(fingerprint.clone());
+    let previous = s.live.swap_fingerprint(std::sync::Arc::clone(fingerprint));
     let (changed, sections) = match &previous {
         Some(prev) if prev.stable_sha256 != fingerprint.stable_sha256 => {
             (true, fingerprint.changed_since(prev))
@@ -268,17 +267,15 @@ impl RunParts<'_> {
     pub(super) async fn model_call(
         &self,
         step: u32,
-        prompt: &openclaw_proto::prompt::v1::RenderSystemPromptResponse,
+        rendered: &RunPrompt,
         sink: &mut Option<BlockSink>,
         compactor: &mut Compactor<'_>,
         history: &mut Vec<Message>,
         overflow_retried: &mut bool,
     ) -> Result<Result<AssistantMessage, RuntimeError>, RuntimeError> {
-        let (mut prefix_changed, mut changed_sections) = prefix_change(self.s, prompt);
-        let system = SystemPrompt {
-            stable: prompt.stable_prefix.clone(),
-            dynamic: prompt.dynamic_suffix.clone(),
-        };
+        let (mut prefix_changed, mut changed_sections) =
+            prefix_change(self.s, &rendered.fingerprint);
+        let (prompt, system) = (&rendered.response, &rendered.system);
         loop {
             self.out.emit(RunEvent::ModelCall {
                 step,
@@ -289,7 +286,7 @@ impl RunParts<'_> {
                 prompt_chars: prompt.chars,
                 messages: u32::try_from(history.len()).unwrap_or(u32::MAX),
             });
-            let request = self.request(&system, history);
+            let request = self.request(system, history);
             let error = match call_model(
                 &self.run.model,
                 request,
@@ -318,7 +315,7 @@ impl RunParts<'_> {
                 // A refusal of what the request holds: is the newest content the cause?
                 RuntimeError::ProviderRefused(provider_says) => {
                     return Ok(Err(self
-                        .judge_refusal(&system, history, provider_says)
+                        .judge_refusal(system, history, provider_says)
                         .await?));
                 }
                 error => return Ok(Err(error)),
