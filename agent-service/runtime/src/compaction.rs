@@ -9,6 +9,8 @@
 //! incoming message counts before the provider sees it (lesson L5), rather
 //! than trusting the previous turn's reported usage.
 
+use std::borrow::Borrow;
+
 use openclaw_config::raw::RawConfig;
 use openclaw_transcript::{ContentBlock, Message, UserContent};
 
@@ -145,11 +147,11 @@ pub struct Estimate {
 
 impl Estimate {
     /// The estimate of a request with this system prompt, tools and messages.
-    pub fn of(system_chars: usize, tool_chars: usize, messages: &[Message]) -> Self {
+    pub fn of<M: Borrow<Message>>(system_chars: usize, tool_chars: usize, messages: &[M]) -> Self {
         Self {
             system_chars,
             tool_chars,
-            message_chars: messages.iter().map(message_chars).sum(),
+            message_chars: messages.iter().map(|m| message_chars(m.borrow())).sum(),
         }
     }
 
@@ -324,10 +326,10 @@ pub struct Part {
 
 /// The largest parts of a request, biggest first: system prompt sections,
 /// the tool schemas, and the messages left after compaction.
-pub fn largest_parts(
+pub fn largest_parts<M: Borrow<Message>>(
     sections: &[(String, usize)],
     tool_chars: usize,
-    messages: &[Message],
+    messages: &[M],
     count: usize,
 ) -> Vec<Part> {
     let mut parts: Vec<Part> = sections
@@ -343,6 +345,7 @@ pub fn largest_parts(
     });
     let total = messages.len();
     for (i, message) in messages.iter().enumerate() {
+        let message = message.borrow();
         let what = match message {
             Message::User(_) => "user message".to_owned(),
             Message::Assistant(_) => "assistant message".to_owned(),

@@ -2,7 +2,7 @@
 //! well-formed by one pairing check run before every model request
 //! (lesson L10).
 
-use std::collections::BTreeSet;
+use std::{borrow::Borrow, collections::BTreeSet, sync::Arc};
 
 mod rejected;
 
@@ -18,10 +18,12 @@ pub const INTERRUPTED: &str = "Tool call interrupted: no result was recorded (th
 /// Messages in conversation order, rebuilt from transcript entries.
 ///
 /// A `compaction` entry replaces everything before its first kept entry
-/// with its summary (as a user message), keeping the later entries whole.
+/// with its summary (as a user message), keeping the later entries whole. Each message is
+/// held shared, so a run takes the history without copying it (see
+/// [`Conversation::shared_messages`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Conversation {
-    entries: Vec<(EntryId, Message)>,
+    entries: Vec<(EntryId, Arc<Message>)>,
     /// The first message is the summary of this compaction entry.
     summary: Option<EntryId>,
     /// A memory flush ran since the last compaction (a `custom` entry of
@@ -40,9 +42,9 @@ impl Conversation {
     /// Applies one transcript entry.
     pub fn apply(&mut self, entry: &Entry) {
         match &entry.body {
-            EntryBody::Message { message } => {
-                self.entries.push((entry.id.clone(), message.clone()))
-            }
+            EntryBody::Message { message } => self
+                .entries
+                .push((entry.id.clone(), Arc::new(message.clone()))),
             EntryBody::Compaction {
                 summary,
                 first_kept_entry_id,
@@ -54,14 +56,16 @@ impl Conversation {
                     .iter()
                     .position(|(id, _)| id == first_kept_entry_id)
                     .unwrap_or(self.entries.len());
-                let kept: Vec<(EntryId, Message)> = self.entries.drain(kept_from..).collect();
+                let kept: Vec<(EntryId, Arc<Message>)> = self.entries.drain(kept_from..).collect();
                 self.entries.clear();
                 let refresh = details
                     .as_ref()
                     .and_then(|d| d.get(AGENTS_REFRESH_DETAIL))
                     .and_then(serde_json::Value::as_str);
-                self.entries
-                    .push((entry.id.clone(), summary_message(summary, refresh)));
+                self.entries.push((
+                    entry.id.clone(),
+                    Arc::new(summary_message(summary, refresh)),
+                ));
                 self.entries.extend(kept);
                 self.summary = Some(entry.id.clone());
                 self.flushed = false;
@@ -93,7 +97,12 @@ impl Conversation {
 
     /// The messages, in order.
     pub fn messages(&self) -> Vec<Message> {
-        self.entries.iter().map(|(_, m)| m.clone()).collect()
+        self.entries.iter().map(|(_, m)| (**m).clone()).collect()
+    }
+
+    /// The messages, in order, shared with the conversation rather than copied.
+    pub fn shared_messages(&self) -> Vec<Arc<Message>> {
+        self.entries.iter().map(|(_, m)| Arc::clone(m)).collect()
     }
 
     /// The end of the conversation, without copying the rest of it.
@@ -102,7 +111,7 @@ impl Conversation {
             .entries
             .iter()
             .rev()
-            .map(|(_, m)| m)
+            .map(|(_, m)| &**m)
             .take_while(|m| matches!(m, Message::User(_)))
             .cloned()
             .collect();
@@ -112,7 +121,7 @@ impl Conversation {
         let replied = self.entries[..before]
             .iter()
             .rev()
-            .any(|(_, m)| matches!(m, Message::Assistant(_)));
+            .any(|(_, m)| matches!(**m, Message::Assistant(_)));
         Tail {
             len: self.entries.len(),
             users,
@@ -121,7 +130,7 @@ impl Conversation {
     }
 
     /// Entry ids and messages, in order (for compaction cut points).
-    pub fn entries(&self) -> &[(EntryId, Message)] {
+    pub fn entries(&self) -> &[(EntryId, Arc<Message>)] {
         &self.entries
     }
 
@@ -208,7 +217,10 @@ impl PairingRepair {
 /// calls without any result get an "interrupted" error result, returned so
 /// the caller persists it (the next load is then clean). `now_ms` stamps
 /// filled results.
-pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
+pub fn repair_pairing<M>(messages: &mut Vec<M>, now_ms: i64) -> PairingRepair
+where
+    M: Borrow<Message> + From<Message>,
+{
     // Almost every history is already paired: checked in place, it is not taken apart.
     if paired(messages) {
         return PairingRepair::default();
@@ -217,10 +229,13 @@ pub fn repair_pairing(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair
 }
 
 /// [`repair_pairing`] without its shortcut for a history already paired.
-fn repair_in_full(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
+fn repair_in_full<M>(messages: &mut Vec<M>, now_ms: i64) -> PairingRepair
+where
+    M: Borrow<Message> + From<Message>,
+{
     let mut repair = PairingRepair::default();
-    let mut slots: Vec<Option<Message>> = std::mem::take(messages).into_iter().map(Some).collect();
-    let mut out: Vec<Message> = Vec::with_capacity(slots.len());
+    let mut slots: Vec<Option<M>> = std::mem::take(messages).into_iter().map(Some).collect();
+    let mut out: Vec<M> = Vec::with_capacity(slots.len());
     let mut i = 0;
     while i < slots.len() {
         let Some(message) = slots[i].take() else {
@@ -228,26 +243,29 @@ fn repair_in_full(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
             continue;
         };
         i += 1;
-        if let Message::ToolResult(r) = &message {
+        if let Message::ToolResult(r) = message.borrow() {
             // A result not directly after its call (handled below) is an orphan.
             repair.orphans_dropped.push(r.tool_call_id.clone());
             continue;
         }
-        let calls = tool_call_ids(&message);
+        let calls = tool_call_ids(message.borrow());
         out.push(message);
         if calls.is_empty() {
             continue;
         }
         let mut answered: BTreeSet<String> = BTreeSet::new();
-        while let Some(Some(Message::ToolResult(r))) = slots.get(i) {
-            let known = calls.iter().any(|(id, _)| *id == r.tool_call_id);
-            let fresh = !answered.contains(&r.tool_call_id);
-            if let Some(Message::ToolResult(r)) = slots[i].take() {
-                if known && fresh {
-                    answered.insert(r.tool_call_id.clone());
-                    out.push(Message::ToolResult(r));
+        while let Some(Some(next)) = slots.get(i) {
+            let Message::ToolResult(r) = next.borrow() else {
+                break;
+            };
+            let id = r.tool_call_id.clone();
+            let known = calls.iter().any(|(call, _)| *call == id);
+            if let Some(result) = slots[i].take() {
+                if known && !answered.contains(&id) {
+                    answered.insert(id);
+                    out.push(result);
                 } else {
-                    repair.orphans_dropped.push(r.tool_call_id);
+                    repair.orphans_dropped.push(id);
                 }
             }
             i += 1;
@@ -258,7 +276,7 @@ fn repair_in_full(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
             }
             if let Some(later) = later_result(&mut slots, i, &id) {
                 answered.insert(id);
-                out.push(Message::ToolResult(later));
+                out.push(later);
                 continue;
             }
             let filled = ToolResultMessage {
@@ -269,7 +287,7 @@ fn repair_in_full(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
                 is_error: true,
                 timestamp: now_ms,
             };
-            out.push(Message::ToolResult(filled.clone()));
+            out.push(M::from(Message::ToolResult(filled.clone())));
             repair.filled.push(filled);
         }
     }
@@ -280,12 +298,12 @@ fn repair_in_full(messages: &mut Vec<Message>, now_ms: i64) -> PairingRepair {
 /// Whether every tool call is answered exactly once by the results right after its assistant
 /// message, and every result answers a call that way: the histories [`repair_pairing`] would
 /// leave as they are.
-fn paired(messages: &[Message]) -> bool {
+fn paired<M: Borrow<Message>>(messages: &[M]) -> bool {
     let mut at = 0;
     while let Some(message) = messages.get(at) {
         at += 1;
-        let Message::Assistant(assistant) = message else {
-            if matches!(message, Message::ToolResult(_)) {
+        let Message::Assistant(assistant) = message.borrow() else {
+            if matches!(message.borrow(), Message::ToolResult(_)) {
                 return false;
             }
             continue;
@@ -299,7 +317,7 @@ fn paired(messages: &[Message]) -> bool {
             })
             .collect();
         let mut answered: Vec<&str> = Vec::with_capacity(calls.len());
-        while let Some(Message::ToolResult(result)) = messages.get(at) {
+        while let Some(Message::ToolResult(result)) = messages.get(at).map(Borrow::borrow) {
             let id = result.tool_call_id.as_str();
             if !calls.contains(&id) || answered.contains(&id) {
                 return false;
@@ -316,15 +334,14 @@ fn paired(messages: &[Message]) -> bool {
 
 /// Takes the first result for `id` at or after `from`, stopping at the next
 /// assistant message that calls `id` again (that result would be its).
-fn later_result(slots: &mut [Option<Message>], from: usize, id: &str) -> Option<ToolResultMessage> {
+fn later_result<M: Borrow<Message>>(slots: &mut [Option<M>], from: usize, id: &str) -> Option<M> {
     for slot in slots.iter_mut().skip(from) {
-        match slot {
-            Some(Message::ToolResult(r)) if r.tool_call_id == id => {
-                if let Some(Message::ToolResult(r)) = slot.take() {
-                    return Some(r);
-                }
-            }
-            Some(other) if tool_call_ids(other).iter().any(|(call, _)| call == id) => return None,
+        let Some(message) = slot.as_ref() else {
+            continue;
+        };
+        match message.borrow() {
+            Message::ToolResult(r) if r.tool_call_id == id => return slot.take(),
+            other if tool_call_ids(other).iter().any(|(call, _)| call == id) => return None,
             _ => {}
         }
     }

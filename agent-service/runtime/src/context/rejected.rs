@@ -7,6 +7,8 @@
 //! A `custom` entry is part of transcript format version 3 and never enters model context in
 //! readers that do not know its type, so the format's version stays as it is.
 
+use std::sync::Arc;
+
 use openclaw_transcript::{ContentBlock, EntryBody, EntryId, Message, ToolResultMessage};
 use serde_json::{Value, json};
 
@@ -54,14 +56,14 @@ impl Rejection {
 
     /// Applies it to a conversation: refused user messages (and messages of other roles) go,
     /// a refused tool result becomes a note.
-    pub fn apply(&self, entries: &mut Vec<(EntryId, Message)>) {
+    pub fn apply(&self, entries: &mut Vec<(EntryId, Arc<Message>)>) {
         entries.retain_mut(|(id, message)| {
             if !self.entry_ids.contains(id) {
                 return true;
             }
-            match message {
+            match &**message {
                 Message::ToolResult(result) => {
-                    *result = self.note_for(result);
+                    *message = Arc::new(Message::ToolResult(self.note_for(result)));
                     true
                 }
                 Message::User(_) | Message::Assistant(_) | Message::Other(_) => false,
@@ -119,15 +121,21 @@ mod tests {
         assert_eq!(read, rejection);
 
         let mut entries = vec![
-            (EntryId::new("00000001"), user("kept")),
-            (EntryId::new("00000002"), user("refused")),
-            (EntryId::new("00000003"), result("c1", "refused output")),
-            (EntryId::new("00000004"), result("c2", "kept output")),
+            (EntryId::new("00000001"), Arc::new(user("kept"))),
+            (EntryId::new("00000002"), Arc::new(user("refused"))),
+            (
+                EntryId::new("00000003"),
+                Arc::new(result("c1", "refused output")),
+            ),
+            (
+                EntryId::new("00000004"),
+                Arc::new(result("c2", "kept output")),
+            ),
         ];
         read.apply(&mut entries);
         let ids: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(ids, ["00000001", "00000003", "00000004"]);
-        let Message::ToolResult(note) = &entries[1].1 else {
+        let Message::ToolResult(note) = &*entries[1].1 else {
             panic!("a tool result");
         };
         assert!(note.is_error);
@@ -135,7 +143,7 @@ mod tests {
         let text = format!("{:?}", note.content);
         assert!(!text.contains("refused output"), "{text}");
         assert!(text.contains("the image could not be processed"), "{text}");
-        assert_eq!(entries[2].1, result("c2", "kept output"));
+        assert_eq!(*entries[2].1, result("c2", "kept output"));
     }
 
     #[test]

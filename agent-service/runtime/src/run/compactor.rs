@@ -131,7 +131,11 @@ impl<'a> Compactor<'a> {
     }
 
     /// The estimate of a request with this prompt and history.
-    fn estimate(&self, prompt: &pb::RenderSystemPromptResponse, history: &[Message]) -> Estimate {
+    fn estimate(
+        &self,
+        prompt: &pb::RenderSystemPromptResponse,
+        history: &[Arc<Message>],
+    ) -> Estimate {
         Estimate::of(prompt.chars as usize, self.tool_chars, history)
     }
 
@@ -141,7 +145,7 @@ impl<'a> Compactor<'a> {
     pub(crate) async fn before_call(
         &mut self,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
     ) -> Result<bool, RuntimeError> {
         let estimate = self.estimate(prompt, history);
         let tokens = estimate.tokens();
@@ -179,7 +183,7 @@ impl<'a> Compactor<'a> {
     pub(crate) async fn after_overflow(
         &mut self,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         provider_says: &str,
     ) -> Result<(), RuntimeError> {
         tracing::warn!(provider = %provider_says, "the provider refused the request as too long; compacting");
@@ -193,7 +197,7 @@ impl<'a> Compactor<'a> {
     pub(crate) fn still_too_big(
         &self,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &[Message],
+        history: &[Arc<Message>],
         why: &str,
     ) -> RuntimeError {
         let estimate = self.estimate(prompt, history);
@@ -246,7 +250,7 @@ impl<'a> Compactor<'a> {
         &mut self,
         trigger: CompactionTrigger,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         estimate: Estimate,
     ) -> Result<bool, RuntimeError> {
         let before = estimate.tokens();
@@ -356,11 +360,15 @@ impl<'a> Compactor<'a> {
         &self,
         trigger: CompactionTrigger,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         estimate: Estimate,
     ) -> Result<Done, RuntimeError> {
         let snapshot = self.s.live.snapshot().await?;
-        let messages: Vec<Message> = snapshot.entries.iter().map(|(_, m)| m.clone()).collect();
+        let messages: Vec<Message> = snapshot
+            .entries
+            .iter()
+            .map(|(_, m)| (**m).clone())
+            .collect();
         let keep = compaction::keep_budget(&self.budget, &estimate);
         let min_cut = if snapshot.starts_with_summary { 2 } else { 1 };
         let Some(cut) = compaction::choose_cut(&messages, keep, min_cut) else {
@@ -437,7 +445,7 @@ impl<'a> Compactor<'a> {
             .await?;
         self.services
             .record_compaction(&self.s.agent, &self.s.key, 1, None);
-        *history = self.s.live.messages().await?;
+        *history = self.s.live.shared_messages().await?;
         Ok(Done::Compacted {
             summarized: cut,
             kept: messages.len() - cut,

@@ -313,7 +313,7 @@ impl LiveSession {
     /// fence, each message once (the messages the previous request sent are reused).
     pub fn model_history(
         &self,
-        history: &[Message],
+        history: &[Arc<Message>],
         origin: openclaw_tools::UserOrigin<'_>,
     ) -> std::sync::Arc<Vec<Message>> {
         let mut memo = self.fenced.lock().unwrap_or_else(PoisonError::into_inner);
@@ -323,6 +323,12 @@ impl LiveSession {
     /// The conversation so far (compactions applied).
     pub async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
         self.writer()?.messages().await
+    }
+
+    /// The conversation so far, shared with the session rather than copied: what a run
+    /// starts from (see [`crate::context::Conversation::shared_messages`]).
+    pub async fn shared_messages(&self) -> Result<Vec<Arc<Message>>, RuntimeError> {
+        self.writer()?.shared_messages().await
     }
 
     /// The end of the conversation (see [`crate::context::Conversation::tail`]):

@@ -45,8 +45,8 @@ pub(crate) struct TranscriptSpec {
 /// choosing a compaction cut point.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
-    /// Entry ids and messages, in order (compactions applied).
-    pub entries: Vec<(EntryId, Message)>,
+    /// Entry ids and messages, in order (compactions applied), shared with the conversation.
+    pub entries: Vec<(EntryId, Arc<Message>)>,
     /// The first message is the summary of an earlier compaction.
     pub starts_with_summary: bool,
     /// A memory flush ran since the last compaction.
@@ -138,6 +138,11 @@ impl SessionWriter {
     /// See [`super::LiveSession::messages`].
     pub(crate) async fn messages(&self) -> Result<Vec<Message>, RuntimeError> {
         self.read(|o| o.conversation.messages()).await
+    }
+
+    /// See [`super::LiveSession::shared_messages`].
+    pub(crate) async fn shared_messages(&self) -> Result<Vec<Arc<Message>>, RuntimeError> {
+        self.read(|o| o.conversation.shared_messages()).await
     }
 
     /// See [`super::LiveSession::tail`].

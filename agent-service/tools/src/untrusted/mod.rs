@@ -99,7 +99,9 @@ impl<'a> UserOrigin<'a> {
 #[derive(Debug, Default)]
 pub struct FencedHistory {
     origin: Option<OriginKey>,
-    raw: Vec<Message>,
+    /// Shared with the history they came from: while it holds the same messages, comparing
+    /// the two is comparing pointers.
+    raw: Vec<std::sync::Arc<Message>>,
     /// Shared with the requests built from it; extended in place once they are dropped.
     fenced: std::sync::Arc<Vec<Message>>,
 }
@@ -287,11 +289,13 @@ impl Fence {
     /// as they are still the first of `messages` and the origin is the same, are not fenced
     /// again. A session's history only grows between compactions, so each model call of a
     /// run fences only what was added since the previous call. The result is the same as
-    /// [`Fence::model_messages`] gives (the fence is a function of the message).
+    /// [`Fence::model_messages`] gives (the fence is a function of the message). A message
+    /// shared with what `memo` saw is the same without being compared; any other is
+    /// compared whole.
     pub fn model_messages_memo(
         &self,
         memo: &mut FencedHistory,
-        messages: &[Message],
+        messages: &[std::sync::Arc<Message>],
         users: UserOrigin<'_>,
     ) -> std::sync::Arc<Vec<Message>> {
         let origin = OriginKey::of(users);
@@ -301,20 +305,26 @@ impl Fence {
                 ..FencedHistory::default()
             };
         }
-        let kept = memo
-            .raw
-            .iter()
-            .zip(messages)
-            .take_while(|(seen, now)| seen == now)
-            .count();
+        let mut kept = 0;
+        for (seen, now) in memo.raw.iter_mut().zip(messages) {
+            if !std::sync::Arc::ptr_eq(seen, now) {
+                if seen != now {
+                    break;
+                }
+                // Equal but held apart (a run's own copy, then the transcript's): shared from
+                // now on, so the next comparison is a pointer's.
+                *seen = std::sync::Arc::clone(now);
+            }
+            kept += 1;
+        }
         if kept < memo.raw.len() || kept < messages.len() {
             memo.raw.truncate(kept);
             // Copies the list only while an earlier request still holds it.
             let fenced = std::sync::Arc::make_mut(&mut memo.fenced);
             fenced.truncate(kept);
             for message in &messages[kept..] {
-                fenced.extend(self.model_messages(std::slice::from_ref(message), users));
-                memo.raw.push(message.clone());
+                fenced.extend(self.model_messages(std::slice::from_ref(&**message), users));
+                memo.raw.push(std::sync::Arc::clone(message));
             }
         }
         std::sync::Arc::clone(&memo.fenced)

@@ -20,7 +20,7 @@ impl Compactor<'_> {
     pub(super) async fn flush(
         &self,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &[Message],
+        history: &[Arc<Message>],
     ) -> String {
         let too_big = self.estimate(prompt, history).tokens() > self.budget.window;
         let outcome = if too_big {
@@ -62,12 +62,12 @@ impl Compactor<'_> {
     pub(super) async fn flush_turn(
         &self,
         prompt: &pb::RenderSystemPromptResponse,
-        history: &[Message],
+        history: &[Arc<Message>],
     ) -> Result<Vec<String>, RuntimeError> {
         let date = jiff::Timestamp::from_millisecond(self.services.now_ms())
             .map(|t| t.to_zoned_datetime(self.zone()).date().to_string())
             .unwrap_or_else(|_| "today".to_owned());
-        let mut messages = history.to_vec();
+        let mut messages: Vec<Message> = history.iter().map(|m| (**m).clone()).collect();
         messages.push(user_message(
             FLUSH_PROMPT.replace("{date}", &date),
             self.services.now_ms(),

@@ -3,7 +3,7 @@
 //! or a newer message interrupts it. Steered messages are taken after each
 //! whole tool batch, before the next model call.
 
-use std::time::Instant;
+use std::{sync::Arc, time::Instant};
 
 use crate::metrics::Tokens;
 use openclaw_providers::{
@@ -231,7 +231,7 @@ pub(crate) async fn run_once(rc: &RunContext) -> Result<Finished, RuntimeError> 
 /// What a run reads before its first model call.
 struct RunSetup {
     /// The session's messages, the run's own user messages last.
-    history: Vec<Message>,
+    history: Vec<Arc<Message>>,
     /// An earlier turn of the session already had the workspace files.
     continuation: bool,
     skills: Option<std::sync::Arc<openclaw_skills::Discovery>>,
@@ -250,7 +250,7 @@ impl RunSetup {
         // Three independent waits (the transcript's history, skill discovery on the blocking
         // pool, the provider contribution from prompt-service), overlapped.
         let (history, skills, contribution) = tokio::join!(
-            s.live.messages(),
+            s.live.shared_messages(),
             services.list_skills(&s.agent.id),
             contribution(services, &rc.model.model, rc.deadline),
         );
@@ -259,7 +259,7 @@ impl RunSetup {
             .iter()
             .rev()
             .skip(start.messages.len())
-            .any(|m| matches!(m, Message::Assistant(_)));
+            .any(|m| matches!(**m, Message::Assistant(_)));
         let settings = blocks::settings_for(&rc.loaded.config, &rc.first.channel.channel);
         let check = DirectiveCheck::sharing(std::sync::Arc::clone(&rc.tools.workspace));
         Ok(Self {
@@ -283,7 +283,7 @@ async fn record_reply(
     out: &Emitter,
     sink: &mut Option<BlockSink>,
     total: &mut Usage,
-    history: &mut Vec<Message>,
+    history: &mut Vec<Arc<Message>>,
 ) -> Result<Message, RuntimeError> {
     let message = Message::Assistant(reply.clone());
     s.live
@@ -294,7 +294,7 @@ async fn record_reply(
             false,
         )
         .await?;
-    history.push(message.clone());
+    history.push(Arc::new(message.clone()));
     if let Some(sink) = sink.as_mut() {
         sink.message_end();
     }
@@ -310,7 +310,7 @@ async fn record_reply(
 async fn repair(
     services: &Services,
     s: &Session,
-    history: &mut Vec<Message>,
+    history: &mut Vec<Arc<Message>>,
 ) -> Result<(), RuntimeError> {
     let repair = context::repair_pairing(history, services.now_ms());
     if !repair.is_clean() {
@@ -334,12 +334,12 @@ async fn take_steer(
     s: &Session,
     run: u64,
     steer: Vec<Inbound>,
-    history: &mut Vec<Message>,
+    history: &mut Vec<Arc<Message>>,
 ) -> Result<(), RuntimeError> {
     match append_user(services, s, &steer).await {
         Ok(users) => {
             tracing::debug!(messages = steer.len(), "steered messages delivered");
-            history.extend(users);
+            history.extend(users.into_iter().map(Arc::new));
             Ok(())
         }
         Err(error) => {

@@ -207,7 +207,7 @@ impl RunParts<'_> {
         &self,
         partial: &str,
         error: &RuntimeError,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
     ) -> Result<(), RuntimeError> {
         if partial.trim().is_empty() {
             return Ok(());
@@ -245,12 +245,12 @@ impl RunParts<'_> {
                 false,
             )
             .await?;
-        history.push(message);
+        history.push(Arc::new(message));
         Ok(())
     }
 
     /// The request for one model call over `history`.
-    pub(super) fn request(&self, system: &SystemPrompt, history: &[Message]) -> ModelRequest {
+    pub(super) fn request(&self, system: &SystemPrompt, history: &[Arc<Message>]) -> ModelRequest {
         ModelRequest {
             model: self.run.model.wire_model.clone(),
             system: system.clone(),
@@ -270,7 +270,7 @@ impl RunParts<'_> {
         rendered: &RunPrompt,
         sink: &mut Option<BlockSink>,
         compactor: &mut Compactor<'_>,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         overflow_retried: &mut bool,
     ) -> Result<Result<AssistantMessage, RuntimeError>, RuntimeError> {
         let (mut prefix_changed, mut changed_sections) =

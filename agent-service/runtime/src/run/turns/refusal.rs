@@ -32,15 +32,15 @@ impl RunParts<'_> {
     pub(super) async fn judge_refusal(
         &self,
         system: &SystemPrompt,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         provider_says: String,
     ) -> Result<RuntimeError, RuntimeError> {
         let snapshot = self.s.live.snapshot().await?;
-        let newest: Vec<(EntryId, Message)> = snapshot
+        let newest: Vec<(EntryId, Arc<Message>)> = snapshot
             .entries
             .iter()
             .rev()
-            .take_while(|(_, m)| !matches!(m, Message::Assistant(_)))
+            .take_while(|(_, m)| !matches!(**m, Message::Assistant(_)))
             .cloned()
             .collect::<Vec<_>>()
             .into_iter()
@@ -62,7 +62,7 @@ impl RunParts<'_> {
         let mut check = history.clone();
         let start = check.len() - n;
         for message in &mut check[start..] {
-            withhold(message);
+            withhold(Arc::make_mut(message));
         }
         match self.check_request(self.request(system, &check)).await {
             Verdict::Accepted => {}
@@ -82,17 +82,17 @@ impl RunParts<'_> {
             reason: self.services.redactor().redact(&provider_says).into_owned(),
         };
         self.s.live.append(vec![rejection.to_entry()], true).await?;
-        let mut tail: Vec<(EntryId, Message)> = newest;
+        let mut tail: Vec<(EntryId, Arc<Message>)> = newest;
         rejection.apply(&mut tail);
         history.truncate(start);
         history.extend(tail.into_iter().map(|(_, m)| m));
         let users = check[start..]
             .iter()
-            .filter(|m| matches!(m, Message::User(_)))
+            .filter(|m| matches!(***m, Message::User(_)))
             .count();
         let results: Vec<String> = history[start..]
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &**m {
                 Message::ToolResult(r) => Some(format!("{} ({})", r.tool_call_id, r.tool_name)),
                 _ => None,
             })

@@ -27,7 +27,7 @@ pub(super) struct Batch {
 pub(super) async fn run_tool_batch(
     parts: &RunParts<'_>,
     reply: &AssistantMessage,
-    history: &mut Vec<Message>,
+    history: &mut Vec<Arc<Message>>,
 ) -> Result<Batch, RuntimeError> {
     let RunParts {
         services,
@@ -90,7 +90,7 @@ pub(super) async fn run_tool_batch(
                 false,
             )
             .await?;
-        history.push(Message::ToolResult(result));
+        history.push(Arc::new(Message::ToolResult(result)));
         out.emit(RunEvent::ToolFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),
