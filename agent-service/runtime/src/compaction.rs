@@ -112,10 +112,7 @@ pub fn message_chars(message: &Message) -> usize {
         Message::ToolResult(r) => {
             r.tool_name.len() + r.content.iter().map(block_chars).sum::<usize>()
         }
-        Message::Other(map) => serde_json::Value::Object(map.clone())
-            .to_string()
-            .chars()
-            .count(),
+        Message::Other(map) => json_chars(map),
     }
 }
 
@@ -124,14 +121,32 @@ fn block_chars(block: &ContentBlock) -> usize {
         ContentBlock::Text(t) => t.text.chars().count(),
         ContentBlock::Thinking(t) => t.thinking.chars().count(),
         ContentBlock::ToolCall(call) => {
-            call.id.len() + call.name.len() + call.arguments.to_string().chars().count()
+            call.id.len() + call.name.len() + json_chars(&call.arguments)
         }
         ContentBlock::Image(_) => IMAGE_CHARS,
-        ContentBlock::Other(map) => serde_json::Value::Object(map.clone())
-            .to_string()
-            .chars()
-            .count(),
+        ContentBlock::Other(map) => json_chars(map),
     }
+}
+
+/// The characters of `value` as compact JSON, counted as it is written: nothing is kept, so
+/// counting a history on every model call allocates nothing for its tool arguments.
+fn json_chars(value: &impl serde::Serialize) -> usize {
+    /// Counts the characters of the UTF-8 written to it (every byte that does not continue a
+    /// character).
+    struct Chars(usize);
+    impl std::io::Write for Chars {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut chars = Chars(0);
+    // Writing a `Value` or a map into memory cannot fail.
+    let _ = serde_json::to_writer(&mut chars, value);
+    chars.0
 }
 
 /// The estimated size of one request, by part.
@@ -466,6 +481,25 @@ mod tests {
             "agents": { "defaults": { "compaction": { "memoryFlush": { "enabled": false } } } }
         }));
         assert!(!Budget::resolve(&c, "a", "b").flush_enabled);
+    }
+
+    /// Counting as it is written gives what counting the written text gives, multi-byte
+    /// characters and escapes included.
+    #[test]
+    fn json_characters_are_counted_without_the_text() {
+        let values = [
+            serde_json::json!({}),
+            serde_json::json!({ "path": "AGENTS.md", "limit": 20 }),
+            serde_json::json!({ "text": "héllo → wörld ✓ 🎉", "quote": "a\"b\\c\n" }),
+            serde_json::json!(["ж", 1.5, null, true, { "nested": ["ß", "\u{1}"] }]),
+        ];
+        for value in &values {
+            assert_eq!(
+                json_chars(value),
+                value.to_string().chars().count(),
+                "{value}"
+            );
+        }
     }
 
     #[test]
