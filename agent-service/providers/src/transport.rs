@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -66,6 +67,10 @@ pub struct Endpoint {
     client: HttpClient,
     output_limits: BTreeMap<String, u32>,
     without_reasoning: Vec<String>,
+    /// The first path posted to and its whole URL, parsed once: a wire format posts to one
+    /// path, and parsing a URL (the host's IDNA check included) would otherwise be paid on
+    /// every model call.
+    posted_to: Arc<OnceLock<(String, reqwest::Url)>>,
 }
 
 impl Endpoint {
@@ -82,7 +87,22 @@ impl Endpoint {
             client,
             output_limits: BTreeMap::new(),
             without_reasoning: Vec::new(),
+            posted_to: Arc::default(),
         }
+    }
+
+    /// `{base_url}{path}`, parsed: kept for the first path posted to, parsed again for any
+    /// other. `None` when it does not parse; the HTTP client is then given the text and
+    /// refuses it as it always has.
+    fn url(&self, path: &str) -> Option<reqwest::Url> {
+        if let Some((kept, url)) = self.posted_to.get()
+            && kept == path
+        {
+            return Some(url.clone());
+        }
+        let url = reqwest::Url::parse(&format!("{}{path}", self.base_url)).ok()?;
+        let _ = self.posted_to.set((path.to_owned(), url.clone()));
+        Some(url)
     }
 
     /// Names the models configured with `reasoning: false`: requests for them carry no
@@ -347,10 +367,14 @@ async fn send(
     call: Call<'_>,
     cancel: &CancellationToken,
 ) -> Result<(reqwest::Response, Idle), ProviderError> {
-    let mut request = endpoint
-        .client
-        .inner
-        .post(format!("{}{}", endpoint.base_url, call.path))
+    let post = match endpoint.url(call.path) {
+        Some(url) => endpoint.client.inner.post(url),
+        None => endpoint
+            .client
+            .inner
+            .post(format!("{}{}", endpoint.base_url, call.path)),
+    };
+    let mut request = post
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, call.accept);
     if let Some(key) = &endpoint.api_key {
@@ -594,6 +618,30 @@ fn chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first path's URL is kept and handed out again; another path gets its own; a base
+    /// URL that does not parse gives none, so the text goes to the HTTP client as before.
+    #[test]
+    fn an_endpoint_parses_the_url_it_posts_to_once() {
+        let client = HttpClient::new(&HttpSettings::default()).unwrap();
+        let endpoint = Endpoint::new("p", "https://example.test/v1/", client.clone());
+        let first = endpoint.url("/chat/completions").unwrap();
+        assert_eq!(first.as_str(), "https://example.test/v1/chat/completions");
+        assert_eq!(endpoint.url("/chat/completions"), Some(first.clone()));
+        assert_eq!(
+            endpoint
+                .posted_to
+                .get()
+                .map(|(path, url)| (path.as_str(), url)),
+            Some(("/chat/completions", &first))
+        );
+        assert_eq!(
+            endpoint.url("/embeddings").unwrap().as_str(),
+            "https://example.test/v1/embeddings"
+        );
+        assert_eq!(endpoint.url("/chat/completions"), Some(first));
+        assert_eq!(Endpoint::new("p", "http://[bad", client).url("/x"), None);
+    }
 
     #[test]
     fn an_endpoint_never_prints_its_key_or_header_values() {
