@@ -80,6 +80,16 @@ impl LimitedConnection {
         self.idle.as_mut().reset(at);
     }
 
+    /// A write's outcome, passed on; bytes written count as activity.
+    fn wrote(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if let Poll::Ready(Ok(n)) = &written
+            && *n > 0
+        {
+            self.active();
+        }
+        written
+    }
+
     /// The error a read or write gets once the connection has been idle too long.
     fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
         match self.idle.as_mut().poll(cx) {
@@ -121,12 +131,7 @@ impl AsyncWrite for LimitedConnection {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.stream).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = &written
-            && *n > 0
-        {
-            this.active();
-        }
-        written
+        this.wrote(written)
     }
 
     /// HTTP/2 writes a frame's header and a large payload as two buffers: through the
@@ -138,12 +143,7 @@ impl AsyncWrite for LimitedConnection {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
-        if let Poll::Ready(Ok(n)) = &written
-            && *n > 0
-        {
-            this.active();
-        }
-        written
+        this.wrote(written)
     }
 
     fn is_write_vectored(&self) -> bool {

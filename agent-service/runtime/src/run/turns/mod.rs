@@ -276,7 +276,7 @@ impl RunSetup {
 }
 
 /// Writes the model's reply into the transcript and the history, closes its block stream and
-/// counts its usage. Returns it as a message.
+/// counts its usage. Returns it as the history holds it (shared, not copied).
 async fn record_reply(
     s: &Session,
     reply: &AssistantMessage,
@@ -284,17 +284,17 @@ async fn record_reply(
     sink: &mut Option<BlockSink>,
     total: &mut Usage,
     history: &mut Vec<Arc<Message>>,
-) -> Result<Message, RuntimeError> {
-    let message = Message::Assistant(reply.clone());
+) -> Result<Arc<Message>, RuntimeError> {
+    let message = Arc::new(Message::Assistant(reply.clone()));
     s.live
         .append(
             vec![EntryBody::Message {
-                message: message.clone(),
+                message: (*message).clone(),
             }],
             false,
         )
         .await?;
-    history.push(Arc::new(message.clone()));
+    history.push(Arc::clone(&message));
     if let Some(sink) = sink.as_mut() {
         sink.message_end();
     }
